@@ -1,0 +1,3 @@
+module github.com/resourcesync-go/resourcesync
+
+go 1.26
