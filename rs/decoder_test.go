@@ -135,7 +135,9 @@ func TestHostileInput(t *testing.T) {
 		{"truncated in a tag", func() io.Reader { return strings.NewReader(docStart + "<url><loc>http://example.com/</loc><rs:md len") }, Limits{}, ErrTruncated, 4},
 		{"mismatched end tag", func() io.Reader { return strings.NewReader(docStart + "<url><loc>x</lastmod></url></urlset>") }, Limits{}, ErrSyntax, 4},
 		{"undeclared prefix", func() io.Reader { return strings.NewReader(docStart + "<url><x:loc>x</x:loc></url></urlset>") }, Limits{}, ErrSyntax, 4},
-		{"raw ampersand", func() io.Reader { return strings.NewReader(docStart + "<url><loc>http://e.com/?a=1&b=2</loc></url></urlset>") }, Limits{}, ErrSyntax, 4},
+		{"raw ampersand", func() io.Reader {
+			return strings.NewReader(docStart + "<url><loc>http://e.com/?a=1&b=2</loc></url></urlset>")
+		}, Limits{}, ErrSyntax, 4},
 		{"content after root", func() io.Reader { return strings.NewReader(docStart + "</urlset><urlset/>") }, Limits{}, ErrSyntax, 4},
 		{"empty", func() io.Reader { return strings.NewReader("") }, Limits{}, ErrSyntax, 0},
 	}
