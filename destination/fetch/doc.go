@@ -1,0 +1,13 @@
+// Package fetch downloads resources for a Destination and installs them
+// atomically, verifying length and every offered hash while the body
+// streams.
+//
+// A Fetcher retries what can succeed on a second try — network errors,
+// resets, timeouts, truncated bodies, 5xx, 429 (honouring Retry-After) and
+// wrong bytes — with exponential backoff and full jitter, and falls back to
+// the alternative locations a Source offers (rel="duplicate" links) when
+// the primary location fails. A file is written to a temporary file beside
+// its destination, fsynced, given its lastmod as mtime, and renamed into
+// place: a reader never sees a half-written or unverified file, and a crash
+// leaves at most a temporary file that CleanTemp removes.
+package fetch
