@@ -42,7 +42,9 @@ type StatusError struct {
 	Code int
 }
 
-func (e *StatusError) Error() string { return fmt.Sprintf("GET %s: %s", e.URL, http.StatusText(e.Code)+" ("+strconv.Itoa(e.Code)+")") }
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("GET %s: %s", e.URL, http.StatusText(e.Code)+" ("+strconv.Itoa(e.Code)+")")
+}
 func (e *StatusError) Unwrap() error { return ErrStatus }
 
 // retryable reports whether a second attempt may succeed.
