@@ -57,6 +57,7 @@ type ChildRef struct {
 // Info summarises a validated document for the tree walker.
 type Info struct {
 	Head     rs.Head
+	HeadPos  rs.Pos // of the root rs:md (of the root element when there is none)
 	Legacy   string // pre-1.0 draft recognised by the decoder, or ""
 	Entries  int
 	Bytes    int64
@@ -100,6 +101,7 @@ func Document(name string, r io.Reader, opts Options, report func(Problem)) (*In
 	c.flushDiagnostics()
 	c.finish()
 	c.info.Head = *h
+	c.info.HeadPos = d.HeadPos()
 	c.info.Bytes = cr.n
 	if cr.n > rs.MaxDocumentBytes {
 		c.emit(rs.Pos{}, "RS-GEN-8", rs.SevError, "document is %d bytes, more than the 50 MB limit; split it and group the parts with an index", cr.n)
