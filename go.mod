@@ -1,3 +1,5 @@
 module github.com/resourcesync-go/resourcesync
 
 go 1.26
+
+require github.com/urfave/cli/v3 v3.6.2
