@@ -46,6 +46,10 @@ EXIT STATUS
       is reported with rule RS-XML)
    2  usage error, or a file or start URL that cannot be read`
 
+// newHTTPClient returns the client URL targets are fetched with; tests
+// replace it with one that cannot leave the loopback network.
+var newHTTPClient = func() *http.Client { return &http.Client{} }
+
 func validateCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "validate",
@@ -84,7 +88,7 @@ func runValidate(ctx context.Context, cmd *cli.Command) error {
 	stdout, stderr := cmd.Root().Writer, cmd.Root().ErrWriter
 	enc := json.NewEncoder(stdout)
 	opts := validate.Options{MaxDocs: cmd.Int("max-docs"), Timeout: cmd.Duration("timeout")}
-	client := &http.Client{}
+	client := newHTTPClient()
 
 	total := summary{Targets: len(targets)}
 	for _, target := range targets {
