@@ -127,7 +127,7 @@ func (c *checker) entry(e *rs.Entry, pos rs.Pos) {
 	c.itemTimes(md, pos)
 	c.hashes(md.Hashes, pos, "rs:md")
 	if md.HasLength && md.Length < 0 {
-		c.emit(pos, "RS-XSD-4", rs.SevError, "rs:md length %d is negative", md.Length)
+		c.emit(pos, "RS-URL-6", rs.SevError, "rs:md length %d is negative", md.Length)
 	}
 	c.itemPath(md, pos)
 	c.itemCapability(e, pos)
