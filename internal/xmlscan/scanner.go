@@ -349,7 +349,7 @@ func (s *Scanner) popElement() {
 // buffer ends inside it; the caller then rewinds and refills.
 func (s *Scanner) scan() (Kind, error) {
 	if !s.started {
-		if s.end-s.pos < 4 && !s.atEOF {
+		if s.end-s.pos < 5 && !s.atEOF {
 			return 0, errNeedMore
 		}
 		s.started = true
@@ -442,7 +442,7 @@ func (s *Scanner) scanPI() (Kind, error) {
 		(len(body) == 3 || isSpace(body[3])) {
 		return 0, s.fail(s.tokStart, ErrSyntax, "XML declaration not at the start of the document")
 	}
-	if err := s.checkChars(body, s.tokStart+2); err != nil {
+	if _, err := s.checkChars(body, s.tokStart+2); err != nil {
 		return 0, err
 	}
 	s.pos += 2 + i + 2
@@ -477,7 +477,7 @@ func (s *Scanner) scanBang() (Kind, error) {
 		if i < 0 || 4+i+2 >= len(b) {
 			return 0, s.needMoreOrTooLarge(len(b))
 		}
-		if err := s.checkChars(b[4:4+i], s.tokStart+4); err != nil {
+		if _, err := s.checkChars(b[4:4+i], s.tokStart+4); err != nil {
 			return 0, err
 		}
 		s.pos += 4 + i + 3
@@ -491,7 +491,7 @@ func (s *Scanner) scanBang() (Kind, error) {
 			return 0, s.needMoreOrTooLarge(len(b))
 		}
 		t := b[9 : 9+i]
-		if err := s.checkChars(t, s.tokStart+9); err != nil {
+		if _, err := s.checkChars(t, s.tokStart+9); err != nil {
 			return 0, err
 		}
 		if bytes.IndexByte(t, '\r') >= 0 {
@@ -556,7 +556,10 @@ func (s *Scanner) scanEnd() (Kind, error) {
 	if i < 0 {
 		return 0, s.needMoreOrTooLarge(len(b))
 	}
-	q := bytes.TrimRight(b[2:i], " \t\r\n")
+	q := b[2:i]
+	for len(q) > 0 && isSpace(q[len(q)-1]) {
+		q = q[:len(q)-1]
+	}
 	if s.depth == 0 {
 		return 0, s.fail(s.tokStart, ErrSyntax, "end tag </%s> without a start tag", q)
 	}
@@ -798,39 +801,47 @@ func isNameStart(c byte) bool { return nameStart[c] }
 func isNameByte(c byte) bool  { return nameByte[c] }
 func isSpace(c byte) bool     { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// checkChars verifies that b is UTF-8 made of XML Char code points.
-func (s *Scanner) checkChars(b []byte, off int64) error {
+// checkChars verifies that b is UTF-8 made of XML Char code points. It
+// reports whether b holds a byte that decoding must rewrite ('&', '\t',
+// '\n' or '\r').
+func (s *Scanner) checkChars(b []byte, off int64) (bool, error) {
+	special := false
 	for i := 0; i < len(b); {
 		c := b[i]
 		if c >= 0x20 && c < 0x80 {
+			if c == '&' {
+				special = true
+			}
 			i++
 			continue
 		}
 		if c < 0x20 {
 			if c != '\t' && c != '\n' && c != '\r' {
-				return s.fail(off+int64(i), ErrInvalidChar, "control character %#x", c)
+				return false, s.fail(off+int64(i), ErrInvalidChar, "control character %#x", c)
 			}
+			special = true
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRune(b[i:])
 		if r == utf8.RuneError && size <= 1 {
-			return s.fail(off+int64(i), ErrInvalidUTF8, "byte %#x", c)
+			return false, s.fail(off+int64(i), ErrInvalidUTF8, "byte %#x", c)
 		}
 		if r == 0xFFFE || r == 0xFFFF {
-			return s.fail(off+int64(i), ErrInvalidChar, "code point %U", r)
+			return false, s.fail(off+int64(i), ErrInvalidChar, "code point %U", r)
 		}
 		i += size
 	}
-	return nil
+	return special, nil
 }
 
 // decodeText checks raw text and resolves references in it.
 func (s *Scanner) decodeText(raw []byte, off int64, _ bool) ([]byte, error) {
-	if err := s.checkChars(raw, off); err != nil {
+	special, err := s.checkChars(raw, off)
+	if err != nil {
 		return nil, err
 	}
-	if bytes.IndexByte(raw, '&') < 0 && bytes.IndexByte(raw, '\r') < 0 {
+	if !special || bytes.IndexByte(raw, '&') < 0 && bytes.IndexByte(raw, '\r') < 0 {
 		if i := bytes.Index(raw, []byte("]]>")); i >= 0 {
 			return nil, s.fail(off+int64(i), ErrSyntax, "']]>' in text")
 		}
@@ -846,11 +857,15 @@ func (s *Scanner) decodeText(raw []byte, off int64, _ bool) ([]byte, error) {
 
 // decodeAttr appends the normalised value of a raw attribute value to dst.
 func (s *Scanner) decodeAttr(dst, raw []byte, off int64) ([]byte, error) {
-	if err := s.checkChars(raw, off); err != nil {
+	special, err := s.checkChars(raw, off)
+	if err != nil {
 		return nil, err
 	}
 	if bytes.IndexByte(raw, '<') >= 0 {
 		return nil, s.fail(off, ErrSyntax, "'<' in an attribute value")
+	}
+	if !special {
+		return append(dst, raw...), nil
 	}
 	return s.resolveRefs(dst, raw, off, true)
 }
