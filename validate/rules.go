@@ -325,7 +325,7 @@ func (c *checker) itemCapability(e *rs.Entry, pos rs.Pos) {
 			return
 		}
 		if !ic.Known() {
-			c.emit(pos, "RS-GEN-2", rs.SevWarning, "unknown capability %q", ic)
+			c.emit(pos, "RS-URL-10", rs.SevWarning, "unknown capability %q", ic)
 		} else if ic == rs.CapDescription || ic == rs.CapCapabilityList || ic.IsManifest() {
 			c.emit(pos, "RS-URL-10", rs.SevError, "capability %q cannot be listed in a Capability List", ic)
 		}
@@ -523,7 +523,7 @@ func (c *checker) finish() {
 	case cp == "":
 		c.emit(pos, "RS-GEN-1", rs.SevError, "no root rs:md capability: not a ResourceSync document (a plain sitemap?)")
 	case !cp.Known():
-		c.emit(pos, "RS-GEN-2", rs.SevWarning, "unknown capability %q", cp)
+		c.emit(pos, "RS-GEN-1", rs.SevWarning, "unknown capability %q (RS-GEN-2 lists the defined values)", cp)
 	}
 
 	// List vs index (RS-GEN-3, RS-DEST-8).

@@ -66,7 +66,7 @@ func TestRules(t *testing.T) {
 		{"empty loc", urlset(rlHead, item(r1, ""), item("", "")), []want{E("RS-GEN-7", 6)}},
 		{"long loc", urlset(rlHead, item("http://example.com/"+strings.Repeat("a", 2048), "")), []want{E("RS-GEN-7", 5)}},
 		{"changefreq", urlset(rlHead, item(r1, `<changefreq>sometimes</changefreq>`)), []want{E("RS-GEN-9", 5)}},
-		{"unknown capability", urlset([]string{capUp, md(`capability="inventory"`)}, item(r1, "")), []want{W("RS-GEN-2", 4)}},
+		{"unknown capability", urlset([]string{capUp, md(`capability="inventory"`)}, item(r1, "")), []want{W("RS-GEN-1", 4)}},
 		{"capability list as index", index(capHead, sm(r1, md(`capability="resourcelist"`))), []want{W("RS-CAP-1", 4)}},
 		{"completed before at", urlset([]string{capUp, md(`capability="resourcelist" at="2013-01-03T09:00:00Z" completed="2013-01-03T08:00:00Z"`)}), []want{E("RS-ROOT-2", 4)}},
 		{"until before from", urlset([]string{capUp, md(`capability="changelist" from="2013-01-03T00:00:00Z" until="2013-01-02T00:00:00Z"`)}), []want{E("RS-ROOT-4", 4)}},
@@ -138,6 +138,32 @@ func TestRules(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestLegacyLenient(t *testing.T) {
+	// A v0.9 Resource List (rel="resourcesync", from): accepted, its
+	// errors reported as warnings next to the decoder's RS-LEG-9.
+	d := urlset([]string{`<rs:ln rel="resourcesync" href="http://example.com/capabilitylist.xml"/>`, md(`capability="resourcelist" from="2013-01-03T09:00:00Z"`)},
+		item("res1", ""))
+	var got []Problem
+	info, err := Document("l.xml", strings.NewReader(d), Options{}, func(p Problem) { got = append(got, p) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Legacy == "" {
+		t.Fatalf("not recognised as legacy: %v", got)
+	}
+	var leg, loc bool
+	for _, p := range got {
+		if p.Severity == rs.SevError {
+			t.Errorf("error in a legacy document: %v", p)
+		}
+		leg = leg || strings.HasPrefix(p.Rule, "RS-LEG")
+		loc = loc || p.Rule == "RS-GEN-7" && p.Line == 5
+	}
+	if !leg || !loc {
+		t.Errorf("want RS-LEG-* and RS-GEN-7 warnings, got %v", got)
 	}
 }
 

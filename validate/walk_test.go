@@ -62,7 +62,7 @@ func treeServer(t *testing.T, edits map[string]func(string) string) *httptest.Se
 		}
 		s := strings.ReplaceAll(string(b), "{{BASE}}", srv.URL)
 		if edited {
-			s = edit(s)
+			s = strings.ReplaceAll(edit(s), "{{SELF}}", srv.URL)
 		}
 		w.Header().Set("Content-Type", "application/xml")
 		w.Write([]byte(s))
@@ -112,6 +112,15 @@ func TestWalk(t *testing.T) {
 			},
 			wantDocs:  13,
 			wantRules: map[string]rs.Severity{"RS-GEN-3": rs.SevError},
+		},
+		{
+			name:  "document listed twice is fetched once",
+			start: "/",
+			edits: map[string]func(string) string{
+				"dataset1/capabilitylist.xml": replace("</urlset>", "<url><loc>"+"{{SELF}}/dataset1/resourcedump.xml</loc><rs:md capability=\"resourcedump\"/></url></urlset>"),
+			},
+			wantDocs:  13,
+			wantRules: map[string]rs.Severity{"RS-CAP-2": rs.SevError},
 		},
 		{
 			name:      "missing document",
