@@ -2,4 +2,7 @@ module github.com/resourcesync-go/resourcesync
 
 go 1.26
 
-require golang.org/x/time v0.14.0
+require (
+	github.com/urfave/cli/v3 v3.6.2
+	golang.org/x/time v0.14.0
+)

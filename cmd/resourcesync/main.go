@@ -1,0 +1,62 @@
+// Command resourcesync is the ResourceSync toolkit's command line.
+//
+// Each subcommand lives in its own file and only wires flags to the
+// packages that do the work.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/urfave/cli/v3"
+)
+
+// Exit codes shared by all subcommands.
+const (
+	exitOK       = 0
+	exitProblems = 1 // the command ran and found errors
+	exitUsage    = 2 // bad usage or an I/O failure
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes the command line args and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	app := newApp(stdout, stderr)
+	err := app.Run(ctx, args)
+	if err == nil {
+		return exitOK
+	}
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		if msg := ec.Error(); msg != "" {
+			fmt.Fprintln(stderr, "resourcesync:", msg)
+		}
+		return ec.ExitCode()
+	}
+	fmt.Fprintln(stderr, "resourcesync:", err)
+	return exitUsage
+}
+
+func newApp(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:      "resourcesync",
+		Usage:     "ResourceSync (ANSI/NISO Z39.99-2017) toolkit",
+		Writer:    stdout,
+		ErrWriter: stderr,
+		// run maps errors to exit codes; urfave/cli must not call os.Exit.
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		Commands: []*cli.Command{
+			validateCommand(),
+		},
+	}
+}

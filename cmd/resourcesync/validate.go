@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/resourcesync-go/resourcesync/rs"
+	"github.com/resourcesync-go/resourcesync/validate"
+)
+
+const validateHelp = `Checks ResourceSync documents against the rules of the specification
+(ResourceSync 1.1, Archives 0.9.1, Change Notification 1.0.1) and reports
+every problem with its rule ID (RS-...), a severity and a position.
+
+TARGETS
+   A TARGET starting with http:// or https:// is the URL of a Source: its
+   base URL (then <base>/.well-known/resourcesync and the host's
+   /.well-known/resourcesync are tried), its /.well-known/resourcesync, a
+   Source Description, a Capability List or any capability document. The
+   whole tree it links is walked - Capability Lists, indexes, archives - and
+   every document is validated, as well as the links between documents.
+   Any other TARGET is a local file holding one document.
+
+OUTPUT
+   By default one line per problem:
+      FILE:LINE:COL: error RS-CHL-3: message
+   then a summary line per target. With --json, one JSON object per problem
+   per line ({"doc","line","col","rule","severity","message"}) and a final
+   {"summary":{...}} object.
+
+   Errors break a MUST of the specifications; warnings flag known errata of
+   the specifications (e.g. a missing rel="up" as in the spec's walkthrough
+   examples), features of pre-1.0 drafts (RS-LEG-*) and recommendations.
+
+EXIT STATUS
+   0  no document has an error (warnings allowed)
+   1  some document has an error (a document that is not well-formed XML
+      is reported with rule RS-XML)
+   2  usage error, or a file or start URL that cannot be read`
+
+// newHTTPClient returns the client URL targets are fetched with; tests
+// replace it with one that cannot leave the loopback network.
+var newHTTPClient = func() *http.Client { return &http.Client{} }
+
+func validateCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "validate",
+		Usage:       "validate ResourceSync documents or a whole Source",
+		UsageText:   "resourcesync validate [--json] [--max-docs N] [--timeout D] TARGET...",
+		Description: validateHelp,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print problems and the summary as JSON lines"},
+			&cli.IntFlag{Name: "max-docs", Value: 1000, Usage: "fetch at most `N` documents per URL target"},
+			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "time limit `D` for each HTTP request"},
+		},
+		Action: runValidate,
+	}
+}
+
+// summary is the JSON summary and the counts of one target.
+type summary struct {
+	Target    string `json:"target,omitempty"`
+	Targets   int    `json:"targets,omitempty"`
+	Documents int    `json:"documents"`
+	Entries   int64  `json:"entries"`
+	Errors    int    `json:"errors"`
+	Warnings  int    `json:"warnings"`
+	Failed    int    `json:"failed,omitempty"` // targets that could not be read
+}
+
+func runValidate(ctx context.Context, cmd *cli.Command) error {
+	targets := cmd.Args().Slice()
+	if len(targets) == 0 {
+		return cli.Exit("validate: no TARGET given (see resourcesync validate --help)", exitUsage)
+	}
+	if cmd.Int("max-docs") < 1 || cmd.Duration("timeout") <= 0 {
+		return cli.Exit("validate: --max-docs and --timeout must be positive", exitUsage)
+	}
+	asJSON := cmd.Bool("json")
+	stdout, stderr := cmd.Root().Writer, cmd.Root().ErrWriter
+	enc := json.NewEncoder(stdout)
+	opts := validate.Options{MaxDocs: cmd.Int("max-docs"), Timeout: cmd.Duration("timeout")}
+	client := newHTTPClient()
+
+	total := summary{Targets: len(targets)}
+	for _, target := range targets {
+		s := summary{Target: target}
+		report := func(p validate.Problem) {
+			if p.Severity == rs.SevError {
+				s.Errors++
+			} else {
+				s.Warnings++
+			}
+			if asJSON {
+				enc.Encode(p)
+			} else {
+				fmt.Fprintln(stdout, p)
+			}
+		}
+		var err error
+		if strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
+			err = walkTarget(ctx, client, target, opts, report, &s)
+		} else {
+			err = fileTarget(target, opts, report, &s)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "resourcesync validate:", err)
+			total.Failed++
+		}
+		if !asJSON {
+			fmt.Fprintf(stdout, "%s: %d documents, %d entries, %d errors, %d warnings\n", target, s.Documents, s.Entries, s.Errors, s.Warnings)
+		}
+		total.Documents += s.Documents
+		total.Entries += s.Entries
+		total.Errors += s.Errors
+		total.Warnings += s.Warnings
+	}
+	if asJSON {
+		enc.Encode(map[string]summary{"summary": total})
+	}
+	switch {
+	case total.Failed > 0:
+		return cli.Exit("", exitUsage)
+	case total.Errors > 0:
+		return cli.Exit("", exitProblems)
+	}
+	return nil
+}
+
+func walkTarget(ctx context.Context, client *http.Client, target string, opts validate.Options, report func(validate.Problem), s *summary) error {
+	ws, err := validate.Walk(ctx, client, target, opts, report)
+	if ws != nil {
+		s.Documents, s.Entries = ws.Documents, ws.Entries
+	}
+	return err
+}
+
+func fileTarget(path string, opts validate.Options, report func(validate.Problem), s *summary) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := validate.Document(path, f, opts, report)
+	s.Documents = 1
+	if info != nil {
+		s.Entries = int64(info.Entries)
+	}
+	var se *rs.SyntaxError
+	if err != nil && !errors.As(err, &se) {
+		return err // a read error, not a problem of the document
+	}
+	return nil
+}
