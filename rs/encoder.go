@@ -60,6 +60,7 @@ type Encoder struct {
 	n     int64 // bytes handed to w
 
 	rootNS []string // namespaces declared on the root; prefix "ns"+(i+1)
+	preNS  []string // namespaces to declare on the root first (Splitter)
 	elemNS []string // namespaces declared on the element being written
 }
 
@@ -88,7 +89,7 @@ func (e *Encoder) WriteHead(h *Head) error {
 	if e.state != stateNew {
 		return fmt.Errorf("rs: WriteHead: %w", ErrEncoderState)
 	}
-	e.rootNS = e.rootNS[:0]
+	e.rootNS = append(e.rootNS[:0], e.preNS...)
 	addNS := func(extra []Attr) {
 		for _, a := range extra {
 			if a.Space == "" || a.Space == RSNS || a.Space == xmlNS || a.Space == xmlnsNS || indexOf(e.rootNS, a.Space) >= 0 {
@@ -178,6 +179,11 @@ func (e *Encoder) Close() error {
 	e.buf = appendEndRoot(e.buf, e.root)
 	e.state = stateClosed
 	return e.flush()
+}
+
+// reset makes e ready to write a new document to w.
+func (e *Encoder) reset(w io.Writer) {
+	e.w, e.buf, e.state, e.err, e.n = w, e.buf[:0], stateNew, nil, 0
 }
 
 // Written returns the number of bytes of the document produced so far,
@@ -466,10 +472,10 @@ func appendHashes(b []byte, h Hashes) ([]byte, error) {
 
 // Escape classes of ASCII bytes.
 const (
-	escNone  = iota // written as is
-	escBad          // not an XML character
-	escAlways       // escaped in text and attributes
-	escAttr         // escaped in attributes only
+	escNone   = iota // written as is
+	escBad           // not an XML character
+	escAlways        // escaped in text and attributes
+	escAttr          // escaped in attributes only
 )
 
 var escClass = func() (t [utf8.RuneSelf]uint8) {
