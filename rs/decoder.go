@@ -1,9 +1,14 @@
 package rs
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"iter"
+	"strconv"
+	"strings"
+
+	"github.com/resourcesync-go/resourcesync/internal/xmlscan"
 )
 
 // Limits bound what a Decoder accepts. A zero field takes the default.
@@ -42,8 +47,6 @@ func (l Limits) withDefaults() Limits {
 // TakeDiagnostics, so that a hostile document cannot grow memory with them.
 const maxPending = 1000
 
-var errNotImplemented = errors.New("rs: decoder not implemented yet")
-
 // Decoder reads a ResourceSync document from an io.Reader: first the Head,
 // then the entries one at a time. Memory does not depend on the number of
 // entries. It is not safe for concurrent use.
@@ -51,17 +54,26 @@ type Decoder struct {
 	// Limits may be set before the first call of Head or Next.
 	Limits Limits
 
-	r        io.Reader
-	head     Head
-	legacy   string
-	late     bool
-	pending  []Diagnostic
-	dropped  int
-	pos      Pos
-	headPos  Pos
-	err      error
-	started  bool
-	finished bool
+	r   io.Reader
+	sc  *xmlscan.Scanner
+	err error
+
+	head      Head
+	headDone  bool
+	headMD    bool // a root rs:md was seen
+	legacy    string
+	late      bool
+	itemReady bool // the scanner is positioned on an item's start tag
+	sitemapNS string
+
+	alpha     bool // 2012 alpha markers seen at the root
+	alphaType string
+	rel09     bool
+	pending   []Diagnostic
+	dropped   int
+	pos       Pos
+	headPos   Pos
+	text      []byte
 }
 
 // NewDecoder returns a Decoder reading from r. It buffers its own reads.
@@ -72,14 +84,48 @@ func NewDecoder(r io.Reader) *Decoder { return &Decoder{r: r} }
 // after the first item (RS-GEN-10) are merged into the same Head when Next
 // reaches them, with a diagnostic; LateHead then reports true.
 func (d *Decoder) Head() (*Head, error) {
-	return nil, errNotImplemented
+	if !d.headDone && d.err == nil {
+		d.err = d.readHead()
+	}
+	if d.err != nil && d.err != io.EOF {
+		return nil, d.err
+	}
+	return &d.head, nil
 }
 
 // Next returns the next item, or io.EOF after the last one once the root
 // element has been closed properly. Every other error is fatal and is a
 // *SyntaxError. Each call returns a new Entry that the caller may keep.
 func (d *Decoder) Next() (*Entry, error) {
-	return nil, errNotImplemented
+	e := new(Entry)
+	if err := d.NextInto(e); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// NextInto is Next decoding into e, which it resets first; it lets a
+// caller that does not keep entries avoid one allocation per entry.
+func (d *Decoder) NextInto(e *Entry) error {
+	if _, err := d.Head(); err != nil {
+		return err
+	}
+	if d.err != nil {
+		return d.err
+	}
+	for !d.itemReady {
+		if err := d.advance(); err != nil {
+			d.err = err
+			return err
+		}
+	}
+	d.itemReady = false
+	*e = Entry{Links: e.Links[:0]}
+	if err := d.readItem(e); err != nil {
+		d.err = err
+		return err
+	}
+	return nil
 }
 
 // All iterates over the remaining entries. A fatal error is yielded once,
@@ -127,4 +173,612 @@ func (d *Decoder) Legacy() string { return d.legacy }
 func (d *Decoder) LateHead() bool { return d.late }
 
 // Offset returns the number of bytes of the document consumed so far.
-func (d *Decoder) Offset() int64 { return d.pos.Offset }
+func (d *Decoder) Offset() int64 {
+	if d.sc == nil {
+		return 0
+	}
+	return d.sc.Offset()
+}
+
+func (d *Decoder) diag(p Pos, rule string, sev Severity, msg string) {
+	if len(d.pending) >= maxPending {
+		d.dropped++
+		return
+	}
+	d.pending = append(d.pending, Diagnostic{Pos: p, Rule: rule, Severity: sev, Message: msg})
+}
+
+func (d *Decoder) tokPos() Pos {
+	off := d.sc.TokenOffset()
+	l, c := d.sc.Position(off)
+	return Pos{Line: l, Col: c, Offset: off}
+}
+
+// wrap turns a scanner error into a *SyntaxError with our sentinels.
+func (d *Decoder) wrap(err error) error {
+	var se *xmlscan.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	kind := se.Kind
+	switch se.Kind {
+	case xmlscan.ErrSyntax:
+		kind = ErrSyntax
+	case xmlscan.ErrDTD:
+		kind = ErrDTD
+	case xmlscan.ErrEntity:
+		kind = ErrEntity
+	case xmlscan.ErrDepth:
+		kind = ErrDepth
+	case xmlscan.ErrAttrs:
+		kind = ErrAttrs
+	case xmlscan.ErrTokenTooLarge:
+		kind = ErrTokenTooLarge
+	case xmlscan.ErrDocumentTooLarge:
+		kind = ErrDocumentTooLarge
+	case xmlscan.ErrInvalidUTF8:
+		kind = ErrInvalidUTF8
+	case xmlscan.ErrInvalidChar:
+		kind = ErrInvalidChar
+	case xmlscan.ErrEncoding:
+		kind = ErrEncoding
+	case xmlscan.ErrTruncated:
+		kind = ErrTruncated
+	}
+	return &SyntaxError{Pos: Pos{Line: se.Line, Col: se.Col, Offset: se.Offset}, Err: kind, Msg: se.Msg}
+}
+
+func (d *Decoder) next() (xmlscan.Kind, error) {
+	k, err := d.sc.Next()
+	if err != nil {
+		if err == io.EOF {
+			return 0, io.EOF
+		}
+		return 0, d.wrap(err)
+	}
+	return k, nil
+}
+
+func (d *Decoder) isSitemap(space string) bool { return space == d.sitemapNS }
+
+// readHead reads the prolog, the root start tag and the root's children up
+// to the first item.
+func (d *Decoder) readHead() error {
+	l := d.Limits.withDefaults()
+	d.sc = xmlscan.New(d.r, xmlscan.Limits{
+		MaxDepth: l.MaxDepth, MaxAttrs: l.MaxAttrs,
+		MaxTokenBytes: l.MaxTokenBytes, MaxDocumentBytes: l.MaxDocumentBytes,
+	})
+	for {
+		k, err := d.next()
+		if err != nil {
+			if err == io.EOF {
+				err = &SyntaxError{Err: ErrSyntax, Msg: "no root element"}
+			}
+			return err
+		}
+		if k == xmlscan.StartElement {
+			break
+		}
+	}
+	name := d.sc.Name()
+	d.pos = d.tokPos()
+	d.headPos = d.pos
+	local := string(name.Local)
+	switch local {
+	case "urlset":
+		d.head.Root = URLSet
+	case "sitemapindex":
+		d.head.Root = SitemapIndex
+	default:
+		return &SyntaxError{Pos: d.pos, Err: ErrRoot, Msg: "root element is <" + string(name.Local) + ">"}
+	}
+	switch name.Space {
+	case SitemapNS:
+		d.sitemapNS = SitemapNS
+	case "":
+		d.sitemapNS = ""
+		d.diag(d.pos, "RS-NS", SevWarning, "root <"+local+"> has no namespace; read as if in "+SitemapNS)
+	default:
+		return &SyntaxError{Pos: d.pos, Err: ErrNamespace, Msg: "<" + local + "> is in namespace " + strconv.Quote(name.Space) + ", want " + SitemapNS}
+	}
+	for _, a := range d.sc.Attrs() {
+		if isRS(a.Name.Space) && string(a.Name.Local) == "type" {
+			d.alpha = true
+			d.alphaType = string(a.Value)
+		}
+	}
+	for {
+		k, err := d.next()
+		if err == io.EOF {
+			return &SyntaxError{Err: ErrTruncated}
+		}
+		if err != nil {
+			return err
+		}
+		if k == xmlscan.EndElement && d.sc.Depth() == 1 {
+			d.finishHead()
+			return d.expectEOF()
+		}
+		if k != xmlscan.StartElement {
+			continue
+		}
+		if d.isItem() {
+			d.finishHead()
+			d.itemReady = true
+			return nil
+		}
+		if err := d.rootChild(false); err != nil {
+			return err
+		}
+	}
+}
+
+// expectEOF consumes what follows the root element.
+func (d *Decoder) expectEOF() error {
+	_, err := d.next()
+	if err == nil {
+		return &SyntaxError{Pos: d.tokPos(), Err: ErrSyntax, Msg: "content after the root element"}
+	}
+	return err
+}
+
+func isRS(space string) bool {
+	return space == RSNS || space == "http://www.openarchives.org/rs/terms"
+}
+
+// isItem reports whether the current start tag (at depth 2) is an item.
+func (d *Decoder) isItem() bool {
+	n := d.sc.Name()
+	if !d.isSitemap(n.Space) {
+		return false
+	}
+	l := string(n.Local)
+	return l == "url" || l == "sitemap"
+}
+
+// advance reads root-level tokens between items until the next item or
+// the end of the document.
+func (d *Decoder) advance() error {
+	for {
+		k, err := d.next()
+		if err != nil {
+			if err == io.EOF {
+				return &SyntaxError{Err: ErrTruncated}
+			}
+			return err
+		}
+		switch {
+		case k == xmlscan.EndElement && d.sc.Depth() == 1:
+			if err := d.expectEOF(); err != io.EOF {
+				return err
+			}
+			return io.EOF
+		case k == xmlscan.StartElement && d.isItem():
+			d.itemReady = true
+			return nil
+		case k == xmlscan.StartElement:
+			if err := d.rootChild(true); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// rootChild handles a non-item child of the root element; late is true
+// once items have been read.
+func (d *Decoder) rootChild(late bool) error {
+	n := d.sc.Name()
+	p := d.tokPos()
+	switch {
+	case isRS(n.Space) && string(n.Local) == "md":
+		if late {
+			d.late = true
+			d.diag(p, "RS-GEN-10", SevWarning, "root <rs:md> after the first item; read anyway")
+		}
+		if d.headMD {
+			d.diag(p, "RS-GEN-6", SevError, "more than one root <rs:md>; the later one is merged over the earlier")
+		}
+		d.headMD = true
+		d.headPos = p
+		d.readMD(&d.head.MD, p, true)
+		if late {
+			d.finishHead()
+		}
+	case isRS(n.Space) && string(n.Local) == "ln":
+		if late {
+			d.late = true
+			d.diag(p, "RS-GEN-10", SevWarning, "root <rs:ln> after the first item; read anyway")
+		}
+		var ln Link
+		d.readLink(&ln, p)
+		if ln.Rel == RelResourceSync {
+			// v0.6-0.9 pointed at the Capability List with rel="resourcesync".
+			d.rel09 = true
+			ln.Rel = RelUp
+			d.diag(p, "RS-LEG-9", SevWarning, `root rs:ln rel="resourcesync" (ResourceSync 0.9) read as rel="up"`)
+		}
+		d.head.Links = append(d.head.Links, ln)
+	case n.Space == XHTMLNS && (string(n.Local) == "meta" || string(n.Local) == "link"):
+		d.alpha = true
+		if string(n.Local) == "meta" {
+			var name, content string
+			for _, a := range d.sc.Attrs() {
+				switch string(a.Name.Local) {
+				case "name":
+					name = string(a.Value)
+				case "content":
+					content = string(a.Value)
+				}
+			}
+			if name == "DCTERMS.modified" {
+				if t, err := ParseTime(strings.TrimSpace(content)); err == nil {
+					d.head.MD.Modified = t
+				} else {
+					d.diag(p, "RS-DT-2", SevError, err.Error())
+				}
+			}
+			d.diag(p, "RS-LEG-1", SevWarning, "<xhtml:meta> document metadata (2012 alpha draft); ResourceSync 1.1 uses the root <rs:md>")
+		} else {
+			d.diag(p, "RS-LEG-4", SevWarning, "<xhtml:link> between change sets (2012 alpha draft); ignored, ResourceSync 1.1 uses indexes and rs:ln")
+		}
+	default:
+		if d.isSitemap(n.Space) {
+			d.diag(p, "RS-GEN-5", SevWarning, "unexpected <"+string(n.Local)+"> in <"+d.head.Root.String()+">; skipped")
+		}
+	}
+	return d.skip()
+}
+
+// skip consumes the rest of the element whose start tag is current.
+func (d *Decoder) skip() error {
+	depth := d.sc.Depth()
+	for {
+		k, err := d.next()
+		if err != nil {
+			if err == io.EOF {
+				return &SyntaxError{Err: ErrTruncated}
+			}
+			return err
+		}
+		if k == xmlscan.EndElement && d.sc.Depth() == depth {
+			return nil
+		}
+	}
+}
+
+// readText returns the text content of the current element, trimmed;
+// child elements are skipped.
+func (d *Decoder) readText() ([]byte, error) {
+	depth := d.sc.Depth()
+	d.text = d.text[:0]
+	for {
+		k, err := d.next()
+		if err != nil {
+			if err == io.EOF {
+				return nil, &SyntaxError{Err: ErrTruncated}
+			}
+			return nil, err
+		}
+		switch k {
+		case xmlscan.CharData:
+			d.text = append(d.text, d.sc.Text()...)
+		case xmlscan.StartElement:
+			if err := d.skip(); err != nil {
+				return nil, err
+			}
+		case xmlscan.EndElement:
+			if d.sc.Depth() == depth {
+				return bytes.TrimSpace(d.text), nil
+			}
+		}
+	}
+}
+
+// finishHead maps legacy head forms onto the 1.1 model once the head is
+// complete (at the first item, or again when a late rs:md arrives).
+func (d *Decoder) finishHead() {
+	d.headDone = true
+	md := &d.head.MD
+	p := d.headPos
+	switch md.Capability {
+	case "resourcesync":
+		md.Capability = CapDescription
+		d.legacy = "0.9"
+		d.diag(p, "RS-LEG-9", SevWarning, `capability="resourcesync" (ResourceSync 0.9 Description) read as "description"`)
+	case "changelist-notification":
+		md.Capability = CapChangeNotification
+		d.diag(p, "RS-LEG-11", SevWarning, `capability="changelist-notification" (Change Notification 1.0) read as "change-notification"`)
+	}
+	if d.rel09 && d.legacy == "" {
+		d.legacy = "0.9"
+	}
+	if d.legacy == "0.9" && md.Capability.IsSnapshot() && md.At.IsZero() && !md.From.IsZero() {
+		md.At, md.From = md.From, Time{}
+		d.diag(p, "RS-LEG-9", SevWarning, "snapshot time given as from= (ResourceSync 0.9); read as at=")
+	}
+	if md.Capability.IsSnapshot() && md.At.IsZero() && !md.Modified.IsZero() && !d.alpha {
+		md.At = md.Modified
+		if d.legacy == "" {
+			d.legacy = "0.5"
+		}
+		d.diag(p, "RS-LEG-8", SevWarning, "snapshot time given as modified= (ResourceSync 0.5); read as at=")
+	}
+	if d.alpha && !d.headMD {
+		d.legacy = "0.1-alpha"
+		if d.alphaType == "changeset" {
+			md.Capability = CapChangeList
+			if !md.Modified.IsZero() && md.Until.IsZero() {
+				md.Until = md.Modified
+			}
+			d.diag(p, "RS-LEG-3", SevWarning, `<urlset rs:type="changeset"> (2012 alpha draft) read as a Change List`)
+		} else {
+			md.Capability = CapResourceList
+			if !md.Modified.IsZero() && md.At.IsZero() {
+				md.At = md.Modified
+			}
+			d.diag(p, "RS-LEG-1", SevWarning, "no root <rs:md> (2012 alpha draft); read as a Resource List")
+		}
+	}
+}
+
+// readItem reads the item whose start tag is current into e.
+func (d *Decoder) readItem(e *Entry) error {
+	d.pos = d.tokPos()
+	if l := string(d.sc.Name().Local); l != d.head.Root.ItemName() {
+		d.diag(d.pos, "RS-GEN-5", SevError, "<"+l+"> item in <"+d.head.Root.String()+">")
+	}
+	depth := d.sc.Depth()
+	seenMD := false
+	for {
+		k, err := d.next()
+		if err != nil {
+			if err == io.EOF {
+				return &SyntaxError{Err: ErrTruncated}
+			}
+			return err
+		}
+		if k == xmlscan.EndElement && d.sc.Depth() == depth {
+			return nil
+		}
+		if k != xmlscan.StartElement {
+			continue
+		}
+		n := d.sc.Name()
+		switch {
+		case d.isSitemap(n.Space):
+			if err := d.itemSitemapChild(e, n); err != nil {
+				return err
+			}
+			continue
+		case isRS(n.Space):
+			switch string(n.Local) {
+			case "md":
+				p := d.tokPos()
+				if seenMD {
+					d.diag(p, "RS-GEN-6", SevError, "<rs:md> repeated in one item; the later one is merged over the earlier")
+				}
+				seenMD = true
+				d.readMD(&e.MD, p, false)
+			case "ln":
+				e.Links = append(e.Links, Link{})
+				d.readLink(&e.Links[len(e.Links)-1], d.tokPos())
+			case "fixity", "size", "mimetype", "contentencoding", "path":
+				if err := d.alphaChild(e, string(n.Local)); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if err := d.skip(); err != nil {
+			return err
+		}
+	}
+}
+
+func (d *Decoder) itemSitemapChild(e *Entry, n xmlscan.Name) error {
+	local := string(n.Local)
+	var rsType string
+	if local == "lastmod" {
+		for _, a := range d.sc.Attrs() {
+			if isRS(a.Name.Space) && string(a.Name.Local) == "type" {
+				rsType = string(a.Value)
+			}
+		}
+	}
+	p := d.tokPos()
+	switch local {
+	case "loc", "lastmod", "changefreq", "priority", "expires":
+	default:
+		return d.skip()
+	}
+	t, err := d.readText()
+	if err != nil {
+		return err
+	}
+	switch local {
+	case "loc":
+		e.Loc = string(t)
+	case "changefreq":
+		e.ChangeFreq = string(t)
+	case "priority":
+		e.Priority = string(t)
+	case "lastmod":
+		e.LastMod = d.parseTime(t, p, "lastmod")
+		if rsType != "" {
+			d.diag(p, "RS-LEG-3", SevWarning, `<lastmod rs:type="`+rsType+`"> (2012 alpha draft) read as rs:md change`)
+			switch Change(rsType) {
+			case Created, Updated, Deleted:
+				e.MD.Change = Change(rsType)
+			}
+		}
+	case "expires":
+		d.diag(p, "RS-LEG-3", SevWarning, "<expires> (2012 alpha draft) read as a deletion")
+		e.MD.Change = Deleted
+		e.MD.DateTime = d.parseTime(t, p, "expires")
+	}
+	return nil
+}
+
+// alphaChild maps the 2012 alpha draft's per-item child elements.
+func (d *Decoder) alphaChild(e *Entry, local string) error {
+	p := d.tokPos()
+	var typ string
+	if local == "fixity" {
+		for _, a := range d.sc.Attrs() {
+			if string(a.Name.Local) == "type" && a.Name.Space == "" {
+				typ = string(a.Value)
+			}
+		}
+	}
+	t, err := d.readText()
+	if err != nil {
+		return err
+	}
+	v := string(t)
+	switch local {
+	case "fixity":
+		alg := strings.ToLower(typ)
+		if alg == "sha256" {
+			alg = SHA256
+		} else if alg == "sha1" {
+			alg = SHA1
+		}
+		if h, ok := Base64ToHex(alg, v); ok {
+			e.MD.Hashes = append(e.MD.Hashes, Hash{Alg: alg, Value: h})
+			d.diag(p, "RS-LEG-2", SevWarning, "<rs:fixity> base64 digest (2012 alpha draft) converted to hash=\""+alg+":"+h+"\"")
+		} else {
+			d.diag(p, "RS-LEG-2", SevWarning, "<rs:fixity type=\""+typ+"\"> (2012 alpha draft) digest "+strconv.Quote(v)+" is not valid base64 of that algorithm; ignored")
+		}
+	case "size":
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err == nil && n >= 0 {
+			e.MD.Length, e.MD.HasLength = n, true
+		}
+		d.diag(p, "RS-LEG-2", SevWarning, "<rs:size> (2012 alpha draft) read as length")
+	case "mimetype":
+		e.MD.Type = v
+		d.diag(p, "RS-LEG-2", SevWarning, "<rs:mimetype> (2012 alpha draft) read as type")
+	case "contentencoding":
+		e.MD.Encoding = v
+		d.diag(p, "RS-LEG-2", SevWarning, "<rs:contentencoding> (2012 alpha draft) read as encoding")
+	case "path":
+		if !strings.HasPrefix(v, "/") {
+			v = "/" + v
+		}
+		e.MD.Path = v
+		d.diag(p, "RS-LEG-2", SevWarning, "<rs:path> (2012 alpha draft) read as path")
+	}
+	return nil
+}
+
+func (d *Decoder) parseTime(b []byte, p Pos, what string) Time {
+	t, err := parseTimeBytes(bytes.TrimSpace(b))
+	if err != nil {
+		d.diag(p, "RS-DT-2", SevError, what+": "+err.Error())
+		return Time{}
+	}
+	return t
+}
+
+// readMD reads the attributes of the current rs:md start tag into md.
+func (d *Decoder) readMD(md *Metadata, p Pos, root bool) {
+	for _, a := range d.sc.Attrs() {
+		if a.Name.Space != "" {
+			if isRS(a.Name.Space) {
+				d.diag(p, "RS-GEN-4", SevError, "attribute "+string(a.Name.Prefix)+":"+string(a.Name.Local)+
+					" is prefixed; ResourceSync attributes must not be (write "+string(a.Name.Local)+"=); ignored")
+				continue
+			}
+			md.Extra = append(md.Extra, Attr{Space: a.Name.Space, Local: string(a.Name.Local), Value: string(a.Value)})
+			continue
+		}
+		v := a.Value
+		switch string(a.Name.Local) {
+		case "capability":
+			md.Capability = Capability(v)
+		case "change":
+			md.Change = Change(v)
+		case "at":
+			md.At = d.parseTime(v, p, "at")
+		case "completed":
+			md.Completed = d.parseTime(v, p, "completed")
+		case "from":
+			md.From = d.parseTime(v, p, "from")
+		case "until":
+			md.Until = d.parseTime(v, p, "until")
+		case "datetime":
+			md.DateTime = d.parseTime(v, p, "datetime")
+		case "modified":
+			md.Modified = d.parseTime(v, p, "modified")
+		case "hash":
+			md.Hashes = SplitHashes(string(v))
+		case "length":
+			md.Length, md.HasLength = d.parseLength(v, p)
+		case "type":
+			md.Type = string(v)
+		case "encoding":
+			md.Encoding = string(v)
+		case "path":
+			md.Path = string(v)
+		default:
+			md.Extra = append(md.Extra, Attr{Local: string(a.Name.Local), Value: string(v)})
+			d.diag(p, "RS-GEN-4", SevWarning, "unknown attribute "+string(a.Name.Local)+" on <rs:md>; extension attributes must be in their own namespace")
+		}
+	}
+}
+
+func (d *Decoder) parseLength(v []byte, p Pos) (int64, bool) {
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+	if err != nil || n < 0 {
+		d.diag(p, "RS-URL-6", SevError, "length "+strconv.Quote(string(v))+" is not a non-negative integer")
+		return 0, false
+	}
+	return n, true
+}
+
+// readLink reads the attributes of the current rs:ln start tag into ln.
+func (d *Decoder) readLink(ln *Link, p Pos) {
+	for _, a := range d.sc.Attrs() {
+		if a.Name.Space != "" {
+			if isRS(a.Name.Space) {
+				d.diag(p, "RS-GEN-4", SevError, "attribute "+string(a.Name.Prefix)+":"+string(a.Name.Local)+
+					" is prefixed; ResourceSync attributes must not be; ignored")
+				continue
+			}
+			ln.Extra = append(ln.Extra, Attr{Space: a.Name.Space, Local: string(a.Name.Local), Value: string(a.Value)})
+			continue
+		}
+		v := a.Value
+		switch string(a.Name.Local) {
+		case "rel":
+			ln.Rel = string(v)
+		case "href":
+			ln.Href = string(bytes.TrimSpace(v))
+		case "type":
+			ln.Type = string(v)
+		case "hash":
+			ln.Hashes = SplitHashes(string(v))
+		case "length":
+			ln.Length, ln.HasLength = d.parseLength(v, p)
+		case "modified":
+			ln.Modified = d.parseTime(v, p, "modified")
+		case "path":
+			ln.Path = string(v)
+		case "encoding":
+			ln.Encoding = string(v)
+		case "pri":
+			n, err := strconv.Atoi(string(v))
+			if err != nil || n < 1 || n > 999999 {
+				d.diag(p, "RS-LN-2", SevError, "pri "+strconv.Quote(string(v))+" is not an integer from 1 to 999999")
+			} else {
+				ln.Pri = n
+			}
+		case "profile":
+			ln.Profile = string(v)
+		default:
+			ln.Extra = append(ln.Extra, Attr{Local: string(a.Name.Local), Value: string(v)})
+			d.diag(p, "RS-GEN-4", SevWarning, "unknown attribute "+string(a.Name.Local)+" on <rs:ln>; extension attributes must be in their own namespace")
+		}
+	}
+}

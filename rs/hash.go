@@ -64,21 +64,44 @@ func (h Hashes) appendTo(b []byte) []byte {
 // the decoder keeps what a document says, the validator judges it. A token
 // without a colon becomes a Hash with an empty Alg.
 func SplitHashes(s string) Hashes {
-	fields := strings.Fields(s)
-	if len(fields) == 0 {
+	n := 0
+	for i := 0; i < len(s); {
+		for i < len(s) && isSpaceByte(s[i]) {
+			i++
+		}
+		if i < len(s) {
+			n++
+		}
+		for i < len(s) && !isSpaceByte(s[i]) {
+			i++
+		}
+	}
+	if n == 0 {
 		return nil
 	}
-	h := make(Hashes, 0, len(fields))
-	for _, f := range fields {
-		alg, val, ok := strings.Cut(f, ":")
-		if !ok {
-			h = append(h, Hash{Value: f})
-			continue
+	h := make(Hashes, 0, n)
+	for i := 0; i < len(s); {
+		for i < len(s) && isSpaceByte(s[i]) {
+			i++
 		}
-		h = append(h, Hash{Alg: alg, Value: val})
+		j := i
+		for j < len(s) && !isSpaceByte(s[j]) {
+			j++
+		}
+		if j > i {
+			f := s[i:j]
+			if c := strings.IndexByte(f, ':'); c >= 0 {
+				h = append(h, Hash{Alg: f[:c], Value: f[c+1:]})
+			} else {
+				h = append(h, Hash{Value: f})
+			}
+		}
+		i = j
 	}
 	return h
 }
+
+func isSpaceByte(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // ParseHashes parses a hash attribute strictly: whitespace-separated
 // algorithm:hexdigest tokens, each algorithm at most once, md5/sha-1/
