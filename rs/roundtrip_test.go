@@ -108,3 +108,29 @@ func TestRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// TestSplitterRoundTrip reads the parts of a split change list back with
+// the Decoder: the entries are those added, in order, and the index lists
+// the parts.
+func TestSplitterRoundTrip(t *testing.T) {
+	head := Head{MD: Metadata{Capability: CapChangeList, From: second(0), Until: second(100)}, Links: []Link{{Rel: RelUp, Href: upURL}}}
+	entries := changeEntries(3*3 + 5)
+	entries[4].Links = []Link{{Rel: RelAlternate, Href: "https://example.com/alt?a&b", Type: "text/html", Pri: 2}}
+	entries[5].MD.Extra = []Attr{{Space: "http://example.org/x/", Local: "note", Value: "a\tb\"c"}}
+	res, fs := split(t, SplitConfig{Head: head, MaxEntries: 3}, entries)
+	var got []*Entry
+	for _, u := range res.URLs[:res.Parts] {
+		got = append(got, decodeDoc(t, bytes.NewReader(fs.docs[u].Bytes())).Entries...)
+	}
+	want := make([]*Entry, len(entries))
+	for i := range entries {
+		want[i] = &entries[i]
+	}
+	if diff := cmp.Diff(want, got, modelCmp...); diff != "" {
+		t.Errorf("entries (-added +read back):\n%s", diff)
+	}
+	idx := decodeDoc(t, bytes.NewReader(fs.docs[listURL].Bytes()))
+	if !idx.Head.IsIndex() || len(idx.Entries) != res.Parts || !idx.Head.MD.Until.Same(head.MD.Until) {
+		t.Errorf("index head %+v with %d entries", idx.Head, len(idx.Entries))
+	}
+}
