@@ -80,3 +80,36 @@ func BenchmarkEncode50k(b *testing.B) { benchEncode(b, 50000) }
 // BenchmarkEncode1M writes a 1,000,000-entry Resource List (50,000
 // distinct entries, each written 20 times).
 func BenchmarkEncode1M(b *testing.B) { benchEncode(b, 1000000) }
+
+type discardCloser struct{}
+
+func (discardCloser) Write(p []byte) (int, error) { return len(p), nil }
+func (discardCloser) Close() error                { return nil }
+
+// BenchmarkSplit1M splits a 1,000,000-entry Resource List into parts of
+// 50,000 (spooled through a temporary file) and writes the index.
+func BenchmarkSplit1M(b *testing.B) {
+	const n = 1000000
+	entries := benchEntries(50000)
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := NewSplitter(SplitConfig{
+			Head:    *benchHead(),
+			URL:     "https://example.com/dataset1/resourcelist.xml",
+			Create:  func(string) (io.WriteCloser, error) { return discardCloser{}, nil },
+			TempDir: b.TempDir(),
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			if err := s.Add(&entries[i%len(entries)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if res, err := s.Close(); err != nil || res.Parts != 20 {
+			b.Fatal(res, err)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+}

@@ -1,6 +1,7 @@
 package rs
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -18,9 +19,10 @@ type spool struct {
 	dir    string
 	limit  int
 	mem    bytes.Buffer
-	f      *os.File // nil until the contents first outgrow limit
-	onFile bool     // the contents are in f, not in mem
-	n      int64    // bytes held
+	f      *os.File      // nil until the contents first outgrow limit
+	fw     *bufio.Writer // buffers writes to f
+	onFile bool          // the contents are in f (and fw), not in mem
+	n      int64         // bytes held
 }
 
 func (s *spool) Write(p []byte) (int, error) {
@@ -31,14 +33,15 @@ func (s *spool) Write(p []byte) (int, error) {
 				return 0, fmt.Errorf("spool: %w", err)
 			}
 			s.f = f
+			s.fw = bufio.NewWriterSize(f, 256<<10)
 		}
-		if _, err := s.mem.WriteTo(s.f); err != nil {
+		if _, err := s.mem.WriteTo(s.fw); err != nil {
 			return 0, fmt.Errorf("spool: %w", err)
 		}
 		s.onFile = true
 	}
 	if s.onFile {
-		n, err := s.f.Write(p)
+		n, err := s.fw.Write(p)
 		s.n += int64(n)
 		if err != nil {
 			return n, fmt.Errorf("spool: %w", err)
@@ -58,6 +61,9 @@ func (s *spool) WriteTo(w io.Writer) (int64, error) {
 	if !s.onFile {
 		n, err := w.Write(s.mem.Bytes())
 		return int64(n), err
+	}
+	if err := s.fw.Flush(); err != nil {
+		return 0, fmt.Errorf("spool: %w", err)
 	}
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
 		return 0, fmt.Errorf("spool: %w", err)
@@ -79,6 +85,7 @@ func (s *spool) reset() error {
 		return nil
 	}
 	s.onFile = false
+	s.fw.Reset(s.f)
 	if err := s.f.Truncate(0); err != nil {
 		return fmt.Errorf("spool: %w", err)
 	}
