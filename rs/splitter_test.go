@@ -488,6 +488,17 @@ func TestSplitterErrors(t *testing.T) {
 		}
 	}
 
+	s, err := NewSplitter(SplitConfig{Head: head, URL: listURL, Create: newMemFS().Create})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add(&Entry{Loc: "https://example.com/a"}); !errors.Is(err, ErrEncoderState) {
+		t.Errorf("Add after Close: %v, want ErrEncoderState", err)
+	}
+
 	boom := errors.New("boom")
 	for _, tc := range []struct {
 		name       string
