@@ -394,7 +394,7 @@ func TestNamespaces(t *testing.T) {
 	}
 }
 
-func TestEmptyDocuments(t *testing.T) {
+func TestEncodeEmptyDocuments(t *testing.T) {
 	for _, h := range []Head{
 		{MD: Metadata{Capability: CapChangeList, From: tm("2013-01-03T00:00:00Z")}},
 		{Root: SitemapIndex, MD: Metadata{Capability: CapChangeList, From: tm("2013-01-03T00:00:00Z")}},

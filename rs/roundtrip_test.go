@@ -43,12 +43,12 @@ func validExamples(t *testing.T) []string {
 	return files
 }
 
-type decoded struct {
+type rtDoc struct {
 	Head    *Head
 	Entries []*Entry
 }
 
-func decodeDoc(t *testing.T, r io.Reader) decoded {
+func decodeDoc(t *testing.T, r io.Reader) rtDoc {
 	t.Helper()
 	d := NewDecoder(r)
 	h, err := d.Head()
@@ -63,7 +63,7 @@ func decodeDoc(t *testing.T, r io.Reader) decoded {
 		es = append(es, e)
 	}
 	// Root elements after the first item are merged into the head.
-	return decoded{Head: h, Entries: es}
+	return rtDoc{Head: h, Entries: es}
 }
 
 var modelCmp = []cmp.Option{

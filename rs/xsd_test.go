@@ -12,25 +12,6 @@ import (
 	"time"
 )
 
-// conformanceDir returns shared/conformance: $RESOURCESYNC_CONFORMANCE, or
-// ../../shared/conformance from this package's directory (the shared
-// directory sits beside the checkout).
-func conformanceDir(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("RESOURCESYNC_CONFORMANCE")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "conformance")
-	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "schemas", "sitemap.xsd")); err != nil {
-		t.Fatalf("conformance files not found (set RESOURCESYNC_CONFORMANCE to shared/conformance): %v", err)
-	}
-	return dir
-}
-
 // xsdValidator validates documents with xmllint against sitemap.xsd or
 // siteindex.xsd with the ResourceSync 1.1 schema loaded.
 type xsdValidator struct {

@@ -349,7 +349,7 @@ func (s *Scanner) popElement() {
 // buffer ends inside it; the caller then rewinds and refills.
 func (s *Scanner) scan() (Kind, error) {
 	if !s.started {
-		if s.end-s.pos < 4 && !s.atEOF {
+		if s.end-s.pos < 5 && !s.atEOF {
 			return 0, errNeedMore
 		}
 		s.started = true
