@@ -13,7 +13,7 @@ import (
 
 // conformanceDir locates shared/conformance: $RESOURCESYNC_CONFORMANCE, or
 // the shared directory beside the checkout.
-func conformanceDir(t *testing.T) string {
+func conformanceDir(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("RESOURCESYNC_CONFORMANCE")
 	if dir == "" {

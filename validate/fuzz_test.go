@@ -1,0 +1,43 @@
+package validate
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/resourcesync-go/resourcesync/rs"
+)
+
+// FuzzDocument checks that validation never panics and that every problem
+// it reports is well formed, whatever the input.
+func FuzzDocument(f *testing.F) {
+	root := filepath.Join(conformanceDir(f), "examples")
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".xml") {
+			if b, err := os.ReadFile(p); err == nil {
+				f.Add(b)
+			}
+		}
+		return nil
+	})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		opts := Options{Limits: rs.Limits{MaxTokenBytes: 4096, MaxDepth: 16, MaxDocumentBytes: 1 << 20}}
+		errs := 0
+		info, err := Document("fuzz.xml", bytes.NewReader(b), opts, func(p Problem) {
+			if p.Rule == "" || (p.Severity != rs.SevError && p.Severity != rs.SevWarning) || p.Message == "" {
+				t.Fatalf("malformed problem %+v", p)
+			}
+			if p.Severity == rs.SevError {
+				errs++
+			}
+		})
+		if err != nil && errs == 0 {
+			t.Fatalf("fatal error %v reported no error problem", err)
+		}
+		if err == nil && info.Errors != errs {
+			t.Fatalf("Info.Errors = %d, reported %d", info.Errors, errs)
+		}
+	})
+}
