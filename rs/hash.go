@@ -64,37 +64,30 @@ func (h Hashes) appendTo(b []byte) []byte {
 // the decoder keeps what a document says, the validator judges it. A token
 // without a colon becomes a Hash with an empty Alg.
 func SplitHashes(s string) Hashes {
-	n := 0
+	var h Hashes
 	for i := 0; i < len(s); {
 		for i < len(s) && isSpaceByte(s[i]) {
 			i++
 		}
-		if i < len(s) {
-			n++
-		}
-		for i < len(s) && !isSpaceByte(s[i]) {
-			i++
-		}
-	}
-	if n == 0 {
-		return nil
-	}
-	h := make(Hashes, 0, n)
-	for i := 0; i < len(s); {
-		for i < len(s) && isSpaceByte(s[i]) {
-			i++
+		if i == len(s) {
+			break
 		}
 		j := i
+		c := -1
 		for j < len(s) && !isSpaceByte(s[j]) {
+			if c < 0 && s[j] == ':' {
+				c = j
+			}
 			j++
 		}
-		if j > i {
-			f := s[i:j]
-			if c := strings.IndexByte(f, ':'); c >= 0 {
-				h = append(h, Hash{Alg: f[:c], Value: f[c+1:]})
-			} else {
-				h = append(h, Hash{Value: f})
-			}
+		if h == nil {
+			// Usually one token per space: size the slice once.
+			h = make(Hashes, 0, 1+strings.Count(s[j:], " "))
+		}
+		if c >= 0 {
+			h = append(h, Hash{Alg: s[i:c], Value: s[c+1 : j]})
+		} else {
+			h = append(h, Hash{Value: s[i:j]})
 		}
 		i = j
 	}

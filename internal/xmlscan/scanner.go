@@ -2,6 +2,7 @@ package xmlscan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -806,7 +807,18 @@ func isSpace(c byte) bool     { return c == ' ' || c == '\t' || c == '\n' || c =
 // '\n' or '\r').
 func (s *Scanner) checkChars(b []byte, off int64) (bool, error) {
 	special := false
-	for i := 0; i < len(b); {
+	i := 0
+	// Fast path: eight bytes at a time while they are printable ASCII
+	// other than '&' (SWAR: no byte >= 0x80, < 0x20 or == '&').
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		const lo, hi = 0x0101010101010101, 0x8080808080808080
+		amp := w ^ (0x26 * lo)
+		if (w|((w-0x20*lo)&^w)|((amp-lo)&^amp))&hi != 0 {
+			break
+		}
+	}
+	for i < len(b) {
 		c := b[i]
 		if c >= 0x20 && c < 0x80 {
 			if c == '&' {
