@@ -124,6 +124,7 @@ type Scanner struct {
 	depth   int
 
 	started    bool
+	bomChecked bool
 	rootSeen   bool
 	rootClosed bool
 	pendingEnd bool // a self-closing tag's end token is due
@@ -353,11 +354,15 @@ func (s *Scanner) scan() (Kind, error) {
 		if s.end-s.pos < 5 && !s.atEOF {
 			return 0, errNeedMore
 		}
-		s.started = true
 		b := s.buf[s.pos:s.end]
-		switch {
-		case bytes.HasPrefix(b, []byte{0xEF, 0xBB, 0xBF}):
+		if !s.bomChecked && bytes.HasPrefix(b, []byte{0xEF, 0xBB, 0xBF}) {
+			s.bomChecked = true
 			s.pos += 3
+			return 0, nil // consumed; look for the declaration next
+		}
+		s.bomChecked = true
+		s.started = true
+		switch {
 		case bytes.HasPrefix(b, []byte{0xFE, 0xFF}), bytes.HasPrefix(b, []byte{0xFF, 0xFE}),
 			bytes.HasPrefix(b, []byte{0, '<'}), bytes.HasPrefix(b, []byte{'<', 0}):
 			return 0, s.fail(s.base, ErrEncoding, "UTF-16 documents are not supported; convert to UTF-8")
