@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -51,7 +52,7 @@ type Options struct {
 
 	Logger *slog.Logger                   // default slog.Default()
 	Now    func() time.Time               // clock for change datetimes; default time.Now
-	Open   func(string) (*os.File, error) // opens a file to hash; default os.Open (fault injection in tests)
+	Open   func(string) (*os.File, error) // opens a file to hash (fault injection); default: plain system calls
 }
 
 // Stats counts what one Scan did.
@@ -112,9 +113,6 @@ func New(opt Options) (*Scanner, error) {
 	if s.opt.Now == nil {
 		s.opt.Now = time.Now
 	}
-	if s.opt.Open == nil {
-		s.opt.Open = os.Open
-	}
 	return s, nil
 }
 
@@ -160,11 +158,22 @@ type result struct {
 	res store.Resource // for okHashed
 }
 
+// file is a regular file found by the walk.
+type file struct{ rel, abs string }
+
+// walkChunk is how many files the walker hands to a worker at once.
+const walkChunk = 64
+
 // Scan walks the directory once and applies the differences with the
 // inventory to the store (see the package documentation). It returns the
 // first error that stops it: the root cannot be walked, ctx is done, or the
 // store fails. Problems with single files are logged and counted in
 // Stats.Skipped, not returned.
+//
+// The walk only lists directories; the workers lstat each file, compare it
+// with the inventory and hash it when needed, so both the stat calls of a
+// rescan and the reads of a first scan use every core; a committer
+// goroutine commits full batches while the workers go on.
 func (s *Scanner) Scan(ctx context.Context) (Stats, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -186,50 +195,63 @@ func (s *Scanner) Scan(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return st, fmt.Errorf("scan: %w", err)
 	}
+	inv := &inventory{entries: entries, index: index}
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	jobs := make(chan job, 256)
-	results := make(chan result, 256)
+	files := make(chan []file, 16)
+	results := make(chan result, 1024)
+	wstats := make([]Stats, s.opt.Workers)
 	var workers sync.WaitGroup
-	for range s.opt.Workers {
+	for w := range s.opt.Workers {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			buf := make([]byte, 256<<10)
-			for j := range jobs {
-				r := s.hash(ctx, j, buf)
-				select {
-				case results <- r:
-				case <-ctx.Done():
+			wk := newWorker()
+			for chunk := range files {
+				for _, f := range chunk {
+					r, ok := s.visit(ctx, f, inv, &wstats[w], wk)
+					if !ok {
+						continue
+					}
+					select {
+					case results <- r:
+					case <-ctx.Done():
+					}
 				}
 			}
 		}()
 	}
 
-	// The applier commits batches while the walk and the hashing go on.
-	ap := &applier{s: s, st: &st, last: ss.LastTime}
-	applied := make(chan error, 1)
+	ap := newApplier(ctx, s, &st, ss.LastTime, cancel)
+	applied := make(chan struct{})
 	go func() {
-		var err error
+		defer close(applied)
 		for r := range results {
-			if err != nil {
-				continue // drain
-			}
-			if err = ap.add(ctx, r); err != nil {
-				cancel(err)
-			}
+			ap.add(r)
 		}
-		applied <- err
 	}()
 
-	werr := s.walk(ctx, entries, index, jobs, &st)
-	close(jobs)
+	werr := s.walk(ctx, inv, files, &st)
+	close(files)
 	workers.Wait()
 	close(results)
-	aerr := <-applied
-	if aerr != nil {
-		return st, aerr
+	<-applied
+	for _, w := range wstats {
+		st.Files += w.Files
+		st.Unchanged += w.Unchanged
+		st.Skipped += w.Skipped
+	}
+	if werr == nil && ctx.Err() == nil {
+		// Deletes: inventory paths neither found nor protected, in path order.
+		for i := range entries {
+			if e := &entries[i]; !e.seen {
+				ap.change(rs.Deleted, e.res)
+			}
+		}
+	}
+	if err := ap.close(); err != nil {
+		return st, err
 	}
 	if werr != nil {
 		if c := context.Cause(ctx); c != nil && errors.Is(werr, context.Canceled) {
@@ -237,29 +259,71 @@ func (s *Scanner) Scan(ctx context.Context) (Stats, error) {
 		}
 		return st, werr
 	}
-	if err := ctx.Err(); err != nil {
+	if ctx.Err() != nil {
 		return st, context.Cause(ctx)
 	}
-
-	// Deletes: inventory paths neither found nor protected, in path order.
-	for i := range entries {
-		if e := &entries[i]; !e.seen {
-			if err := ap.change(ctx, rs.Deleted, e.res); err != nil {
-				return st, err
-			}
-		}
-	}
-	return st, ap.flush(ctx)
+	return st, nil
 }
 
-// walk runs the directory walk, marking inventory entries seen and sending
-// files that need reading to jobs.
-func (s *Scanner) walk(ctx context.Context, entries []entry, index map[string]int, jobs chan<- job, st *Stats) error {
+// inventory is the scan's in-memory copy of the store's inventory. Workers
+// read it concurrently; each entry's seen flag is written by the one
+// worker that visits its path (the walk yields each path once).
+type inventory struct {
+	entries []entry
+	index   map[string]int
+}
+
+// visit stats one file found by the walk and hashes it unless its stat
+// fields match the inventory. ok is false when there is nothing to apply.
+func (s *Scanner) visit(ctx context.Context, f file, inv *inventory, ws *Stats, w *worker) (r result, ok bool) {
+	fi, err := os.Lstat(f.abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			s.log.Info("scan: file vanished during the scan", "path", f.rel)
+			return r, false // not seen: deleted if the inventory has it
+		}
+		ws.Skipped++
+		s.log.Warn("scan: cannot stat; left as it was", "path", f.rel, "err", err)
+		inv.protect(f.rel)
+		return r, false
+	}
+	if !fi.Mode().IsRegular() { // replaced since its directory was listed
+		return r, false
+	}
+	ws.Files++
+	j := job{rel: f.rel, abs: f.abs, st: statOf(fi)}
+	if i, ok := inv.index[f.rel]; ok {
+		e := &inv.entries[i]
+		e.seen = true
+		if j.st.equal(statKey{e.res.Size, e.res.ModTime, e.res.Inode}) {
+			ws.Unchanged++
+			return r, false
+		}
+		j.prev = &e.res
+	}
+	return s.hash(ctx, j, w), true
+}
+
+// walk lists the directories and sends the regular files to the workers.
+func (s *Scanner) walk(ctx context.Context, inv *inventory, out chan<- []file, st *Stats) error {
 	var protected []string // prefixes ("dir/") of directories that could not be listed
 	n := 0
 	prefix := len(s.root) + 1
 	if strings.HasSuffix(s.root, string(filepath.Separator)) {
 		prefix--
+	}
+	chunk := make([]file, 0, walkChunk)
+	send := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		select {
+		case out <- chunk:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		chunk = make([]file, 0, walkChunk)
+		return nil
 	}
 	err := filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
 		if n++; n&1023 == 0 {
@@ -279,7 +343,7 @@ func (s *Scanner) walk(ctx context.Context, entries []entry, index map[string]in
 				return nil
 			}
 			s.log.Warn("scan: cannot stat; left as it was", "path", rel, "err", err)
-			s.protect(entries, index, rel)
+			inv.protect(rel)
 			return nil
 		}
 		name := d.Name()
@@ -299,45 +363,21 @@ func (s *Scanner) walk(ctx context.Context, entries []entry, index map[string]in
 			s.log.Debug("scan: not a regular file", "path", rel, "type", t.String())
 			return nil
 		}
-		fi, err := d.Info()
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				s.log.Info("scan: file vanished during the scan", "path", rel)
-				return nil // not seen: deleted if the inventory has it
-			}
-			st.Skipped++
-			s.log.Warn("scan: cannot stat; left as it was", "path", rel, "err", err)
-			s.protect(entries, index, rel)
-			return nil
-		}
-		if !fi.Mode().IsRegular() { // replaced since the directory was read
-			return nil
-		}
-		st.Files++
-		key := statOf(fi)
-		j := job{rel: rel, abs: p, st: key}
-		if i, ok := index[rel]; ok {
-			e := &entries[i]
-			e.seen = true
-			if key.equal(statKey{e.res.Size, e.res.ModTime, e.res.Inode}) {
-				st.Unchanged++
-				return nil
-			}
-			j.prev = &e.res
-		}
-		select {
-		case jobs <- j:
-		case <-ctx.Done():
-			return ctx.Err()
+		chunk = append(chunk, file{rel: rel, abs: p})
+		if len(chunk) == walkChunk {
+			return send()
 		}
 		return nil
 	})
+	if err == nil {
+		err = send()
+	}
 	// Protect everything under directories that could not be listed.
 	if len(protected) > 0 {
-		for i := range entries {
+		for i := range inv.entries {
 			for _, pre := range protected {
-				if strings.HasPrefix(entries[i].res.Path, pre) {
-					entries[i].seen = true
+				if strings.HasPrefix(inv.entries[i].res.Path, pre) {
+					inv.entries[i].seen = true
 				}
 			}
 		}
@@ -348,9 +388,9 @@ func (s *Scanner) walk(ctx context.Context, entries []entry, index map[string]in
 	return nil
 }
 
-func (s *Scanner) protect(entries []entry, index map[string]int, rel string) {
-	if i, ok := index[rel]; ok {
-		entries[i].seen = true
+func (inv *inventory) protect(rel string) {
+	if i, ok := inv.index[rel]; ok {
+		inv.entries[i].seen = true
 	}
 }
 
@@ -370,13 +410,13 @@ func (s *Scanner) skipped(rel, name string) bool {
 var errChanged = errors.New("changed while being read")
 
 // hash reads j's file, retrying once if it changes while being read.
-func (s *Scanner) hash(ctx context.Context, j job, buf []byte) result {
+func (s *Scanner) hash(ctx context.Context, j job, w *worker) result {
 	if s.beforeHash != nil {
 		s.beforeHash(j.rel)
 	}
 	r := result{job: j}
 	for try := 0; ; try++ {
-		res, err := s.hashOnce(j, buf)
+		res, err := s.hashOnce(j, w)
 		switch {
 		case err == nil:
 			r.out, r.res = okHashed, res
@@ -414,43 +454,81 @@ func (s *Scanner) hash(ctx context.Context, j job, buf []byte) result {
 	}
 }
 
+// hashFile is an open file being hashed.
+type hashFile interface {
+	io.ReadCloser
+	statKey() (statKey, error)
+}
+
+type osFile struct{ *os.File }
+
+func (f osFile) statKey() (statKey, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return statKey{}, err
+	}
+	return statOf(fi), nil
+}
+
+// worker holds one hashing worker's reusable state.
+type worker struct {
+	buf  []byte
+	md5  hash.Hash
+	sha  hash.Hash
+	head [512]byte
+}
+
+func newWorker() *worker {
+	return &worker{buf: make([]byte, 256<<10), md5: md5.New(), sha: sha256.New()}
+}
+
+func (s *Scanner) open(name string) (hashFile, error) {
+	if s.opt.Open != nil {
+		f, err := s.opt.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		return osFile{f}, nil
+	}
+	return openRaw(name)
+}
+
 // hashOnce reads the file whose stat was j.st and returns its metadata, or
 // errChanged if the file is not the one stat'ed or changed while read.
-func (s *Scanner) hashOnce(j job, buf []byte) (store.Resource, error) {
+func (s *Scanner) hashOnce(j job, w *worker) (store.Resource, error) {
 	start := time.Now()
-	f, err := s.opt.Open(j.abs)
+	f, err := s.open(j.abs)
 	if err != nil {
 		return store.Resource{}, err
 	}
 	defer f.Close()
-	m, h := md5.New(), sha256.New()
+	w.md5.Reset()
+	w.sha.Reset()
 	var n int64
-	var head [512]byte
 	hn := 0
 	// Read exactly the stat'ed size: a file that grew or was rewritten
-	// meanwhile has a different size or mtime in the Stat below.
+	// meanwhile has a different size or mtime in the statKey below.
 	for n < j.st.size {
-		k, err := f.Read(buf[:min(int64(len(buf)), j.st.size-n)])
+		k, err := f.Read(w.buf[:min(int64(len(w.buf)), j.st.size-n)])
 		if k > 0 {
-			if hn < len(head) {
-				hn += copy(head[hn:], buf[:k])
+			if hn < len(w.head) {
+				hn += copy(w.head[hn:], w.buf[:k])
 			}
-			m.Write(buf[:k])
-			h.Write(buf[:k])
+			w.md5.Write(w.buf[:k])
+			w.sha.Write(w.buf[:k])
 			n += int64(k)
 		}
 		if err == io.EOF {
 			break // shrank: caught below
 		}
 		if err != nil {
-			return store.Resource{}, err
+			return store.Resource{}, fmt.Errorf("read %s: %w", j.abs, err)
 		}
 	}
-	fi, err := f.Stat()
+	after, err := f.statKey()
 	if err != nil {
 		return store.Resource{}, err
 	}
-	after := statOf(fi)
 	if n != j.st.size || !after.equal(j.st) {
 		return store.Resource{}, errChanged
 	}
@@ -461,11 +539,11 @@ func (s *Scanner) hashOnce(j job, buf []byte) (store.Resource, error) {
 		Inode:   after.ino,
 		LastMod: after.mtime,
 	}
-	copy(r.MD5[:], m.Sum(nil))
-	copy(r.SHA256[:], h.Sum(nil))
+	w.md5.Sum(r.MD5[:0])
+	w.sha.Sum(r.SHA256[:0])
 	r.Type = mime.TypeByExtension(path.Ext(j.rel))
 	if r.Type == "" {
-		r.Type = http.DetectContentType(head[:hn])
+		r.Type = http.DetectContentType(w.head[:hn])
 	}
 	if !after.mtime.Before(start.Add(-RacyWindow)) {
 		r.ModTime = time.Time{} // racily clean: read again next time
@@ -473,33 +551,71 @@ func (s *Scanner) hashOnce(j job, buf []byte) (store.Resource, error) {
 	return r, nil
 }
 
-// applier collects outcomes into batches and commits them.
+// applier collects outcomes into batches (in one goroutine) and hands full
+// batches to a committer goroutine, so that hashing goes on while a batch
+// is being committed and fsync'ed. After the first store error it drops
+// everything and cancels the scan.
 type applier struct {
 	s       *Scanner
 	st      *Stats
-	last    time.Time // the journal's last datetime
 	changes []store.Change
 	touches []store.Resource
+	commit  chan store.Batch
+	done    chan error
+	batches int // committed; written by the committer, read after done
 }
 
-func (a *applier) add(ctx context.Context, r result) error {
+func newApplier(ctx context.Context, s *Scanner, st *Stats, last time.Time, cancel context.CancelCauseFunc) *applier {
+	a := &applier{s: s, st: st, commit: make(chan store.Batch, 1), done: make(chan error, 1)}
+	go func() {
+		var err error
+		for b := range a.commit {
+			if err != nil {
+				continue
+			}
+			// One datetime per batch, never before the journal's last.
+			now := s.opt.Now().Round(0).UTC()
+			if now.Before(last) {
+				now = last
+			}
+			for i := range b.Changes {
+				b.Changes[i].Time = now
+			}
+			if _, _, err = s.opt.Store.Apply(ctx, b); err != nil {
+				err = fmt.Errorf("scan: applying %d changes and %d touches: %w", len(b.Changes), len(b.Touch), err)
+				cancel(err)
+				continue
+			}
+			if len(b.Changes) > 0 {
+				last = now
+			}
+			a.batches++
+		}
+		a.done <- err
+	}()
+	return a
+}
+
+func (a *applier) add(r result) {
 	a.st.Hashed += btoi(r.out == okHashed)
 	switch r.out {
 	case failed:
 		a.st.Skipped++
-		return nil
+		return
 	case vanished:
-		if r.prev == nil {
-			return nil
+		if r.prev != nil {
+			a.change(rs.Deleted, *r.prev)
 		}
-		return a.change(ctx, rs.Deleted, *r.prev)
+		return
 	}
 	a.st.Bytes += r.res.Size
 	switch {
 	case r.prev == nil:
-		return a.change(ctx, rs.Created, r.res)
+		a.change(rs.Created, r.res)
+		return
 	case r.prev.Size != r.res.Size || r.prev.MD5 != r.res.MD5 || r.prev.SHA256 != r.res.SHA256:
-		return a.change(ctx, rs.Updated, r.res)
+		a.change(rs.Updated, r.res)
+		return
 	}
 	// Touched: same bytes. Refresh the stat fields only; the content
 	// metadata (type and lastmod included) stay as journaled.
@@ -507,10 +623,13 @@ func (a *applier) add(ctx context.Context, r result) error {
 	t.ModTime, t.Inode = r.res.ModTime, r.res.Inode
 	a.touches = append(a.touches, t)
 	a.st.Touched++
-	return a.maybeFlush(ctx)
+	a.maybeFlush()
 }
 
-func (a *applier) change(ctx context.Context, kind rs.Change, r store.Resource) error {
+func (a *applier) change(kind rs.Change, r store.Resource) {
+	if a.changes == nil {
+		a.changes = make([]store.Change, 0, a.s.opt.BatchSize)
+	}
 	a.changes = append(a.changes, store.Change{Kind: kind, Resource: r})
 	switch kind {
 	case rs.Created:
@@ -520,38 +639,30 @@ func (a *applier) change(ctx context.Context, kind rs.Change, r store.Resource) 
 	case rs.Deleted:
 		a.st.Deleted++
 	}
-	return a.maybeFlush(ctx)
+	a.maybeFlush()
 }
 
-func (a *applier) maybeFlush(ctx context.Context) error {
+func (a *applier) maybeFlush() {
 	if len(a.changes)+len(a.touches) >= a.s.opt.BatchSize {
-		return a.flush(ctx)
+		a.flush()
 	}
-	return nil
 }
 
-// flush commits the pending batch with one datetime, never before the
-// journal's last one.
-func (a *applier) flush(ctx context.Context) error {
+func (a *applier) flush() {
 	if len(a.changes)+len(a.touches) == 0 {
-		return nil
+		return
 	}
-	now := a.s.opt.Now().Round(0).UTC()
-	if now.Before(a.last) {
-		now = a.last
-	}
-	for i := range a.changes {
-		a.changes[i].Time = now
-	}
-	if _, _, err := a.s.opt.Store.Apply(ctx, store.Batch{Changes: a.changes, Touch: a.touches}); err != nil {
-		return fmt.Errorf("scan: applying %d changes and %d touches: %w", len(a.changes), len(a.touches), err)
-	}
-	if len(a.changes) > 0 {
-		a.last = now
-	}
-	a.st.Batches++
-	a.changes, a.touches = a.changes[:0], a.touches[:0]
-	return nil
+	a.commit <- store.Batch{Changes: a.changes, Touch: a.touches}
+	a.changes, a.touches = nil, nil
+}
+
+// close commits what is pending and returns the first store error.
+func (a *applier) close() error {
+	a.flush()
+	close(a.commit)
+	err := <-a.done
+	a.st.Batches = a.batches
+	return err
 }
 
 func btoi(b bool) int {
