@@ -11,3 +11,11 @@ func openRaw(name string) (hashFile, error) {
 	}
 	return osFile{f}, nil
 }
+
+func lstat(name string) (statKey, bool, error) {
+	fi, err := os.Lstat(name)
+	if err != nil {
+		return statKey{}, false, err
+	}
+	return statOf(fi), fi.Mode().IsRegular(), nil
+}

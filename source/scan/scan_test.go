@@ -159,6 +159,12 @@ func checkInventory(t testing.TB, db store.Store, root string, skip func(string)
 	}
 }
 
+// testHooks are the faults a case injects into the second scan.
+type testHooks struct {
+	Open      func(name string) (*os.File, error) // opens a file to hash
+	AfterRead func(name string)                   // runs after each read of a file being hashed
+}
+
 func TestChangeDetection(t *testing.T) {
 	root0 := os.Geteuid() == 0
 	denied := func(victim string) func(string) (*os.File, error) {
@@ -171,7 +177,7 @@ func TestChangeDetection(t *testing.T) {
 	}
 	// unreadable makes root/rel unreadable: chmod 000 for ordinary users;
 	// root reads anything, so there the scanner's Open is made to fail.
-	unreadable := func(t *testing.T, root, rel string, o *scan.Options) {
+	unreadable := func(t *testing.T, root, rel string, o *testHooks) {
 		if root0 {
 			o.Open = denied(filepath.Base(rel))
 			return
@@ -186,7 +192,7 @@ func TestChangeDetection(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		setup  map[string]string // files before the first scan
-		mutate func(t *testing.T, root string, o *scan.Options) (beforeHash func(rel string))
+		mutate func(t *testing.T, root string, o *testHooks) (beforeHash func(rel string))
 		want   []string // journal records of the second scan, "kind path", sorted
 		stale  []string // paths whose inventory record is expected to differ from the directory
 		skip   []string
@@ -198,7 +204,7 @@ func TestChangeDetection(t *testing.T) {
 		{
 			name:  "create",
 			setup: map[string]string{"a": "A"},
-			mutate: func(t *testing.T, root string, _ *scan.Options) func(string) {
+			mutate: func(t *testing.T, root string, _ *testHooks) func(string) {
 				write(t, root, "dir/b.txt", "B")
 				return nil
 			},
@@ -207,7 +213,7 @@ func TestChangeDetection(t *testing.T) {
 		{
 			name:  "create empty file",
 			setup: map[string]string{"a": "A"},
-			mutate: func(t *testing.T, root string, _ *scan.Options) func(string) {
+			mutate: func(t *testing.T, root string, _ *testHooks) func(string) {
 				write(t, root, "empty", "")
 				return nil
 			},
@@ -216,13 +222,13 @@ func TestChangeDetection(t *testing.T) {
 		{
 			name:   "update",
 			setup:  map[string]string{"a": "A"},
-			mutate: func(t *testing.T, root string, _ *scan.Options) func(string) { write(t, root, "a", "AA"); return nil },
+			mutate: func(t *testing.T, root string, _ *testHooks) func(string) { write(t, root, "a", "AA"); return nil },
 			want:   []string{"updated a"},
 		},
 		{
 			name:  "update same size different bytes, mtime changed",
 			setup: map[string]string{"a": "AAAA"},
-			mutate: func(t *testing.T, root string, _ *scan.Options) func(string) {
+			mutate: func(t *testing.T, root string, _ *testHooks) func(string) {
 				write(t, root, "a", "BBBB")
 				os.Chtimes(filepath.Join(root, "a"), old.Add(time.Second), old.Add(time.Second))
 				return nil
@@ -232,7 +238,7 @@ func TestChangeDetection(t *testing.T) {
 		{
 			name:  "delete",
 			setup: map[string]string{"a": "A", "d/b": "B"},
-			mutate: func(t *testing.T, root string, _ *scan.Options) func(string) {
+			mutate: func(t *testing.T, root string, _ *testHooks) func(string) {
 				os.RemoveAll(filepath.Join(root, "d"))
 				return nil
 			},
@@ -241,7 +247,7 @@ func TestChangeDetection(t *testing.T) {
 		{
 			name:  "rename",
 			setup: map[string]string{"a": "A"},
-			mutate: func(t *testing.T, root string, _ *scan.Options) func(string) {
+			mutate: func(t *testing.T, root string, _ *testHooks) func(string) {
 				os.Rename(filepath.Join(root, "a"), filepath.Join(root, "b"))
 				return nil
 			},
@@ -250,7 +256,7 @@ func TestChangeDetection(t *testing.T) {
 		{
 			name:  "touch without change",
 			setup: map[string]string{"a": "A"},
-			mutate: func(t *testing.T, root string, _ *scan.Options) func(string) {
+			mutate: func(t *testing.T, root string, _ *testHooks) func(string) {
 				os.Chtimes(filepath.Join(root, "a"), old.Add(time.Minute), old.Add(time.Minute))
 				return nil
 			},
@@ -268,7 +274,7 @@ func TestChangeDetection(t *testing.T) {
 		{
 			name:  "rewritten with the same bytes (new inode)",
 			setup: map[string]string{"a": "A"},
-			mutate: func(t *testing.T, root string, _ *scan.Options) func(string) {
+			mutate: func(t *testing.T, root string, _ *testHooks) func(string) {
 				os.Remove(filepath.Join(root, "a"))
 				write(t, root, "tmp", "A")
 				os.Rename(filepath.Join(root, "tmp"), filepath.Join(root, "a"))
@@ -279,7 +285,7 @@ func TestChangeDetection(t *testing.T) {
 		{
 			name:  "unchanged stat is not read",
 			setup: map[string]string{"a": "A", "b": "B"},
-			mutate: func(t *testing.T, root string, o *scan.Options) func(string) {
+			mutate: func(t *testing.T, root string, o *testHooks) func(string) {
 				o.Open = func(name string) (*os.File, error) { t.Errorf("read %s", name); return os.Open(name) }
 				return nil
 			},
@@ -292,7 +298,7 @@ func TestChangeDetection(t *testing.T) {
 		{
 			name:  "unreadable new file",
 			setup: map[string]string{"a": "A"},
-			mutate: func(t *testing.T, root string, o *scan.Options) func(string) {
+			mutate: func(t *testing.T, root string, o *testHooks) func(string) {
 				write(t, root, "secret", "S")
 				unreadable(t, root, "secret", o)
 				return nil
@@ -304,7 +310,7 @@ func TestChangeDetection(t *testing.T) {
 		{
 			name:  "unreadable changed file is left as it was, not deleted",
 			setup: map[string]string{"a": "A", "secret": "S"},
-			mutate: func(t *testing.T, root string, o *scan.Options) func(string) {
+			mutate: func(t *testing.T, root string, o *testHooks) func(string) {
 				write(t, root, "secret", "S2")
 				unreadable(t, root, "secret", o)
 				return nil
@@ -316,7 +322,7 @@ func TestChangeDetection(t *testing.T) {
 		{
 			name:  "unlistable directory is left as it was",
 			setup: map[string]string{"a": "A", "locked/x": "X"},
-			mutate: func(t *testing.T, root string, o *scan.Options) func(string) {
+			mutate: func(t *testing.T, root string, o *testHooks) func(string) {
 				if root0 {
 					t.Skip("root can list any directory; covered for ordinary users")
 				}
@@ -332,7 +338,7 @@ func TestChangeDetection(t *testing.T) {
 		{
 			name:  "vanishes before it is read",
 			setup: map[string]string{"a": "A", "b": "B"},
-			mutate: func(t *testing.T, root string, o *scan.Options) func(string) {
+			mutate: func(t *testing.T, root string, o *testHooks) func(string) {
 				write(t, root, "a", "A2")
 				write(t, root, "new", "N")
 				return func(rel string) { os.Remove(filepath.Join(root, rel)) }
@@ -343,7 +349,7 @@ func TestChangeDetection(t *testing.T) {
 		{
 			name:  "changes once while read: read again",
 			setup: map[string]string{"a": "A"},
-			mutate: func(t *testing.T, root string, o *scan.Options) func(string) {
+			mutate: func(t *testing.T, root string, o *testHooks) func(string) {
 				write(t, root, "a", "A2")
 				var once sync.Once
 				return func(rel string) {
@@ -361,16 +367,13 @@ func TestChangeDetection(t *testing.T) {
 		{
 			name:  "keeps changing while read: skipped",
 			setup: map[string]string{"a": "A"},
-			mutate: func(t *testing.T, root string, o *scan.Options) func(string) {
+			mutate: func(t *testing.T, root string, o *testHooks) func(string) {
 				write(t, root, "a", "A2")
-				o.Open = func(name string) (*os.File, error) {
-					f, err := os.Open(name)
-					if err == nil {
-						af, _ := os.OpenFile(name, os.O_APPEND|os.O_WRONLY, 0)
-						af.WriteString("more")
-						af.Close()
-					}
-					return f, err
+				o.Open = os.Open
+				o.AfterRead = func(name string) { // a writer appends while we read
+					af, _ := os.OpenFile(name, os.O_APPEND|os.O_WRONLY, 0)
+					af.WriteString("more")
+					af.Close()
 				}
 				return nil
 			},
@@ -381,7 +384,7 @@ func TestChangeDetection(t *testing.T) {
 		{
 			name:  "names needing escaping",
 			setup: map[string]string{"a": "A"},
-			mutate: func(t *testing.T, root string, _ *scan.Options) func(string) {
+			mutate: func(t *testing.T, root string, _ *testHooks) func(string) {
 				for _, n := range []string{"with space", "100%", "x#y", "q?", "café", "bad\xff\xfe", "dir ü/f;g"} {
 					write(t, root, n, n)
 				}
@@ -393,7 +396,7 @@ func TestChangeDetection(t *testing.T) {
 			name:  "hidden files, state dir and skip patterns",
 			setup: map[string]string{"a": "A"},
 			skip:  []string{"*.tmp", "cache", "logs/old-*"},
-			mutate: func(t *testing.T, root string, _ *scan.Options) func(string) {
+			mutate: func(t *testing.T, root string, _ *testHooks) func(string) {
 				for _, n := range []string{".hidden", ".git/config", "d/.x", "x.tmp", "d/y.tmp", "cache/z", "d/cache/z", "logs/old-1", "logs/new-1"} {
 					write(t, root, n, n)
 				}
@@ -404,7 +407,7 @@ func TestChangeDetection(t *testing.T) {
 		{
 			name:  "symlinks not followed",
 			setup: map[string]string{"a": "A", "d/b": "B"},
-			mutate: func(t *testing.T, root string, _ *scan.Options) func(string) {
+			mutate: func(t *testing.T, root string, _ *testHooks) func(string) {
 				os.Symlink("a", filepath.Join(root, "link"))
 				os.Symlink("d", filepath.Join(root, "dlink"))
 				os.Symlink("/etc", filepath.Join(root, "outside"))
@@ -415,7 +418,7 @@ func TestChangeDetection(t *testing.T) {
 		{
 			name:  "file replaced by a symlink",
 			setup: map[string]string{"a": "A", "b": "B"},
-			mutate: func(t *testing.T, root string, _ *scan.Options) func(string) {
+			mutate: func(t *testing.T, root string, _ *testHooks) func(string) {
 				os.Remove(filepath.Join(root, "b"))
 				os.Symlink("a", filepath.Join(root, "b"))
 				return nil
@@ -425,7 +428,7 @@ func TestChangeDetection(t *testing.T) {
 		{
 			name:  "large sparse file is streamed",
 			setup: map[string]string{"a": "A"},
-			mutate: func(t *testing.T, root string, _ *scan.Options) func(string) {
+			mutate: func(t *testing.T, root string, _ *testHooks) func(string) {
 				f, err := os.Create(filepath.Join(root, "big.bin"))
 				if err != nil {
 					t.Fatal(err)
@@ -471,9 +474,13 @@ func TestChangeDetection(t *testing.T) {
 				t.Fatalf("first scan: %d records for %d files", st0.LastSeq, len(tc.setup))
 			}
 			// The second scan may have hooks installed by mutate.
-			hook := tc.mutate(t, root, &opt)
+			var th testHooks
+			hook := tc.mutate(t, root, &th)
 			s2, _ := scan.New(opt)
 			s2.SetBeforeHash(hook)
+			if th.Open != nil {
+				s2.SetOpen(th.Open, th.AfterRead)
+			}
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
 			st, err := s2.Scan(ctx)
@@ -514,7 +521,6 @@ func TestChangeDetection(t *testing.T) {
 			checkInventory(t, db, root, skip, tc.stale...)
 			// A third scan, without hooks, converges and records nothing
 			// more for unchanged files.
-			opt.Open = nil
 			s4, _ := scan.New(opt)
 			if _, err := s4.Scan(ctx); err != nil {
 				t.Fatal(err)
