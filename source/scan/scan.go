@@ -16,6 +16,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -655,6 +656,10 @@ func (a *applier) flush() {
 	if len(a.changes)+len(a.touches) == 0 {
 		return
 	}
+	// In path order: the inventory's B+tree is then filled left to right,
+	// and a Change List reads in a stable order. A path appears at most
+	// once per scan, so this reorders nothing that matters.
+	slices.SortFunc(a.changes, func(x, y store.Change) int { return strings.Compare(x.Resource.Path, y.Resource.Path) })
 	a.commit <- store.Batch{Changes: a.changes, Touch: a.touches}
 	a.changes, a.touches = nil, nil
 }
