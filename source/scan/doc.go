@@ -4,14 +4,17 @@
 // A Scanner walks the directory with filepath.WalkDir, skipping hidden files
 // and directories (names starting with "."), the excluded paths (the state
 // directory) and the user's skip patterns, and never following symbolic
-// links. It compares each regular file's size, mtime and inode with the
-// inventory, loaded into memory in one read transaction at the start of the
-// scan (so a rescan of unchanged files costs one lstat per file and no
-// database reads). New files and files whose stat fields differ are read
-// once by a pool of runtime.NumCPU() workers, which compute the length,
-// md5 and sha-256 in the same pass over a fixed buffer (so files of any size
-// are never held in memory) and detect the media type from the extension,
-// else from the first 512 bytes.
+// links. The walk only lists directories; a pool of runtime.NumCPU()
+// workers takes the files in chunks and compares each known file's size,
+// mtime and inode (one lstat) with the inventory, which was loaded into
+// memory in one read transaction at the start of the scan, so a rescan of
+// unchanged files costs one lstat per file on every core and no database
+// reads. New files and files whose stat fields differ are opened (not
+// following symbolic links), fstat'ed, read once through a fixed buffer
+// computing md5 and sha-256 in the same pass (files of any size are never
+// held in memory), and fstat'ed again; the media type comes from the
+// extension, else from the first 512 bytes. A committer goroutine applies
+// full batches while the workers go on.
 //
 // # Changes
 //
@@ -39,9 +42,12 @@
 //   - a file that vanishes between the walk and its reading is deleted (if
 //     the inventory had it), since it no longer exists;
 //   - a file whose size, mtime or inode after reading differ from before
-//     (it changed while being read) is read once more; if it changes again
-//     it is skipped for this scan and keeps its old inventory record, so a
-//     hash is never recorded for bytes other than the ones hashed;
+//     (it changed while being read, or between its lstat and its opening)
+//     is read once more; if it changes again it is skipped for this scan
+//     and keeps its old inventory record, so a hash is never recorded for
+//     bytes other than the ones hashed;
+//   - a file replaced by a symbolic link, a directory or a FIFO between the
+//     listing and the reading is treated as deleted;
 //   - a file whose mtime is too recent to be trusted (within RacyWindow of
 //     the moment it was read: a write in the same timestamp tick would not
 //     change it) is recorded with a zero inventory mtime, so the next scan
@@ -56,8 +62,9 @@
 // changes and touches, each one atomic store transaction that appends the
 // journal records and updates the inventory together, so that at every
 // committed state the inventory equals the replay of the journal. Batches
-// are applied while the walk and the hashing go on (creates and updates in
-// the order the workers finish them), then the deletes in path order.
+// are applied while the walk and the hashing go on (each batch's creates
+// and updates sorted by path, all with one datetime), then the deletes in
+// path order.
 //
 // A crash (kill -9, power loss) between or during batches therefore leaves
 // the state of the last committed batch: some of the scan's changes are in

@@ -23,6 +23,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
 	"sync"
 	"syscall"
@@ -117,7 +118,14 @@ func openBolt(path string, timeout time.Duration) (db *bbolt.DB, err error) {
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
 		return nil, fmt.Errorf("%w: %s: %w", store.ErrCorrupt, path, err)
 	}
-	return nil, wrapIO(path, err)
+	var errno syscall.Errno
+	var pe *fs.PathError
+	if errors.As(err, &errno) || errors.As(err, &pe) {
+		return nil, wrapIO(path, err) // permission, missing directory, disk full, I/O error
+	}
+	// Anything else is bbolt judging the file's structure ("file size
+	// too small", bad meta pages, ...).
+	return nil, fmt.Errorf("%w: %s: %w", store.ErrCorrupt, path, err)
 }
 
 func (d *DB) init() error {

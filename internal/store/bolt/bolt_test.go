@@ -166,3 +166,10 @@ func TestDiskFull(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestOpenMissingDir(t *testing.T) {
+	_, err := bolt.Open(filepath.Join(t.TempDir(), "no", "such", "state.db"), nil)
+	if !errors.Is(err, os.ErrNotExist) || errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("Open in a missing directory: %v, want a not-exist error", err)
+	}
+}
