@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/resourcesync-go/resourcesync/internal/store"
+	"github.com/resourcesync-go/resourcesync/internal/store/storetest"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 )
 
@@ -88,4 +89,29 @@ func inventoryMissing(t *testing.T, db store.Store, root string) []string {
 		}
 	}
 	return out
+}
+
+func TestScanErrors(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t, filepath.Join(t.TempDir(), "state.db"))
+	s, _ := scan.New(scan.Options{Root: filepath.Join(t.TempDir(), "missing"), Store: db, Logger: quiet()})
+	if _, err := s.Scan(ctx); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing root: %v", err)
+	}
+	if _, err := scan.New(scan.Options{Root: ".", Store: db, Skip: []string{"[bad"}}); !errors.Is(err, scan.ErrSkipPattern) {
+		t.Errorf("bad pattern: %v", err)
+	}
+	root := t.TempDir()
+	for i := range 100 {
+		write(t, root, fmt.Sprintf("f%03d", i), "x")
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	s, _ = scan.New(scan.Options{Root: root, Store: db, Logger: quiet()})
+	if _, err := s.Scan(cctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled scan: %v", err)
+	}
+	if err := storetest.CheckReplay(ctx, db); err != nil {
+		t.Error(err)
+	}
 }

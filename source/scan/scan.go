@@ -234,9 +234,20 @@ func (s *Scanner) Scan(ctx context.Context) (Stats, error) {
 		}
 	}()
 
-	werr := s.walk(ctx, inv, files, &st)
+	protected, werr := s.walk(ctx, inv, files, &st)
 	close(files)
 	workers.Wait()
+	// Protect everything under directories that could not be listed (the
+	// workers are done writing seen flags).
+	if len(protected) > 0 {
+		for i := range entries {
+			for _, pre := range protected {
+				if strings.HasPrefix(entries[i].res.Path, pre) {
+					entries[i].seen = true
+				}
+			}
+		}
+	}
 	close(results)
 	<-applied
 	for _, w := range wstats {
@@ -311,8 +322,8 @@ func (s *Scanner) visit(ctx context.Context, f file, inv *inventory, ws *Stats, 
 }
 
 // walk lists the directories and sends the regular files to the workers.
-func (s *Scanner) walk(ctx context.Context, inv *inventory, out chan<- []file, st *Stats) error {
-	var protected []string // prefixes ("dir/") of directories that could not be listed
+// It returns the prefixes ("dir/") of the directories it could not list.
+func (s *Scanner) walk(ctx context.Context, inv *inventory, out chan<- []file, st *Stats) (protected []string, err error) {
 	n := 0
 	prefix := len(s.root) + 1
 	if strings.HasSuffix(s.root, string(filepath.Separator)) {
@@ -331,7 +342,7 @@ func (s *Scanner) walk(ctx context.Context, inv *inventory, out chan<- []file, s
 		chunk = make([]file, 0, walkChunk)
 		return nil
 	}
-	err := filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
 		if n++; n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -378,20 +389,10 @@ func (s *Scanner) walk(ctx context.Context, inv *inventory, out chan<- []file, s
 	if err == nil {
 		err = send()
 	}
-	// Protect everything under directories that could not be listed.
-	if len(protected) > 0 {
-		for i := range inv.entries {
-			for _, pre := range protected {
-				if strings.HasPrefix(inv.entries[i].res.Path, pre) {
-					inv.entries[i].seen = true
-				}
-			}
-		}
-	}
 	if err != nil {
-		return fmt.Errorf("scan %s: %w", s.root, err)
+		return protected, fmt.Errorf("scan %s: %w", s.root, err)
 	}
-	return nil
+	return protected, nil
 }
 
 func (inv *inventory) protect(rel string) {
