@@ -391,6 +391,20 @@ func TestChangeDetection(t *testing.T) {
 				return nil
 			},
 			want: []string{"created 100%", "created bad\xff\xfe", "created café", "created dir ü/f;g", "created q?", "created with space", "created x#y"},
+			check: func(t *testing.T, db store.Store, st scan.Stats) {
+				for r, err := range db.Resources(context.Background()) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					u := scan.ResourceURL("http://example.org/res/", r.Path)
+					if strings.ContainsAny(u[len("http://example.org/res/"):], " #?%\xff") && !strings.Contains(u, "%") {
+						t.Errorf("%q not escaped: %s", r.Path, u)
+					}
+					if back, err := scan.UnescapePath(strings.TrimPrefix(u, "http://example.org/res/")); err != nil || back != r.Path {
+						t.Errorf("URL %s does not map back to %q: %q, %v", u, r.Path, back, err)
+					}
+				}
+			},
 		},
 		{
 			name:  "hidden files, state dir and skip patterns",

@@ -173,3 +173,28 @@ func TestOpenMissingDir(t *testing.T) {
 		t.Errorf("Open in a missing directory: %v, want a not-exist error", err)
 	}
 }
+
+// BenchmarkApply commits batches of 10,000 created resources (one journal
+// record and one inventory record each), as a first scan does.
+func BenchmarkApply(b *testing.B) {
+	ctx := context.Background()
+	db, err := bolt.Open(filepath.Join(b.TempDir(), "state.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	const batch = 10000
+	n := 0
+	for b.Loop() {
+		cs := make([]store.Change, batch)
+		for i := range cs {
+			cs[i] = store.Change{Kind: rs.Created, Time: storetest.T0,
+				Resource: storetest.Res(fmt.Sprintf("d%03d/f%08d.dat", n/1000, n), "x")}
+			n++
+		}
+		if _, _, err := db.Apply(ctx, store.Batch{Changes: cs}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "changes/s")
+}
