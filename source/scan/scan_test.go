@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -397,8 +398,13 @@ func TestChangeDetection(t *testing.T) {
 						t.Fatal(err)
 					}
 					u := scan.ResourceURL("http://example.org/res/", r.Path)
-					if strings.ContainsAny(u[len("http://example.org/res/"):], " #?%\xff") && !strings.Contains(u, "%") {
-						t.Errorf("%q not escaped: %s", r.Path, u)
+					for _, c := range []byte(u) {
+						if c <= ' ' || c >= 0x7f || c == '#' || c == '?' {
+							t.Errorf("%q: URL %q has an unescaped byte %q", r.Path, u, c)
+						}
+					}
+					if pu, err := url.Parse(u); err != nil || pu.Path != "/res/"+r.Path {
+						t.Errorf("URL %s of %q does not parse back: %v", u, r.Path, err)
 					}
 					if back, err := scan.UnescapePath(strings.TrimPrefix(u, "http://example.org/res/")); err != nil || back != r.Path {
 						t.Errorf("URL %s does not map back to %q: %q, %v", u, r.Path, back, err)
