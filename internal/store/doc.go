@@ -106,7 +106,10 @@ type Batch struct {
 	Changes []Change
 	// Touch replaces inventory records without a journal record, after
 	// Changes are applied. Each path must exist in the inventory
-	// (ErrConflict otherwise). Callers use it for stat-only updates.
+	// (ErrConflict otherwise). Callers use it for stat-only updates
+	// (ModTime, Inode) and must keep the content metadata (Size, hashes,
+	// Type, LastMod, Changed) as journaled, or the inventory would no
+	// longer equal the journal's replay.
 	Touch []Resource
 	// Meta values are set (a nil value deletes the key) in the same
 	// transaction, e.g. a Change List boundary that must move together
