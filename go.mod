@@ -5,5 +5,8 @@ go 1.26
 require (
 	github.com/google/go-cmp v0.7.0
 	github.com/urfave/cli/v3 v3.6.2
+	go.etcd.io/bbolt v1.4.3
 	golang.org/x/time v0.14.0
 )
+
+require golang.org/x/sys v0.29.0 // indirect

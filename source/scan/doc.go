@@ -1,0 +1,83 @@
+// Package scan keeps a Source's inventory and change journal (package
+// internal/store) in step with a directory.
+//
+// A Scanner walks the directory with filepath.WalkDir, skipping hidden files
+// and directories (names starting with "."), the excluded paths (the state
+// directory) and the user's skip patterns, and never following symbolic
+// links. The walk only lists directories; a pool of runtime.NumCPU()
+// workers takes the files in chunks and compares each known file's size,
+// mtime and inode (one lstat) with the inventory, which was loaded into
+// memory in one read transaction at the start of the scan, so a rescan of
+// unchanged files costs one lstat per file on every core and no database
+// reads. New files and files whose stat fields differ are opened (not
+// following symbolic links), fstat'ed, read once through a fixed buffer
+// computing md5 and sha-256 in the same pass (files of any size are never
+// held in memory), and fstat'ed again; the media type comes from the
+// extension, else from the first 512 bytes. A committer goroutine applies
+// full batches while the workers go on.
+//
+// # Changes
+//
+//   - a file not in the inventory is created;
+//   - a file whose bytes differ from the inventory's (size or hashes) is
+//     updated;
+//   - a file whose stat fields changed but whose bytes did not (touched)
+//     gets its inventory stat fields refreshed, with no journal record;
+//   - an inventory path not found by the walk is deleted;
+//   - a rename is a delete of the old path plus a create of the new one.
+//
+// The datetime of a change is when the scan detected it (not the file's
+// mtime, which is published as lastmod): the journal's datetimes must never
+// decrease, and each batch takes max(now, the journal's last datetime).
+//
+// # Faults
+//
+// Nothing a file does crashes a scan or puts wrong data in the state; each
+// case is one log line:
+//
+//   - a file or directory that cannot be read (permissions, I/O error) is
+//     left as the inventory has it: no change is recorded, and in particular
+//     it is not deleted, since it still exists; everything under a
+//     directory that cannot be listed is protected the same way;
+//   - a file that vanishes between the walk and its reading is deleted (if
+//     the inventory had it), since it no longer exists;
+//   - a file whose size, mtime or inode after reading differ from before
+//     (it changed while being read, or between its lstat and its opening)
+//     is read once more; if it changes again it is skipped for this scan
+//     and keeps its old inventory record, so a hash is never recorded for
+//     bytes other than the ones hashed;
+//   - a file replaced by a symbolic link, a directory or a FIFO between the
+//     listing and the reading is treated as deleted;
+//   - a file whose mtime is too recent to be trusted (within RacyWindow of
+//     the moment it was read: a write in the same timestamp tick would not
+//     change it) is recorded with a zero inventory mtime, so the next scan
+//     reads it again instead of trusting its stat fields (git's "racily
+//     clean" rule);
+//   - the state's errors (disk full, corruption) end the scan with the
+//     store's error; what was committed before stays consistent.
+//
+// # Batches and crash safety
+//
+// Changes are applied in batches of Options.BatchSize (default 10,000)
+// changes and touches, each one atomic store transaction that appends the
+// journal records and updates the inventory together, so that at every
+// committed state the inventory equals the replay of the journal. Batches
+// are applied while the walk and the hashing go on (each batch's creates
+// and updates sorted by path, all with one datetime), then the deletes in
+// path order.
+//
+// A crash (kill -9, power loss) between or during batches therefore leaves
+// the state of the last committed batch: some of the scan's changes are in
+// both the journal and the inventory, the others in neither. The next scan
+// diffs the directory against that inventory again, so it finds exactly the
+// changes not yet committed: a change already journaled now matches the
+// inventory and is not recorded twice, a change not committed still
+// differs and is not lost. The store rejects a created record for a path it
+// has, or an updated or deleted record for a path it lacks (ErrConflict), so
+// even a buggy or concurrent writer cannot make the journal contradict the
+// inventory. Bounded batches keep each transaction, its memory and its
+// commit latency small for scans with hundreds of thousands of changes.
+//
+// One Scanner must be the only writer of its store; Scan calls on one
+// Scanner are serialised.
+package scan

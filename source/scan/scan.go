@@ -1,0 +1,682 @@
+package scan
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"log/slog"
+	"mime"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/store"
+	"github.com/resourcesync-go/resourcesync/rs"
+)
+
+// RacyWindow is how recent an mtime must be, relative to the moment a file
+// is read, for the scanner to distrust it next time (see the package
+// documentation). Filesystem timestamps are taken from a coarse clock
+// (a few milliseconds on Linux); the window covers that generously.
+const RacyWindow = 100 * time.Millisecond
+
+// ErrSkipPattern is matched by the error New returns for a malformed
+// skip pattern.
+var ErrSkipPattern = errors.New("scan: bad skip pattern")
+
+// Options configure a Scanner.
+type Options struct {
+	Root  string      // directory to scan
+	Store store.Store // inventory and journal
+
+	// Exclude lists paths (absolute, or relative to the working
+	// directory) that are not scanned, such as the state directory.
+	Exclude []string
+	// Skip lists path.Match patterns. A file or directory is skipped when
+	// a pattern matches its slash-separated path relative to Root or its
+	// name alone ("*.tmp", "cache", "logs/2024-*").
+	Skip []string
+
+	Workers   int // hashing workers; default runtime.NumCPU()
+	BatchSize int // changes and touches per store transaction; default 10,000
+
+	Logger *slog.Logger     // default slog.Default()
+	Now    func() time.Time // clock for change datetimes; default time.Now
+}
+
+// Stats counts what one Scan did.
+type Stats struct {
+	Files     int   // regular files found by the walk (not skipped)
+	Unchanged int   // files whose stat fields matched the inventory (not read)
+	Hashed    int   // files read and hashed
+	Bytes     int64 // bytes hashed
+	Created   int
+	Updated   int
+	Deleted   int
+	Touched   int // stat fields refreshed, content unchanged
+	Skipped   int // files or directories left as they were because of an error
+	Batches   int // store transactions committed
+}
+
+// Scanner scans one directory into one store.
+type Scanner struct {
+	opt        Options
+	root       string
+	exclude    map[string]bool
+	mu         sync.Mutex // one scan at a time
+	log        *slog.Logger
+	beforeHash func(rel string)                    // test hook: runs in the worker before a file is read
+	openHook   func(name string) (hashFile, error) // test hook: opens a file to hash
+}
+
+// New returns a Scanner for opt.
+func New(opt Options) (*Scanner, error) {
+	if opt.Store == nil {
+		return nil, errors.New("scan: no store")
+	}
+	root, err := filepath.Abs(opt.Root)
+	if err != nil {
+		return nil, fmt.Errorf("scan: root: %w", err)
+	}
+	for _, p := range opt.Skip {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("%w %q: %w", ErrSkipPattern, p, err)
+		}
+	}
+	s := &Scanner{opt: opt, root: root, exclude: map[string]bool{}, log: opt.Logger}
+	for _, e := range opt.Exclude {
+		a, err := filepath.Abs(e)
+		if err != nil {
+			return nil, fmt.Errorf("scan: exclude %q: %w", e, err)
+		}
+		s.exclude[a] = true
+	}
+	if s.opt.Workers <= 0 {
+		s.opt.Workers = runtime.NumCPU()
+	}
+	if s.opt.BatchSize <= 0 {
+		s.opt.BatchSize = 10000
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.opt.Now == nil {
+		s.opt.Now = time.Now
+	}
+	return s, nil
+}
+
+// statKey is what a rescan compares.
+type statKey struct {
+	size  int64
+	mtime time.Time
+	ino   uint64
+}
+
+func (a statKey) equal(b statKey) bool {
+	return a.size == b.size && a.ino == b.ino && a.mtime.Equal(b.mtime)
+}
+
+func statOf(fi fs.FileInfo) statKey {
+	return statKey{size: fi.Size(), mtime: fi.ModTime(), ino: inode(fi)}
+}
+
+// entry is an inventory record during a scan.
+type entry struct {
+	res  store.Resource
+	seen bool // found by the walk, or protected from deletion
+}
+
+type job struct {
+	rel   string
+	abs   string
+	st    statKey // from lstat, when known
+	known bool
+	prev  *store.Resource // nil for a new file
+}
+
+type outcome uint8
+
+const (
+	okHashed outcome = iota
+	vanished         // gone before or while reading
+	failed           // unreadable or kept changing: leave as it was
+)
+
+type result struct {
+	job
+	out outcome
+	res store.Resource // for okHashed
+}
+
+// file is a regular file found by the walk.
+type file struct{ rel, abs string }
+
+// walkChunk is how many files the walker hands to a worker at once.
+const walkChunk = 64
+
+// Scan walks the directory once and applies the differences with the
+// inventory to the store (see the package documentation). It returns the
+// first error that stops it: the root cannot be walked, ctx is done, or the
+// store fails. Problems with single files are logged and counted in
+// Stats.Skipped, not returned.
+//
+// The walk only lists directories; the workers lstat each file, compare it
+// with the inventory and hash it when needed, so both the stat calls of a
+// rescan and the reads of a first scan use every core; a committer
+// goroutine commits full batches while the workers go on.
+func (s *Scanner) Scan(ctx context.Context) (Stats, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var st Stats
+
+	// The inventory, in one read transaction.
+	var entries []entry
+	for r, err := range s.opt.Store.Resources(ctx) {
+		if err != nil {
+			return st, fmt.Errorf("scan: loading the inventory: %w", err)
+		}
+		entries = append(entries, entry{res: r})
+	}
+	index := make(map[string]int, len(entries))
+	for i := range entries {
+		index[entries[i].res.Path] = i
+	}
+	ss, err := s.opt.Store.Stats(ctx)
+	if err != nil {
+		return st, fmt.Errorf("scan: %w", err)
+	}
+	inv := &inventory{entries: entries, index: index}
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	files := make(chan []file, 16)
+	results := make(chan result, 1024)
+	wstats := make([]Stats, s.opt.Workers)
+	var workers sync.WaitGroup
+	for w := range s.opt.Workers {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			wk := newWorker()
+			for chunk := range files {
+				for _, f := range chunk {
+					r, ok := s.visit(ctx, f, inv, &wstats[w], wk)
+					if !ok {
+						continue
+					}
+					select {
+					case results <- r:
+					case <-ctx.Done():
+					}
+				}
+			}
+		}()
+	}
+
+	ap := newApplier(ctx, s, &st, ss.LastTime, cancel)
+	applied := make(chan struct{})
+	go func() {
+		defer close(applied)
+		for r := range results {
+			ap.add(r)
+		}
+	}()
+
+	protected, werr := s.walk(ctx, inv, files, &st)
+	close(files)
+	workers.Wait()
+	// Protect everything under directories that could not be listed (the
+	// workers are done writing seen flags).
+	if len(protected) > 0 {
+		for i := range entries {
+			for _, pre := range protected {
+				if strings.HasPrefix(entries[i].res.Path, pre) {
+					entries[i].seen = true
+				}
+			}
+		}
+	}
+	close(results)
+	<-applied
+	for _, w := range wstats {
+		st.Files += w.Files
+		st.Unchanged += w.Unchanged
+		st.Skipped += w.Skipped
+	}
+	if werr == nil && ctx.Err() == nil {
+		// Deletes: inventory paths neither found nor protected, in path order.
+		for i := range entries {
+			if e := &entries[i]; !e.seen {
+				ap.change(rs.Deleted, e.res)
+			}
+		}
+	}
+	if err := ap.close(); err != nil {
+		return st, err
+	}
+	if werr != nil {
+		if c := context.Cause(ctx); c != nil && errors.Is(werr, context.Canceled) {
+			werr = c
+		}
+		return st, werr
+	}
+	if ctx.Err() != nil {
+		return st, context.Cause(ctx)
+	}
+	return st, nil
+}
+
+// inventory is the scan's in-memory copy of the store's inventory. Workers
+// read it concurrently; each entry's seen flag is written by the one
+// worker that visits its path (the walk yields each path once).
+type inventory struct {
+	entries []entry
+	index   map[string]int
+}
+
+// visit stats one file found by the walk and hashes it unless its stat
+// fields match the inventory. ok is false when there is nothing to apply.
+func (s *Scanner) visit(ctx context.Context, f file, inv *inventory, ws *Stats, w *worker) (r result, ok bool) {
+	i, inInv := inv.index[f.rel]
+	if !inInv {
+		// A new file: no lstat, the worker's fstat after opening it is
+		// the stat to trust (one path lookup fewer per new file).
+		ws.Files++
+		return s.hash(ctx, job{rel: f.rel, abs: f.abs}, w), true
+	}
+	key, regular, err := lstat(f.abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			s.log.Info("scan: file vanished during the scan", "path", f.rel)
+			return r, false // not seen: deleted
+		}
+		ws.Skipped++
+		s.log.Warn("scan: cannot stat; left as it was", "path", f.rel, "err", err)
+		inv.protect(f.rel)
+		return r, false
+	}
+	if !regular { // replaced since its directory was listed: not seen, deleted
+		return r, false
+	}
+	ws.Files++
+	e := &inv.entries[i]
+	e.seen = true
+	if key.equal(statKey{e.res.Size, e.res.ModTime, e.res.Inode}) {
+		ws.Unchanged++
+		return r, false
+	}
+	j := job{rel: f.rel, abs: f.abs, st: key, known: true, prev: &e.res}
+	return s.hash(ctx, j, w), true
+}
+
+// walk lists the directories and sends the regular files to the workers.
+// It returns the prefixes ("dir/") of the directories it could not list.
+func (s *Scanner) walk(ctx context.Context, inv *inventory, out chan<- []file, st *Stats) (protected []string, err error) {
+	n := 0
+	prefix := len(s.root) + 1
+	if strings.HasSuffix(s.root, string(filepath.Separator)) {
+		prefix--
+	}
+	chunk := make([]file, 0, walkChunk)
+	send := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		select {
+		case out <- chunk:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		chunk = make([]file, 0, walkChunk)
+		return nil
+	}
+	err = filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+		if n++; n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if p == s.root {
+			return err // the root itself must be readable
+		}
+		rel := filepath.ToSlash(p[prefix:])
+		if err != nil {
+			st.Skipped++
+			if d != nil && d.IsDir() {
+				s.log.Warn("scan: cannot list directory; its files are left as they were", "path", rel, "err", err)
+				protected = append(protected, rel+"/")
+				return nil
+			}
+			s.log.Warn("scan: cannot stat; left as it was", "path", rel, "err", err)
+			inv.protect(rel)
+			return nil
+		}
+		name := d.Name()
+		if strings.HasPrefix(name, ".") || s.exclude[p] || s.skipped(rel, name) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch t := d.Type(); {
+		case t.IsDir():
+			return nil
+		case t&fs.ModeSymlink != 0:
+			s.log.Debug("scan: symbolic link not followed", "path", rel)
+			return nil
+		case !t.IsRegular():
+			s.log.Debug("scan: not a regular file", "path", rel, "type", t.String())
+			return nil
+		}
+		chunk = append(chunk, file{rel: rel, abs: p})
+		if len(chunk) == walkChunk {
+			return send()
+		}
+		return nil
+	})
+	if err == nil {
+		err = send()
+	}
+	if err != nil {
+		return protected, fmt.Errorf("scan %s: %w", s.root, err)
+	}
+	return protected, nil
+}
+
+func (inv *inventory) protect(rel string) {
+	if i, ok := inv.index[rel]; ok {
+		inv.entries[i].seen = true
+	}
+}
+
+func (s *Scanner) skipped(rel, name string) bool {
+	for _, p := range s.opt.Skip {
+		if ok, _ := path.Match(p, rel); ok {
+			return true
+		}
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// errChanged reports a file that changed while it was read.
+var errChanged = errors.New("changed while being read")
+
+// errNotRegular reports a path that is no longer a regular file.
+var errNotRegular = errors.New("not a regular file")
+
+// hash reads j's file, retrying once if it changes while being read.
+func (s *Scanner) hash(ctx context.Context, j job, w *worker) result {
+	if s.beforeHash != nil {
+		s.beforeHash(j.rel)
+	}
+	r := result{job: j}
+	for try := 0; ; try++ {
+		res, err := s.hashOnce(j, w)
+		switch {
+		case err == nil:
+			r.out, r.res = okHashed, res
+			return r
+		case errors.Is(err, fs.ErrNotExist):
+			s.log.Info("scan: file vanished during the scan", "path", j.rel)
+			r.out = vanished
+			return r
+		case errors.Is(err, errNotRegular):
+			s.log.Info("scan: file replaced by a non-regular file during the scan", "path", j.rel)
+			r.out = vanished
+			return r
+		case errors.Is(err, errChanged) && try == 0 && ctx.Err() == nil:
+			j.known = false // read again, trusting the new open's fstat
+			continue
+		}
+		if errors.Is(err, errChanged) {
+			s.log.Warn("scan: file keeps changing while read; skipped until the next scan", "path", j.rel)
+		} else {
+			s.log.Warn("scan: cannot read file; left as it was", "path", j.rel, "err", err)
+		}
+		r.out = failed
+		return r
+	}
+}
+
+// hashFile is an open file being hashed.
+type hashFile interface {
+	io.ReadCloser
+	stat() (k statKey, regular bool, err error)
+}
+
+type osFile struct{ *os.File }
+
+func (f osFile) stat() (statKey, bool, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return statKey{}, false, err
+	}
+	return statOf(fi), fi.Mode().IsRegular(), nil
+}
+
+// worker holds one hashing worker's reusable state.
+type worker struct {
+	buf  []byte
+	md5  hash.Hash
+	sha  hash.Hash
+	head [512]byte
+}
+
+func newWorker() *worker {
+	return &worker{buf: make([]byte, 256<<10), md5: md5.New(), sha: sha256.New()}
+}
+
+func (s *Scanner) open(name string) (hashFile, error) {
+	if s.openHook != nil {
+		return s.openHook(name)
+	}
+	return openRaw(name)
+}
+
+// hashOnce reads the file whose stat was j.st and returns its metadata, or
+// errChanged if the file is not the one stat'ed or changed while read.
+func (s *Scanner) hashOnce(j job, w *worker) (store.Resource, error) {
+	start := time.Now()
+	f, err := s.open(j.abs)
+	if err != nil {
+		return store.Resource{}, err
+	}
+	defer f.Close()
+	before, regular, err := f.stat()
+	switch {
+	case err != nil:
+		return store.Resource{}, err
+	case !regular:
+		return store.Resource{}, errNotRegular
+	case j.known && !before.equal(j.st):
+		return store.Resource{}, errChanged // changed since the lstat
+	}
+	w.md5.Reset()
+	w.sha.Reset()
+	var n int64
+	hn := 0
+	// Read exactly the size of the fstat before: a file that grew, shrank
+	// or was rewritten meanwhile has another size or mtime in the fstat
+	// after.
+	for n < before.size {
+		k, err := f.Read(w.buf[:min(int64(len(w.buf)), before.size-n)])
+		if k > 0 {
+			if hn < len(w.head) {
+				hn += copy(w.head[hn:], w.buf[:k])
+			}
+			w.md5.Write(w.buf[:k])
+			w.sha.Write(w.buf[:k])
+			n += int64(k)
+		}
+		if err == io.EOF {
+			break // shrank: caught below
+		}
+		if err != nil {
+			return store.Resource{}, fmt.Errorf("read %s: %w", j.abs, err)
+		}
+	}
+	after, _, err := f.stat()
+	if err != nil {
+		return store.Resource{}, err
+	}
+	if n != before.size || !after.equal(before) {
+		return store.Resource{}, errChanged
+	}
+	r := store.Resource{
+		Path:    j.rel,
+		Size:    n,
+		ModTime: after.mtime,
+		Inode:   after.ino,
+		LastMod: after.mtime,
+	}
+	w.md5.Sum(r.MD5[:0])
+	w.sha.Sum(r.SHA256[:0])
+	r.Type = mime.TypeByExtension(path.Ext(j.rel))
+	if r.Type == "" {
+		r.Type = http.DetectContentType(w.head[:hn])
+	}
+	if !after.mtime.Before(start.Add(-RacyWindow)) {
+		r.ModTime = time.Time{} // racily clean: read again next time
+	}
+	return r, nil
+}
+
+// applier collects outcomes into batches (in one goroutine) and hands full
+// batches to a committer goroutine, so that hashing goes on while a batch
+// is being committed and fsync'ed. After the first store error it drops
+// everything and cancels the scan.
+type applier struct {
+	s       *Scanner
+	st      *Stats
+	changes []store.Change
+	touches []store.Resource
+	commit  chan store.Batch
+	done    chan error
+	batches int // committed; written by the committer, read after done
+}
+
+func newApplier(ctx context.Context, s *Scanner, st *Stats, last time.Time, cancel context.CancelCauseFunc) *applier {
+	a := &applier{s: s, st: st, commit: make(chan store.Batch, 1), done: make(chan error, 1)}
+	go func() {
+		var err error
+		for b := range a.commit {
+			if err != nil {
+				continue
+			}
+			// One datetime per batch, never before the journal's last.
+			now := s.opt.Now().Round(0).UTC()
+			if now.Before(last) {
+				now = last
+			}
+			for i := range b.Changes {
+				b.Changes[i].Time = now
+			}
+			if _, _, err = s.opt.Store.Apply(ctx, b); err != nil {
+				err = fmt.Errorf("scan: applying %d changes and %d touches: %w", len(b.Changes), len(b.Touch), err)
+				cancel(err)
+				continue
+			}
+			if len(b.Changes) > 0 {
+				last = now
+			}
+			a.batches++
+		}
+		a.done <- err
+	}()
+	return a
+}
+
+func (a *applier) add(r result) {
+	a.st.Hashed += btoi(r.out == okHashed)
+	switch r.out {
+	case failed:
+		a.st.Skipped++
+		return
+	case vanished:
+		if r.prev != nil {
+			a.change(rs.Deleted, *r.prev)
+		}
+		return
+	}
+	a.st.Bytes += r.res.Size
+	switch {
+	case r.prev == nil:
+		a.change(rs.Created, r.res)
+		return
+	case r.prev.Size != r.res.Size || r.prev.MD5 != r.res.MD5 || r.prev.SHA256 != r.res.SHA256:
+		a.change(rs.Updated, r.res)
+		return
+	}
+	// Touched: same bytes. Refresh the stat fields only; the content
+	// metadata (type and lastmod included) stay as journaled.
+	t := *r.prev
+	t.ModTime, t.Inode = r.res.ModTime, r.res.Inode
+	a.touches = append(a.touches, t)
+	a.st.Touched++
+	a.maybeFlush()
+}
+
+func (a *applier) change(kind rs.Change, r store.Resource) {
+	if a.changes == nil {
+		a.changes = make([]store.Change, 0, a.s.opt.BatchSize)
+	}
+	a.changes = append(a.changes, store.Change{Kind: kind, Resource: r})
+	switch kind {
+	case rs.Created:
+		a.st.Created++
+	case rs.Updated:
+		a.st.Updated++
+	case rs.Deleted:
+		a.st.Deleted++
+	}
+	a.maybeFlush()
+}
+
+func (a *applier) maybeFlush() {
+	if len(a.changes)+len(a.touches) >= a.s.opt.BatchSize {
+		a.flush()
+	}
+}
+
+func (a *applier) flush() {
+	if len(a.changes)+len(a.touches) == 0 {
+		return
+	}
+	// In path order: the inventory's B+tree is then filled left to right,
+	// and a Change List reads in a stable order. A path appears at most
+	// once per scan, so this reorders nothing that matters.
+	slices.SortFunc(a.changes, func(x, y store.Change) int { return strings.Compare(x.Resource.Path, y.Resource.Path) })
+	a.commit <- store.Batch{Changes: a.changes, Touch: a.touches}
+	a.changes, a.touches = nil, nil
+}
+
+// close commits what is pending and returns the first store error.
+func (a *applier) close() error {
+	a.flush()
+	close(a.commit)
+	err := <-a.done
+	a.st.Batches = a.batches
+	return err
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

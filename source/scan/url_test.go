@@ -1,0 +1,46 @@
+package scan_test
+
+import (
+	"testing"
+
+	"github.com/resourcesync-go/resourcesync/source/scan"
+)
+
+func TestEscapePath(t *testing.T) {
+	for _, tc := range []struct{ rel, want string }{
+		{"a.txt", "a.txt"},
+		{"dir/sub/file.html", "dir/sub/file.html"},
+		{"with space.txt", "with%20space.txt"},
+		{"100%.txt", "100%25.txt"},
+		{"a#b", "a%23b"},
+		{"what?.txt", "what%3F.txt"},
+		{"semi;colon,comma", "semi%3Bcolon%2Ccomma"},
+		{"plus+amp&eq=", "plus+amp&eq="},
+		{"café/naïve.txt", "caf%C3%A9/na%C3%AFve.txt"},
+		{"日本.txt", "%E6%97%A5%E6%9C%AC.txt"},
+		{"bad\xffutf8\xc3", "bad%FFutf8%C3"},
+		{"a\\b", "a%5Cb"},
+		{"tab\tnl\n", "tab%09nl%0A"},
+	} {
+		got := scan.EscapePath(tc.rel)
+		if got != tc.want {
+			t.Errorf("EscapePath(%q) = %q, want %q", tc.rel, got, tc.want)
+		}
+		back, err := scan.UnescapePath(got)
+		if err != nil || back != tc.rel {
+			t.Errorf("UnescapePath(%q) = %q, %v; want %q", got, back, err, tc.rel)
+		}
+	}
+	if got := scan.ResourceURL("http://example.com/res", "a b/c#d"); got != "http://example.com/res/a%20b/c%23d" {
+		t.Errorf("ResourceURL = %q", got)
+	}
+	if got := scan.ResourceURL("http://example.com/", "x"); got != "http://example.com/x" {
+		t.Errorf("ResourceURL = %q", got)
+	}
+	if _, err := scan.UnescapePath("a%2Fb"); err == nil {
+		t.Error("UnescapePath accepted an escaped slash")
+	}
+	if _, err := scan.UnescapePath("a%zz"); err == nil {
+		t.Error("UnescapePath accepted a bad escape")
+	}
+}
