@@ -1,0 +1,196 @@
+package server
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/resourcesync-go/resourcesync/internal/store"
+	"github.com/resourcesync-go/resourcesync/source/scan"
+)
+
+// Set is one set of resources served by a Handler.
+type Set struct {
+	// Prefix is the URL path under which the set's resources are served,
+	// starting and ending with "/" (e.g. "/" or "/photos/").
+	Prefix string
+	Dir    string
+	Store  store.Store
+	// CapabilityList is the absolute URL sent in the Link header.
+	CapabilityList string
+}
+
+// Handler serves documents from Docs and resources from Sets.
+type Handler struct {
+	// Docs is the root of the published document tree.
+	Docs string
+	// Mount is the URL path of the Source's base URL ("/" or "/x/").
+	Mount string
+	Sets  []Set
+	// Extra handlers mounted under the base URL, by path relative to it
+	// (e.g. "hub" for an embedded WebSub hub); consulted first.
+	Extra  map[string]http.Handler
+	Logger *slog.Logger
+}
+
+func (h *Handler) log() *slog.Logger {
+	if h.Logger != nil {
+		return h.Logger
+	}
+	return slog.Default()
+}
+
+// IsDocumentPath reports whether rel (relative to the base URL, no
+// leading slash) names a published document rather than a resource.
+func IsDocumentPath(rel string) bool {
+	return rel == ".well-known/resourcesync" || rel == "robots.txt" || strings.HasPrefix(rel, ".resourcesync/")
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if hh := h.extra(r); hh != nil {
+			hh.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if hh := h.extra(r); hh != nil {
+		hh.ServeHTTP(w, r)
+		return
+	}
+	mount := h.Mount
+	if mount == "" {
+		mount = "/"
+	}
+	p := r.URL.EscapedPath()
+	if p == strings.TrimSuffix(mount, "/") {
+		p = mount
+	}
+	if !strings.HasPrefix(p, mount) {
+		http.NotFound(w, r)
+		return
+	}
+	rel := p[len(mount):]
+	if IsDocumentPath(rel) {
+		h.serveDoc(w, r, rel)
+		return
+	}
+	h.serveResource(w, r, "/"+rel)
+}
+
+func (h *Handler) extra(r *http.Request) http.Handler {
+	if len(h.Extra) == 0 {
+		return nil
+	}
+	mount := h.Mount
+	if mount == "" {
+		mount = "/"
+	}
+	rel := strings.TrimPrefix(r.URL.Path, mount)
+	for k, hh := range h.Extra {
+		if rel == k || strings.HasPrefix(rel, k+"/") {
+			return hh
+		}
+	}
+	return nil
+}
+
+func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
+	clean := path.Clean("/" + rel)
+	if strings.Contains(clean, "..") {
+		http.NotFound(w, r)
+		return
+	}
+	name := filepath.Join(h.Docs, filepath.FromSlash(clean))
+	f, err := os.Open(name)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.IsDir() {
+		http.NotFound(w, r)
+		return
+	}
+	switch {
+	case rel == "robots.txt":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	case strings.HasSuffix(rel, ".zip"):
+		w.Header().Set("Content-Type", "application/zip")
+	default:
+		w.Header().Set("Content-Type", "application/xml")
+	}
+	// Documents change in place (the open Change List, the Capability
+	// List): let clients revalidate cheaply with If-Modified-Since.
+	w.Header().Set("Cache-Control", "no-cache")
+	http.ServeContent(w, r, "", fi.ModTime(), f)
+}
+
+func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, escaped string) {
+	var set *Set
+	for i := range h.Sets {
+		s := &h.Sets[i]
+		if strings.HasPrefix(escaped, s.Prefix) && (set == nil || len(s.Prefix) > len(set.Prefix)) {
+			set = s
+		}
+	}
+	if set == nil {
+		http.NotFound(w, r)
+		return
+	}
+	rel, err := scan.UnescapePath(escaped[len(set.Prefix):])
+	if err != nil || rel == "" || strings.HasSuffix(rel, "/") {
+		http.NotFound(w, r)
+		return
+	}
+	res, err := set.Store.Get(r.Context(), rel)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) && !errors.Is(err, context.Canceled) {
+			h.log().Error("inventory lookup failed", "path", rel, "err", err)
+			http.Error(w, "state unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		http.NotFound(w, r)
+		return
+	}
+	f, err := os.Open(filepath.Join(set.Dir, filepath.FromSlash(rel)))
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		http.NotFound(w, r)
+		return
+	}
+	hd := w.Header()
+	if res.Type != "" {
+		hd.Set("Content-Type", res.Type)
+	} else {
+		hd.Set("Content-Type", "application/octet-stream")
+	}
+	if set.CapabilityList != "" {
+		hd.Set("Link", "<"+set.CapabilityList+`>; rel="resourcesync"`)
+	}
+	mod := res.LastMod
+	// The scanner stores a zero ModTime for files modified too recently to
+	// trust (so that the next scan rereads them); LastMod is their mtime.
+	fresh := fi.Size() == res.Size && (fi.ModTime().Equal(res.ModTime) || res.ModTime.IsZero() && fi.ModTime().Equal(res.LastMod))
+	if fresh {
+		hd.Set("ETag", `"`+hex.EncodeToString(res.SHA256[:])+`"`)
+	} else {
+		// Changed since the last scan: the inventory's hash is stale.
+		mod = fi.ModTime()
+	}
+	http.ServeContent(w, r, "", mod, f)
+}

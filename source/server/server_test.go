@@ -1,0 +1,135 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/store/bolt"
+	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/source/scan"
+)
+
+func setup(t *testing.T, files map[string]string) (*httptest.Server, string) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "state.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	sc, err := scan.New(scan.Options{Root: dir, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.Scan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	docs := t.TempDir()
+	os.MkdirAll(filepath.Join(docs, ".well-known"), 0o755)
+	os.WriteFile(filepath.Join(docs, ".well-known", "resourcesync"), []byte("<urlset/>"), 0o644)
+	h := &Handler{Docs: docs, Mount: "/", Sets: []Set{{Prefix: "/", Dir: dir, Store: st, CapabilityList: "http://x/.resourcesync/default/capabilitylist.xml"}}}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv, dir
+}
+
+func TestServeResource(t *testing.T) {
+	body := strings.Repeat("hello world\n", 100)
+	srv, dir := setup(t, map[string]string{"a/b.txt": body, "sp ace#%?.html": "<p>x</p>", "caf\u00e9.txt": "x"})
+	c, _ := testnet.Client(t)
+	sum := sha256.Sum256([]byte(body))
+	etag := `"` + hex.EncodeToString(sum[:]) + `"`
+
+	get := func(method, path string, hdr map[string]string) *http.Response {
+		req, _ := http.NewRequest(method, srv.URL+path, nil)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	resp := get("GET", "/a/b.txt", nil)
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(b) != body {
+		t.Fatalf("GET: %d %q", resp.StatusCode, b)
+	}
+	for k, want := range map[string]string{
+		"Content-Type":   "text/plain; charset=utf-8",
+		"Content-Length": "1200",
+		"ETag":           etag,
+		"Link":           `<http://x/.resourcesync/default/capabilitylist.xml>; rel="resourcesync"`,
+	} {
+		if got := resp.Header.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	lm := resp.Header.Get("Last-Modified")
+	if lm == "" {
+		t.Error("no Last-Modified")
+	}
+	tests := []struct {
+		name   string
+		method string
+		path   string
+		hdr    map[string]string
+		code   int
+		body   string
+	}{
+		{"HEAD", "HEAD", "/a/b.txt", nil, 200, ""},
+		{"Range", "GET", "/a/b.txt", map[string]string{"Range": "bytes=0-4"}, 206, "hello"},
+		{"If-None-Match", "GET", "/a/b.txt", map[string]string{"If-None-Match": etag}, 304, ""},
+		{"If-None-Match other", "GET", "/a/b.txt", map[string]string{"If-None-Match": `"x"`}, 200, body},
+		{"If-Modified-Since", "GET", "/a/b.txt", map[string]string{"If-Modified-Since": lm}, 304, ""},
+		{"escaped name", "GET", "/" + scan.EscapePath("sp ace#%?.html"), nil, 200, "<p>x</p>"},
+		{"non-ASCII", "GET", "/caf%C3%A9.txt", nil, 200, "x"},
+		{"missing", "GET", "/nope", nil, 404, ""},
+		{"directory", "GET", "/a/", nil, 404, ""},
+		{"traversal", "GET", "/a/..%2F..%2Fetc%2Fpasswd", nil, 404, ""},
+		{"document", "GET", "/.well-known/resourcesync", nil, 200, "<urlset/>"},
+		{"POST", "POST", "/a/b.txt", nil, 405, ""},
+	}
+	for _, tt := range tests {
+		resp := get(tt.method, tt.path, tt.hdr)
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != tt.code {
+			t.Errorf("%s: status %d, want %d", tt.name, resp.StatusCode, tt.code)
+		}
+		if tt.body != "" && string(b) != tt.body {
+			t.Errorf("%s: body %.20q, want %.20q", tt.name, b, tt.body)
+		}
+	}
+	if ct := get("GET", "/.well-known/resourcesync", nil).Header.Get("Content-Type"); ct != "application/xml" {
+		t.Errorf("document Content-Type %q", ct)
+	}
+	// A file created after the scan is not served until it is scanned.
+	os.WriteFile(filepath.Join(dir, "new.txt"), []byte("new"), 0o644)
+	if resp := get("GET", "/new.txt", nil); resp.StatusCode != 404 {
+		t.Errorf("unscanned file served: %d", resp.StatusCode)
+	}
+	// A file changed after the scan is served without the stale ETag.
+	time.Sleep(10 * time.Millisecond)
+	os.WriteFile(filepath.Join(dir, "a", "b.txt"), []byte("changed"), 0o644)
+	if resp := get("GET", "/a/b.txt", nil); resp.Header.Get("ETag") != "" {
+		t.Errorf("stale ETag served for a changed file")
+	}
+}
