@@ -9,4 +9,7 @@ require (
 	golang.org/x/time v0.14.0
 )
 
-require golang.org/x/sys v0.29.0 // indirect
+require (
+	github.com/fsnotify/fsnotify v1.9.0 // indirect
+	golang.org/x/sys v0.29.0 // indirect
+)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 
 	"github.com/urfave/cli/v3"
 )
@@ -23,7 +24,7 @@ const (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -57,6 +58,9 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 		Commands: []*cli.Command{
 			validateCommand(),
+			serveCommand(),
+			publishCommand(),
+			simulateCommand(),
 		},
 	}
 }

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/resourcesync-go/resourcesync/source"
+	"github.com/resourcesync-go/resourcesync/source/simulate"
+)
+
+const simulateHelp = `Runs a Source over a synthetic collection: --resources files are generated,
+then resources are created, updated and deleted at --rate changes per second.
+The sequence of changes depends only on --seed, so two runs with the same
+seed publish the same history (at their own times). Tests and benchmarks use
+it as a changing Source; it serves the same layout as 'serve'.
+
+The collection and the state live in --dir (default: a new temporary
+directory, removed on exit).`
+
+func simulateCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "simulate",
+		Usage:       "serve a synthetic Source whose resources change at a given rate",
+		UsageText:   "resourcesync simulate [--addr HOST:PORT] [--resources N] [--rate CHANGES_PER_SECOND] [--seed S]",
+		Description: simulateHelp,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
+			&cli.StringFlag{Name: "base-url", Usage: "public base URL of the Source", DefaultText: "http://ADDR/"},
+			&cli.IntFlag{Name: "resources", Usage: "number of resources at the start", Value: 1000},
+			&cli.FloatFlag{Name: "rate", Usage: "changes per second (0: none)", Value: 1},
+			&cli.Uint64Flag{Name: "seed", Usage: "seed of the sequence of changes", Value: 1},
+			&cli.StringFlag{Name: "dir", Usage: "directory for the collection and its state", TakesFile: true},
+			&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after this period", Value: time.Minute},
+			&cli.BoolFlag{Name: "no-dumps", Usage: "do not write Resource Dumps and Change Dumps"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			dir := cmd.String("dir")
+			if dir == "" {
+				tmp, err := os.MkdirTemp("", "resourcesync-simulate-")
+				if err != nil {
+					return cli.Exit(err.Error(), exitUsage)
+				}
+				defer os.RemoveAll(tmp)
+				dir = tmp
+			}
+			coll := filepath.Join(dir, "collection")
+			if err := os.MkdirAll(coll, 0o755); err != nil {
+				return cli.Exit(err.Error(), exitUsage)
+			}
+			c, err := simulate.New(coll, int(cmd.Int("resources")), cmd.Uint64("seed"))
+			if err != nil {
+				return cli.Exit(err.Error(), exitUsage)
+			}
+			ln, err := net.Listen("tcp", cmd.String("addr"))
+			if err != nil {
+				return cli.Exit(err.Error(), exitUsage)
+			}
+			defer ln.Close()
+			base := cmd.String("base-url")
+			if base == "" {
+				base = "http://" + ln.Addr().String() + "/"
+			}
+			cfg := source.Config{
+				BaseURL: base, Sets: []source.SetConfig{{Name: "default", Dir: coll}},
+				StateDir: filepath.Join(dir, "state"), ChangeListPeriod: cmd.Duration("changelist-period"),
+				Dumps: !cmd.Bool("no-dumps"), Archives: true,
+			}
+			trigger := make(chan struct{}, 1)
+			rate := cmd.Float("rate")
+			w := cmd.Root().Writer
+			return serveSource(ctx, cmd, ln, cfg, source.RunOptions{Trigger: trigger}, func(ctx context.Context, src *source.Source) {
+				fmt.Fprintf(w, "simulating %d resources, %.3g changes/s, seed %d, in %s\n", c.Len(), rate, cmd.Uint64("seed"), dir)
+				go c.Run(ctx, rate, func([]simulate.Op) {
+					select {
+					case trigger <- struct{}{}:
+					default: // an update is already pending; it will see these changes
+					}
+				})
+			})
+		},
+	}
+}

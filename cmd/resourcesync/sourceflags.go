@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/resourcesync-go/resourcesync/source"
+)
+
+// sourceFlags are the flags shared by serve and publish.
+func sourceFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "state", Usage: "state directory (inventory, change journal; documents for serve)", Value: "", DefaultText: "DIR/.resourcesync"},
+		&cli.StringSliceFlag{Name: "set", Usage: "publish DIR as the set NAME (repeatable; resources then live under BASE/NAME/)", TakesFile: true},
+		&cli.StringSliceFlag{Name: "skip", Usage: "skip files and directories matching this path.Match pattern (repeatable)"},
+		&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after this period", Value: time.Hour},
+		&cli.BoolFlag{Name: "no-dumps", Usage: "do not write Resource Dumps and Change Dumps"},
+		&cli.Int64Flag{Name: "dump-part-size", Usage: "largest Resource Dump package, in bytes", Value: 256 << 20},
+		&cli.DurationFlag{Name: "dump-interval", Usage: "least time between two Resource Dumps (default: the Change List period)"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log every scan and publish"},
+	}
+}
+
+// sourceConfig builds a source.Config from the shared flags.
+func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Config, error) {
+	cfg := source.Config{
+		BaseURL:          baseURL,
+		StateDir:         cmd.String("state"),
+		Skip:             cmd.StringSlice("skip"),
+		ChangeListPeriod: cmd.Duration("changelist-period"),
+		Dumps:            !cmd.Bool("no-dumps"),
+		DumpPartBytes:    cmd.Int64("dump-part-size"),
+		DumpInterval:     cmd.Duration("dump-interval"),
+		Archives:         true,
+	}
+	for _, s := range cmd.StringSlice("set") {
+		name, dir, ok := strings.Cut(s, "=")
+		if !ok || name == "" || dir == "" {
+			return cfg, cli.Exit(fmt.Sprintf("--set %q: want NAME=DIR", s), exitUsage)
+		}
+		cfg.Sets = append(cfg.Sets, source.SetConfig{Name: name, Dir: dir})
+	}
+	if cmd.Args().Len() > 1 {
+		return cfg, cli.Exit("at most one DIR (use --set NAME=DIR for several)", exitUsage)
+	}
+	if d := cmd.Args().First(); d != "" {
+		cfg.Sets = append(cfg.Sets, source.SetConfig{Name: "default", Dir: d})
+	}
+	if len(cfg.Sets) == 0 {
+		return cfg, cli.Exit("no directory to publish: give DIR or --set NAME=DIR", exitUsage)
+	}
+	if cfg.StateDir == "" {
+		cfg.StateDir = filepath.Join(cfg.Sets[0].Dir, ".resourcesync")
+	}
+	level := slog.LevelInfo
+	if cmd.Bool("verbose") {
+		level = slog.LevelDebug
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	return cfg, nil
+}

@@ -1,0 +1,153 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// RunOptions say when Run updates the Source.
+type RunOptions struct {
+	// RescanInterval, if positive, updates at this interval.
+	RescanInterval time.Duration
+	// Watch updates on filesystem events, debounced.
+	Watch bool
+	// Debounce is how long events must be quiet before an update
+	// (default 100ms); MaxDelay caps the wait under a steady stream of
+	// events (default 2s).
+	Debounce, MaxDelay time.Duration
+	// Trigger, if set, requests an update on each receive.
+	Trigger <-chan struct{}
+}
+
+// Run updates the Source when RunOptions say so until ctx is done. An
+// update that fails is logged and retried at the next occasion.
+func (s *Source) Run(ctx context.Context, opt RunOptions) error {
+	if opt.Debounce <= 0 {
+		opt.Debounce = 100 * time.Millisecond
+	}
+	if opt.MaxDelay <= 0 {
+		opt.MaxDelay = 2 * time.Second
+	}
+	var tick <-chan time.Time
+	if opt.RescanInterval > 0 {
+		t := time.NewTicker(opt.RescanInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	var events <-chan fsnotify.Event
+	var werrs <-chan error
+	var w *fsnotify.Watcher
+	if opt.Watch {
+		var err error
+		w, err = fsnotify.NewWatcher()
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		for _, st := range s.sets {
+			s.watchTree(w, st.dir)
+		}
+		events, werrs = w.Events, w.Errors
+	}
+	var debounce <-chan time.Time
+	var first time.Time
+	var timer *time.Timer
+	update := func() {
+		first = time.Time{}
+		debounce = nil
+		start := time.Now()
+		rep, err := s.Update(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Error("update failed", "err", err)
+			}
+			return
+		}
+		for name, st := range rep.Scans {
+			if st.Created+st.Updated+st.Deleted > 0 {
+				s.log.Info("updated", "set", name, "created", st.Created, "updated", st.Updated, "deleted", st.Deleted, "took", time.Since(start).Round(time.Millisecond))
+			}
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick:
+			update()
+		case <-opt.Trigger:
+			update()
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if s.ignored(ev.Name) {
+				continue
+			}
+			if ev.Has(fsnotify.Create) {
+				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
+					s.watchTree(w, ev.Name)
+				}
+			}
+			now := time.Now()
+			if first.IsZero() {
+				first = now
+			}
+			wait := min(opt.Debounce, opt.MaxDelay-now.Sub(first))
+			if wait < 0 {
+				wait = 0
+			}
+			if timer == nil {
+				timer = time.NewTimer(wait)
+			} else {
+				timer.Reset(wait)
+			}
+			debounce = timer.C
+		case err, ok := <-werrs:
+			if !ok {
+				werrs = nil
+				continue
+			}
+			// Overflow loses events: a full rescan catches up.
+			s.log.Warn("filesystem watch", "err", err)
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				update()
+			}
+		case <-debounce:
+			update()
+		}
+	}
+}
+
+// ignored reports whether a path is the state, the output, or hidden.
+func (s *Source) ignored(p string) bool {
+	for _, ex := range []string{s.cfg.StateDir, s.out} {
+		if ex != "" && (p == ex || strings.HasPrefix(p, ex+string(filepath.Separator))) {
+			return true
+		}
+	}
+	return strings.HasPrefix(filepath.Base(p), ".")
+}
+
+func (s *Source) watchTree(w *fsnotify.Watcher, root string) {
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if p != root && s.ignored(p) {
+			return filepath.SkipDir
+		}
+		if err := w.Add(p); err != nil {
+			s.log.Warn("cannot watch directory; rely on --rescan-interval", "dir", p, "err", err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,238 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/store"
+	"github.com/resourcesync-go/resourcesync/internal/store/bolt"
+	"github.com/resourcesync-go/resourcesync/source/publish"
+	"github.com/resourcesync-go/resourcesync/source/scan"
+	"github.com/resourcesync-go/resourcesync/source/server"
+)
+
+// SetConfig names a directory published as one set of resources.
+type SetConfig struct {
+	Name string // letters, digits, '.', '_' and '-'
+	Dir  string
+}
+
+// Config configures a Source.
+type Config struct {
+	// BaseURL is the Source's base URL, ending with "/". With one set its
+	// resources are at BaseURL + path; with several, at BaseURL + name +
+	// "/" + path.
+	BaseURL string
+	Sets    []SetConfig
+	// StateDir holds each set's state (<StateDir>/<set>/state.db) and, when
+	// Out is empty, the published documents (<StateDir>/docs).
+	StateDir string
+	// Out, if set, is where documents are written (publish's OUT).
+	Out string
+	// Skip lists path.Match patterns of files and directories not
+	// published (see scan.Options.Skip).
+	Skip []string
+
+	ChangeListPeriod time.Duration
+	Dumps            bool
+	DumpPartBytes    int64
+	DumpInterval     time.Duration
+	Archives         bool
+	// Notification, if set, gives each set's change-notification channel
+	// (see publish.Config.Notification).
+	Notification func(set string) (topicURL, hubURL string)
+	// OnUpdate, if set, runs after every Update that committed journal
+	// records, with the journal's last sequence number per set before and
+	// after the update.
+	OnUpdate func(ctx context.Context, set string, st store.Store, fromSeq, toSeq uint64)
+
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+var setName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]*$`)
+
+type set struct {
+	name    string
+	dir     string
+	st      store.Store
+	scanner *scan.Scanner
+	base    string // resource URL prefix
+	prefix  string // resource URL path prefix
+}
+
+// Source is a running Source. Update and Run may be called from one
+// goroutine at a time; Handler may serve concurrently with them.
+type Source struct {
+	cfg   Config
+	log   *slog.Logger
+	out   string
+	mount string
+	sets  []*set
+	mu    sync.Mutex // serialises Update
+}
+
+// Open opens (creating if needed) the state of every set. It does not scan.
+func Open(cfg Config) (*Source, error) {
+	if len(cfg.Sets) == 0 {
+		return nil, errors.New("source: no set of resources")
+	}
+	bu, err := url.Parse(cfg.BaseURL)
+	if err != nil || (bu.Scheme != "http" && bu.Scheme != "https") || bu.Host == "" {
+		return nil, fmt.Errorf("source: base URL %q must be an absolute http(s) URL", cfg.BaseURL)
+	}
+	if bu.Path == "" {
+		bu.Path = "/"
+	}
+	if bu.Path[len(bu.Path)-1] != '/' {
+		bu.Path += "/"
+	}
+	cfg.BaseURL = bu.String()
+	if cfg.StateDir == "" {
+		return nil, errors.New("source: no state directory")
+	}
+	s := &Source{cfg: cfg, log: cfg.Logger, out: cfg.Out, mount: bu.EscapedPath()}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.out == "" {
+		s.out = filepath.Join(cfg.StateDir, "docs")
+	}
+	if err := os.MkdirAll(s.out, 0o755); err != nil {
+		return nil, fmt.Errorf("source: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, sc := range cfg.Sets {
+		if !setName.MatchString(sc.Name) || seen[sc.Name] {
+			s.Close()
+			return nil, fmt.Errorf("source: invalid or repeated set name %q", sc.Name)
+		}
+		seen[sc.Name] = true
+		fi, err := os.Stat(sc.Dir)
+		if err != nil || !fi.IsDir() {
+			s.Close()
+			return nil, fmt.Errorf("source: set %s: %s is not a directory", sc.Name, sc.Dir)
+		}
+		sd := filepath.Join(cfg.StateDir, sc.Name)
+		if err := os.MkdirAll(sd, 0o755); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("source: %w", err)
+		}
+		st, err := bolt.Open(filepath.Join(sd, "state.db"), nil)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("source: set %s: %w", sc.Name, err)
+		}
+		scanner, err := scan.New(scan.Options{
+			Root: sc.Dir, Store: st, Exclude: []string{cfg.StateDir, s.out}, Skip: cfg.Skip,
+			Logger: s.log.With("set", sc.Name), Now: cfg.Now,
+		})
+		if err != nil {
+			st.Close()
+			s.Close()
+			return nil, fmt.Errorf("source: set %s: %w", sc.Name, err)
+		}
+		base, prefix := cfg.BaseURL, s.mount
+		if len(cfg.Sets) > 1 {
+			base += sc.Name + "/"
+			prefix += sc.Name + "/"
+		}
+		s.sets = append(s.sets, &set{name: sc.Name, dir: sc.Dir, st: st, scanner: scanner, base: base, prefix: prefix})
+	}
+	return s, nil
+}
+
+// BaseURL returns the normalised base URL.
+func (s *Source) BaseURL() string { return s.cfg.BaseURL }
+
+// Out returns the directory the documents are written to.
+func (s *Source) Out() string { return s.out }
+
+// CapabilityListURL returns the URL of a set's Capability List.
+func (s *Source) CapabilityListURL(set string) string {
+	return s.cfg.BaseURL + ".resourcesync/" + set + "/capabilitylist.xml"
+}
+
+// Store returns a set's state store, or nil.
+func (s *Source) Store(name string) store.Store {
+	for _, st := range s.sets {
+		if st.name == name {
+			return st.st
+		}
+	}
+	return nil
+}
+
+// Report says what one Update did.
+type Report struct {
+	Scans   map[string]scan.Stats
+	Publish publish.Report
+}
+
+// Update scans every set and publishes the documents.
+func (s *Source) Update(ctx context.Context) (Report, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rep := Report{Scans: map[string]scan.Stats{}}
+	before := map[string]uint64{}
+	for _, st := range s.sets {
+		if stt, err := st.st.Stats(ctx); err == nil {
+			before[st.name] = stt.LastSeq
+		}
+		stats, err := st.scanner.Scan(ctx)
+		rep.Scans[st.name] = stats
+		if err != nil {
+			return rep, fmt.Errorf("scan of set %s: %w", st.name, err)
+		}
+	}
+	pc := publish.Config{
+		BaseURL: s.cfg.BaseURL, Out: s.out,
+		ChangeListPeriod: s.cfg.ChangeListPeriod, Dumps: s.cfg.Dumps, DumpPartBytes: s.cfg.DumpPartBytes,
+		DumpInterval: s.cfg.DumpInterval, Archives: s.cfg.Archives, Notification: s.cfg.Notification,
+		Now: s.cfg.Now, Logger: s.log,
+	}
+	for _, st := range s.sets {
+		pc.Sets = append(pc.Sets, publish.Set{Name: st.name, Store: st.st, Dir: st.dir, ResourceBase: st.base})
+	}
+	pr, err := publish.Publish(ctx, pc)
+	rep.Publish = pr
+	if err != nil {
+		return rep, err
+	}
+	if s.cfg.OnUpdate != nil {
+		for _, st := range s.sets {
+			stt, err := st.st.Stats(ctx)
+			if err == nil && stt.LastSeq > before[st.name] {
+				s.cfg.OnUpdate(ctx, st.name, st.st, before[st.name], stt.LastSeq)
+			}
+		}
+	}
+	return rep, nil
+}
+
+// Handler returns the HTTP handler serving the documents and resources.
+func (s *Source) Handler(extra map[string]http.Handler) http.Handler {
+	h := &server.Handler{Docs: s.out, Mount: s.mount, Extra: extra, Logger: s.log}
+	for _, st := range s.sets {
+		h.Sets = append(h.Sets, server.Set{Prefix: st.prefix, Dir: st.dir, Store: st.st, CapabilityList: s.CapabilityListURL(st.name)})
+	}
+	return h
+}
+
+// Close closes every set's state.
+func (s *Source) Close() error {
+	var errs []error
+	for _, st := range s.sets {
+		errs = append(errs, st.st.Close())
+	}
+	return errors.Join(errs...)
+}
