@@ -178,21 +178,40 @@ type Report struct {
 	Publish publish.Report
 }
 
+// Scan scans every set, recording changes in the journal, without
+// publishing.
+func (s *Source) Scan(ctx context.Context) (map[string]scan.Stats, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.scan(ctx)
+}
+
+func (s *Source) scan(ctx context.Context) (map[string]scan.Stats, error) {
+	out := map[string]scan.Stats{}
+	for _, st := range s.sets {
+		stats, err := st.scanner.Scan(ctx)
+		out[st.name] = stats
+		if err != nil {
+			return out, fmt.Errorf("scan of set %s: %w", st.name, err)
+		}
+	}
+	return out, nil
+}
+
 // Update scans every set and publishes the documents.
 func (s *Source) Update(ctx context.Context) (Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rep := Report{Scans: map[string]scan.Stats{}}
 	before := map[string]uint64{}
 	for _, st := range s.sets {
 		if stt, err := st.st.Stats(ctx); err == nil {
 			before[st.name] = stt.LastSeq
 		}
-		stats, err := st.scanner.Scan(ctx)
-		rep.Scans[st.name] = stats
-		if err != nil {
-			return rep, fmt.Errorf("scan of set %s: %w", st.name, err)
-		}
+	}
+	scans, err := s.scan(ctx)
+	rep := Report{Scans: scans}
+	if err != nil {
+		return rep, err
 	}
 	pc := publish.Config{
 		BaseURL: s.cfg.BaseURL, Out: s.out,
