@@ -1,0 +1,166 @@
+package publish
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// tmpPrefix starts the name of every temporary file Publish creates; files
+// with this prefix left by a killed run are removed by the next run.
+const tmpPrefix = ".tmp-"
+
+// atomicFile is a file written under a temporary name in its final
+// directory and renamed into place only when complete: a reader of the
+// final name sees the old file or the whole new one, never a part.
+type atomicFile struct {
+	f     *os.File
+	bw    *bufio.Writer
+	final string
+	err   error // first write error, sticky
+	done  bool  // flushed, synced and closed
+	n     int64
+	sha   hash.Hash // nil unless hashing was asked for
+}
+
+// createAtomic starts writing the file that will be at path. The directory
+// is created if needed.
+func createAtomic(path string, hashed bool) (*atomicFile, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
+	}
+	f, err := os.CreateTemp(dir, tmpPrefix+filepath.Base(path)+"-*")
+	if err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
+	}
+	a := &atomicFile{f: f, bw: bufio.NewWriterSize(f, 256<<10), final: path}
+	if hashed {
+		a.sha = sha256.New()
+	}
+	return a, nil
+}
+
+func (a *atomicFile) Write(p []byte) (int, error) {
+	if a.err != nil {
+		return 0, a.err
+	}
+	n, err := a.bw.Write(p)
+	a.n += int64(n)
+	if a.sha != nil {
+		a.sha.Write(p[:n])
+	}
+	if err != nil {
+		a.err = fmt.Errorf("publish: write %s: %w", a.final, err)
+	}
+	return n, a.err
+}
+
+// finish flushes, fsyncs and closes the temporary file without renaming it.
+func (a *atomicFile) finish() error {
+	if a.done {
+		return a.err
+	}
+	a.done = true
+	err := a.err
+	if err == nil {
+		err = a.bw.Flush()
+	}
+	if err == nil {
+		err = a.f.Sync()
+	}
+	if cerr := a.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && a.err == nil {
+		a.err = fmt.Errorf("publish: write %s: %w", a.final, err)
+	}
+	return a.err
+}
+
+// commit finishes the file and renames it to its final name, then fsyncs
+// the directory so that the rename itself is durable.
+func (a *atomicFile) commit() error {
+	if err := a.finish(); err != nil {
+		a.abort()
+		return err
+	}
+	if err := os.Rename(a.f.Name(), a.final); err != nil {
+		a.abort()
+		return fmt.Errorf("publish: %w", err)
+	}
+	return syncDir(filepath.Dir(a.final))
+}
+
+// abort discards the temporary file.
+func (a *atomicFile) abort() {
+	if !a.done {
+		a.done = true
+		a.f.Close()
+	}
+	os.Remove(a.f.Name())
+}
+
+// digest returns the length and sha-256 of what was written (hashed files
+// only).
+func (a *atomicFile) digest() (int64, []byte) {
+	return a.n, a.sha.Sum(nil)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return fmt.Errorf("publish: sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// writeAtomic writes the file at path with fill, atomically.
+func writeAtomic(path string, fill func(w io.Writer) error) error {
+	a, err := createAtomic(path, false)
+	if err != nil {
+		return err
+	}
+	if err := fill(a); err != nil {
+		a.abort()
+		return err
+	}
+	return a.commit()
+}
+
+// removeTemps removes the temporary files (and directories) a killed run
+// left under root.
+func removeTemps(root string) error {
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if !strings.HasPrefix(d.Name(), tmpPrefix) {
+			return nil
+		}
+		if err := os.RemoveAll(p); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("publish: remove temporary files: %w", err)
+	}
+	return nil
+}

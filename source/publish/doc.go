@@ -1,0 +1,142 @@
+// Package publish writes a ResourceSync Source's documents as a static
+// tree of files, from the state (inventory, change journal and meta) that
+// package source/scan keeps in a store.Store for each set of resources.
+//
+// # Layout
+//
+// Paths are relative to Config.Out; a document's URL is Config.BaseURL
+// followed by the same path. <set> is a Set's Name.
+//
+//	.well-known/resourcesync                      Source Description: one entry per set's Capability List
+//	robots.txt                                    a Sitemap line per set's Resource List (see below)
+//	.resourcesync/robots.txt                      the same, always written
+//	.resourcesync/<set>/capabilitylist.xml        Capability List (up → Source Description)
+//	.resourcesync/<set>/resourcelist.xml          Resource List, or Resource List Index when split
+//	.resourcesync/<set>/resourcelists/<at>/part-00001.xml   parts of the split Resource List
+//	.resourcesync/<set>/resourcelists/<at>/resourcelist.xml the list or index itself (Config.Archives)
+//	.resourcesync/<set>/resourcelist-archive.xml  Resource List Archive (Config.Archives)
+//	.resourcesync/<set>/changelist.xml            Change List Index (always an index)
+//	.resourcesync/<set>/changelists/<from>-<seq>.xml        Change Lists, closed and open
+//	.resourcesync/<set>/changelist-archive.xml    Change List Archive (Config.Archives)
+//	.resourcesync/<set>/resourcedump.xml          Resource Dump (Config.Dumps)
+//	.resourcesync/<set>/resourcedumps/<at>/part-00001.zip            its packages
+//	.resourcesync/<set>/resourcedumps/<at>/part-00001.manifest.xml   copies of their manifests (rel="contents")
+//	.resourcesync/<set>/changedump.xml            Change Dump (Config.Dumps)
+//	.resourcesync/<set>/changedumps/<from>-<seq>.zip           one package per closed Change List
+//	.resourcesync/<set>/changedumps/<from>-<seq>.manifest.xml  copy of its manifest
+//
+// <at> and <from> are UTC times written 20060102T150405.000000000Z; <seq>
+// is the journal sequence number of the list's first record (two lists
+// split by count may share a from). A resource's URL is Set.ResourceBase
+// followed by scan.EscapePath of its path; an HTTP server serves the
+// resources themselves.
+//
+// robots.txt at the root of Out is written only if it is absent or was
+// written by Publish (its first line is a marker); a user's robots.txt is
+// kept and a warning logged, and a server can serve .resourcesync/robots.txt
+// in its place.
+//
+// # Documents
+//
+// Every Resource List, Change List and manifest entry carries loc, lastmod,
+// length, type and md5 + sha-256 hashes; Change List and Change Dump
+// Manifest entries also carry change and datetime (deleted entries keep the
+// last known metadata). Documents are streamed through rs.Encoder and
+// rs.Splitter: memory does not grow with the inventory or the journal
+// (one Resource List part of up to MaxEntries entries is spooled by the
+// Splitter, one dump package's manifest entries are held in memory).
+//
+// The Resource List is rewritten only when the inventory changed since
+// the published one (a fingerprint of every published field is kept in the
+// store's meta); its at is then the time of the run.
+//
+// With Config.Archives, every Resource List generation is self-contained
+// in its directory (resourcelists/<at>/resourcelist.xml, with its parts
+// beside it, their rel="index" pointing at it), the Capability List names
+// the current generation's document, resourcelist.xml is a byte copy of
+// it (the stable URL for robots.txt), and the Resource List Archive names
+// the previous ArchivedResourceLists generations, which are kept; older
+// ones are removed. Without Archives the list or index is
+// resourcelist.xml itself and only the current parts are kept.
+//
+// # Change Lists
+//
+// The boundaries of the Change Lists are kept in the store's meta, so that
+// every run agrees with the previous ones. The first list starts at the
+// datetime of the first journal record (or at the first run, if the journal
+// is empty). The open list closes at the first multiple of
+// ChangeListPeriod since the Unix epoch after the datetime of its first
+// record, once the journal holds a record at or after that boundary or Now
+// is past it by a grace of a tenth of the period (at most a minute, for a
+// record stamped before the boundary and committed just after it); a list that holds MaxEntries records
+// closes early, at the datetime of the next record. A list with no record
+// never closes (an idle Source does not produce empty lists). The next list
+// starts where the closed one ends, so from/until are contiguous; since a
+// record at the boundary datetime can be in either list when the list was
+// split by count, intervals are inclusive at both ends (RS-AMB-5). The
+// open list keeps its URL when it closes. A closed list is written once;
+// it is written again only if its file is missing, from the same journal
+// records, so with the same bytes.
+//
+// The Change List Index names the most recent 50,000 lists; the Change
+// List Archive (Config.Archives) names the closed ones (the most recent
+// 50,000). Closed Change Lists are never deleted.
+//
+// # Dumps
+//
+// A Resource Dump is written when the inventory changed since the last one
+// and that one is at least DumpInterval old. It is a set of ZIP packages
+// (entries stored, not compressed; ZIP64 where needed, by archive/zip) of
+// at most MaxEntries resources and DumpPartBytes bytes of resources each
+// (one larger resource makes a package alone), each starting with
+// manifest.xml (a resourcedump-manifest, paths /resources/<escaped path>),
+// a copy of which is written next to the package and linked with
+// rel="contents"; the dump entry of a package carries its length and
+// sha-256 (no md5: it is the slowest hash and nothing needs it). A
+// resource's bytes are read from Set.Dir and verified
+// against the inventory's length and sha-256 while being copied; a file
+// that cannot be read or no longer matches is left out of the package and
+// its manifest, with a log line (the next scan records its change).
+//
+// A Change Dump package is written for each closed Change List, once:
+// a changedump-manifest with the list's from and until and one entry per
+// journal record, in journal order, with paths /changes/<seq>/<escaped
+// path>. Limitation: the Source keeps no old versions, so the bitstream of
+// a created or updated record is the resource's current bytes, and only
+// when their sha-256 equals the record's; otherwise (the resource changed
+// again later, or is gone) the record is left out of the package and its
+// manifest with a log line. Its later state is in a later package.
+//
+// # Crash safety
+//
+// Every file is written under a temporary name (".tmp-…") in its final
+// directory, fsynced, renamed into place and its directory fsynced, so a
+// reader sees an old file or a complete new one. Files are written leaves
+// first: Resource List parts before the index that names them, dump
+// packages and manifest copies before the dump document, Change Lists
+// before the Change List Index, all of a set's documents before its
+// Capability List, and the Capability Lists before the Source Description.
+// New parts and packages go to a new generation directory; older
+// generations are removed only after the documents naming the new one are
+// in place (Resource List generations only after the Capability List is
+// rewritten, since with Archives it names a generation). Closed Change
+// Lists and Change Dump packages are never removed. So at every moment,
+// also after kill -9, every document reachable from the Source Description
+// exists and is complete.
+//
+// The store's meta and the files are kept in step so that the next run
+// redoes exactly what a crash interrupted: Change List boundaries are
+// committed before the lists are written (a rerun writes the same lists);
+// a Resource Dump's record is committed before its document, and a run
+// that finds the dump unchanged rewrites the document from the record
+// before removing other generations; the Resource List's record (committed
+// after the files) holds the sha-256 of resourcelist.xml, and the list is
+// considered unchanged only if the published file still has it. Each run
+// first removes the temporary files a killed run left.
+//
+// Runs that write to one Out must not overlap: Publish serialises the
+// calls in one process that name the same Out; across processes the
+// store's own lock (package bolt takes an exclusive flock) keeps two
+// publishers of one set apart. Each store should be published to one Out
+// only (its meta records what that tree holds).
+package publish

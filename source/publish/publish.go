@@ -1,0 +1,440 @@
+package publish
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/store"
+	"github.com/resourcesync-go/resourcesync/rs"
+	"github.com/resourcesync-go/resourcesync/source/scan"
+)
+
+// Set is one set of resources: it gets its own Capability List.
+type Set struct {
+	// Name is the set's name, used in paths and URLs: letters, digits,
+	// '.', '_' and '-', not starting with '.'.
+	Name string
+	// Store is the set's state, already filled by a scan. Publish reads
+	// its inventory and journal and keeps its own bookkeeping in the
+	// store's meta area under keys starting with "publish.".
+	Store store.Store
+	// Dir is the collection directory: dumps read resource bytes from
+	// Dir/<path>. Needed only when Config.Dumps is set.
+	Dir string
+	// ResourceBase is the URL prefix of the set's resources, ending with
+	// "/": a resource's loc is ResourceBase + scan.EscapePath(path).
+	ResourceBase string
+}
+
+// Config configures Publish.
+type Config struct {
+	// BaseURL is the URL of Out, ending with "/"; every document's URL is
+	// BaseURL + its path relative to Out.
+	BaseURL string
+	Sets    []Set
+	// Out is the root of the output tree.
+	Out string
+	// ChangeListPeriod is the period after which the open Change List is
+	// closed; boundaries are multiples of it since the Unix epoch.
+	// Default 1h.
+	ChangeListPeriod time.Duration
+	// MaxEntries is the largest number of entries per document (Resource
+	// List parts, Change Lists, dump manifests). Default rs.MaxEntries.
+	MaxEntries int
+	// Dumps enables the Resource Dump and the Change Dump.
+	Dumps bool
+	// DumpPartBytes caps the size of the resources in one Resource Dump
+	// package (a resource larger than it gets a package of its own).
+	// Default 256 MiB.
+	DumpPartBytes int64
+	// DumpInterval is the least time between two Resource Dumps: a new
+	// dump is written when the inventory changed and the last dump is at
+	// least this old. Default ChangeListPeriod.
+	DumpInterval time.Duration
+	// Archives enables the Resource List Archive and the Change List
+	// Archive (see the package documentation for the layout it implies).
+	Archives bool
+	// ArchivedResourceLists is how many previous Resource Lists the
+	// Resource List Archive names and keeps; default 10.
+	ArchivedResourceLists int
+	// Notification, if set, returns the WebSub topic and hub URLs of a
+	// set's change notification channel; the Capability List then carries
+	// a change-notification entry. Empty strings mean no channel.
+	Notification func(set string) (topicURL, hubURL string)
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Logger receives one line per notable event; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Report says what one Publish run did.
+type Report struct {
+	Sets     []SetReport
+	Robots   string // path of the robots.txt written at the root of Out, "" if a user's file was kept
+	Duration time.Duration
+}
+
+// SetReport says what one Publish run did for one set.
+type SetReport struct {
+	Name string
+	// Resource List
+	Resources         int64 // entries in the Resource List
+	ResourceListParts int   // 1 when not split
+	ResourceList      bool  // a new Resource List was written (the inventory changed)
+	// Change Lists
+	ChangeLists int // lists in the Change List Index (closed + open)
+	NewlyClosed int // lists closed by this run
+	OpenEntries int // entries of the open Change List
+	// Dumps
+	ResourceDump      bool  // a new Resource Dump was written
+	DumpParts         int   // packages of the new Resource Dump
+	DumpBytes         int64 // bytes of the new Resource Dump's packages
+	ChangeDumps       int   // Change Dump packages written by this run
+	SkippedBitstreams int   // resources left out of packages: unreadable or changed since scanned
+}
+
+// Paths of the documents relative to Out.
+const (
+	wellKnownPath = ".well-known/resourcesync"
+	robotsPath    = "robots.txt"
+	docRoot       = ".resourcesync"
+	robotsMarker  = "# Written by resourcesync publish; it is rewritten on every run."
+)
+
+var setName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]*$`)
+
+// ErrConfig is matched by the error Publish returns for an invalid Config.
+var ErrConfig = errors.New("publish: invalid configuration")
+
+type publisher struct {
+	cfg Config
+	log *slog.Logger
+	now time.Time
+}
+
+// Publish writes the documents of every set of cfg under cfg.Out, then the
+// Source Description and robots.txt. It is idempotent: a run writes what
+// changed since the last run, as recorded in the sets' stores; closed
+// Change Lists are never rewritten with different bytes. At every moment,
+// also when the process is killed, every document reachable from the
+// Source Description exists and is complete (see the package
+// documentation). Calls in one process that name the same Out run one at
+// a time; runs from several processes on one Out must not overlap.
+func Publish(ctx context.Context, cfg Config) (Report, error) {
+	start := time.Now()
+	if err := cfg.defaults(); err != nil {
+		return Report{}, err
+	}
+	unlock := lockOut(cfg.Out)
+	defer unlock()
+	p := &publisher{cfg: cfg, log: cfg.Logger, now: cfg.Now().UTC()}
+	var rep Report
+	if err := removeTemps(filepath.Join(cfg.Out, docRoot)); err != nil {
+		return rep, err
+	}
+	for i := range cfg.Sets {
+		sr, err := p.publishSet(ctx, &cfg.Sets[i])
+		rep.Sets = append(rep.Sets, sr)
+		if err != nil {
+			return rep, fmt.Errorf("publish: set %q: %w", cfg.Sets[i].Name, err)
+		}
+	}
+	if err := p.writeSourceDescription(); err != nil {
+		return rep, err
+	}
+	robots, err := p.writeRobots()
+	rep.Robots = robots
+	os.Remove(p.spoolDir()) // empty once every Splitter is closed
+	rep.Duration = time.Since(start)
+	return rep, err
+}
+
+// outLocks serialises the runs of this process per output tree.
+var outLocks sync.Map // absolute Out -> *sync.Mutex
+
+func lockOut(out string) (unlock func()) {
+	if abs, err := filepath.Abs(out); err == nil {
+		out = abs
+	}
+	m, _ := outLocks.LoadOrStore(out, new(sync.Mutex))
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
+
+func (c *Config) defaults() error {
+	if !strings.HasSuffix(c.BaseURL, "/") || !strings.Contains(c.BaseURL, "://") {
+		return fmt.Errorf("%w: BaseURL %q must be absolute and end with /", ErrConfig, c.BaseURL)
+	}
+	if c.Out == "" {
+		return fmt.Errorf("%w: no Out directory", ErrConfig)
+	}
+	seen := map[string]bool{}
+	for _, s := range c.Sets {
+		if !setName.MatchString(s.Name) || seen[s.Name] {
+			return fmt.Errorf("%w: set name %q", ErrConfig, s.Name)
+		}
+		seen[s.Name] = true
+		if s.Store == nil {
+			return fmt.Errorf("%w: set %q has no store", ErrConfig, s.Name)
+		}
+		if !strings.HasSuffix(s.ResourceBase, "/") {
+			return fmt.Errorf("%w: set %q: ResourceBase %q must end with /", ErrConfig, s.Name, s.ResourceBase)
+		}
+		if c.Dumps && s.Dir == "" {
+			return fmt.Errorf("%w: set %q: dumps need Dir", ErrConfig, s.Name)
+		}
+	}
+	if c.ChangeListPeriod <= 0 {
+		c.ChangeListPeriod = time.Hour
+	}
+	if c.MaxEntries <= 0 || c.MaxEntries > rs.MaxEntries {
+		c.MaxEntries = rs.MaxEntries
+	}
+	if c.DumpPartBytes <= 0 {
+		c.DumpPartBytes = 256 << 20
+	}
+	if c.DumpInterval <= 0 {
+		c.DumpInterval = c.ChangeListPeriod
+	}
+	if c.ArchivedResourceLists <= 0 {
+		c.ArchivedResourceLists = 10
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return nil
+}
+
+// setDoc returns the path (relative to Out, slash-separated) of a document
+// of set.
+func setDoc(set string, rel string) string { return docRoot + "/" + set + "/" + rel }
+
+func (p *publisher) url(rel string) string { return p.cfg.BaseURL + rel }
+
+func (p *publisher) file(rel string) string { return filepath.Join(p.cfg.Out, filepath.FromSlash(rel)) }
+
+func (p *publisher) capListURL(set string) string { return p.url(setDoc(set, "capabilitylist.xml")) }
+
+// spoolDir is where the Splitter spools a part being built: inside Out (so
+// a killed run's spool is removed by the next run), created on demand.
+func (p *publisher) spoolDir() string {
+	d := p.file(docRoot + "/" + tmpPrefix + "spool")
+	os.MkdirAll(d, 0o755)
+	return d
+}
+
+func (p *publisher) publishSet(ctx context.Context, s *Set) (SetReport, error) {
+	sr := SetReport{Name: s.Name}
+	rlURL, cleanup, err := p.resourceList(ctx, s, &sr)
+	if err != nil {
+		return sr, err
+	}
+	cl, err := p.changeLists(ctx, s, &sr)
+	if err != nil {
+		return sr, err
+	}
+	if p.cfg.Dumps {
+		if err := p.resourceDump(ctx, s, &sr); err != nil {
+			return sr, err
+		}
+		if err := p.changeDumps(ctx, s, cl, &sr); err != nil {
+			return sr, err
+		}
+	}
+	if err := p.writeCapabilityList(s, rlURL); err != nil {
+		return sr, err
+	}
+	return sr, cleanup()
+}
+
+// writeCapabilityList writes the set's Capability List. Every document it
+// names has been written before it.
+func (p *publisher) writeCapabilityList(s *Set, rlURL string) error {
+	h := rs.Head{MD: rs.Metadata{Capability: rs.CapCapabilityList},
+		Links: []rs.Link{{Rel: rs.RelUp, Href: p.url(wellKnownPath)}}}
+	ent := func(c rs.Capability, rel string) rs.Entry {
+		return rs.Entry{Loc: p.url(setDoc(s.Name, rel)), MD: rs.Metadata{Capability: c}}
+	}
+	es := []rs.Entry{
+		{Loc: rlURL, MD: rs.Metadata{Capability: rs.CapResourceList}},
+		ent(rs.CapChangeList, "changelist.xml"),
+	}
+	if p.cfg.Dumps {
+		es = append(es, ent(rs.CapResourceDump, "resourcedump.xml"), ent(rs.CapChangeDump, "changedump.xml"))
+	}
+	if p.cfg.Archives {
+		es = append(es, ent(rs.CapResourceListArchive, "resourcelist-archive.xml"),
+			ent(rs.CapChangeListArchive, "changelist-archive.xml"))
+	}
+	if p.cfg.Notification != nil {
+		if topic, hub := p.cfg.Notification(s.Name); topic != "" && hub != "" {
+			es = append(es, rs.Entry{Loc: topic, MD: rs.Metadata{Capability: rs.CapChangeNotification},
+				Links: []rs.Link{{Rel: rs.RelHub, Href: hub}}})
+		}
+	}
+	return writeDoc(p.file(setDoc(s.Name, "capabilitylist.xml")), &h, es)
+}
+
+// writeSourceDescription writes the Source Description naming every set's
+// Capability List.
+func (p *publisher) writeSourceDescription() error {
+	h := rs.Head{MD: rs.Metadata{Capability: rs.CapDescription}}
+	var es []rs.Entry
+	for _, s := range p.cfg.Sets {
+		es = append(es, rs.Entry{Loc: p.capListURL(s.Name), MD: rs.Metadata{Capability: rs.CapCapabilityList}})
+	}
+	return writeDoc(p.file(wellKnownPath), &h, es)
+}
+
+// writeRobots writes robots.txt with a Sitemap line per set's Resource
+// List: always at .resourcesync/robots.txt, and at the root of Out unless a
+// robots.txt not written by Publish is there.
+func (p *publisher) writeRobots() (string, error) {
+	var b strings.Builder
+	b.WriteString(robotsMarker + "\nUser-agent: *\nDisallow:\n")
+	for _, s := range p.cfg.Sets {
+		fmt.Fprintf(&b, "Sitemap: %s\n", p.url(setDoc(s.Name, "resourcelist.xml")))
+	}
+	fill := func(w io.Writer) error { _, err := io.WriteString(w, b.String()); return err }
+	if err := writeAtomic(p.file(docRoot+"/robots.txt"), fill); err != nil {
+		return "", err
+	}
+	root := p.file(robotsPath)
+	if f, err := os.Open(root); err == nil {
+		line, _ := bufio.NewReader(f).ReadString('\n')
+		f.Close()
+		if strings.TrimRight(line, "\r\n") != robotsMarker {
+			p.log.Warn("publish: keeping the user's robots.txt; ours is in .resourcesync/robots.txt", "path", root)
+			return "", nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("publish: %w", err)
+	}
+	return root, writeAtomic(root, fill)
+}
+
+// writeDoc writes a small document (head and entries held in memory)
+// atomically at path.
+func writeDoc(path string, h *rs.Head, es []rs.Entry) error {
+	return writeDocSeq(path, h, func(emit func(*rs.Entry) error) error {
+		for i := range es {
+			if err := emit(&es[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// writeDocSeq writes a document atomically at path, its entries streamed
+// by entries.
+func writeDocSeq(path string, h *rs.Head, entries func(emit func(*rs.Entry) error) error) error {
+	return writeAtomic(path, func(w io.Writer) error { return encodeDoc(w, path, h, entries) })
+}
+
+// encodeDoc encodes a document to w.
+func encodeDoc(w io.Writer, name string, h *rs.Head, entries func(emit func(*rs.Entry) error) error) error {
+	enc := rs.NewEncoder(w)
+	if err := enc.WriteHead(h); err != nil {
+		return fmt.Errorf("publish: %s: %w", name, err)
+	}
+	if err := entries(enc.WriteEntry); err != nil {
+		return fmt.Errorf("publish: %s: %w", name, err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("publish: %s: %w", name, err)
+	}
+	return nil
+}
+
+// resourceMD returns the metadata every entry about r carries.
+func resourceMD(r *store.Resource) rs.Metadata {
+	return rs.Metadata{
+		Hashes: rs.Hashes{
+			{Alg: rs.MD5, Value: hex.EncodeToString(r.MD5[:])},
+			{Alg: rs.SHA256, Value: hex.EncodeToString(r.SHA256[:])},
+		},
+		Length: r.Size, HasLength: true, Type: r.Type,
+	}
+}
+
+// resourceEntry returns the entry of r under base.
+func resourceEntry(base string, r *store.Resource) rs.Entry {
+	e := rs.Entry{Loc: base + scan.EscapePath(r.Path), MD: resourceMD(r)}
+	if !r.LastMod.IsZero() {
+		e.LastMod = rs.NewTime(r.LastMod.UTC())
+	}
+	return e
+}
+
+// compact formats t for use in file names.
+func compact(t time.Time) string { return t.UTC().Format("20060102T150405.000000000Z") }
+
+// getMeta decodes the JSON meta value under key into v; it reports false
+// when there is none.
+func getMeta(ctx context.Context, st store.Store, key string, v any) (bool, error) {
+	b, err := st.GetMeta(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("meta %s: %w", key, err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("meta %s: %w", key, err)
+	}
+	return true, nil
+}
+
+func putMeta(ctx context.Context, st store.Store, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("meta %s: %w", key, err)
+	}
+	if err := st.PutMeta(ctx, key, b); err != nil {
+		return fmt.Errorf("meta %s: %w", key, err)
+	}
+	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// removeExcept removes the entries of dir (generation directories or
+// packages) whose names are not in keep.
+func removeExcept(dir string, keep map[string]bool) error {
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	for _, de := range des {
+		if keep[de.Name()] {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, de.Name())); err != nil {
+			return fmt.Errorf("publish: %w", err)
+		}
+	}
+	return nil
+}

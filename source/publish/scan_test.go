@@ -1,0 +1,71 @@
+package publish_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/source/publish"
+	"github.com/resourcesync-go/resourcesync/source/scan"
+)
+
+// TestScanThenPublish runs the real scanner over a directory, publishes
+// with dumps, changes the directory, rescans and publishes again.
+func TestScanThenPublish(t *testing.T) {
+	out, dir := t.TempDir(), t.TempDir()
+	st := openStore(t, "")
+	base := server(t, out)
+	files := map[string]string{
+		"index.html":          "<html><body>hi</body></html>",
+		"data/a b.json":       `{"a":1}`,
+		"data/ü/%25 odd?.txt": "odd name",
+		"img/x.png":           "\x89PNG\r\n\x1a\n....",
+	}
+	for p, c := range files {
+		f := filepath.Join(dir, filepath.FromSlash(p))
+		os.MkdirAll(filepath.Dir(f), 0o755)
+		if err := os.WriteFile(f, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t0 := time.Now().UTC()
+	clk := &clock{t: t0}
+	sc, err := scan.New(scan.Options{Root: dir, Store: st, Logger: quiet, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.Scan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cfg := publish.Config{BaseURL: base, Out: out, Dumps: true, Archives: true, Now: clk.Now, Logger: quiet,
+		Sets: []publish.Set{{Name: "default", Store: st, Dir: dir, ResourceBase: base + "files/"}}}
+	if _, err := publish.Publish(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	mustWalkClean(t, base)
+	checkResourceDump(t, out, base, "default", dir, len(files))
+
+	os.Remove(filepath.Join(dir, "img/x.png"))
+	os.WriteFile(filepath.Join(dir, "index.html"), []byte("<html>changed</html>"), 0o644)
+	clk.Set(t0.Add(2 * time.Hour))
+	if _, err := sc.Scan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(t0.Add(4 * time.Hour))
+	rep, err := publish.Publish(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := rep.Sets[0]
+	if sr.Resources != 3 || sr.NewlyClosed != 2 || sr.ChangeDumps != 2 || !sr.ResourceDump {
+		t.Errorf("report %+v", sr)
+	}
+	mustWalkClean(t, base)
+	checkResourceDump(t, out, base, "default", dir, 3)
+	_, es := decodeFile(t, filepath.Join(out, ".resourcesync/default/changedump.xml"))
+	for _, e := range es {
+		checkPackage(t, out, base, e)
+	}
+}
