@@ -365,7 +365,7 @@ func (s *Scanner) scan() (Kind, error) {
 		switch {
 		case bytes.HasPrefix(b, []byte{0xFE, 0xFF}), bytes.HasPrefix(b, []byte{0xFF, 0xFE}),
 			bytes.HasPrefix(b, []byte{0, '<'}), bytes.HasPrefix(b, []byte{'<', 0}):
-			return 0, s.fail(s.base, ErrEncoding, "UTF-16 documents are not supported; convert to UTF-8")
+			return 0, s.fail(s.base+int64(s.pos), ErrEncoding, "UTF-16 documents are not supported; convert to UTF-8")
 		}
 		if bytes.HasPrefix(s.buf[s.pos:s.end], []byte("<?xml")) {
 			return s.scanDecl()
