@@ -200,32 +200,7 @@ func (d *Decoder) wrap(err error) error {
 	if !errors.As(err, &se) {
 		return err
 	}
-	kind := se.Kind
-	switch se.Kind {
-	case xmlscan.ErrSyntax:
-		kind = ErrSyntax
-	case xmlscan.ErrDTD:
-		kind = ErrDTD
-	case xmlscan.ErrEntity:
-		kind = ErrEntity
-	case xmlscan.ErrDepth:
-		kind = ErrDepth
-	case xmlscan.ErrAttrs:
-		kind = ErrAttrs
-	case xmlscan.ErrTokenTooLarge:
-		kind = ErrTokenTooLarge
-	case xmlscan.ErrDocumentTooLarge:
-		kind = ErrDocumentTooLarge
-	case xmlscan.ErrInvalidUTF8:
-		kind = ErrInvalidUTF8
-	case xmlscan.ErrInvalidChar:
-		kind = ErrInvalidChar
-	case xmlscan.ErrEncoding:
-		kind = ErrEncoding
-	case xmlscan.ErrTruncated:
-		kind = ErrTruncated
-	}
-	return &SyntaxError{Pos: Pos{Line: se.Line, Col: se.Col, Offset: se.Offset}, Err: kind, Msg: se.Msg}
+	return &SyntaxError{Pos: Pos{Line: se.Line, Col: se.Col, Offset: se.Offset}, Err: se.Kind, Msg: se.Msg}
 }
 
 func (d *Decoder) next() (xmlscan.Kind, error) {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/resourcesync-go/resourcesync/internal/xmlscan"
 )
 
 // Pos is a position in a document: 1-based line and column (in bytes) and
@@ -21,21 +23,22 @@ func (p Pos) String() string {
 }
 
 // Errors matched with errors.Is on what a Decoder returns. Every fatal
-// decoding error is a *SyntaxError wrapping one of these.
+// decoding error is a *SyntaxError wrapping one of these. The XML-level
+// ones are the tokenizer's own sentinels, so no mapping is needed.
 var (
-	ErrSyntax           = errors.New("XML not well-formed")
-	ErrDTD              = errors.New("DOCTYPE and entity declarations are not allowed")
-	ErrEntity           = errors.New("undefined entity reference")
-	ErrDepth            = errors.New("elements nested too deeply")
-	ErrAttrs            = errors.New("too many attributes")
-	ErrTokenTooLarge    = errors.New("token too large")
-	ErrDocumentTooLarge = errors.New("document too large")
-	ErrInvalidUTF8      = errors.New("invalid UTF-8")
-	ErrInvalidChar      = errors.New("character not allowed in XML")
-	ErrEncoding         = errors.New("unsupported character encoding")
+	ErrSyntax           = xmlscan.ErrSyntax
+	ErrDTD              = xmlscan.ErrDTD
+	ErrEntity           = xmlscan.ErrEntity
+	ErrDepth            = xmlscan.ErrDepth
+	ErrAttrs            = xmlscan.ErrAttrs
+	ErrTokenTooLarge    = xmlscan.ErrTokenTooLarge
+	ErrDocumentTooLarge = xmlscan.ErrDocumentTooLarge
+	ErrInvalidUTF8      = xmlscan.ErrInvalidUTF8
+	ErrInvalidChar      = xmlscan.ErrInvalidChar
+	ErrEncoding         = xmlscan.ErrEncoding
+	ErrTruncated        = xmlscan.ErrTruncated
 	ErrRoot             = errors.New("root element is not urlset or sitemapindex")
 	ErrNamespace        = errors.New("root element in the wrong namespace")
-	ErrTruncated        = errors.New("document ends before its root element is closed")
 )
 
 // SyntaxError is a fatal decoding error at a position.
