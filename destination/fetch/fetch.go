@@ -67,6 +67,10 @@ type Request struct {
 	Path string
 	// ModTime, when not zero, becomes the file's mtime.
 	ModTime time.Time
+	// NoSync skips the fsync before the rename. A caller that sets it
+	// must make the file durable itself (one syncfs over many files)
+	// before recording it anywhere as installed.
+	NoSync bool
 }
 
 // Result tells what was installed.
@@ -273,7 +277,7 @@ func (f *Fetcher) once(ctx context.Context, u string, req Request) (Result, erro
 	if req.HasLength && resp.ContentLength >= 0 && resp.ContentLength != req.Length {
 		return Result{}, fmt.Errorf("GET %s: %w: Content-Length %d, expected %d", u, ErrLengthMismatch, resp.ContentLength, req.Length)
 	}
-	res, err := install(resp.Body, req)
+	res, err := Install(resp.Body, req)
 	if err != nil {
 		return Result{}, fmt.Errorf("GET %s: %w", u, err)
 	}
@@ -281,9 +285,12 @@ func (f *Fetcher) once(ctx context.Context, u string, req Request) (Result, erro
 	return res, nil
 }
 
-// install streams body into a temporary file beside req.Path while
-// hashing it, verifies it, and renames it into place.
-func install(body io.Reader, req Request) (Result, error) {
+// Install streams body into a temporary file beside req.Path while
+// hashing it, verifies length and hashes as Fetch does, and renames it into
+// place. req.URLs is not used. It serves bodies that do not come from a
+// GET, such as the members of a dump. An error wrapping ErrHashMismatch or
+// ErrLengthMismatch means the bytes were wrong and nothing was installed.
+func Install(body io.Reader, req Request) (Result, error) {
 	dir := filepath.Dir(req.Path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Result{}, &permanentError{err}
@@ -350,8 +357,10 @@ func install(body io.Reader, req Request) (Result, error) {
 			return Result{}, err
 		}
 	}
-	if err := tmp.Sync(); err != nil {
-		return Result{}, &permanentError{err}
+	if !req.NoSync {
+		if err := tmp.Sync(); err != nil {
+			return Result{}, &permanentError{err}
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return Result{}, &permanentError{err}
