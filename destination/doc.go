@@ -1,0 +1,11 @@
+// Package destination keeps a local directory in step with a ResourceSync
+// Source: a baseline copy from a Resource List or Resource Dump, incremental
+// updates from Change Lists, and an audit that re-hashes the copy and
+// compares it with what the Source says.
+//
+// Sync discovers the Source, plans what to fetch, delete or verify by
+// comparing remote entries with the state kept in DEST/.resourcesync, runs
+// the plan with a concurrent fetcher (package fetch), and advances each
+// set's checkpoint only after everything it covers is durable. Progress is
+// reported as a stream of Events.
+package destination

@@ -1,0 +1,43 @@
+package destination
+
+import "time"
+
+// Event kinds. A run emits Plan once per set, then one event per resource
+// handled, Phase events between stages, and Done per set.
+const (
+	EventPlan    = "plan"    // Set, Mode; Total entries and TotalBytes when known (-1 unknown)
+	EventPhase   = "phase"   // Message: what the run does next
+	EventFetched = "fetched" // URI, Path, Bytes: installed
+	EventSkipped = "skipped" // URI, Path, Bytes: already in sync
+	EventDeleted = "deleted" // URI, Path: removed because the Source deleted it
+	EventKept    = "kept"    // URI, Path, Message: not deleted (--no-delete, changed locally, not ours)
+	EventFailed  = "failed"  // URI, Path, Error
+	EventAudit   = "audit"   // URI, Path, Status: one of the Audit* statuses
+	EventRetry   = "retry"   // URI, Error: a fetch attempt failed and is retried
+	EventDone    = "done"    // Set, Message: the set's summary line
+)
+
+// Event reports progress. It marshals to one JSON object per event.
+type Event struct {
+	Time       time.Time `json:"time"`
+	Kind       string    `json:"event"`
+	Set        string    `json:"set,omitempty"`
+	Mode       string    `json:"mode,omitempty"`
+	URI        string    `json:"uri,omitempty"`
+	Path       string    `json:"path,omitempty"`
+	Bytes      int64     `json:"bytes,omitempty"`
+	Total      int64     `json:"total,omitempty"`
+	TotalBytes int64     `json:"total_bytes,omitempty"`
+	Status     string    `json:"status,omitempty"`
+	Message    string    `json:"message,omitempty"`
+	Error      string    `json:"error,omitempty"`
+}
+
+// Audit statuses.
+const (
+	AuditInSync       = "in-sync"
+	AuditMissing      = "missing"      // listed by the Source, absent here
+	AuditChanged      = "changed"      // present here with other bytes
+	AuditExtra        = "extra"        // here, not at the Source
+	AuditUnverifiable = "unverifiable" // the Source gives neither a usable hash nor a length
+)
