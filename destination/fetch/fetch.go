@@ -77,8 +77,9 @@ type Request struct {
 type Result struct {
 	URL      string // the location the bytes came from
 	Length   int64
-	SHA256   string // hex, always computed
+	SHA256   string // hex; computed when offered or when no other hash was
 	MD5      string // hex, computed when the request offered md5
+	SHA1     string // hex, computed when the request offered sha-1
 	Attempts int
 }
 
@@ -306,9 +307,8 @@ func Install(body io.Reader, req Request) (Result, error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	s256 := sha256.New()
-	hs := []io.Writer{tmp, s256}
-	var m5, s1 hash.Hash
+	hs := []io.Writer{tmp}
+	var m5, s1, s256 hash.Hash
 	if req.Hashes.Get(rs.MD5) != "" {
 		m5 = md5.New()
 		hs = append(hs, m5)
@@ -316,6 +316,12 @@ func Install(body io.Reader, req Request) (Result, error) {
 	if req.Hashes.Get(rs.SHA1) != "" {
 		s1 = sha1.New()
 		hs = append(hs, s1)
+	}
+	// sha-256 is computed when offered, or when nothing else is, so that
+	// every installed file has at least one digest to audit it by.
+	if req.Hashes.Get(rs.SHA256) != "" || (m5 == nil && s1 == nil) {
+		s256 = sha256.New()
+		hs = append(hs, s256)
 	}
 	src := body
 	if req.HasLength {
@@ -334,9 +340,15 @@ func Install(body io.Reader, req Request) (Result, error) {
 	if req.HasLength && n != req.Length {
 		return Result{}, fmt.Errorf("%w: got %d bytes, expected %d", ErrLengthMismatch, n, req.Length)
 	}
-	res := Result{Length: n, SHA256: hex.EncodeToString(s256.Sum(nil))}
+	res := Result{Length: n}
+	if s256 != nil {
+		res.SHA256 = hex.EncodeToString(s256.Sum(nil))
+	}
 	if m5 != nil {
 		res.MD5 = hex.EncodeToString(m5.Sum(nil))
+	}
+	if s1 != nil {
+		res.SHA1 = hex.EncodeToString(s1.Sum(nil))
 	}
 	check := func(alg, got string) error {
 		if want := req.Hashes.Get(alg); want != "" && rs.DigestHexLen(alg) == len(want) && !strings.EqualFold(want, got) {
@@ -344,16 +356,11 @@ func Install(body io.Reader, req Request) (Result, error) {
 		}
 		return nil
 	}
-	if err := check(rs.SHA256, res.SHA256); err != nil {
-		return Result{}, err
-	}
-	if m5 != nil {
-		if err := check(rs.MD5, res.MD5); err != nil {
-			return Result{}, err
+	for _, c := range [...]struct{ alg, got string }{{rs.SHA256, res.SHA256}, {rs.MD5, res.MD5}, {rs.SHA1, res.SHA1}} {
+		if c.got == "" {
+			continue
 		}
-	}
-	if s1 != nil {
-		if err := check(rs.SHA1, hex.EncodeToString(s1.Sum(nil))); err != nil {
+		if err := check(c.alg, c.got); err != nil {
 			return Result{}, err
 		}
 	}
