@@ -1,0 +1,5 @@
+package destination
+
+import "syscall"
+
+var syscallENOTDIR = syscall.ENOTDIR

@@ -1,0 +1,362 @@
+package destination
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/destination/fetch"
+	"github.com/resourcesync-go/resourcesync/rs"
+)
+
+// job is one resource a pass hands to its workers.
+type job struct {
+	uri, rel string
+	e        rs.Entry
+	// checkLocal hashes an existing local file first: an audit reports
+	// what it finds, a sync adopts a file that already has the right
+	// bytes (left by a run that crashed before recording it).
+	checkLocal bool
+	audit      bool // report the local status; fetch only with Repair
+}
+
+// pass runs jobs on the engine's workers and commits their results to the
+// state in batches, after the files are durable.
+type pass struct {
+	e   *engine
+	set string
+	sr  *SetReport
+	ctx context.Context
+
+	jobs chan job
+	ops  chan stateOp
+	wg   sync.WaitGroup
+	done chan struct{}
+
+	mu        sync.Mutex
+	failedAt  rs.Time // earliest change datetime among failures
+	commitErr error
+}
+
+const maxFailuresListed = 100
+
+func (e *engine) newPass(ctx context.Context, set string, sr *SetReport) *pass {
+	p := &pass{e: e, set: set, sr: sr, ctx: ctx,
+		jobs: make(chan job, 4*e.opt.Workers), ops: make(chan stateOp, 1024), done: make(chan struct{})}
+	for range e.opt.Workers {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			for j := range p.jobs {
+				if ctx.Err() != nil {
+					continue // drain
+				}
+				p.work(j)
+			}
+		}()
+	}
+	go p.committer()
+	return p
+}
+
+// finish waits for the workers and the last commit.
+func (p *pass) finish() error {
+	close(p.jobs)
+	p.wg.Wait()
+	close(p.ops)
+	<-p.done
+	if p.commitErr != nil {
+		return p.commitErr
+	}
+	return p.ctx.Err()
+}
+
+func (p *pass) submit(j job) error {
+	select {
+	case p.jobs <- j:
+		return nil
+	case <-p.ctx.Done():
+		return p.ctx.Err()
+	}
+}
+
+func (p *pass) committer() {
+	defer close(p.done)
+	var batch []stateOp
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	flush := func() {
+		if len(batch) == 0 || p.commitErr != nil {
+			batch = batch[:0]
+			return
+		}
+		// The files a record names must be durable before the record is.
+		if err := p.e.syncfs(); err != nil {
+			p.commitErr = fmt.Errorf("%w: syncfs: %v", ErrState, err)
+		} else if err := p.e.st.apply(batch); err != nil {
+			p.commitErr = fmt.Errorf("%w: %v", ErrState, err)
+		}
+		batch = batch[:0]
+	}
+	for {
+		select {
+		case op, ok := <-p.ops:
+			if !ok {
+				flush()
+				return
+			}
+			batch = append(batch, op)
+			if len(batch) >= 2000 {
+				flush()
+			}
+		case <-t.C:
+			flush()
+		}
+	}
+}
+
+func (p *pass) record(uri string, r *Record) {
+	if p.e.opt.DryRun || p.e.st.readOnly {
+		return
+	}
+	p.ops <- stateOp{uri: uri, rec: r}
+}
+
+func (p *pass) count(fn func(sr *SetReport)) {
+	p.mu.Lock()
+	fn(p.sr)
+	p.mu.Unlock()
+}
+
+func (p *pass) fail(uri, rel string, when rs.Time, err error) {
+	p.mu.Lock()
+	p.sr.Failed++
+	if len(p.sr.Failures) < maxFailuresListed {
+		p.sr.Failures = append(p.sr.Failures, Failure{URI: uri, Path: rel, Error: err.Error()})
+	}
+	if !when.IsZero() && (p.failedAt.IsZero() || when.Before(p.failedAt)) {
+		p.failedAt = when
+	}
+	p.mu.Unlock()
+	p.e.emit(Event{Kind: EventFailed, Set: p.set, URI: uri, Path: rel, Error: err.Error()})
+}
+
+func (p *pass) auditResult(j job, status string) {
+	p.count(func(sr *SetReport) {
+		if sr.Audit == nil {
+			sr.Audit = map[string]int{}
+		}
+		sr.Audit[status]++
+	})
+	p.e.emit(Event{Kind: EventAudit, Set: p.set, URI: j.uri, Path: j.rel, Status: status})
+}
+
+func (p *pass) work(j job) {
+	abs := p.e.m.Path(j.rel)
+	if j.checkLocal {
+		status, rec, err := verifyLocal(abs, &j.e)
+		if err != nil {
+			p.fail(j.uri, j.rel, j.e.EventTime(), err)
+			return
+		}
+		if j.audit {
+			p.auditResult(j, status)
+		}
+		if status == AuditInSync || (status == AuditUnverifiable && j.audit) {
+			rec.Set, rec.Path = p.set, j.rel
+			fillRemote(&rec, &j.e)
+			p.record(j.uri, &rec)
+			if !j.audit {
+				p.count(func(sr *SetReport) { sr.Adopted++; sr.Skipped++ })
+				p.e.emit(Event{Kind: EventSkipped, Set: p.set, URI: j.uri, Path: j.rel, Bytes: rec.Length, Message: "already here with the right bytes"})
+			}
+			return
+		}
+		if j.audit && !p.e.opt.Repair {
+			return
+		}
+	}
+	if p.e.opt.DryRun {
+		p.count(func(sr *SetReport) { sr.Fetched++; sr.Bytes += j.e.MD.Length })
+		p.e.emit(Event{Kind: EventFetched, Set: p.set, URI: j.uri, Path: j.rel, Bytes: j.e.MD.Length, Message: "dry run"})
+		return
+	}
+	req := fetch.Request{URLs: locations(&j.e), Length: j.e.MD.Length, HasLength: j.e.MD.HasLength,
+		Hashes: j.e.MD.Hashes, Path: abs, ModTime: j.e.LastMod.Time(), NoSync: !p.e.opt.FsyncEach}
+	res, err := p.e.f.Fetch(p.ctx, req)
+	if err != nil {
+		if p.ctx.Err() == nil {
+			p.fail(j.uri, j.rel, j.e.EventTime(), err)
+		}
+		return
+	}
+	p.installed(j, res)
+}
+
+// installed records a file that is now in place.
+func (p *pass) installed(j job, res fetch.Result) {
+	rec := Record{Set: p.set, Path: j.rel, Length: res.Length, SHA256: res.SHA256, MD5: res.MD5, SHA1: res.SHA1}
+	fillRemote(&rec, &j.e)
+	if fi, err := os.Lstat(p.e.m.Path(j.rel)); err == nil {
+		rec.MTime = fi.ModTime().UnixNano()
+	}
+	p.record(j.uri, &rec)
+	p.count(func(sr *SetReport) { sr.Fetched++; sr.Bytes += res.Length })
+	p.e.emit(Event{Kind: EventFetched, Set: p.set, URI: j.uri, Path: j.rel, Bytes: res.Length})
+}
+
+func fillRemote(r *Record, e *rs.Entry) {
+	r.RemoteHash = e.MD.Hashes.String()
+	r.LastMod = e.LastMod.Time()
+	r.Changed = e.MD.DateTime.Time()
+}
+
+// locations returns the entry's loc followed by its duplicates by priority.
+func locations(e *rs.Entry) []string {
+	urls := []string{e.Loc}
+	var dups []rs.Link
+	for _, l := range e.Links {
+		if l.Rel == rs.RelDuplicate && l.Href != "" {
+			dups = append(dups, l)
+		}
+	}
+	sort.SliceStable(dups, func(i, k int) bool {
+		pi, pk := dups[i].Pri, dups[k].Pri
+		if pi == 0 {
+			pi = 1 << 30
+		}
+		if pk == 0 {
+			pk = 1 << 30
+		}
+		return pi < pk
+	})
+	for _, l := range dups {
+		urls = append(urls, l.Href)
+	}
+	return urls
+}
+
+// digestHex returns the entry's digest for alg as lower-case hex, or "".
+func digestHex(h rs.Hashes, alg string) string {
+	v := h.Get(alg)
+	if v == "" {
+		return ""
+	}
+	if len(v) == rs.DigestHexLen(alg) {
+		return strings.ToLower(v)
+	}
+	if x, ok := rs.Base64ToHex(alg, v); ok {
+		return x
+	}
+	return ""
+}
+
+// sameRemote reports whether the Source's entry describes the bytes the
+// record says were installed.
+func sameRemote(e *rs.Entry, r *Record) bool {
+	if e.MD.HasLength && e.MD.Length != r.Length {
+		return false
+	}
+	compared := false
+	for _, c := range [...]struct{ alg, have string }{{rs.SHA256, r.SHA256}, {rs.MD5, r.MD5}, {rs.SHA1, r.SHA1}} {
+		want := digestHex(e.MD.Hashes, c.alg)
+		if want == "" || c.have == "" {
+			continue
+		}
+		if want != c.have {
+			return false
+		}
+		compared = true
+	}
+	if compared {
+		return true
+	}
+	if len(e.MD.Hashes) > 0 {
+		return e.MD.Hashes.String() == r.RemoteHash && (e.LastMod.IsZero() || e.LastMod.Time().Equal(r.LastMod))
+	}
+	if !e.LastMod.IsZero() {
+		return e.LastMod.Time().Equal(r.LastMod)
+	}
+	return false // nothing to compare: fetch again
+}
+
+// unchangedHere reports whether the file is still what was installed.
+func unchangedHere(abs string, r *Record) bool {
+	fi, err := os.Lstat(abs)
+	return err == nil && fi.Mode().IsRegular() && fi.Size() == r.Length && fi.ModTime().UnixNano() == r.MTime
+}
+
+// verifyLocal hashes the file at abs with the algorithms the entry offers
+// and compares it with the entry.
+func verifyLocal(abs string, e *rs.Entry) (string, Record, error) {
+	var rec Record
+	fi, err := os.Lstat(abs)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR) {
+		return AuditMissing, rec, nil
+	}
+	if err != nil {
+		return "", rec, err
+	}
+	if !fi.Mode().IsRegular() {
+		return AuditChanged, rec, nil
+	}
+	rec.Length, rec.MTime = fi.Size(), fi.ModTime().UnixNano()
+	if e.MD.HasLength && fi.Size() != e.MD.Length {
+		return AuditChanged, rec, nil
+	}
+	type dg struct {
+		alg  string
+		want string
+		h    hash.Hash
+		dst  *string
+	}
+	var ds []dg
+	for _, c := range [...]struct {
+		alg string
+		mk  func() hash.Hash
+		dst *string
+	}{{rs.MD5, md5.New, &rec.MD5}, {rs.SHA1, sha1.New, &rec.SHA1}, {rs.SHA256, sha256.New, &rec.SHA256}} {
+		if w := digestHex(e.MD.Hashes, c.alg); w != "" {
+			ds = append(ds, dg{c.alg, w, c.mk(), c.dst})
+		}
+	}
+	if len(ds) == 0 {
+		if e.MD.HasLength {
+			return AuditInSync, rec, nil // the length is all the Source gives
+		}
+		return AuditUnverifiable, rec, nil
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return "", rec, err
+	}
+	defer f.Close()
+	ws := make([]io.Writer, len(ds))
+	for i := range ds {
+		ws[i] = ds[i].h
+	}
+	if _, err := io.Copy(io.MultiWriter(ws...), f); err != nil {
+		return "", rec, fmt.Errorf("reading %s: %w", abs, err)
+	}
+	status := AuditInSync
+	for _, d := range ds {
+		got := hex.EncodeToString(d.h.Sum(nil))
+		*d.dst = got
+		if got != d.want {
+			status = AuditChanged
+		}
+	}
+	return status, rec, nil
+}

@@ -1,0 +1,566 @@
+package destination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/rs"
+)
+
+// eachEntry calls fn for every entry of d, descending into the documents
+// an index lists.
+func (e *engine) eachEntry(ctx context.Context, d *doc, depth int, fn func(*rs.Entry) error) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		en, err := d.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.URL, err)
+		}
+		if d.Head.IsIndex() {
+			if depth >= 3 {
+				return fmt.Errorf("%s: indexes nested more than 3 deep", d.URL)
+			}
+			cd, err := e.open(ctx, en.Loc)
+			if err != nil {
+				return err
+			}
+			err = e.eachEntry(ctx, cd, depth+1, fn)
+			cd.Close()
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if err := fn(en); err != nil {
+			return err
+		}
+	}
+}
+
+// planSync submits a fetch for an entry unless the state shows that the
+// file here already has the bytes the entry describes.
+func (p *pass) planSync(en *rs.Entry, track bool) error {
+	rel, err := p.e.m.Rel(en.Loc)
+	if err != nil {
+		// Refused URIs can never succeed: they are failures, but they do
+		// not hold the checkpoint back.
+		p.fail(en.Loc, "", rs.Time{}, err)
+		return nil
+	}
+	if track {
+		if err := p.e.seen.add(rel); err != nil {
+			return fmt.Errorf("%w: %v", ErrState, err)
+		}
+	}
+	abs := p.e.m.Path(rel)
+	rec, ok, err := p.e.st.get(en.Loc)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
+	if ok && rec.Path == rel && sameRemote(en, &rec) && unchangedHere(abs, &rec) {
+		p.count(func(sr *SetReport) { sr.Skipped++ })
+		p.e.emit(Event{Kind: EventSkipped, Set: p.set, URI: en.Loc, Path: rel, Bytes: rec.Length})
+		return nil
+	}
+	j := job{uri: en.Loc, rel: rel, e: *en}
+	// A file already here without a matching record (left by a run that
+	// was killed before recording it, or copied in by hand) is hashed
+	// before anything is downloaded.
+	if fi, err := os.Lstat(abs); err == nil && fi.Mode().IsRegular() && (!en.MD.HasLength || fi.Size() == en.MD.Length) && hasDigest(en) {
+		j.checkLocal = true
+	}
+	return p.submit(j)
+}
+
+func hasDigest(en *rs.Entry) bool {
+	return digestHex(en.MD.Hashes, rs.SHA256) != "" || digestHex(en.MD.Hashes, rs.MD5) != "" || digestHex(en.MD.Hashes, rs.SHA1) != ""
+}
+
+// deleteURI mirrors a deletion at the Source.
+func (p *pass) deleteURI(en *rs.Entry) error {
+	rel, err := p.e.m.Rel(en.Loc)
+	if err != nil {
+		p.fail(en.Loc, "", rs.Time{}, err)
+		return nil
+	}
+	rec, ok, err := p.e.st.get(en.Loc)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
+	if !ok {
+		if _, err := os.Lstat(p.e.m.Path(rel)); err == nil {
+			p.kept(en.Loc, rel, "deleted at the Source, but not written by resourcesync: left alone")
+		} else {
+			p.count(func(sr *SetReport) { sr.Skipped++ })
+		}
+		return nil
+	}
+	p.deleteRecord(en.Loc, rec, "deleted at the Source")
+	return nil
+}
+
+func (p *pass) kept(uri, rel, why string) {
+	p.count(func(sr *SetReport) { sr.Kept++ })
+	p.e.emit(Event{Kind: EventKept, Set: p.set, URI: uri, Path: rel, Message: why})
+}
+
+// deleteRecord removes a file this tool installed, unless it was changed
+// here since or --no-delete is in force; in those cases the file is kept
+// and no longer counted as ours.
+func (p *pass) deleteRecord(uri string, rec Record, why string) {
+	abs := p.e.m.Path(rec.Path)
+	if p.e.opt.NoDelete {
+		p.kept(uri, rec.Path, why+"; kept (--no-delete)")
+		p.record(uri, nil)
+		return
+	}
+	_, err := os.Lstat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		p.record(uri, nil)
+	case !unchangedHere(abs, &rec):
+		p.kept(uri, rec.Path, why+"; kept because it was changed here after it was installed")
+		p.record(uri, nil)
+		return
+	case !p.e.opt.DryRun:
+		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			p.fail(uri, rec.Path, rs.Time{}, err)
+			return
+		}
+		p.e.removeEmptyParents(abs)
+		p.record(uri, nil)
+	}
+	p.count(func(sr *SetReport) { sr.Deleted++ })
+	msg := why
+	if p.e.opt.DryRun {
+		msg += " (dry run)"
+	}
+	p.e.emit(Event{Kind: EventDeleted, Set: p.set, URI: uri, Path: rec.Path, Message: msg})
+}
+
+func (e *engine) plan(set, mode string) {
+	e.emit(Event{Kind: EventPlan, Set: set, Mode: mode, Total: -1, TotalBytes: -1})
+}
+
+// baseline brings the set in line with its current Resource List: fetch
+// what differs, delete what the list no longer names.
+func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetReport, modes *[]string) error {
+	if s.ResourceList == "" {
+		return fmt.Errorf("%w: set %s offers no Resource List", ErrDiscovery, s.Name)
+	}
+	started := e.opt.Now()
+	if s.ResourceDump != "" && !e.opt.NoDump && !e.opt.DryRun && !cp.Baseline && e.setEmpty(s.Name) {
+		(*modes)[len(*modes)-1] = "baseline (dump)"
+		if err := e.dumpBaseline(ctx, s, sr); err != nil {
+			return err
+		}
+	}
+	d, err := e.open(ctx, s.ResourceList)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrDiscovery, err)
+	}
+	defer d.Close()
+	at := d.Head.MD.At.Time()
+	if at.IsZero() {
+		// No `at`: start the next incremental run a little before ours.
+		at = started.Add(-time.Minute)
+	}
+	failedBefore := sr.Failed
+	e.plan(s.Name, "baseline")
+	e.phase(s.Name, "baseline from %s", s.ResourceList)
+	p := e.newPass(ctx, s.Name, sr)
+	err = e.eachEntry(ctx, d, 0, func(en *rs.Entry) error { return p.planSync(en, true) })
+	if ferr := p.finish(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		if errors.Is(err, ErrState) || ctx.Err() != nil {
+			return err
+		}
+		return fmt.Errorf("%w: %w", ErrDiscovery, err)
+	}
+	if err := e.seen.flush(); err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
+	// What the state holds and the list no longer names was deleted.
+	p = e.newPass(ctx, s.Name, sr)
+	err = e.st.each(s.Name, func(uri string, r Record) error {
+		if !e.seen.has(r.Path) {
+			p.deleteRecord(uri, r, "not in the Resource List")
+		}
+		return nil
+	})
+	if ferr := p.finish(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	if sr.Failed == failedBefore {
+		cp.Baseline = true
+		cp.At = at
+		cp.Until = at
+	}
+	return nil
+}
+
+func (e *engine) setEmpty(set string) bool {
+	empty := true
+	e.st.each(set, func(string, Record) error { empty = false; return errStop })
+	return empty
+}
+
+var errStop = errors.New("stop")
+
+// clRef is a Change List named by an index or an archive.
+type clRef struct {
+	loc         string
+	from, until rs.Time
+}
+
+// changes collected from Change Lists: the last change per URI.
+type changeSet struct {
+	byURI map[string]*rs.Entry
+	until time.Time // everything before it is covered
+	gap   string
+	lists int
+}
+
+// collectChanges reads the Change Lists that cover changes at or after
+// from, checks that they are contiguous, and keeps the last change per URI.
+// Memory grows with the number of changed resources, not the collection.
+func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) (*changeSet, error) {
+	cs := &changeSet{byURI: map[string]*rs.Entry{}, until: from}
+	var refs []clRef
+	seen := map[string]bool{}
+	addRefs := func(u string) error {
+		d, err := e.open(ctx, u)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		if !d.Head.IsIndex() && d.Head.Capability() == rs.CapChangeList {
+			if !seen[d.URL] {
+				seen[d.URL] = true
+				refs = append(refs, clRef{d.URL, d.Head.MD.From, d.Head.MD.Until})
+			}
+			return nil
+		}
+		for {
+			en, err := d.next()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", d.URL, err)
+			}
+			if !seen[en.Loc] {
+				seen[en.Loc] = true
+				refs = append(refs, clRef{en.Loc, en.MD.From, en.MD.Until})
+			}
+		}
+	}
+	if err := addRefs(s.ChangeList); err != nil {
+		return nil, err
+	}
+	earliest := func() time.Time {
+		var t time.Time
+		for _, r := range refs {
+			if ft := r.from.Time(); !r.from.IsZero() && (t.IsZero() || ft.Before(t)) {
+				t = ft
+			}
+		}
+		return t
+	}
+	if s.ChangeListArchive != "" && !from.IsZero() && (len(refs) == 0 || earliest().After(from)) {
+		if err := addRefs(s.ChangeListArchive); err != nil {
+			return nil, err
+		}
+	}
+	// Lists that end before from are done already.
+	keep := refs[:0]
+	for _, r := range refs {
+		if from.IsZero() || r.until.IsZero() || !r.until.Time().Before(from) {
+			keep = append(keep, r)
+		}
+	}
+	refs = keep
+	sort.SliceStable(refs, func(i, k int) bool { return refs[i].from.Before(refs[k].from) })
+	if len(refs) == 0 {
+		return cs, nil
+	}
+	if !from.IsZero() && !refs[0].from.IsZero() && refs[0].from.Time().After(from) {
+		cs.gap = fmt.Sprintf("changes from %s to %s are no longer listed by the Source", fmtTime(from), refs[0].from)
+		return cs, nil
+	}
+	for i := 1; i < len(refs); i++ {
+		prev := refs[i-1]
+		if !prev.until.IsZero() && refs[i].from.After(prev.until) {
+			cs.gap = fmt.Sprintf("no Change List covers %s to %s", prev.until, refs[i].from)
+			return cs, nil
+		}
+	}
+	for _, r := range refs {
+		d, err := e.open(ctx, r.loc)
+		if err != nil {
+			return nil, err
+		}
+		last := from
+		err = func() error {
+			defer d.Close()
+			for {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				en, err := d.next()
+				if err == io.EOF {
+					return nil
+				}
+				if err != nil {
+					return fmt.Errorf("%s: %w", d.URL, err)
+				}
+				t := en.EventTime()
+				if !t.IsZero() && !from.IsZero() && t.Time().Before(from) {
+					continue
+				}
+				if !t.IsZero() && t.Time().After(last) {
+					last = t.Time()
+				}
+				// Several changes to one resource resolve to the last.
+				if old := cs.byURI[en.Loc]; old != nil && old.EventTime().After(t) {
+					continue
+				}
+				cs.byURI[en.Loc] = en
+			}
+		}()
+		if err != nil {
+			return nil, err
+		}
+		cs.lists++
+		until := d.Head.MD.Until
+		if until.IsZero() {
+			until = r.until
+		}
+		switch {
+		case !until.IsZero():
+			if ut := until.Time(); ut.After(cs.until) {
+				cs.until = ut
+			}
+		default:
+			// An open list: covered up to its last change.
+			if ft := r.from.Time(); ft.After(last) {
+				last = ft
+			}
+			if last.After(cs.until) {
+				cs.until = last
+			}
+		}
+	}
+	return cs, nil
+}
+
+func fmtTime(t time.Time) string { return rs.NewTime(t).String() }
+
+// incremental applies the changes listed since the checkpoint. A gap is
+// returned (and nothing applied) when the Change Lists no longer reach
+// back to it.
+func (e *engine) incremental(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetReport) (string, error) {
+	from := cp.Until
+	e.phase(s.Name, "changes since %s from %s", fmtTime(from), s.ChangeList)
+	cs, err := e.collectChanges(ctx, s, from)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", fmt.Errorf("%w: %w", ErrDiscovery, err)
+	}
+	if cs.gap != "" {
+		return cs.gap, nil
+	}
+	list := make([]*rs.Entry, 0, len(cs.byURI))
+	for _, en := range cs.byURI {
+		list = append(list, en)
+	}
+	sort.Slice(list, func(i, k int) bool { return list[i].EventTime().Before(list[k].EventTime()) })
+	e.emit(Event{Kind: EventPlan, Set: s.Name, Mode: "incremental", Total: int64(len(list)), TotalBytes: -1})
+	p := e.newPass(ctx, s.Name, sr)
+	for _, en := range list {
+		if en.MD.Change == rs.Deleted {
+			err = p.deleteURI(en)
+		} else {
+			err = p.planSync(en, false)
+		}
+		if err != nil {
+			break
+		}
+	}
+	if ferr := p.finish(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return "", err
+	}
+	if !p.failedAt.IsZero() {
+		if t := p.failedAt.Time(); t.After(from) {
+			cp.Until = t
+		}
+	} else if cs.until.After(cp.Until) {
+		cp.Until = cs.until
+	}
+	return "", nil
+}
+
+// audit re-hashes DEST against the current Resource List and the changes
+// listed after it.
+func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetReport) error {
+	if s.ResourceList == "" {
+		return fmt.Errorf("%w: set %s offers no Resource List to audit against", ErrDiscovery, s.Name)
+	}
+	sr.Audit = map[string]int{}
+	d, err := e.open(ctx, s.ResourceList)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrDiscovery, err)
+	}
+	defer d.Close()
+	at := d.Head.MD.At.Time()
+	cs := &changeSet{byURI: map[string]*rs.Entry{}, until: at}
+	if s.ChangeList != "" && !at.IsZero() {
+		if cs, err = e.collectChanges(ctx, s, at); err != nil {
+			return fmt.Errorf("%w: %w", ErrDiscovery, err)
+		}
+		if cs.gap != "" {
+			sr.Gap = cs.gap
+		}
+	}
+	e.plan(s.Name, "audit")
+	e.phase(s.Name, "audit against %s", s.ResourceList)
+	failedBefore := sr.Failed
+	p := e.newPass(ctx, s.Name, sr)
+	check := func(en *rs.Entry) error {
+		rel, err := e.m.Rel(en.Loc)
+		if err != nil {
+			p.fail(en.Loc, "", rs.Time{}, err)
+			return nil
+		}
+		if err := e.seen.add(rel); err != nil {
+			return fmt.Errorf("%w: %v", ErrState, err)
+		}
+		return p.submit(job{uri: en.Loc, rel: rel, e: *en, checkLocal: true, audit: true})
+	}
+	err = e.eachEntry(ctx, d, 0, func(en *rs.Entry) error {
+		if c := cs.byURI[en.Loc]; c != nil {
+			delete(cs.byURI, en.Loc)
+			if c.MD.Change == rs.Deleted {
+				return nil
+			}
+			en = c
+		}
+		return check(en)
+	})
+	for _, en := range cs.byURI {
+		if err != nil {
+			break
+		}
+		if en.MD.Change != rs.Deleted {
+			err = check(en)
+		}
+	}
+	if ferr := p.finish(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	if err := e.seen.flush(); err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
+	// Files this tool installed that the Source no longer has.
+	p = e.newPass(ctx, s.Name, sr)
+	err = e.st.each(s.Name, func(uri string, r Record) error {
+		if e.seen.has(r.Path) {
+			return nil
+		}
+		if _, err := os.Lstat(e.m.Path(r.Path)); err != nil {
+			p.record(uri, nil)
+			return nil
+		}
+		p.auditResult(job{uri: uri, rel: r.Path}, AuditExtra)
+		if e.opt.Repair {
+			p.deleteRecord(uri, r, "not at the Source")
+		}
+		return nil
+	})
+	if ferr := p.finish(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	if e.opt.Repair && sr.Failed == failedBefore && cs.gap == "" && !at.IsZero() {
+		cp.Baseline, cp.At, cp.Until = true, at, cs.until
+		if cp.Until.Before(at) {
+			cp.Until = at
+		}
+	}
+	return nil
+}
+
+// auditExtras reports files in DEST that no set accounts for: neither
+// listed by the Source nor recorded as installed here. They are never
+// deleted.
+func (e *engine) auditExtras(ctx context.Context, sr *SetReport) error {
+	if e.opt.Set != "" {
+		return nil // other sets' files would look extra
+	}
+	if err := e.st.each("", func(_ string, r Record) error { return e.seen.add(r.Path) }); err != nil {
+		return err
+	}
+	if err := e.seen.flush(); err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
+	root := e.m.Root()
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if d.IsDir() {
+			if p != root && filepath.Dir(p) == root && d.Name() == StateDirName {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), tempPrefix) {
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		if e.seen.has(rel) {
+			return nil
+		}
+		if sr.Audit == nil {
+			sr.Audit = map[string]int{}
+		}
+		sr.Audit[AuditExtra]++
+		e.emit(Event{Kind: EventAudit, Set: sr.Set, Path: rel, Status: AuditExtra, Message: "not at the Source and not written by resourcesync: left alone"})
+		return nil
+	})
+}

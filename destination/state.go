@@ -1,0 +1,263 @@
+package destination
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// ErrLocked is returned when another run holds DEST's state.
+var ErrLocked = errors.New("another resourcesync run is using this destination")
+
+// ErrState is a state directory that cannot be used (corrupt, or a mirror of
+// another Source).
+var ErrState = errors.New("destination state")
+
+// Record is what the state remembers of one installed resource.
+type Record struct {
+	Set    string `json:"set"`
+	Path   string `json:"path"` // relative to DEST, slash-separated
+	Length int64  `json:"len"`
+	// Digests of the installed bytes (hex), those computed when installing.
+	SHA256 string `json:"sha256,omitempty"`
+	MD5    string `json:"md5,omitempty"`
+	SHA1   string `json:"sha1,omitempty"`
+	// What the Source said: its hash attribute as written, lastmod and the
+	// datetime of the change that was applied.
+	RemoteHash string    `json:"rhash,omitempty"`
+	LastMod    time.Time `json:"lastmod,omitzero"`
+	Changed    time.Time `json:"changed,omitzero"`
+	// MTime is the file's modification time as installed (Unix ns); with
+	// Length it tells cheaply whether someone else changed the file since.
+	MTime int64 `json:"mtime"`
+}
+
+// Checkpoint is a set's synchronized point.
+type Checkpoint struct {
+	Set            string `json:"set"`
+	CapabilityList string `json:"capabilitylist,omitempty"`
+	// Baseline is true once a baseline has completed without failures.
+	Baseline bool `json:"baseline"`
+	// At is the `at` of the Resource List the last baseline used.
+	At time.Time `json:"at,omitzero"`
+	// Until is the point up to which every change is durable here: the
+	// next incremental run applies changes at or after it.
+	Until   time.Time `json:"until,omitzero"`
+	LastRun time.Time `json:"last_run,omitzero"`
+}
+
+var (
+	bucketRes  = []byte("resources") // URI → Record
+	bucketSets = []byte("sets")      // set name → Checkpoint
+	bucketMeta = []byte("meta")      // "base" → Source base URL
+)
+
+// state wraps the embedded database in DEST/.resourcesync/state.db. The
+// database's exclusive file lock is what keeps two runs apart.
+type state struct {
+	db       *bolt.DB
+	readOnly bool
+}
+
+func openState(dest string, readOnly bool) (*state, error) {
+	dir := filepath.Join(dest, StateDirName)
+	p := filepath.Join(dir, "state.db")
+	if readOnly {
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			return &state{readOnly: true}, nil // nothing synced yet
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrState, err)
+	}
+	db, err := bolt.Open(p, 0o644, &bolt.Options{Timeout: 300 * time.Millisecond, ReadOnly: readOnly, NoFreelistSync: true})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, fmt.Errorf("%w: %s is locked", ErrLocked, p)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: open %s: %v", ErrState, p, err)
+	}
+	if !readOnly {
+		err = db.Update(func(tx *bolt.Tx) error {
+			for _, b := range [][]byte{bucketRes, bucketSets, bucketMeta} {
+				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("%w: %v", ErrState, err)
+		}
+	}
+	return &state{db: db, readOnly: readOnly}, nil
+}
+
+func (s *state) Close() error {
+	if s.db == nil {
+		return nil
+	}
+	return s.db.Close()
+}
+
+func (s *state) view(fn func(tx *bolt.Tx) error) error {
+	if s.db == nil {
+		return nil
+	}
+	return s.db.View(fn)
+}
+
+// meta reads a meta value ("" when absent).
+func (s *state) meta(key string) (v string, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketMeta); b != nil {
+			v = string(b.Get([]byte(key)))
+		}
+		return nil
+	})
+	return v, err
+}
+
+func (s *state) putMeta(key, v string) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put([]byte(key), []byte(v))
+	})
+}
+
+func (s *state) checkpoint(set string) (cp Checkpoint, err error) {
+	cp.Set = set
+	err = s.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSets)
+		if b == nil {
+			return nil
+		}
+		if v := b.Get([]byte(set)); v != nil {
+			return json.Unmarshal(v, &cp)
+		}
+		return nil
+	})
+	if err != nil {
+		err = fmt.Errorf("%w: checkpoint of set %q: %v", ErrState, set, err)
+	}
+	return cp, err
+}
+
+func (s *state) putCheckpoint(cp Checkpoint) error {
+	v, err := json.Marshal(cp)
+	if err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketSets).Put([]byte(cp.Set), v)
+	})
+}
+
+// get returns the record of uri, or ok=false.
+func (s *state) get(uri string) (r Record, ok bool, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketRes)
+		if b == nil {
+			return nil
+		}
+		v := b.Get([]byte(uri))
+		if v == nil {
+			return nil
+		}
+		ok = true
+		return json.Unmarshal(v, &r)
+	})
+	return r, ok, err
+}
+
+// stateOp is one change to the resource records.
+type stateOp struct {
+	uri    string
+	rec    *Record // nil deletes
+	remove bool
+}
+
+func (s *state) apply(ops []stateOp) error {
+	if len(ops) == 0 {
+		return nil
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketRes)
+		for _, op := range ops {
+			if op.rec == nil {
+				if err := b.Delete([]byte(op.uri)); err != nil {
+					return err
+				}
+				continue
+			}
+			v, err := json.Marshal(op.rec)
+			if err != nil {
+				return err
+			}
+			if err := b.Put([]byte(op.uri), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// each calls fn for every record of set, in URI order, outside of any
+// transaction held across calls (records are read in pages) so that fn
+// may write to the state.
+func (s *state) each(set string, fn func(uri string, r Record) error) error {
+	var after []byte
+	for {
+		type kv struct {
+			uri string
+			r   Record
+		}
+		var page []kv
+		err := s.view(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketRes)
+			if b == nil {
+				return nil
+			}
+			c := b.Cursor()
+			var k, v []byte
+			if after == nil {
+				k, v = c.First()
+			} else {
+				k, v = c.Seek(after)
+				if k != nil && string(k) == string(after) {
+					k, v = c.Next()
+				}
+			}
+			for ; k != nil && len(page) < 1000; k, v = c.Next() {
+				var r Record
+				if err := json.Unmarshal(v, &r); err != nil {
+					return fmt.Errorf("%w: record %q: %v", ErrState, k, err)
+				}
+				if set == "" || r.Set == set {
+					page = append(page, kv{string(k), r})
+				}
+				after = append(after[:0], k...)
+			}
+			if k == nil {
+				after = nil
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, p := range page {
+			if err := fn(p.uri, p.r); err != nil {
+				return err
+			}
+		}
+		if after == nil {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,401 @@
+package destination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/resourcesync-go/resourcesync/destination/fetch"
+	"github.com/resourcesync-go/resourcesync/rs"
+)
+
+const tempPrefix = fetch.TempPrefix
+
+// Mode selects what a run does.
+type Mode int
+
+const (
+	// ModeAuto runs a baseline when a set has none yet, else an
+	// incremental sync (with a gap repaired by a baseline).
+	ModeAuto Mode = iota
+	// ModeBaseline forces a baseline from the current Resource List.
+	ModeBaseline
+	// ModeAudit compares DEST with the Source; with Options.Repair it
+	// also fixes what differs.
+	ModeAudit
+)
+
+// ErrDiscovery wraps every failure to find or read the Source's
+// capability documents.
+var ErrDiscovery = errors.New("discovery")
+
+// Options configures Sync. Dest and Client are required.
+type Options struct {
+	Dest   string
+	Client *http.Client
+	Mode   Mode
+	// Workers fetching concurrently (default 8).
+	Workers int
+	// RatePerHost limits requests per second to each host (0: none).
+	RatePerHost float64
+	// NoDelete keeps files whose resources the Source deleted.
+	NoDelete bool
+	// DryRun plans and reports without touching DEST or the state.
+	DryRun bool
+	// Repair, with ModeAudit, fixes the differences found.
+	Repair bool
+	// Set limits the run to the set with that name.
+	Set string
+	// Base overrides the Source's base URL used to map URIs to paths.
+	Base string
+	// NoDump makes baselines use the Resource List even when a Resource
+	// Dump is offered.
+	NoDump bool
+	// FsyncEach fsyncs every file before its rename. By default files are
+	// made durable in batches (one syncfs) before the state records them.
+	FsyncEach bool
+	// Events, if set, receives progress; it must be safe for concurrent use.
+	Events func(Event)
+	// Fetch tuning (zero: the fetch package's defaults).
+	Retries             int
+	BaseDelay, MaxDelay time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Failure is one resource that could not be synchronized.
+type Failure struct {
+	URI   string `json:"uri"`
+	Path  string `json:"path,omitempty"`
+	Error string `json:"error"`
+}
+
+// SetReport tells what a run did to one set.
+type SetReport struct {
+	Set      string         `json:"set"`
+	Mode     string         `json:"mode"`
+	Fetched  int            `json:"fetched"`
+	Adopted  int            `json:"adopted"`
+	Skipped  int            `json:"skipped"`
+	Deleted  int            `json:"deleted"`
+	Kept     int            `json:"kept"`
+	Failed   int            `json:"failed"`
+	Bytes    int64          `json:"bytes"`
+	Audit    map[string]int `json:"audit,omitempty"`
+	Gap      string         `json:"gap,omitempty"`
+	Failures []Failure      `json:"failures,omitempty"`
+	// Checkpoint is the set's checkpoint after the run.
+	Checkpoint Checkpoint `json:"checkpoint"`
+	Seconds    float64    `json:"seconds"`
+}
+
+// Differences counts audit results other than in-sync and unverifiable.
+func (r *SetReport) Differences() int {
+	return r.Audit[AuditMissing] + r.Audit[AuditChanged] + r.Audit[AuditExtra]
+}
+
+// Report tells what a run did.
+type Report struct {
+	Source  string       `json:"source"`
+	Base    string       `json:"base"`
+	Dest    string       `json:"dest"`
+	DryRun  bool         `json:"dry_run,omitempty"`
+	Cleaned int          `json:"temp_files_removed,omitempty"`
+	Sets    []*SetReport `json:"sets"`
+	Seconds float64      `json:"seconds"`
+}
+
+// OK reports whether DEST is in sync: no failures and, for an audit
+// without repair, no differences.
+func (r *Report) OK(audit, repair bool) bool {
+	for _, s := range r.Sets {
+		if s.Failed > 0 || s.Gap != "" && s.Checkpoint.Until.IsZero() {
+			return false
+		}
+		if audit && !repair && s.Differences() > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+type engine struct {
+	opt    Options
+	st     *state
+	m      *Mapper
+	f      *fetch.Fetcher
+	fd     int // DEST, for syncfs; -1 when nothing is written
+	seen   *seenSet
+	tmpDir string
+}
+
+func (e *engine) emit(ev Event) {
+	if e.opt.Events != nil {
+		if ev.Time.IsZero() {
+			ev.Time = e.opt.Now()
+		}
+		e.opt.Events(ev)
+	}
+}
+
+func (e *engine) phase(set, format string, args ...any) {
+	e.emit(Event{Kind: EventPhase, Set: set, Message: fmt.Sprintf(format, args...)})
+}
+
+// Sync brings opt.Dest in step with the Source named by source (a base
+// URL, a Source Description, a Capability List or a list). The error is
+// for runs that could not start or could not read the Source (wrapping
+// ErrDiscovery, ErrLocked or ErrState); failures of single resources are
+// in the Report.
+func Sync(ctx context.Context, source string, opt Options) (*Report, error) {
+	start := time.Now()
+	if opt.Client == nil {
+		opt.Client = http.DefaultClient
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = 8
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Dest == "" {
+		return nil, errors.New("no destination directory")
+	}
+	e := &engine{opt: opt, fd: -1}
+	e.f = &fetch.Fetcher{Client: opt.Client, Retries: opt.Retries, BaseDelay: opt.BaseDelay, MaxDelay: opt.MaxDelay,
+		RatePerHost: opt.RatePerHost}
+	e.f.OnRetry = func(u string, attempt int, err error) {
+		e.emit(Event{Kind: EventRetry, URI: u, Error: err.Error()})
+	}
+
+	base, sets, err := e.discover(ctx, source)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrDiscovery, source, err)
+	}
+	if opt.Base != "" {
+		base = opt.Base
+	}
+	if opt.Set != "" {
+		var keep []setInfo
+		var names []string
+		for _, s := range sets {
+			names = append(names, s.Name)
+			if s.Name == opt.Set {
+				keep = append(keep, s)
+			}
+		}
+		if len(keep) == 0 {
+			return nil, fmt.Errorf("%w: no set %q (the Source offers %s)", ErrDiscovery, opt.Set, strings.Join(names, ", "))
+		}
+		sets = keep
+	}
+	if e.m, err = NewMapper(base, opt.Dest); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrDiscovery, err)
+	}
+	rep := &Report{Source: source, Base: e.m.Base(), Dest: e.m.Root(), DryRun: opt.DryRun}
+
+	readOnly := opt.DryRun || (opt.Mode == ModeAudit && !opt.Repair)
+	if !readOnly {
+		if err := os.MkdirAll(opt.Dest, 0o755); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrState, err)
+		}
+	}
+	if e.st, err = openState(e.m.Root(), readOnly); err != nil {
+		return nil, err
+	}
+	defer e.st.Close()
+	prev, err := e.st.meta("base")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrState, err)
+	}
+	if prev != "" && prev != e.m.Base() {
+		return nil, fmt.Errorf("%w: %s mirrors %s, not %s (use another directory)", ErrState, opt.Dest, prev, e.m.Base())
+	}
+	scratch := os.TempDir()
+	if !readOnly {
+		e.tmpDir = filepath.Join(e.m.Root(), StateDirName, "tmp")
+		os.RemoveAll(e.tmpDir)
+		if err := os.MkdirAll(e.tmpDir, 0o755); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrState, err)
+		}
+		scratch = e.tmpDir
+		if err := e.st.putMeta("base", e.m.Base()); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrState, err)
+		}
+		// A run that did not finish may have left temporary files.
+		if dirty, _ := e.st.meta("running"); dirty != "" {
+			e.phase("", "previous run did not finish: removing temporary files")
+			rep.Cleaned, _ = fetch.CleanTemp(e.m.Root())
+		}
+		if err := e.st.putMeta("running", opt.Now().UTC().Format(time.RFC3339)); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrState, err)
+		}
+		if e.fd, err = unix.Open(e.m.Root(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrState, err)
+		}
+		defer unix.Close(e.fd)
+	}
+	if e.seen, err = newSeen(scratch); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrState, err)
+	}
+	defer e.seen.close()
+
+	for _, s := range sets {
+		sr, err := e.runSet(ctx, s)
+		if sr != nil {
+			rep.Sets = append(rep.Sets, sr)
+		}
+		if err != nil {
+			return rep, err
+		}
+	}
+	if opt.Mode == ModeAudit && len(rep.Sets) > 0 {
+		if err := e.auditExtras(ctx, rep.Sets[len(rep.Sets)-1]); err != nil {
+			return rep, err
+		}
+	}
+	if !readOnly {
+		if err := e.st.putMeta("running", ""); err != nil {
+			return rep, fmt.Errorf("%w: %v", ErrState, err)
+		}
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, ctx.Err()
+}
+
+func (e *engine) runSet(ctx context.Context, s setInfo) (*SetReport, error) {
+	start := time.Now()
+	cp, err := e.st.checkpoint(s.Name)
+	if err != nil {
+		return nil, err
+	}
+	if s.CapabilityList != "" {
+		cp.CapabilityList = s.CapabilityList
+	}
+	sr := &SetReport{Set: s.Name}
+	defer func() { sr.Seconds = time.Since(start).Seconds() }()
+	switch s.DirectCapability {
+	case rs.CapResourceList:
+		s.ResourceList = s.Direct
+	case rs.CapChangeList:
+		s.ChangeList = s.Direct
+	case rs.CapResourceDump:
+		s.ResourceDump = s.Direct
+	}
+	var modes []string
+	switch {
+	case e.opt.Mode == ModeAudit:
+		modes = append(modes, "audit")
+		err = e.audit(ctx, s, &cp, sr)
+	case e.opt.Mode == ModeBaseline || !cp.Baseline && s.ResourceList != "":
+		modes = append(modes, "baseline")
+		if err = e.baseline(ctx, s, &cp, sr, &modes); err == nil && cp.Baseline && s.ChangeList != "" {
+			modes = append(modes, "incremental")
+			_, err = e.incremental(ctx, s, &cp, sr)
+		}
+	case s.ChangeList == "":
+		modes = append(modes, "baseline")
+		err = e.baseline(ctx, s, &cp, sr, &modes)
+	default:
+		modes = append(modes, "incremental")
+		var gap string
+		gap, err = e.incremental(ctx, s, &cp, sr)
+		if err == nil && gap != "" && s.ResourceList != "" {
+			sr.Gap = gap
+			e.phase(s.Name, "gap in the Change Lists (%s): repairing with a baseline against the current Resource List", gap)
+			modes = append(modes, "baseline (gap repair)")
+			if err = e.baseline(ctx, s, &cp, sr, &modes); err == nil && cp.Baseline {
+				modes = append(modes, "incremental")
+				var gap2 string
+				gap2, err = e.incremental(ctx, s, &cp, sr)
+				if gap2 != "" {
+					sr.Gap += "; again after repair: " + gap2
+				}
+			}
+		} else if gap != "" {
+			sr.Gap = gap + " (no Resource List to repair from)"
+			sr.Failed++
+		}
+	}
+	sr.Mode = strings.Join(modes, "+")
+	cp.LastRun = e.opt.Now().UTC()
+	sr.Checkpoint = cp
+	if err == nil && !e.st.readOnly {
+		if perr := e.st.putCheckpoint(cp); perr != nil {
+			err = fmt.Errorf("%w: %v", ErrState, perr)
+		}
+	}
+	e.emit(Event{Kind: EventDone, Set: s.Name, Mode: sr.Mode, Message: summary(sr, e.opt.DryRun)})
+	return sr, err
+}
+
+func summary(sr *SetReport, dry bool) string {
+	var b strings.Builder
+	verb := "fetched"
+	if dry {
+		verb = "would fetch"
+	}
+	fmt.Fprintf(&b, "%s: %s %d (%s), skipped %d, deleted %d, kept %d, failed %d", sr.Mode, verb, sr.Fetched, humanBytes(sr.Bytes), sr.Skipped, sr.Deleted, sr.Kept, sr.Failed)
+	if sr.Adopted > 0 {
+		fmt.Fprintf(&b, ", adopted %d", sr.Adopted)
+	}
+	if len(sr.Audit) > 0 {
+		keys := make([]string, 0, len(sr.Audit))
+		for k := range sr.Audit {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b.WriteString("; audit:")
+		for _, k := range keys {
+			fmt.Fprintf(&b, " %s %d", k, sr.Audit[k])
+		}
+	}
+	if sr.Gap != "" {
+		b.WriteString("; gap: " + sr.Gap)
+	}
+	return b.String()
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// syncfs makes everything written to DEST's file system durable.
+func (e *engine) syncfs() error {
+	if e.fd < 0 || e.opt.FsyncEach {
+		return nil
+	}
+	return unix.Syncfs(e.fd)
+}
+
+// sameStateDir guards against deleting anything outside DEST.
+func (e *engine) inDest(abs string) bool {
+	rel, err := filepath.Rel(e.m.Root(), abs)
+	return err == nil && rel != "." && !strings.HasPrefix(rel, "..") && !filepath.IsAbs(rel)
+}
+
+// removeEmptyParents removes the directories between abs and DEST that
+// the removal of abs left empty.
+func (e *engine) removeEmptyParents(abs string) {
+	for d := filepath.Dir(abs); e.inDest(d); d = filepath.Dir(d) {
+		if os.Remove(d) != nil {
+			return
+		}
+	}
+}
