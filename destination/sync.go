@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -109,6 +110,7 @@ type Report struct {
 	Dest    string       `json:"dest"`
 	DryRun  bool         `json:"dry_run,omitempty"`
 	Cleaned int          `json:"temp_files_removed,omitempty"`
+	Retries int64        `json:"retries"`
 	Sets    []*SetReport `json:"sets"`
 	Seconds float64      `json:"seconds"`
 }
@@ -135,6 +137,8 @@ type engine struct {
 	fd     int // DEST, for syncfs; -1 when nothing is written
 	seen   *seenSet
 	tmpDir string
+
+	retries atomic.Int64
 }
 
 func (e *engine) emit(ev Event) {
@@ -173,6 +177,7 @@ func Sync(ctx context.Context, source string, opt Options) (*Report, error) {
 	e.f = &fetch.Fetcher{Client: opt.Client, Retries: opt.Retries, BaseDelay: opt.BaseDelay, MaxDelay: opt.MaxDelay,
 		RatePerHost: opt.RatePerHost}
 	e.f.OnRetry = func(u string, attempt int, err error) {
+		e.retries.Add(1)
 		e.emit(Event{Kind: EventRetry, URI: u, Error: err.Error()})
 	}
 
@@ -268,6 +273,7 @@ func Sync(ctx context.Context, source string, opt Options) (*Report, error) {
 		}
 	}
 	rep.Seconds = time.Since(start).Seconds()
+	rep.Retries = e.retries.Load()
 	return rep, ctx.Err()
 }
 

@@ -1,0 +1,104 @@
+package destination_test
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/resourcesync-go/resourcesync/internal/faultserver"
+)
+
+func isResource(r *http.Request) bool {
+	return r.URL.Path != "/" && !strings.HasPrefix(r.URL.Path, "/.resourcesync/") && !strings.HasPrefix(r.URL.Path, "/.well-known/")
+}
+
+// TestFaultInjection syncs through a server that fails a share of the
+// requests in every way: the sync completes, and no wrong byte is ever
+// installed.
+func TestFaultInjection(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 300 {
+		writeFile(t, dir, fmt.Sprintf("f%03d.bin", i), []byte(strings.Repeat(fmt.Sprintf("%03d", i), 100+i*10)))
+	}
+	var fh *faultserver.Handler
+	ts := startSource(t, dir, func(h http.Handler) http.Handler {
+		fh = faultserver.New(h, 0.4, 7)
+		fh.Match = isResource
+		return fh
+	}, nil)
+	dest := t.TempDir()
+	rep := mustSync(t, ts.base, syncOpts(t, dest))
+	sr := one(t, rep)
+	if sr.Failed != 0 || sr.Fetched != 300 {
+		t.Fatalf("sync through faults: %+v", sr)
+	}
+	sameTree(t, dir, dest)
+	counts := fh.Counts()
+	for _, f := range []string{"500", "429", "reset", "truncated", "wrong-bytes", "slow"} {
+		if counts[f] == 0 {
+			t.Errorf("fault %s never injected: %v", f, counts)
+		}
+	}
+	if rep.Retries < int64(fh.Injected()-counts["slow"]) {
+		t.Errorf("%d retries counted for %d failing responses", rep.Retries, fh.Injected()-counts["slow"])
+	}
+	t.Logf("faults %v, retries %d", counts, rep.Retries)
+}
+
+// TestFaultsBeyondRetries: a resource that keeps failing is reported as
+// failed and never installed with wrong bytes; a later run completes.
+func TestFaultsBeyondRetries(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 200 {
+		writeFile(t, dir, fmt.Sprintf("f%03d.bin", i), []byte(strings.Repeat(fmt.Sprintf("%03d", i), 50+i)))
+	}
+	var fh *faultserver.Handler
+	ts := startSource(t, dir, func(h http.Handler) http.Handler {
+		fh = faultserver.New(h, 0.3, 11)
+		fh.Match = isResource
+		fh.MaxPerPath = 1000
+		fh.Faults = []faultserver.Fault{faultserver.WrongBytes, faultserver.Status500, faultserver.Truncated, faultserver.Reset}
+		return fh
+	}, nil)
+	dest := t.TempDir()
+	opt := syncOpts(t, dest)
+	opt.Retries = 1
+	rep := mustSync(t, ts.base, opt)
+	sr := one(t, rep)
+	if sr.Failed == 0 || sr.Fetched+sr.Failed != 200 || rep.OK(false, false) || sr.Checkpoint.Baseline {
+		t.Fatalf("expected failures: %+v", sr)
+	}
+	src, got := tree(t, dir), tree(t, dest)
+	if len(got) != sr.Fetched {
+		t.Errorf("%d files installed, %d reported fetched", len(got), sr.Fetched)
+	}
+	for k, v := range got {
+		if string(src[k]) != string(v) {
+			t.Fatalf("%s installed with wrong bytes", k)
+		}
+	}
+	if n := leftovers(t, dest); n > 0 {
+		t.Errorf("%d temporary files left", n)
+	}
+	fh.Share = 0
+	sr = one(t, mustSync(t, ts.base, opt))
+	if sr.Failed != 0 || sr.Fetched != 200-len(got) || !sr.Checkpoint.Baseline {
+		t.Fatalf("rerun: %+v", sr)
+	}
+	sameTree(t, dir, dest)
+}
+
+// leftovers counts temporary files below dir.
+func leftovers(t testing.TB, dir string) int {
+	n := 0
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && strings.HasPrefix(fi.Name(), ".rs-tmp-") {
+			n++
+		}
+		return nil
+	})
+	return n
+}
