@@ -12,11 +12,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source"
 )
 
@@ -229,5 +231,85 @@ func TestBaselineIncrementalAudit(t *testing.T) {
 		t.Fatalf("repair: %+v", sr)
 	}
 	os.Remove(filepath.Join(dest, "stray.txt")) // not ours: the repair leaves it
+	sameTree(t, dir, dest)
+}
+
+// pruneChangeLists makes the Change List index name only its last list, as
+// a Source does that keeps a limited history.
+func pruneChangeLists(on *atomic.Bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !on.Load() || !strings.HasSuffix(r.URL.Path, "/changelist.xml") {
+				next.ServeHTTP(w, r)
+				return
+			}
+			rec := httptest.NewRecorder()
+			next.ServeHTTP(rec, r)
+			dec := rs.NewDecoder(rec.Body)
+			head, err := dec.Head()
+			if err != nil {
+				http.Error(w, err.Error(), 500)
+				return
+			}
+			all, err := func() (es []*rs.Entry, err error) {
+				for e, err := range dec.All() {
+					if err != nil {
+						return nil, err
+					}
+					es = append(es, e)
+				}
+				return es, nil
+			}()
+			if err != nil || !head.IsIndex() || len(all) == 0 {
+				http.Error(w, fmt.Sprintf("not an index with entries: %v", err), 500)
+				return
+			}
+			w.Header().Set("Content-Type", "application/xml")
+			enc := rs.NewEncoder(w)
+			enc.WriteHead(head)
+			enc.WriteEntry(all[len(all)-1])
+			enc.Close()
+		})
+	}
+}
+
+// TestGapRepaired: the Source no longer lists the Change Lists the
+// Destination needs; the gap is reported and repaired from the current
+// Resource List.
+func TestGapRepaired(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 20 {
+		writeFile(t, dir, fmt.Sprintf("f%02d.txt", i), []byte(fmt.Sprint("v1 ", i)))
+	}
+	var prune atomic.Bool
+	ts := startSource(t, dir, pruneChangeLists(&prune), func(c *source.Config) { c.ChangeListPeriod = time.Second })
+	dest := t.TempDir()
+	if sr := one(t, mustSync(t, ts.base, syncOpts(t, dest))); sr.Failed != 0 {
+		t.Fatalf("baseline: %+v", sr)
+	}
+	// Changes spread over several Change Lists.
+	for i := range 3 {
+		time.Sleep(1100 * time.Millisecond)
+		writeFile(t, dir, fmt.Sprintf("f%02d.txt", i), []byte("v2"))
+		os.Remove(filepath.Join(dir, fmt.Sprintf("f%02d.txt", 10+i)))
+		ts.update(t)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	writeFile(t, dir, "late.txt", []byte("late"))
+	ts.update(t)
+	prune.Store(true)
+	sr := one(t, mustSync(t, ts.base, syncOpts(t, dest)))
+	if sr.Gap == "" || !strings.Contains(sr.Mode, "gap repair") || sr.Failed != 0 || sr.Deleted != 3 {
+		t.Fatalf("gap not reported and repaired: %+v", sr)
+	}
+	t.Logf("gap: %s; mode %s", sr.Gap, sr.Mode)
+	sameTree(t, dir, dest)
+	// And the next run is an ordinary incremental one.
+	writeFile(t, dir, "later.txt", []byte("later"))
+	ts.update(t)
+	sr = one(t, mustSync(t, ts.base, syncOpts(t, dest)))
+	if sr.Gap != "" || sr.Mode != "incremental" || sr.Fetched != 1 {
+		t.Fatalf("after repair: %+v", sr)
+	}
 	sameTree(t, dir, dest)
 }
