@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -65,6 +64,9 @@ type Options struct {
 	FsyncEach bool
 	// Events, if set, receives progress; it must be safe for concurrent use.
 	Events func(Event)
+	// StallTimeout abandons and retries a download when no bytes arrive
+	// for this long (0: no limit but the context).
+	StallTimeout time.Duration
 	// Fetch tuning (zero: the fetch package's defaults).
 	Retries             int
 	BaseDelay, MaxDelay time.Duration
@@ -175,7 +177,7 @@ func Sync(ctx context.Context, source string, opt Options) (*Report, error) {
 	}
 	e := &engine{opt: opt, fd: -1}
 	e.f = &fetch.Fetcher{Client: opt.Client, Retries: opt.Retries, BaseDelay: opt.BaseDelay, MaxDelay: opt.MaxDelay,
-		RatePerHost: opt.RatePerHost}
+		RatePerHost: opt.RatePerHost, StallTimeout: opt.StallTimeout}
 	e.f.OnRetry = func(u string, attempt int, err error) {
 		e.retries.Add(1)
 		e.emit(Event{Kind: EventRetry, URI: u, Error: err.Error()})
@@ -339,11 +341,12 @@ func (e *engine) runSet(ctx context.Context, s setInfo) (*SetReport, error) {
 			err = fmt.Errorf("%w: %v", ErrState, perr)
 		}
 	}
-	e.emit(Event{Kind: EventDone, Set: s.Name, Mode: sr.Mode, Message: summary(sr, e.opt.DryRun)})
+	e.emit(Event{Kind: EventDone, Set: s.Name, Mode: sr.Mode, Message: sr.Summary(e.opt.DryRun)})
 	return sr, err
 }
 
-func summary(sr *SetReport, dry bool) string {
+// Summary is the one-line account of the set's run.
+func (sr *SetReport) Summary(dry bool) string {
 	var b strings.Builder
 	verb := "fetched"
 	if dry {
@@ -351,18 +354,11 @@ func summary(sr *SetReport, dry bool) string {
 	}
 	fmt.Fprintf(&b, "%s: %s %d (%s), skipped %d, deleted %d, kept %d, failed %d", sr.Mode, verb, sr.Fetched, humanBytes(sr.Bytes), sr.Skipped, sr.Deleted, sr.Kept, sr.Failed)
 	if sr.Adopted > 0 {
-		fmt.Fprintf(&b, ", adopted %d", sr.Adopted)
+		fmt.Fprintf(&b, " (%d of them already here)", sr.Adopted)
 	}
 	if len(sr.Audit) > 0 {
-		keys := make([]string, 0, len(sr.Audit))
-		for k := range sr.Audit {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b.WriteString("; audit:")
-		for _, k := range keys {
-			fmt.Fprintf(&b, " %s %d", k, sr.Audit[k])
-		}
+		fmt.Fprintf(&b, "; audit: %d in sync, %d missing, %d changed, %d extra, %d unverifiable",
+			sr.Audit[AuditInSync], sr.Audit[AuditMissing], sr.Audit[AuditChanged], sr.Audit[AuditExtra], sr.Audit[AuditUnverifiable])
 	}
 	if sr.Gap != "" {
 		b.WriteString("; gap: " + sr.Gap)

@@ -34,6 +34,7 @@ var (
 	ErrLengthMismatch = errors.New("length mismatch")
 	ErrStatus         = errors.New("unexpected HTTP status")
 	ErrNoLocation     = errors.New("no location to fetch")
+	ErrStalled        = errors.New("response stalled")
 )
 
 // StatusError is an HTTP status other than 200.
@@ -97,6 +98,9 @@ type Fetcher struct {
 	MaxRetryAfter time.Duration
 	// RatePerHost limits requests per second to each host (0: no limit).
 	RatePerHost float64
+	// StallTimeout abandons (and retries) a response when no bytes of it
+	// arrive for this long (0: wait as long as the context allows).
+	StallTimeout time.Duration
 	// OnRetry, if set, is called before each retry with the reason.
 	OnRetry func(url string, attempt int, err error)
 
@@ -255,6 +259,42 @@ func (f *Fetcher) once(ctx context.Context, u string, req Request) (Result, erro
 			return Result{}, err
 		}
 	}
+	rctx := ctx
+	var stall *stallTimer
+	if f.StallTimeout > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		stall = &stallTimer{d: f.StallTimeout, t: time.AfterFunc(f.StallTimeout, cancel)}
+		defer stall.t.Stop()
+	}
+	res, err := f.get(rctx, u, req, stall)
+	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
+		return Result{}, fmt.Errorf("GET %s: %w: no bytes for %v", u, ErrStalled, f.StallTimeout)
+	}
+	return res, err
+}
+
+// stallTimer cancels a request when it is not reset in time.
+type stallTimer struct {
+	d time.Duration
+	t *time.Timer
+}
+
+type stallReader struct {
+	r io.Reader
+	s *stallTimer
+}
+
+func (s stallReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if n > 0 {
+		s.s.t.Reset(s.s.d)
+	}
+	return n, err
+}
+
+func (f *Fetcher) get(ctx context.Context, u string, req Request, stall *stallTimer) (Result, error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return Result{}, err
@@ -278,7 +318,12 @@ func (f *Fetcher) once(ctx context.Context, u string, req Request) (Result, erro
 	if req.HasLength && resp.ContentLength >= 0 && resp.ContentLength != req.Length {
 		return Result{}, fmt.Errorf("GET %s: %w: Content-Length %d, expected %d", u, ErrLengthMismatch, resp.ContentLength, req.Length)
 	}
-	res, err := Install(resp.Body, req)
+	var body io.Reader = resp.Body
+	if stall != nil {
+		stall.t.Reset(stall.d)
+		body = stallReader{resp.Body, stall}
+	}
+	res, err := Install(body, req)
 	if err != nil {
 		return Result{}, fmt.Errorf("GET %s: %w", u, err)
 	}

@@ -225,3 +225,39 @@ func TestCleanTemp(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestStall: a response that stops sending bytes is abandoned after
+// StallTimeout and retried; a stall at every attempt is ErrStalled.
+func TestStall(t *testing.T) {
+	var n atomic.Int64
+	body := bytes.Repeat([]byte("x"), 64<<10)
+	release := make(chan struct{})
+	defer close(release)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		if n.Add(1) == 1 || r.URL.Path == "/always" {
+			w.Write(body[:1000])
+			w.(http.Flusher).Flush()
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		w.Write(body)
+	}))
+	defer srv.Close()
+	f := newFetcher(t)
+	f.StallTimeout = 100 * time.Millisecond
+	dir := t.TempDir()
+	res, err := f.Fetch(context.Background(), Request{URLs: []string{srv.URL + "/once"}, Path: filepath.Join(dir, "a")})
+	if err != nil || res.Attempts != 2 || res.Length != int64(len(body)) {
+		t.Fatalf("stall once: %+v %v", res, err)
+	}
+	f.Retries = 1
+	_, err = f.Fetch(context.Background(), Request{URLs: []string{srv.URL + "/always"}, Path: filepath.Join(dir, "b")})
+	if !errors.Is(err, ErrStalled) {
+		t.Fatalf("stall always: %v", err)
+	}
+	noTemp(t, dir)
+}
