@@ -3,7 +3,6 @@ package progress
 import (
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -65,7 +64,7 @@ func notesElided(e destination.Event) string {
 }
 
 // statusLocked formats the Bars status line to fit in width columns.
-func (r *Renderer) statusLocked(now time.Time, width int) string {
+func (r *Renderer) statusLocked(width int) string {
 	done := r.handledLocked() - r.base
 	files, bps, rateOK := r.rateLocked()
 
@@ -76,17 +75,20 @@ func (r *Renderer) statusLocked(now time.Time, width int) string {
 	if r.setMode != "" {
 		left = append(left, clean(r.setMode))
 	}
+	// Fixed widths for the count and percentage keep the bar from shifting
+	// as the numbers grow.
 	count := group(done)
-	if r.total >= 0 {
-		count += "/" + group(r.total)
-	}
-	left = append(left, count)
-	var frac float64
 	known := r.total > 0
+	var frac float64
+	if r.total >= 0 {
+		t := group(r.total)
+		count = pad(count, len(t)) + "/" + t
+	}
 	if known {
 		frac = min(float64(done)/float64(r.total), 1)
-		left = append(left, strconv.Itoa(int(frac*100))+"%")
+		count += " " + pad(strconv.Itoa(int(frac*100)), 3) + "%"
 	}
+	left = append(left, count)
 
 	size := formatBytes(r.bytes.Load())
 	if r.totalBytes > 0 {
@@ -105,18 +107,41 @@ func (r *Renderer) statusLocked(now time.Time, width int) string {
 		right = append(right, group(f)+" failed")
 	}
 	if t := r.retries.Load(); t > 0 {
-		right = append(right, group(t)+" retries")
+		right = append(right, plural(t, "retry", "retries"))
 	}
 
-	l, rt := strings.Join(left, " "), strings.Join(right, "  ")
 	avail := width - 1 // never the last column: the terminal would wrap and \r would redraw the wrong line
-	s := l + "  " + rt
-	if known {
-		if n := avail - utf8.RuneCountInString(l) - utf8.RuneCountInString(rt) - 4; n >= 10 {
-			s = l + " " + bar(frac, min(n, 40)) + " " + rt
-		}
+	l := strings.Join(left, " ")
+	b := ""
+	if n := min(30, avail/5); known && n >= 10 {
+		b = " " + bar(frac, n)
 	}
-	return truncate(s, avail)
+	fits := func() bool {
+		return utf8.RuneCountInString(l)+len(b)+2+utf8.RuneCountInString(strings.Join(right, "  ")) <= avail
+	}
+	// Drop whole fields from the right rather than cut one in the middle,
+	// and the bar before the last of them.
+	for len(right) > 1 && !fits() {
+		right = right[:len(right)-1]
+	}
+	if !fits() {
+		b = ""
+	}
+	return truncate(l+b+"  "+strings.Join(right, "  "), avail)
+}
+
+func pad(s string, n int) string {
+	if len(s) < n {
+		return strings.Repeat(" ", n-len(s)) + s
+	}
+	return s
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return group(n) + " " + many
 }
 
 // bar draws a bar n columns wide, brackets included, filled to frac.

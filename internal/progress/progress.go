@@ -306,7 +306,7 @@ func (r *Renderer) note(e destination.Event) {
 	}
 	r.pending = append(r.pending, lineFor(e)...)
 	if len(r.pending) > maxPending {
-		r.flushLocked(r.now())
+		r.flushLocked()
 	}
 }
 
@@ -338,7 +338,7 @@ func (r *Renderer) tick() {
 		if r.mode == Lines && r.active && now.Sub(r.lastLine) >= linesEvery {
 			r.progressLineLocked(now)
 		}
-		r.flushLocked(now)
+		r.flushLocked()
 	case JSON:
 		if r.bw.Buffered() > 0 && !r.broken {
 			if err := r.bw.Flush(); err != nil {
@@ -370,7 +370,7 @@ func (r *Renderer) progressLineLocked(now time.Time) {
 		b.WriteString(", " + group(f) + " failed")
 	}
 	if t := r.retries.Load(); t > 0 {
-		b.WriteString(", " + group(t) + " retries")
+		b.WriteString(", " + plural(t, "retry", "retries"))
 	}
 	b.WriteByte('\n')
 	r.pending = append(r.pending, b.String()...)
@@ -378,7 +378,7 @@ func (r *Renderer) progressLineLocked(now time.Time) {
 
 // flushLocked writes the pending lines and, in Bars mode, brings the status
 // line up to date, all in one write so that the terminal does not flicker.
-func (r *Renderer) flushLocked(now time.Time) {
+func (r *Renderer) flushLocked() {
 	if r.mode != Bars {
 		r.write(r.pending)
 		r.pending = r.pending[:0]
@@ -394,7 +394,7 @@ func (r *Renderer) flushLocked(now time.Time) {
 		r.pending = r.pending[:0]
 	}
 	if r.active {
-		if s := r.statusLocked(now, r.width()); !r.shown || s != r.lastBar {
+		if s := r.statusLocked(r.width()); !r.shown || s != r.lastBar {
 			b = append(b, '\r')
 			b = append(b, s...)
 			b = append(b, "\x1b[K"...)
@@ -457,7 +457,7 @@ func (r *Renderer) Close() {
 		switch r.mode {
 		case Bars:
 			r.sampleLocked(now)
-			r.flushLocked(now)
+			r.flushLocked()
 			if r.shown {
 				r.write([]byte("\n"))
 				r.shown = false
@@ -467,7 +467,7 @@ func (r *Renderer) Close() {
 			if r.active {
 				r.progressLineLocked(now)
 			}
-			r.flushLocked(now)
+			r.flushLocked()
 		case JSON:
 			if !r.broken {
 				r.bw.Flush()
