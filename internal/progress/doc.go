@@ -16,6 +16,16 @@
 //
 // Auto picks Bars when the writer is a terminal and Lines otherwise.
 //
+// Every line starts with "sync SET: " so that a log can be grepped by set:
+//
+//	sync default: baseline, 10,000 resources
+//	sync default: failed http://example.org/a: 404 Not Found
+//	sync default: 4,200/10,000 resources, 4.1 MB, 2,100/s, 1 failed
+//	sync default: baseline: fetched 9999 (4.10 MB), skipped 0, ...
+//
+// Retries are counted, never listed: the fetcher may retry often, and the
+// count in the status or progress line says enough.
+//
 // Handle is cheap on purpose: for the frequent events (fetched, skipped,
 // audit in-sync) it only adds to atomic counters. Output is assembled in
 // memory and written by a background ticker, so a slow terminal or pipe does
