@@ -352,12 +352,19 @@ func (sr *SetReport) Summary(dry bool) string {
 	if dry {
 		verb = "would fetch"
 	}
-	fmt.Fprintf(&b, "%s: %s %d (%s), skipped %d, deleted %d, kept %d, failed %d", sr.Mode, verb, sr.Fetched, humanBytes(sr.Bytes), sr.Skipped, sr.Deleted, sr.Kept, sr.Failed)
-	if sr.Adopted > 0 {
-		fmt.Fprintf(&b, " (%d of them already here)", sr.Adopted)
+	b.WriteString(sr.Mode + ":")
+	auditOnly := len(sr.Audit) > 0 && sr.Fetched == 0 && sr.Deleted == 0 && sr.Kept == 0 && sr.Failed == 0
+	if !auditOnly {
+		fmt.Fprintf(&b, " %s %d (%s), skipped %d, deleted %d, kept %d, failed %d", verb, sr.Fetched, humanBytes(sr.Bytes), sr.Skipped, sr.Deleted, sr.Kept, sr.Failed)
+		if sr.Adopted > 0 {
+			fmt.Fprintf(&b, " (%d of them already here)", sr.Adopted)
+		}
+		if len(sr.Audit) > 0 {
+			b.WriteString(";")
+		}
 	}
 	if len(sr.Audit) > 0 {
-		fmt.Fprintf(&b, "; audit: %d in sync, %d missing, %d changed, %d extra, %d unverifiable",
+		fmt.Fprintf(&b, " %d in sync, %d missing, %d changed, %d extra, %d unverifiable",
 			sr.Audit[AuditInSync], sr.Audit[AuditMissing], sr.Audit[AuditChanged], sr.Audit[AuditExtra], sr.Audit[AuditUnverifiable])
 	}
 	if sr.Gap != "" {

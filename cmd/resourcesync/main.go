@@ -61,6 +61,8 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 			serveCommand(),
 			publishCommand(),
 			simulateCommand(),
+			syncCommand(),
+			demoCommand(),
 		},
 	}
 }

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/resourcesync-go/resourcesync/destination"
+	"github.com/resourcesync-go/resourcesync/internal/progress"
+)
+
+const syncHelp = `Mirrors a ResourceSync Source into DEST and keeps it in step.
+
+SOURCE is the Source's base URL, its /.well-known/resourcesync, a Source
+Description, a Capability List, or a Resource List / Change List given
+directly. Discovery also follows Link headers, <link rel="resourcesync"> in
+HTML and Sitemap: lines in robots.txt.
+
+The first run makes a baseline copy (from a Resource Dump when one is
+offered, then the Resource List); later runs apply the Change Lists published
+since the last synchronized point. A gap (the Source no longer lists changes
+this copy needs) is reported and repaired against the current Resource List.
+--audit re-hashes DEST and compares it with the Source (add --repair to fix
+what differs).
+
+Resources land at DEST/<path of the URI relative to the Source's base>; URIs
+outside the Source's authority or that would map outside DEST are refused.
+Every offered hash and length is verified while the body streams, files are
+installed with a rename, and state lives in DEST/.resourcesync (locked, so
+two runs cannot overlap). Only files this tool wrote are ever deleted.
+
+Exit status: 0 DEST is in sync; 1 the run finished with failures (or, with
+--audit, differences); 2 usage, discovery or state error.`
+
+func syncCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "sync",
+		Usage:       "mirror a ResourceSync Source into a directory (baseline, incremental, audit)",
+		UsageText:   "resourcesync sync [--baseline | --audit [--repair]] [--workers N] [--rate R] [--no-delete] [--dry-run] [--json] [--set NAME] SOURCE DEST",
+		Description: syncHelp,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "baseline", Usage: "force a baseline from the current Resource List"},
+			&cli.BoolFlag{Name: "audit", Usage: "only compare DEST with the Source and report (exit 1 on differences)"},
+			&cli.BoolFlag{Name: "repair", Usage: "with --audit: fix what differs"},
+			&cli.IntFlag{Name: "workers", Value: 8, Usage: "`N` concurrent downloads"},
+			&cli.FloatFlag{Name: "rate", Usage: "at most `R` requests per second to each host (0: no limit)"},
+			&cli.BoolFlag{Name: "no-delete", Usage: "keep files whose resources the Source deleted"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "show what would be done; touch nothing"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON event per line and a final summary object"},
+			&cli.StringFlag{Name: "set", Usage: "synchronize only the set (capability list) `NAME`"},
+			&cli.StringFlag{Name: "base", Usage: "the Source's base `URL` (default: discovered)"},
+			&cli.BoolFlag{Name: "no-dump", Usage: "never use Resource Dumps for a baseline"},
+			&cli.BoolFlag{Name: "fsync", Usage: "fsync every file before its rename (default: one syncfs per batch, before the state records it)"},
+			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a request when no response headers or body bytes arrive for `D`"},
+			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto, bars, lines or quiet"},
+		},
+		Action: runSync,
+	}
+}
+
+// syncClient is the HTTP client of sync; tests replace it.
+var syncClient = func(workers int, timeout time.Duration) *http.Client {
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          4 * workers,
+		MaxIdleConnsPerHost:   2 * workers,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: timeout,
+		TLSHandshakeTimeout:   timeout,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &http.Client{Transport: tr}
+}
+
+func runSync(ctx context.Context, cmd *cli.Command) error {
+	args := cmd.Args().Slice()
+	if len(args) != 2 {
+		return cli.Exit("sync needs SOURCE and DEST (see 'resourcesync sync --help')", exitUsage)
+	}
+	if cmd.Bool("baseline") && cmd.Bool("audit") {
+		return cli.Exit("--baseline and --audit exclude each other", exitUsage)
+	}
+	if cmd.Bool("repair") && !cmd.Bool("audit") {
+		return cli.Exit("--repair goes with --audit", exitUsage)
+	}
+	workers := int(cmd.Int("workers"))
+	if workers < 1 || workers > 256 {
+		return cli.Exit("--workers must be between 1 and 256", exitUsage)
+	}
+	mode, err := progress.ParseMode(cmd.String("progress"))
+	if err != nil || mode == progress.JSON {
+		return cli.Exit("--progress must be auto, bars, lines or quiet (--json prints JSON events)", exitUsage)
+	}
+	stdout, stderr := cmd.Root().Writer, cmd.Root().ErrWriter
+	var r *progress.Renderer
+	if cmd.Bool("json") {
+		r = progress.New(stdout, progress.JSON)
+	} else {
+		r = progress.New(stderr, mode)
+	}
+	audit := &auditTable{max: 10000}
+	opt := destination.Options{
+		Dest:         args[1],
+		Client:       syncClient(workers, cmd.Duration("timeout")),
+		Workers:      workers,
+		RatePerHost:  cmd.Float("rate"),
+		NoDelete:     cmd.Bool("no-delete"),
+		DryRun:       cmd.Bool("dry-run"),
+		Repair:       cmd.Bool("repair"),
+		Set:          cmd.String("set"),
+		Base:         cmd.String("base"),
+		NoDump:       cmd.Bool("no-dump"),
+		FsyncEach:    cmd.Bool("fsync"),
+		StallTimeout: cmd.Duration("timeout"),
+		Events: func(e destination.Event) {
+			r.Handle(e)
+			audit.add(e)
+		},
+	}
+	switch {
+	case cmd.Bool("baseline"):
+		opt.Mode = destination.ModeBaseline
+	case cmd.Bool("audit"):
+		opt.Mode = destination.ModeAudit
+	}
+	rep, err := destination.Sync(ctx, args[0], opt)
+	r.Close()
+	ok := err == nil && rep.OK(opt.Mode == destination.ModeAudit, opt.Repair)
+	if cmd.Bool("json") {
+		json.NewEncoder(stdout).Encode(struct {
+			Event  string              `json:"event"`
+			OK     bool                `json:"ok"`
+			Error  string              `json:"error,omitempty"`
+			Report *destination.Report `json:"report,omitempty"`
+		}{"summary", ok, errString(err), rep})
+	} else if rep != nil {
+		printReport(stdout, rep, audit, opt)
+	}
+	switch {
+	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		return cli.Exit("interrupted; the next run resumes where this one stopped", exitProblems)
+	case err != nil:
+		return cli.Exit(err.Error(), exitUsage)
+	case !ok:
+		return cli.Exit("", exitProblems)
+	}
+	return nil
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// auditTable keeps the audit results that are not in sync, for the table
+// printed at the end.
+type auditTable struct {
+	mu      sync.Mutex
+	max     int
+	rows    []destination.Event
+	dropped int
+}
+
+func (a *auditTable) add(e destination.Event) {
+	if e.Kind != destination.EventAudit || e.Status == destination.AuditInSync {
+		return
+	}
+	a.mu.Lock()
+	if len(a.rows) < a.max {
+		a.rows = append(a.rows, e)
+	} else {
+		a.dropped++
+	}
+	a.mu.Unlock()
+}
+
+func printReport(w io.Writer, rep *destination.Report, audit *auditTable, opt destination.Options) {
+	if len(audit.rows) > 0 {
+		sort.Slice(audit.rows, func(i, k int) bool { return audit.rows[i].Path < audit.rows[k].Path })
+		fmt.Fprintf(w, "%-13s %s\n", "STATUS", "PATH")
+		for _, e := range audit.rows {
+			fmt.Fprintf(w, "%-13s %s\n", e.Status, e.Path)
+		}
+		if audit.dropped > 0 {
+			fmt.Fprintf(w, "... and %d more\n", audit.dropped)
+		}
+	}
+	for _, s := range rep.Sets {
+		if len(s.Failures) > 0 {
+			fmt.Fprintf(w, "set %s: %d failures:\n", s.Set, s.Failed)
+			for _, f := range s.Failures[:min(len(s.Failures), 20)] {
+				fmt.Fprintf(w, "  %s: %s\n", f.URI, f.Error)
+			}
+		}
+	}
+	for _, s := range rep.Sets {
+		fmt.Fprintf(w, "set %s: %s\n", s.Set, s.Summary(opt.DryRun))
+	}
+	state := "in sync"
+	if !rep.OK(opt.Mode == destination.ModeAudit, opt.Repair) {
+		state = "NOT in sync"
+	}
+	if opt.DryRun {
+		state = "unchanged (dry run)"
+	}
+	fmt.Fprintf(w, "%s: %s (%.1f s, %d retries)\n", rep.Dest, state, rep.Seconds, rep.Retries)
+}
