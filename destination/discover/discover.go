@@ -163,6 +163,12 @@ func (d *discoverer) run(ctx context.Context, su *url.URL) (bool, error) {
 			return false, err
 		}
 		d.tried(source, err)
+		var se *StatusError
+		if errors.As(err, &se) {
+			if fu, perr := url.Parse(se.URL); perr == nil {
+				su = fu // redirected: look beside where it led
+			}
+		}
 	} else {
 		doc, derr := d.g.decode(b)
 		if derr == nil {
@@ -624,7 +630,7 @@ func setName(capList, direct string) string {
 	if err != nil {
 		return "default"
 	}
-	segs := strings.Split(strings.Trim(pu.Path, "/"), "/")
+	segs := strings.Split(strings.Trim(pu.EscapedPath(), "/"), "/")
 	if n := len(segs); n >= 3 && segs[n-3] == ".resourcesync" {
 		if s := sanitize(segs[n-2]); s != "" {
 			return s
