@@ -3,6 +3,7 @@ package discover
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -39,7 +40,8 @@ func realSource(t *testing.T, sets []string, prefix string) string {
 		}
 		cfg = append(cfg, source.SetConfig{Name: name, Dir: dir})
 	}
-	src, err := source.Open(source.Config{BaseURL: base, Sets: cfg, StateDir: t.TempDir(), ChangeListPeriod: time.Hour, Archives: true})
+	src, err := source.Open(source.Config{BaseURL: base, Sets: cfg, StateDir: t.TempDir(), ChangeListPeriod: time.Hour, Archives: true,
+		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -184,7 +184,12 @@ func resolve(base *url.URL, ref string) string {
 		return ""
 	}
 	u.Fragment, u.RawFragment = "", ""
-	return u.String()
+	s := u.String()
+	// Some hosts parse as a reference but not as a URL ("//::").
+	if _, err := url.Parse(s); err != nil {
+		return ""
+	}
+	return s
 }
 
 // maxHTML is how much of an HTML page is searched for links.
