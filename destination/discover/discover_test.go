@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/faultserver"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source"
 )
@@ -22,6 +23,11 @@ import (
 // realSource runs a published Source with the given sets under a base URL
 // with path prefix (""  or "x/"); it returns the base URL.
 func realSource(t *testing.T, sets []string, prefix string) string {
+	return realSourceWith(t, sets, prefix, nil)
+}
+
+// realSourceWith is realSource with the handler wrapped by wrap.
+func realSourceWith(t *testing.T, sets []string, prefix string, wrap func(http.Handler) http.Handler) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -49,7 +55,11 @@ func realSource(t *testing.T, sets []string, prefix string) string {
 	if _, err := src.Update(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: src.Handler(nil)}}
+	h := src.Handler(nil)
+	if wrap != nil {
+		h = wrap(h)
+	}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h}}
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return base
@@ -416,4 +426,56 @@ func TestSetName(t *testing.T) {
 			t.Errorf("setName(%q, %q) = %q, want %q", tc.cl, tc.direct, got, tc.want)
 		}
 	}
+}
+
+// TestDiscoverThroughFaults discovers a real Source whose every document
+// fails (500, 429, reset, truncated) twice before it is served.
+func TestDiscoverThroughFaults(t *testing.T) {
+	var fs *faultserver.Handler
+	base := realSourceWith(t, []string{"alpha", "beta"}, "", func(h http.Handler) http.Handler {
+		fs = faultserver.New(h, 1, 3)
+		fs.Faults = []faultserver.Fault{faultserver.Status500, faultserver.Status429, faultserver.Reset, faultserver.Truncated}
+		// Not for 404s: a fault there would only delay the next probe.
+		fs.Match = func(r *http.Request) bool { return strings.Contains(r.URL.Path, "resourcesync") }
+		return fs
+	})
+	r, err := Discover(context.Background(), getter(t), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := setNames(r); strings.Join(got, ",") != "alpha,beta" || r.Base != base {
+		t.Fatalf("sets %v base %s", got, r.Base)
+	}
+	if fs.Injected() < 6 {
+		t.Errorf("only %d faults injected: %v", fs.Injected(), fs.Counts())
+	}
+}
+
+// TestNoTempFilesLeft runs the error paths with spool files kept until
+// Close (as on systems that cannot unlink an open file): none may remain.
+func TestNoTempFilesLeft(t *testing.T) {
+	unlinkEarly = false
+	defer func() { unlinkEarly = true }()
+	s := newSite(t, map[string]page{
+		"/page":                     {body: "<html><link rel=resourcesync href=/cl.xml></html>", ctype: "text/html"},
+		"/cl.xml":                   {body: xmlDoc("urlset", "capabilitylist", "", item{loc: "BASE/rl.xml", capability: "resourcelist"})},
+		"/rl.xml":                   {body: xmlDoc("urlset", "resourcelist", "BASE/cl.xml", item{loc: "BASE/r"})},
+		"/broken.xml":               {body: xmlDoc("urlset", "resourcelist", "BASE/page", item{loc: "BASE/r"})[:150]},
+		"/.well-known/resourcesync": {body: xmlDoc("urlset", "description", "", item{loc: "BASE/cl.xml"}, item{loc: "BASE/rl.xml"})},
+	})
+	g := getter(t) // checks its TempDir is empty at the end
+	for _, p := range []string{"/page", "/cl.xml", "/rl.xml", "/broken.xml", "/", "/missing"} {
+		Discover(context.Background(), g, s.URL+p)
+	}
+	g.MaxBytes = 10
+	Discover(context.Background(), g, s.URL+"/rl.xml")
+	g.MaxBytes = 0
+	d, err := g.Open(context.Background(), s.URL+"/rl.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(g.TempDir); len(ents) != 1 {
+		t.Errorf("%d spool files while a Doc is open, want 1", len(ents))
+	}
+	d.Close()
 }

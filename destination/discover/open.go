@@ -192,6 +192,10 @@ func (g *Getter) maxBytes() int64 {
 	return g.MaxBytes
 }
 
+// unlinkEarly removes a spool file as soon as it is created; tests turn it
+// off to check that every path closes what it opened.
+var unlinkEarly = true
+
 // body is a response body spooled to a temporary file.
 type body struct {
 	requested string
@@ -357,7 +361,7 @@ func (g *Getter) once(ctx context.Context, u string, maxBytes int64, cut bool) (
 	b := &body{requested: u, url: final, base: resp.Request.URL, header: resp.Header, f: f, name: f.Name()}
 	// Unlinked at once where the system allows it, so that not even a
 	// crash leaves the file behind; elsewhere Close removes it.
-	if os.Remove(f.Name()) == nil {
+	if unlinkEarly && os.Remove(f.Name()) == nil {
 		b.name = ""
 	}
 	ok := false
