@@ -59,8 +59,11 @@ func (e *NotFoundError) Unwrap() []error {
 
 // Result is what Discover found.
 type Result struct {
-	Source            string // as given
-	SourceDescription string // URL of the Source Description, "" when none was found
+	Source string // as given
+	// SourceDescription is the URL of the Source Description: the one
+	// read, else the one a Capability List's rel="up" names; "" when none
+	// was found.
+	SourceDescription string
 	// Base is the Source's base URL, ending with "/": resources map to
 	// paths relative to it.
 	Base string

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -278,12 +279,12 @@ func (g *Getter) get(ctx context.Context, u string, maxBytes int64, cut bool) (*
 		last = err
 		if !retryable(err) || try >= g.retries() {
 			var pe *permanentError
-			if errors.As(err, &pe) {
-				return nil, pe.err
-			}
 			var ra *retryAfterError
-			if errors.As(err, &ra) {
-				return nil, ra.error
+			switch {
+			case errors.As(err, &pe):
+				err = pe.err
+			case errors.As(err, &ra):
+				err = ra.error
 			}
 			if try > 0 {
 				return nil, fmt.Errorf("%w (after %d attempts)", err, try+1)
@@ -412,13 +413,22 @@ func (g *Getter) once(ctx context.Context, u string, maxBytes int64, cut bool) (
 	return b, nil
 }
 
-// looksXML reports whether the body starts like a Sitemap document.
+// sitemapRoot finds a urlset or sitemapindex start tag, prefixed or not.
+var sitemapRoot = regexp.MustCompile(`<([A-Za-z_][\w.-]*:)?(urlset|sitemapindex)[\s>/]`)
+
+// looksXML reports whether the body starts like a Sitemap document: an
+// XML declaration or a comment or the root first, and the root early on.
 func looksXML(b *body) bool {
 	h, err := b.head(4096)
 	if err != nil {
 		return false
 	}
-	return bytes.Contains(h, []byte("urlset")) || bytes.Contains(h, []byte("sitemapindex"))
+	t := bytes.TrimLeft(bytes.TrimPrefix(h, []byte("\xef\xbb\xbf")), " \t\r\n")
+	loc := sitemapRoot.FindIndex(t)
+	if loc == nil {
+		return false
+	}
+	return loc[0] == 0 || bytes.HasPrefix(t, []byte("<?xml")) || bytes.HasPrefix(t, []byte("<!--"))
 }
 
 // endsRoot reports whether the last bytes of the body close a urlset or

@@ -321,3 +321,25 @@ func TestOpenDecoderLimits(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestCloseDelimitedPage: a close-delimited page that merely mentions a
+// urlset is not taken for a cut document.
+func TestCloseDelimitedPage(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, bw, _ := w.(http.Hijacker).Hijack()
+		defer conn.Close()
+		bw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n" +
+			"<html><p>A <urlset> lists resources.</p>")
+		bw.Flush()
+	}))
+	defer srv.Close()
+	g := getter(t)
+	b, err := g.get(context.Background(), srv.URL, g.maxBytes(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.close()
+	if b.attempts != 1 {
+		t.Errorf("%d attempts", b.attempts)
+	}
+}
