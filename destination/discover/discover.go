@@ -129,10 +129,11 @@ func Discover(ctx context.Context, g *Getter, source string) (*Result, error) {
 	if err != nil || (su.Scheme != "http" && su.Scheme != "https") || su.Host == "" {
 		return nil, fmt.Errorf("discover %q: not an absolute http(s) URL", source)
 	}
-	d := &discoverer{g: g, res: &Result{Source: source}, seen: map[string]bool{}, probed: map[string]bool{source: true}, nf: &NotFoundError{Source: source}}
+	d := &discoverer{g: g, res: &Result{Source: source}, seen: map[string]bool{},
+		probed: map[string]bool{su.String(): true}, nf: &NotFoundError{Source: source}}
 	found, err := d.run(ctx, su)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("discover %s: %w", source, err)
 	}
 	if !found || len(d.res.Sets) == 0 {
 		return nil, d.nf
@@ -188,7 +189,7 @@ func (d *discoverer) run(ctx context.Context, su *url.URL) (bool, error) {
 		}
 	}
 	for _, c := range wellKnownCandidates(su) {
-		found, err := d.candidate(ctx, c)
+		found, err := d.candidate(ctx, c, false)
 		if found || err != nil {
 			return found, err
 		}
@@ -240,7 +241,7 @@ func (d *discoverer) candidates(ctx context.Context, urls []string) (bool, error
 		}
 		seen[u] = true
 		n++
-		ok, err := d.candidate(ctx, u)
+		ok, err := d.candidate(ctx, u, true)
 		if err != nil {
 			return found, err
 		}
@@ -249,15 +250,20 @@ func (d *discoverer) candidates(ctx context.Context, urls []string) (bool, error
 	return found, nil
 }
 
-// candidate probes one URL.
-func (d *discoverer) candidate(ctx context.Context, u string) (bool, error) {
+// candidate probes one URL. With tolerant, only the context's end stops
+// the discovery: the URL is one of several alternatives, possibly on
+// other hosts, and one that cannot be reached must not hide the others.
+func (d *discoverer) candidate(ctx context.Context, u string, tolerant bool) (bool, error) {
 	if d.probed[u] {
 		return false, nil
 	}
 	d.probed[u] = true
 	doc, err := d.g.Open(ctx, u)
 	if err != nil {
-		if fatal(err) {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		if fatal(err) && !tolerant {
 			return false, err
 		}
 		d.tried(u, err)
@@ -373,7 +379,11 @@ func (d *discoverer) fromDoc(ctx context.Context, doc *Doc, direct bool) error {
 		case err == nil:
 			cl.Close()
 			d.tried(up, fmt.Errorf("up link of %s is a %q document, not a capability list", requested, cl.Capability()))
-		case fatal(err):
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case fatal(err) && direct:
+			// SOURCE itself: a Capability List that cannot be read now
+			// must not silently shrink the set to one document.
 			return err
 		default:
 			d.tried(up, err)

@@ -88,6 +88,7 @@ func TestDiscoverRealSource(t *testing.T) {
 		{"two-prefix", []string{"alpha", "beta"}, "x/"},
 	} {
 		t.Run(layout.name, func(t *testing.T) {
+			t.Parallel() // the Sources' set-up (scan, publish, fsync) dominates
 			base := realSource(t, layout.sets, layout.prefix)
 			first := layout.sets[0]
 			resource := base + "a.txt"
@@ -478,4 +479,24 @@ func TestNoTempFilesLeft(t *testing.T) {
 		t.Errorf("%d spool files while a Doc is open, want 1", len(ents))
 	}
 	d.Close()
+}
+
+// TestDiscoverTolerantCandidates: a robots.txt Sitemap on a host that
+// refuses connections does not hide the one that works.
+func TestDiscoverTolerantCandidates(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := "http://" + ln.Addr().String() + "/rl.xml"
+	ln.Close()
+	s := newSite(t, map[string]page{
+		"/robots.txt":   {ctype: "text/plain", body: "Sitemap: " + dead + "\nSitemap: BASE/set/rl.xml\n"},
+		"/set/rl.xml":   {body: xmlDoc("urlset", "resourcelist", "BASE/set/caps.xml", item{loc: "BASE/r"})},
+		"/set/caps.xml": {body: xmlDoc("urlset", "capabilitylist", "", item{loc: "BASE/set/rl.xml", capability: "resourcelist"})},
+	})
+	r, err := Discover(context.Background(), getter(t), s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Sets) != 1 || r.Sets[0].Name != "caps" || r.Sets[0].ResourceList != s.URL+"/set/rl.xml" || r.Sets[0].Direct != "" {
+		t.Errorf("sets %+v", r.Sets)
+	}
 }
