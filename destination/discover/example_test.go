@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination/discover"
-	"github.com/resourcesync-go/resourcesync/rs"
 )
 
 // Discover a Source from its base URL, then read each set's Resource List.
@@ -44,6 +43,6 @@ func ExampleDiscover() {
 		if doc.Head.IsIndex() {
 			kind = "index of lists"
 		}
-		fmt.Printf("%s: resource %s with %d entries (%s)\n", set.Name, kind, n, rs.CapResourceList)
+		fmt.Printf("%s: resource %s with %d entries\n", set.Name, kind, n)
 	}
 }
