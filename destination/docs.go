@@ -2,45 +2,24 @@ package destination
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"net/http"
 
-	"github.com/resourcesync-go/resourcesync/rs"
+	"github.com/resourcesync-go/resourcesync/destination/discover"
 )
 
-// doc is an open ResourceSync document: its head, then its entries.
-type doc struct {
-	URL  string
-	Head *rs.Head
-	dec  *rs.Decoder
-	body io.Closer
+type (
+	doc     = discover.Doc
+	setInfo = discover.Set
+)
+
+// open downloads a document (retried, spooled, size-capped) and reads its head.
+func (e *engine) open(ctx context.Context, u string) (*doc, error) {
+	return e.g.Open(ctx, u)
 }
 
-// next returns the next entry, or io.EOF.
-func (d *doc) next() (*rs.Entry, error) { return d.dec.Next() }
-
-func (d *doc) Close() error { return d.body.Close() }
-
-// TEMPORARY: replaced by the discover package.
-func (e *engine) open(ctx context.Context, u string) (*doc, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+func (e *engine) discover(ctx context.Context, source string) (string, []setInfo, error) {
+	res, err := discover.Discover(ctx, e.g, source)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	resp, err := e.opt.Client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != 200 {
-		resp.Body.Close()
-		return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
-	}
-	dec := rs.NewDecoder(resp.Body)
-	h, err := dec.Head()
-	if err != nil {
-		resp.Body.Close()
-		return nil, fmt.Errorf("%s: %w", u, err)
-	}
-	return &doc{URL: resp.Request.URL.String(), Head: h, dec: dec, body: resp.Body}, nil
+	return res.Base, res.Sets, nil
 }

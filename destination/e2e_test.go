@@ -304,7 +304,9 @@ func TestGapRepaired(t *testing.T) {
 	}
 	t.Logf("gap: %s; mode %s", sr.Gap, sr.Mode)
 	sameTree(t, dir, dest)
-	// And the next run is an ordinary incremental one.
+	// And the next run is an ordinary incremental one (the Source keeps
+	// the lists from now on).
+	prune.Store(false)
 	writeFile(t, dir, "later.txt", []byte("later"))
 	ts.update(t)
 	sr = one(t, mustSync(t, ts.base, syncOpts(t, dest)))

@@ -22,7 +22,7 @@ func (e *engine) eachEntry(ctx context.Context, d *doc, depth int, fn func(*rs.E
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		en, err := d.next()
+		en, err := d.Next()
 		if err == io.EOF {
 			return nil
 		}
@@ -260,7 +260,7 @@ func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) 
 			return nil
 		}
 		for {
-			en, err := d.next()
+			en, err := d.Next()
 			if err == io.EOF {
 				return nil
 			}
@@ -325,7 +325,7 @@ func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) 
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				en, err := d.next()
+				en, err := d.Next()
 				if err == io.EOF {
 					return nil
 				}

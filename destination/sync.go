@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/resourcesync-go/resourcesync/destination/discover"
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
@@ -136,6 +137,7 @@ type engine struct {
 	st     *state
 	m      *Mapper
 	f      *fetch.Fetcher
+	g      *discover.Getter
 	fd     int // DEST, for syncfs; -1 when nothing is written
 	seen   *seenSet
 	tmpDir string
@@ -183,6 +185,8 @@ func Sync(ctx context.Context, source string, opt Options) (*Report, error) {
 		e.emit(Event{Kind: EventRetry, URI: u, Error: err.Error()})
 	}
 
+	e.g = &discover.Getter{Client: opt.Client, Retries: opt.Retries, BaseDelay: opt.BaseDelay, MaxDelay: opt.MaxDelay,
+		OnRetry: e.f.OnRetry}
 	base, sets, err := e.discover(ctx, source)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrDiscovery, source, err)
