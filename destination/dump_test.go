@@ -1,0 +1,149 @@
+package destination_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/resourcesync-go/resourcesync/source"
+)
+
+// TestBaselineFromDump: with a Resource Dump on offer, the first baseline
+// comes from its packages and no resource is fetched on its own.
+func TestBaselineFromDump(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 300 {
+		writeFile(t, dir, fmt.Sprintf("d%d/f%03d.txt", i%7, i), []byte(strings.Repeat(fmt.Sprint(i), 10+i)))
+	}
+	writeFile(t, dir, "sp ace #1 100%?.txt", []byte("escaped"))
+	var log getLog
+	ts := startSource(t, dir, log.wrap, func(c *source.Config) { c.Dumps = true; c.DumpPartBytes = 20 << 10 })
+	dest := t.TempDir()
+	log.start()
+	sr := one(t, mustSync(t, ts.base, syncOpts(t, dest)))
+	gets := log.stop()
+	if sr.Failed != 0 || !strings.Contains(sr.Mode, "baseline (dump)") || sr.Fetched != 301 {
+		t.Fatalf("%+v", sr)
+	}
+	if len(gets) != 0 {
+		t.Errorf("%d resources fetched one by one after a dump baseline", len(gets))
+	}
+	sameTree(t, dir, dest)
+	// Incremental from there on.
+	writeFile(t, dir, "after.txt", []byte("after the dump"))
+	ts.update(t)
+	sr = one(t, mustSync(t, ts.base, syncOpts(t, dest)))
+	if sr.Mode != "incremental" || sr.Fetched != 1 || sr.Failed != 0 {
+		t.Fatalf("after dump: %+v", sr)
+	}
+	sameTree(t, dir, dest)
+}
+
+type member struct {
+	name string
+	body []byte
+	mode fs.FileMode
+}
+
+func zipOf(t *testing.T, manifestLocs []string, members []member, deflate bool) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	var man strings.Builder
+	man.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+<rs:md capability="resourcedump-manifest" at="2026-01-01T00:00:00Z"/>
+`)
+	for i, l := range manifestLocs {
+		fmt.Fprintf(&man, `<url><loc>%s</loc><rs:md path="/%s"/></url>`+"\n", l, members[i].name)
+	}
+	man.WriteString("</urlset>")
+	w, _ := zw.Create("manifest.xml")
+	w.Write([]byte(man.String()))
+	for _, m := range members {
+		h := &zip.FileHeader{Name: m.name, Method: zip.Store}
+		if deflate {
+			h.Method = zip.Deflate
+		}
+		if m.mode != 0 {
+			h.SetMode(m.mode)
+		}
+		w, err := zw.CreateHeader(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(m.body)
+	}
+	zw.Close()
+	return buf.Bytes()
+}
+
+// TestHostileDumps: packages with `../`, absolute paths, symlinks or a zip
+// bomb are refused with a specific message; nothing is written outside
+// DEST and the resources come from the Resource List instead.
+func TestHostileDumps(t *testing.T) {
+	files := map[string]string{
+		"/capabilitylist.xml": `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="capabilitylist"/>
+  <url><loc>{base}resourcelist.xml</loc><rs:md capability="resourcelist"/></url>
+  <url><loc>{base}resourcedump.xml</loc><rs:md capability="resourcedump"/></url>
+</urlset>`,
+		"/resourcelist.xml": resourceList("{base}a.txt"),
+		"/a.txt":            "the real a",
+	}
+	bomb := bytes.Repeat([]byte{0}, 64<<20)
+	packages := map[string]struct {
+		zip  []byte
+		want string
+	}{
+		"dotdot":   {zipOf(t, []string{"{base}a.txt"}, []member{{name: "../../evil.txt", body: []byte("evil")}}, false), "unsafe path"},
+		"absolute": {zipOf(t, []string{"{base}a.txt"}, []member{{name: "/etc/evil.txt", body: []byte("evil")}}, false), "unsafe path"},
+		"symlink":  {zipOf(t, []string{"{base}a.txt"}, []member{{name: "link", body: []byte("/etc/passwd"), mode: fs.ModeSymlink | 0o777}}, false), "symbolic link"},
+		"bomb":     {zipOf(t, []string{"{base}a.txt"}, []member{{name: "zeros", body: bomb}}, true), "zip bomb"},
+	}
+	var dumpDoc strings.Builder
+	dumpDoc.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+<rs:md capability="resourcedump" at="2026-01-01T00:00:00Z"/>
+`)
+	for name, p := range packages {
+		sum := sha256.Sum256(p.zip)
+		fmt.Fprintf(&dumpDoc, `<url><loc>{base}%s.zip</loc><rs:md type="application/zip" length="%d" hash="sha-256:%s"/></url>`+"\n", name, len(p.zip), hex.EncodeToString(sum[:]))
+		files["/"+name+".zip"] = string(p.zip)
+	}
+	dumpDoc.WriteString("</urlset>")
+	files["/resourcedump.xml"] = dumpDoc.String()
+	base := staticSource(t, files)
+	root := t.TempDir()
+	dest := filepath.Join(root, "a", "b", "dest")
+	sr := one(t, mustSync(t, base+"capabilitylist.xml", syncOpts(t, dest)))
+	if sr.Failed != len(packages) {
+		t.Fatalf("%+v", sr)
+	}
+	for _, f := range sr.Failures {
+		name := strings.TrimSuffix(strings.TrimPrefix(f.URI, base), ".zip")
+		p, ok := packages[name]
+		if !ok {
+			t.Errorf("unexpected failure %+v", f)
+		} else if !strings.Contains(f.Error, p.want) {
+			t.Errorf("%s: %q does not say %q", name, f.Error, p.want)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dest, "a.txt")); err != nil || string(b) != "the real a" {
+		t.Fatalf("a.txt: %q %v", b, err)
+	}
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasPrefix(p, dest+string(filepath.Separator)) {
+			t.Errorf("written outside DEST: %s", p)
+		}
+		return nil
+	})
+}
