@@ -315,3 +315,39 @@ func TestGapRepaired(t *testing.T) {
 	}
 	sameTree(t, dir, dest)
 }
+
+// TestPrefixedBaseTwoSets: a Source under a path prefix with two sets;
+// each set lands in DEST/<set>/ and has its own checkpoint.
+func TestPrefixedBaseTwoSets(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	for i := range 20 {
+		writeFile(t, a, fmt.Sprintf("x/a%02d.txt", i), []byte(fmt.Sprint("a", i)))
+		writeFile(t, b, fmt.Sprintf("b%02d.txt", i), []byte(fmt.Sprint("b", i)))
+	}
+	ts := startSource(t, a, func(h http.Handler) http.Handler { return h }, func(c *source.Config) {
+		c.BaseURL += "pre/fix/"
+		c.Sets = []source.SetConfig{{Name: "alpha", Dir: a}, {Name: "beta", Dir: b}}
+	})
+	base := ts.base + "pre/fix/"
+	dest := t.TempDir()
+	rep := mustSync(t, base, syncOpts(t, dest))
+	if len(rep.Sets) != 2 || rep.Base != base {
+		t.Fatalf("%+v", rep)
+	}
+	for _, sr := range rep.Sets {
+		if sr.Fetched != 20 || sr.Failed != 0 {
+			t.Fatalf("%+v", sr)
+		}
+	}
+	sameTree(t, a, filepath.Join(dest, "alpha"))
+	sameTree(t, b, filepath.Join(dest, "beta"))
+	writeFile(t, b, "new.txt", []byte("new"))
+	ts.update(t)
+	opt := syncOpts(t, dest)
+	opt.Set = "beta"
+	sr := one(t, mustSync(t, base, opt))
+	if sr.Set != "beta" || sr.Fetched != 1 || sr.Mode != "incremental" {
+		t.Fatalf("%+v", sr)
+	}
+	sameTree(t, b, filepath.Join(dest, "beta"))
+}

@@ -83,7 +83,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveDoc(w, r, rel)
 		return
 	}
-	h.serveResource(w, r, "/"+rel)
+	h.serveResource(w, r, p) // Set.Prefix includes the mount
 }
 
 func (h *Handler) extra(r *http.Request) http.Handler {
