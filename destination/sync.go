@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -164,7 +165,26 @@ func (e *engine) phase(set, format string, args ...any) {
 // ErrDiscovery, ErrLocked or ErrState); failures of single resources are
 // in the Report.
 func Sync(ctx context.Context, source string, opt Options) (*Report, error) {
-	start := time.Now()
+	m, err := Open(ctx, source, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	return m.Sync(ctx)
+}
+
+// Mirror is a destination directory opened for a Source: discovery done,
+// state open and locked. Its methods may be called from several
+// goroutines; runs are serialised.
+type Mirror struct {
+	mu     sync.Mutex
+	e      *engine
+	source string
+	sets   []setInfo
+}
+
+// Open discovers the Source and opens (and locks) the state in opt.Dest.
+func Open(ctx context.Context, source string, opt Options) (*Mirror, error) {
 	if opt.Client == nil {
 		opt.Client = http.DefaultClient
 	}
@@ -184,7 +204,6 @@ func Sync(ctx context.Context, source string, opt Options) (*Report, error) {
 		e.retries.Add(1)
 		e.emit(Event{Kind: EventRetry, URI: u, Error: err.Error()})
 	}
-
 	e.g = &discover.Getter{Client: opt.Client, Retries: opt.Retries, BaseDelay: opt.BaseDelay, MaxDelay: opt.MaxDelay,
 		OnRetry: e.f.OnRetry}
 	base, sets, err := e.discover(ctx, source)
@@ -211,8 +230,6 @@ func Sync(ctx context.Context, source string, opt Options) (*Report, error) {
 	if e.m, err = NewMapper(base, opt.Dest); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrDiscovery, err)
 	}
-	rep := &Report{Source: source, Base: e.m.Base(), Dest: e.m.Root(), DryRun: opt.DryRun}
-
 	readOnly := opt.DryRun || (opt.Mode == ModeAudit && !opt.Repair)
 	if !readOnly {
 		if err := os.MkdirAll(opt.Dest, 0o755); err != nil {
@@ -222,61 +239,114 @@ func Sync(ctx context.Context, source string, opt Options) (*Report, error) {
 	if e.st, err = openState(e.m.Root(), readOnly); err != nil {
 		return nil, err
 	}
-	defer e.st.Close()
+	m := &Mirror{e: e, source: source, sets: sets}
 	prev, err := e.st.meta("base")
 	if err != nil {
+		m.Close()
 		return nil, fmt.Errorf("%w: %v", ErrState, err)
 	}
 	if prev != "" && prev != e.m.Base() {
+		m.Close()
 		return nil, fmt.Errorf("%w: %s mirrors %s, not %s (use another directory)", ErrState, opt.Dest, prev, e.m.Base())
 	}
-	scratch := os.TempDir()
 	if !readOnly {
 		e.tmpDir = filepath.Join(e.m.Root(), StateDirName, "tmp")
+		if err := e.st.putMeta("base", e.m.Base()); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("%w: %v", ErrState, err)
+		}
+		if e.fd, err = unix.Open(e.m.Root(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("%w: %v", ErrState, err)
+		}
+	}
+	return m, nil
+}
+
+// Sets returns the sets this Mirror synchronizes.
+func (m *Mirror) Sets() []discover.Set { return m.sets }
+
+// Base returns the Source's base URL resources are mapped from.
+func (m *Mirror) Base() string { return m.e.m.Base() }
+
+// Close releases the state and its lock.
+func (m *Mirror) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.e.fd >= 0 {
+		unix.Close(m.e.fd)
+		m.e.fd = -1
+	}
+	return m.e.st.Close()
+}
+
+// begin prepares a run: scratch space, and the removal of temporary files
+// a run that did not finish left behind.
+func (m *Mirror) begin(rep *Report) (func() error, error) {
+	e := m.e
+	scratch := os.TempDir()
+	if !e.st.readOnly {
 		os.RemoveAll(e.tmpDir)
 		if err := os.MkdirAll(e.tmpDir, 0o755); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrState, err)
 		}
 		scratch = e.tmpDir
-		if err := e.st.putMeta("base", e.m.Base()); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrState, err)
-		}
-		// A run that did not finish may have left temporary files.
 		if dirty, _ := e.st.meta("running"); dirty != "" {
 			e.phase("", "previous run did not finish: removing temporary files")
-			rep.Cleaned, _ = fetch.CleanTemp(e.m.Root())
+			n, _ := fetch.CleanTemp(e.m.Root())
+			if rep != nil {
+				rep.Cleaned = n
+			}
 		}
-		if err := e.st.putMeta("running", opt.Now().UTC().Format(time.RFC3339)); err != nil {
+		if err := e.st.putMeta("running", e.opt.Now().UTC().Format(time.RFC3339)); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrState, err)
 		}
-		if e.fd, err = unix.Open(e.m.Root(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrState, err)
-		}
-		defer unix.Close(e.fd)
 	}
+	var err error
 	if e.seen, err = newSeen(scratch); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrState, err)
 	}
-	defer e.seen.close()
+	return func() error {
+		e.seen.close()
+		if !e.st.readOnly {
+			if err := e.st.putMeta("running", ""); err != nil {
+				return fmt.Errorf("%w: %v", ErrState, err)
+			}
+		}
+		return nil
+	}, nil
+}
 
-	for _, s := range sets {
+// Sync runs the mode of the Options over every set.
+func (m *Mirror) Sync(ctx context.Context) (*Report, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	start := time.Now()
+	e := m.e
+	e.retries.Store(0)
+	rep := &Report{Source: m.source, Base: e.m.Base(), Dest: e.m.Root(), DryRun: e.opt.DryRun}
+	end, err := m.begin(rep)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range m.sets {
 		sr, err := e.runSet(ctx, s)
 		if sr != nil {
 			rep.Sets = append(rep.Sets, sr)
 		}
 		if err != nil {
+			e.seen.close()
 			return rep, err
 		}
 	}
-	if opt.Mode == ModeAudit && len(rep.Sets) > 0 {
+	if e.opt.Mode == ModeAudit && len(rep.Sets) > 0 {
 		if err := e.auditExtras(ctx, rep.Sets[len(rep.Sets)-1]); err != nil {
+			e.seen.close()
 			return rep, err
 		}
 	}
-	if !readOnly {
-		if err := e.st.putMeta("running", ""); err != nil {
-			return rep, fmt.Errorf("%w: %v", ErrState, err)
-		}
+	if err := end(); err != nil {
+		return rep, err
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	rep.Retries = e.retries.Load()

@@ -1,0 +1,105 @@
+package destination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/rs"
+)
+
+// ErrNotContiguous is returned by Apply when a notification does not
+// continue from the set's checkpoint: changes between them are unknown
+// here, and the caller catches up from the Change Lists (Sync).
+var ErrNotContiguous = errors.New("notification does not continue from the checkpoint")
+
+// Apply applies the changes of one change notification (a
+// capability="change-notification" payload) to set, through the same
+// planner and fetcher as a pull sync. A notification that ends at or
+// before the checkpoint was applied already and is ignored (duplicates and
+// late arrivals are harmless); one that starts after the checkpoint wraps
+// ErrNotContiguous and applies nothing. The checkpoint advances to the
+// notification's until when every change is durable.
+func (m *Mirror) Apply(ctx context.Context, set string, head *rs.Head, entries []*rs.Entry) (*SetReport, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.e
+	if e.st.readOnly {
+		return nil, fmt.Errorf("%w: opened read-only", ErrState)
+	}
+	if head.Capability() != rs.CapChangeNotification {
+		return nil, fmt.Errorf("capability %q is not change-notification", head.Capability())
+	}
+	from, until := head.MD.From.Time(), head.MD.Until.Time()
+	if head.MD.From.IsZero() || head.MD.Until.IsZero() {
+		return nil, errors.New("change notification without from and until (RS-CN-1)")
+	}
+	cp, err := e.st.checkpoint(set)
+	if err != nil {
+		return nil, err
+	}
+	sr := &SetReport{Set: set, Mode: "notification", Checkpoint: cp}
+	switch {
+	case !cp.Baseline:
+		return sr, fmt.Errorf("%w: set %s has no baseline yet", ErrNotContiguous, set)
+	case !until.After(cp.Until):
+		sr.Skipped = len(entries)
+		return sr, nil // applied already
+	case from.After(cp.Until):
+		return sr, fmt.Errorf("%w: the set is synchronized up to %s, the notification starts at %s", ErrNotContiguous, fmtTime(cp.Until), fmtTime(from))
+	}
+	start := time.Now()
+	end, err := m.begin(nil)
+	if err != nil {
+		return nil, err
+	}
+	last := map[string]*rs.Entry{}
+	var order []string
+	for _, en := range entries {
+		t := en.EventTime()
+		if !t.IsZero() && t.Time().Before(cp.Until) {
+			continue
+		}
+		if old := last[en.Loc]; old == nil {
+			order = append(order, en.Loc)
+		} else if old.EventTime().After(t) {
+			continue
+		}
+		last[en.Loc] = en
+	}
+	p := e.newPass(ctx, set, sr)
+	for _, uri := range order {
+		en := last[uri]
+		if en.MD.Change == rs.Deleted {
+			err = p.deleteURI(en)
+		} else {
+			err = p.planSync(en, false)
+		}
+		if err != nil {
+			break
+		}
+	}
+	if ferr := p.finish(); err == nil {
+		err = ferr
+	}
+	if eerr := end(); err == nil {
+		err = eerr
+	}
+	if err != nil {
+		return sr, err
+	}
+	if p.failedAt.IsZero() {
+		cp.Until = until
+	} else if t := p.failedAt.Time(); t.After(cp.Until) {
+		cp.Until = t
+	}
+	cp.LastRun = e.opt.Now().UTC()
+	sr.Checkpoint = cp
+	sr.Seconds = time.Since(start).Seconds()
+	if err := e.st.putCheckpoint(cp); err != nil {
+		return sr, fmt.Errorf("%w: %v", ErrState, err)
+	}
+	e.emit(Event{Kind: EventDone, Set: set, Mode: sr.Mode, Message: sr.Summary(false)})
+	return sr, nil
+}
