@@ -247,6 +247,25 @@ func (s *Source) Handler(extra map[string]http.Handler) http.Handler {
 	return h
 }
 
+// ResourceBase returns the URL prefix of the resources of set.
+func (s *Source) ResourceBase(set string) string {
+	for _, st := range s.sets {
+		if st.name == set {
+			return st.base
+		}
+	}
+	return ""
+}
+
+// SetNames returns the names of the sets, in configuration order.
+func (s *Source) SetNames() []string {
+	var names []string
+	for _, st := range s.sets {
+		names = append(names, st.name)
+	}
+	return names
+}
+
 // Close closes every set's state.
 func (s *Source) Close() error {
 	var errs []error

@@ -264,3 +264,7 @@ func (p *publisher) writeChangeListArchive(s *Set, st *clState) error {
 		return nil
 	})
 }
+
+// ChangeEntry returns the entry a Change List (or change notification)
+// gives journal record c of a set whose resources are under base.
+func ChangeEntry(base string, c *store.Change) rs.Entry { return changeEntry(base, c) }
