@@ -209,7 +209,9 @@ func (p *pass) work(j job) {
 func (p *pass) installed(j job, res fetch.Result) {
 	rec := Record{Set: p.set, Path: j.rel, Length: res.Length, SHA256: res.SHA256, MD5: res.MD5, SHA1: res.SHA1}
 	fillRemote(&rec, &j.e)
-	if fi, err := os.Lstat(p.e.m.Path(j.rel)); err == nil {
+	if mt := j.e.LastMod.Time(); !mt.IsZero() {
+		rec.MTime = mt.UnixNano() // fetch set it as the file's mtime
+	} else if fi, err := os.Lstat(p.e.m.Path(j.rel)); err == nil {
 		rec.MTime = fi.ModTime().UnixNano()
 	}
 	p.record(j.uri, &rec)

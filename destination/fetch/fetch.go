@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -338,10 +339,15 @@ func (f *Fetcher) get(ctx context.Context, u string, req Request, stall *stallTi
 // ErrLengthMismatch means the bytes were wrong and nothing was installed.
 func Install(body io.Reader, req Request) (Result, error) {
 	dir := filepath.Dir(req.Path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Result{}, &permanentError{err}
-	}
 	tmp, err := os.CreateTemp(dir, TempPrefix+"*")
+	if errors.Is(err, fs.ErrNotExist) {
+		// Directories are created on demand: most files land in one
+		// that exists already, and a stat per file costs.
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return Result{}, &permanentError{err}
+		}
+		tmp, err = os.CreateTemp(dir, TempPrefix+"*")
+	}
 	if err != nil {
 		return Result{}, &permanentError{err}
 	}
