@@ -275,6 +275,22 @@ func (h *testHub) requests() []hubReq {
 	return append([]hubReq(nil), h.reqs...)
 }
 
+// waitVerifications waits until the hub has recorded n verifications.
+func (h *testHub) waitVerifications(n int) []verifyResult {
+	h.t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		if v := h.verifications(); len(v) >= n {
+			return v
+		}
+		select {
+		case <-h.changed:
+		case <-deadline:
+			h.t.Fatalf("hub recorded %d verifications, want %d", len(h.verifications()), n)
+		}
+	}
+}
+
 func (h *testHub) verifications() []verifyResult {
 	h.mu.Lock()
 	defer h.mu.Unlock()

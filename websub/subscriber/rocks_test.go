@@ -299,7 +299,18 @@ func rocksPass(t *testing.T, num string) *Subscriber {
 
 func TestWebsubRocks_100_HTTPHeaderDiscovery(t *testing.T) { rocksPass(t, "100") }
 
-func TestWebsubRocks_101_HTMLTagDiscovery(t *testing.T) { rocksPass(t, "101") }
+func TestWebsubRocks_101_HTMLTagDiscovery(t *testing.T) {
+	r := newRocks(t)
+	c, _ := testnet.Client(t)
+	d, err := Discover(ctxT(t), c, r.topicURL("101"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Hubs) != 1 || d.Topic != r.topicURL("101") {
+		t.Fatalf("discovered %+v: links in <body> must be ignored (WS-DISC-3)", d)
+	}
+	rocksPass(t, "101")
+}
 
 func TestWebsubRocks_102_AtomFeedDiscovery(t *testing.T) { rocksPass(t, "102") }
 
