@@ -262,14 +262,14 @@ func (s *Subscriber) notifyLocked() {
 
 // State is a snapshot of the subscription.
 type State struct {
-	Active    bool          // verified and the lease not yet over
-	Lease     time.Duration // granted
-	Expires   time.Time     // zero when not active
-	Denied    bool
-	Reason    string // hub.reason of a denial
-	Unsubbed  bool   // a verified unsubscription or denial: deliveries get 410
-	Verified  time.Time
-	Pending   bool // a (un)subscription request waits for verification
+	Active   bool          // verified and the lease not yet over
+	Lease    time.Duration // granted
+	Expires  time.Time     // zero when not active
+	Denied   bool
+	Reason   string // hub.reason of a denial
+	Unsubbed bool   // a verified unsubscription or denial: deliveries get 410
+	Verified time.Time
+	Pending  bool // a (un)subscription request waits for verification
 }
 
 // State returns the current state.
