@@ -541,7 +541,9 @@ func (s *Subscriber) verify(w http.ResponseWriter, r *http.Request) {
 	now := s.cfg.Now()
 	s.mu.Lock()
 	switch {
-	case mode == "denied":
+	case mode == "denied" && (s.pendingSub > 0 || s.want || s.activeLocked()):
+		// Accepted only while we want the subscription: a denial of
+		// nothing (perhaps forged, WS-SEC-4) is refused below.
 		s.denials++
 		s.denied, s.reason, s.gone, s.active = true, q.Get("hub.reason"), true, false
 		s.notifyLocked()

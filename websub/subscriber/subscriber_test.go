@@ -66,7 +66,7 @@ func TestVerificationRefused(t *testing.T) {
 		return st
 	}
 	// Nothing pending yet.
-	for _, m := range []string{"subscribe", "unsubscribe", "foo", ""} {
+	for _, m := range []string{"subscribe", "unsubscribe", "denied", "foo", ""} {
 		if st := get(m, testTopic); st != http.StatusNotFound {
 			t.Errorf("mode %q with nothing pending: %d, want 404", m, st)
 		}
@@ -82,6 +82,9 @@ func TestVerificationRefused(t *testing.T) {
 	}
 	if st := get("unsubscribe", testTopic); st != http.StatusNotFound {
 		t.Errorf("unsubscribe not pending: %d, want 404", st)
+	}
+	if st := get("denied", testTopic+"x"); st != http.StatusNotFound || f.sub.State().Denied {
+		t.Errorf("denial of another topic: %d", st)
 	}
 	if st, _ := verifyGet(t, f.c, f.cb.URL, url.Values{"hub.mode": {"subscribe"}, "hub.topic": {testTopic}}); st != http.StatusNotFound {
 		t.Errorf("no challenge: %d, want 404", st)
