@@ -533,7 +533,7 @@ func (s *Subscriber) serve(w http.ResponseWriter, r *http.Request) {
 func (s *Subscriber) verify(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	mode, topic, challenge := q.Get("hub.mode"), q.Get("hub.topic"), q.Get("hub.challenge")
-	if topic != s.cfg.Topic {
+	if !sameURL(topic, s.cfg.Topic) {
 		s.log.Warn("verification refused: unknown topic", "mode", mode, "got", topic)
 		http.NotFound(w, r)
 		return
@@ -710,4 +710,30 @@ func (s *Subscriber) markLocked(k string) {
 		s.seenNext = (s.seenNext + 1) % maxSeen
 	}
 	s.seen[k] = true
+}
+
+// sameURL compares URLs as a hub identifies subscriptions (WS-HUB-8):
+// byte for byte after decoding percent-encoded unreserved characters.
+func sameURL(a, b string) bool { return a == b || decodeUnreserved(a) == decodeUnreserved(b) }
+
+func decodeUnreserved(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil && isUnreserved(byte(v)) {
+				b.WriteByte(byte(v))
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isUnreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
 }

@@ -3,6 +3,7 @@ package subscriber
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -618,5 +619,77 @@ func TestDiscoverErrors(t *testing.T) {
 	d, err := Discover(ctxT(t), c, srv.URL+"/combined")
 	if err != nil || d.Topic != srv.URL+"/hub" || len(d.Hubs) != 1 || d.Hubs[0] != srv.URL+"/hub" {
 		t.Errorf("combined: %+v %v", d, err)
+	}
+}
+
+// A hub that confirms without hub.lease_seconds (it MUST send one) gets
+// the requested lease assumed.
+func TestMissingLeaseFallback(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.LeaseSeconds = 600 })
+	f.hub.set(func(h *testHub) { h.lease = "" })
+	if err := f.sub.Subscribe(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.sub.State(); !st.Active || st.Lease != 600*time.Second || st.Expires.IsZero() {
+		t.Fatalf("state %+v", st)
+	}
+	f.hub.set(func(h *testHub) { h.lease = "-5" })
+	if err := f.sub.Subscribe(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.sub.State(); st.Lease != 600*time.Second {
+		t.Fatalf("state %+v", st)
+	}
+}
+
+func TestMethodNotAllowed(t *testing.T) {
+	f := newFixture(t, nil)
+	req, _ := http.NewRequest(http.MethodPut, f.cb.URL, nil)
+	resp, err := f.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("%d", resp.StatusCode)
+	}
+}
+
+func TestSeenIsBounded(t *testing.T) {
+	s := &Subscriber{seen: map[string]bool{}}
+	for i := range maxSeen + 10 {
+		s.markLocked(fmt.Sprint("k", i))
+	}
+	if len(s.seen) != maxSeen || s.seenLocked("k0", "k9") || !s.seenLocked("k10") || !s.seenLocked(fmt.Sprint("k", maxSeen+9)) {
+		t.Fatalf("seen set: %d keys", len(s.seen))
+	}
+}
+
+func TestNotificationInterval(t *testing.T) {
+	f := newFixture(t, nil)
+	deliver(t, f.c, f.cb.URL, payload1(), "", "")
+	n := f.notes.next(t)
+	if n.From().String() != "2026-11-22T08:00:00Z" || n.Until().String() != "2026-11-22T08:01:00Z" || n.Topic != testTopic || n.Received.IsZero() {
+		t.Fatalf("%s %s %s", n.From(), n.Until(), n.Topic)
+	}
+}
+
+func TestSameURL(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"http://e.com/~a", "http://e.com/%7Ea", true},
+		{"http://e.com/%7ea", "http://e.com/~a", true},
+		{"http://e.com/%41", "http://e.com/A", true},
+		{"http://e.com/a%2Fb", "http://e.com/a/b", false}, // reserved: significant
+		{"http://e.com/a", "http://e.com/a/", false},
+		{"http://e.com/a?x=1&y=2", "http://e.com/a?y=2&x=1", false},
+		{"http://e.com/%", "http://e.com/%", true},
+		{"http://e.com/%7", "http://e.com/~", false},
+	} {
+		if got := sameURL(tc.a, tc.b); got != tc.want {
+			t.Errorf("sameURL(%q, %q) = %v", tc.a, tc.b, got)
+		}
 	}
 }
