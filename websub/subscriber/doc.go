@@ -27,9 +27,12 @@
 //
 // Answers to the hub (POLICY where WEBSUB.md leaves a choice):
 //
-//	200  delivery accepted (or a duplicate, ignored)
-//	400  payload is not a change notification (not XML, not a urlset,
-//	     wrong capability, from/until missing, an entry without loc/change)
+//	200  delivery accepted (or a duplicate, ignored); also a payload that
+//	     is not a change notification (not XML, not a urlset, wrong
+//	     capability, from/until missing, an entry without loc/change): it
+//	     is logged and dropped, because a hub that retries it in order
+//	     would hold back every later notification, and the changes it
+//	     carried surface as a from/until gap that the caller catches up
 //	403  signature missing or invalid while a secret is set (WS-SUB-10)
 //	410  the subscription was unsubscribed or denied here (WS-SUB-9)
 //	413  payload larger than MaxPayloadBytes

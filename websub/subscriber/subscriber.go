@@ -655,8 +655,13 @@ func (s *Subscriber) deliver(w http.ResponseWriter, r *http.Request) {
 	if !s.cfg.AnyPayload {
 		head, entries, err := ParsePayload(raw, s.cfg.Capability, s.cfg.MaxPayloadBytes)
 		if err != nil {
-			s.log.Warn("delivery refused: not a "+string(s.cfg.Capability), "delivery", id, "err", err)
-			http.Error(w, err.Error(), http.StatusBadRequest)
+			// Acknowledged and dropped: a hub retrying it (in order, per
+			// subscription) would hold back every later notification for
+			// up to 48 hours, and a retry cannot repair it. The changes it
+			// carried show up as a gap in from/until, which the caller
+			// catches up from the Change Lists.
+			s.log.Warn("delivery dropped: not a "+string(s.cfg.Capability), "delivery", id, "err", err)
+			w.WriteHeader(http.StatusOK)
 			return
 		}
 		n.Head, n.Entries = *head, entries
