@@ -38,6 +38,13 @@ Every offered hash and length is verified while the body streams, files are
 installed with a rename, and state lives in DEST/.resourcesync (locked, so
 two runs cannot overlap). Only files this tool wrote are ever deleted.
 
+--follow keeps running after the first sync: it subscribes to each set's
+change-notification channel at the Source's WebSub hub (callback on --listen,
+as --callback-url), applies every notification through the same planner and
+fetcher, catches up from the Change Lists after a gap, a restart or while the
+hub is unreachable (every --poll-interval), renews the lease, and
+unsubscribes on Ctrl-C.
+
 Exit status: 0 DEST is in sync; 1 the run finished with failures (or, with
 --audit, differences); 2 usage, discovery or state error.`
 
@@ -45,9 +52,9 @@ func syncCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "sync",
 		Usage:       "mirror a ResourceSync Source into a directory (baseline, incremental, audit)",
-		UsageText:   "resourcesync sync [--baseline | --audit [--repair]] [--workers N] [--rate R] [--no-delete] [--dry-run] [--json] [--set NAME] SOURCE DEST",
+		UsageText:   "resourcesync sync [--baseline | --audit [--repair] | --follow [--listen HOST:PORT] [--callback-url URL]] [--workers N] [--rate R] [--no-delete] [--dry-run] [--json] [--set NAME] SOURCE DEST",
 		Description: syncHelp,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "baseline", Usage: "force a baseline from the current Resource List"},
 			&cli.BoolFlag{Name: "audit", Usage: "only compare DEST with the Source and report (exit 1 on differences)"},
 			&cli.BoolFlag{Name: "repair", Usage: "with --audit: fix what differs"},
@@ -62,7 +69,7 @@ func syncCommand() *cli.Command {
 			&cli.BoolFlag{Name: "fsync", Usage: "fsync every file before its rename (default: one syncfs per batch, before the state records it)"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a request when no response headers or body bytes arrive for `D`"},
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto, bars, lines or quiet"},
-		},
+		}, followFlags()...),
 		Action: runSync,
 	}
 }
@@ -132,6 +139,13 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 		opt.Mode = destination.ModeBaseline
 	case cmd.Bool("audit"):
 		opt.Mode = destination.ModeAudit
+	}
+	if cmd.Bool("follow") {
+		if opt.Mode != destination.ModeAuto || opt.DryRun || cmd.Bool("json") {
+			return cli.Exit("--follow does not go with --baseline, --audit, --dry-run or --json", exitUsage)
+		}
+		r.Close()
+		return runFollow(ctx, cmd, args[0], opt)
 	}
 	rep, err := destination.Sync(ctx, args[0], opt)
 	r.Close()
