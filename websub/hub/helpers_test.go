@@ -168,7 +168,7 @@ func (th *testHub) fatPing(t *testing.T, topic, ct string, body []byte, hdr map[
 	req.Header.Add("Link", "<"+topic+`>; rel="self"`)
 	req.Header.Add("Link", "<"+th.URL+`>; rel="hub"`)
 	for k, v := range hdr {
-		req.Header.Set(k, v)
+		req.Header.Add(k, v)
 	}
 	resp, err := th.client.Do(req)
 	if err != nil {
