@@ -1,0 +1,598 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+)
+
+// sub is an active subscription and its delivery state.
+type sub struct {
+	key     string
+	mu      sync.Mutex
+	rec     subRecord
+	nextAt  time.Time // no attempt before (backoff); memory only
+	dirty   bool      // rec changed since the last flush
+	removed bool
+	running bool
+	stop    context.CancelFunc
+	wakeC   chan struct{}
+}
+
+func newSub(r subRecord) *sub {
+	return &sub{key: subKey(r.Topic, r.Callback), rec: r, wakeC: make(chan struct{}, 1)}
+}
+
+func (s *sub) wake() {
+	select {
+	case s.wakeC <- struct{}{}:
+	default:
+	}
+}
+
+// startSubLocked starts s's delivery goroutine if Run is running. h.mu
+// must be held.
+func (h *Hub) startSubLocked(s *sub) {
+	if h.runCtx == nil || h.runCtx.Err() != nil || s.running {
+		return
+	}
+	ctx, cancel := context.WithCancel(h.runCtx)
+	s.running, s.stop = true, cancel
+	h.runWG.Add(1)
+	go func() {
+		defer h.runWG.Done()
+		h.deliverLoop(ctx, s)
+	}()
+}
+
+// removeSubLocked forgets s in memory and stops its goroutine. h.mu must
+// be held; the caller deletes the record.
+func (h *Hub) removeSubLocked(s *sub) {
+	s.mu.Lock()
+	s.removed = true
+	stop := s.stop
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	if h.subs[s.key] == s {
+		delete(h.subs, s.key)
+	}
+	if ts := h.topics[s.rec.Topic]; ts != nil && ts.subs[s.key] == s {
+		delete(ts.subs, s.key)
+	}
+	h.m.subscriptions.Set(float64(len(h.subs)))
+}
+
+// dropSub ends a subscription (lease expired, 410 Gone).
+func (h *Hub) dropSub(s *sub, reason string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.mu.Lock()
+	gone := s.removed
+	s.removed = true
+	s.mu.Unlock()
+	if gone {
+		return
+	}
+	err := h.st.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bSubs).Delete([]byte(s.key)) })
+	if err != nil {
+		h.log.Error("deleting subscription", "err", err)
+	}
+	h.removeSubLocked(s)
+	h.m.ended.WithLabelValues(reason).Inc()
+	h.log.Info("subscription ended", "reason", reason, "topic", s.rec.Topic, "callback", s.rec.Callback)
+}
+
+// deliverLoop delivers s's notifications in order, one at a time.
+func (h *Hub) deliverLoop(ctx context.Context, s *sub) {
+	for ctx.Err() == nil {
+		s.mu.Lock()
+		rec, nextAt, removed := s.rec, s.nextAt, s.removed
+		s.mu.Unlock()
+		if removed {
+			return
+		}
+		now := h.now()
+		if !now.Before(rec.Expires) {
+			h.dropSub(s, "expired")
+			return
+		}
+		h.mu.Lock()
+		headSeq := h.topic(rec.Topic).head
+		h.mu.Unlock()
+		if rec.Cursor >= headSeq {
+			t := time.NewTimer(min(rec.Expires.Sub(now), time.Hour) + time.Millisecond)
+			select {
+			case <-ctx.Done():
+			case <-s.wakeC:
+			case <-t.C:
+			}
+			t.Stop()
+			continue
+		}
+		if wait := nextAt.Sub(now); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+			continue
+		}
+		e, err := h.entryAfter(rec.Topic, rec.Cursor)
+		if err != nil {
+			h.log.Error("reading the log", "topic", rec.Topic, "err", err)
+			s.mu.Lock()
+			s.nextAt = h.now().Add(time.Second)
+			s.mu.Unlock()
+			continue
+		}
+		if e == nil { // pruned or damaged past the cursor: skip to the head
+			s.mu.Lock()
+			s.rec.Cursor, s.dirty = max(s.rec.Cursor, headSeq), true
+			s.mu.Unlock()
+			continue
+		}
+		host := hostOf(rec.Callback)
+		if !h.acquire(ctx, host) {
+			return
+		}
+		res := h.deliver(ctx, &rec, e, rec.Attempt+1)
+		h.release(host)
+		if ctx.Err() != nil {
+			return // shutting down: the attempt does not count
+		}
+		h.settle(s, e, res)
+	}
+}
+
+func hostOf(u string) string {
+	if p, err := url.Parse(u); err == nil {
+		return strings.ToLower(p.Hostname())
+	}
+	return u
+}
+
+func (h *Hub) acquire(ctx context.Context, host string) bool {
+	h.mu.Lock()
+	sem := h.hostSem[host]
+	if sem == nil {
+		sem = make(chan struct{}, h.cfg.MaxConcurrentPerHost)
+		h.hostSem[host] = sem
+	}
+	h.mu.Unlock()
+	select {
+	case sem <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	select {
+	case h.global <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		<-sem
+		return false
+	}
+}
+
+func (h *Hub) release(host string) {
+	<-h.global
+	h.mu.Lock()
+	sem := h.hostSem[host]
+	h.mu.Unlock()
+	<-sem
+}
+
+// entryAfter returns the first log entry of topic after seq.
+func (h *Hub) entryAfter(topic string, seq uint64) (*entry, error) {
+	if e := h.cache.get(topic, seq+1); e != nil {
+		return e, nil
+	}
+	e, err := h.st.nextEntry(topic, seq)
+	if e != nil {
+		h.cache.put(topic, e)
+	}
+	return e, err
+}
+
+type result struct {
+	ok, gone   bool
+	status     int
+	retryAfter time.Duration
+	err        string
+}
+
+// deliver POSTs e to the subscription's callback (WS-HUB-21..26).
+func (h *Hub) deliver(ctx context.Context, rec *subRecord, e *entry, attempt int) result {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.Callback, bytes.NewReader(e.Body))
+	if err != nil {
+		return result{err: err.Error()}
+	}
+	req.Header["Content-Type"] = []string{e.ContentType} // byte for byte
+	req.Header.Set("Link", linkHeader(rec.Topic, e))
+	if rec.Secret != "" {
+		req.Header.Set("X-Hub-Signature", sign(h.cfg.SignatureAlg, rec.Secret, e.Body))
+	}
+	req.Header.Set("X-Hub-Delivery-Id", deliveryID(rec.Topic, e.Seq))
+	req.Header.Set("X-Hub-Attempt", strconv.Itoa(attempt))
+	req.Header.Set("User-Agent", userAgent)
+	start := time.Now()
+	resp, err := h.client.Do(req)
+	h.m.latency.Observe(time.Since(start).Seconds())
+	if err != nil {
+		return result{err: err.Error()}
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // the body is ignored
+	resp.Body.Close()
+	r := result{status: resp.StatusCode}
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode <= 299:
+		r.ok = true
+	case resp.StatusCode == http.StatusGone:
+		r.gone = true
+	default:
+		r.err = "callback answered " + resp.Status
+		if resp.StatusCode == 429 || resp.StatusCode == 503 {
+			r.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), h.now())
+		}
+	}
+	return r
+}
+
+func linkHeader(topic string, e *entry) string {
+	var b strings.Builder
+	b.WriteString("<" + topic + `>; rel="self"`)
+	if e.HubURL != "" {
+		b.WriteString(", <" + e.HubURL + `>; rel="hub"`)
+	}
+	for _, l := range e.Links {
+		b.WriteString(", " + l)
+	}
+	return b.String()
+}
+
+func deliveryID(topic string, seq uint64) string {
+	sum := sha256.Sum256([]byte(topic))
+	return hex.EncodeToString(sum[:8]) + "-" + strconv.FormatUint(seq, 10)
+}
+
+func sign(alg, secret string, body []byte) string {
+	var f func() hash.Hash
+	switch alg {
+	case "sha1":
+		f = sha1.New
+	case "sha384":
+		f = sha512.New384
+	case "sha512":
+		f = sha512.New
+	default:
+		alg, f = "sha256", sha256.New
+	}
+	m := hmac.New(f, []byte(secret))
+	m.Write(body)
+	return alg + "=" + hex.EncodeToString(m.Sum(nil))
+}
+
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// jitter returns a delay between d/2 and d.
+func jitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// settle records the outcome of a delivery attempt.
+func (h *Hub) settle(s *sub, e *entry, r result) {
+	now := h.now()
+	switch {
+	case r.ok:
+		h.m.deliveries.WithLabelValues("success").Inc()
+		h.m.lag.Observe(now.Sub(e.Published).Seconds())
+		s.mu.Lock()
+		s.rec.Cursor = max(s.rec.Cursor, e.Seq)
+		s.rec.Attempt, s.rec.FirstFail, s.rec.LastError = 0, time.Time{}, ""
+		s.nextAt, s.dirty = time.Time{}, true
+		s.mu.Unlock()
+	case r.gone:
+		h.m.deliveries.WithLabelValues("gone").Inc()
+		h.dropSub(s, "gone")
+	default:
+		h.m.deliveries.WithLabelValues("failure").Inc()
+		h.m.failures.Inc()
+		s.mu.Lock()
+		s.rec.Attempt++
+		if s.rec.FirstFail.IsZero() {
+			s.rec.FirstFail = now
+		}
+		s.rec.LastError = r.err
+		giveUp := now.Sub(s.rec.FirstFail) >= h.cfg.GiveUpAfter
+		if !giveUp {
+			sch := h.cfg.RetrySchedule
+			d := jitter(sch[min(s.rec.Attempt-1, len(sch)-1)])
+			if r.retryAfter > d {
+				d = min(r.retryAfter, sch[len(sch)-1])
+			}
+			s.nextAt, s.dirty = now.Add(d), true
+		}
+		s.mu.Unlock()
+		if giveUp {
+			h.deadLetter(s, e)
+		} else {
+			h.m.retries.Inc()
+		}
+	}
+}
+
+// deadLetter moves e to the dead-letter store for s and advances the
+// cursor past it, in one transaction; the subscription stays.
+func (h *Hub) deadLetter(s *sub, e *entry) {
+	err := h.st.db.Update(func(tx *bbolt.Tx) error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.removed {
+			return nil
+		}
+		d := &DeadLetter{Topic: s.rec.Topic, Callback: s.rec.Callback, Seq: e.Seq, Published: e.Published,
+			ContentType: e.ContentType, HubURL: e.HubURL, Links: e.Links, Body: e.Body,
+			Attempts: s.rec.Attempt, FirstFail: s.rec.FirstFail, LastError: s.rec.LastError, At: h.now()}
+		if err := putDead(tx, d); err != nil {
+			return err
+		}
+		next := s.rec
+		next.Cursor = max(next.Cursor, e.Seq)
+		next.Attempt, next.FirstFail, next.LastError = 0, time.Time{}, ""
+		if err := putSub(tx, s.key, &next); err != nil {
+			return err
+		}
+		s.rec, s.nextAt = next, time.Time{}
+		return nil
+	})
+	if err != nil {
+		h.log.Error("dead-lettering", "err", err)
+		s.mu.Lock()
+		s.nextAt = h.now().Add(time.Minute)
+		s.mu.Unlock()
+		return
+	}
+	h.m.deliveries.WithLabelValues("dead").Inc()
+	h.m.dead.Inc()
+	h.log.Warn("notification dead-lettered", "topic", e.Seq, "callback", s.rec.Callback)
+}
+
+// flush persists the advanced cursors and retry states in one
+// transaction.
+func (h *Hub) flush() {
+	h.mu.Lock()
+	var dirty []*sub
+	for _, s := range h.subs {
+		s.mu.Lock()
+		if s.dirty {
+			dirty = append(dirty, s)
+		}
+		s.mu.Unlock()
+	}
+	h.mu.Unlock()
+	if len(dirty) == 0 {
+		return
+	}
+	var done []*sub
+	err := h.st.db.Update(func(tx *bbolt.Tx) error {
+		done = done[:0]
+		for _, s := range dirty {
+			s.mu.Lock()
+			if !s.removed && s.dirty {
+				if err := putSub(tx, s.key, &s.rec); err != nil {
+					s.mu.Unlock()
+					return err
+				}
+				s.dirty = false
+				done = append(done, s)
+			}
+			s.mu.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
+		if !errors.Is(err, bbolt.ErrDatabaseNotOpen) {
+			h.log.Error("persisting cursors", "err", err)
+		}
+		for _, s := range done {
+			s.mu.Lock()
+			s.dirty = true
+			s.mu.Unlock()
+		}
+	}
+}
+
+// sweep ends expired subscriptions and prunes log entries that every
+// subscription of their topic has passed.
+func (h *Hub) sweep() {
+	now := h.now()
+	h.mu.Lock()
+	var expired []*sub
+	floor := map[string]uint64{}
+	for t, ts := range h.topics {
+		f := ts.head
+		for _, s := range ts.subs {
+			s.mu.Lock()
+			if !now.Before(s.rec.Expires) {
+				expired = append(expired, s)
+			} else {
+				f = min(f, s.rec.Cursor)
+			}
+			s.mu.Unlock()
+		}
+		floor[t] = f
+	}
+	h.mu.Unlock()
+	for _, s := range expired {
+		h.dropSub(s, "expired")
+	}
+	err := h.st.db.Update(func(tx *bbolt.Tx) error {
+		lb := tx.Bucket(bLog)
+		for t, f := range floor {
+			b := lb.Bucket([]byte(t))
+			if b == nil {
+				continue
+			}
+			c := b.Cursor()
+			n := 0
+			for k, _ := c.First(); k != nil && bytesLE(k, f) && n < 10000; k, _ = c.Next() {
+				if err := c.Delete(); err != nil {
+					return err
+				}
+				n++
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, bbolt.ErrDatabaseNotOpen) {
+		h.log.Error("pruning the log", "err", err)
+	}
+}
+
+func bytesLE(k []byte, f uint64) bool { return bytes.Compare(k, u64(f)) <= 0 }
+
+// DeadLetters lists the dead-lettered notifications (bodies included).
+func (h *Hub) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
+	var out []DeadLetter
+	err := h.st.db.View(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bDead).ForEach(func(k, v []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			var d DeadLetter
+			if err := jsonUnmarshal(v, &d); err != nil {
+				return err
+			}
+			out = append(out, d)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// ErrNoSubscription is returned by Replay when the dead letter's
+// subscription no longer exists.
+var ErrNoSubscription = errors.New("hub: no active subscription for this dead letter")
+
+// Replay delivers dead letter id once more to its subscription (with the
+// subscription's current secret) and removes it on success.
+func (h *Hub) Replay(ctx context.Context, id uint64) error {
+	var d *DeadLetter
+	err := h.st.db.View(func(tx *bbolt.Tx) error {
+		v := tx.Bucket(bDead).Get(u64(id))
+		if v == nil {
+			return fmt.Errorf("hub: no dead letter %d", id)
+		}
+		d = new(DeadLetter)
+		return jsonUnmarshal(v, d)
+	})
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	s := h.subs[subKey(d.Topic, d.Callback)]
+	h.mu.Unlock()
+	if s == nil {
+		return ErrNoSubscription
+	}
+	s.mu.Lock()
+	rec := s.rec
+	s.mu.Unlock()
+	e := &entry{Seq: d.Seq, Published: d.Published, ContentType: d.ContentType, HubURL: d.HubURL, Links: d.Links, Body: d.Body}
+	host := hostOf(rec.Callback)
+	if !h.acquire(ctx, host) {
+		return ctx.Err()
+	}
+	r := h.deliver(ctx, &rec, e, d.Attempts+1)
+	h.release(host)
+	if !r.ok {
+		if r.gone {
+			h.dropSub(s, "gone")
+		}
+		return fmt.Errorf("hub: replay failed: %s (status %d)", r.err, r.status)
+	}
+	h.m.deliveries.WithLabelValues("replayed").Inc()
+	h.m.dead.Dec()
+	return h.st.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bDead).Delete(u64(id)) })
+}
+
+// entryCache keeps recently published or read entries so that a fan-out
+// reads each entry from the store once, not once per subscriber.
+type entryCache struct {
+	mu    sync.Mutex
+	max   int
+	size  int
+	m     map[cacheKey]*entry
+	order []cacheKey
+}
+
+type cacheKey struct {
+	topic string
+	seq   uint64
+}
+
+func newEntryCache(maxBytes int) *entryCache {
+	return &entryCache{max: maxBytes, m: map[cacheKey]*entry{}}
+}
+
+func (c *entryCache) get(topic string, seq uint64) *entry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[cacheKey{topic, seq}]
+}
+
+func (c *entryCache) put(topic string, e *entry) {
+	if e.size() > c.max/4 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := cacheKey{topic, e.Seq}
+	if c.m[k] != nil {
+		return
+	}
+	c.m[k] = e
+	c.order = append(c.order, k)
+	c.size += e.size()
+	for c.size > c.max && len(c.order) > 0 {
+		old := c.order[0]
+		c.order = c.order[1:]
+		if oe := c.m[old]; oe != nil {
+			c.size -= oe.size()
+			delete(c.m, old)
+		}
+	}
+}

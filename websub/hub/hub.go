@@ -1,0 +1,356 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Config configures a Hub. Zero values take the defaults named below.
+type Config struct {
+	// StateDir holds the state file (hub.db). Required.
+	StateDir string
+	// URL is the hub's public URL, sent as rel="hub" on deliveries. When
+	// empty, a fat ping's rel="hub" link (or the request URL) is used.
+	URL string
+
+	// Leases (WS-HUB-18, WS-HUB-19): requested leases are clamped to
+	// [LeaseMin, LeaseMax]; LeaseDefault when none is requested.
+	// Defaults 10 days, 5 minutes, 30 days.
+	LeaseDefault, LeaseMin, LeaseMax time.Duration
+
+	// AllowPrivateCallbacks lets callbacks and topic fetches reach
+	// loopback, private and link-local addresses (tests, intranets).
+	AllowPrivateCallbacks bool
+	// PublishToken, if set, is required as "Authorization: Bearer <token>"
+	// on fat pings (WS-SEC-5). Thin pings are self-authenticating: the
+	// hub fetches the topic itself.
+	PublishToken string
+	// TopicAllowed, if set, decides which topics may be subscribed and
+	// published (the embedded hub accepts only its Source's channels).
+	TopicAllowed func(topic string) bool
+
+	// MaxPayloadBytes bounds a fat ping and a fetched topic (default 8 MiB).
+	MaxPayloadBytes int64
+	// MaxSubscriptionsPerTopic (default 10,000).
+	MaxSubscriptionsPerTopic int
+	// MaxConcurrentPerHost bounds deliveries in flight to one callback
+	// host (default 16); MaxConcurrentDeliveries bounds all of them
+	// (default 512).
+	MaxConcurrentPerHost, MaxConcurrentDeliveries int
+
+	// RetrySchedule is the delay before retry n (the last value repeats);
+	// each delay gets jitter (between half and all of it). Default 10s,
+	// 30s, 1m, 5m, 15m, 1h, 3h, 6h, 12h, 24h. A delivery failing for
+	// GiveUpAfter (default 48h) goes to the dead-letter store.
+	RetrySchedule []time.Duration
+	GiveUpAfter   time.Duration
+	// VerifyRetrySchedule: delays between verification attempts after a
+	// transport error or 5xx (default 30s, 1m, 2m, 4m; then it fails).
+	VerifyRetrySchedule []time.Duration
+
+	// ConnectTimeout (default 5s) and RequestTimeout (default 30s) bound
+	// every outbound request (WS-HUB-29).
+	ConnectTimeout, RequestTimeout time.Duration
+	// FlushInterval is how often advanced cursors are persisted (default
+	// 100ms): the most a crash can make the hub redeliver.
+	FlushInterval time.Duration
+	// SweepInterval is how often expired leases are swept and the logs
+	// pruned (default 1m).
+	SweepInterval time.Duration
+
+	// LookupIP resolves host names for outbound requests (default
+	// net.DefaultResolver). Tests set it so that no DNS query is sent.
+	LookupIP func(ctx context.Context, host string) ([]net.IP, error)
+	// DialControl, if set, runs after the hub's own address check in
+	// net.Dialer.Control, on the address actually dialled (tests record
+	// and refuse anything outside 127.0.0.0/8 there).
+	DialControl func(network, address string, c syscall.RawConn) error
+	// SignatureAlg is the X-Hub-Signature algorithm: sha256 (default),
+	// sha1, sha384 or sha512.
+	SignatureAlg string
+	// NoSync skips fsync on commit (benchmarks only).
+	NoSync bool
+
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+func (c *Config) defaults() error {
+	if c.StateDir == "" {
+		return errors.New("hub: Config.StateDir is required")
+	}
+	d := func(p *time.Duration, v time.Duration) {
+		if *p <= 0 {
+			*p = v
+		}
+	}
+	d(&c.LeaseDefault, 10*24*time.Hour)
+	d(&c.LeaseMin, 5*time.Minute)
+	d(&c.LeaseMax, 30*24*time.Hour)
+	if c.LeaseMax < c.LeaseMin {
+		return fmt.Errorf("hub: LeaseMax %v < LeaseMin %v", c.LeaseMax, c.LeaseMin)
+	}
+	c.LeaseDefault = min(max(c.LeaseDefault, c.LeaseMin), c.LeaseMax)
+	if c.MaxPayloadBytes <= 0 {
+		c.MaxPayloadBytes = 8 << 20
+	}
+	if c.MaxSubscriptionsPerTopic <= 0 {
+		c.MaxSubscriptionsPerTopic = 10000
+	}
+	if c.MaxConcurrentPerHost <= 0 {
+		c.MaxConcurrentPerHost = 16
+	}
+	if c.MaxConcurrentDeliveries <= 0 {
+		c.MaxConcurrentDeliveries = 512
+	}
+	if len(c.RetrySchedule) == 0 {
+		c.RetrySchedule = []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute,
+			15 * time.Minute, time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour}
+	}
+	d(&c.GiveUpAfter, 48*time.Hour)
+	if len(c.VerifyRetrySchedule) == 0 {
+		c.VerifyRetrySchedule = []time.Duration{30 * time.Second, time.Minute, 2 * time.Minute, 4 * time.Minute}
+	}
+	d(&c.ConnectTimeout, 5*time.Second)
+	d(&c.RequestTimeout, 30*time.Second)
+	d(&c.FlushInterval, 100*time.Millisecond)
+	d(&c.SweepInterval, time.Minute)
+	switch c.SignatureAlg {
+	case "":
+		c.SignatureAlg = "sha256"
+	case "sha1", "sha256", "sha384", "sha512":
+	default:
+		return fmt.Errorf("hub: unknown SignatureAlg %q", c.SignatureAlg)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return nil
+}
+
+// Hub is a WebSub hub. Open it, serve ServeHTTP, and call Run to verify
+// and deliver.
+type Hub struct {
+	cfg    Config
+	st     *store
+	log    *slog.Logger
+	client *http.Client // verification and delivery: no redirects
+	fetch  *http.Client // thin-ping topic fetch: at most 3 redirects
+	tr     *http.Transport
+	m      *metrics
+
+	mu      sync.Mutex
+	topics  map[string]*topicState
+	subs    map[string]*sub // by subscription key
+	runCtx  context.Context // set while Run runs
+	runWG   sync.WaitGroup
+	hostSem map[string]chan struct{}
+	global  chan struct{}
+
+	cache *entryCache
+
+	verifyWake chan struct{}
+	closeOnce  sync.Once
+}
+
+type topicState struct {
+	head uint64 // last committed seq
+	subs map[string]*sub
+}
+
+// Open opens (or creates) the hub's state in cfg.StateDir.
+func Open(cfg Config) (*Hub, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("hub: %w", err)
+	}
+	st, err := openStore(filepath.Join(cfg.StateDir, "hub.db"), cfg.NoSync)
+	if err != nil {
+		return nil, err
+	}
+	h := &Hub{
+		cfg: cfg, st: st, log: cfg.Logger,
+		topics:     map[string]*topicState{},
+		subs:       map[string]*sub{},
+		hostSem:    map[string]chan struct{}{},
+		global:     make(chan struct{}, cfg.MaxConcurrentDeliveries),
+		cache:      newEntryCache(64 << 20),
+		verifyWake: make(chan struct{}, 1),
+	}
+	h.m = newMetrics(h)
+	h.tr = &http.Transport{
+		Proxy:                 nil, // a proxy would bypass the address check
+		DialContext:           h.dialContext,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   cfg.MaxConcurrentPerHost,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   cfg.ConnectTimeout,
+		ResponseHeaderTimeout: cfg.RequestTimeout,
+		ForceAttemptHTTP2:     true,
+	}
+	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	h.client = &http.Client{Transport: h.tr, CheckRedirect: noRedirect, Timeout: cfg.RequestTimeout}
+	h.fetch = &http.Client{Transport: h.tr, Timeout: cfg.RequestTimeout, CheckRedirect: func(r *http.Request, via []*http.Request) error {
+		if len(via) > 3 {
+			return errors.New("hub: more than 3 redirects")
+		}
+		if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
+			return errors.New("hub: redirect to a non-HTTP URL")
+		}
+		return nil
+	}}
+	if err := h.load(); err != nil {
+		st.close()
+		return nil, err
+	}
+	return h, nil
+}
+
+// load reads subscriptions and topic heads into memory.
+func (h *Hub) load() error {
+	heads, recs, err := h.st.loadAll()
+	if err != nil {
+		return err
+	}
+	for topic, head := range heads {
+		h.topic(topic).head = head
+	}
+	for _, r := range recs {
+		s := newSub(r)
+		h.subs[s.key] = s
+		h.topic(r.Topic).subs[s.key] = s
+	}
+	h.m.subscriptions.Set(float64(len(h.subs)))
+	return nil
+}
+
+// topic returns the state of topic, creating it. h.mu must be held (or
+// the hub not yet shared).
+func (h *Hub) topic(t string) *topicState {
+	ts := h.topics[t]
+	if ts == nil {
+		ts = &topicState{subs: map[string]*sub{}}
+		h.topics[t] = ts
+	}
+	return ts
+}
+
+// Metrics returns the Prometheus handler for the hub's own registry.
+func (h *Hub) Metrics() http.Handler { return h.m.handler() }
+
+// Registry returns the hub's Prometheus registry (to gather or combine).
+func (h *Hub) Registry() *prometheus.Registry { return h.m.reg }
+
+// Run starts the verification and delivery workers, the cursor flusher
+// and the lease sweeper, and returns when ctx is done and they stopped.
+func (h *Hub) Run(ctx context.Context) error {
+	h.mu.Lock()
+	if h.runCtx != nil {
+		h.mu.Unlock()
+		return errors.New("hub: Run called twice")
+	}
+	h.runCtx = ctx
+	for _, s := range h.subs {
+		h.startSubLocked(s)
+	}
+	h.mu.Unlock()
+
+	h.runWG.Add(2)
+	go func() { defer h.runWG.Done(); h.verifier(ctx) }()
+	go func() { defer h.runWG.Done(); h.housekeeping(ctx) }()
+	<-ctx.Done()
+	h.runWG.Wait()
+	h.flush()
+	h.mu.Lock()
+	h.runCtx = nil
+	h.mu.Unlock()
+	return nil
+}
+
+func (h *Hub) housekeeping(ctx context.Context) {
+	flush := time.NewTicker(h.cfg.FlushInterval)
+	defer flush.Stop()
+	sweep := time.NewTicker(h.cfg.SweepInterval)
+	defer sweep.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-flush.C:
+			h.flush()
+		case <-sweep.C:
+			h.sweep()
+		}
+	}
+}
+
+// Close persists the cursors and closes the state. Call it after Run
+// has returned.
+func (h *Hub) Close() error {
+	var err error
+	h.closeOnce.Do(func() {
+		h.flush()
+		h.tr.CloseIdleConnections()
+		err = h.st.close()
+	})
+	return err
+}
+
+func (h *Hub) now() time.Time { return h.cfg.Now() }
+
+// Stats is a snapshot for tests and admin pages.
+type Stats struct {
+	Subscriptions        int
+	PendingVerifications int
+	DeadLetters          int
+}
+
+// Stats counts subscriptions, pending verifications and dead letters.
+func (h *Hub) Stats() Stats {
+	h.mu.Lock()
+	n := len(h.subs)
+	h.mu.Unlock()
+	v, d := h.st.counts()
+	return Stats{Subscriptions: n, PendingVerifications: v, DeadLetters: d}
+}
+
+// Subscription describes an active subscription (secrets omitted).
+type Subscription struct {
+	Topic, Callback string
+	Expires         time.Time
+	Cursor          uint64
+	HasSecret       bool
+}
+
+// Subscriptions lists the active subscriptions of topic ("" for all).
+func (h *Hub) Subscriptions(topic string) []Subscription {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []Subscription
+	for _, s := range h.subs {
+		s.mu.Lock()
+		r := s.rec
+		s.mu.Unlock()
+		if topic == "" || r.Topic == topic {
+			out = append(out, Subscription{Topic: r.Topic, Callback: r.Callback, Expires: r.Expires, Cursor: r.Cursor, HasSecret: r.Secret != ""})
+		}
+	}
+	return out
+}

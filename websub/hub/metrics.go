@@ -1,0 +1,70 @@
+package hub
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// metrics live in the hub's own registry, never the global one.
+type metrics struct {
+	reg           *prometheus.Registry
+	subscriptions prometheus.Gauge
+	dead          prometheus.Gauge
+	requests      *prometheus.CounterVec
+	publishes     *prometheus.CounterVec
+	deliveries    *prometheus.CounterVec
+	verifications *prometheus.CounterVec
+	ended         *prometheus.CounterVec
+	retries       prometheus.Counter
+	failures      prometheus.Counter
+	refused       prometheus.Counter
+	latency       prometheus.Histogram
+	lag           prometheus.Histogram
+}
+
+func newMetrics(h *Hub) *metrics {
+	const ns = "websub_hub"
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		subscriptions: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "subscriptions",
+			Help: "Active (verified, unexpired) subscriptions."}),
+		dead: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "dead_letters",
+			Help: "Notifications in the dead-letter store."}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "subscription_requests_total",
+			Help: "Accepted (202) subscription requests by mode."}, []string{"mode"}),
+		publishes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "publishes_total",
+			Help: "Notifications stored, by kind (fat, thin, inproc)."}, []string{"kind"}),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "deliveries_total",
+			Help: "Delivery attempts by outcome (success, failure, gone, dead, replayed)."}, []string{"outcome"}),
+		verifications: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "verifications_total",
+			Help: "Verifications of intent by outcome."}, []string{"outcome"}),
+		ended: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "subscriptions_ended_total",
+			Help: "Subscriptions ended by the hub, by reason (expired, gone)."}, []string{"reason"}),
+		retries: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "delivery_retries_total",
+			Help: "Failed deliveries scheduled for a retry."}),
+		failures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "delivery_failures_total",
+			Help: "Failed delivery attempts (transport error or non-2xx other than 410)."}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "refused_addresses_total",
+			Help: "Callbacks or dials refused by the request-forgery guard."}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "delivery_duration_seconds",
+			Help: "Duration of one delivery request.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}),
+		lag: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "delivery_lag_seconds",
+			Help: "Time from publish to successful delivery.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 14)}),
+	}
+	m.reg.MustRegister(m.subscriptions, m.dead, m.requests, m.publishes, m.deliveries, m.verifications,
+		m.ended, m.retries, m.failures, m.refused, m.latency, m.lag,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	_, d := h.st.counts()
+	m.dead.Set(float64(d))
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
