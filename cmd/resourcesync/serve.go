@@ -43,7 +43,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "base-url", Usage: "public base URL of the Source", DefaultText: "http://ADDR/"},
 			&cli.BoolFlag{Name: "watch", Usage: "rescan on filesystem events (debounced)"},
 			&cli.DurationFlag{Name: "rescan-interval", Usage: "rescan at this interval (0: never)", Value: time.Minute},
-		}, sourceFlags()...),
+		}, append(sourceFlags(), notificationFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			ln, err := net.Listen("tcp", cmd.String("addr"))
 			if err != nil {
@@ -69,11 +69,23 @@ func serveCommand() *cli.Command {
 // keeps it updated until ctx is done. before, if set, runs after the first
 // update (simulate starts its changes there).
 func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg source.Config, ro source.RunOptions, before func(context.Context, *source.Source)) error {
+	nt, err := setupNotifications(cmd, &cfg)
+	if err != nil {
+		return err
+	}
+	defer nt.close()
 	src, err := source.Open(cfg)
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
 	}
 	defer src.Close()
+	var extra map[string]http.Handler
+	if nt != nil {
+		if err := nt.bind(ctx, src); err != nil {
+			return cli.Exit("notifications: "+err.Error(), exitUsage)
+		}
+		extra = nt.extra()
+	}
 	start := time.Now()
 	rep, err := src.Update(ctx)
 	if err != nil {
@@ -83,11 +95,19 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 	for _, s := range rep.Publish.Sets {
 		n += s.Resources
 	}
-	srv := &http.Server{Handler: src.Handler(nil), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: src.Handler(extra), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	fmt.Fprintf(cmd.Root().Writer, "serving %d resources at %s (Source Description: %s.well-known/resourcesync; ready in %s)\n",
 		n, src.BaseURL(), src.BaseURL(), time.Since(start).Round(time.Millisecond))
+	if nt != nil {
+		nt.run(ctx, src)
+		where := "embedded hub " + nt.hubURL
+		if nt.hub == nil {
+			where = "hub " + nt.hubURL
+		}
+		fmt.Fprintf(cmd.Root().Writer, "change notifications: %s, topics %s.resourcesync/SET/notifications\n", where, src.BaseURL())
+	}
 	if before != nil {
 		before(ctx, src)
 	}

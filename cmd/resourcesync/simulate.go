@@ -29,7 +29,7 @@ func simulateCommand() *cli.Command {
 		Usage:       "serve a synthetic Source whose resources change at a given rate",
 		UsageText:   "resourcesync simulate [--addr HOST:PORT] [--resources N] [--rate CHANGES_PER_SECOND] [--seed S]",
 		Description: simulateHelp,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
 			&cli.StringFlag{Name: "base-url", Usage: "public base URL of the Source", DefaultText: "http://ADDR/"},
 			&cli.IntFlag{Name: "resources", Usage: "number of resources at the start", Value: 1000},
@@ -38,7 +38,7 @@ func simulateCommand() *cli.Command {
 			&cli.StringFlag{Name: "dir", Usage: "directory for the collection and its state", TakesFile: true},
 			&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after this period", Value: time.Minute},
 			&cli.BoolFlag{Name: "no-dumps", Usage: "do not write Resource Dumps and Change Dumps"},
-		},
+		}, notificationFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			dir := cmd.String("dir")
 			if dir == "" {
