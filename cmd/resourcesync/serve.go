@@ -73,7 +73,7 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 	if err != nil {
 		return err
 	}
-	defer nt.close()
+	defer nt.Close()
 	src, err := source.Open(cfg)
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
@@ -81,10 +81,10 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 	defer src.Close()
 	var extra map[string]http.Handler
 	if nt != nil {
-		if err := nt.bind(ctx, src); err != nil {
+		if err := nt.Bind(ctx, src); err != nil {
 			return cli.Exit("notifications: "+err.Error(), exitUsage)
 		}
-		extra = nt.extra()
+		extra = nt.Handlers()
 	}
 	start := time.Now()
 	rep, err := src.Update(ctx)
@@ -101,10 +101,10 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 	fmt.Fprintf(cmd.Root().Writer, "serving %d resources at %s (Source Description: %s.well-known/resourcesync; ready in %s)\n",
 		n, src.BaseURL(), src.BaseURL(), time.Since(start).Round(time.Millisecond))
 	if nt != nil {
-		nt.run(ctx, src)
-		where := "embedded hub " + nt.hubURL
-		if nt.hub == nil {
-			where = "hub " + nt.hubURL
+		nt.Run(ctx, src)
+		where := "embedded hub " + nt.HubURL()
+		if nt.Hub() == nil {
+			where = "hub " + nt.HubURL()
 		}
 		fmt.Fprintf(cmd.Root().Writer, "change notifications: %s, topics %s.resourcesync/SET/notifications\n", where, src.BaseURL())
 	}

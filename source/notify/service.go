@@ -1,0 +1,171 @@
+package notify
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/store"
+	"github.com/resourcesync-go/resourcesync/source"
+	"github.com/resourcesync-go/resourcesync/websub/hub"
+)
+
+// ServiceConfig says where a served Source's notifications go.
+type ServiceConfig struct {
+	// ExternalHub, if set, is the URL of the hub to publish to; otherwise
+	// a hub is embedded, at BASE/.resourcesync/hub.
+	ExternalHub string
+	// Token: the embedded hub accepts publishes only with it; sent to an
+	// external hub as a bearer token.
+	Token string
+	// AllowPrivateCallbacks lets the embedded hub deliver to loopback,
+	// private and link-local addresses.
+	AllowPrivateCallbacks bool
+	// Hub, if set, adjusts the embedded hub's configuration.
+	Hub func(*hub.Config)
+	// RetryInterval is how often held-back notifications are retried
+	// (default 5s).
+	RetryInterval time.Duration
+}
+
+// Service wires a Source to a hub: the Capability Lists advertise each
+// set's channel, every update publishes the new journal records, and a
+// ticker retries what a hub outage held back.
+type Service struct {
+	hub    *hub.Hub // embedded; nil with an external hub
+	n      *Notifier
+	hubURL string
+	sets   []string
+	log    *slog.Logger
+	retry  time.Duration
+}
+
+type hubPublisher struct{ h *hub.Hub }
+
+func (p hubPublisher) Publish(ctx context.Context, topic, ct string, body []byte, links []string) error {
+	_, err := p.h.Publish(ctx, topic, ct, body, links)
+	return err
+}
+
+// TopicURL is the channel (WebSub topic) of a set of a Source at base.
+func TopicURL(base, set string) string { return base + ".resourcesync/" + set + "/notifications" }
+
+// Setup configures cfg (before source.Open) to advertise and publish
+// change notifications, and opens the embedded hub if there is one.
+func Setup(cfg *source.Config, sc ServiceConfig) (*Service, error) {
+	base := cfg.BaseURL
+	s := &Service{log: cfg.Logger, retry: sc.RetryInterval}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.retry <= 0 {
+		s.retry = 5 * time.Second
+	}
+	for _, set := range cfg.Sets {
+		s.sets = append(s.sets, set.Name)
+	}
+	topic := func(set string) string { return TopicURL(base, set) }
+	var pub Publisher
+	if sc.ExternalHub != "" {
+		s.hubURL = sc.ExternalHub
+		pub = &HTTPPublisher{Hub: sc.ExternalHub, Client: &http.Client{Timeout: 30 * time.Second}, Token: sc.Token}
+	} else {
+		s.hubURL = base + ".resourcesync/hub"
+		hc := hub.Config{
+			StateDir: filepath.Join(cfg.StateDir, "hub"), URL: s.hubURL,
+			AllowPrivateCallbacks: sc.AllowPrivateCallbacks, PublishToken: sc.Token,
+			TopicAllowed: func(t string) bool { return strings.HasPrefix(t, base) },
+			Logger:       cfg.Logger,
+		}
+		if sc.Hub != nil {
+			sc.Hub(&hc)
+		}
+		h, err := hub.Open(hc)
+		if err != nil {
+			return nil, err
+		}
+		s.hub = h
+		pub = hubPublisher{h}
+	}
+	s.n = &Notifier{Pub: pub, Hub: s.hubURL, Topic: topic, Logger: cfg.Logger}
+	cfg.Notification = func(set string) (string, string) { return topic(set), s.hubURL }
+	prev := cfg.OnUpdate
+	cfg.OnUpdate = func(ctx context.Context, set string, st store.Store, from, to uint64) {
+		if prev != nil {
+			prev(ctx, set, st, from, to)
+		}
+		if err := s.n.Notify(ctx, set, st); err != nil {
+			s.log.Warn("change notification not published yet; retrying", "set", set, "err", err)
+		}
+	}
+	return s, nil
+}
+
+// HubURL returns the hub's URL.
+func (s *Service) HubURL() string { return s.hubURL }
+
+// Hub returns the embedded hub, or nil.
+func (s *Service) Hub() *hub.Hub { return s.hub }
+
+// Bind gives the Notifier what only the opened Source knows and starts
+// each channel at the journal's end. Call it before the first update.
+func (s *Service) Bind(ctx context.Context, src *source.Source) error {
+	s.n.CapabilityList = src.CapabilityListURL
+	s.n.ResourceBase = src.ResourceBase
+	for _, set := range s.sets {
+		if err := s.n.Init(ctx, set, src.Store(set)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Handlers returns the handlers to mount under the Source's base URL
+// (source.Source.Handler's extra): the topics, and the embedded hub with
+// its metrics.
+func (s *Service) Handlers() map[string]http.Handler {
+	m := map[string]http.Handler{}
+	for _, set := range s.sets {
+		m[".resourcesync/"+set+"/notifications"] = s.n.TopicHandler(set)
+	}
+	if s.hub != nil {
+		m[".resourcesync/hub"] = s.hub
+		m[".resourcesync/metrics"] = s.hub.Metrics()
+	}
+	return m
+}
+
+// Run delivers (embedded hub) and retries held-back notifications until
+// ctx ends.
+func (s *Service) Run(ctx context.Context, src *source.Source) {
+	if s.hub != nil {
+		go s.hub.Run(ctx)
+	}
+	go func() {
+		t := time.NewTicker(s.retry)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				for _, set := range s.sets {
+					if err := s.n.Notify(ctx, set, src.Store(set)); err != nil && ctx.Err() == nil {
+						s.log.Warn("change notification not published yet; retrying", "set", set, "err", err)
+					}
+				}
+			}
+		}
+	}()
+}
+
+// Close closes the embedded hub.
+func (s *Service) Close() error {
+	if s != nil && s.hub != nil {
+		return s.hub.Close()
+	}
+	return nil
+}
