@@ -42,6 +42,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
 			&cli.StringFlag{Name: "base-url", Usage: "public base URL of the Source", DefaultText: "http://ADDR/"},
 			&cli.BoolFlag{Name: "watch", Usage: "rescan on filesystem events (debounced)"},
+			&cli.DurationFlag{Name: "debounce", Usage: "with --watch: update once events have been quiet this long", Value: 20 * time.Millisecond},
 			&cli.DurationFlag{Name: "rescan-interval", Usage: "rescan at this interval (0: never)", Value: time.Minute},
 		}, append(sourceFlags(), notificationFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -59,7 +60,7 @@ func serveCommand() *cli.Command {
 				return err
 			}
 			return serveSource(ctx, cmd, ln, cfg, source.RunOptions{
-				RescanInterval: cmd.Duration("rescan-interval"), Watch: cmd.Bool("watch"),
+				RescanInterval: cmd.Duration("rescan-interval"), Watch: cmd.Bool("watch"), Debounce: cmd.Duration("debounce"),
 			}, nil)
 		},
 	}

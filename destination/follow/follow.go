@@ -1,0 +1,210 @@
+// Package follow keeps a Destination in step with its Source as changes
+// happen: it subscribes to each set's change-notification channel at the
+// Source's WebSub hub and applies every notification through the same
+// planner and fetcher as a pull sync (destination.Mirror.Apply), and it
+// falls back to the Change Lists (destination.Mirror.Sync) after a gap in
+// from/until, at start, after (re)subscribing, and at an interval while a
+// hub is unreachable. Duplicate and out-of-order notifications are
+// harmless: Apply ignores what the checkpoint already covers.
+package follow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/destination"
+	"github.com/resourcesync-go/resourcesync/rs"
+	"github.com/resourcesync-go/resourcesync/websub/subscriber"
+)
+
+// Options configure Run.
+type Options struct {
+	// Mux is where the callbacks are mounted, at "/<set>" below the path
+	// of CallbackBase; the caller serves it.
+	Mux *http.ServeMux
+	// CallbackBase is the public URL of Mux's root as the hub reaches it.
+	CallbackBase string
+	// Client subscribes (not the Mirror's fetching client).
+	Client *http.Client
+	// PollInterval polls the Change Lists while a hub is unreachable (and
+	// every tenth interval anyway); default 1 minute.
+	PollInterval time.Duration
+	// Lease asked for (default 24h).
+	Lease time.Duration
+	// Say, if set, receives one line per thing that happened.
+	Say func(format string, args ...any)
+	// OnApplied, if set, is called after each applied notification.
+	OnApplied func(set string, n *subscriber.Notification, sr *destination.SetReport)
+	Logger    *slog.Logger
+}
+
+type follower struct {
+	m       *destination.Mirror
+	opt     Options
+	catchup chan string
+	mu      sync.Mutex
+	down    map[string]bool
+}
+
+func (f *follower) say(format string, args ...any) {
+	if f.opt.Say != nil {
+		f.opt.Say(format, args...)
+	}
+}
+
+func (f *follower) requestCatchup(why string) {
+	select {
+	case f.catchup <- why:
+	default:
+	}
+}
+
+func (f *follower) sync(ctx context.Context, why string) {
+	rep, err := f.m.Sync(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			f.say("catch-up (%s) failed: %v", why, err)
+		}
+		return
+	}
+	for _, s := range rep.Sets {
+		if s.Fetched+s.Deleted+s.Failed+s.Kept > 0 || s.Gap != "" {
+			f.say("catch-up (%s): set %s: %s", why, s.Set, s.Summary(false))
+		}
+	}
+}
+
+func (f *follower) apply(set string) func(context.Context, subscriber.Notification) error {
+	return func(ctx context.Context, n subscriber.Notification) error {
+		entries := make([]*rs.Entry, len(n.Entries))
+		for i := range n.Entries {
+			entries[i] = &n.Entries[i]
+		}
+		sr, err := f.m.Apply(ctx, set, &n.Head, entries)
+		switch {
+		case errors.Is(err, destination.ErrNotContiguous):
+			f.say("notification on %s: %v: catching up from the Change Lists", set, err)
+			f.requestCatchup("gap in notifications")
+			return nil
+		case err != nil:
+			f.say("notification on %s: %v", set, err)
+			f.requestCatchup("notification failed")
+			return err
+		}
+		if f.opt.OnApplied != nil {
+			f.opt.OnApplied(set, &n, sr)
+		}
+		if sr.Fetched+sr.Deleted+sr.Failed+sr.Kept > 0 {
+			f.say("notification on %s (%s after delivery): %s", set, time.Since(n.Received).Round(time.Millisecond), sr.Summary(false))
+		}
+		if sr.Failed > 0 {
+			f.requestCatchup("failures")
+		}
+		return nil
+	}
+}
+
+// Run catches up, subscribes and applies notifications until ctx ends;
+// then it unsubscribes. Sets without a change-notification channel are
+// polled.
+func Run(ctx context.Context, m *destination.Mirror, opt Options) error {
+	if opt.PollInterval <= 0 {
+		opt.PollInterval = time.Minute
+	}
+	if opt.Lease <= 0 {
+		opt.Lease = 24 * time.Hour
+	}
+	if opt.Mux == nil || opt.CallbackBase == "" {
+		return errors.New("follow: Mux and CallbackBase are required")
+	}
+	cb := opt.CallbackBase
+	if !strings.HasSuffix(cb, "/") {
+		cb += "/"
+	}
+	f := &follower{m: m, opt: opt, catchup: make(chan string, 1), down: map[string]bool{}}
+	f.sync(ctx, "start")
+
+	var subs []*subscriber.Subscriber
+	var wg sync.WaitGroup
+	runCtx, stopRuns := context.WithCancel(ctx)
+	defer stopRuns()
+	for _, s := range m.Sets() {
+		if s.ChangeNotification == "" || s.ChangeNotificationHub == "" {
+			f.say("set %s offers no change notifications: polling its Change Lists every %s", s.Name, opt.PollInterval)
+			f.down[s.Name] = true
+			continue
+		}
+		name, topic, hubURL := s.Name, s.ChangeNotification, s.ChangeNotificationHub
+		sub, err := subscriber.New(subscriber.Config{
+			Hub: hubURL, Topic: topic, CallbackURL: cb + name,
+			Secret: []byte(subscriber.NewSecret()), LeaseSeconds: int(opt.Lease.Seconds()),
+			Client: opt.Client, OnNotification: f.apply(name), Logger: opt.Logger,
+			OnHubState: func(up bool, err error) {
+				f.mu.Lock()
+				f.down[name] = !up
+				f.mu.Unlock()
+				if up {
+					f.say("subscribed to %s at %s", topic, hubURL)
+					// Changes between the catch-up and the subscription.
+					f.requestCatchup("subscribed")
+				} else {
+					f.say("hub %s unreachable (%v): polling the Change Lists", hubURL, err)
+				}
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("follow: set %s: %w", name, err)
+		}
+		defer sub.Close()
+		opt.Mux.Handle("/"+name, sub.Handler())
+		subs = append(subs, sub)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := sub.Run(runCtx); err != nil && runCtx.Err() == nil {
+				f.say("subscription to %s ended: %v", topic, err)
+			}
+		}()
+	}
+
+	t := time.NewTicker(opt.PollInterval)
+	defer t.Stop()
+	ticks := 0
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case why := <-f.catchup:
+			f.sync(ctx, why)
+		case <-t.C:
+			ticks++
+			f.mu.Lock()
+			anyDown := false
+			for _, d := range f.down {
+				anyDown = anyDown || d
+			}
+			f.mu.Unlock()
+			if anyDown || ticks%10 == 0 {
+				f.sync(ctx, "poll")
+			}
+		}
+	}
+	// Leave politely: end the subscriptions at the hub.
+	uctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, sub := range subs {
+		if err := sub.Unsubscribe(uctx); err != nil {
+			f.say("unsubscribe: %v", err)
+		}
+	}
+	stopRuns()
+	wg.Wait()
+	return nil
+}
