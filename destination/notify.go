@@ -50,8 +50,7 @@ func (m *Mirror) Apply(ctx context.Context, set string, head *rs.Head, entries [
 		return sr, fmt.Errorf("%w: the set is synchronized up to %s, the notification starts at %s", ErrNotContiguous, fmtTime(cp.Until), fmtTime(from))
 	}
 	start := time.Now()
-	end, err := m.begin(nil)
-	if err != nil {
+	if err := m.mark(nil); err != nil {
 		return nil, err
 	}
 	last := map[string]*rs.Entry{}
@@ -69,6 +68,12 @@ func (m *Mirror) Apply(ctx context.Context, set string, head *rs.Head, entries [
 		last[en.Loc] = en
 	}
 	p := e.newPass(ctx, set, sr)
+	// A notified resource whose bytes no longer match was most likely
+	// changed again, and the next notification says so: retry once,
+	// quickly, then leave it to the catch-up from the Change Lists rather
+	// than hold back the notifications queued behind this one.
+	p.fetcher = e.fn
+	p.fsyncEach = true
 	for _, uri := range order {
 		en := last[uri]
 		if en.MD.Change == rs.Deleted {
@@ -82,9 +87,6 @@ func (m *Mirror) Apply(ctx context.Context, set string, head *rs.Head, entries [
 	}
 	if ferr := p.finish(); err == nil {
 		err = ferr
-	}
-	if eerr := end(); err == nil {
-		err = eerr
 	}
 	if err != nil {
 		return sr, err

@@ -45,6 +45,13 @@ type pass struct {
 	wg   sync.WaitGroup
 	done chan struct{}
 
+	// fetcher, if set, replaces the engine's (notifications retry less).
+	fetcher *fetch.Fetcher
+	// fsyncEach fsyncs each file instead of one syncfs per batch: cheaper
+	// for the few files of a notification (syncfs flushes the whole file
+	// system).
+	fsyncEach bool
+
 	mu        sync.Mutex
 	failedAt  rs.Time // earliest change datetime among failures
 	commitErr error
@@ -103,7 +110,9 @@ func (p *pass) committer() {
 			return
 		}
 		// The files a record names must be durable before the record is.
-		if err := p.e.syncfs(); err != nil {
+		if p.fsyncEach {
+			// Each file was fsynced before its rename.
+		} else if err := p.e.syncfs(); err != nil {
 			p.commitErr = fmt.Errorf("%w: syncfs: %v", ErrState, err)
 		} else if err := p.e.st.apply(batch); err != nil {
 			p.commitErr = fmt.Errorf("%w: %v", ErrState, err)
@@ -194,8 +203,12 @@ func (p *pass) work(j job) {
 		return
 	}
 	req := fetch.Request{URLs: locations(&j.e), Length: j.e.MD.Length, HasLength: j.e.MD.HasLength,
-		Hashes: j.e.MD.Hashes, Path: abs, ModTime: j.e.LastMod.Time(), NoSync: !p.e.opt.FsyncEach}
-	res, err := p.e.f.Fetch(p.ctx, req)
+		Hashes: j.e.MD.Hashes, Path: abs, ModTime: j.e.LastMod.Time(), NoSync: !p.e.opt.FsyncEach && !p.fsyncEach}
+	f := p.e.f
+	if p.fetcher != nil {
+		f = p.fetcher
+	}
+	res, err := f.Fetch(p.ctx, req)
 	if err != nil {
 		if p.ctx.Err() == nil {
 			p.fail(j.uri, j.rel, j.e.EventTime(), err)

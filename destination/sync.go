@@ -138,6 +138,7 @@ type engine struct {
 	st     *state
 	m      *Mapper
 	f      *fetch.Fetcher
+	fn     *fetch.Fetcher // for notifications: one quick retry
 	g      *discover.Getter
 	fd     int // DEST, for syncfs; -1 when nothing is written
 	seen   *seenSet
@@ -178,6 +179,7 @@ func Sync(ctx context.Context, source string, opt Options) (*Report, error) {
 // goroutines; runs are serialised.
 type Mirror struct {
 	mu     sync.Mutex
+	marked bool // the state says a run is under way
 	e      *engine
 	source string
 	sets   []setInfo
@@ -204,6 +206,8 @@ func Open(ctx context.Context, source string, opt Options) (*Mirror, error) {
 		e.retries.Add(1)
 		e.emit(Event{Kind: EventRetry, URI: u, Error: err.Error()})
 	}
+	e.fn = &fetch.Fetcher{Client: opt.Client, Retries: 1, BaseDelay: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond,
+		RatePerHost: opt.RatePerHost, StallTimeout: opt.StallTimeout, OnRetry: e.f.OnRetry}
 	e.g = &discover.Getter{Client: opt.Client, Retries: opt.Retries, BaseDelay: opt.BaseDelay, MaxDelay: opt.MaxDelay,
 		OnRetry: e.f.OnRetry}
 	base, sets, err := e.discover(ctx, source)
@@ -277,11 +281,43 @@ func (m *Mirror) Close() error {
 		unix.Close(m.e.fd)
 		m.e.fd = -1
 	}
-	return m.e.st.Close()
+	return errors.Join(m.unmark(), m.e.st.Close())
 }
 
-// begin prepares a run: scratch space, and the removal of temporary files
-// a run that did not finish left behind.
+// mark records that a run is under way, so that the next Open after a
+// crash removes the temporary files it may have left; the first mark of a
+// session does that cleaning when the previous session was not closed.
+func (m *Mirror) mark(rep *Report) error {
+	e := m.e
+	if e.st.readOnly || m.marked {
+		return nil
+	}
+	if dirty, _ := e.st.meta("running"); dirty != "" {
+		e.phase("", "previous run did not finish: removing temporary files")
+		n, _ := fetch.CleanTemp(e.m.Root())
+		if rep != nil {
+			rep.Cleaned = n
+		}
+	}
+	if err := e.st.putMeta("running", e.opt.Now().UTC().Format(time.RFC3339)); err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
+	m.marked = true
+	return nil
+}
+
+func (m *Mirror) unmark() error {
+	if !m.marked {
+		return nil
+	}
+	m.marked = false
+	if err := m.e.st.putMeta("running", ""); err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
+	return nil
+}
+
+// begin prepares a run: scratch space, the run mark, the seen set.
 func (m *Mirror) begin(rep *Report) (func() error, error) {
 	e := m.e
 	scratch := os.TempDir()
@@ -291,16 +327,9 @@ func (m *Mirror) begin(rep *Report) (func() error, error) {
 			return nil, fmt.Errorf("%w: %v", ErrState, err)
 		}
 		scratch = e.tmpDir
-		if dirty, _ := e.st.meta("running"); dirty != "" {
-			e.phase("", "previous run did not finish: removing temporary files")
-			n, _ := fetch.CleanTemp(e.m.Root())
-			if rep != nil {
-				rep.Cleaned = n
-			}
-		}
-		if err := e.st.putMeta("running", e.opt.Now().UTC().Format(time.RFC3339)); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrState, err)
-		}
+	}
+	if err := m.mark(rep); err != nil {
+		return nil, err
 	}
 	var err error
 	if e.seen, err = newSeen(scratch); err != nil {
@@ -308,12 +337,7 @@ func (m *Mirror) begin(rep *Report) (func() error, error) {
 	}
 	return func() error {
 		e.seen.close()
-		if !e.st.readOnly {
-			if err := e.st.putMeta("running", ""); err != nil {
-				return fmt.Errorf("%w: %v", ErrState, err)
-			}
-		}
-		return nil
+		return m.unmark()
 	}, nil
 }
 

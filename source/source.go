@@ -50,9 +50,10 @@ type Config struct {
 	// Notification, if set, gives each set's change-notification channel
 	// (see publish.Config.Notification).
 	Notification func(set string) (topicURL, hubURL string)
-	// OnUpdate, if set, runs after every Update that committed journal
+	// OnUpdate, if set, runs during every Update that committed journal
 	// records, with the journal's last sequence number per set before and
-	// after the update.
+	// after the update. It runs once the records are durable and before
+	// the documents are published again.
 	OnUpdate func(ctx context.Context, set string, st store.Store, fromSeq, toSeq uint64)
 
 	Logger *slog.Logger
@@ -213,6 +214,17 @@ func (s *Source) Update(ctx context.Context) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
+	// The journal is durable: tell listeners (change notifications) now,
+	// not after the documents are rewritten, which takes longer.
+	if s.cfg.OnUpdate != nil {
+		for _, st := range s.sets {
+			stt, err := st.st.Stats(ctx)
+			if err == nil && stt.LastSeq > before[st.name] {
+				s.cfg.OnUpdate(ctx, st.name, st.st, before[st.name], stt.LastSeq)
+			}
+		}
+	}
+
 	pc := publish.Config{
 		BaseURL: s.cfg.BaseURL, Out: s.out,
 		ChangeListPeriod: s.cfg.ChangeListPeriod, Dumps: s.cfg.Dumps, DumpPartBytes: s.cfg.DumpPartBytes,
@@ -226,14 +238,6 @@ func (s *Source) Update(ctx context.Context) (Report, error) {
 	rep.Publish = pr
 	if err != nil {
 		return rep, err
-	}
-	if s.cfg.OnUpdate != nil {
-		for _, st := range s.sets {
-			stt, err := st.st.Stats(ctx)
-			if err == nil && stt.LastSeq > before[st.name] {
-				s.cfg.OnUpdate(ctx, st.name, st.st, before[st.name], stt.LastSeq)
-			}
-		}
 	}
 	return rep, nil
 }
