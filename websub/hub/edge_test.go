@@ -194,7 +194,9 @@ func TestVerificationNeedsExact2xxEcho(t *testing.T) {
 		{"trailing newline", false, func(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, r.URL.Query().Get("hub.challenge")+"\n")
 		}},
-		{"prefix", false, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.URL.Query().Get("hub.challenge")[:10]) }},
+		{"prefix", false, func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, r.URL.Query().Get("hub.challenge")[:10])
+		}},
 		{"empty 200", false, func(w http.ResponseWriter, r *http.Request) {}},
 		{"404 echo", false, func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(404)
