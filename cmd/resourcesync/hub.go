@@ -23,6 +23,8 @@ ENDPOINTS (BASE is --url)
                    the body, Link rel="self" = topic and rel="hub" = BASE)
    /metrics        Prometheus metrics
    /healthz        200 while the hub runs
+   /admin/         with --admin-token: GET /admin/dead-letters, POST
+                   /admin/replay?id=N, GET /admin/stats
 
 Notifications and each subscription's position are stored in --state before
 a publish is acknowledged; a restarted hub resumes every delivery. Failed
@@ -48,6 +50,7 @@ func hubCommand() *cli.Command {
 			&cli.Int64Flag{Name: "max-payload", Usage: "largest notification accepted, in bytes", Value: 8 << 20},
 			&cli.IntFlag{Name: "max-subscriptions-per-topic", Value: 10000},
 			&cli.IntFlag{Name: "max-per-host", Usage: "concurrent deliveries per callback host", Value: 16},
+			&cli.StringFlag{Name: "admin-token", Usage: "serve /admin/ (dead letters, replay, stats) to \"Authorization: Bearer TOKEN\"", Sources: cli.EnvVars("RESOURCESYNC_HUB_ADMIN_TOKEN")},
 			&cli.BoolFlag{Name: "verbose", Usage: "log subscriptions and failures to stderr"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -92,6 +95,9 @@ func serveHub(ctx context.Context, cmd *cli.Command, ln net.Listener, h *hub.Hub
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", h.Metrics())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
+	if tok := cmd.String("admin-token"); tok != "" {
+		mux.Handle("/admin/", h.AdminHandler(tok))
+	}
 	mux.Handle("/", h)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
 	errc := make(chan error, 1)
