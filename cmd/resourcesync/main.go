@@ -63,6 +63,7 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 			simulateCommand(),
 			syncCommand(),
 			demoCommand(),
+			hubCommand(),
 		},
 	}
 }

@@ -98,7 +98,10 @@ func (h *Hub) dropSub(s *sub, reason string) {
 	}
 	h.removeSubLocked(s)
 	h.m.ended.WithLabelValues(reason).Inc()
-	h.log.Info("subscription ended", "reason", reason, "topic", s.rec.Topic, "callback", s.rec.Callback)
+	s.mu.Lock()
+	topic, cb := s.rec.Topic, s.rec.Callback
+	s.mu.Unlock()
+	h.log.Info("subscription ended", "reason", reason, "topic", topic, "callback", cb)
 }
 
 // deliverLoop delivers s's notifications in order, one at a time.
@@ -343,6 +346,10 @@ func (h *Hub) settle(s *sub, e *entry, r result) {
 			if r.retryAfter > d {
 				d = min(r.retryAfter, sch[len(sch)-1])
 			}
+			// The last attempt is made when the give-up time comes.
+			if deadline := s.rec.FirstFail.Add(h.cfg.GiveUpAfter); now.Add(d).After(deadline) {
+				d = max(deadline.Sub(now), 0)
+			}
 			s.nextAt, s.dirty = now.Add(d), true
 		}
 		s.mu.Unlock()
@@ -387,7 +394,10 @@ func (h *Hub) deadLetter(s *sub, e *entry) {
 	}
 	h.m.deliveries.WithLabelValues("dead").Inc()
 	h.m.dead.Inc()
-	h.log.Warn("notification dead-lettered", "topic", e.Seq, "callback", s.rec.Callback)
+	s.mu.Lock()
+	topic, cb := s.rec.Topic, s.rec.Callback
+	s.mu.Unlock()
+	h.log.Warn("notification dead-lettered", "seq", e.Seq, "topic", topic, "callback", cb)
 }
 
 // flush persists the advanced cursors and retry states in one

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -194,7 +195,9 @@ func TestVerificationNeedsExact2xxEcho(t *testing.T) {
 		{"trailing newline", false, func(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, r.URL.Query().Get("hub.challenge")+"\n")
 		}},
-		{"prefix", false, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.URL.Query().Get("hub.challenge")[:10]) }},
+		{"prefix", false, func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, r.URL.Query().Get("hub.challenge")[:10])
+		}},
 		{"empty 200", false, func(w http.ResponseWriter, r *http.Request) {}},
 		{"404 echo", false, func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(404)
@@ -523,8 +526,25 @@ func TestDeadLetterKeepsSubscriptionAndReplays(t *testing.T) {
 		t.Fatal("replay to a still failing subscriber succeeded")
 	}
 	failing.Store(false)
-	if err := th.Replay(context.Background(), dl[0].ID); err != nil {
-		t.Fatal(err)
+	admin := th.AdminHandler("adm")
+	rec := httptest.NewRecorder()
+	admin.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/admin/dead-letters", nil))
+	if rec.Code != http.StatusUnauthorized {
+		t.Errorf("admin without token: %d", rec.Code)
+	}
+	rec = httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/admin/dead-letters", nil)
+	req.Header.Set("Authorization", "Bearer adm")
+	admin.ServeHTTP(rec, req)
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"seq": 1`) {
+		t.Errorf("admin dead-letters: %d %s", rec.Code, rec.Body)
+	}
+	rec = httptest.NewRecorder()
+	req = httptest.NewRequest(http.MethodPost, "/admin/replay?id="+strconv.FormatUint(dl[0].ID, 10), nil)
+	req.Header.Set("Authorization", "Bearer adm")
+	admin.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		t.Fatalf("admin replay: %d %s", rec.Code, rec.Body)
 	}
 	if got := sub.deliveries()[1].Body; got != "<one/>" {
 		t.Fatalf("replayed %q", got)
