@@ -55,9 +55,16 @@ func startSource(t testing.TB, dir string, wrap func(http.Handler) http.Handler,
 	srv.Start()
 	t.Cleanup(srv.Close)
 	ts := &testSource{dir: dir, base: base, src: src, srv: srv}
+	if beforeFirstUpdate != nil {
+		beforeFirstUpdate(ts)
+	}
 	ts.update(t)
 	return ts
 }
+
+// beforeFirstUpdate, if set, runs between the Source's Open and its first
+// update (tests set it and reset it).
+var beforeFirstUpdate func(*testSource)
 
 func (ts *testSource) update(t testing.TB) {
 	t.Helper()

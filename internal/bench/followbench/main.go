@@ -161,6 +161,7 @@ func Bench(ctx context.Context, changes int, rate float64, files int, debounce t
 	subscribed := make(chan struct{})
 	var once sync.Once
 	fctx, fcancel := context.WithCancel(ctx)
+	defer fcancel()
 	done := make(chan error, 1)
 	go func() {
 		done <- follow.Run(fctx, m, follow.Options{Mux: mux, CallbackBase: "http://" + fln.Addr().String() + "/", Client: client,

@@ -1,0 +1,243 @@
+package follow_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/destination"
+	"github.com/resourcesync-go/resourcesync/destination/follow"
+	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/source"
+	"github.com/resourcesync-go/resourcesync/source/notify"
+	"github.com/resourcesync-go/resourcesync/websub/hub"
+)
+
+// flakyHub is a real hub behind a proxy that can lose the next publish
+// (acknowledging it without passing it on) or be down altogether.
+type flakyHub struct {
+	url  string
+	h    *hub.Hub
+	drop atomic.Bool
+	down atomic.Bool
+}
+
+func startHub(t *testing.T) *flakyHub {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh := &flakyHub{url: "http://" + ln.Addr().String() + "/hub"}
+	h, err := hub.Open(hub.Config{StateDir: t.TempDir(), URL: fh.url, AllowPrivateCallbacks: true, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.h = h
+	ctx, cancel := context.WithCancel(context.Background())
+	go h.Run(ctx)
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fh.down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		if r.Method == http.MethodPost && strings.HasPrefix(r.Header.Get("Content-Type"), "application/xml") && fh.drop.CompareAndSwap(true, false) {
+			w.WriteHeader(http.StatusAccepted) // lost
+			return
+		}
+		h.ServeHTTP(w, r)
+	})}}
+	srv.Start()
+	t.Cleanup(func() { srv.Close(); cancel(); h.Close() })
+	return fh
+}
+
+type rig struct {
+	dir, dest string
+	src       *source.Source
+	out       *lines
+	stop      func()
+}
+
+type lines struct {
+	mu sync.Mutex
+	l  []string
+}
+
+func (l *lines) say(format string, args ...any) {
+	l.mu.Lock()
+	l.l = append(l.l, fmt.Sprintf(format, args...))
+	l.mu.Unlock()
+}
+
+func (l *lines) has(s string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, x := range l.l {
+		if strings.Contains(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *lines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.l, "\n")
+}
+
+// start serves a Source publishing to fh and follows it into a new DEST.
+func start(t *testing.T, fh *flakyHub) *rig {
+	t.Helper()
+	r := &rig{dir: t.TempDir(), dest: t.TempDir(), out: &lines{}}
+	os.WriteFile(filepath.Join(r.dir, "first.txt"), []byte("first"), 0o644)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String() + "/"
+	cfg := source.Config{BaseURL: base, Sets: []source.SetConfig{{Name: "default", Dir: r.dir}}, StateDir: t.TempDir(), ChangeListPeriod: time.Hour}
+	svc, err := notify.Setup(&cfg, notify.ServiceConfig{ExternalHub: fh.url, RetryInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := source.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.src = src
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := svc.Bind(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.Update(ctx); err != nil {
+		t.Fatal(err)
+	}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: src.Handler(svc.Handlers())}}
+	srv.Start()
+	svc.Run(ctx, src)
+
+	c, _ := testnet.Client(t)
+	m, err := destination.Open(ctx, base, destination.Options{Dest: r.dest, Client: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	csrv := &httptest.Server{Listener: cln, Config: &http.Server{Handler: mux}}
+	csrv.Start()
+	done := make(chan error, 1)
+	go func() {
+		done <- follow.Run(ctx, m, follow.Options{Mux: mux, CallbackBase: "http://" + cln.Addr().String() + "/", Client: c,
+			PollInterval: 200 * time.Millisecond, Say: r.out.say})
+	}()
+	var once sync.Once
+	r.stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("follow: %v", err)
+			}
+			m.Close()
+			csrv.Close()
+			srv.Close()
+			svc.Close()
+			src.Close()
+		})
+	}
+	t.Cleanup(r.stop)
+	return r
+}
+
+func (r *rig) change(t *testing.T, name, body string) {
+	t.Helper()
+	time.Sleep(2 * time.Millisecond)
+	if err := os.WriteFile(filepath.Join(r.dir, name), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.src.Update(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (r *rig) wait(t *testing.T, name, body string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		b, _ := os.ReadFile(filepath.Join(r.dest, name))
+		if string(b) == body {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never arrived with %q (has %q)\n%s", name, body, b, r.out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func waitLine(t *testing.T, r *rig, s string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !r.out.has(s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in:\n%s", s, r.out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestLostNotification: a notification the hub never delivers leaves a
+// gap in from/until; the next one reveals it and the follower catches up
+// from the Change Lists.
+func TestLostNotification(t *testing.T) {
+	fh := startHub(t)
+	r := start(t, fh)
+	waitLine(t, r, "subscribed to")
+	r.wait(t, "first.txt", "first")
+	r.change(t, "a.txt", "a")
+	r.wait(t, "a.txt", "a")
+	waitLine(t, r, "notification on default")
+
+	fh.drop.Store(true)
+	r.change(t, "lost.txt", "lost")
+	r.change(t, "after.txt", "after")
+	r.wait(t, "lost.txt", "lost")
+	r.wait(t, "after.txt", "after")
+	waitLine(t, r, "catching up from the Change Lists")
+}
+
+// TestHubOutage: while the hub is unreachable the follower polls the
+// Change Lists; once it is back, it subscribes and changes are pushed.
+func TestHubOutage(t *testing.T) {
+	fh := startHub(t)
+	fh.down.Store(true)
+	r := start(t, fh)
+	waitLine(t, r, "unreachable")
+	r.change(t, "polled.txt", "polled")
+	r.wait(t, "polled.txt", "polled")
+	if r.out.has("notification on") {
+		t.Fatalf("a notification while the hub was down:\n%s", r.out)
+	}
+	fh.down.Store(false)
+	waitLine(t, r, "subscribed to")
+	r.change(t, "pushed.txt", "pushed")
+	r.wait(t, "pushed.txt", "pushed")
+	waitLine(t, r, "notification on default")
+	r.stop()
+	if !r.out.has("catch-up (poll)") {
+		t.Errorf("no polling while the hub was down:\n%s", r.out)
+	}
+}
