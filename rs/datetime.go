@@ -211,10 +211,9 @@ func parseTimeBytes(b []byte) (Time, error) {
 	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 60 {
 		return bad("field out of range")
 	}
-	if sec == 60 { // leap second: keep it valid, as the instant after :59
-		sec = 59
-		nsec = 999999999
-	}
+	// A leap second (:60) is kept valid as the first instant of the next
+	// minute (time.Date normalises it): a value that formats and parses
+	// back to itself, which :59.999999999 at second precision would not.
 	return Time{t: time.Date(year, time.Month(month), day, hour, minute, sec, nsec, loc), prec: prec}, nil
 }
 
