@@ -633,6 +633,27 @@ func TestSubscriptionsPerTopicLimit(t *testing.T) {
 	th.subscribe(t, topicA, sub.url("/2"), nil) // renewing is fine
 }
 
+// WS-SEC-4: pending verifications per callback host are capped, so the
+// hub cannot be made to flood one host with GETs.
+func TestPendingVerificationsPerHostLimit(t *testing.T) {
+	th := newTestHub(t, func(c *Config) { c.MaxPendingPerHost = 2 })
+	sub := newSubscriber(t)
+	block := make(chan struct{})
+	sub.verify = func(w http.ResponseWriter, r *http.Request) {
+		<-block
+		io.WriteString(w, r.URL.Query().Get("hub.challenge"))
+	}
+	for i, want := range []int{202, 202, 429} {
+		code, msg := th.post(t, form("hub.mode", "subscribe", "hub.topic", topicA, "hub.callback", sub.url("/"+strconv.Itoa(i))))
+		if code != want {
+			t.Fatalf("request %d: %d %s, want %d", i, code, msg, want)
+		}
+	}
+	close(block)
+	th.waitNoPending(t)
+	th.subscribe(t, topicA, sub.url("/2"), nil) // room again
+}
+
 // WS-RS-5: the embedded hub only serves its Source's topics.
 func TestTopicAllowed(t *testing.T) {
 	th := newTestHub(t, func(c *Config) { c.TopicAllowed = func(t string) bool { return t == topicA } })

@@ -184,7 +184,11 @@ func (h *Hub) subscribe(w http.ResponseWriter, r *http.Request, mode string) {
 	if mode == "subscribe" {
 		j.Secret = secret
 	}
-	if err := h.st.putJob(j); err != nil {
+	if err := h.addJob(j); errors.Is(err, errTooManyPending) {
+		w.Header().Set("Retry-After", "60")
+		httpError(w, http.StatusTooManyRequests, err.Error())
+		return
+	} else if err != nil {
 		h.log.Error("storing verification", "err", err)
 		w.Header().Set("Retry-After", "30")
 		httpError(w, http.StatusServiceUnavailable, "could not store the request; try again")
