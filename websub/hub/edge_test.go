@@ -682,7 +682,8 @@ func TestInProcessPublishAndMetrics(t *testing.T) {
 	th.Metrics().ServeHTTP(rec, httpGet("/metrics"))
 	for _, m := range []string{"websub_hub_subscriptions 1", `websub_hub_publishes_total{kind="inproc"} 1`,
 		`websub_hub_deliveries_total{outcome="success"} 1`, "websub_hub_delivery_retries_total 0",
-		"websub_hub_delivery_failures_total 0", "websub_hub_delivery_duration_seconds_count 1", "websub_hub_delivery_lag_seconds_count 1"} {
+		"websub_hub_delivery_failures_total 0", "websub_hub_backlog_notifications 0", "websub_hub_pending_verifications 0",
+		"websub_hub_delivery_duration_seconds_count 1", "websub_hub_delivery_lag_seconds_count 1"} {
 		if !strings.Contains(rec.b.String(), m) {
 			t.Errorf("metrics lack %q", m)
 		}
