@@ -620,6 +620,19 @@ func TestSlowSubscriberDoesNotDelayOthersAndHostLimit(t *testing.T) {
 	}
 }
 
+// §4.3: publish requests beyond PublishRate get 429 with Retry-After.
+func TestPublishRateLimit(t *testing.T) {
+	th := newTestHub(t, func(c *Config) { c.PublishRate = 3 })
+	codes := map[int]int{}
+	for range 6 {
+		code, _ := th.fatPing(t, topicA, "application/xml", []byte("<x/>"), nil)
+		codes[code]++
+	}
+	if codes[202] < 3 || codes[429] < 1 {
+		t.Fatalf("codes %v", codes)
+	}
+}
+
 // Limits: subscriptions per topic.
 func TestSubscriptionsPerTopicLimit(t *testing.T) {
 	th := newTestHub(t, func(c *Config) { c.MaxSubscriptionsPerTopic = 2 })

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
 )
 
 // Config configures a Hub. Zero values take the defaults named below.
@@ -40,6 +41,11 @@ type Config struct {
 	// TopicAllowed, if set, decides which topics may be subscribed and
 	// published (the embedded hub accepts only its Source's channels).
 	TopicAllowed func(topic string) bool
+
+	// PublishRate bounds publish requests over HTTP (per second, default
+	// 100, bursts of as many); beyond it the hub answers 429 with
+	// Retry-After. In-process Publish is not limited.
+	PublishRate float64
 
 	// MaxPayloadBytes bounds a fat ping and a fetched topic (default 8 MiB).
 	MaxPayloadBytes int64
@@ -113,6 +119,9 @@ func (c *Config) defaults() error {
 	if c.MaxSubscriptionsPerTopic <= 0 {
 		c.MaxSubscriptionsPerTopic = 10000
 	}
+	if c.PublishRate <= 0 {
+		c.PublishRate = 100
+	}
 	if c.MaxPendingVerifications <= 0 {
 		c.MaxPendingVerifications = 10000
 	}
@@ -172,7 +181,8 @@ type Hub struct {
 	hostSem map[string]chan struct{}
 	global  chan struct{}
 
-	cache *entryCache
+	cache   *entryCache
+	pubRate *rate.Limiter
 
 	verifyWake chan struct{}
 	closeOnce  sync.Once
@@ -207,6 +217,7 @@ func Open(cfg Config) (*Hub, error) {
 		global:      make(chan struct{}, cfg.MaxConcurrentDeliveries),
 		cache:       newEntryCache(64 << 20),
 		verifyWake:  make(chan struct{}, 1),
+		pubRate:     rate.NewLimiter(rate.Limit(cfg.PublishRate), max(1, int(cfg.PublishRate))),
 		pending:     map[uint64]job{},
 		pendingHost: map[string]int{},
 	}
