@@ -734,4 +734,17 @@ func TestRestartKeepsState(t *testing.T) {
 	if th2.Stats().Subscriptions != 1 {
 		t.Fatal("subscription lost")
 	}
+	// An unsubscription survives the restart too (no cursor flush
+	// writes the record back).
+	th2.mustPublish(t, topicA, "<more/>")
+	th2.post(t, form("hub.mode", "unsubscribe", "hub.topic", topicA, "hub.callback", sub.url("/cb")))
+	th2.waitNoPending(t)
+	time.Sleep(50 * time.Millisecond)
+	th2.stop()
+	th2.srv.Close()
+	th2.Close()
+	th3 := newTestHub(t, func(c *Config) { c.StateDir = dir })
+	if n := th3.Stats().Subscriptions; n != 0 {
+		t.Fatalf("%d subscriptions after unsubscribing and restarting", n)
+	}
 }

@@ -258,6 +258,13 @@ func (h *Hub) apply(j *job, started time.Time) error {
 	old := h.subs[j.Key]
 	var rec subRecord
 	var capped bool
+	if j.Mode == "unsubscribe" && old != nil {
+		// Marked before the delete commits, so that a cursor flush
+		// cannot write the record back.
+		old.mu.Lock()
+		old.removed = true
+		old.mu.Unlock()
+	}
 	err := h.st.db.Update(func(tx *bbolt.Tx) error {
 		if err := tx.Bucket(bVerif).Delete(u64(j.ID)); err != nil {
 			return err
@@ -295,6 +302,10 @@ func (h *Hub) apply(j *job, started time.Time) error {
 	})
 	if err == nil {
 		h.forgetJob(j)
+	} else if j.Mode == "unsubscribe" && old != nil {
+		old.mu.Lock()
+		old.removed = false
+		old.mu.Unlock()
 	}
 	if err != nil || capped {
 		if capped {
