@@ -49,6 +49,8 @@ func hubCommand() *cli.Command {
 			&cli.DurationFlag{Name: "lease-max", Usage: "longest lease granted", Value: 30 * 24 * time.Hour},
 			&cli.Int64Flag{Name: "max-payload", Usage: "largest notification accepted, in bytes", Value: 8 << 20},
 			&cli.IntFlag{Name: "max-subscriptions-per-topic", Value: 10000},
+			&cli.StringFlag{Name: "signature-alg", Usage: "X-Hub-Signature algorithm: sha256, sha384, sha512 or sha1 (compatibility)", Value: "sha256"},
+			&cli.FloatFlag{Name: "publish-rate", Usage: "publish requests accepted per second (then 429)", Value: 100},
 			&cli.IntFlag{Name: "max-per-host", Usage: "concurrent deliveries per callback host", Value: 16},
 			&cli.StringFlag{Name: "admin-token", Usage: "serve /admin/ (dead letters, replay, stats) to \"Authorization: Bearer TOKEN\"", Sources: cli.EnvVars("RESOURCESYNC_HUB_ADMIN_TOKEN")},
 			&cli.BoolFlag{Name: "verbose", Usage: "log subscriptions and failures to stderr"},
@@ -78,6 +80,8 @@ func hubCommand() *cli.Command {
 				MaxPayloadBytes:          cmd.Int64("max-payload"),
 				MaxSubscriptionsPerTopic: int(cmd.Int("max-subscriptions-per-topic")),
 				MaxConcurrentPerHost:     int(cmd.Int("max-per-host")),
+				PublishRate:              cmd.Float("publish-rate"),
+				SignatureAlg:             cmd.String("signature-alg"),
 				Logger:                   slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: level})),
 			})
 			if err != nil {

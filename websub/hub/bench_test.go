@@ -32,6 +32,7 @@ func BenchmarkFanOut1000(b *testing.B) {
 	cfg := fastConfig(b.TempDir())
 	cfg.NoSync = false
 	cfg.MaxConcurrentPerHost = 64
+	cfg.MaxPendingPerHost = n
 	cfg.URL = "http://127.0.0.1:1/hub"
 	g := &dialGuard{}
 	cfg.DialControl = g.control
@@ -47,7 +48,7 @@ func BenchmarkFanOut1000(b *testing.B) {
 	for i := range n {
 		j := &job{Key: subKey(topic, sub.URL+"/cb/"+strconv.Itoa(i)), Mode: "subscribe", Topic: topic,
 			Callback: sub.URL + "/cb/" + strconv.Itoa(i), Lease: 3600}
-		if err := h.st.putJob(j); err != nil {
+		if err := h.addJob(j); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -620,6 +620,19 @@ func TestSlowSubscriberDoesNotDelayOthersAndHostLimit(t *testing.T) {
 	}
 }
 
+// §4.3: publish requests beyond PublishRate get 429 with Retry-After.
+func TestPublishRateLimit(t *testing.T) {
+	th := newTestHub(t, func(c *Config) { c.PublishRate = 3 })
+	codes := map[int]int{}
+	for range 6 {
+		code, _ := th.fatPing(t, topicA, "application/xml", []byte("<x/>"), nil)
+		codes[code]++
+	}
+	if codes[202] < 3 || codes[429] < 1 {
+		t.Fatalf("codes %v", codes)
+	}
+}
+
 // Limits: subscriptions per topic.
 func TestSubscriptionsPerTopicLimit(t *testing.T) {
 	th := newTestHub(t, func(c *Config) { c.MaxSubscriptionsPerTopic = 2 })
@@ -631,6 +644,27 @@ func TestSubscriptionsPerTopicLimit(t *testing.T) {
 		t.Fatalf("third subscription: %d %s", code, msg)
 	}
 	th.subscribe(t, topicA, sub.url("/2"), nil) // renewing is fine
+}
+
+// WS-SEC-4: pending verifications per callback host are capped, so the
+// hub cannot be made to flood one host with GETs.
+func TestPendingVerificationsPerHostLimit(t *testing.T) {
+	th := newTestHub(t, func(c *Config) { c.MaxPendingPerHost = 2 })
+	sub := newSubscriber(t)
+	block := make(chan struct{})
+	sub.verify = func(w http.ResponseWriter, r *http.Request) {
+		<-block
+		io.WriteString(w, r.URL.Query().Get("hub.challenge"))
+	}
+	for i, want := range []int{202, 202, 429} {
+		code, msg := th.post(t, form("hub.mode", "subscribe", "hub.topic", topicA, "hub.callback", sub.url("/"+strconv.Itoa(i))))
+		if code != want {
+			t.Fatalf("request %d: %d %s, want %d", i, code, msg, want)
+		}
+	}
+	close(block)
+	th.waitNoPending(t)
+	th.subscribe(t, topicA, sub.url("/2"), nil) // room again
 }
 
 // WS-RS-5: the embedded hub only serves its Source's topics.
@@ -661,7 +695,8 @@ func TestInProcessPublishAndMetrics(t *testing.T) {
 	th.Metrics().ServeHTTP(rec, httpGet("/metrics"))
 	for _, m := range []string{"websub_hub_subscriptions 1", `websub_hub_publishes_total{kind="inproc"} 1`,
 		`websub_hub_deliveries_total{outcome="success"} 1`, "websub_hub_delivery_retries_total 0",
-		"websub_hub_delivery_failures_total 0", "websub_hub_delivery_duration_seconds_count 1", "websub_hub_delivery_lag_seconds_count 1"} {
+		"websub_hub_delivery_failures_total 0", "websub_hub_backlog_notifications 0", "websub_hub_pending_verifications 0",
+		"websub_hub_delivery_duration_seconds_count 1", "websub_hub_delivery_lag_seconds_count 1"} {
 		if !strings.Contains(rec.b.String(), m) {
 			t.Errorf("metrics lack %q", m)
 		}
@@ -698,5 +733,18 @@ func TestRestartKeepsState(t *testing.T) {
 	waitFor(t, 5*time.Second, "delivery after restart", func() bool { return len(sub.deliveries()) == 1 })
 	if th2.Stats().Subscriptions != 1 {
 		t.Fatal("subscription lost")
+	}
+	// An unsubscription survives the restart too (no cursor flush
+	// writes the record back).
+	th2.mustPublish(t, topicA, "<more/>")
+	th2.post(t, form("hub.mode", "unsubscribe", "hub.topic", topicA, "hub.callback", sub.url("/cb")))
+	th2.waitNoPending(t)
+	time.Sleep(50 * time.Millisecond)
+	th2.stop()
+	th2.srv.Close()
+	th2.Close()
+	th3 := newTestHub(t, func(c *Config) { c.StateDir = dir })
+	if n := th3.Stats().Subscriptions; n != 0 {
+		t.Fatalf("%d subscriptions after unsubscribing and restarting", n)
 	}
 }

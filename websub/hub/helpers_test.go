@@ -221,7 +221,12 @@ type subscriber struct {
 func newSubscriber(t *testing.T) *subscriber {
 	s := &subscriber{notify: make(chan struct{}, 1)}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.srv.Close)
+	t.Cleanup(func() {
+		// The hub may hold a dialled but unused connection, which Close
+		// would wait for.
+		s.srv.CloseClientConnections()
+		s.srv.Close()
+	})
 	return s
 }
 

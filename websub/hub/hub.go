@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
 )
 
 // Config configures a Hub. Zero values take the defaults named below.
@@ -41,10 +42,19 @@ type Config struct {
 	// published (the embedded hub accepts only its Source's channels).
 	TopicAllowed func(topic string) bool
 
+	// PublishRate bounds publish requests over HTTP (per second, default
+	// 100, bursts of as many); beyond it the hub answers 429 with
+	// Retry-After. In-process Publish is not limited.
+	PublishRate float64
+
 	// MaxPayloadBytes bounds a fat ping and a fetched topic (default 8 MiB).
 	MaxPayloadBytes int64
 	// MaxSubscriptionsPerTopic (default 10,000).
 	MaxSubscriptionsPerTopic int
+	// MaxPendingVerifications bounds the verification jobs waiting (default
+	// 10,000); MaxPendingPerHost those for one callback host (default 100),
+	// so that the hub cannot be used to flood a victim with GETs (WS-SEC-4).
+	MaxPendingVerifications, MaxPendingPerHost int
 	// MaxConcurrentPerHost bounds deliveries in flight to one callback
 	// host (default 16); MaxConcurrentDeliveries bounds all of them
 	// (default 512).
@@ -109,6 +119,15 @@ func (c *Config) defaults() error {
 	if c.MaxSubscriptionsPerTopic <= 0 {
 		c.MaxSubscriptionsPerTopic = 10000
 	}
+	if c.PublishRate <= 0 {
+		c.PublishRate = 100
+	}
+	if c.MaxPendingVerifications <= 0 {
+		c.MaxPendingVerifications = 10000
+	}
+	if c.MaxPendingPerHost <= 0 {
+		c.MaxPendingPerHost = 100
+	}
 	if c.MaxConcurrentPerHost <= 0 {
 		c.MaxConcurrentPerHost = 16
 	}
@@ -162,10 +181,15 @@ type Hub struct {
 	hostSem map[string]chan struct{}
 	global  chan struct{}
 
-	cache *entryCache
+	cache   *entryCache
+	pubRate *rate.Limiter
 
 	verifyWake chan struct{}
 	closeOnce  sync.Once
+
+	jobsMu      sync.Mutex
+	pending     map[uint64]job // mirror of the verif bucket
+	pendingHost map[string]int
 }
 
 type topicState struct {
@@ -187,12 +211,15 @@ func Open(cfg Config) (*Hub, error) {
 	}
 	h := &Hub{
 		cfg: cfg, st: st, log: cfg.Logger,
-		topics:     map[string]*topicState{},
-		subs:       map[string]*sub{},
-		hostSem:    map[string]chan struct{}{},
-		global:     make(chan struct{}, cfg.MaxConcurrentDeliveries),
-		cache:      newEntryCache(64 << 20),
-		verifyWake: make(chan struct{}, 1),
+		topics:      map[string]*topicState{},
+		subs:        map[string]*sub{},
+		hostSem:     map[string]chan struct{}{},
+		global:      make(chan struct{}, cfg.MaxConcurrentDeliveries),
+		cache:       newEntryCache(64 << 20),
+		verifyWake:  make(chan struct{}, 1),
+		pubRate:     rate.NewLimiter(rate.Limit(cfg.PublishRate), max(1, int(cfg.PublishRate))),
+		pending:     map[uint64]job{},
+		pendingHost: map[string]int{},
 	}
 	h.m = newMetrics(h)
 	h.tr = &http.Transport{
@@ -238,6 +265,14 @@ func (h *Hub) load() error {
 		h.topic(r.Topic).subs[s.key] = s
 	}
 	h.m.subscriptions.Set(float64(len(h.subs)))
+	jobs, err := h.st.jobs()
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		h.pending[j.ID] = j
+		h.pendingHost[hostOf(j.Callback)]++
+	}
 	return nil
 }
 
@@ -327,7 +362,10 @@ func (h *Hub) Stats() Stats {
 	h.mu.Lock()
 	n := len(h.subs)
 	h.mu.Unlock()
-	v, d := h.st.counts()
+	h.jobsMu.Lock()
+	v := len(h.pending)
+	h.jobsMu.Unlock()
+	_, d := h.st.counts()
 	return Stats{Subscriptions: n, PendingVerifications: v, DeadLetters: d}
 }
 

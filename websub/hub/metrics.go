@@ -57,7 +57,29 @@ func newMetrics(h *Hub) *metrics {
 		lag: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "delivery_lag_seconds",
 			Help: "Time from publish to successful delivery.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 14)}),
 	}
-	m.reg.MustRegister(m.subscriptions, m.dead, m.requests, m.publishes, m.deliveries, m.verifications,
+	backlog := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "backlog_notifications",
+		Help: "Notifications published but not yet delivered, summed over subscriptions."}, func() float64 {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		var n uint64
+		for _, ts := range h.topics {
+			for _, s := range ts.subs {
+				s.mu.Lock()
+				if ts.head > s.rec.Cursor {
+					n += ts.head - s.rec.Cursor
+				}
+				s.mu.Unlock()
+			}
+		}
+		return float64(n)
+	})
+	pending := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "pending_verifications",
+		Help: "Verifications of intent waiting or in progress."}, func() float64 {
+		h.jobsMu.Lock()
+		defer h.jobsMu.Unlock()
+		return float64(len(h.pending))
+	})
+	m.reg.MustRegister(backlog, pending, m.subscriptions, m.dead, m.requests, m.publishes, m.deliveries, m.verifications,
 		m.ended, m.retries, m.failures, m.refused, m.latency, m.lag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	_, d := h.st.counts()

@@ -30,6 +30,9 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mt != "application/x-www-form-urlencoded" {
+		if h.limited(w) {
+			return
+		}
 		h.fatPing(w, r)
 		return
 	}
@@ -47,12 +50,25 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "subscribe", "unsubscribe":
 		h.subscribe(w, r, mode)
 	case "publish":
+		if h.limited(w) {
+			return
+		}
 		h.thinPing(w, r)
 	case "":
 		httpError(w, http.StatusBadRequest, "hub.mode is missing")
 	default:
 		httpError(w, http.StatusBadRequest, fmt.Sprintf("unknown hub.mode %q", mode))
 	}
+}
+
+// limited answers 429 when publishers exceed PublishRate.
+func (h *Hub) limited(w http.ResponseWriter) bool {
+	if h.pubRate.Allow() {
+		return false
+	}
+	w.Header().Set("Retry-After", "1")
+	httpError(w, http.StatusTooManyRequests, "too many publish requests; slow down")
+	return true
 }
 
 func httpError(w http.ResponseWriter, code int, msg string) {
@@ -184,7 +200,11 @@ func (h *Hub) subscribe(w http.ResponseWriter, r *http.Request, mode string) {
 	if mode == "subscribe" {
 		j.Secret = secret
 	}
-	if err := h.st.putJob(j); err != nil {
+	if err := h.addJob(j); errors.Is(err, errTooManyPending) {
+		w.Header().Set("Retry-After", "60")
+		httpError(w, http.StatusTooManyRequests, err.Error())
+		return
+	} else if err != nil {
 		h.log.Error("storing verification", "err", err)
 		w.Header().Set("Retry-After", "30")
 		httpError(w, http.StatusServiceUnavailable, "could not store the request; try again")

@@ -1,13 +1,16 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,10 +45,7 @@ func (h *Hub) verifier(ctx context.Context) {
 		case <-timer.C:
 		case <-h.verifyWake:
 		}
-		jobs, err := h.st.jobs()
-		if err != nil {
-			h.log.Error("reading verification jobs", "err", err)
-		}
+		jobs := h.pendingJobs()
 		next := time.Hour
 		now := h.now()
 		seenKey := map[string]bool{}
@@ -148,23 +148,79 @@ func (h *Hub) verify(ctx context.Context, j *job) {
 	case retry && j.Attempts < len(h.cfg.VerifyRetrySchedule):
 		j.NextAt = h.now().Add(jitter(h.cfg.VerifyRetrySchedule[j.Attempts]))
 		j.Attempts++
-		if err := h.st.putJob(j); err != nil {
+		if err := h.saveJob(j); err != nil {
 			h.log.Error("rescheduling verification", "err", err)
 		}
 		h.m.verifications.WithLabelValues("retry").Inc()
 		h.log.Info("verification will be retried", "topic", j.Topic, "callback", j.Callback, "reason", why)
 	default:
-		h.deleteJob(j.ID)
+		h.deleteJob(j)
 		h.m.verifications.WithLabelValues("failed").Inc()
 		h.log.Info("verification failed; state unchanged", "mode", j.Mode, "topic", j.Topic, "callback", j.Callback, "reason", why)
 	}
 }
 
-func (h *Hub) deleteJob(id uint64) {
-	err := h.st.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bVerif).Delete(u64(id)) })
+var errTooManyPending = errors.New("too many verifications pending for this callback host; try later")
+
+// addJob stores a new verification job, within the pending limits.
+func (h *Hub) addJob(j *job) error {
+	host := hostOf(j.Callback)
+	h.jobsMu.Lock()
+	defer h.jobsMu.Unlock()
+	if len(h.pending) >= h.cfg.MaxPendingVerifications || h.pendingHost[host] >= h.cfg.MaxPendingPerHost {
+		return errTooManyPending
+	}
+	if err := h.st.putJob(j); err != nil {
+		return err
+	}
+	h.pending[j.ID] = *j
+	h.pendingHost[host]++
+	return nil
+}
+
+// saveJob stores a rescheduled job.
+func (h *Hub) saveJob(j *job) error {
+	h.jobsMu.Lock()
+	defer h.jobsMu.Unlock()
+	if err := h.st.putJob(j); err != nil {
+		return err
+	}
+	h.pending[j.ID] = *j
+	return nil
+}
+
+// forgetJob drops a job from memory once its record is deleted.
+func (h *Hub) forgetJob(j *job) {
+	h.jobsMu.Lock()
+	defer h.jobsMu.Unlock()
+	if _, ok := h.pending[j.ID]; ok {
+		delete(h.pending, j.ID)
+		host := hostOf(j.Callback)
+		if h.pendingHost[host]--; h.pendingHost[host] <= 0 {
+			delete(h.pendingHost, host)
+		}
+	}
+}
+
+// pendingJobs returns the pending jobs in ID (request) order.
+func (h *Hub) pendingJobs() []job {
+	h.jobsMu.Lock()
+	out := make([]job, 0, len(h.pending))
+	for _, j := range h.pending {
+		out = append(out, j)
+	}
+	h.jobsMu.Unlock()
+	slices.SortFunc(out, func(a, b job) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+func (h *Hub) deleteJob(j *job) {
+	err := h.st.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bVerif).Delete(u64(j.ID)) })
 	if err != nil {
 		h.log.Error("deleting verification job", "err", err)
+		return
 	}
+	h.forgetJob(j)
 }
 
 // askCallback sends the verification GET: success is any 2xx whose body
@@ -202,6 +258,13 @@ func (h *Hub) apply(j *job, started time.Time) error {
 	old := h.subs[j.Key]
 	var rec subRecord
 	var capped bool
+	if j.Mode == "unsubscribe" && old != nil {
+		// Marked before the delete commits, so that a cursor flush
+		// cannot write the record back.
+		old.mu.Lock()
+		old.removed = true
+		old.mu.Unlock()
+	}
 	err := h.st.db.Update(func(tx *bbolt.Tx) error {
 		if err := tx.Bucket(bVerif).Delete(u64(j.ID)); err != nil {
 			return err
@@ -237,6 +300,13 @@ func (h *Hub) apply(j *job, started time.Time) error {
 		}
 		return putSub(tx, j.Key, &rec)
 	})
+	if err == nil {
+		h.forgetJob(j)
+	} else if j.Mode == "unsubscribe" && old != nil {
+		old.mu.Lock()
+		old.removed = false
+		old.mu.Unlock()
+	}
 	if err != nil || capped {
 		if capped {
 			h.log.Info("subscription refused: topic full", "topic", j.Topic)

@@ -76,8 +76,8 @@ func main() {
 	h, err := hub.Open(hub.Config{
 		StateDir: dir, URL: "http://" + srv.Listener.Addr().String() + "/",
 		AllowPrivateCallbacks: true, MaxConcurrentPerHost: *perHost, NoSync: *noSync,
-		MaxSubscriptionsPerTopic: *subs,
-		LookupIP:                 func(context.Context, string) ([]net.IP, error) { return nil, fmt.Errorf("no DNS") },
+		MaxSubscriptionsPerTopic: *subs, MaxPendingPerHost: *subs,
+		LookupIP: func(context.Context, string) ([]net.IP, error) { return nil, fmt.Errorf("no DNS") },
 		DialControl: func(_, a string, _ syscall.RawConn) error {
 			if ap, err := netip.ParseAddrPort(a); err != nil || !ap.Addr().IsLoopback() {
 				return fmt.Errorf("refused %s", a)
