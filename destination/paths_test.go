@@ -71,7 +71,7 @@ func FuzzMapperRel(f *testing.F) {
 		}
 		p := m.Path(rel)
 		r, err := filepath.Rel("/dest", p)
-		if err != nil || r == "." || strings.HasPrefix(r, "..") || filepath.IsAbs(r) {
+		if err != nil || r == "." || r == ".." || strings.HasPrefix(r, "../") || filepath.IsAbs(r) {
 			t.Fatalf("%q maps to %q, outside the root", uri, p)
 		}
 		if r != filepath.FromSlash(rel) {

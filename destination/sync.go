@@ -494,7 +494,7 @@ func (e *engine) syncfs() error {
 // sameStateDir guards against deleting anything outside DEST.
 func (e *engine) inDest(abs string) bool {
 	rel, err := filepath.Rel(e.m.Root(), abs)
-	return err == nil && rel != "." && !strings.HasPrefix(rel, "..") && !filepath.IsAbs(rel)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // removeEmptyParents removes the directories between abs and DEST that
