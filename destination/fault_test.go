@@ -102,3 +102,40 @@ func leftovers(t testing.TB, dir string) int {
 	})
 	return n
 }
+
+// TestFaultInjectionEverywhere: documents fail too (all but wrong bytes:
+// a document has no digest to catch them by), and the sync still
+// completes, from a Resource List index and with an incremental run.
+func TestFaultInjectionEverywhere(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 120 {
+		writeFile(t, dir, fmt.Sprintf("f%03d.bin", i), []byte(strings.Repeat(fmt.Sprintf("%03d", i), 20+i)))
+	}
+	var docs, res *faultserver.Handler
+	ts := startSource(t, dir, func(h http.Handler) http.Handler {
+		res = faultserver.New(h, 0.3, 3)
+		res.Match = isResource
+		docs = faultserver.New(res, 0.3, 5)
+		docs.Match = func(r *http.Request) bool { return !isResource(r) }
+		docs.Faults = []faultserver.Fault{faultserver.Status500, faultserver.Status429, faultserver.Reset, faultserver.Truncated, faultserver.Slow}
+		return docs
+	}, nil)
+	dest := t.TempDir()
+	sr := one(t, mustSync(t, ts.base, syncOpts(t, dest)))
+	if sr.Failed != 0 || sr.Fetched != 120 {
+		t.Fatalf("baseline through faults: %+v", sr)
+	}
+	sameTree(t, dir, dest)
+	writeFile(t, dir, "new.bin", []byte("new"))
+	os.Remove(filepath.Join(dir, "f000.bin"))
+	ts.update(t)
+	sr = one(t, mustSync(t, ts.base, syncOpts(t, dest)))
+	if sr.Failed != 0 || sr.Fetched != 1 || sr.Deleted != 1 {
+		t.Fatalf("incremental through faults: %+v", sr)
+	}
+	sameTree(t, dir, dest)
+	if docs.Injected() == 0 || res.Injected() == 0 {
+		t.Fatalf("faults not injected: documents %v, resources %v", docs.Counts(), res.Counts())
+	}
+	t.Logf("document faults %v; resource faults %v", docs.Counts(), res.Counts())
+}
