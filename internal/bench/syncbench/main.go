@@ -42,6 +42,7 @@ import (
 	"io/fs"
 	"log"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -767,7 +768,7 @@ func human(n int64) string {
 
 // commas formats x rounded to an integer with thousands separators.
 func commas(x float64) string {
-	s := strconv.FormatInt(int64(x+0.5), 10)
+	s := strconv.FormatInt(int64(math.Round(x)), 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	var b strings.Builder
