@@ -28,7 +28,13 @@
 // Every file system write of a phase is flushed (sync(2)) before the next
 // timed phase starts, so that the syncfs the Destination issues before it
 // commits its state does not pay for the generator's or a baseline's dirty
-// pages.
+// pages. Nothing is deleted before the end: on ext4 without a journal (as
+// here) the inode allocator skips, one inode-table lookup each, the inodes
+// freed in the last 60 to 360 seconds, so every file created after a mass
+// deletion costs far more CPU. A baseline whose files were removed before
+// the sync would slow the sync down, and files deleted on the same file
+// system shortly before the bench (by an earlier run, or anything else)
+// slow the whole run down: leave a few minutes between runs.
 package main
 
 import (
@@ -355,9 +361,7 @@ func (b *bench) collection(ctx context.Context, name string, n, size int) (*Coll
 				rate := float64(n) / time.Since(t).Seconds()
 				run.Baselines[fmt.Sprintf("create_%d_writers", w)] = rate
 				run.Baseline = max(run.Baseline, rate)
-				if err := removeAndSync(d); err != nil {
-					return nil, err
-				}
+				syscall.Sync()
 			}
 		} else {
 			d := filepath.Join(b.scratch, fmt.Sprintf("%s-download-%d", name, r))
@@ -371,9 +375,7 @@ func (b *bench) collection(ctx context.Context, name string, n, size int) (*Coll
 			}
 			run.Baseline = float64(got) / time.Since(t).Seconds() / 1e6
 			run.Baselines["download_4"] = run.Baseline
-			if err := removeAndSync(d); err != nil {
-				return nil, err
-			}
+			syscall.Sync()
 		}
 
 		dest := filepath.Join(b.scratch, fmt.Sprintf("%s-dest-%d", name, r))
@@ -400,9 +402,7 @@ func (b *bench) collection(ctx context.Context, name string, n, size int) (*Coll
 			run.Ratio = run.MBPerSec / run.Baseline
 		}
 		c.Runs = append(c.Runs, run)
-		if err := removeAndSync(dest); err != nil {
-			return nil, err
-		}
+		syscall.Sync()
 		prefix := name
 		if b.cfg.Runs > 1 {
 			prefix = fmt.Sprintf("%s (run %d/%d)", name, r, b.cfg.Runs)
@@ -458,14 +458,6 @@ func fmtBaselines(m map[string]float64) string {
 		parts = append(parts, fmt.Sprintf("%s %s", k, commas(m[k])))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// removeAndSync removes dir and flushes the file system, so that the
-// removal's writes are not paid by the next timed phase.
-func removeAndSync(dir string) error {
-	err := os.RemoveAll(dir)
-	syscall.Sync()
-	return err
 }
 
 // download GETs every file from base into dir with n concurrent plain
