@@ -74,6 +74,10 @@ import (
 // a JSON childSpec and the result is printed to stdout as a childResult.
 const childEnv = "SYNCBENCH_CHILD"
 
+// wrapEnv, when set, is a command line the sync child is run under, such
+// as "strace -f -c -o /tmp/child.strace" or "perf record -g -o child.perf".
+const wrapEnv = "SYNCBENCH_WRAP"
+
 // The absolute targets.
 const (
 	targetFilesPerSec = 10000
@@ -633,7 +637,11 @@ func runChild(ctx context.Context, spec childSpec, run *RunResult) (*childResult
 		return nil, err
 	}
 	js, _ := json.Marshal(spec)
-	cmd := exec.CommandContext(ctx, exe)
+	args := []string{exe}
+	if w := os.Getenv(wrapEnv); w != "" {
+		args = append(strings.Fields(w), exe)
+	}
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), childEnv+"="+string(js))
 	cmd.Stderr = os.Stderr
 	self0 := cpuTime(syscall.RUSAGE_SELF)
