@@ -4,7 +4,7 @@
 // run on the same disk:
 //
 //	go run ./internal/bench/syncbench
-//	go run ./internal/bench/syncbench -small 10000 -large 100 -workers 16 -runs 3
+//	go run ./internal/bench/syncbench -small 10000 -large 100 -workers 4,8,16 -runs 3
 //
 // For each collection it
 //   - generates the files (deterministic random bytes) in a scratch
@@ -97,12 +97,19 @@ func main() {
 	flag.IntVar(&cfg.SmallSize, "small-size", 1024, "bytes per small file")
 	flag.IntVar(&cfg.Large, "large", 100, "number of large files (0: skip)")
 	flag.IntVar(&cfg.LargeSize, "large-size", 10<<20, "bytes per large file")
-	flag.IntVar(&cfg.Workers, "workers", 0, fmt.Sprintf("destination.Options.Workers (0: the destination's default, %d)", destinationDefaultWorkers))
+	workers := flag.String("workers", "0", fmt.Sprintf("destination.Options.Workers, or a comma-separated list to compare in each run (0: the destination's default, %d)", destinationDefaultWorkers))
 	flag.IntVar(&cfg.Runs, "runs", 1, "runs of each baseline and sync")
 	flag.StringVar(&cfg.Dir, "dir", "", "scratch directory, on the disk to measure (default: ./.syncbench-tmp; what the bench creates there is removed)")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of each sync child to `PREFIX`-small-N.pprof and PREFIX-large-N.pprof")
 	asJSON := flag.Bool("json", false, "print the results as JSON on stdout (progress goes to stderr)")
 	flag.Parse()
+	for _, w := range strings.Split(*workers, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(w))
+		if err != nil || n < 0 {
+			log.Fatalf("-workers: bad number %q", w)
+		}
+		cfg.Workers = append(cfg.Workers, n)
+	}
 
 	cfg.Log = os.Stdout
 	if *asJSON {
@@ -126,8 +133,10 @@ func main() {
 type Config struct {
 	Small, SmallSize int
 	Large, LargeSize int
-	Workers          int
-	Runs             int
+	// Workers lists the destination.Options.Workers values each run
+	// syncs with (0: the destination's default; none: just that).
+	Workers []int
+	Runs    int
 	// Dir is the scratch directory (default ./.syncbench-tmp); Run works
 	// in a new directory below it and removes it at the end.
 	Dir        string
@@ -143,7 +152,7 @@ type Config struct {
 type Result struct {
 	Scratch    string       `json:"scratch"`
 	FSType     string       `json:"fs_type"`
-	Workers    int          `json:"workers"`
+	Workers    []int        `json:"workers"`
 	GOMAXPROCS int          `json:"gomaxprocs"`
 	Small      *Collection  `json:"small,omitempty"`
 	Large      *Collection  `json:"large,omitempty"`
@@ -161,6 +170,7 @@ type TargetResult struct {
 
 // Collection is the measurement of one collection.
 type Collection struct {
+	Name          string       `json:"name"`
 	Files         int          `json:"files"`
 	FileSize      int          `json:"file_size"`
 	Bytes         int64        `json:"bytes"`
@@ -175,8 +185,10 @@ type Collection struct {
 	BaselineUnits string       `json:"baseline_unit"`
 }
 
-// RunResult is one baseline and one sync of a collection.
+// RunResult is one sync of a collection, with the baseline of its run.
 type RunResult struct {
+	Run     int `json:"run"`
+	Workers int `json:"workers"`
 	// Sync, as measured by the child around destination.Sync.
 	SyncSec      float64 `json:"sync_seconds"`
 	FilesPerSec  float64 `json:"files_per_sec"`
@@ -221,10 +233,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer os.RemoveAll(scratch)
 	res := &Result{Scratch: scratch, FSType: fsType(scratch), Workers: cfg.Workers, GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Targets: TargetResult{SmallFilesPerSec: targetFilesPerSec, LargeMBPerSec: targetMBPerSec}}
-	workers := "destination default " + strconv.Itoa(destinationDefaultWorkers)
-	if cfg.Workers > 0 {
-		workers = strconv.Itoa(cfg.Workers)
+	if len(cfg.Workers) == 0 {
+		cfg.Workers = []int{0}
 	}
+	var ws []string
+	for _, w := range cfg.Workers {
+		ws = append(ws, workersName(w))
+	}
+	workers := strings.Join(ws, ", ")
 	fmt.Fprintf(cfg.Log, "scratch %s (%s), workers %s, GOMAXPROCS %d, %d run(s)\n", scratch, res.FSType, workers, res.GOMAXPROCS, cfg.Runs)
 	if res.FSType == "tmpfs" {
 		fmt.Fprintf(cfg.Log, "warning: the scratch directory is on a tmpfs: this does not measure a disk (use -dir)\n")
@@ -310,7 +326,7 @@ func create(root, name string, n, size, writers int, seed uint64) ([]file, error
 
 func (b *bench) collection(ctx context.Context, name string, n, size int) (*Collection, error) {
 	log := b.cfg.Log
-	c := &Collection{Files: n, FileSize: size, Bytes: int64(n) * int64(size)}
+	c := &Collection{Name: name, Files: n, FileSize: size, Bytes: int64(n) * int64(size)}
 	small := name == "small"
 	if small {
 		c.Baseline, c.BaselineUnits, c.TargetUnit, c.TargetFigure = "disk create ceiling", "files/s", "files/s", targetFilesPerSec
@@ -354,7 +370,7 @@ func (b *bench) collection(ctx context.Context, name string, n, size int) (*Coll
 		name, n, human(int64(size)), c.GenerateSec, c.SourceUpdate, base)
 
 	for r := 1; r <= b.cfg.Runs; r++ {
-		run := &RunResult{Baselines: map[string]float64{}}
+		run := &RunResult{Run: r, Baselines: map[string]float64{}}
 		if small {
 			for _, w := range []int{1, 4} {
 				d := filepath.Join(b.scratch, fmt.Sprintf("%s-create-%d-%d", name, w, r))
@@ -382,38 +398,13 @@ func (b *bench) collection(ctx context.Context, name string, n, size int) (*Coll
 			syscall.Sync()
 		}
 
-		dest := filepath.Join(b.scratch, fmt.Sprintf("%s-dest-%d", name, r))
-		spec := childSpec{Source: base, Dest: dest, Workers: b.cfg.Workers}
-		if b.cfg.CPUProfile != "" {
-			spec.CPUProfile = fmt.Sprintf("%s-%s-%d.pprof", b.cfg.CPUProfile, name, r)
+		baseline := *run
+		for _, w := range b.cfg.Workers {
+			run := &RunResult{Run: r, Workers: w, Baseline: baseline.Baseline, Baselines: baseline.Baselines}
+			if err := b.sync(ctx, c, run, base, files); err != nil {
+				return nil, err
+			}
 		}
-		cr, err := runChild(ctx, spec, run)
-		if err != nil {
-			return nil, err
-		}
-		if err := verify(dest, files); err != nil {
-			return nil, fmt.Errorf("%s: DEST differs from the Source after the sync: %w", name, err)
-		}
-		run.SyncSec = cr.Seconds
-		run.FilesPerSec = float64(cr.Fetched) / cr.Seconds
-		run.MBPerSec = float64(cr.Bytes) / cr.Seconds / 1e6
-		run.PeakRSSKiB = cr.VmHWMKiB
-		run.Mode = cr.Mode
-		run.Fetched = cr.Fetched
-		if small {
-			run.Ratio = run.FilesPerSec / run.Baseline
-		} else {
-			run.Ratio = run.MBPerSec / run.Baseline
-		}
-		c.Runs = append(c.Runs, run)
-		syscall.Sync()
-		prefix := name
-		if b.cfg.Runs > 1 {
-			prefix = fmt.Sprintf("%s (run %d/%d)", name, r, b.cfg.Runs)
-		}
-		fmt.Fprintln(log, c.line(prefix, run))
-		fmt.Fprintf(log, "    %.1f MB/s, %s files/s; CPU: sync child %.2f s, Source server %.2f s; mode %s; baselines %s\n",
-			run.MBPerSec, commas(run.FilesPerSec), run.ChildCPUSec, run.ServerCPUSec, run.Mode, fmtBaselines(run.Baselines))
 	}
 	c.Best = c.Runs[0]
 	for _, r := range c.Runs[1:] {
@@ -426,10 +417,62 @@ func (b *bench) collection(ctx context.Context, name string, n, size int) (*Coll
 	} else {
 		c.TargetMet = c.Best.MBPerSec >= targetMBPerSec
 	}
-	if b.cfg.Runs > 1 {
-		fmt.Fprintln(log, c.line(name+" (best)", c.Best))
+	if len(c.Runs) > 1 {
+		if len(b.cfg.Workers) > 1 {
+			for _, w := range b.cfg.Workers {
+				var best *RunResult
+				for _, r := range c.Runs {
+					if r.Workers == w && (best == nil || r.SyncSec < best.SyncSec) {
+						best = r
+					}
+				}
+				fmt.Fprintln(log, c.line(fmt.Sprintf("%s (best, workers %s)", name, workersName(w)), best))
+			}
+		}
+		fmt.Fprintln(log, c.line(fmt.Sprintf("%s (best of all, workers %s)", name, workersName(c.Best.Workers)), c.Best))
 	}
 	return c, nil
+}
+
+// sync runs one sync of collection c with run.Workers into a new DEST,
+// verifies DEST and reports.
+func (b *bench) sync(ctx context.Context, c *Collection, run *RunResult, base string, files []file) error {
+	name, r := c.Name, run.Run
+	small := name == "small"
+	log := b.cfg.Log
+	dest := filepath.Join(b.scratch, fmt.Sprintf("%s-dest-%d-w%d", name, r, run.Workers))
+	spec := childSpec{Source: base, Dest: dest, Workers: run.Workers}
+	if b.cfg.CPUProfile != "" {
+		spec.CPUProfile = fmt.Sprintf("%s-%s-%d-w%d.pprof", b.cfg.CPUProfile, name, r, run.Workers)
+	}
+	cr, err := runChild(ctx, spec, run)
+	if err != nil {
+		return err
+	}
+	if err := verify(dest, files); err != nil {
+		return fmt.Errorf("%s: DEST differs from the Source after the sync: %w", name, err)
+	}
+	run.SyncSec = cr.Seconds
+	run.FilesPerSec = float64(cr.Fetched) / cr.Seconds
+	run.MBPerSec = float64(cr.Bytes) / cr.Seconds / 1e6
+	run.PeakRSSKiB = cr.VmHWMKiB
+	run.Mode = cr.Mode
+	run.Fetched = cr.Fetched
+	if small {
+		run.Ratio = run.FilesPerSec / run.Baseline
+	} else {
+		run.Ratio = run.MBPerSec / run.Baseline
+	}
+	c.Runs = append(c.Runs, run)
+	syscall.Sync()
+	prefix := name
+	if b.cfg.Runs > 1 || len(b.cfg.Workers) > 1 {
+		prefix = fmt.Sprintf("%s (run %d/%d, workers %s)", name, r, b.cfg.Runs, workersName(run.Workers))
+	}
+	fmt.Fprintln(log, c.line(prefix, run))
+	fmt.Fprintf(log, "    %.1f MB/s, %s files/s; CPU: sync child %.2f s, Source server %.2f s; mode %s; baselines %s\n",
+		run.MBPerSec, commas(run.FilesPerSec), run.ChildCPUSec, run.ServerCPUSec, run.Mode, fmtBaselines(run.Baselines))
+	return nil
 }
 
 // line is the one-line summary of a run.
@@ -782,4 +825,11 @@ func commas(x float64) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+func workersName(w int) string {
+	if w <= 0 {
+		return fmt.Sprintf("%d (destination default)", destinationDefaultWorkers)
+	}
+	return strconv.Itoa(w)
 }

@@ -24,12 +24,12 @@ func TestMain(m *testing.M) {
 func TestRun(t *testing.T) {
 	client, _ := testnet.Client(t)
 	res, err := Run(context.Background(), Config{Small: 200, SmallSize: 1024, Large: 3, LargeSize: 1 << 20,
-		Runs: 2, Dir: t.TempDir(), Client: client, Log: testWriter{t}})
+		Runs: 2, Workers: []int{0, 3}, Dir: t.TempDir(), Client: client, Log: testWriter{t}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []*Collection{res.Small, res.Large} {
-		if c == nil || len(c.Runs) != 2 || c.Best == nil {
+		if c == nil || len(c.Runs) != 4 || c.Best == nil {
 			t.Fatalf("collection: %+v", c)
 		}
 		for _, r := range c.Runs {
