@@ -206,6 +206,9 @@ type RunResult struct {
 	ServerCPUSec float64 `json:"server_cpu_seconds"`
 	Mode         string  `json:"mode"`
 	Fetched      int     `json:"fetched"`
+	// Phases and LastFetchSec come from the sync's events.
+	Phases       []string `json:"phases"`
+	LastFetchSec float64  `json:"last_fetch_seconds"`
 	// Baseline figures, in the collection's unit (files/s or MB/s).
 	Baseline  float64            `json:"baseline"`
 	Baselines map[string]float64 `json:"baselines"`
@@ -478,6 +481,7 @@ func (b *bench) sync(ctx context.Context, c *Collection, run *RunResult, base st
 	run.PeakRSSKiB = cr.VmHWMKiB
 	run.Mode = cr.Mode
 	run.Fetched = cr.Fetched
+	run.Phases, run.LastFetchSec = cr.Phases, cr.LastFetchAt
 	if small {
 		run.Ratio = run.FilesPerSec / run.Baseline
 	} else {
@@ -495,6 +499,7 @@ func (b *bench) sync(ctx context.Context, c *Collection, run *RunResult, base st
 	fmt.Fprintln(log, c.line(prefix, run))
 	fmt.Fprintf(log, "    %.1f MB/s, %s files/s; CPU: sync child %.2f s, Source server %.2f s; mode %s; baselines %s\n",
 		run.MBPerSec, commas(run.FilesPerSec), run.ChildCPUSec, run.ServerCPUSec, run.Mode, fmtBaselines(run.Baselines))
+	fmt.Fprintf(log, "    last file fetched at %.3f s; events: %s\n", run.LastFetchSec, strings.Join(run.Phases, "; "))
 	return nil
 }
 
@@ -693,7 +698,11 @@ type childResult struct {
 	Mode     string  `json:"mode"`
 	VmHWMKiB int64   `json:"vmhwm_kib"`
 	Refused  int     `json:"refused_dials"`
-	Error    string  `json:"error,omitempty"`
+	// Phases are the run's plan, phase and done events, with the time
+	// since the start of the sync and of the last resource fetched.
+	Phases      []string `json:"phases"`
+	LastFetchAt float64  `json:"last_fetch_seconds"`
+	Error       string   `json:"error,omitempty"`
 }
 
 // runChild runs the sync in a child process and fills in the CPU figures.
@@ -754,8 +763,26 @@ func childMain(specJSON string, out io.Writer) int {
 	// The Source is on loopback: dial nothing else.
 	g := &testnet.Guard{}
 	client := &http.Client{Transport: g.Transport()}
-	t0 := time.Now()
-	rep, err := destination.Sync(context.Background(), spec.Source, destination.Options{Dest: spec.Dest, Client: client, Workers: spec.Workers})
+	var mu sync.Mutex
+	var t0 time.Time
+	events := func(ev destination.Event) {
+		switch ev.Kind {
+		case destination.EventPlan, destination.EventPhase, destination.EventDone:
+			msg := ev.Mode
+			if ev.Kind != destination.EventPlan {
+				msg = ev.Message
+			}
+			mu.Lock()
+			cr.Phases = append(cr.Phases, fmt.Sprintf("%.3fs %s %s", ev.Time.Sub(t0).Seconds(), ev.Kind, msg))
+			mu.Unlock()
+		case destination.EventFetched:
+			mu.Lock()
+			cr.LastFetchAt = max(cr.LastFetchAt, ev.Time.Sub(t0).Seconds())
+			mu.Unlock()
+		}
+	}
+	t0 = time.Now()
+	rep, err := destination.Sync(context.Background(), spec.Source, destination.Options{Dest: spec.Dest, Client: client, Workers: spec.Workers, Events: events})
 	cr.Seconds = time.Since(t0).Seconds()
 	cr.VmHWMKiB = vmHWM()
 	cr.Refused = len(g.Refused())
