@@ -31,16 +31,19 @@
 // Every file system write of a phase is flushed (sync(2)) before the next
 // timed phase starts, so that the syncfs the Destination issues before it
 // commits its state does not pay for the generator's or a baseline's dirty
-// pages. Nothing is deleted before the end: on ext4 without a journal (as
-// here) the inode allocator skips, one inode-table lookup each, the inodes
-// freed in the last 60 seconds (360 while their inode-table block is
-// dirty), so every file created after a mass deletion costs far more CPU:
-// 10,000 files created right after 20,000 were deleted and synced went at
-// 1,800/s, the same 65 s later at 16,000/s. A baseline removed before the
-// sync would slow the sync down, and files deleted on the same file system
-// shortly before the bench (by an earlier run or anything else) slow the
-// whole run down. The bench removes its files at the end and syncs: leave
-// at least a minute between runs.
+// pages. No small file is deleted before the end: on ext4 without a
+// journal (as here) the inode allocator skips, one inode-table lookup each,
+// the free inodes that were freed in the last 60 seconds, or 360 while
+// their inode-table block is dirty (and creating files in the same group
+// dirties it again), so every file created after a mass deletion costs far
+// more CPU: 10,000 files created right after 20,000 were deleted went at
+// 1,800/s, the same a minute later at 16,000/s. A baseline removed before
+// the sync would slow the sync down, and files deleted on the same file
+// system in the minutes before the bench (by an earlier run or anything
+// else) slow the whole run down, baselines included: the rate at which the
+// small files were generated (printed first) tells whether a run was hit.
+// Leave several minutes between runs. The large collection's directories
+// (a hundred files each) are removed after each phase.
 package main
 
 import (
@@ -380,8 +383,8 @@ func (b *bench) collection(ctx context.Context, name string, n, size int) (*Coll
 	go srv.Serve(ln)
 	defer srv.Close()
 	syscall.Sync()
-	fmt.Fprintf(log, "%s: generated %d files × %s in %.2f s, Source update (scan, hash, publish) %.2f s, serving %s\n",
-		name, n, human(int64(size)), c.GenerateSec, c.SourceUpdate, base)
+	fmt.Fprintf(log, "%s: generated %d files × %s in %.2f s (%s files/s), Source update (scan, hash, publish) %.2f s, serving %s\n",
+		name, n, human(int64(size)), c.GenerateSec, commas(float64(n)/c.GenerateSec), c.SourceUpdate, base)
 
 	for r := 1; r <= b.cfg.Runs; r++ {
 		run := &RunResult{Run: r, Baselines: map[string]float64{}}
