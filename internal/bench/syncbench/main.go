@@ -111,7 +111,7 @@ func main() {
 	workers := flag.String("workers", "0", fmt.Sprintf("destination.Options.Workers, or a comma-separated list to compare in each run (0: the destination's default, %d)", destinationDefaultWorkers))
 	flag.IntVar(&cfg.Runs, "runs", 1, "runs of each baseline and sync")
 	flag.StringVar(&cfg.Dir, "dir", "", "scratch directory, on the disk to measure (default: ./.syncbench-tmp; what the bench creates there is removed)")
-	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of each sync child to `PREFIX`-small-N.pprof and PREFIX-large-N.pprof")
+	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of each sync child to `PREFIX`-small-RUN-wWORKERS.pprof (and -large-), and of the Source serving it to ...-server.pprof")
 	asJSON := flag.Bool("json", false, "print the results as JSON on stdout (progress goes to stderr)")
 	flag.Parse()
 	for _, w := range strings.Split(*workers, ",") {
@@ -722,6 +722,18 @@ func runChild(ctx context.Context, spec childSpec, run *RunResult) (*childResult
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), childEnv+"="+string(js))
 	cmd.Stderr = os.Stderr
+	if spec.CPUProfile != "" {
+		// This process does nothing but serve the sync meanwhile: its
+		// profile is the Source's.
+		f, err := os.Create(strings.TrimSuffix(spec.CPUProfile, ".pprof") + "-server.pprof")
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err == nil {
+			defer pprof.StopCPUProfile()
+		}
+	}
 	self0 := cpuTime(syscall.RUSAGE_SELF)
 	out, err := cmd.Output()
 	run.ServerCPUSec = (cpuTime(syscall.RUSAGE_SELF) - self0).Seconds()
