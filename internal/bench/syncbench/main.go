@@ -248,11 +248,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		os.RemoveAll(scratch)
 		syscall.Sync() // the freed inodes' window starts now, not at writeback
 	}()
-	res := &Result{Scratch: scratch, FSType: fsType(scratch), Workers: cfg.Workers, GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Targets: TargetResult{SmallFilesPerSec: targetFilesPerSec, LargeMBPerSec: targetMBPerSec}}
 	if len(cfg.Workers) == 0 {
 		cfg.Workers = []int{0}
 	}
+	res := &Result{Scratch: scratch, FSType: fsType(scratch), Workers: cfg.Workers, GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Targets: TargetResult{SmallFilesPerSec: targetFilesPerSec, LargeMBPerSec: targetMBPerSec}}
 	var ws []string
 	for _, w := range cfg.Workers {
 		ws = append(ws, workersName(w))
