@@ -112,6 +112,7 @@ func main() {
 	flag.IntVar(&cfg.Runs, "runs", 1, "runs of each baseline and sync")
 	flag.StringVar(&cfg.Dir, "dir", "", "scratch directory, on the disk to measure (default: ./.syncbench-tmp; what the bench creates there is removed)")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of each sync child to `PREFIX`-small-RUN-wWORKERS.pprof (and -large-), and of the Source serving it to ...-server.pprof")
+	flag.StringVar(&cfg.BlockProfile, "blockprofile", "", "write a goroutine blocking profile of each sync child to `PREFIX`-small-RUN-wWORKERS.pprof (and -large-); it slows the sync down")
 	asJSON := flag.Bool("json", false, "print the results as JSON on stdout (progress goes to stderr)")
 	flag.Parse()
 	for _, w := range strings.Split(*workers, ",") {
@@ -150,8 +151,9 @@ type Config struct {
 	Runs    int
 	// Dir is the scratch directory (default ./.syncbench-tmp); Run works
 	// in a new directory below it and removes it at the end.
-	Dir        string
-	CPUProfile string
+	Dir          string
+	CPUProfile   string
+	BlockProfile string
 	// Client makes the baseline's plain GETs (the sync child dials
 	// through a loopback-only testnet.Guard of its own).
 	Client *http.Client
@@ -471,6 +473,9 @@ func (b *bench) sync(ctx context.Context, c *Collection, run *RunResult, base st
 	if b.cfg.CPUProfile != "" {
 		spec.CPUProfile = fmt.Sprintf("%s-%s-%d-w%d.pprof", b.cfg.CPUProfile, name, r, run.Workers)
 	}
+	if b.cfg.BlockProfile != "" {
+		spec.BlockProfile = fmt.Sprintf("%s-%s-%d-w%d.pprof", b.cfg.BlockProfile, name, r, run.Workers)
+	}
 	cr, err := runChild(ctx, spec, run)
 	if err != nil {
 		return err
@@ -686,10 +691,11 @@ func checkFile(path string, f *file) string {
 
 // childSpec tells the sync child what to do.
 type childSpec struct {
-	Source     string `json:"source"`
-	Dest       string `json:"dest"`
-	Workers    int    `json:"workers"`
-	CPUProfile string `json:"cpuprofile,omitempty"`
+	Source       string `json:"source"`
+	Dest         string `json:"dest"`
+	Workers      int    `json:"workers"`
+	CPUProfile   string `json:"cpuprofile,omitempty"`
+	BlockProfile string `json:"blockprofile,omitempty"`
 }
 
 // childResult is what the sync child prints.
@@ -774,6 +780,15 @@ func childMain(specJSON string, out io.Writer) int {
 		defer f.Close()
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
+	}
+	if spec.BlockProfile != "" {
+		runtime.SetBlockProfileRate(1)
+		defer func() {
+			if f, err := os.Create(spec.BlockProfile); err == nil {
+				pprof.Lookup("block").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
 	}
 	// The Source is on loopback: dial nothing else.
 	g := &testnet.Guard{}
