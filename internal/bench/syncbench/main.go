@@ -17,7 +17,16 @@
 //   - verifies that DEST holds exactly the generated files (size and
 //     sha-256 of each) and fails otherwise;
 //   - prints files/s, MB/s and the child's peak RSS, the ratio to the
-//     baseline and the verdict against the absolute targets.
+//     baseline and the verdict against the absolute targets, then
+//     the CPU time of the child and of the serving process, the sync's
+//     phases and every baseline figure.
+//
+// With -runs N each run measures the baselines again and syncs into a new
+// DEST; with a list of -workers each run syncs once per value. The best
+// sync (shortest time) decides the verdict. For diagnosis, -cpuprofile and
+// -blockprofile profile the sync child (and the Source while it serves),
+// and SYNCBENCH_WRAP="strace -f -c -o FILE" (or "perf record -g -o FILE")
+// runs the child under another command. -json prints the results as JSON.
 //
 // Baselines: for the small files, creating the same files with
 // os.WriteFile in a fresh directory (1 writer and 4 writers, the faster
