@@ -71,7 +71,7 @@ func (e *engine) installPackage(ctx context.Context, s setInfo, sr *SetReport, p
 			return nil
 		}
 		res, err := fetch.Install(r, fetch.Request{Path: e.m.Path(rel), Length: en.MD.Length, HasLength: en.MD.HasLength,
-			Hashes: en.MD.Hashes, ModTime: en.LastMod.Time(), NoSync: !e.opt.FsyncEach})
+			Hashes: e.verifyHashes(en.MD.Hashes), ModTime: en.LastMod.Time(), NoSync: !e.opt.FsyncEach})
 		if err != nil {
 			if errors.Is(err, fetch.ErrHashMismatch) || errors.Is(err, fetch.ErrLengthMismatch) {
 				// The list pass fetches it again.

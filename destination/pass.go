@@ -203,7 +203,7 @@ func (p *pass) work(j job) {
 		return
 	}
 	req := fetch.Request{URLs: locations(&j.e), Length: j.e.MD.Length, HasLength: j.e.MD.HasLength,
-		Hashes: j.e.MD.Hashes, Path: abs, ModTime: j.e.LastMod.Time(), NoSync: !p.e.opt.FsyncEach && !p.fsyncEach}
+		Hashes: p.e.verifyHashes(j.e.MD.Hashes), Path: abs, ModTime: j.e.LastMod.Time(), NoSync: !p.e.opt.FsyncEach && !p.fsyncEach}
 	f := p.e.f
 	if p.fetcher != nil {
 		f = p.fetcher
@@ -374,4 +374,18 @@ func verifyLocal(abs string, e *rs.Entry) (string, Record, error) {
 		}
 	}
 	return status, rec, nil
+}
+
+// verifyHashes returns the digests a download is checked against: all
+// offered, or with VerifyStrongest the strongest one we can compute.
+func (e *engine) verifyHashes(h rs.Hashes) rs.Hashes {
+	if !e.opt.VerifyStrongest {
+		return h
+	}
+	for _, alg := range [...]string{rs.SHA256, rs.SHA1, rs.MD5} {
+		if v := h.Get(alg); v != "" {
+			return rs.Hashes{{Alg: alg, Value: v}}
+		}
+	}
+	return h
 }

@@ -66,6 +66,7 @@ func syncCommand() *cli.Command {
 			&cli.StringFlag{Name: "set", Usage: "synchronize only the set (capability list) `NAME`"},
 			&cli.StringFlag{Name: "base", Usage: "the Source's base `URL` (default: discovered)"},
 			&cli.BoolFlag{Name: "no-dump", Usage: "never use Resource Dumps for a baseline"},
+			&cli.StringFlag{Name: "verify", Value: "all", Usage: "digests to verify while downloading: all offered, or only the strongest (sha-256 > sha-1 > md5; about twice as fast for large files)"},
 			&cli.BoolFlag{Name: "fsync", Usage: "fsync every file before its rename (default: one syncfs per batch, before the state records it)"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a request when no response headers or body bytes arrive for `D`"},
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto, bars, lines or quiet"},
@@ -100,6 +101,9 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	if cmd.Bool("repair") && !cmd.Bool("audit") {
 		return cli.Exit("--repair goes with --audit", exitUsage)
 	}
+	if v := cmd.String("verify"); v != "all" && v != "strongest" {
+		return cli.Exit("--verify must be all or strongest", exitUsage)
+	}
 	workers := int(cmd.Int("workers"))
 	if workers < 1 || workers > 256 {
 		return cli.Exit("--workers must be between 1 and 256", exitUsage)
@@ -117,18 +121,19 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	}
 	audit := &auditTable{max: 10000}
 	opt := destination.Options{
-		Dest:         args[1],
-		Client:       syncClient(workers, cmd.Duration("timeout")),
-		Workers:      workers,
-		RatePerHost:  cmd.Float("rate"),
-		NoDelete:     cmd.Bool("no-delete"),
-		DryRun:       cmd.Bool("dry-run"),
-		Repair:       cmd.Bool("repair"),
-		Set:          cmd.String("set"),
-		Base:         cmd.String("base"),
-		NoDump:       cmd.Bool("no-dump"),
-		FsyncEach:    cmd.Bool("fsync"),
-		StallTimeout: cmd.Duration("timeout"),
+		Dest:            args[1],
+		Client:          syncClient(workers, cmd.Duration("timeout")),
+		Workers:         workers,
+		RatePerHost:     cmd.Float("rate"),
+		NoDelete:        cmd.Bool("no-delete"),
+		DryRun:          cmd.Bool("dry-run"),
+		Repair:          cmd.Bool("repair"),
+		Set:             cmd.String("set"),
+		Base:            cmd.String("base"),
+		NoDump:          cmd.Bool("no-dump"),
+		FsyncEach:       cmd.Bool("fsync"),
+		VerifyStrongest: cmd.String("verify") == "strongest",
+		StallTimeout:    cmd.Duration("timeout"),
 		Events: func(e destination.Event) {
 			r.Handle(e)
 			audit.add(e)

@@ -1,0 +1,31 @@
+package destination
+
+import (
+	"testing"
+
+	"github.com/resourcesync-go/resourcesync/rs"
+)
+
+func TestVerifyHashes(t *testing.T) {
+	md5 := rs.Hash{Alg: rs.MD5, Value: "m"}
+	sha1 := rs.Hash{Alg: rs.SHA1, Value: "s1"}
+	sha256 := rs.Hash{Alg: rs.SHA256, Value: "s256"}
+	tests := []struct {
+		in        rs.Hashes
+		strongest bool
+		want      rs.Hashes
+	}{
+		{rs.Hashes{md5, sha256}, false, rs.Hashes{md5, sha256}},
+		{rs.Hashes{md5, sha256}, true, rs.Hashes{sha256}},
+		{rs.Hashes{md5, sha1}, true, rs.Hashes{sha1}},
+		{rs.Hashes{md5}, true, rs.Hashes{md5}},
+		{nil, true, nil},
+		{rs.Hashes{{Alg: "sha-512", Value: "x"}}, true, rs.Hashes{{Alg: "sha-512", Value: "x"}}},
+	}
+	for _, tt := range tests {
+		e := &engine{opt: Options{VerifyStrongest: tt.strongest}}
+		if got := e.verifyHashes(tt.in); got.String() != tt.want.String() {
+			t.Errorf("verifyHashes(%v, %v) = %v, want %v", tt.in, tt.strongest, got, tt.want)
+		}
+	}
+}
