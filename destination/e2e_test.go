@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -181,7 +182,21 @@ func TestBaselineIncrementalAudit(t *testing.T) {
 	ts := startSource(t, dir, nil, nil)
 	dest := t.TempDir()
 
-	rep := mustSync(t, ts.base, syncOpts(t, dest))
+	var estMu sync.Mutex
+	var estimates []int64
+	opt0 := syncOpts(t, dest)
+	opt0.Events = func(e destination.Event) {
+		if e.Kind == destination.EventTotal {
+			estMu.Lock()
+			estimates = append(estimates, e.Total)
+			estMu.Unlock()
+		}
+	}
+	rep := mustSync(t, ts.base, opt0)
+	// Progress estimates the list's size from the share read.
+	if len(estimates) == 0 || estimates[0] < int64(n)/2 || estimates[0] > int64(n)*2 {
+		t.Errorf("total estimates %v for %d entries", estimates, n+2)
+	}
 	sr := one(t, rep)
 	if sr.Fetched != n+2 || sr.Failed != 0 || !sr.Checkpoint.Baseline {
 		t.Fatalf("baseline: %+v", sr)

@@ -15,6 +15,7 @@ const (
 	EventAudit   = "audit"   // URI, Path, Status: one of the Audit* statuses
 	EventRetry   = "retry"   // URI, Error: a fetch attempt failed and is retried
 	EventDone    = "done"    // Set, Message: the set's summary line
+	EventTotal   = "total"   // Set, Total: a better estimate of the current plan's total (lists read so far)
 )
 
 // Event reports progress. It marshals to one JSON object per event.

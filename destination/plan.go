@@ -15,9 +15,65 @@ import (
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
+// estimator turns the share of a list read so far into an estimate of its
+// number of entries, for progress ETA: the lists are spooled, so their
+// sizes are known before their entries are.
+type estimator struct {
+	e     *engine
+	set   string
+	n     int64 // entries handed to fn
+	last  time.Time
+	index struct {
+		d    *doc
+		done int // children finished
+		seen int // children named so far
+	}
+}
+
+func (est *estimator) tick(leaf *doc) {
+	if est == nil {
+		return
+	}
+	est.n++
+	if est.n%256 != 0 || !est.last.IsZero() && time.Since(est.last) < 500*time.Millisecond {
+		return
+	}
+	est.last = time.Now()
+	frac := func(d *doc) float64 {
+		if d == nil || d.Size <= 0 {
+			return 0
+		}
+		return min(1, float64(d.Decoder().Offset())/float64(d.Size))
+	}
+	share := frac(leaf)
+	if ix := est.index.d; ix != nil {
+		// Children expected: those named so far scaled by the share of
+		// the index read.
+		children := float64(est.index.seen)
+		if f := frac(ix); f > 0 {
+			children = max(children, children/f)
+		}
+		if children <= 0 {
+			return
+		}
+		share = (float64(est.index.done) + share) / children
+	}
+	if share <= 0.001 {
+		return
+	}
+	est.e.emit(Event{Kind: EventTotal, Set: est.set, Total: int64(float64(est.n) / share)})
+}
+
 // eachEntry calls fn for every entry of d, descending into the documents
 // an index lists.
 func (e *engine) eachEntry(ctx context.Context, d *doc, depth int, fn func(*rs.Entry) error) error {
+	return e.eachEntryEst(ctx, d, depth, nil, fn)
+}
+
+func (e *engine) eachEntryEst(ctx context.Context, d *doc, depth int, est *estimator, fn func(*rs.Entry) error) error {
+	if est != nil && depth == 0 && d.Head.IsIndex() {
+		est.index.d = d
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -37,16 +93,23 @@ func (e *engine) eachEntry(ctx context.Context, d *doc, depth int, fn func(*rs.E
 			if err != nil {
 				return err
 			}
-			err = e.eachEntry(ctx, cd, depth+1, fn)
+			if est != nil && depth == 0 {
+				est.index.seen++
+			}
+			err = e.eachEntryEst(ctx, cd, depth+1, est, fn)
 			cd.Close()
 			if err != nil {
 				return err
+			}
+			if est != nil && depth == 0 {
+				est.index.done++
 			}
 			continue
 		}
 		if err := fn(en); err != nil {
 			return err
 		}
+		est.tick(d)
 	}
 }
 
@@ -182,7 +245,7 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	e.plan(s.Name, "baseline")
 	e.phase(s.Name, "baseline from %s", s.ResourceList)
 	p := e.newPass(ctx, s.Name, sr)
-	err = e.eachEntry(ctx, d, 0, func(en *rs.Entry) error { return p.planSync(en, true) })
+	err = e.eachEntryEst(ctx, d, 0, &estimator{e: e, set: s.Name}, func(en *rs.Entry) error { return p.planSync(en, true) })
 	if ferr := p.finish(); err == nil {
 		err = ferr
 	}
@@ -460,7 +523,7 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 		}
 		return p.submit(job{uri: en.Loc, rel: rel, e: *en, checkLocal: true, audit: true})
 	}
-	err = e.eachEntry(ctx, d, 0, func(en *rs.Entry) error {
+	err = e.eachEntryEst(ctx, d, 0, &estimator{e: e, set: s.Name}, func(en *rs.Entry) error {
 		if c := cs.byURI[en.Loc]; c != nil {
 			delete(cs.byURI, en.Loc)
 			if c.MD.Change == rs.Deleted {

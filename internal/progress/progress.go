@@ -270,6 +270,13 @@ func (r *Renderer) note(e destination.Event) {
 	switch e.Kind {
 	case destination.EventFetched, destination.EventSkipped, destination.EventRetry:
 		return // counted only
+	case destination.EventTotal:
+		r.mu.Lock()
+		if r.active && e.Set == r.set && e.Total > 0 {
+			r.total = e.Total // an estimate; what is done so far stays
+		}
+		r.mu.Unlock()
+		return
 	case destination.EventAudit:
 		if !auditFinding(e.Status) {
 			return

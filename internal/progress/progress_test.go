@@ -448,3 +448,25 @@ func TestStatusLineFits(t *testing.T) {
 		}
 	}
 }
+
+// TestTotalEstimate: a total event gives an unknown-total plan a percent
+// without a line of its own and without resetting what is done.
+func TestTotalEstimate(t *testing.T) {
+	var buf bytes.Buffer
+	r := New(&buf, Lines)
+	r.Handle(destination.Event{Kind: destination.EventPlan, Set: "s", Mode: "baseline", Total: -1, TotalBytes: -1})
+	for range 10 {
+		r.Handle(destination.Event{Kind: destination.EventFetched, Set: "s"})
+	}
+	r.Handle(destination.Event{Kind: destination.EventTotal, Set: "s", Total: 40})
+	r.mu.Lock()
+	total, done := r.total, r.handledLocked()-r.base
+	r.mu.Unlock()
+	r.Close()
+	if total != 40 || done != 10 {
+		t.Fatalf("total %d done %d", total, done)
+	}
+	if strings.Contains(buf.String(), "total") {
+		t.Errorf("a line for the total event:\n%s", buf.String())
+	}
+}
