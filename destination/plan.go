@@ -294,19 +294,31 @@ type clRef struct {
 	from, until rs.Time
 }
 
-// changes collected from Change Lists: the last change per URI.
+// changes collected from Change Lists: the last change per URI, spooled
+// to disk. The caller closes it.
 type changeSet struct {
-	byURI map[string]*rs.Entry
+	*changeSpool
 	until time.Time // everything before it is covered
 	gap   string
 	lists int
 }
 
+func (e *engine) newChangeSet(until time.Time) *changeSet {
+	return &changeSet{changeSpool: newChangeSpool(e.scratch), until: until}
+}
+
 // collectChanges reads the Change Lists that cover changes at or after
 // from, checks that they are contiguous, and keeps the last change per URI.
-// Memory grows with the number of changed resources, not the collection.
-func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) (*changeSet, error) {
-	cs := &changeSet{byURI: map[string]*rs.Entry{}, until: from}
+func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) (cs *changeSet, err error) {
+	cs = e.newChangeSet(from)
+	defer func() {
+		if err == nil {
+			err = cs.flush()
+		}
+		if err != nil {
+			cs.close()
+		}
+	}()
 	var refs []clRef
 	seen := map[string]bool{}
 	addRefs := func(u string) error {
@@ -403,10 +415,9 @@ func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) 
 					last = t.Time()
 				}
 				// Several changes to one resource resolve to the last.
-				if old := cs.byURI[en.Loc]; old != nil && old.EventTime().After(t) {
-					continue
+				if err := cs.add(en); err != nil {
+					return fmt.Errorf("%w: %v", ErrState, err)
 				}
-				cs.byURI[en.Loc] = en
 			}
 		}()
 		if err != nil {
@@ -450,26 +461,19 @@ func (e *engine) incremental(ctx context.Context, s setInfo, cp *Checkpoint, sr 
 		}
 		return "", fmt.Errorf("%w: %w", ErrDiscovery, err)
 	}
+	defer cs.close()
 	if cs.gap != "" {
 		return cs.gap, nil
 	}
-	list := make([]*rs.Entry, 0, len(cs.byURI))
-	for _, en := range cs.byURI {
-		list = append(list, en)
-	}
-	sort.Slice(list, func(i, k int) bool { return list[i].EventTime().Before(list[k].EventTime()) })
-	e.emit(Event{Kind: EventPlan, Set: s.Name, Mode: "incremental", Total: int64(len(list)), TotalBytes: -1})
+	e.emit(Event{Kind: EventPlan, Set: s.Name, Mode: "incremental", Total: int64(cs.len()), TotalBytes: -1})
 	p := e.newPass(ctx, s.Name, sr)
-	for _, en := range list {
+	// Oldest first, so that the checkpoint can stop before a failure.
+	err = cs.each(func(en *rs.Entry) error {
 		if en.MD.Change == rs.Deleted {
-			err = p.deleteURI(en)
-		} else {
-			err = p.planSync(en, false)
+			return p.deleteURI(en)
 		}
-		if err != nil {
-			break
-		}
-	}
+		return p.planSync(en, false)
+	})
 	if ferr := p.finish(); err == nil {
 		err = ferr
 	}
@@ -499,7 +503,7 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 	}
 	defer d.Close()
 	at := d.Head.MD.At.Time()
-	cs := &changeSet{byURI: map[string]*rs.Entry{}, until: at}
+	cs := e.newChangeSet(at)
 	if s.ChangeList != "" && !at.IsZero() {
 		if cs, err = e.collectChanges(ctx, s, at); err != nil {
 			return fmt.Errorf("%w: %w", ErrDiscovery, err)
@@ -508,6 +512,7 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 			sr.Gap = cs.gap
 		}
 	}
+	defer cs.close()
 	e.plan(s.Name, "audit")
 	e.phase(s.Name, "audit against %s", s.ResourceList)
 	failedBefore := sr.Failed
@@ -524,8 +529,14 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 		return p.submit(job{uri: en.Loc, rel: rel, e: *en, checkLocal: true, audit: true})
 	}
 	err = e.eachEntryEst(ctx, d, 0, &estimator{e: e, set: s.Name}, func(en *rs.Entry) error {
-		if c := cs.byURI[en.Loc]; c != nil {
-			delete(cs.byURI, en.Loc)
+		c, err := cs.get(en.Loc)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrState, err)
+		}
+		if c != nil {
+			if err := cs.remove(en.Loc); err != nil {
+				return fmt.Errorf("%w: %v", ErrState, err)
+			}
 			if c.MD.Change == rs.Deleted {
 				return nil
 			}
@@ -533,13 +544,19 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 		}
 		return check(en)
 	})
-	for _, en := range cs.byURI {
-		if err != nil {
-			break
+	// Resources created after the Resource List.
+	if err == nil {
+		if err = cs.flush(); err != nil {
+			err = fmt.Errorf("%w: %v", ErrState, err)
 		}
-		if en.MD.Change != rs.Deleted {
-			err = check(en)
-		}
+	}
+	if err == nil {
+		err = cs.each(func(en *rs.Entry) error {
+			if en.MD.Change == rs.Deleted {
+				return nil
+			}
+			return check(en)
+		})
 	}
 	if ferr := p.finish(); err == nil {
 		err = ferr

@@ -22,23 +22,41 @@ var (
 )
 
 func newSeen(dir string) (*seenSet, error) {
-	f, err := os.CreateTemp(dir, "seen-*.db")
+	db, path, err := openScratch(dir, "seen-*.db", bucketSeen)
 	if err != nil {
 		return nil, err
+	}
+	return &seenSet{db: db, path: path}, nil
+}
+
+// openScratch creates a database for data that nothing needs after the
+// run, with the given buckets.
+func openScratch(dir, pattern string, buckets ...[]byte) (*bolt.DB, string, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, "", err
 	}
 	f.Close()
 	// Scratch data: nothing here needs to survive a crash.
 	db, err := bolt.Open(f.Name(), 0o600, &bolt.Options{NoSync: true, NoFreelistSync: true, NoGrowSync: true})
 	if err != nil {
 		os.Remove(f.Name())
-		return nil, err
+		return nil, "", err
 	}
-	if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket(bucketSeen); return err }); err != nil {
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range buckets {
+			if _, err := tx.CreateBucket(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		db.Close()
 		os.Remove(f.Name())
-		return nil, err
+		return nil, "", err
 	}
-	return &seenSet{db: db, path: f.Name()}, nil
+	return db, f.Name(), nil
 }
 
 func (s *seenSet) add(rel string) error {

@@ -148,6 +148,9 @@ type engine struct {
 	fd     int // DEST, for syncfs; -1 when nothing is written
 	seen   *seenSet
 	tmpDir string
+	// scratch holds the run's scratch databases: tmpDir, or the system's
+	// temporary directory when DEST must not be touched.
+	scratch string
 
 	retries atomic.Int64
 }
@@ -333,6 +336,7 @@ func (m *Mirror) begin(rep *Report) (func() error, error) {
 		}
 		scratch = e.tmpDir
 	}
+	e.scratch = scratch
 	if err := m.mark(rep); err != nil {
 		return nil, err
 	}

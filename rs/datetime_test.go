@@ -1,6 +1,7 @@
 package rs
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -123,5 +124,41 @@ func FuzzParseTime(f *testing.F) {
 		if !again.Same(tm) {
 			t.Fatalf("round trip %q -> %q changed the value", s, out)
 		}
+		text, err := tm.MarshalText()
+		if err != nil {
+			t.Fatalf("MarshalText(%q): %v", s, err)
+		}
+		var back Time
+		if err := back.UnmarshalText(text); err != nil || !back.Same(tm) {
+			t.Fatalf("text round trip %q -> %q -> %v, %v", s, text, back, err)
+		}
 	})
+}
+
+func TestTimeJSON(t *testing.T) {
+	type doc struct{ A, B Time }
+	tm, err := ParseTime("2013-01-03T09:00:00.120+05:30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(doc{A: tm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"A":"2013-01-03T09:00:00.120+05:30","B":""}`; string(b) != want {
+		t.Fatalf("json = %s, want %s", b, want)
+	}
+	var got doc
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !got.A.Same(tm) || !got.B.IsZero() {
+		t.Fatalf("round trip: %v %v", got.A, got.B)
+	}
+	if err := json.Unmarshal([]byte(`{"A":"2013-13"}`), &got); !errors.Is(err, ErrDateTime) {
+		t.Fatalf("bad month: %v", err)
+	}
+	if _, err := NewTime(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)).MarshalText(); err == nil {
+		t.Fatal("year 10000 marshalled")
+	}
 }
