@@ -113,7 +113,7 @@ func TestChangeSpoolEmpty(t *testing.T) {
 // Catching up on many changes must not hold them in memory.
 func TestChangeSpoolMemory(t *testing.T) {
 	n := 200000
-	if testing.Short() {
+	if testing.Short() { // the race run: fewer changes, same bound
 		n = 50000
 	}
 	s := newChangeSpool(t.TempDir())
