@@ -23,7 +23,9 @@ const syncHelp = `Mirrors a ResourceSync Source into DEST and keeps it in step.
 SOURCE is the Source's base URL, its /.well-known/resourcesync, a Source
 Description, a Capability List, or a Resource List / Change List given
 directly. Discovery also follows Link headers, <link rel="resourcesync"> in
-HTML and Sitemap: lines in robots.txt.
+HTML and Sitemap: lines in robots.txt. A document named explicitly (a
+.xml/.gz file or a .well-known/resourcesync) that cannot be fetched is an
+error: only a base URL or a web page is searched beside.
 
 The first run makes a baseline copy (from a Resource Dump when one is
 offered, then the Resource List); later runs apply the Change Lists published
