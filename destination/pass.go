@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -109,11 +110,12 @@ func (p *pass) committer() {
 			batch = batch[:0]
 			return
 		}
-		// The files a record names must be durable before the record is.
-		if p.fsyncEach {
-			// Each file was fsynced before its rename.
-		} else if err := p.e.syncfs(); err != nil {
-			p.commitErr = fmt.Errorf("%w: syncfs: %v", ErrState, err)
+		// The files a record names must be durable before the record is:
+		// with one syncfs, or, when each file was fsynced before its
+		// rename, by fsyncing the directories that hold the new names.
+		// Either way the batch is recorded.
+		if err := p.durable(batch); err != nil {
+			p.commitErr = fmt.Errorf("%w: %v", ErrState, err)
 		} else if err := p.e.st.apply(batch); err != nil {
 			p.commitErr = fmt.Errorf("%w: %v", ErrState, err)
 		}
@@ -134,6 +136,36 @@ func (p *pass) committer() {
 			flush()
 		}
 	}
+}
+
+// durable makes the files the batch records durable.
+func (p *pass) durable(batch []stateOp) error {
+	if !p.fsyncEach && !p.e.opt.FsyncEach {
+		if err := p.e.syncfs(); err != nil {
+			return fmt.Errorf("syncfs: %v", err)
+		}
+		return nil
+	}
+	// The files' bytes were fsynced; their names (and any directory
+	// created for them) are entries of directories up to DEST.
+	dirs := map[string]bool{}
+	for _, op := range batch {
+		if op.rec == nil {
+			continue // a lost removal leaves a file the state does not name: kept, never deleted
+		}
+		for d := filepath.Dir(p.e.m.Path(op.rec.Path)); !dirs[d]; d = filepath.Dir(d) {
+			dirs[d] = true
+			if d == p.e.m.Root() || !p.e.inDest(d) {
+				break
+			}
+		}
+	}
+	for d := range dirs {
+		if err := syncDir(d); err != nil {
+			return fmt.Errorf("fsync %s: %v", d, err)
+		}
+	}
+	return nil
 }
 
 func (p *pass) record(uri string, r *Record) {
