@@ -31,7 +31,17 @@ type job struct {
 	// bytes (left by a run that crashed before recording it).
 	checkLocal bool
 	audit      bool // report the local status; fetch only with Repair
+	// foreign is a file at the path that the state does not name as this
+	// URI's: it is adopted only with the right bytes and never
+	// overwritten (unless a crashed run may have left it).
+	foreign bool
+	// notOwned carries the record's NotOwned over to the new record.
+	notOwned bool
 }
+
+// ErrNotOwned is a file in DEST at a resource's path that resourcesync did
+// not write and that differs from the Source's: it is not overwritten.
+var ErrNotOwned = errors.New("not written by resourcesync")
 
 // pass runs jobs on the engine's workers and commits their results to the
 // state in batches, after the files are durable.
@@ -215,17 +225,30 @@ func (p *pass) work(j job) {
 		if j.audit {
 			p.auditResult(j, status)
 		}
-		if status == AuditInSync || (status == AuditUnverifiable && j.audit) {
+		if status == AuditInSync || (status == AuditUnverifiable && j.audit && !j.foreign) {
 			rec.Set, rec.Path = p.set, j.rel
 			fillRemote(&rec, &j.e)
+			rec.NotOwned = j.notOwned || j.foreign && !p.e.leftByCrash(&j.e, &rec)
 			p.record(j.uri, &rec)
 			if !j.audit {
 				p.count(func(sr *SetReport) { sr.Adopted++; sr.Skipped++ })
-				p.e.emit(Event{Kind: EventSkipped, Set: p.set, URI: j.uri, Path: j.rel, Bytes: rec.Length, Message: "already here with the right bytes"})
+				msg := "already here with the right bytes"
+				if rec.NotOwned {
+					msg += " (not written by resourcesync: it will never be deleted)"
+				}
+				p.e.emit(Event{Kind: EventSkipped, Set: p.set, URI: j.uri, Path: j.rel, Bytes: rec.Length, Message: msg})
 			}
 			return
 		}
 		if j.audit && !p.e.opt.Repair {
+			return
+		}
+		if j.foreign && status != AuditMissing && !p.e.crashed {
+			why := "differs from the Source's"
+			if status == AuditUnverifiable {
+				why = "cannot be compared with the Source's (no hash, no length)"
+			}
+			p.fail(j.uri, j.rel, j.e.EventTime(), fmt.Errorf("%w: %s is here already and %s: not overwritten (move it away to mirror the Source's)", ErrNotOwned, j.rel, why))
 			return
 		}
 	}
@@ -250,9 +273,17 @@ func (p *pass) work(j job) {
 	p.installed(j, res)
 }
 
+// leftByCrash reports whether a file the state does not name, found with
+// the bytes of entry e, is one this tool installed in a run that was
+// killed before recording it: the previous run did not finish, and the
+// file has the mtime an install gives it (the entry's lastmod).
+func (e *engine) leftByCrash(en *rs.Entry, found *Record) bool {
+	return e.crashed && (en.LastMod.IsZero() || found.MTime == en.LastMod.Time().UnixNano())
+}
+
 // installed records a file that is now in place.
 func (p *pass) installed(j job, res fetch.Result) {
-	rec := Record{Set: p.set, Path: j.rel, Length: res.Length, SHA256: res.SHA256, MD5: res.MD5, SHA1: res.SHA1}
+	rec := Record{Set: p.set, Path: j.rel, Length: res.Length, SHA256: res.SHA256, MD5: res.MD5, SHA1: res.SHA1, NotOwned: j.notOwned}
 	fillRemote(&rec, &j.e)
 	if mt := j.e.LastMod.Time(); !mt.IsZero() {
 		rec.MTime = mt.UnixNano() // fetch set it as the file's mtime

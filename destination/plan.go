@@ -141,11 +141,18 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 		return nil
 	}
 	j := job{uri: en.Loc, rel: rel, e: *en}
-	// A file already here without a matching record (left by a run that
-	// was killed before recording it, or copied in by hand) is hashed
-	// before anything is downloaded.
-	if fi, err := os.Lstat(abs); err == nil && fi.Mode().IsRegular() && (!en.MD.HasLength || fi.Size() == en.MD.Length) && hasDigest(en) {
-		j.checkLocal = true
+	if ok && rec.Path == rel {
+		j.notOwned = rec.NotOwned
+		// Ours, but changed here or at the Source: when the size still
+		// fits, hash it before downloading anything.
+		if fi, err := os.Lstat(abs); err == nil && fi.Mode().IsRegular() && (!en.MD.HasLength || fi.Size() == en.MD.Length) && hasDigest(en) {
+			j.checkLocal = true
+		}
+	} else if _, err := os.Lstat(abs); err == nil {
+		// A file the state does not name: left by a run that was killed
+		// before recording it, or someone else's. It is hashed, adopted
+		// with the right bytes, and otherwise not overwritten.
+		j.checkLocal, j.foreign = true, true
 	}
 	return p.submit(j)
 }
@@ -196,13 +203,17 @@ func (p *pass) deleteRecord(uri string, rec Record, why string, hold rs.Time) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		p.record(uri, nil)
+	case rec.NotOwned:
+		p.kept(uri, rec.Path, why+"; kept because resourcesync did not write it (it was here already with the Source's bytes)")
+		p.record(uri, nil)
+		return
 	case !unchangedHere(abs, &rec):
 		p.kept(uri, rec.Path, why+"; kept because it was changed here after it was installed")
 		p.record(uri, nil)
 		return
 	case !p.e.opt.DryRun:
 		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			p.fail(uri, rec.Path, hold, fmt.Errorf("deleted at the Source, but not removed here: %w", err))
+			p.fail(uri, rec.Path, hold, fmt.Errorf("%s, but not removed here: %w", why, err))
 			return
 		}
 		p.e.removeEmptyParents(abs)
@@ -635,7 +646,17 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 		if err := e.seen.add(rel); err != nil {
 			return fmt.Errorf("%w: %v", ErrState, err)
 		}
-		return p.submit(job{uri: en.Loc, rel: rel, e: *en, checkLocal: true, audit: true})
+		j := job{uri: en.Loc, rel: rel, e: *en, checkLocal: true, audit: true}
+		rec, ok, err := e.st.get(en.Loc)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrState, err)
+		}
+		if ok && rec.Path == rel {
+			j.notOwned = rec.NotOwned
+		} else {
+			j.foreign = true
+		}
+		return p.submit(j)
 	}
 	err = e.eachEntryEst(ctx, d, 0, &estimator{e: e, set: s.Name}, func(en *rs.Entry) error {
 		c, err := cs.get(en.Loc)

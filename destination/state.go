@@ -36,6 +36,9 @@ type Record struct {
 	// MTime is the file's modification time as installed (Unix ns); with
 	// Length it tells cheaply whether someone else changed the file since.
 	MTime int64 `json:"mtime"`
+	// NotOwned marks a file that was here before resourcesync, with the
+	// bytes the Source lists: it is kept in step, but never deleted.
+	NotOwned bool `json:"notowned,omitempty"`
 }
 
 // Checkpoint is a set's synchronized point.

@@ -153,6 +153,10 @@ type engine struct {
 	scratch string
 
 	retries atomic.Int64
+	// crashed is set when this session found that the previous one did
+	// not finish: files it installed but had not recorded may be here,
+	// and only then is a file the state does not name taken as ours.
+	crashed bool
 }
 
 func (e *engine) emit(ev Event) {
@@ -301,6 +305,7 @@ func (m *Mirror) mark(rep *Report) error {
 		return nil
 	}
 	if dirty, _ := e.st.meta("running"); dirty != "" {
+		e.crashed = true
 		e.phase("", "previous run did not finish: removing temporary files")
 		n, _ := fetch.CleanTemp(e.m.Root())
 		if rep != nil {
