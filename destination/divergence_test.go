@@ -366,3 +366,99 @@ func TestBaselineCatchesUp(t *testing.T) {
 		t.Fatalf("unexplained failure: %+v", sr)
 	}
 }
+
+const capListCL = `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="capabilitylist"/>
+  <url><loc>{base}resourcelist.xml</loc><rs:md capability="resourcelist"/></url>
+  <url><loc>{base}changelist.xml</loc><rs:md capability="changelist"/></url>
+</urlset>`
+
+func changeList(entries ...string) string {
+	return `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="changelist" from="2026-01-01T00:00:00Z" until="2026-01-02T00:00:00Z"/>
+` + strings.Join(entries, "\n") + `
+</urlset>`
+}
+
+// TestEquivalentURIsOneResource: /aA and /a%41 are one resource (RFC 3986
+// §6.2.2.2): one file, one record, one download, in a list and across
+// lists; two URIs that are not equivalent but map to one file are
+// refused as a failure of the later one, in one list and against the
+// state (issue 9, item 13).
+func TestEquivalentURIsOneResource(t *testing.T) {
+	t.Run("equivalent", func(t *testing.T) {
+		base := staticSource(t, map[string]string{
+			"/capabilitylist.xml": capListCL,
+			"/resourcelist.xml": strings.ReplaceAll(resourceList("{base}aA.txt", "{base}a%41.txt", "{base}b.txt"),
+				"</loc>", "</loc><lastmod>2025-06-01T00:00:00Z</lastmod>"),
+			// The change names b.txt as %62.txt: the same resource.
+			"/changelist.xml": changeList(`<url><loc>{base}%62.txt</loc><lastmod>2026-01-01T12:00:00Z</lastmod><rs:md change="updated" datetime="2026-01-01T12:00:00Z"/></url>`),
+			"/aA.txt":         "A",
+			"/a%41.txt":       "A",
+			"/b.txt":          "b, updated",
+			"/%62.txt":        "b, updated",
+		})
+		dest := t.TempDir()
+		sr := one(t, mustSync(t, base+"capabilitylist.xml", syncOpts(t, dest)))
+		if sr.Failed != 0 || sr.Fetched != 2 {
+			t.Fatalf("%+v", sr)
+		}
+		if got := tree(t, dest); len(got) != 2 || string(got["aA.txt"]) != "A" || string(got["b.txt"]) != "b, updated" {
+			t.Fatalf("DEST holds %v", got)
+		}
+		// Nothing is downloaded again, and nothing deleted.
+		opt := syncOpts(t, dest)
+		opt.Mode = destination.ModeBaseline
+		sr = one(t, mustSync(t, base+"capabilitylist.xml", opt))
+		if sr.Failed != 0 || sr.Fetched != 0 || sr.Deleted != 0 || sr.Kept != 0 {
+			t.Fatalf("second baseline: %+v", sr)
+		}
+	})
+	t.Run("collision", func(t *testing.T) {
+		base := staticSource(t, map[string]string{
+			"/capabilitylist.xml": capListCL,
+			// a;b and a%3Bb are different URIs (';' is reserved) that
+			// map to the same file name.
+			"/resourcelist.xml": resourceList("{base}a;b.txt", "{base}a%3Bb.txt", "{base}c.txt"),
+			"/changelist.xml":   changeList(`<url><loc>{base}c%3F.txt</loc><rs:md change="created" datetime="2026-01-01T12:00:00Z"/></url>`, `<url><loc>{base}c%3f%3F.txt</loc><rs:md change="created" datetime="2026-01-01T12:00:00Z"/></url>`),
+			"/a;b.txt":          "semicolon",
+			"/a%3Bb.txt":        "escaped semicolon",
+			"/c.txt":            "c",
+			"/c%3F.txt":         "c?",
+			"/c%3F%3F.txt":      "c??",
+		})
+		dest := t.TempDir()
+		sr := one(t, mustSync(t, base+"capabilitylist.xml", syncOpts(t, dest)))
+		if sr.Failed != 1 || len(sr.Failures) != 1 || !strings.Contains(sr.Failures[0].Error, "both map to a;b.txt") || !strings.HasSuffix(sr.Failures[0].URI, "/a%3Bb.txt") {
+			t.Fatalf("%+v", sr)
+		}
+		t.Logf("failure: %s", sr.Failures[0].Error)
+		if b, _ := os.ReadFile(filepath.Join(dest, "a;b.txt")); string(b) != "semicolon" {
+			t.Fatalf("a;b.txt = %q", b)
+		}
+	})
+	t.Run("against the state", func(t *testing.T) {
+		base := staticSource(t, map[string]string{
+			"/capabilitylist.xml": capListCL,
+			"/resourcelist.xml":   resourceList("{base}a;b.txt"),
+			// Created after the list under a name that maps to the
+			// recorded file.
+			"/changelist.xml": changeList(`<url><loc>{base}a%3Bb.txt</loc><rs:md change="created" datetime="2026-01-01T12:00:00Z"/></url>`),
+			"/a;b.txt":        "semicolon",
+			"/a%3Bb.txt":      "escaped semicolon",
+		})
+		dest := t.TempDir()
+		sr := one(t, mustSync(t, base+"capabilitylist.xml", syncOpts(t, dest)))
+		if sr.Failed != 1 || len(sr.Failures) != 1 || !errorsIsText(sr.Failures[0].Error, destination.ErrPathCollision) || !strings.HasSuffix(sr.Failures[0].URI, "/a%3Bb.txt") {
+			t.Fatalf("%+v", sr)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dest, "a;b.txt")); string(b) != "semicolon" {
+			t.Fatalf("a;b.txt = %q", b)
+		}
+	})
+}
+
+// errorsIsText reports whether a reported error message carries err's.
+func errorsIsText(msg string, err error) bool { return strings.Contains(msg, err.Error()) }

@@ -65,6 +65,7 @@ func (e *engine) installPackage(ctx context.Context, s setInfo, sr *SetReport, p
 		if r == nil || en.MD.Change == rs.Deleted {
 			return nil
 		}
+		en.Loc = e.m.Key(en.Loc)
 		rel, err := e.m.Rel(en.Loc)
 		if err != nil {
 			p.fail(en.Loc, "", rs.Time{}, err)

@@ -56,6 +56,7 @@ func (m *Mirror) Apply(ctx context.Context, set string, head *rs.Head, entries [
 	last := map[string]*rs.Entry{}
 	var order []string
 	for _, en := range entries {
+		en.Loc = e.m.Key(en.Loc)
 		if t := changeTime(en); !t.IsZero() && t.Time().Before(cp.Until) {
 			continue
 		}

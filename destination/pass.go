@@ -66,6 +66,32 @@ type pass struct {
 	mu        sync.Mutex
 	failedAt  rs.Time // earliest change datetime among failures
 	commitErr error
+
+	// claimed maps the paths this pass's changes touch to their URIs
+	// (created on demand; a baseline's list uses the run's seen set).
+	claimed *seenSet
+}
+
+// claims returns the set of paths claimed in this pass: the run's seen
+// set for a list that is tracked, else the pass's own.
+func (p *pass) claims(track bool) (*seenSet, error) {
+	if track {
+		return p.e.seen, nil
+	}
+	if p.claimed == nil {
+		dir := p.e.tmpDir
+		if dir == "" {
+			dir = os.TempDir()
+		} else if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		s, err := newSeen(dir)
+		if err != nil {
+			return nil, err
+		}
+		p.claimed = s
+	}
+	return p.claimed, nil
 }
 
 const maxFailuresListed = 100
@@ -95,6 +121,10 @@ func (p *pass) finish() error {
 	p.wg.Wait()
 	close(p.ops)
 	<-p.done
+	if p.claimed != nil {
+		p.claimed.close()
+		p.claimed = nil
+	}
 	if p.commitErr != nil {
 		return p.commitErr
 	}

@@ -108,6 +108,7 @@ func (e *engine) eachEntryEst(ctx context.Context, d *doc, depth int, est *estim
 			}
 			continue
 		}
+		en.Loc = e.m.Key(en.Loc)
 		if err := fn(en); err != nil {
 			return err
 		}
@@ -125,10 +126,36 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 		p.fail(en.Loc, "", rs.Time{}, err)
 		return nil
 	}
-	if track {
-		if err := p.e.seen.add(rel); err != nil {
-			return fmt.Errorf("%w: %v", ErrState, err)
-		}
+	// Two URIs that are not equivalent (NormalizeURI) but map to one
+	// file: the one named first keeps it. A baseline's list replaces
+	// what the state recorded; a change must not take a file another
+	// recorded URI still names (unless this pass deleted that one).
+	claims, err := p.claims(track)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
+	wasReleased := !track && claims.get(rel) == released
+	prev, err := claims.claim(rel, en.Loc)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
+	owner, err := p.e.st.pathOwner(rel)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
+	if prev == en.Loc {
+		// Listed twice (perhaps spelled two equivalent ways): once is
+		// enough.
+		p.count(func(sr *SetReport) { sr.Skipped++ })
+		p.e.emit(Event{Kind: EventSkipped, Set: p.set, URI: en.Loc, Path: rel, Message: "listed more than once"})
+		return nil
+	}
+	if prev == "" && !track && !wasReleased && owner != en.Loc {
+		prev = owner
+	}
+	if prev != "" {
+		p.fail(en.Loc, rel, rs.Time{}, fmt.Errorf("%w: %s and %s both map to %s", ErrPathCollision, prev, en.Loc, rel))
+		return nil
 	}
 	abs := p.e.m.Path(rel)
 	rec, ok, err := p.e.st.get(en.Loc)
@@ -148,11 +175,15 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 		if fi, err := os.Lstat(abs); err == nil && fi.Mode().IsRegular() && (!en.MD.HasLength || fi.Size() == en.MD.Length) && hasDigest(en) {
 			j.checkLocal = true
 		}
-	} else if _, err := os.Lstat(abs); err == nil {
+	} else if _, err := os.Lstat(abs); err == nil && owner == "" {
 		// A file the state does not name: left by a run that was killed
 		// before recording it, or someone else's. It is hashed, adopted
 		// with the right bytes, and otherwise not overwritten.
 		j.checkLocal, j.foreign = true, true
+	} else if err == nil {
+		// Recorded under another spelling of the URI that the list no
+		// longer uses: ours; the new record replaces that one.
+		j.checkLocal = hasDigest(en)
 	}
 	return p.submit(j)
 }
@@ -171,6 +202,16 @@ func (p *pass) deleteURI(en *rs.Entry) error {
 	rec, ok, err := p.e.st.get(en.Loc)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrState, err)
+	}
+	if ok && rec.Path == rel {
+		// Another URI of this pass may take the path now.
+		claims, err := p.claims(false)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrState, err)
+		}
+		if err := claims.add(rel, released); err != nil {
+			return fmt.Errorf("%w: %v", ErrState, err)
+		}
 	}
 	if !ok {
 		if _, err := os.Lstat(p.e.m.Path(rel)); err == nil {
@@ -293,7 +334,7 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 			// Changed after the list: the change is applied below. The
 			// path counts as listed, so the sweep leaves it to the change.
 			if rel, err := e.m.Rel(en.Loc); err == nil {
-				if err := e.seen.add(rel); err != nil {
+				if err := e.seen.add(rel, en.Loc); err != nil {
 					return fmt.Errorf("%w: %v", ErrState, err)
 				}
 			}
@@ -507,6 +548,7 @@ func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) 
 					last = t.Time()
 				}
 				// Several changes to one resource resolve to the last.
+				en.Loc = e.m.Key(en.Loc)
 				if err := cs.add(en); err != nil {
 					return fmt.Errorf("%w: %v", ErrState, err)
 				}
@@ -643,8 +685,13 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 			p.fail(en.Loc, "", rs.Time{}, err)
 			return nil
 		}
-		if err := e.seen.add(rel); err != nil {
+		if prev, err := e.seen.claim(rel, en.Loc); err != nil {
 			return fmt.Errorf("%w: %v", ErrState, err)
+		} else if prev == en.Loc {
+			return nil // listed twice
+		} else if prev != "" {
+			p.fail(en.Loc, rel, rs.Time{}, fmt.Errorf("%w: %s and %s both map to %s", ErrPathCollision, prev, en.Loc, rel))
+			return nil
 		}
 		j := job{uri: en.Loc, rel: rel, e: *en, checkLocal: true, audit: true}
 		rec, ok, err := e.st.get(en.Loc)
@@ -735,7 +782,7 @@ func (e *engine) auditExtras(ctx context.Context, sr *SetReport) error {
 	if e.opt.Set != "" {
 		return nil // other sets' files would look extra
 	}
-	if err := e.st.each("", func(_ string, r Record) error { return e.seen.add(r.Path) }); err != nil {
+	if err := e.st.each("", func(uri string, r Record) error { return e.seen.add(r.Path, uri) }); err != nil {
 		return err
 	}
 	if err := e.seen.flush(); err != nil {
