@@ -26,9 +26,11 @@ directly. Discovery also follows Link headers, <link rel="resourcesync"> in
 HTML and Sitemap: lines in robots.txt.
 
 The first run makes a baseline copy (from a Resource Dump when one is
-offered, then the Resource List); later runs apply the Change Lists published
-since the last synchronized point. A gap (the Source no longer lists changes
-this copy needs) is reported and repaired against the current Resource List.
+offered, then the Resource List, caught up with the Change Lists written
+after it); later runs apply the Change Lists published since the last
+synchronized point. A gap (the Source no longer lists changes this copy
+needs, or answers 404 for the Change List it advertises) is reported and
+repaired against the current Resource List.
 --audit re-hashes DEST and compares it with the Source (add --repair to fix
 what differs).
 
@@ -36,7 +38,11 @@ Resources land at DEST/<path of the URI relative to the Source's base>; URIs
 outside the Source's authority or that would map outside DEST are refused.
 Every offered hash and length is verified while the body streams, files are
 installed with a rename, and state lives in DEST/.resourcesync (locked, so
-two runs cannot overlap). Only files this tool wrote are ever deleted.
+two runs cannot overlap). Only files this tool wrote are ever deleted: a
+file already in DEST with the Source's bytes is adopted but never deleted,
+one with other bytes is not overwritten (reported as a failure). URIs are
+compared in RFC 3986 normal form (/a%41 is /aA); two that are not equivalent
+but map to one file are refused.
 
 --follow keeps running after the first sync: it subscribes to each set's
 change-notification channel at the Source's WebSub hub (callback on --listen,
