@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -462,3 +463,54 @@ func TestEquivalentURIsOneResource(t *testing.T) {
 
 // errorsIsText reports whether a reported error message carries err's.
 func errorsIsText(msg string, err error) bool { return strings.Contains(msg, err.Error()) }
+
+// TestNotificationDuringSync: a notification applied while a sync of the
+// same Mirror runs waits for it, and what either installs is recorded:
+// the Source's later deletion removes it.
+func TestNotificationDuringSync(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 200 {
+		writeFile(t, dir, fmt.Sprintf("f%03d.txt", i), []byte(fmt.Sprint("file ", i)))
+	}
+	ts, pub, notifyNow := notifiedSource(t, dir)
+	dest := t.TempDir()
+	ctx := context.Background()
+	m, err := destination.Open(ctx, ts.base, syncOpts(t, dest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, err := m.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		writeFile(t, dir, fmt.Sprintf("f%03d.txt", i), []byte(fmt.Sprint("file ", i, " v2")))
+	}
+	writeFile(t, dir, "p.txt", []byte("pushed"))
+	ts.update(t)
+	notifyNow()
+	h, es := parse(t, pub.payloads[len(pub.payloads)-1])
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if _, err := m.Sync(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	if sr, err := m.Apply(ctx, "default", h, es); err != nil || sr.Failed != 0 {
+		t.Errorf("apply: %+v %v", sr, err)
+	}
+	wg.Wait()
+	sameTree(t, dir, dest)
+	m.Close()
+
+	os.Remove(filepath.Join(dir, "p.txt"))
+	os.Remove(filepath.Join(dir, "f000.txt"))
+	ts.update(t)
+	sr := one(t, mustSync(t, ts.base, syncOpts(t, dest)))
+	if sr.Deleted != 2 || sr.Kept != 0 || sr.Failed != 0 {
+		t.Fatalf("after: %+v", sr)
+	}
+	sameTree(t, dir, dest)
+}

@@ -12,7 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -193,16 +193,16 @@ func (p *pass) durable(batch []stateOp) error {
 		if op.rec == nil {
 			continue // a lost removal leaves a file the state does not name: kept, never deleted
 		}
-		for d := filepath.Dir(p.e.m.Path(op.rec.Path)); !dirs[d]; d = filepath.Dir(d) {
-			dirs[d] = true
-			if d == p.e.m.Root() || !p.e.inDest(d) {
+		for d := path.Dir(op.rec.Path); !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true // "." is DEST itself
+			if d == "." {
 				break
 			}
 		}
 	}
 	for d := range dirs {
-		if err := syncDir(d); err != nil {
-			return fmt.Errorf("fsync %s: %v", d, err)
+		if err := syncDir(p.e.m.Path(d)); err != nil {
+			return fmt.Errorf("fsync %s: %v", p.e.m.Path(d), err)
 		}
 	}
 	return nil
