@@ -17,9 +17,10 @@ type Limits struct {
 	MaxAttrs         int   // attributes (namespace declarations included) per element; default 64
 	MaxTokenBytes    int   // longest name, attribute value, text node, comment or PI; default 1 MiB
 	MaxDocumentBytes int64 // whole document; default 1 GiB; negative for no limit
-	// MaxLinks caps the rs:ln elements of one item, and those of the root;
-	// default 10,000. Links are kept with their item or the head, so this
-	// bounds memory as the streaming of items does for entries.
+	// MaxLinks caps the rs:ln elements of one item, and those of the root
+	// (ErrTooManyLinks beyond); default 10,000, also when negative. Links
+	// are kept with their item or the head, so this bounds memory as the
+	// streaming of items does for entries.
 	MaxLinks int
 }
 
@@ -45,7 +46,7 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxDocumentBytes == 0 {
 		l.MaxDocumentBytes = DefaultLimits.MaxDocumentBytes
 	}
-	if l.MaxLinks == 0 {
+	if l.MaxLinks <= 0 {
 		l.MaxLinks = DefaultLimits.MaxLinks
 	}
 	return l
