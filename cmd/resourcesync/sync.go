@@ -45,7 +45,9 @@ hub is unreachable (every --poll-interval), renews the lease, and
 unsubscribes on Ctrl-C.
 
 Exit status: 0 DEST is in sync; 1 the run finished with failures (or, with
---audit, differences); 2 usage, discovery or state error.`
+--audit, differences) or was interrupted (Ctrl-C, SIGTERM); 2 usage,
+discovery or state error, including a Source that does not answer within
+--timeout.`
 
 func syncCommand() *cli.Command {
 	return &cli.Command{
