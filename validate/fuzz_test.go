@@ -23,8 +23,15 @@ func FuzzDocument(f *testing.F) {
 		}
 		return nil
 	})
+	for _, d := range []string{
+		urlset([]string{md(`capability="resourcelist" from="2013-01-03T09:00:00Z"`)}, item("http://example.com/r", md(`hash="md5:xyz"`))),
+		urlset([]string{`<rs:ln rel="UP" href="cl.xml"/>`, md(`capability="resourceList" at="x"`)}, `<url><loc>a</loc><loc>b</loc><rs:ln rel="describedBy" href="m"/></url>`),
+		urlset([]string{md(`capability="capabilitylist" modified="2013-01-02T14:00:00Z"`)}, item("http://example.com/rl.xml", md(`capability="resource_list" hash=""`))),
+	} {
+		f.Add([]byte(d))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		opts := Options{Limits: rs.Limits{MaxTokenBytes: 4096, MaxDepth: 16, MaxDocumentBytes: 1 << 20}}
+		opts := Options{Limits: rs.Limits{MaxTokenBytes: 4096, MaxDepth: 16, MaxDocumentBytes: 1 << 20, MaxLinks: 8}}
 		errs := 0
 		info, err := Document("fuzz.xml", bytes.NewReader(b), opts, func(p Problem) {
 			if p.Rule == "" || (p.Severity != rs.SevError && p.Severity != rs.SevWarning) || p.Message == "" {
