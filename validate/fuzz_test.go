@@ -2,6 +2,7 @@ package validate
 
 import (
 	"bytes"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,26 @@ func FuzzDocument(f *testing.F) {
 		}
 		if err == nil && info.Errors != errs {
 			t.Fatalf("Info.Errors = %d, reported %d", info.Errors, errs)
+		}
+	})
+}
+
+// FuzzResourceSyncLinks: any Link header value yields absolute http(s)
+// URLs only, without panicking.
+func FuzzResourceSyncLinks(f *testing.F) {
+	for _, s := range []string{
+		`</sd.xml>; rel="resourcesync"`,
+		`</a.css>; rel=stylesheet, <http://h/x>; rel="up resourcesync"; type=x`,
+		`<javascript:x>; rel=resourcesync`, `<`, `<>;rel=`, `<a>, <b>; rel="resourcesync",`,
+	} {
+		f.Add(s)
+	}
+	base, _ := url.Parse("http://127.0.0.1/dir/page")
+	f.Fuzz(func(t *testing.T, v string) {
+		for _, u := range resourceSyncLinks(base, []string{v}) {
+			if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+				t.Fatalf("%q yields %q", v, u)
+			}
 		}
 	})
 }
