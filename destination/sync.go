@@ -16,6 +16,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/destination/discover"
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
+	"github.com/resourcesync-go/resourcesync/internal/origin"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
@@ -74,6 +75,16 @@ type Options struct {
 	// StallTimeout abandons and retries a download when no bytes arrive
 	// for this long (0: no limit but the context).
 	StallTimeout time.Duration
+	// MinRate abandons and retries a download (document or resource)
+	// whose body averages fewer bytes per second over a MinRateWindow
+	// (default 30s); 0: no limit.
+	MinRate       float64
+	MinRateWindow time.Duration
+	// AllowHosts are hosts (HOST or HOST:PORT) that redirects and
+	// rel="duplicate" locations may lead to besides the Source's own
+	// authority (scheme, host and port); others are refused with
+	// fetch.ErrOffOrigin.
+	AllowHosts []string
 	// Fetch tuning (zero: the fetch package's defaults).
 	Retries             int
 	BaseDelay, MaxDelay time.Duration
@@ -212,22 +223,33 @@ func Open(ctx context.Context, source string, opt Options) (*Mirror, error) {
 		return nil, errors.New("no destination directory")
 	}
 	e := &engine{opt: opt, fd: -1}
+	pol, err := origin.New(source, opt.AllowHosts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrDiscovery, source, err)
+	}
 	e.f = &fetch.Fetcher{Client: opt.Client, Retries: opt.Retries, BaseDelay: opt.BaseDelay, MaxDelay: opt.MaxDelay,
-		RatePerHost: opt.RatePerHost, StallTimeout: opt.StallTimeout}
+		RatePerHost: opt.RatePerHost, StallTimeout: opt.StallTimeout,
+		MinRate: opt.MinRate, MinRateWindow: opt.MinRateWindow, Origin: pol}
 	e.f.OnRetry = func(u string, attempt int, err error) {
 		e.retries.Add(1)
 		e.emit(Event{Kind: EventRetry, URI: u, Error: err.Error()})
 	}
 	e.fn = &fetch.Fetcher{Client: opt.Client, Retries: 1, BaseDelay: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond,
-		RatePerHost: opt.RatePerHost, StallTimeout: opt.StallTimeout, OnRetry: e.f.OnRetry}
+		RatePerHost: opt.RatePerHost, StallTimeout: opt.StallTimeout, OnRetry: e.f.OnRetry,
+		MinRate: opt.MinRate, MinRateWindow: opt.MinRateWindow, Origin: pol}
 	e.g = &discover.Getter{Client: opt.Client, Retries: opt.Retries, BaseDelay: opt.BaseDelay, MaxDelay: opt.MaxDelay,
-		OnRetry: e.f.OnRetry}
+		OnRetry: e.f.OnRetry, StallTimeout: opt.StallTimeout, MinRate: opt.MinRate, MinRateWindow: opt.MinRateWindow, Origin: pol}
 	base, sets, err := e.discover(ctx, source)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrDiscovery, source, err)
 	}
 	if opt.Base != "" {
 		base = opt.Base
+	}
+	// Resources live under the base (the Mapper refuses others), which
+	// discovery may have found on another authority than SOURCE's.
+	if err := pol.Add(base); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrDiscovery, err)
 	}
 	if opt.Set != "" {
 		var keep []setInfo
