@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -28,9 +27,11 @@ HTML and Sitemap: lines in robots.txt. A document named explicitly (a
 error: only a base URL or a web page is searched beside.
 
 The first run makes a baseline copy (from a Resource Dump when one is
-offered, then the Resource List); later runs apply the Change Lists published
-since the last synchronized point. A gap (the Source no longer lists changes
-this copy needs) is reported and repaired against the current Resource List.
+offered, then the Resource List, caught up with the Change Lists written
+after it); later runs apply the Change Lists published since the last
+synchronized point. A gap (the Source no longer lists changes this copy
+needs, or answers 404 for the Change List it advertises) is reported and
+repaired against the current Resource List.
 --audit re-hashes DEST and compares it with the Source (add --repair to fix
 what differs).
 
@@ -43,7 +44,11 @@ authority". A request whose response stalls for --timeout, or whose body
 trickles in below --min-rate, is abandoned and retried.
 Every offered hash and length is verified while the body streams, files are
 installed with a rename, and state lives in DEST/.resourcesync (locked, so
-two runs cannot overlap). Only files this tool wrote are ever deleted.
+two runs cannot overlap). Only files this tool wrote are ever deleted: a
+file already in DEST with the Source's bytes is adopted but never deleted,
+one with other bytes is not overwritten (reported as a failure). URIs are
+compared in RFC 3986 normal form (/a%41 is /aA); two that are not equivalent
+but map to one file are refused.
 
 --follow keeps running after the first sync: it subscribes to each set's
 change-notification channel at the Source's WebSub hub (callback on --listen,
@@ -53,7 +58,9 @@ hub is unreachable (every --poll-interval), renews the lease, and
 unsubscribes on Ctrl-C.
 
 Exit status: 0 DEST is in sync; 1 the run finished with failures (or, with
---audit, differences); 2 usage, discovery or state error.`
+--audit, differences) or was interrupted (Ctrl-C, SIGTERM); 2 usage,
+discovery or state error, including a Source that does not answer within
+--timeout.`
 
 func syncCommand() *cli.Command {
 	return &cli.Command{
@@ -170,6 +177,9 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	}
 	rep, err := destination.Sync(ctx, args[0], opt)
 	r.Close()
+	// Interrupted means Ctrl-C or SIGTERM (this command's context), not a
+	// request that timed out, which also wraps context.DeadlineExceeded.
+	interrupted := err != nil && ctx.Err() != nil
 	ok := err == nil && rep.OK(opt.Mode == destination.ModeAudit, opt.Repair)
 	if cmd.Bool("json") {
 		json.NewEncoder(stdout).Encode(struct {
@@ -179,10 +189,21 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 			Report *destination.Report `json:"report,omitempty"`
 		}{"summary", ok, errString(err), rep})
 	} else if rep != nil {
-		printReport(stdout, rep, audit, opt)
+		state := "in sync"
+		switch {
+		case interrupted:
+			state = "interrupted"
+		case err != nil:
+			state = "NOT in sync"
+		case opt.DryRun:
+			state = "unchanged (dry run)"
+		case !ok:
+			state = "NOT in sync"
+		}
+		printReport(stdout, rep, audit, opt, state)
 	}
 	switch {
-	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+	case interrupted:
 		return cli.Exit("interrupted; the next run resumes where this one stopped", exitProblems)
 	case err != nil:
 		return cli.Exit(err.Error(), exitUsage)
@@ -221,7 +242,10 @@ func (a *auditTable) add(e destination.Event) {
 	a.mu.Unlock()
 }
 
-func printReport(w io.Writer, rep *destination.Report, audit *auditTable, opt destination.Options) {
+// printReport prints the audit table, the failures, one summary line per
+// set and the final state line (the progress display does not print the
+// set summaries, so each is printed once).
+func printReport(w io.Writer, rep *destination.Report, audit *auditTable, opt destination.Options, state string) {
 	if len(audit.rows) > 0 {
 		sort.Slice(audit.rows, func(i, k int) bool { return audit.rows[i].Path < audit.rows[k].Path })
 		fmt.Fprintf(w, "%-13s %s\n", "STATUS", "PATH")
@@ -242,13 +266,6 @@ func printReport(w io.Writer, rep *destination.Report, audit *auditTable, opt de
 	}
 	for _, s := range rep.Sets {
 		fmt.Fprintf(w, "set %s: %s\n", s.Set, s.Summary(opt.DryRun))
-	}
-	state := "in sync"
-	if !rep.OK(opt.Mode == destination.ModeAudit, opt.Repair) {
-		state = "NOT in sync"
-	}
-	if opt.DryRun {
-		state = "unchanged (dry run)"
 	}
 	fmt.Fprintf(w, "%s: %s (%.1f s, %d retries)\n", rep.Dest, state, rep.Seconds, rep.Retries)
 }
