@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/linkheader"
 )
 
 const (
@@ -154,6 +156,10 @@ func (h *Hub) topicAllowed(topic string) bool {
 func (h *Hub) subscribe(w http.ResponseWriter, r *http.Request, mode string) {
 	f := r.PostForm
 	topic, callback := normalize(f.Get("hub.topic")), normalize(f.Get("hub.callback"))
+	// The callback is called exactly as the subscriber wrote it (its query
+	// may be a signature over its bytes); normalised, it only identifies
+	// the subscription.
+	rawCallback := strings.TrimSpace(f.Get("hub.callback"))
 	if _, err := checkURL("hub.topic", topic); err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
@@ -195,7 +201,7 @@ func (h *Hub) subscribe(w http.ResponseWriter, r *http.Request, mode string) {
 		}
 	}
 	lease := h.grantLease(f.Get("hub.lease_seconds"))
-	j := &job{Key: key, Mode: mode, Topic: topic, Callback: callback, Lease: lease,
+	j := &job{Key: key, Mode: mode, Topic: topic, Callback: rawCallback, Lease: lease,
 		VerifyToken: f.Get("hub.verify_token"), HasToken: f.Has("hub.verify_token"), NextAt: h.now()}
 	if mode == "subscribe" {
 		j.Secret = secret
@@ -234,33 +240,29 @@ func (h *Hub) grantLease(s string) int64 {
 // the body is the notification, Link rel="self" names the topic and
 // rel="hub" this hub.
 func (h *Hub) fatPing(w http.ResponseWriter, r *http.Request) {
-	if h.cfg.PublishToken != "" {
-		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(h.cfg.PublishToken)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="hub"`)
-			httpError(w, http.StatusUnauthorized, "publishing requires the publisher's bearer token")
-			return
-		}
+	if !h.publisher(w, r) {
+		return
 	}
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
 		httpError(w, http.StatusUnsupportedMediaType, "a published notification needs a Content-Type")
 		return
 	}
-	links := parseLinks(r.Header.Values("Link"))
+	// Every Link field counts: RFC 9110 §5.3 lets a sender split a list.
+	links := linkheader.Parse(nil, r.Header.Values("Link"))
 	var selfs, hubs []string
 	var extra []string
 	for _, l := range links {
 		switch {
-		case l.has("self"):
-			selfs = append(selfs, l.url)
-		case l.has("hub"):
-			hubs = append(hubs, l.url)
+		case l.HasRel("self"):
+			selfs = append(selfs, l.Target)
+		case l.HasRel("hub"):
+			hubs = append(hubs, l.Target)
 		default:
-			extra = append(extra, l.raw)
+			extra = append(extra, l.Raw)
 		}
-		if l.has("self") && l.has("hub") {
-			hubs = append(hubs, l.url)
+		if l.HasRel("self") && l.HasRel("hub") {
+			hubs = append(hubs, l.Target)
 		}
 	}
 	if len(selfs) != 1 {
@@ -318,10 +320,28 @@ func (h *Hub) fatPing(w http.ResponseWriter, r *http.Request) {
 	accepted(w, "stored")
 }
 
+// publisher checks the publisher's bearer token, when the hub has one, for
+// every kind of publish (fat and thin alike), and answers 401 otherwise.
+func (h *Hub) publisher(w http.ResponseWriter, r *http.Request) bool {
+	if h.cfg.PublishToken == "" {
+		return true
+	}
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(h.cfg.PublishToken)) == 1 {
+		return true
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="hub"`)
+	httpError(w, http.StatusUnauthorized, "publishing requires the publisher's bearer token")
+	return false
+}
+
 // thinPing handles hub.mode=publish with hub.url / hub.topic (repeated,
 // and Superfeedr's hub.url[]): the hub fetches each topic and distributes
 // its content (WS-HUB-30).
 func (h *Hub) thinPing(w http.ResponseWriter, r *http.Request) {
+	if !h.publisher(w, r) {
+		return
+	}
 	var topics []string
 	seen := map[string]bool{}
 	for _, k := range []string{"hub.url", "hub.url[]", "hub.topic"} {
@@ -453,64 +473,4 @@ func (h *Hub) publish(topic, ct, hubURL string, body []byte, links []string, kin
 		s.wake()
 	}
 	return e.Seq, nil
-}
-
-// link is one parsed Link value.
-type link struct {
-	url  string
-	rels []string
-	raw  string
-}
-
-func (l link) has(rel string) bool {
-	for _, r := range l.rels {
-		if strings.EqualFold(r, rel) {
-			return true
-		}
-	}
-	return false
-}
-
-// parseLinks parses Link header fields (RFC 8288): several fields,
-// several comma-separated links per field, rel as a space-separated list.
-func parseLinks(fields []string) []link {
-	var out []link
-	for _, f := range fields {
-		for len(f) > 0 {
-			f = strings.TrimLeft(f, " \t,")
-			if !strings.HasPrefix(f, "<") {
-				break
-			}
-			end := strings.IndexByte(f, '>')
-			if end < 0 {
-				break
-			}
-			l := link{url: f[1:end]}
-			start := 0
-			rest := f[end+1:]
-			// parameters up to the next comma outside quotes
-			i, inq := 0, false
-			for ; i < len(rest); i++ {
-				c := rest[i]
-				if c == '"' {
-					inq = !inq
-				} else if c == ',' && !inq {
-					break
-				}
-			}
-			params := rest[:i]
-			l.raw = strings.TrimSpace(f[start : end+1+i])
-			f = rest[i:]
-			for _, p := range strings.Split(params, ";") {
-				k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
-				if !ok || !strings.EqualFold(strings.TrimSpace(k), "rel") {
-					continue
-				}
-				v = strings.Trim(strings.TrimSpace(v), `"`)
-				l.rels = append(l.rels, strings.Fields(v)...)
-			}
-			out = append(out, l)
-		}
-	}
-	return out
 }
