@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/resourcesync-go/resourcesync/destination/discover"
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
 	"github.com/resourcesync-go/resourcesync/rs"
@@ -207,6 +205,9 @@ func Open(ctx context.Context, source string, opt Options) (*Mirror, error) {
 	if opt.Dest == "" {
 		return nil, errors.New("no destination directory")
 	}
+	if !haveSyncfs {
+		opt.FsyncEach = true // no batch flush on this platform
+	}
 	e := &engine{opt: opt, fd: -1}
 	e.f = &fetch.Fetcher{Client: opt.Client, Retries: opt.Retries, BaseDelay: opt.BaseDelay, MaxDelay: opt.MaxDelay,
 		RatePerHost: opt.RatePerHost, StallTimeout: opt.StallTimeout}
@@ -267,7 +268,7 @@ func Open(ctx context.Context, source string, opt Options) (*Mirror, error) {
 			m.Close()
 			return nil, fmt.Errorf("%w: %v", ErrState, err)
 		}
-		if e.fd, err = unix.Open(e.m.Root(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+		if e.fd, err = openSyncfs(e.m.Root()); err != nil {
 			m.Close()
 			return nil, fmt.Errorf("%w: %v", ErrState, err)
 		}
@@ -286,7 +287,7 @@ func (m *Mirror) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.e.fd >= 0 {
-		unix.Close(m.e.fd)
+		closeSyncfs(m.e.fd)
 		m.e.fd = -1
 	}
 	return errors.Join(m.unmark(), m.e.st.Close())
@@ -492,12 +493,13 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// syncfs makes everything written to DEST's file system durable.
+// syncfs makes everything written to DEST's file system durable (Linux;
+// elsewhere each file was fsynced before its rename).
 func (e *engine) syncfs() error {
 	if e.fd < 0 || e.opt.FsyncEach {
 		return nil
 	}
-	return unix.Syncfs(e.fd)
+	return syncfs(e.fd)
 }
 
 // sameStateDir guards against deleting anything outside DEST.
