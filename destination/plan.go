@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/destination/fetch"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
@@ -133,7 +133,7 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrState, err)
 	}
-	if ok && rec.Path == rel && sameRemote(en, &rec) && unchangedHere(abs, &rec) {
+	if ok && rec.Path == rel && sameRemote(en, &rec) && p.e.unchangedHere(abs, &rec) {
 		p.count(func(sr *SetReport) { sr.Skipped++ })
 		p.e.emit(Event{Kind: EventSkipped, Set: p.set, URI: en.Loc, Path: rel, Bytes: rec.Length})
 		return nil
@@ -142,7 +142,7 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 	// A file already here without a matching record (left by a run that
 	// was killed before recording it, or copied in by hand) is hashed
 	// before anything is downloaded.
-	if fi, err := os.Lstat(abs); err == nil && fi.Mode().IsRegular() && (!en.MD.HasLength || fi.Size() == en.MD.Length) && hasDigest(en) {
+	if fi, err := p.e.lstat(abs); err == nil && fi.Mode().IsRegular() && (!en.MD.HasLength || fi.Size() == en.MD.Length) && hasDigest(en) {
 		j.checkLocal = true
 	}
 	return p.submit(j)
@@ -164,7 +164,7 @@ func (p *pass) deleteURI(en *rs.Entry) error {
 		return fmt.Errorf("%w: %v", ErrState, err)
 	}
 	if !ok {
-		if _, err := os.Lstat(p.e.m.Path(rel)); err == nil {
+		if _, err := p.e.lstat(p.e.m.Path(rel)); err == nil {
 			p.kept(en.Loc, rel, "deleted at the Source, but not written by resourcesync: left alone")
 		} else {
 			p.count(func(sr *SetReport) { sr.Skipped++ })
@@ -190,16 +190,19 @@ func (p *pass) deleteRecord(uri string, rec Record, why string) {
 		p.record(uri, nil)
 		return
 	}
-	_, err := os.Lstat(abs)
+	_, err := p.e.lstat(abs)
 	switch {
+	case errors.Is(err, fetch.ErrSymlinkInDest):
+		p.fail(uri, rec.Path, rs.Time{}, err)
+		return
 	case errors.Is(err, fs.ErrNotExist):
 		p.record(uri, nil)
-	case !unchangedHere(abs, &rec):
+	case !p.e.unchangedHere(abs, &rec):
 		p.kept(uri, rec.Path, why+"; kept because it was changed here after it was installed")
 		p.record(uri, nil)
 		return
 	case !p.e.opt.DryRun:
-		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := p.e.dir.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			p.fail(uri, rec.Path, rs.Time{}, err)
 			return
 		}
@@ -573,7 +576,7 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 		if e.seen.has(r.Path) {
 			return nil
 		}
-		if _, err := os.Lstat(e.m.Path(r.Path)); err != nil {
+		if _, err := e.lstat(e.m.Path(r.Path)); err != nil {
 			p.record(uri, nil)
 			return nil
 		}
