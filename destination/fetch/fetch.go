@@ -331,4 +331,3 @@ func (f *Fetcher) get(ctx context.Context, u string, req Request, stall *stallTi
 	res.URL = u
 	return res, nil
 }
-
