@@ -253,3 +253,60 @@ func TestHostileDigests(t *testing.T) {
 		t.Errorf("unverified %d, warnings %q", sr.Unverified, warnings)
 	}
 }
+
+// TestHostileDumpPackageBomb: a Resource Dump package whose members each
+// respect the per-member limits but that inflates to 1,000 times its size
+// in all is refused as a whole before anything is installed; DEST holds
+// only what the Resource List brings.
+func TestHostileDumpPackageBomb(t *testing.T) {
+	const n = 50
+	var locs []string
+	var members []member
+	for i := range n {
+		locs = append(locs, fmt.Sprintf("{base}z/%02d", i))
+		members = append(members, member{name: fmt.Sprintf("z/%02d", i), body: make([]byte, 1<<20)})
+	}
+	pkg := zipOf(t, locs, members, true)
+	sum := sha256.Sum256(pkg)
+	files := map[string]string{
+		"/capabilitylist.xml": `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="capabilitylist"/>
+  <url><loc>{base}resourcelist.xml</loc><rs:md capability="resourcelist"/></url>
+  <url><loc>{base}resourcedump.xml</loc><rs:md capability="resourcedump"/></url>
+</urlset>`,
+		"/resourcelist.xml": resourceList("{base}a.txt"),
+		"/a.txt":            "the real a",
+		"/resourcedump.xml": fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+<rs:md capability="resourcedump" at="2026-01-01T00:00:00Z"/>
+<url><loc>{base}bomb.zip</loc><rs:md type="application/zip" length="%d" hash="sha-256:%s"/></url>
+</urlset>`, len(pkg), hex.EncodeToString(sum[:])),
+		"/bomb.zip": string(pkg),
+	}
+	base := staticSource(t, files)
+	dest := filepath.Join(t.TempDir(), "dest")
+	sr := one(t, mustSync(t, base+"capabilitylist.xml", syncOpts(t, dest)))
+	if sr.Failed != 1 || sr.Fetched != 1 || len(sr.Failures) != 1 || !strings.Contains(sr.Failures[0].Error, "zip bomb: manifest entries declare") {
+		t.Fatalf("%+v", sr)
+	}
+	var used int64
+	filepath.WalkDir(dest, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			fi, _ := d.Info()
+			if !strings.Contains(p, destination.StateDirName) {
+				used += fi.Size()
+				if !strings.HasSuffix(p, "a.txt") {
+					t.Errorf("installed from the refused package: %s", p)
+				}
+			}
+		}
+		return nil
+	})
+	if used != int64(len("the real a")) {
+		t.Errorf("%d bytes in DEST outside the state", used)
+	}
+	if _, err := os.Stat(filepath.Join(dest, "z")); err == nil {
+		t.Error("directory created for the refused package")
+	}
+}
