@@ -252,7 +252,7 @@ func Open(ctx context.Context, source string, opt Options) (*Mirror, error) {
 	}
 	readOnly := opt.DryRun || (opt.Mode == ModeAudit && !opt.Repair)
 	if !readOnly {
-		if err := os.MkdirAll(opt.Dest, 0o755); err != nil {
+		if err := os.MkdirAll(opt.Dest, fetch.DirPerm); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrState, err)
 		}
 	}
