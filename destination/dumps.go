@@ -45,7 +45,7 @@ func (e *engine) installPackage(ctx context.Context, s setInfo, sr *SetReport, p
 		return nil
 	}
 	res, err := e.f.Fetch(ctx, fetch.Request{URLs: locations(pk), Length: pk.MD.Length, HasLength: pk.MD.HasLength,
-		Hashes: pk.MD.Hashes, Path: tmp, NoSync: true})
+		Hashes: pk.MD.Hashes, Path: tmp, Dir: e.dir, NoSync: true})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -76,6 +76,9 @@ func (e *engine) installPackage(ctx context.Context, s setInfo, sr *SetReport, p
 		res, err := fetch.Install(r, fetch.Request{Path: e.m.Path(rel), Dir: e.dir, Length: en.MD.Length, HasLength: en.MD.HasLength,
 			Hashes: e.verifyHashes(en.MD.Hashes), ModTime: en.LastMod.Time(), NoSync: !e.opt.FsyncEach})
 		if err != nil {
+			if errors.Is(err, fetch.ErrSymlinkInDest) {
+				return nil // the list pass reports it as this resource's failure
+			}
 			if errors.Is(err, fetch.ErrHashMismatch) || errors.Is(err, fetch.ErrLengthMismatch) {
 				// The list pass fetches it again.
 				e.emit(Event{Kind: EventRetry, Set: s.Name, URI: en.Loc, Path: rel, Error: "in dump package: " + err.Error()})
