@@ -7,13 +7,14 @@ import (
 	"testing"
 )
 
-// conformanceDir finds shared/conformance beside the checkout, or where
+// conformanceDir finds the conformance corpus the repository carries
+// (testdata/conformance, a copy of shared/conformance), or where
 // RESOURCESYNC_CONFORMANCE points.
 func conformanceDir(tb testing.TB) string {
 	if d := os.Getenv("RESOURCESYNC_CONFORMANCE"); d != "" {
 		return d
 	}
-	d, err := filepath.Abs(filepath.Join("..", "..", "shared", "conformance"))
+	d, err := filepath.Abs(filepath.Join("..", "testdata", "conformance"))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -11,16 +11,16 @@ import (
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
-// conformanceDir locates shared/conformance: $RESOURCESYNC_CONFORMANCE, or
-// the shared directory beside the checkout.
+// conformanceDir locates the conformance corpus: $RESOURCESYNC_CONFORMANCE,
+// or the repository's copy in testdata/conformance.
 func conformanceDir(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("RESOURCESYNC_CONFORMANCE")
 	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "conformance")
+		dir = filepath.Join("..", "testdata", "conformance")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "examples", "verdicts.tsv")); err != nil {
-		t.Fatalf("conformance corpus not found (set RESOURCESYNC_CONFORMANCE to shared/conformance): %v", err)
+		t.Fatalf("conformance corpus not found (testdata/conformance, or set RESOURCESYNC_CONFORMANCE): %v", err)
 	}
 	return dir
 }

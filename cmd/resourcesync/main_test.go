@@ -20,7 +20,7 @@ func examples(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("RESOURCESYNC_CONFORMANCE")
 	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "conformance")
+		dir = filepath.Join("..", "..", "testdata", "conformance")
 	}
 	ex := filepath.Join(dir, "examples")
 	if _, err := os.Stat(filepath.Join(ex, "verdicts.tsv")); err != nil {
