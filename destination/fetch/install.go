@@ -127,14 +127,14 @@ func (d *Dir) check(rel, op string, final bool) error {
 	}
 }
 
-// Lstat returns the file info of abs without following a symbolic link;
-// a link among its parents is a *SymlinkError.
+// Lstat returns the file info of abs; a symbolic link at abs or among
+// its parents is a *SymlinkError.
 func (d *Dir) Lstat(abs string) (fs.FileInfo, error) {
 	rel, err := d.Rel(abs)
 	if err != nil {
 		return nil, err
 	}
-	if err := d.check(rel, "read", false); err != nil {
+	if err := d.check(rel, "read", true); err != nil {
 		return nil, err
 	}
 	return d.root.Lstat(rel)
