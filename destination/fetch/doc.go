@@ -4,9 +4,11 @@
 //
 // A Fetcher retries what can succeed on a second try — network errors,
 // resets, timeouts, truncated bodies, 5xx, 429 (honouring Retry-After) and
-// wrong bytes — with exponential backoff and full jitter, and falls back to
+// wrong bytes, stalled or trickling bodies (StallTimeout, MinRate) — with
+// exponential backoff and full jitter (internal/retry), and falls back to
 // the alternative locations a Source offers (rel="duplicate" links) when
-// the primary location fails. A file is written to a temporary file beside
+// the primary location fails. With an Origin policy, locations and
+// redirects that leave the Source's authority are refused (ErrOffOrigin). A file is written to a temporary file beside
 // its destination, fsynced, given its lastmod as mtime, and renamed into
 // place: a reader never sees a half-written or unverified file, and a crash
 // leaves at most a temporary file that CleanTemp removes. New files are
