@@ -11,5 +11,15 @@
 // redirects that leave the Source's authority are refused (ErrOffOrigin). A file is written to a temporary file beside
 // its destination, fsynced, given its lastmod as mtime, and renamed into
 // place: a reader never sees a half-written or unverified file, and a crash
-// leaves at most a temporary file that CleanTemp removes.
+// leaves at most a temporary file that CleanTemp removes. New files are
+// 0666 and directories 0777 less the umask.
+//
+// Digests are decoded with rs.DecodeDigests: any spelling Sources use is
+// verified, one that does not decode (or two that disagree) fails closed,
+// and algorithms that cannot be checked are returned in Result.Unverified.
+//
+// With Request.Dir, the file is written only through a handle on the
+// destination directory (os.Root) and a handle on its parent: no symbolic
+// link inside the destination is followed (ErrSymlinkInDest), and no path,
+// however swapped meanwhile, reaches outside it.
 package fetch
