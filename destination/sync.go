@@ -375,8 +375,11 @@ func (m *Mirror) begin(rep *Report) (func() error, error) {
 	e := m.e
 	scratch := os.TempDir()
 	if !e.st.readOnly {
+		if err := noLink(e.tmpDir, true); err != nil {
+			return nil, err
+		}
 		os.RemoveAll(e.tmpDir)
-		if err := os.MkdirAll(e.tmpDir, 0o755); err != nil {
+		if err := os.MkdirAll(e.tmpDir, 0o700); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrState, err)
 		}
 		scratch = e.tmpDir
