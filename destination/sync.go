@@ -259,6 +259,7 @@ func Open(ctx context.Context, source string, opt Options) (*Mirror, error) {
 	if err := pol.Add(base); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrDiscovery, err)
 	}
+	e.g.CheckURLs = true // from here on, documents too stay on the policy
 	if opt.Set != "" {
 		var keep []setInfo
 		var names []string
