@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 
@@ -49,6 +50,16 @@ func (e *engine) installPackage(ctx context.Context, s setInfo, sr *SetReport, p
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		var se *fetch.StatusError
+		if errors.As(err, &se) && (se.Code == http.StatusNotFound || se.Code == http.StatusGone) {
+			// The Source replaced its dump since the manifest was read: a
+			// dump is only a faster start, and the Resource List pass
+			// fetches what it would have brought, so DEST can still end in
+			// sync. Said, not counted as a failure.
+			e.emit(Event{Kind: EventWarning, Set: s.Name, URI: pk.Loc,
+				Message: "dump package gone (" + err.Error() + "); its resources are fetched from the Resource List"})
+			return nil
 		}
 		e.packageFailed(s, sr, pk.Loc, err)
 		return nil
