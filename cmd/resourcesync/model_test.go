@@ -1204,6 +1204,13 @@ func diffTrees(got, want map[string][]byte) string {
 	return strings.Join(d, "; ")
 }
 
+// stateRecord is a record of DEST's state; NotOwned marks a file that was
+// in DEST before resourcesync (issue 9 item 7), which it never deletes.
+type stateRecord struct {
+	destination.Record
+	NotOwned bool `json:"notowned"`
+}
+
 // check asserts, after a complete sync, that DEST equals the model, that
 // the state owns exactly DEST's files, and modes follow the umask.
 func (h *history) check(what string) {
@@ -1215,7 +1222,7 @@ func (h *history) check(what string) {
 		h.fatalf("after %s: open state: %v", what, err)
 	}
 	defer db.Close()
-	recs := map[string]destination.Record{}
+	recs := map[string]stateRecord{}
 	var problems []string
 	err = db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte("resources"))
@@ -1223,7 +1230,7 @@ func (h *history) check(what string) {
 			return errors.New("no resources bucket")
 		}
 		return b.ForEach(func(k, v []byte) error {
-			var r destination.Record
+			var r stateRecord
 			if err := json.Unmarshal(v, &r); err != nil {
 				return fmt.Errorf("record %s: %v", k, err)
 			}
@@ -1293,6 +1300,8 @@ func (h *history) check(what string) {
 			problems = append(problems, fmt.Sprintf("%s: record sha-256 %s, file %s", p, r.SHA256, sha(f.b)))
 		case r.MTime != f.mt:
 			problems = append(problems, fmt.Sprintf("%s: record mtime %d, file %d", p, r.MTime, f.mt))
+		case r.NotOwned:
+			problems = append(problems, fmt.Sprintf("%s: written by resourcesync, recorded as not owned", p))
 		}
 	}
 	for p := range recs {
