@@ -305,7 +305,13 @@ func newHistory(t *testing.T, seed uint64, steps int) *history {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("history (seed %d):\n  %s", h.seed, strings.Join(h.trace, "\n  "))
-			t.Logf("reproduce: go test ./cmd/resourcesync -run '^TestModel$' -count=1 -v -model.seed=%d -model.steps=%d", h.seed, h.steps)
+			env := ""
+			for _, k := range []string{"RESOURCESYNC_MODEL_SWAP", "RESOURCESYNC_MODEL_STRICT"} {
+				if v := os.Getenv(k); v != "" {
+					env += k + "=" + v + " "
+				}
+			}
+			t.Logf("reproduce: %sgo test ./cmd/resourcesync -run '^TestModel$' -count=1 -v -model.seed=%d -model.steps=%d", env, h.seed, h.steps)
 		}
 	})
 	return h
