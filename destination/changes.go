@@ -181,7 +181,7 @@ func (s *changeSpool) each(fn func(*rs.Entry) error) error {
 }
 
 func (s *changeSpool) close() {
-	if s.db != nil {
+	if s != nil && s.db != nil {
 		s.db.Close()
 		os.Remove(s.path)
 		s.db = nil

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,8 +92,9 @@ func TestKill9(t *testing.T) {
 	want := tree(t, dir)
 
 	killedMidway := 0
+	var dest string
 	for trial := range trials {
-		dest := t.TempDir()
+		dest = t.TempDir()
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), "RS_CRASH_SOURCE="+ts.base, "RS_CRASH_DEST="+dest)
 		var out bytes.Buffer
@@ -151,4 +153,19 @@ func TestKill9(t *testing.T) {
 	if killedMidway < trials/2 {
 		t.Errorf("only %d of %d trials were killed mid-run", killedMidway, trials)
 	}
+	// Files adopted after the kill are this tool's own: deletions at the
+	// Source remove them like any other.
+	removed := 0
+	for p := range want {
+		if removed < 200 {
+			os.Remove(filepath.Join(dir, filepath.FromSlash(p)))
+			removed++
+		}
+	}
+	ts.update(t)
+	sr := one(t, mustSync(t, ts.base, syncOpts(t, dest)))
+	if sr.Deleted != removed || sr.Kept != 0 || sr.Failed != 0 {
+		t.Fatalf("deletions after the trials: %+v", sr)
+	}
+	sameTree(t, dir, dest)
 }

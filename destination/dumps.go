@@ -65,10 +65,14 @@ func (e *engine) installPackage(ctx context.Context, s setInfo, sr *SetReport, p
 		if r == nil || en.MD.Change == rs.Deleted {
 			return nil
 		}
+		en.Loc = e.m.Key(en.Loc)
 		rel, err := e.m.Rel(en.Loc)
 		if err != nil {
 			p.fail(en.Loc, "", rs.Time{}, err)
 			return nil
+		}
+		if _, err := os.Lstat(e.m.Path(rel)); err == nil {
+			return nil // a file the state does not name: the list pass judges it
 		}
 		res, err := fetch.Install(r, fetch.Request{Path: e.m.Path(rel), Length: en.MD.Length, HasLength: en.MD.HasLength,
 			Hashes: e.verifyHashes(en.MD.Hashes), ModTime: en.LastMod.Time(), NoSync: !e.opt.FsyncEach})

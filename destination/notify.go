@@ -56,10 +56,11 @@ func (m *Mirror) Apply(ctx context.Context, set string, head *rs.Head, entries [
 	last := map[string]*rs.Entry{}
 	var order []string
 	for _, en := range entries {
-		t := en.EventTime()
-		if !t.IsZero() && t.Time().Before(cp.Until) {
+		en.Loc = e.m.Key(en.Loc)
+		if t := changeTime(en); !t.IsZero() && t.Time().Before(cp.Until) {
 			continue
 		}
+		t := en.EventTime()
 		if old := last[en.Loc]; old == nil {
 			order = append(order, en.Loc)
 		} else if old.EventTime().After(t) {

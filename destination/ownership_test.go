@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/resourcesync-go/resourcesync/destination"
@@ -82,4 +84,57 @@ func TestLocked(t *testing.T) {
 	if _, err := destination.Sync(context.Background(), ts.base, syncOpts(t, dest)); err != nil {
 		t.Fatalf("after the first closed: %v", err)
 	}
+}
+
+// TestPreexistingFilesNotOwned: a file that was in DEST before the first
+// run is adopted when it has the Source's bytes but never deleted, and
+// not overwritten when its bytes differ (issue 9, item 7).
+func TestPreexistingFilesNotOwned(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"same.txt", "diff.txt", "new.txt"} {
+		writeFile(t, dir, n, []byte("source's "+n))
+	}
+	ts := startSource(t, dir, nil, nil)
+	dest := t.TempDir()
+	writeFile(t, dest, "same.txt", []byte("source's same.txt"))
+	writeFile(t, dest, "diff.txt", []byte("the user's own diff.txt"))
+
+	sr := one(t, mustSync(t, ts.base, syncOpts(t, dest)))
+	if sr.Adopted != 1 || sr.Fetched != 1 || sr.Failed != 1 || len(sr.Failures) != 1 ||
+		!strings.HasSuffix(sr.Failures[0].URI, "/diff.txt") || !strings.Contains(sr.Failures[0].Error, "not written by resourcesync") {
+		t.Fatalf("first run: %+v", sr)
+	}
+	t.Logf("failure: %s", sr.Failures[0].Error)
+	if b, _ := os.ReadFile(filepath.Join(dest, "diff.txt")); string(b) != "the user's own diff.txt" {
+		t.Fatalf("diff.txt overwritten: %q", b)
+	}
+	// The user moves the file away; the Source deletes same.txt and
+	// new.txt: only new.txt, which resourcesync wrote, goes.
+	os.Remove(filepath.Join(dest, "diff.txt"))
+	os.Remove(filepath.Join(dir, "same.txt"))
+	os.Remove(filepath.Join(dir, "new.txt"))
+	ts.update(t)
+	opt := syncOpts(t, dest)
+	var mu sync.Mutex
+	var kept []string
+	opt.Events = func(e destination.Event) {
+		if e.Kind == destination.EventKept {
+			mu.Lock()
+			kept = append(kept, e.Path+": "+e.Message)
+			mu.Unlock()
+		}
+	}
+	sr = one(t, mustSync(t, ts.base, opt))
+	if sr.Failed != 0 || sr.Deleted != 1 || sr.Kept != 1 || len(kept) != 1 || !strings.Contains(kept[0], "did not write it") {
+		t.Fatalf("second run: %+v, kept %q", sr, kept)
+	}
+	t.Logf("kept: %s", kept[0])
+	if _, err := os.Stat(filepath.Join(dest, "same.txt")); err != nil {
+		t.Fatalf("same.txt, not written by resourcesync, was deleted: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dest, "new.txt")); !os.IsNotExist(err) {
+		t.Fatalf("new.txt not deleted: %v", err)
+	}
+	os.Remove(filepath.Join(dest, "same.txt"))
+	sameTree(t, dir, dest)
 }

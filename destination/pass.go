@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -30,7 +31,17 @@ type job struct {
 	// bytes (left by a run that crashed before recording it).
 	checkLocal bool
 	audit      bool // report the local status; fetch only with Repair
+	// foreign is a file at the path that the state does not name as this
+	// URI's: it is adopted only with the right bytes and never
+	// overwritten (unless a crashed run may have left it).
+	foreign bool
+	// notOwned carries the record's NotOwned over to the new record.
+	notOwned bool
 }
+
+// ErrNotOwned is a file in DEST at a resource's path that resourcesync did
+// not write and that differs from the Source's: it is not overwritten.
+var ErrNotOwned = errors.New("not written by resourcesync")
 
 // pass runs jobs on the engine's workers and commits their results to the
 // state in batches, after the files are durable.
@@ -55,6 +66,32 @@ type pass struct {
 	mu        sync.Mutex
 	failedAt  rs.Time // earliest change datetime among failures
 	commitErr error
+
+	// claimed maps the paths this pass's changes touch to their URIs
+	// (created on demand; a baseline's list uses the run's seen set).
+	claimed *seenSet
+}
+
+// claims returns the set of paths claimed in this pass: the run's seen
+// set for a list that is tracked, else the pass's own.
+func (p *pass) claims(track bool) (*seenSet, error) {
+	if track {
+		return p.e.seen, nil
+	}
+	if p.claimed == nil {
+		dir := p.e.tmpDir
+		if dir == "" {
+			dir = os.TempDir()
+		} else if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		s, err := newSeen(dir)
+		if err != nil {
+			return nil, err
+		}
+		p.claimed = s
+	}
+	return p.claimed, nil
 }
 
 const maxFailuresListed = 100
@@ -84,6 +121,10 @@ func (p *pass) finish() error {
 	p.wg.Wait()
 	close(p.ops)
 	<-p.done
+	if p.claimed != nil {
+		p.claimed.close()
+		p.claimed = nil
+	}
 	if p.commitErr != nil {
 		return p.commitErr
 	}
@@ -109,11 +150,12 @@ func (p *pass) committer() {
 			batch = batch[:0]
 			return
 		}
-		// The files a record names must be durable before the record is.
-		if p.fsyncEach {
-			// Each file was fsynced before its rename.
-		} else if err := p.e.syncfs(); err != nil {
-			p.commitErr = fmt.Errorf("%w: syncfs: %v", ErrState, err)
+		// The files a record names must be durable before the record is:
+		// with one syncfs, or, when each file was fsynced before its
+		// rename, by fsyncing the directories that hold the new names.
+		// Either way the batch is recorded.
+		if err := p.durable(batch); err != nil {
+			p.commitErr = fmt.Errorf("%w: %v", ErrState, err)
 		} else if err := p.e.st.apply(batch); err != nil {
 			p.commitErr = fmt.Errorf("%w: %v", ErrState, err)
 		}
@@ -134,6 +176,36 @@ func (p *pass) committer() {
 			flush()
 		}
 	}
+}
+
+// durable makes the files the batch records durable.
+func (p *pass) durable(batch []stateOp) error {
+	if !p.fsyncEach && !p.e.opt.FsyncEach {
+		if err := p.e.syncfs(); err != nil {
+			return fmt.Errorf("syncfs: %v", err)
+		}
+		return nil
+	}
+	// The files' bytes were fsynced; their names (and any directory
+	// created for them) are entries of directories up to DEST.
+	dirs := map[string]bool{}
+	for _, op := range batch {
+		if op.rec == nil {
+			continue // a lost removal leaves a file the state does not name: kept, never deleted
+		}
+		for d := path.Dir(op.rec.Path); !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true // "." is DEST itself
+			if d == "." {
+				break
+			}
+		}
+	}
+	for d := range dirs {
+		if err := syncDir(p.e.m.Path(d)); err != nil {
+			return fmt.Errorf("fsync %s: %v", p.e.m.Path(d), err)
+		}
+	}
+	return nil
 }
 
 func (p *pass) record(uri string, r *Record) {
@@ -183,17 +255,30 @@ func (p *pass) work(j job) {
 		if j.audit {
 			p.auditResult(j, status)
 		}
-		if status == AuditInSync || (status == AuditUnverifiable && j.audit) {
+		if status == AuditInSync || (status == AuditUnverifiable && j.audit && !j.foreign) {
 			rec.Set, rec.Path = p.set, j.rel
 			fillRemote(&rec, &j.e)
+			rec.NotOwned = j.notOwned || j.foreign && !p.e.leftByCrash(&j.e, &rec)
 			p.record(j.uri, &rec)
 			if !j.audit {
 				p.count(func(sr *SetReport) { sr.Adopted++; sr.Skipped++ })
-				p.e.emit(Event{Kind: EventSkipped, Set: p.set, URI: j.uri, Path: j.rel, Bytes: rec.Length, Message: "already here with the right bytes"})
+				msg := "already here with the right bytes"
+				if rec.NotOwned {
+					msg += " (not written by resourcesync: it will never be deleted)"
+				}
+				p.e.emit(Event{Kind: EventSkipped, Set: p.set, URI: j.uri, Path: j.rel, Bytes: rec.Length, Message: msg})
 			}
 			return
 		}
 		if j.audit && !p.e.opt.Repair {
+			return
+		}
+		if j.foreign && status != AuditMissing && !p.e.crashed {
+			why := "differs from the Source's"
+			if status == AuditUnverifiable {
+				why = "cannot be compared with the Source's (no hash, no length)"
+			}
+			p.fail(j.uri, j.rel, j.e.EventTime(), fmt.Errorf("%w: %s is here already and %s: not overwritten (move it away to mirror the Source's)", ErrNotOwned, j.rel, why))
 			return
 		}
 	}
@@ -218,9 +303,17 @@ func (p *pass) work(j job) {
 	p.installed(j, res)
 }
 
+// leftByCrash reports whether a file the state does not name, found with
+// the bytes of entry e, is one this tool installed in a run that was
+// killed before recording it: the previous run did not finish, and the
+// file has the mtime an install gives it (the entry's lastmod).
+func (e *engine) leftByCrash(en *rs.Entry, found *Record) bool {
+	return e.crashed && (en.LastMod.IsZero() || found.MTime == en.LastMod.Time().UnixNano())
+}
+
 // installed records a file that is now in place.
 func (p *pass) installed(j job, res fetch.Result) {
-	rec := Record{Set: p.set, Path: j.rel, Length: res.Length, SHA256: res.SHA256, MD5: res.MD5, SHA1: res.SHA1}
+	rec := Record{Set: p.set, Path: j.rel, Length: res.Length, SHA256: res.SHA256, MD5: res.MD5, SHA1: res.SHA1, NotOwned: j.notOwned}
 	fillRemote(&rec, &j.e)
 	if mt := j.e.LastMod.Time(); !mt.IsZero() {
 		rec.MTime = mt.UnixNano() // fetch set it as the file's mtime

@@ -14,6 +14,10 @@ var (
 	ErrOutsideBase      = errors.New("resource URI is outside the Source's base URL")
 	ErrUnmappable       = errors.New("resource URI does not map to a file")
 	ErrReserved         = errors.New("resource URI maps into the state directory")
+	// ErrPathCollision is a resource URI that maps to the same file as
+	// another one (in the same list, or recorded) that is not equivalent
+	// to it (e.g. /a%3Bb and /a;b).
+	ErrPathCollision = errors.New("two resource URIs map to one file")
 )
 
 // StateDirName is the directory in DEST that holds the Destination's state.
@@ -69,9 +73,10 @@ func (m *Mapper) Rel(uri string) (string, error) {
 	if u.RawQuery != "" || u.ForceQuery {
 		return "", fmt.Errorf("%w: %s has a query string", ErrUnmappable, uri)
 	}
-	// Compare escaped paths so that %2F cannot pose as a separator.
-	ep := u.EscapedPath()
-	bp := m.base.EscapedPath()
+	// Compare escaped paths so that %2F cannot pose as a separator, in
+	// normal form so that %70re matches pre.
+	ep := normPercent(u.EscapedPath())
+	bp := normPercent(m.base.EscapedPath())
 	if !strings.HasPrefix(ep, bp) {
 		return "", fmt.Errorf("%w: %s is not under %s", ErrOutsideBase, uri, m.base)
 	}
@@ -102,6 +107,20 @@ func (m *Mapper) Rel(uri string) (string, error) {
 	return strings.Join(segs, "/"), nil
 }
 
+// Key returns uri in normal form (NormalizeURI), the identity under which
+// the Destination records it; a URI that cannot be mirrored anyway is
+// returned as written, so that its refusal names it as the list does.
+func (m *Mapper) Key(uri string) string {
+	n := NormalizeURI(uri)
+	if n == uri {
+		return uri
+	}
+	if _, err := m.Rel(n); err != nil {
+		return uri
+	}
+	return n
+}
+
 // Path returns the absolute file path for a relative path from Rel.
 func (m *Mapper) Path(rel string) string {
 	return filepath.Join(m.root, filepath.FromSlash(rel))
@@ -114,4 +133,91 @@ func (m *Mapper) URI(rel string) string {
 		segs[i] = url.PathEscape(s)
 	}
 	return m.base.String() + strings.Join(segs, "/")
+}
+
+// NormalizeURI returns uri in the normal form RFC 3986 §6.2.2 uses for
+// comparison: scheme and host in lower case, percent-encoded unreserved
+// characters (ALPHA DIGIT - . _ ~) decoded, other percent-encodings in
+// upper-case hex. URIs with one normal form name one resource, so the
+// Destination keys its state by it (/aA and /a%41 are one record, one
+// file). A '%' that starts no escape is written %25, which keeps the
+// function idempotent.
+func NormalizeURI(uri string) string {
+	rest := uri
+	var b strings.Builder
+	if i := strings.Index(uri, "://"); i > 0 && isScheme(uri[:i]) {
+		auth := uri[i+3:]
+		j := strings.IndexAny(auth, "/?#")
+		if j < 0 {
+			j = len(auth)
+		}
+		a := auth[:j]
+		if !strings.Contains(a, "@") { // user information is case-sensitive
+			a = strings.ToLower(a)
+		}
+		b.Grow(len(uri))
+		b.WriteString(strings.ToLower(uri[:i]))
+		b.WriteString("://")
+		b.WriteString(normPercent(a))
+		rest = auth[j:]
+	}
+	b.WriteString(normPercent(rest))
+	return b.String()
+}
+
+func isScheme(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+// normPercent decodes percent-encoded unreserved characters and writes
+// the other escapes in upper-case hex.
+func normPercent(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '%' {
+			b.WriteByte(c)
+			continue
+		}
+		if i+2 >= len(s) || unhex(s[i+1]) < 0 || unhex(s[i+2]) < 0 {
+			b.WriteString("%25")
+			continue
+		}
+		v := byte(unhex(s[i+1])<<4 | unhex(s[i+2]))
+		if 'a' <= v && v <= 'z' || 'A' <= v && v <= 'Z' || '0' <= v && v <= '9' || v == '-' || v == '.' || v == '_' || v == '~' {
+			b.WriteByte(v)
+		} else {
+			const hexd = "0123456789ABCDEF"
+			b.WriteByte('%')
+			b.WriteByte(hexd[v>>4])
+			b.WriteByte(hexd[v&15])
+		}
+		i += 2
+	}
+	return b.String()
+}
+
+func unhex(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }

@@ -82,3 +82,53 @@ func FuzzMapperRel(f *testing.F) {
 		}
 	})
 }
+
+func TestNormalizeURI(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"http://h/aA", "http://h/aA"},
+		{"http://h/a%41", "http://h/aA"},
+		{"HTTP://H.Example:80/a%7e%2D%2e%5F", "http://h.example:80/a~-._"},
+		{"http://h/a%3bb%2f", "http://h/a%3Bb%2F"},
+		{"http://h/caf%c3%a9", "http://h/caf%C3%A9"},
+		{"http://h/100%", "http://h/100%25"},
+		{"http://User@H/x", "http://User@H/x"},
+		{"http://h/q?x=%41", "http://h/q?x=A"},
+		{"/rel%41", "/relA"},
+	} {
+		if got := NormalizeURI(tt.in); got != tt.want {
+			t.Errorf("NormalizeURI(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	m, _ := NewMapper("http://h/pre/", "/dest")
+	for _, u := range []string{"http://h/pre/aA", "http://h/pre/a%41", "http://h/%70re/a%41", "http://H/pre/%61A"} {
+		if rel, err := m.Rel(u); err != nil || rel != "aA" {
+			t.Errorf("Rel(%q) = %q, %v; want aA", u, rel, err)
+		}
+		if k := m.Key(u); k != "http://h/pre/aA" {
+			t.Errorf("Key(%q) = %q", u, k)
+		}
+	}
+	// A refused URI keeps its spelling, so that the refusal names it.
+	if k := m.Key("http://h/pre/%2e%2e/x"); k != "http://h/pre/%2e%2e/x" {
+		t.Errorf("Key of a refused URI = %q", k)
+	}
+}
+
+func FuzzNormalizeURI(f *testing.F) {
+	for _, s := range []string{"http://h/b/a%41", "HTTP://H/b/%2e%2e/x", "http://h/b/%", "http://h/b/%%41a", "http://u@H/b/%c3%A9", "x"} {
+		f.Add(s)
+	}
+	m, _ := NewMapper("http://h/b/", "/dest")
+	f.Fuzz(func(t *testing.T, uri string) {
+		n := NormalizeURI(uri)
+		if NormalizeURI(n) != n {
+			t.Fatalf("not idempotent: %q → %q → %q", uri, n, NormalizeURI(n))
+		}
+		// Equivalent URIs map to the same file.
+		if rel, err := m.Rel(uri); err == nil {
+			if rel2, err := m.Rel(n); err != nil || rel2 != rel {
+				t.Fatalf("%q maps to %q, its normal form %q to %q, %v", uri, rel, n, rel2, err)
+			}
+		}
+	})
+}

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/destination/discover"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
@@ -106,6 +108,7 @@ func (e *engine) eachEntryEst(ctx context.Context, d *doc, depth int, est *estim
 			}
 			continue
 		}
+		en.Loc = e.m.Key(en.Loc)
 		if err := fn(en); err != nil {
 			return err
 		}
@@ -123,10 +126,36 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 		p.fail(en.Loc, "", rs.Time{}, err)
 		return nil
 	}
-	if track {
-		if err := p.e.seen.add(rel); err != nil {
-			return fmt.Errorf("%w: %v", ErrState, err)
-		}
+	// Two URIs that are not equivalent (NormalizeURI) but map to one
+	// file: the one named first keeps it. A baseline's list replaces
+	// what the state recorded; a change must not take a file another
+	// recorded URI still names (unless this pass deleted that one).
+	claims, err := p.claims(track)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
+	wasReleased := !track && claims.get(rel) == released
+	prev, err := claims.claim(rel, en.Loc)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
+	owner, err := p.e.st.pathOwner(rel)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
+	if prev == en.Loc {
+		// Listed twice (perhaps spelled two equivalent ways): once is
+		// enough.
+		p.count(func(sr *SetReport) { sr.Skipped++ })
+		p.e.emit(Event{Kind: EventSkipped, Set: p.set, URI: en.Loc, Path: rel, Message: "listed more than once"})
+		return nil
+	}
+	if prev == "" && !track && !wasReleased && owner != en.Loc {
+		prev = owner
+	}
+	if prev != "" {
+		p.fail(en.Loc, rel, rs.Time{}, fmt.Errorf("%w: %s and %s both map to %s", ErrPathCollision, prev, en.Loc, rel))
+		return nil
 	}
 	abs := p.e.m.Path(rel)
 	rec, ok, err := p.e.st.get(en.Loc)
@@ -139,11 +168,22 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 		return nil
 	}
 	j := job{uri: en.Loc, rel: rel, e: *en}
-	// A file already here without a matching record (left by a run that
-	// was killed before recording it, or copied in by hand) is hashed
-	// before anything is downloaded.
-	if fi, err := os.Lstat(abs); err == nil && fi.Mode().IsRegular() && (!en.MD.HasLength || fi.Size() == en.MD.Length) && hasDigest(en) {
-		j.checkLocal = true
+	if ok && rec.Path == rel {
+		j.notOwned = rec.NotOwned
+		// Ours, but changed here or at the Source: when the size still
+		// fits, hash it before downloading anything.
+		if fi, err := os.Lstat(abs); err == nil && fi.Mode().IsRegular() && (!en.MD.HasLength || fi.Size() == en.MD.Length) && hasDigest(en) {
+			j.checkLocal = true
+		}
+	} else if _, err := os.Lstat(abs); err == nil && owner == "" {
+		// A file the state does not name: left by a run that was killed
+		// before recording it, or someone else's. It is hashed, adopted
+		// with the right bytes, and otherwise not overwritten.
+		j.checkLocal, j.foreign = true, true
+	} else if err == nil {
+		// Recorded under another spelling of the URI that the list no
+		// longer uses: ours; the new record replaces that one.
+		j.checkLocal = hasDigest(en)
 	}
 	return p.submit(j)
 }
@@ -163,6 +203,16 @@ func (p *pass) deleteURI(en *rs.Entry) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrState, err)
 	}
+	if ok && rec.Path == rel {
+		// Another URI of this pass may take the path now.
+		claims, err := p.claims(false)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrState, err)
+		}
+		if err := claims.add(rel, released); err != nil {
+			return fmt.Errorf("%w: %v", ErrState, err)
+		}
+	}
 	if !ok {
 		if _, err := os.Lstat(p.e.m.Path(rel)); err == nil {
 			p.kept(en.Loc, rel, "deleted at the Source, but not written by resourcesync: left alone")
@@ -171,7 +221,7 @@ func (p *pass) deleteURI(en *rs.Entry) error {
 		}
 		return nil
 	}
-	p.deleteRecord(en.Loc, rec, "deleted at the Source")
+	p.deleteRecord(en.Loc, rec, "deleted at the Source", holdTime(en))
 	return nil
 }
 
@@ -183,7 +233,7 @@ func (p *pass) kept(uri, rel, why string) {
 // deleteRecord removes a file this tool installed, unless it was changed
 // here since or --no-delete is in force; in those cases the file is kept
 // and no longer counted as ours.
-func (p *pass) deleteRecord(uri string, rec Record, why string) {
+func (p *pass) deleteRecord(uri string, rec Record, why string, hold rs.Time) {
 	abs := p.e.m.Path(rec.Path)
 	if p.e.opt.NoDelete {
 		p.kept(uri, rec.Path, why+"; kept (--no-delete)")
@@ -194,13 +244,17 @@ func (p *pass) deleteRecord(uri string, rec Record, why string) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		p.record(uri, nil)
+	case rec.NotOwned:
+		p.kept(uri, rec.Path, why+"; kept because resourcesync did not write it (it was here already with the Source's bytes)")
+		p.record(uri, nil)
+		return
 	case !unchangedHere(abs, &rec):
 		p.kept(uri, rec.Path, why+"; kept because it was changed here after it was installed")
 		p.record(uri, nil)
 		return
 	case !p.e.opt.DryRun:
 		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			p.fail(uri, rec.Path, rs.Time{}, err)
+			p.fail(uri, rec.Path, hold, fmt.Errorf("%s, but not removed here: %w", why, err))
 			return
 		}
 		p.e.removeEmptyParents(abs)
@@ -218,8 +272,13 @@ func (e *engine) plan(set, mode string) {
 	e.emit(Event{Kind: EventPlan, Set: set, Mode: mode, Total: -1, TotalBytes: -1})
 }
 
-// baseline brings the set in line with its current Resource List: fetch
-// what differs, delete what the list no longer names.
+// baseline brings the set in line with its current Resource List and the
+// changes listed after it: fetch what differs, delete what the list no
+// longer names. The Change Lists after the list's `at` are read first, so
+// that an entry the Source changed or deleted after writing the list is
+// taken from its latest change instead of failing (its bytes no longer
+// match, or it is gone); only failures the Change Lists do not explain
+// count.
 func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetReport, modes *[]string) error {
 	if s.ResourceList == "" {
 		return fmt.Errorf("%w: set %s offers no Resource List", ErrDiscovery, s.Name)
@@ -237,6 +296,27 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	}
 	defer d.Close()
 	at := d.Head.MD.At.Time()
+	cs := e.newChangeSet(at)
+	if s.ChangeList != "" && !at.IsZero() {
+		e.phase(s.Name, "changes since the Resource List (%s) from %s", fmtTime(at), s.ChangeList)
+		if cs, err = e.collectChanges(ctx, s, at); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%w: %w", ErrDiscovery, err)
+		}
+		if cs.gap != "" {
+			// The list is still right as of its `at`; what changed since
+			// is caught up by a later run.
+			e.phase(s.Name, "cannot catch up after the Resource List: %s", cs.gap)
+			if sr.Gap == "" {
+				sr.Gap = cs.gap
+			} else {
+				sr.Gap += "; again after repair: " + cs.gap
+			}
+		}
+	}
+	defer cs.close()
 	if at.IsZero() {
 		// No `at`: start the next incremental run a little before ours.
 		at = started.Add(-time.Minute)
@@ -245,7 +325,23 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	e.plan(s.Name, "baseline")
 	e.phase(s.Name, "baseline from %s", s.ResourceList)
 	p := e.newPass(ctx, s.Name, sr)
-	err = e.eachEntryEst(ctx, d, 0, &estimator{e: e, set: s.Name}, func(en *rs.Entry) error { return p.planSync(en, true) })
+	err = e.eachEntryEst(ctx, d, 0, &estimator{e: e, set: s.Name}, func(en *rs.Entry) error {
+		c, err := cs.get(en.Loc)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrState, err)
+		}
+		if c != nil {
+			// Changed after the list: the change is applied below. The
+			// path counts as listed, so the sweep leaves it to the change.
+			if rel, err := e.m.Rel(en.Loc); err == nil {
+				if err := e.seen.add(rel, en.Loc); err != nil {
+					return fmt.Errorf("%w: %v", ErrState, err)
+				}
+			}
+			return nil
+		}
+		return p.planSync(en, true)
+	})
 	if ferr := p.finish(); err == nil {
 		err = ferr
 	}
@@ -258,12 +354,19 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	if err := e.seen.flush(); err != nil {
 		return fmt.Errorf("%w: %v", ErrState, err)
 	}
-	// What the state holds and the list no longer names was deleted.
+	// What the state holds and neither the list nor a later change names
+	// was deleted.
 	p = e.newPass(ctx, s.Name, sr)
 	err = e.st.each(s.Name, func(uri string, r Record) error {
-		if !e.seen.has(r.Path) {
-			p.deleteRecord(uri, r, "not in the Resource List")
+		if e.seen.has(r.Path) {
+			return nil
 		}
+		if c, err := cs.get(uri); err != nil {
+			return fmt.Errorf("%w: %v", ErrState, err)
+		} else if c != nil {
+			return nil
+		}
+		p.deleteRecord(uri, r, "not in the Resource List", rs.Time{})
 		return nil
 	})
 	if ferr := p.finish(); err == nil {
@@ -272,10 +375,31 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	if err != nil {
 		return err
 	}
+	// The changes after the list, oldest first.
+	until := at
+	if cs.len() > 0 {
+		e.phase(s.Name, "%d changes after the Resource List", cs.len())
+		p = e.newPass(ctx, s.Name, sr)
+		err = cs.each(func(en *rs.Entry) error {
+			if en.MD.Change == rs.Deleted {
+				return p.deleteURI(en)
+			}
+			return p.planSync(en, false)
+		})
+		if ferr := p.finish(); err == nil {
+			err = ferr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if cs.gap == "" && cs.until.After(until) {
+		until = cs.until
+	}
 	if sr.Failed == failedBefore {
 		cp.Baseline = true
 		cp.At = at
-		cp.Until = at
+		cp.Until = until
 	}
 	return nil
 }
@@ -309,14 +433,14 @@ func (e *engine) newChangeSet(until time.Time) *changeSet {
 
 // collectChanges reads the Change Lists that cover changes at or after
 // from, checks that they are contiguous, and keeps the last change per URI.
-func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) (cs *changeSet, err error) {
-	cs = e.newChangeSet(from)
+func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) (_ *changeSet, err error) {
+	cs := e.newChangeSet(from)
 	defer func() {
 		if err == nil {
 			err = cs.flush()
 		}
 		if err != nil {
-			cs.close()
+			cs.close() // the scratch database goes, whatever failed
 		}
 	}()
 	var refs []clRef
@@ -349,7 +473,16 @@ func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) 
 		}
 	}
 	if err := addRefs(s.ChangeList); err != nil {
-		return nil, err
+		var se *discover.StatusError
+		if errors.As(err, &se) && (se.Code == http.StatusNotFound || se.Code == http.StatusGone) {
+			// Advertised but not there (a Source that has not written its
+			// first Change List yet): no change since the Resource List
+			// can be known, which is a gap, repaired from the Resource
+			// List, not a failure to read the Source.
+			cs.gap = fmt.Sprintf("the Source advertises the Change List %s but answers %d (%s)", s.ChangeList, se.Code, http.StatusText(se.Code))
+			return cs, nil
+		}
+		return nil, fmt.Errorf("%w: %w", ErrChangeList, err)
 	}
 	earliest := func() time.Time {
 		var t time.Time
@@ -362,7 +495,7 @@ func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) 
 	}
 	if s.ChangeListArchive != "" && !from.IsZero() && (len(refs) == 0 || earliest().After(from)) {
 		if err := addRefs(s.ChangeListArchive); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", ErrChangeList, err)
 		}
 	}
 	// Lists that end before from are done already.
@@ -391,7 +524,7 @@ func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) 
 	for _, r := range refs {
 		d, err := e.open(ctx, r.loc)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", ErrChangeList, err)
 		}
 		last := from
 		err = func() error {
@@ -407,7 +540,7 @@ func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) 
 				if err != nil {
 					return fmt.Errorf("%s: %w", d.URL, err)
 				}
-				t := en.EventTime()
+				t := changeTime(en)
 				if !t.IsZero() && !from.IsZero() && t.Time().Before(from) {
 					continue
 				}
@@ -415,6 +548,7 @@ func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) 
 					last = t.Time()
 				}
 				// Several changes to one resource resolve to the last.
+				en.Loc = e.m.Key(en.Loc)
 				if err := cs.add(en); err != nil {
 					return fmt.Errorf("%w: %v", ErrState, err)
 				}
@@ -444,6 +578,34 @@ func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) 
 		}
 	}
 	return cs, nil
+}
+
+// ErrChangeList wraps a Change List (or its index or archive) that the
+// Source advertises but that could not be read.
+var ErrChangeList = errors.New("Change List unreadable")
+
+// changeTime is when a change happened as far as its entry tells: the
+// rs:md datetime, else the lastmod — but not for a deletion, whose lastmod
+// (as py-resync writes it) is the deleted resource's, not the deletion's.
+// A zero time is unknown: the change is applied whatever the checkpoint
+// (a deletion is idempotent).
+func changeTime(en *rs.Entry) rs.Time {
+	if !en.MD.DateTime.IsZero() {
+		return en.MD.DateTime
+	}
+	if en.MD.Change == rs.Deleted {
+		return rs.Time{}
+	}
+	return en.LastMod
+}
+
+// holdTime is the time a failed change holds the checkpoint back to: its
+// own, or, when unknown, the earliest there is.
+func holdTime(en *rs.Entry) rs.Time {
+	if t := en.EventTime(); !t.IsZero() {
+		return t
+	}
+	return rs.NewTime(time.Unix(0, 0).UTC())
 }
 
 func fmtTime(t time.Time) string { return rs.NewTime(t).String() }
@@ -523,10 +685,25 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 			p.fail(en.Loc, "", rs.Time{}, err)
 			return nil
 		}
-		if err := e.seen.add(rel); err != nil {
+		if prev, err := e.seen.claim(rel, en.Loc); err != nil {
+			return fmt.Errorf("%w: %v", ErrState, err)
+		} else if prev == en.Loc {
+			return nil // listed twice
+		} else if prev != "" {
+			p.fail(en.Loc, rel, rs.Time{}, fmt.Errorf("%w: %s and %s both map to %s", ErrPathCollision, prev, en.Loc, rel))
+			return nil
+		}
+		j := job{uri: en.Loc, rel: rel, e: *en, checkLocal: true, audit: true}
+		rec, ok, err := e.st.get(en.Loc)
+		if err != nil {
 			return fmt.Errorf("%w: %v", ErrState, err)
 		}
-		return p.submit(job{uri: en.Loc, rel: rel, e: *en, checkLocal: true, audit: true})
+		if ok && rec.Path == rel {
+			j.notOwned = rec.NotOwned
+		} else {
+			j.foreign = true
+		}
+		return p.submit(j)
 	}
 	err = e.eachEntryEst(ctx, d, 0, &estimator{e: e, set: s.Name}, func(en *rs.Entry) error {
 		c, err := cs.get(en.Loc)
@@ -579,7 +756,7 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 		}
 		p.auditResult(job{uri: uri, rel: r.Path}, AuditExtra)
 		if e.opt.Repair {
-			p.deleteRecord(uri, r, "not at the Source")
+			p.deleteRecord(uri, r, "not at the Source", rs.Time{})
 		}
 		return nil
 	})
@@ -605,7 +782,7 @@ func (e *engine) auditExtras(ctx context.Context, sr *SetReport) error {
 	if e.opt.Set != "" {
 		return nil // other sets' files would look extra
 	}
-	if err := e.st.each("", func(_ string, r Record) error { return e.seen.add(r.Path) }); err != nil {
+	if err := e.st.each("", func(uri string, r Record) error { return e.seen.add(r.Path, uri) }); err != nil {
 		return err
 	}
 	if err := e.seen.flush(); err != nil {

@@ -7,26 +7,28 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// seenSet is a set of relative paths kept on disk, so that a run over a
-// list of millions of entries can later ask which of its records the list
-// no longer names without holding the list in memory.
+// seenSet maps relative paths to the URI that claimed each, kept on disk,
+// so that a run over a list of millions of entries can later ask which of
+// its records the list no longer names, and notice two URIs that map to
+// one file, without holding the list in memory.
 type seenSet struct {
-	db   *bolt.DB
-	path string
-	buf  []string
+	db      *bolt.DB
+	path    string
+	pending map[string]string
 }
 
-var (
-	bucketSeen = []byte("seen")
-	one        = []byte{1}
-)
+var bucketSeen = []byte("seen")
+
+// released is the claim of a path whose file a deletion removed: any URI
+// may claim it next.
+const released = "\x00"
 
 func newSeen(dir string) (*seenSet, error) {
 	db, path, err := openScratch(dir, "seen-*.db", bucketSeen)
 	if err != nil {
 		return nil, err
 	}
-	return &seenSet{db: db, path: path}, nil
+	return &seenSet{db: db, path: path, pending: map[string]string{}}, nil
 }
 
 // openScratch creates a database for data that nothing needs after the
@@ -59,39 +61,63 @@ func openScratch(dir, pattern string, buckets ...[]byte) (*bolt.DB, string, erro
 	return db, f.Name(), nil
 }
 
-func (s *seenSet) add(rel string) error {
-	s.buf = append(s.buf, rel)
-	if len(s.buf) >= 20000 {
+// add marks rel as named by uri.
+func (s *seenSet) add(rel, uri string) error {
+	s.pending[rel] = uri
+	if len(s.pending) >= 20000 {
 		return s.flush()
 	}
 	return nil
 }
 
+// claim marks rel as named by uri and returns the URI that named it
+// before, if any (not released): another one, or uri itself when it is
+// named twice.
+func (s *seenSet) claim(rel, uri string) (string, error) {
+	if prev := s.get(rel); prev != "" && prev != released {
+		return prev, nil
+	}
+	return "", s.add(rel, uri)
+}
+
 func (s *seenSet) flush() error {
-	if len(s.buf) == 0 {
+	if len(s.pending) == 0 {
 		return nil
 	}
-	sort.Strings(s.buf) // sequential inserts keep bbolt's pages full
+	keys := make([]string, 0, len(s.pending))
+	for k := range s.pending {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // sequential inserts keep bbolt's pages full
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSeen)
-		for _, k := range s.buf {
-			if err := b.Put([]byte(k), one); err != nil {
+		for _, k := range keys {
+			if err := b.Put([]byte(k), []byte(s.pending[k])); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	s.buf = s.buf[:0]
+	clear(s.pending)
 	return err
 }
 
-// has must follow a flush of everything added before.
-func (s *seenSet) has(rel string) (ok bool) {
+// get returns the URI that named rel, or "".
+func (s *seenSet) get(rel string) (uri string) {
+	if v, ok := s.pending[rel]; ok {
+		return v
+	}
 	s.db.View(func(tx *bolt.Tx) error {
-		ok = tx.Bucket(bucketSeen).Get([]byte(rel)) != nil
+		uri = string(tx.Bucket(bucketSeen).Get([]byte(rel)))
 		return nil
 	})
-	return ok
+	return uri
+}
+
+// has reports whether rel was named (and not released).
+func (s *seenSet) has(rel string) bool {
+	v := s.get(rel)
+	return v != "" && v != released
 }
 
 func (s *seenSet) close() {

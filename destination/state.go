@@ -1,6 +1,7 @@
 package destination
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +37,9 @@ type Record struct {
 	// MTime is the file's modification time as installed (Unix ns); with
 	// Length it tells cheaply whether someone else changed the file since.
 	MTime int64 `json:"mtime"`
+	// NotOwned marks a file that was here before resourcesync, with the
+	// bytes the Source lists: it is kept in step, but never deleted.
+	NotOwned bool `json:"notowned,omitempty"`
 }
 
 // Checkpoint is a set's synchronized point.
@@ -56,7 +60,12 @@ var (
 	bucketRes  = []byte("resources") // URI → Record
 	bucketSets = []byte("sets")      // set name → Checkpoint
 	bucketMeta = []byte("meta")      // "base" → Source base URL
+	bucketPath = []byte("paths")     // relative path → URI of its record
 )
+
+// layout is the version of the state's keys: "2" has URIs in normal form
+// (NormalizeURI) and the paths bucket.
+const layout = "2"
 
 // state wraps the embedded database in DEST/.resourcesync/state.db. The
 // database's exclusive file lock is what keeps two runs apart.
@@ -84,12 +93,12 @@ func openState(dest string, readOnly bool) (*state, error) {
 	}
 	if !readOnly {
 		err = db.Update(func(tx *bolt.Tx) error {
-			for _, b := range [][]byte{bucketRes, bucketSets, bucketMeta} {
+			for _, b := range [][]byte{bucketRes, bucketSets, bucketMeta, bucketPath} {
 				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 					return err
 				}
 			}
-			return nil
+			return migrate(tx)
 		})
 		if err != nil {
 			db.Close()
@@ -97,6 +106,48 @@ func openState(dest string, readOnly bool) (*state, error) {
 		}
 	}
 	return &state{db: db, readOnly: readOnly}, nil
+}
+
+// migrate brings a state written by an earlier version to the current
+// layout: record keys in normal form, and the index of paths.
+func migrate(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if string(meta.Get([]byte("layout"))) == layout {
+		return nil
+	}
+	res, paths := tx.Bucket(bucketRes), tx.Bucket(bucketPath)
+	type kv struct{ k, v []byte }
+	var all []kv
+	if err := res.ForEach(func(k, v []byte) error {
+		all = append(all, kv{bytes.Clone(k), bytes.Clone(v)})
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, r := range all {
+		uri := NormalizeURI(string(r.k))
+		if uri != string(r.k) {
+			if err := res.Delete(r.k); err != nil {
+				return err
+			}
+			if res.Get([]byte(uri)) != nil {
+				continue // an equivalent spelling was recorded already
+			}
+			if err := res.Put([]byte(uri), r.v); err != nil {
+				return err
+			}
+		}
+		var rec Record
+		if err := json.Unmarshal(r.v, &rec); err != nil {
+			return fmt.Errorf("record %q: %v", r.k, err)
+		}
+		if paths.Get([]byte(rec.Path)) == nil {
+			if err := paths.Put([]byte(rec.Path), []byte(uri)); err != nil {
+				return err
+			}
+		}
+	}
+	return meta.Put([]byte("layout"), []byte(layout))
 }
 
 func (s *state) Close() error {
@@ -182,29 +233,63 @@ type stateOp struct {
 	remove bool
 }
 
+// apply writes the ops in one transaction. A record installed at a path
+// another URI's record names replaces that record (the file is the new
+// URI's now), so that no record names a file it did not write.
 func (s *state) apply(ops []stateOp) error {
 	if len(ops) == 0 {
 		return nil
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketRes)
+		b, paths := tx.Bucket(bucketRes), tx.Bucket(bucketPath)
 		for _, op := range ops {
+			key := []byte(op.uri)
+			if old := b.Get(key); old != nil {
+				var r Record
+				if err := json.Unmarshal(old, &r); err != nil {
+					return fmt.Errorf("record %q: %v", op.uri, err)
+				}
+				if (op.rec == nil || op.rec.Path != r.Path) && string(paths.Get([]byte(r.Path))) == op.uri {
+					if err := paths.Delete([]byte(r.Path)); err != nil {
+						return err
+					}
+				}
+			}
 			if op.rec == nil {
-				if err := b.Delete([]byte(op.uri)); err != nil {
+				if err := b.Delete(key); err != nil {
 					return err
 				}
 				continue
+			}
+			if prev := paths.Get([]byte(op.rec.Path)); prev != nil && string(prev) != op.uri {
+				if err := b.Delete(bytes.Clone(prev)); err != nil {
+					return err
+				}
 			}
 			v, err := json.Marshal(op.rec)
 			if err != nil {
 				return err
 			}
-			if err := b.Put([]byte(op.uri), v); err != nil {
+			if err := b.Put(key, v); err != nil {
+				return err
+			}
+			if err := paths.Put([]byte(op.rec.Path), key); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// pathOwner returns the URI whose record names rel, or "".
+func (s *state) pathOwner(rel string) (uri string, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketPath); b != nil {
+			uri = string(b.Get([]byte(rel)))
+		}
+		return nil
+	})
+	return uri, err
 }
 
 // each calls fn for every record of set, in URI order, outside of any

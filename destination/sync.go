@@ -16,6 +16,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/destination/discover"
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
+	"github.com/resourcesync-go/resourcesync/internal/origin"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
@@ -74,6 +75,16 @@ type Options struct {
 	// StallTimeout abandons and retries a download when no bytes arrive
 	// for this long (0: no limit but the context).
 	StallTimeout time.Duration
+	// MinRate abandons and retries a download (document or resource)
+	// whose body averages fewer bytes per second over a MinRateWindow
+	// (default 30s); 0: no limit.
+	MinRate       float64
+	MinRateWindow time.Duration
+	// AllowHosts are hosts (HOST or HOST:PORT) that redirects and
+	// rel="duplicate" locations may lead to besides the Source's own
+	// authority (scheme, host and port); others are refused with
+	// fetch.ErrOffOrigin.
+	AllowHosts []string
 	// Fetch tuning (zero: the fetch package's defaults).
 	Retries             int
 	BaseDelay, MaxDelay time.Duration
@@ -153,6 +164,10 @@ type engine struct {
 	scratch string
 
 	retries atomic.Int64
+	// crashed is set when this session found that the previous one did
+	// not finish: files it installed but had not recorded may be here,
+	// and only then is a file the state does not name taken as ours.
+	crashed bool
 }
 
 func (e *engine) emit(ev Event) {
@@ -208,22 +223,33 @@ func Open(ctx context.Context, source string, opt Options) (*Mirror, error) {
 		return nil, errors.New("no destination directory")
 	}
 	e := &engine{opt: opt, fd: -1}
+	pol, err := origin.New(source, opt.AllowHosts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrDiscovery, source, err)
+	}
 	e.f = &fetch.Fetcher{Client: opt.Client, Retries: opt.Retries, BaseDelay: opt.BaseDelay, MaxDelay: opt.MaxDelay,
-		RatePerHost: opt.RatePerHost, StallTimeout: opt.StallTimeout}
+		RatePerHost: opt.RatePerHost, StallTimeout: opt.StallTimeout,
+		MinRate: opt.MinRate, MinRateWindow: opt.MinRateWindow, Origin: pol}
 	e.f.OnRetry = func(u string, attempt int, err error) {
 		e.retries.Add(1)
 		e.emit(Event{Kind: EventRetry, URI: u, Error: err.Error()})
 	}
 	e.fn = &fetch.Fetcher{Client: opt.Client, Retries: 1, BaseDelay: 10 * time.Millisecond, MaxDelay: 50 * time.Millisecond,
-		RatePerHost: opt.RatePerHost, StallTimeout: opt.StallTimeout, OnRetry: e.f.OnRetry}
+		RatePerHost: opt.RatePerHost, StallTimeout: opt.StallTimeout, OnRetry: e.f.OnRetry,
+		MinRate: opt.MinRate, MinRateWindow: opt.MinRateWindow, Origin: pol}
 	e.g = &discover.Getter{Client: opt.Client, Retries: opt.Retries, BaseDelay: opt.BaseDelay, MaxDelay: opt.MaxDelay,
-		OnRetry: e.f.OnRetry}
+		OnRetry: e.f.OnRetry, StallTimeout: opt.StallTimeout, MinRate: opt.MinRate, MinRateWindow: opt.MinRateWindow, Origin: pol}
 	base, sets, err := e.discover(ctx, source)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrDiscovery, source, err)
 	}
 	if opt.Base != "" {
 		base = opt.Base
+	}
+	// Resources live under the base (the Mapper refuses others), which
+	// discovery may have found on another authority than SOURCE's.
+	if err := pol.Add(base); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrDiscovery, err)
 	}
 	if opt.Set != "" {
 		var keep []setInfo
@@ -301,6 +327,7 @@ func (m *Mirror) mark(rep *Report) error {
 		return nil
 	}
 	if dirty, _ := e.st.meta("running"); dirty != "" {
+		e.crashed = true
 		e.phase("", "previous run did not finish: removing temporary files")
 		n, _ := fetch.CleanTemp(e.m.Root())
 		if rep != nil {
@@ -346,12 +373,15 @@ func (m *Mirror) begin(rep *Report) (func() error, error) {
 	}
 	return func() error {
 		e.seen.close()
+		if !e.st.readOnly {
+			os.RemoveAll(e.tmpDir)
+		}
 		return m.unmark()
 	}, nil
 }
 
 // Sync runs the mode of the Options over every set.
-func (m *Mirror) Sync(ctx context.Context) (*Report, error) {
+func (m *Mirror) Sync(ctx context.Context) (_ *Report, rerr error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	start := time.Now()
@@ -362,24 +392,27 @@ func (m *Mirror) Sync(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Scratch databases go and the run mark is cleared however the run
+	// ends (an error too: nothing is left half-done that a crash would
+	// not also leave).
+	defer func() {
+		if eerr := end(); rerr == nil {
+			rerr = eerr
+		}
+	}()
 	for _, s := range m.sets {
 		sr, err := e.runSet(ctx, s)
 		if sr != nil {
 			rep.Sets = append(rep.Sets, sr)
 		}
 		if err != nil {
-			e.seen.close()
 			return rep, err
 		}
 	}
 	if e.opt.Mode == ModeAudit && len(rep.Sets) > 0 {
 		if err := e.auditExtras(ctx, rep.Sets[len(rep.Sets)-1]); err != nil {
-			e.seen.close()
 			return rep, err
 		}
-	}
-	if err := end(); err != nil {
-		return rep, err
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	rep.Retries = e.retries.Load()
@@ -411,11 +444,9 @@ func (e *engine) runSet(ctx context.Context, s setInfo) (*SetReport, error) {
 		modes = append(modes, "audit")
 		err = e.audit(ctx, s, &cp, sr)
 	case e.opt.Mode == ModeBaseline || !cp.Baseline && s.ResourceList != "":
+		// A baseline catches up with the Change Lists itself.
 		modes = append(modes, "baseline")
-		if err = e.baseline(ctx, s, &cp, sr, &modes); err == nil && cp.Baseline && s.ChangeList != "" {
-			modes = append(modes, "incremental")
-			_, err = e.incremental(ctx, s, &cp, sr)
-		}
+		err = e.baseline(ctx, s, &cp, sr, &modes)
 	case s.ChangeList == "":
 		modes = append(modes, "baseline")
 		err = e.baseline(ctx, s, &cp, sr, &modes)
@@ -427,14 +458,7 @@ func (e *engine) runSet(ctx context.Context, s setInfo) (*SetReport, error) {
 			sr.Gap = gap
 			e.phase(s.Name, "gap in the Change Lists (%s): repairing with a baseline against the current Resource List", gap)
 			modes = append(modes, "baseline (gap repair)")
-			if err = e.baseline(ctx, s, &cp, sr, &modes); err == nil && cp.Baseline {
-				modes = append(modes, "incremental")
-				var gap2 string
-				gap2, err = e.incremental(ctx, s, &cp, sr)
-				if gap2 != "" {
-					sr.Gap += "; again after repair: " + gap2
-				}
-			}
+			err = e.baseline(ctx, s, &cp, sr, &modes)
 		} else if gap != "" {
 			sr.Gap = gap + " (no Resource List to repair from)"
 			sr.Failed++

@@ -17,6 +17,11 @@ type Limits struct {
 	MaxAttrs         int   // attributes (namespace declarations included) per element; default 64
 	MaxTokenBytes    int   // longest name, attribute value, text node, comment or PI; default 1 MiB
 	MaxDocumentBytes int64 // whole document; default 1 GiB; negative for no limit
+	// MaxLinks caps the rs:ln elements of one item, and those of the root
+	// (ErrTooManyLinks beyond); default 10,000, also when negative. Links
+	// are kept with their item or the head, so this bounds memory as the
+	// streaming of items does for entries.
+	MaxLinks int
 }
 
 // DefaultLimits are the limits used where a field of Limits is zero.
@@ -25,6 +30,7 @@ var DefaultLimits = Limits{
 	MaxAttrs:         64,
 	MaxTokenBytes:    1 << 20,
 	MaxDocumentBytes: 1 << 30,
+	MaxLinks:         10000,
 }
 
 func (l Limits) withDefaults() Limits {
@@ -39,6 +45,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxDocumentBytes == 0 {
 		l.MaxDocumentBytes = DefaultLimits.MaxDocumentBytes
+	}
+	if l.MaxLinks <= 0 {
+		l.MaxLinks = DefaultLimits.MaxLinks
 	}
 	return l
 }
@@ -69,6 +78,10 @@ type Decoder struct {
 	alpha     bool // 2012 alpha markers seen at the root
 	alphaType string
 	rel09     bool
+	upSeen    bool // a root rs:ln rel="up" as written (a 1.x document)
+	badHead   []string
+	maxLinks  int
+	seenLoc   bool // the current item has a <loc>
 	pending   []Diagnostic
 	dropped   int
 	pos       Pos
@@ -220,6 +233,7 @@ func (d *Decoder) isSitemap(space string) bool { return space == d.sitemapNS }
 // to the first item.
 func (d *Decoder) readHead() error {
 	l := d.Limits.withDefaults()
+	d.maxLinks = l.MaxLinks
 	d.sc = xmlscan.New(d.r, xmlscan.Limits{
 		MaxDepth: l.MaxDepth, MaxAttrs: l.MaxAttrs,
 		MaxTokenBytes: l.MaxTokenBytes, MaxDocumentBytes: l.MaxDocumentBytes,
@@ -365,8 +379,14 @@ func (d *Decoder) rootChild(late bool) error {
 			d.late = true
 			d.diag(p, "RS-GEN-10", SevWarning, "root <rs:ln> after the first item; read anyway")
 		}
+		if len(d.head.Links) >= d.maxLinks {
+			return &SyntaxError{Pos: p, Err: ErrTooManyLinks, Msg: "more than " + strconv.Itoa(d.maxLinks) + " root <rs:ln> elements"}
+		}
 		var ln Link
 		d.readLink(&ln, p)
+		if ln.Rel == RelUp {
+			d.upSeen = true
+		}
 		if ln.Rel == RelResourceSync {
 			// v0.6-0.9 pointed at the Capability List with rel="resourcesync".
 			d.rel09 = true
@@ -465,19 +485,33 @@ func (d *Decoder) finishHead() {
 		md.Capability = CapChangeNotification
 		d.diag(p, "RS-LEG-11", SevWarning, `capability="changelist-notification" (Change Notification 1.0) read as "change-notification"`)
 	}
-	if d.rel09 && d.legacy == "" {
-		d.legacy = "0.9"
-	}
-	if d.legacy == "0.9" && md.Capability.IsSnapshot() && md.At.IsZero() && !md.From.IsZero() {
-		md.At, md.From = md.From, Time{}
-		d.diag(p, "RS-LEG-9", SevWarning, "snapshot time given as from= (ResourceSync 0.9); read as at=")
-	}
-	if md.Capability.IsSnapshot() && md.At.IsZero() && !md.Modified.IsZero() && !d.alpha {
-		md.At = md.Modified
-		if d.legacy == "" {
-			d.legacy = "0.5"
+	// The draft is recognised from what the document shows. A root
+	// rel="up" link (written so) appeared with 0.9.1; without one, the
+	// time attributes of the older drafts tell them apart from 1.x errors.
+	if !md.Modified.IsZero() && !d.alpha {
+		// 0.5/0.6: modified= was the document's last modification time.
+		switch c := md.Capability; {
+		case c.IsSnapshot() && md.At.IsZero():
+			md.At = md.Modified
+			d.setLegacy("0.5")
+			d.diag(p, "RS-LEG-8", SevWarning, "snapshot time given as modified= (ResourceSync 0.5/0.6); read as at=")
+		case (c == CapChangeList || c == CapChangeDump || c == CapChangeDumpManifest) && md.From.IsZero() && md.Until.IsZero() && !d.upSeen:
+			d.setLegacy("0.5")
+			d.diag(p, "RS-LEG-8", SevWarning, "root modified= on a "+string(c)+" (ResourceSync 0.5/0.6: the document's last modification time); 1.1 uses from/until, so the interval it covers is not stated")
+		case c == CapCapabilityList && !d.upSeen:
+			d.setLegacy("0.5")
+			d.diag(p, "RS-LEG-8", SevWarning, "root modified= on a Capability List without rel=\"up\" (ResourceSync 0.5/0.6 draft)")
 		}
-		d.diag(p, "RS-LEG-8", SevWarning, "snapshot time given as modified= (ResourceSync 0.5); read as at=")
+	}
+	if d.rel09 {
+		d.setLegacy("0.9")
+	}
+	// 0.9: snapshot documents gave their time as from= (without until).
+	if md.Capability.IsSnapshot() && md.At.IsZero() && !md.From.IsZero() && md.Until.IsZero() &&
+		(d.legacy == "0.9" || !d.upSeen && !d.alpha) {
+		md.At, md.From = md.From, Time{}
+		d.setLegacy("0.9")
+		d.diag(p, "RS-LEG-9", SevWarning, "snapshot time given as from= (ResourceSync 0.9); read as at=")
 	}
 	if d.alpha && !d.headMD {
 		d.legacy = "0.1-alpha"
@@ -497,9 +531,17 @@ func (d *Decoder) finishHead() {
 	}
 }
 
+// setLegacy records the draft unless one was recognised already.
+func (d *Decoder) setLegacy(v string) {
+	if d.legacy == "" {
+		d.legacy = v
+	}
+}
+
 // readItem reads the item whose start tag is current into e.
 func (d *Decoder) readItem(e *Entry) error {
 	d.pos = d.tokPos()
+	d.seenLoc = false
 	if l := string(d.sc.Name().Local); l != d.head.Root.ItemName() {
 		d.diag(d.pos, "RS-GEN-5", SevError, "<"+l+"> item in <"+d.head.Root.String()+">")
 	}
@@ -536,6 +578,9 @@ func (d *Decoder) readItem(e *Entry) error {
 				seenMD = true
 				d.readMD(&e.MD, p, false)
 			case "ln":
+				if len(e.Links) >= d.maxLinks {
+					return &SyntaxError{Pos: d.tokPos(), Err: ErrTooManyLinks, Msg: "more than " + strconv.Itoa(d.maxLinks) + " <rs:ln> elements in one item"}
+				}
 				e.Links = append(e.Links, Link{})
 				d.readLink(&e.Links[len(e.Links)-1], d.tokPos())
 			case "fixity", "size", "mimetype", "contentencoding", "path":
@@ -573,6 +618,10 @@ func (d *Decoder) itemSitemapChild(e *Entry, n xmlscan.Name) error {
 	}
 	switch local {
 	case "loc":
+		if d.seenLoc {
+			d.diag(p, "RS-GEN-7", SevError, "<loc> repeated in one item; the last one is read")
+		}
+		d.seenLoc = true
 		e.Loc = string(t)
 	case "changefreq":
 		e.ChangeFreq = string(t)
@@ -675,19 +724,19 @@ func (d *Decoder) readMD(md *Metadata, p Pos, root bool) {
 		case "change":
 			md.Change = Change(v)
 		case "at":
-			md.At = d.parseTime(v, p, "at")
+			md.At = d.mdTime(v, p, "at", root)
 		case "completed":
-			md.Completed = d.parseTime(v, p, "completed")
+			md.Completed = d.mdTime(v, p, "completed", root)
 		case "from":
-			md.From = d.parseTime(v, p, "from")
+			md.From = d.mdTime(v, p, "from", root)
 		case "until":
-			md.Until = d.parseTime(v, p, "until")
+			md.Until = d.mdTime(v, p, "until", root)
 		case "datetime":
-			md.DateTime = d.parseTime(v, p, "datetime")
+			md.DateTime = d.mdTime(v, p, "datetime", root)
 		case "modified":
-			md.Modified = d.parseTime(v, p, "modified")
+			md.Modified = d.mdTime(v, p, "modified", root)
 		case "hash":
-			md.Hashes = SplitHashes(string(v))
+			md.Hashes = d.hashAttr(v, p, "rs:md")
 		case "length":
 			md.Length, md.HasLength = d.parseLength(v, p)
 		case "type":
@@ -701,6 +750,43 @@ func (d *Decoder) readMD(md *Metadata, p Pos, root bool) {
 			d.diag(p, "RS-GEN-4", SevWarning, "unknown attribute "+string(a.Name.Local)+" on <rs:md>; extension attributes must be in their own namespace")
 		}
 	}
+}
+
+// mdTime parses a time attribute of rs:md, remembering a root attribute
+// that is present but invalid (HeadAttrInvalid).
+func (d *Decoder) mdTime(v []byte, p Pos, name string, root bool) Time {
+	t, err := parseTimeBytes(bytes.TrimSpace(v))
+	if err != nil {
+		d.diag(p, "RS-DT-2", SevError, name+": "+err.Error())
+		if root && len(d.badHead) < 16 {
+			d.badHead = append(d.badHead, name)
+		}
+		return Time{}
+	}
+	return t
+}
+
+// HeadAttrInvalid reports whether the root rs:md carried the named time
+// attribute ("at", "from"...) with a value that could not be parsed: its
+// field is then zero although the attribute is present, and a diagnostic
+// said why.
+func (d *Decoder) HeadAttrInvalid(name string) bool {
+	for _, b := range d.badHead {
+		if b == name {
+			return true
+		}
+	}
+	return false
+}
+
+// hashAttr splits a hash attribute; an empty one is reported, as the
+// attribute would otherwise vanish without a trace (RS-URL-5).
+func (d *Decoder) hashAttr(v []byte, p Pos, where string) Hashes {
+	h := SplitHashes(string(v))
+	if len(h) == 0 {
+		d.diag(p, "RS-URL-5", SevError, where+" hash attribute is empty; want algorithm:digest")
+	}
+	return h
 }
 
 func (d *Decoder) parseLength(v []byte, p Pos) (int64, bool) {
@@ -728,12 +814,16 @@ func (d *Decoder) readLink(ln *Link, p Pos) {
 		switch string(a.Name.Local) {
 		case "rel":
 			ln.Rel = string(v)
+			if r, ok := foldRel(ln.Rel); ok {
+				d.diag(p, "RS-LN-3", SevWarning, "rel "+strconv.Quote(ln.Rel)+" read as "+strconv.Quote(r)+": relation types are case-insensitive (RFC 8288); write them in lowercase")
+				ln.Rel = r
+			}
 		case "href":
 			ln.Href = string(bytes.TrimSpace(v))
 		case "type":
 			ln.Type = string(v)
 		case "hash":
-			ln.Hashes = SplitHashes(string(v))
+			ln.Hashes = d.hashAttr(v, p, "rs:ln")
 		case "length":
 			ln.Length, ln.HasLength = d.parseLength(v, p)
 		case "modified":
@@ -756,4 +846,28 @@ func (d *Decoder) readLink(ln *Link, p Pos) {
 			d.diag(p, "RS-GEN-4", SevWarning, "unknown attribute "+string(a.Name.Local)+" on <rs:ln>; extension attributes must be in their own namespace")
 		}
 	}
+}
+
+// foldRel lowercases the registered relation types (tokens without a
+// colon) of a rel value, which compare case-insensitively (RFC 8288 §2.1.1);
+// extension types (URIs) are left as written. It reports whether anything
+// changed.
+func foldRel(rel string) (string, bool) {
+	upper := false
+	for _, f := range strings.Fields(rel) {
+		if !strings.Contains(f, ":") && strings.ToLower(f) != f {
+			upper = true
+			break
+		}
+	}
+	if !upper {
+		return rel, false
+	}
+	fs := strings.Fields(rel)
+	for i, f := range fs {
+		if !strings.Contains(f, ":") {
+			fs[i] = strings.ToLower(f)
+		}
+	}
+	return strings.Join(fs, " "), true
 }

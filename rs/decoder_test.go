@@ -348,9 +348,11 @@ func FuzzDecoder(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(docStart + "</urlset>"))
+	f.Add([]byte(rootStart + `<rs:ln rel="Up" href="x"/><rs:md capability="changelist" modified="2013-01-03T11:00:00Z"/>` +
+		`<url><loc>a</loc><loc>b</loc><rs:md hash=""/><rs:ln rel="describedBy" href="y"/><rs:ln rel="via" href="z"/></url></urlset>`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		d := NewDecoder(bytes.NewReader(b))
-		d.Limits = Limits{MaxTokenBytes: 4096, MaxDepth: 16, MaxDocumentBytes: 1 << 20}
+		d.Limits = Limits{MaxTokenBytes: 4096, MaxDepth: 16, MaxDocumentBytes: 1 << 20, MaxLinks: 8}
 		if _, err := d.Head(); err != nil {
 			var se *SyntaxError
 			if !errors.As(err, &se) {

@@ -39,6 +39,8 @@ var (
 	ErrTruncated        = xmlscan.ErrTruncated
 	ErrRoot             = errors.New("root element is not urlset or sitemapindex")
 	ErrNamespace        = errors.New("root element in the wrong namespace")
+	ErrTooManyLinks     = errors.New("too many rs:ln elements") // more than Limits.MaxLinks
+
 )
 
 // SyntaxError is a fatal decoding error at a position.

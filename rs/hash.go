@@ -130,6 +130,9 @@ func (x Hash) Check() error {
 	if x.Value == "" {
 		return fmt.Errorf("%w: %q has no digest", ErrHash, x.Alg+":")
 	}
+	if strings.Contains(x.Value, ",") {
+		return fmt.Errorf("%w: %q: tokens are separated by white space, not commas", ErrHash, x.Alg+":"+x.Value)
+	}
 	n := hexLen[x.Alg]
 	if n == 0 {
 		return nil

@@ -24,6 +24,10 @@ func TestParseHashes(t *testing.T) {
 		{"md5:Q2hlY2sgSW50ZWdyaXR5IQ==", "", true}, // base64 (RS-LEG-12)
 		{"sha-256:f4OxZX_x_DFGFDgghgdfb6rtSx-iosjf6735432nklj", "", true},
 		{"md5:1584abdf8ebdc9802ac0c6a7402c03b6 md5:1584abdf8ebdc9802ac0c6a7402c03b6", "", true},
+		{"md5:xyz", "", true},
+		{"   ", "", true},
+		{"md5:1584abdf8ebdc9802ac0c6a7402c03b6,sha-1:da39a3ee5e6b4b0d3255bfef95601890afd80709", "", true}, // commas do not separate tokens
+		{"crc32:abcd,md5:1584abdf8ebdc9802ac0c6a7402c03b6", "", true},
 	}
 	for _, tt := range tests {
 		h, err := ParseHashes(tt.in)
@@ -59,7 +63,8 @@ func TestBase64ToHex(t *testing.T) {
 func FuzzParseHashes(f *testing.F) {
 	for _, s := range []string{"md5:1584abdf8ebdc9802ac0c6a7402c03b6",
 		"md5:1e0d5cb8ef6ba40c99b14c0237be735e sha-256:854f61290e2e197a11bc91063afce22e43f8ccc655237050ace766adc68dc784",
-		"sha-256:f4OxZX_x_DFGFDgghgdfb6rtSx-iosjf6735432nklj", "md5:Q2hlY2sgSW50ZWdyaXR5IQ==", " : :: x"} {
+		"sha-256:f4OxZX_x_DFGFDgghgdfb6rtSx-iosjf6735432nklj", "md5:Q2hlY2sgSW50ZWdyaXR5IQ==", " : :: x",
+		"md5:xyz", "md5:1584abdf8ebdc9802ac0c6a7402c03b6,sha-1:da39a3ee5e6b4b0d3255bfef95601890afd80709"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

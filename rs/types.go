@@ -15,8 +15,8 @@ const (
 const MaxEntries = 50000
 
 // MaxDocumentBytes is the largest size the specification allows for one
-// document (50 MB, §7).
-const MaxDocumentBytes = 50 * 1000 * 1000
+// document: §7 follows sitemaps.org, whose 50 MB are 52,428,800 bytes.
+const MaxDocumentBytes = 50 << 20
 
 // Capability is the value of rs:md/@capability.
 type Capability string

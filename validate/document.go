@@ -76,7 +76,7 @@ func Document(name string, r io.Reader, opts Options, report func(Problem)) (*In
 	cr := &countReader{r: r}
 	d := rs.NewDecoder(cr)
 	d.Limits = opts.Limits
-	c := &checker{name: name, report: report, info: &Info{}, dec: d}
+	c := &checker{name: name, report: report, info: &Info{}, dec: d, in: cr}
 	h, err := d.Head()
 	if err != nil {
 		return nil, c.fatal(err)
@@ -104,24 +104,34 @@ func Document(name string, r io.Reader, opts Options, report func(Problem)) (*In
 	c.info.HeadPos = d.HeadPos()
 	c.info.Bytes = cr.n
 	if cr.n > rs.MaxDocumentBytes {
-		c.emit(rs.Pos{}, "RS-GEN-8", rs.SevError, "document is %d bytes, more than the 50 MB limit; split it and group the parts with an index", cr.n)
+		c.emit(rs.Pos{}, "RS-GEN-8", rs.SevError, "document is %d bytes, more than the 50 MB (%d bytes) limit; split it and group the parts with an index", cr.n, rs.MaxDocumentBytes)
 	}
 	return c.info, nil
 }
 
 type countReader struct {
-	r io.Reader
-	n int64
+	r   io.Reader
+	n   int64
+	err error // the first error other than io.EOF
 }
 
 func (c *countReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	if err != nil && err != io.EOF && c.err == nil {
+		c.err = err
+	}
 	return n, err
 }
 
-// fatal reports a decoding error as an RS-XML problem and returns it.
+// fatal reports a decoding error as an RS-XML problem and returns it. An
+// error of the reader (a directory, a broken connection) says nothing
+// about the document: it is returned without the *rs.SyntaxError the
+// decoder wrapped it in, and not reported as a problem.
 func (c *checker) fatal(err error) error {
+	if c.in.err != nil && errors.Is(err, c.in.err) {
+		return fmt.Errorf("validate %s: %w", c.name, c.in.err)
+	}
 	var se *rs.SyntaxError
 	if errors.As(err, &se) {
 		c.report(Problem{Doc: c.name, Line: se.Pos.Line, Col: se.Pos.Col, Rule: "RS-XML", Severity: rs.SevError, Message: se.Error()})

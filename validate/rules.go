@@ -18,6 +18,7 @@ type checker struct {
 	report  func(Problem)
 	info    *Info
 	dec     *rs.Decoder
+	in      *countReader
 	head    *rs.Head
 	cap     rs.Capability
 	legacy  string
@@ -156,6 +157,50 @@ func (c *checker) loc(loc string, pos rs.Pos) {
 func absoluteURI(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && u.Scheme != "" && (u.Host != "" || u.Opaque != "" || u.Path != "")
+}
+
+// uriSyntax reports whether s is an absolute URI (or IRI: characters
+// beyond ASCII are allowed) without characters RFC 3986 excludes - white
+// space, controls, "<>\^`{|} - and with well-formed percent escapes.
+func uriSyntax(s string) bool {
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		switch {
+		case b >= 0x80:
+		case b <= ' ' || b == 0x7f || strings.IndexByte("\"<>\\^`{|}", b) >= 0:
+			return false
+		case b == '%':
+			if i+2 >= len(s) || !isHex(s[i+1:i+3]) {
+				return false
+			}
+		}
+	}
+	return absoluteURI(s)
+}
+
+// knownCapabilities are the capability values the specifications define.
+var knownCapabilities = []rs.Capability{
+	rs.CapDescription, rs.CapCapabilityList, rs.CapResourceList, rs.CapResourceDump,
+	rs.CapResourceDumpManifest, rs.CapChangeList, rs.CapChangeDump, rs.CapChangeDumpManifest,
+	rs.CapResourceListArchive, rs.CapResourceDumpArchive, rs.CapChangeListArchive,
+	rs.CapChangeDumpArchive, rs.CapChangeNotification, rs.CapFrameworkNotification,
+}
+
+// misspelt returns the defined capability that c spells differently -
+// other case, "_" or no "-" (resourceList, resource_list) - or "".
+// Capability values are compared exactly, so such a document is not the
+// kind it means to be.
+func misspelt(c rs.Capability) rs.Capability {
+	fold := func(s string) string {
+		return strings.ToLower(strings.NewReplacer("-", "", "_", "", " ", "").Replace(s))
+	}
+	f := fold(string(c))
+	for _, k := range knownCapabilities {
+		if k != c && fold(string(k)) == f {
+			return k
+		}
+	}
+	return ""
 }
 
 // itemChange checks change values, their presence (RS-CHL-2 and kin),
@@ -311,6 +356,10 @@ func (c *checker) pathSyntax(p string, pos rs.Pos, where string) {
 // RS-FN-1).
 func (c *checker) itemCapability(e *rs.Entry, pos rs.Pos) {
 	ic := e.MD.Capability
+	near := misspelt(ic)
+	if near != "" {
+		c.emit(pos, "RS-URL-10", rs.SevError, "item capability %q is not a defined value (values are case-sensitive): %q?", ic, near)
+	}
 	switch c.cap {
 	case rs.CapDescription:
 		if ic != "" && ic != rs.CapCapabilityList {
@@ -325,7 +374,9 @@ func (c *checker) itemCapability(e *rs.Entry, pos rs.Pos) {
 			return
 		}
 		if !ic.Known() {
-			c.emit(pos, "RS-URL-10", rs.SevWarning, "unknown capability %q", ic)
+			if near == "" {
+				c.emit(pos, "RS-URL-10", rs.SevWarning, "unknown capability %q", ic)
+			}
 		} else if ic == rs.CapDescription || ic == rs.CapCapabilityList || ic.IsManifest() {
 			c.emit(pos, "RS-URL-10", rs.SevError, "capability %q cannot be listed in a Capability List", ic)
 		}
@@ -409,6 +460,8 @@ func (c *checker) link(l *rs.Link, pos rs.Pos, root bool) {
 	}
 	if l.Href == "" {
 		c.emit(pos, "RS-LN-1", rs.SevError, "rs:ln rel=%q has no href", l.Rel)
+	} else if !uriSyntax(l.Href) {
+		c.emit(pos, "RS-LN-1", rs.SevError, "rs:ln rel=%q href %q is not an absolute URI", l.Rel, l.Href)
 	}
 	if l.Pri < 0 || l.Pri > 999999 {
 		c.emit(pos, "RS-LN-2", rs.SevError, "rs:ln pri %d is outside 1..999999", l.Pri)
@@ -466,20 +519,25 @@ func (c *checker) hashes(hs rs.Hashes, pos rs.Pos, where string) {
 			seen = append(seen, h.Alg)
 		}
 		n := rs.DigestHexLen(h.Alg)
+		err := h.Check()
 		switch {
+		case strings.Contains(h.Value, ","):
+			c.emit(pos, "RS-URL-5", rs.SevError, "%s hash %q: %v", where, h.Alg+":"+h.Value, err)
 		case n == 0:
 			c.emit(pos, "RS-URL-5", rs.SevWarning, "%s hash algorithm %q is not md5, sha-1 or sha-256; it cannot be verified", where, h.Alg)
-		case h.Check() == nil:
+		case err == nil:
 		case paddedBase64(h.Value, n/2):
 			if c.legacy != "" {
 				c.emit(pos, "RS-LEG-12", rs.SevWarning, "%s %s digest %q is base64 (pre-1.0 style), not hex", where, h.Alg, h.Value)
 			} else {
 				c.emit(pos, "RS-URL-5", rs.SevError, "%s %s digest %q is base64, not hex (RS-LEG-12: written by resync before 1.0.6)", where, h.Alg, h.Value)
 			}
+		case base64Like(h.Value, n/2):
+			c.emit(pos, "RS-AMB-1", rs.SevWarning, "%s %s digest %q looks like base64, not hex; it cannot be verified (erratum of spec Example 27)", where, h.Alg, h.Value)
 		case isHex(h.Value):
 			c.emit(pos, "RS-URL-5", rs.SevError, "%s %s digest has %d hex digits, want %d", where, h.Alg, len(h.Value), n)
 		default:
-			c.emit(pos, "RS-AMB-1", rs.SevWarning, "%s %s digest %q is neither hex nor base64; it cannot be verified (erratum of spec Example 27)", where, h.Alg, h.Value)
+			c.emit(pos, "RS-URL-5", rs.SevError, "%s hash: %v", where, err)
 		}
 	}
 }
@@ -497,6 +555,23 @@ func paddedBase64(v string, n int) bool {
 		}
 	}
 	return false
+}
+
+// base64Like reports whether v is written in a base64 alphabet (standard
+// or URL) with the length of n bytes' base64, padded or not: the shape of
+// the values of spec Example 27 (43 or 44 characters for sha-256), an
+// erratum (RS-AMB-1) rather than a broken document.
+func base64Like(v string, n int) bool {
+	if len(v) < base64.RawStdEncoding.EncodedLen(n) || len(v) > base64.StdEncoding.EncodedLen(n) {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		b := v[i]
+		if !('0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || strings.IndexByte("+/-_=", b) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 func isHex(s string) bool {
@@ -522,6 +597,8 @@ func (c *checker) finish() {
 	switch {
 	case cp == "":
 		c.emit(pos, "RS-GEN-1", rs.SevError, "no root rs:md capability: not a ResourceSync document (a plain sitemap?)")
+	case misspelt(cp) != "":
+		c.emit(pos, "RS-GEN-2", rs.SevError, "capability %q is not a defined value (values are case-sensitive): %q?", cp, misspelt(cp))
 	case !cp.Known():
 		c.emit(pos, "RS-GEN-1", rs.SevWarning, "unknown capability %q (RS-GEN-2 lists the defined values)", cp)
 	}
@@ -549,7 +626,7 @@ func (c *checker) finish() {
 	}
 	switch {
 	case cp.IsSnapshot():
-		if md.At.IsZero() {
+		if md.At.IsZero() && !c.dec.HeadAttrInvalid("at") { // an invalid one is reported as RS-DT-2
 			c.emit(pos, rule, rs.SevError, "%s has no root rs:md at", kind(cp, idx))
 		}
 		for _, a := range []timeAttr{{"from", md.From}, {"until", md.Until}} {
@@ -558,10 +635,10 @@ func (c *checker) finish() {
 			}
 		}
 	case cp.IsChange():
-		if md.From.IsZero() && cp != rs.CapFrameworkNotification {
+		if md.From.IsZero() && cp != rs.CapFrameworkNotification && !c.dec.HeadAttrInvalid("from") {
 			c.emit(pos, rule, rs.SevError, "%s has no root rs:md from", kind(cp, idx))
 		}
-		if md.Until.IsZero() && cp == rs.CapChangeNotification {
+		if md.Until.IsZero() && cp == rs.CapChangeNotification && !c.dec.HeadAttrInvalid("until") {
 			c.emit(pos, "RS-CN-1", rs.SevError, "change notification has no root rs:md until")
 		}
 		for _, a := range []timeAttr{{"at", md.At}, {"completed", md.Completed}} {
@@ -585,7 +662,7 @@ func (c *checker) finish() {
 	switch {
 	case cp == rs.CapDescription:
 		if up != "" {
-			c.emit(pos, "RS-SD-1", rs.SevWarning, "a Source Description has no rel=\"up\" link")
+			c.emit(pos, "RS-SD-1", rs.SevWarning, "a Source Description has a rel=\"up\" link (%s); it is the top of the tree and should have none", up)
 		}
 	case cp == rs.CapCapabilityList:
 		if up == "" {

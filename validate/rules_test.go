@@ -94,7 +94,7 @@ func TestRules(t *testing.T) {
 		{"manifest path missing", urlset(rdmHead, item(r1, md(`path="/r1"`)), item(r1, md(`type="text/html"`))), []want{E("RS-RDM-2", 6)}},
 		{"manifest path ends with slash", urlset(rdmHead, item(r1, md(`path="/resources/"`))), []want{E("RS-URL-9", 5)}},
 		{"change dump manifest deleted needs no path", urlset(cdmHead, item(r1, md(`change="deleted" datetime="2013-01-02T10:00:00Z"`)), item(r1, md(`change="created" datetime="2013-01-02T11:00:00Z"`))), []want{E("RS-CDM-3", 6)}},
-		{"link without href, bad rel", urlset(rlHead, item(r1, `<rs:ln rel="duplicate"/><rs:ln rel="Mirror" href="http://m.example.com/r1"/>`)), []want{E("RS-LN-1", 5), E("RS-LN-3", 5)}},
+		{"link without href, bad rel", urlset(rlHead, item(r1, `<rs:ln rel="duplicate"/><rs:ln rel="_mirror" href="http://m.example.com/r1"/>`)), []want{E("RS-LN-1", 5), E("RS-LN-3", 5)}},
 		{"patch link without type", urlset(clHead, item(r1, md(`change="updated" datetime="2013-01-02T10:00:00Z"`)+`<rs:ln rel="http://www.openarchives.org/rs/terms/patch" href="http://example.com/p"/>`)), []want{E("RS-REL-9", 5)}},
 		{"patch link in a change dump manifest needs path", urlset(cdmHead, item(r1, md(`change="updated" path="/r1"`)+`<rs:ln rel="http://www.openarchives.org/rs/terms/patch" href="http://example.com/p" type="application/json-patch"/>`)), []want{E("RS-REL-9", 5)}},
 		{"capability list entries", urlset(capHead,

@@ -1,11 +1,15 @@
 package validate
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,8 +36,10 @@ const wellKnown = "/.well-known/resourcesync"
 // Walk validates every document of the Source tree reachable from start:
 // Source Description → Capability Lists → capability documents → index
 // components, archives and archived documents. start may be a Source's base
-// URL (then <base>/.well-known/resourcesync and the host's
-// /.well-known/resourcesync are tried), the well-known URL, a Source
+// URL (when it is not a ResourceSync document itself - an HTML home page, say -
+// the targets of its rel="resourcesync" Link headers,
+// <base>/.well-known/resourcesync, the host's /.well-known/resourcesync
+// and the Sitemap lines of the host's robots.txt are tried), the well-known URL, a Source
 // Description, a Capability List or any capability document. Notification
 // channels (topic URLs) and dump packages are not fetched.
 //
@@ -142,52 +148,204 @@ func candidates(start string) []string {
 	return out
 }
 
-// start finds and validates the first document.
+// notResourceSync reports whether a decoding error means that the body is
+// not a ResourceSync document at all (an HTML page, another XML
+// vocabulary, not XML), so that discovery goes on to the next candidate.
+func notResourceSync(err error) bool {
+	return errors.Is(err, rs.ErrRoot) || errors.Is(err, rs.ErrNamespace) || errors.Is(err, rs.ErrSyntax) ||
+		errors.Is(err, rs.ErrDTD) || errors.Is(err, rs.ErrEntity) || errors.Is(err, rs.ErrEncoding) ||
+		errors.Is(err, rs.ErrInvalidChar) || errors.Is(err, rs.ErrTruncated)
+}
+
+// isHTML reports whether a response's Content-Type says it is a web page.
+func isHTML(h http.Header) bool {
+	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	return mt == "text/html" || mt == "application/xhtml+xml"
+}
+
+// start finds and validates the first document. A start URL that is not
+// itself a ResourceSync document (an HTML home page, a 404) leads, in
+// order, to the targets of its Link: <...>; rel="resourcesync" headers,
+// the .well-known/resourcesync candidates, and the Sitemap lines of the
+// host's robots.txt.
 func (w *walker) start(ctx context.Context, start string) (*Info, string, error) {
 	cands := candidates(start)
-	var lastErr error
-	for i, c := range cands {
-		last := i == len(cands)-1
+	direct := len(cands) == 1 // a document URL: no discovery, report its problems as they are
+	var tried []string
+	robots := direct
+	for i := 0; i < len(cands); i++ {
+		c := cands[i]
 		resp, err := w.get(ctx, c)
 		if err != nil {
-			lastErr = err
-			continue
-		}
-		final := resp.Request.URL.String()
-		// Probe candidates other than the last: a base URL may well serve
-		// an HTML page; only a ResourceSync document counts as the start.
-		var buf []Problem
-		rep := w.report
-		if !last {
-			rep = func(p Problem) { buf = append(buf, p) }
-		}
-		info, derr := Document(final, resp.Body, w.opts, rep)
-		resp.cancel()
-		if derr != nil && !last && (errors.Is(derr, rs.ErrRoot) || errors.Is(derr, rs.ErrNamespace) || errors.Is(derr, rs.ErrSyntax)) {
-			lastErr = derr
-			continue
-		}
-		for _, p := range buf {
-			w.report(p)
-		}
-		w.mu.Lock()
-		w.seen[final], w.seen[c] = true, true
-		w.claimed++
-		w.sum.Documents++
-		if info != nil {
-			w.sum.Entries += int64(info.Entries)
-		}
-		w.mu.Unlock()
-		if derr != nil {
-			var se *rs.SyntaxError
-			if !errors.As(derr, &se) {
-				w.report(Problem{Doc: final, Rule: "RS-FETCH", Severity: rs.SevError, Message: derr.Error()})
+			if ctx.Err() != nil {
+				return nil, "", ctx.Err()
+			}
+			tried = append(tried, err.Error())
+			if i == 0 && !direct {
+				cands = linkCandidates(cands, err)
+			}
+		} else {
+			final := resp.Request.URL.String()
+			if i == 0 && !direct {
+				cands = addLinks(cands, resp.Response)
+			}
+			if !direct && isHTML(resp.Header) {
+				resp.cancel()
+				tried = append(tried, fmt.Sprintf("%s: an HTML page (%s), not a ResourceSync document", final, resp.Header.Get("Content-Type")))
+			} else if info, ok := w.first(final, c, resp, !direct, &tried); ok {
+				return info, final, nil
 			}
 		}
-		return info, final, nil
+		if i == len(cands)-1 && !robots {
+			robots = true
+			cands = append(cands, w.robotsSitemaps(ctx, start, &tried)...)
+		}
 	}
-	return nil, "", fmt.Errorf("%w at %s: %w", ErrNoSource, start, lastErr)
+	return nil, "", fmt.Errorf("%w at %s (tried: %s)", ErrNoSource, start, strings.Join(tried, "; "))
 }
+
+// first validates the candidate document in resp. With probe, a body that
+// is not a ResourceSync document is not reported: ok is false and the
+// discovery goes on.
+func (w *walker) first(final, c string, resp *response, probe bool, tried *[]string) (*Info, bool) {
+	var buf []Problem
+	rep := w.report
+	if probe {
+		rep = func(p Problem) { buf = append(buf, p) }
+	}
+	info, derr := Document(final, resp.Body, w.opts, rep)
+	resp.cancel()
+	if derr != nil && probe && notResourceSync(derr) {
+		*tried = append(*tried, fmt.Sprintf("%s: %v", final, derr))
+		return nil, false
+	}
+	for _, p := range buf {
+		w.report(p)
+	}
+	w.mu.Lock()
+	w.seen[final], w.seen[c] = true, true
+	w.claimed++
+	w.sum.Documents++
+	if info != nil {
+		w.sum.Entries += int64(info.Entries)
+	}
+	w.mu.Unlock()
+	if derr != nil {
+		var se *rs.SyntaxError
+		if !errors.As(derr, &se) {
+			w.report(Problem{Doc: final, Rule: "RS-FETCH", Severity: rs.SevError, Message: derr.Error()})
+		}
+	}
+	return info, true
+}
+
+// linkCandidates is addLinks for a start URL whose response was not 200:
+// its Link headers still count (a 404 page may carry them).
+func linkCandidates(cands []string, err error) []string {
+	var se *statusError
+	if errors.As(err, &se) && se.resp != nil {
+		return addLinks(cands, se.resp)
+	}
+	return cands
+}
+
+// addLinks inserts the targets of rel="resourcesync" Link headers of resp
+// right after the start URL, before the well-known candidates.
+func addLinks(cands []string, resp *http.Response) []string {
+	links := resourceSyncLinks(resp.Request.URL, resp.Header.Values("Link"))
+	if len(links) == 0 {
+		return cands
+	}
+	out := append([]string{cands[0]}, links...)
+	for _, c := range cands[1:] {
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// resourceSyncLinks returns the targets of the Link header values whose
+// rel includes "resourcesync", resolved against base.
+func resourceSyncLinks(base *url.URL, values []string) []string {
+	var out []string
+	for _, v := range values {
+		for len(v) > 0 {
+			lt := strings.IndexByte(v, '<')
+			if lt < 0 {
+				break
+			}
+			gt := strings.IndexByte(v[lt:], '>')
+			if gt < 0 {
+				break
+			}
+			target := v[lt+1 : lt+gt]
+			rest := v[lt+gt+1:]
+			params := rest
+			if next := strings.IndexByte(rest, '<'); next >= 0 {
+				// Parameters end at the comma before the next link.
+				if comma := strings.LastIndexByte(rest[:next], ','); comma >= 0 {
+					params = rest[:comma]
+				}
+			}
+			for _, p := range strings.Split(params, ";") {
+				k, val, ok := strings.Cut(strings.TrimSpace(p), "=")
+				if !ok || !strings.EqualFold(strings.TrimSpace(k), "rel") {
+					continue
+				}
+				for _, r := range strings.Fields(strings.Trim(strings.TrimSpace(val), `"`)) {
+					if strings.EqualFold(r, "resourcesync") {
+						if u, err := base.Parse(target); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+							out = append(out, u.String())
+						}
+					}
+				}
+			}
+			v = rest
+		}
+	}
+	return out
+}
+
+// robotsSitemaps returns the Sitemap lines of the robots.txt of start's
+// host (at most 50, read from the first 512 KiB).
+func (w *walker) robotsSitemaps(ctx context.Context, start string, tried *[]string) []string {
+	su, err := url.Parse(start)
+	if err != nil {
+		return nil
+	}
+	ru := (&url.URL{Scheme: su.Scheme, Host: su.Host, Path: "/robots.txt"}).String()
+	resp, err := w.get(ctx, ru)
+	if err != nil {
+		*tried = append(*tried, err.Error())
+		return nil
+	}
+	defer resp.cancel()
+	var out []string
+	sc := bufio.NewScanner(io.LimitReader(resp.Body, 512<<10))
+	for sc.Scan() && len(out) < 50 {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok || !strings.EqualFold(strings.TrimSpace(k), "sitemap") {
+			continue
+		}
+		if u, err := resp.Request.URL.Parse(strings.TrimSpace(v)); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+			out = append(out, u.String())
+		}
+	}
+	if len(out) == 0 {
+		*tried = append(*tried, ru+": no Sitemap line")
+	}
+	return out
+}
+
+// statusError is a response other than 200 OK; its headers are kept (the
+// body is closed).
+type statusError struct {
+	url  string
+	resp *http.Response
+}
+
+func (e *statusError) Error() string { return fmt.Sprintf("fetch %s: HTTP %s", e.url, e.resp.Status) }
 
 type response struct {
 	*http.Response
@@ -211,7 +369,7 @@ func (w *walker) get(ctx context.Context, u string) (*response, error) {
 	if resp.StatusCode != http.StatusOK {
 		resp.Body.Close()
 		cancel()
-		return nil, fmt.Errorf("fetch %s: HTTP %s", u, resp.Status)
+		return nil, &statusError{url: u, resp: resp}
 	}
 	return &response{Response: resp, cancel: func() { resp.Body.Close(); cancel() }}, nil
 }

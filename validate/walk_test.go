@@ -213,3 +213,69 @@ func TestCandidates(t *testing.T) {
 		t.Errorf("candidates of a .xml = %v", got)
 	}
 }
+
+// TestWalkDiscovery: a base URL serving an HTML home page is not the end of
+// the walk: the Link header, the well-known URL and robots.txt are tried.
+func TestWalkDiscovery(t *testing.T) {
+	const home = "<!DOCTYPE html>\n<html><head><title>Home</title></head><body>hello</body></html>\n"
+	sd, err := os.ReadFile(filepath.Join("testdata", "tree", ".well-known", "resourcesync"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		link      string // Link header on the home page
+		wellKnown bool   // /.well-known/resourcesync served
+		robots    string // robots.txt body, "" for 404
+		wantStart string // path of the start document, "" for ErrNoSource
+	}{
+		{name: "well-known after an HTML home page", wellKnown: true, wantStart: "/.well-known/resourcesync"},
+		{name: "Link header", link: `</style.css>; rel="stylesheet", </sd.xml>; rel="resourcesync"`, wantStart: "/sd.xml"},
+		{name: "robots.txt", robots: "User-agent: *\nDisallow:\nSitemap: /sd.xml\n", wantStart: "/sd.xml"},
+		{name: "nothing", robots: "User-agent: *\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tree := treeServer(t, nil)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch r.URL.Path {
+				case "/":
+					if tc.link != "" {
+						w.Header().Set("Link", tc.link)
+					}
+					w.Header().Set("Content-Type", "text/html; charset=utf-8")
+					w.Write([]byte(home))
+				case "/sd.xml", "/.well-known/resourcesync":
+					if r.URL.Path == "/sd.xml" && tc.wellKnown || r.URL.Path != "/sd.xml" && !tc.wellKnown {
+						http.NotFound(w, r)
+						return
+					}
+					w.Header().Set("Content-Type", "application/xml")
+					w.Write([]byte(strings.ReplaceAll(string(sd), "{{BASE}}", tree.URL)))
+				case "/robots.txt":
+					if tc.robots == "" {
+						http.NotFound(w, r)
+						return
+					}
+					w.Write([]byte(tc.robots))
+				default:
+					http.NotFound(w, r)
+				}
+			}))
+			defer srv.Close()
+			sum, err := Walk(context.Background(), loopbackClient(t), srv.URL+"/", Options{}, func(Problem) {})
+			if tc.wantStart == "" {
+				if !errors.Is(err, ErrNoSource) || !strings.Contains(err.Error(), "an HTML page") {
+					t.Fatalf("err = %v, want ErrNoSource naming the HTML page", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Walk: %v", err)
+			}
+			if sum.Start != srv.URL+tc.wantStart || sum.Documents < 10 {
+				t.Errorf("started at %s with %d documents, want %s and the whole tree", sum.Start, sum.Documents, srv.URL+tc.wantStart)
+			}
+		})
+	}
+}

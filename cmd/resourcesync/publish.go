@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -33,6 +34,10 @@ func publishCommand() *cli.Command {
 				return err
 			}
 			cfg.Out = cmd.String("out")
+			if !cmd.Bool("verbose") {
+				// Quiet by default: warnings and errors, then the result line.
+				cfg.Logger = slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			}
 			src, err := source.Open(cfg)
 			if err != nil {
 				return cli.Exit(err.Error(), exitUsage)
@@ -44,13 +49,30 @@ func publishCommand() *cli.Command {
 				return cli.Exit(err.Error(), exitUsage)
 			}
 			w := cmd.Root().Writer
+			var resources int64
+			var created, updated, deleted int
+			baseline := true
 			for _, s := range rep.Publish.Sets {
 				sc := rep.Scans[s.Name]
-				fmt.Fprintf(w, "set %s: %d resources (%d created, %d updated, %d deleted), %d Change Lists, %d Resource Dump packages\n",
-					s.Name, s.Resources, sc.Created, sc.Updated, sc.Deleted, s.ChangeLists, s.DumpParts)
+				what := fmt.Sprintf("%d created, %d updated, %d deleted", sc.Created, sc.Updated, sc.Deleted)
+				if sc.Baseline {
+					what = "first scan: the baseline, no changes recorded"
+				} else {
+					baseline = false
+					created, updated, deleted = created+sc.Created, updated+sc.Updated, deleted+sc.Deleted
+				}
+				resources += s.Resources
+				if cmd.Bool("verbose") {
+					fmt.Fprintf(w, "set %s: %d resources (%s), %d Change Lists, %d Resource Dump packages\n",
+						s.Name, s.Resources, what, s.ChangeLists, s.DumpParts)
+				}
 			}
-			fmt.Fprintf(w, "published to %s in %s; Source Description: %s.well-known/resourcesync\n",
-				src.Out(), time.Since(start).Round(time.Millisecond), src.BaseURL())
+			what := fmt.Sprintf("%d created, %d updated, %d deleted", created, updated, deleted)
+			if baseline {
+				what = "baseline"
+			}
+			fmt.Fprintf(w, "published %d resources (%s) to %s in %s; Source Description: %s.well-known/resourcesync\n",
+				resources, what, src.Out(), time.Since(start).Round(time.Millisecond), src.BaseURL())
 			return nil
 		},
 	}

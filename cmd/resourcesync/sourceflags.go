@@ -23,7 +23,7 @@ func sourceFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-dumps", Usage: "do not write Resource Dumps and Change Dumps"},
 		&cli.Int64Flag{Name: "dump-part-size", Usage: "largest Resource Dump package, in bytes", Value: 256 << 20},
 		&cli.DurationFlag{Name: "dump-interval", Usage: "least time between two Resource Dumps (default: the Change List period)"},
-		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log every scan and publish"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log every scan and publish (publish: also a line per set; without it, only warnings, errors and the result line)"},
 	}
 }
 

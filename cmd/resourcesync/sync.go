@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -23,20 +22,33 @@ const syncHelp = `Mirrors a ResourceSync Source into DEST and keeps it in step.
 SOURCE is the Source's base URL, its /.well-known/resourcesync, a Source
 Description, a Capability List, or a Resource List / Change List given
 directly. Discovery also follows Link headers, <link rel="resourcesync"> in
-HTML and Sitemap: lines in robots.txt.
+HTML and Sitemap: lines in robots.txt. A document named explicitly (a
+.xml/.gz file or a .well-known/resourcesync) that cannot be fetched is an
+error: only a base URL or a web page is searched beside.
 
 The first run makes a baseline copy (from a Resource Dump when one is
-offered, then the Resource List); later runs apply the Change Lists published
-since the last synchronized point. A gap (the Source no longer lists changes
-this copy needs) is reported and repaired against the current Resource List.
+offered, then the Resource List, caught up with the Change Lists written
+after it); later runs apply the Change Lists published since the last
+synchronized point. A gap (the Source no longer lists changes this copy
+needs, or answers 404 for the Change List it advertises) is reported and
+repaired against the current Resource List.
 --audit re-hashes DEST and compares it with the Source (add --repair to fix
 what differs).
 
 Resources land at DEST/<path of the URI relative to the Source's base>; URIs
-outside the Source's authority or that would map outside DEST are refused.
+outside the Source's authority or that would map outside DEST are refused,
+and so are redirects and rel="duplicate" locations that leave the Source's
+scheme, host and port (unless --allow-host names their host): that resource
+fails, or discovery stops, with "redirect to URL leaves the Source's
+authority". A request whose response stalls for --timeout, or whose body
+trickles in below --min-rate, is abandoned and retried.
 Every offered hash and length is verified while the body streams, files are
 installed with a rename, and state lives in DEST/.resourcesync (locked, so
-two runs cannot overlap). Only files this tool wrote are ever deleted.
+two runs cannot overlap). Only files this tool wrote are ever deleted: a
+file already in DEST with the Source's bytes is adopted but never deleted,
+one with other bytes is not overwritten (reported as a failure). URIs are
+compared in RFC 3986 normal form (/a%41 is /aA); two that are not equivalent
+but map to one file are refused.
 
 --follow keeps running after the first sync: it subscribes to each set's
 change-notification channel at the Source's WebSub hub (callback on --listen,
@@ -46,7 +58,9 @@ hub is unreachable (every --poll-interval), renews the lease, and
 unsubscribes on Ctrl-C.
 
 Exit status: 0 DEST is in sync; 1 the run finished with failures (or, with
---audit, differences); 2 usage, discovery or state error.`
+--audit, differences) or was interrupted (Ctrl-C, SIGTERM); 2 usage,
+discovery or state error, including a Source that does not answer within
+--timeout.`
 
 func syncCommand() *cli.Command {
 	return &cli.Command{
@@ -68,7 +82,10 @@ func syncCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-dump", Usage: "never use Resource Dumps for a baseline"},
 			&cli.StringFlag{Name: "verify", Value: "all", Usage: "digests to verify while downloading: all offered, or only the strongest (sha-256 > sha-1 > md5; about twice as fast for large files)"},
 			&cli.BoolFlag{Name: "fsync", Usage: "fsync every file before its rename (default: one syncfs per batch, before the state records it)"},
-			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a request when no response headers or body bytes arrive for `D`"},
+			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a request (document or resource; retried) when no response headers or body bytes arrive for `D`"},
+			&cli.FloatFlag{Name: "min-rate", Value: 1024, Usage: "give up on a download (retried) whose body averages less than `BYTES` per second over --min-rate-window (0: no limit)"},
+			&cli.DurationFlag{Name: "min-rate-window", Value: 30 * time.Second, Usage: "the window `D` over which --min-rate is averaged"},
+			&cli.StringSliceFlag{Name: "allow-host", Usage: "let redirects and rel=\"duplicate\" locations lead to `HOST[:PORT]` too (repeatable; by default only the Source's scheme, host and port)"},
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto, bars, lines or quiet"},
 		}, followFlags()...),
 		Action: runSync,
@@ -104,6 +121,9 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	if v := cmd.String("verify"); v != "all" && v != "strongest" {
 		return cli.Exit("--verify must be all or strongest", exitUsage)
 	}
+	if cmd.Float("min-rate") < 0 || cmd.Duration("min-rate-window") <= 0 {
+		return cli.Exit("--min-rate must be at least 0 and --min-rate-window positive", exitUsage)
+	}
 	workers := int(cmd.Int("workers"))
 	if workers < 1 || workers > 256 {
 		return cli.Exit("--workers must be between 1 and 256", exitUsage)
@@ -134,6 +154,9 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 		FsyncEach:       cmd.Bool("fsync"),
 		VerifyStrongest: cmd.String("verify") == "strongest",
 		StallTimeout:    cmd.Duration("timeout"),
+		MinRate:         cmd.Float("min-rate"),
+		MinRateWindow:   cmd.Duration("min-rate-window"),
+		AllowHosts:      cmd.StringSlice("allow-host"),
 		Events: func(e destination.Event) {
 			r.Handle(e)
 			audit.add(e)
@@ -154,6 +177,9 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	}
 	rep, err := destination.Sync(ctx, args[0], opt)
 	r.Close()
+	// Interrupted means Ctrl-C or SIGTERM (this command's context), not a
+	// request that timed out, which also wraps context.DeadlineExceeded.
+	interrupted := err != nil && ctx.Err() != nil
 	ok := err == nil && rep.OK(opt.Mode == destination.ModeAudit, opt.Repair)
 	if cmd.Bool("json") {
 		json.NewEncoder(stdout).Encode(struct {
@@ -163,10 +189,21 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 			Report *destination.Report `json:"report,omitempty"`
 		}{"summary", ok, errString(err), rep})
 	} else if rep != nil {
-		printReport(stdout, rep, audit, opt)
+		state := "in sync"
+		switch {
+		case interrupted:
+			state = "interrupted"
+		case err != nil:
+			state = "NOT in sync"
+		case opt.DryRun:
+			state = "unchanged (dry run)"
+		case !ok:
+			state = "NOT in sync"
+		}
+		printReport(stdout, rep, audit, opt, state)
 	}
 	switch {
-	case err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+	case interrupted:
 		return cli.Exit("interrupted; the next run resumes where this one stopped", exitProblems)
 	case err != nil:
 		return cli.Exit(err.Error(), exitUsage)
@@ -205,7 +242,10 @@ func (a *auditTable) add(e destination.Event) {
 	a.mu.Unlock()
 }
 
-func printReport(w io.Writer, rep *destination.Report, audit *auditTable, opt destination.Options) {
+// printReport prints the audit table, the failures, one summary line per
+// set and the final state line (the progress display does not print the
+// set summaries, so each is printed once).
+func printReport(w io.Writer, rep *destination.Report, audit *auditTable, opt destination.Options, state string) {
 	if len(audit.rows) > 0 {
 		sort.Slice(audit.rows, func(i, k int) bool { return audit.rows[i].Path < audit.rows[k].Path })
 		fmt.Fprintf(w, "%-13s %s\n", "STATUS", "PATH")
@@ -226,13 +266,6 @@ func printReport(w io.Writer, rep *destination.Report, audit *auditTable, opt de
 	}
 	for _, s := range rep.Sets {
 		fmt.Fprintf(w, "set %s: %s\n", s.Set, s.Summary(opt.DryRun))
-	}
-	state := "in sync"
-	if !rep.OK(opt.Mode == destination.ModeAudit, opt.Repair) {
-		state = "NOT in sync"
-	}
-	if opt.DryRun {
-		state = "unchanged (dry run)"
 	}
 	fmt.Fprintf(w, "%s: %s (%.1f s, %d retries)\n", rep.Dest, state, rep.Seconds, rep.Retries)
 }

@@ -22,8 +22,11 @@ every problem with its rule ID (RS-...), a severity and a position.
 
 TARGETS
    A TARGET starting with http:// or https:// is the URL of a Source: its
-   base URL (then <base>/.well-known/resourcesync and the host's
-   /.well-known/resourcesync are tried), its /.well-known/resourcesync, a
+   base URL (when that is not a ResourceSync document - an HTML home page,
+   say - its Link: <...>; rel="resourcesync" headers, then
+   <base>/.well-known/resourcesync, the host's /.well-known/resourcesync and
+   the Sitemap lines of the host's robots.txt are tried), its
+   /.well-known/resourcesync, a
    Source Description, a Capability List or any capability document. The
    whole tree it links is walked - Capability Lists, indexes, archives - and
    every document is validated, as well as the links between documents.
@@ -44,7 +47,8 @@ EXIT STATUS
    0  no document has an error (warnings allowed)
    1  some document has an error (a document that is not well-formed XML
       is reported with rule RS-XML)
-   2  usage error, or a file or start URL that cannot be read`
+   2  usage error, or a file or start URL that cannot be read (reported on
+      stderr as "TARGET: not validated: ...", with no summary line)`
 
 // newHTTPClient returns the client URL targets are fetched with; tests
 // replace it with one that cannot leave the loopback network.
@@ -112,8 +116,10 @@ func runValidate(ctx context.Context, cmd *cli.Command) error {
 			err = fileTarget(target, opts, report, &s)
 		}
 		if err != nil {
-			fmt.Fprintln(stderr, "resourcesync validate:", err)
+			// Not validated: no count line (it would say "0 errors").
+			fmt.Fprintf(stderr, "resourcesync validate: %s: not validated: %v\n", target, err)
 			total.Failed++
+			continue
 		}
 		if !asJSON {
 			fmt.Fprintf(stdout, "%s: %d documents, %d entries, %d errors, %d warnings\n", target, s.Documents, s.Entries, s.Errors, s.Warnings)

@@ -22,6 +22,12 @@ const WellKnownPath = ".well-known/resourcesync"
 // ResourceSync document was found; the error is a *NotFoundError.
 var ErrNotFound = errors.New("no ResourceSync document found")
 
+// ErrNamedDocument is wrapped, with the fetch's error, when SOURCE names a
+// document (a Resource List, a Capability List, a .well-known/resourcesync)
+// that cannot be fetched: no other place is searched then, so that a
+// missing list never makes Discover return some other document.
+var ErrNamedDocument = errors.New("SOURCE names a document that cannot be fetched (no other place is searched)")
+
 // Tried is one URL Discover fetched in vain, and why.
 type Tried struct {
 	URL string
@@ -113,7 +119,9 @@ const (
 // in an HTML body, <source as a directory>/.well-known/resourcesync,
 // <source's directory>/.well-known/resourcesync, the host's
 // /.well-known/resourcesync, and the Sitemap lines of the host's
-// robots.txt, and stops at the first that yields a document. Relative
+// robots.txt, and stops at the first that yields a document. When source
+// names a document (see namesDocument) that answers with an error status,
+// Discover fails with ErrNamedDocument instead of searching elsewhere. Relative
 // references are resolved against the URL they were found at, after
 // redirects.
 //
@@ -165,6 +173,11 @@ func (d *discoverer) run(ctx context.Context, su *url.URL) (bool, error) {
 	if err != nil {
 		if fatal(err) {
 			return false, err
+		}
+		if namesDocument(su) {
+			// The user named a document: another one found beside it
+			// would be mirrored in its place without their knowing.
+			return false, fmt.Errorf("%w: %w", ErrNamedDocument, err)
 		}
 		d.tried(source, err)
 		var se *StatusError
@@ -296,6 +309,19 @@ func (d *discoverer) robots(ctx context.Context, su *url.URL) (bool, error) {
 		return false, nil
 	}
 	return d.candidates(ctx, sm)
+}
+
+// namesDocument reports whether su names a ResourceSync document rather
+// than a Source's base URL or a web page: its last path segment ends in
+// .xml, .xml.gz or .gz (resourcelist.xml, changelist.xml.gz), or it is a
+// /.well-known/resourcesync. Only a base URL or a page is searched beside
+// when it cannot be fetched.
+func namesDocument(su *url.URL) bool {
+	p := strings.ToLower(su.Path)
+	if strings.HasSuffix(p, "/"+WellKnownPath) {
+		return true
+	}
+	return strings.HasSuffix(p, ".xml") || strings.HasSuffix(p, ".gz")
 }
 
 // wellKnownCandidates lists the Source Description URLs tried for a URL

@@ -500,3 +500,37 @@ func TestDiscoverTolerantCandidates(t *testing.T) {
 		t.Errorf("sets %+v", r.Sets)
 	}
 }
+
+// TestDiscoverNamedDocumentMissing: a document SOURCE names explicitly that
+// answers with an error status fails the discovery with ErrNamedDocument;
+// the host's Source Description, which would describe something else, is
+// not even fetched. A base URL still falls back to it.
+func TestDiscoverNamedDocumentMissing(t *testing.T) {
+	s := newSite(t, map[string]page{
+		"/.well-known/resourcesync":      {body: xmlDoc("urlset", "description", "", item{loc: "BASE/cl.xml"})},
+		"/cl.xml":                        {body: xmlDoc("urlset", "capabilitylist", "", item{loc: "BASE/rl.xml", capability: "resourcelist"})},
+		"/gone/.well-known/resourcesync": {status: 500, body: "oops"},
+	})
+	g := getter(t)
+	g.Retries = -1
+	for _, src := range []string{"/sets/a/resourcelist.xml", "/changelist.xml.gz", "/Caps.XML", "/gone/.well-known/resourcesync"} {
+		_, err := Discover(context.Background(), g, s.URL+src)
+		var se *StatusError
+		if !errors.Is(err, ErrNamedDocument) || !errors.As(err, &se) || errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: err = %v, want ErrNamedDocument with the status", src, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), s.URL+src) || !strings.Contains(err.Error(), "no other place is searched") {
+			t.Errorf("%s: message does not say what failed and why nothing else was tried: %v", src, err)
+		}
+	}
+	if n := s.hitCount("/.well-known/resourcesync"); n != 0 {
+		t.Errorf("the host's Source Description was fetched %d times for a named document", n)
+	}
+	for _, src := range []string{"/app/", "/app"} {
+		r, err := Discover(context.Background(), g, s.URL+src)
+		if err != nil || len(r.Sets) != 1 || r.SourceDescription != s.URL+"/.well-known/resourcesync" {
+			t.Errorf("base URL %s: %+v, %v; want the host's Source Description", src, r, err)
+		}
+	}
+}

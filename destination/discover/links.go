@@ -6,6 +6,8 @@ import (
 	"html"
 	"net/url"
 	"strings"
+
+	"github.com/resourcesync-go/resourcesync/internal/linkheader"
 )
 
 // HeaderLink is one link of an HTTP Link header (RFC 8288).
@@ -37,133 +39,18 @@ func findHeaderLink(ls []HeaderLink, rel string) string {
 	return ""
 }
 
-// maxHeaderLinks bounds what one response's Link headers can make us hold.
-const maxHeaderLinks = 256
-
-// ParseLinkHeader parses the values of Link headers, resolving each target
-// against base (which may be nil). Malformed links are skipped; a link
+// ParseLinkHeader parses the values of Link headers (internal/linkheader),
+// resolving each target against base (which may be nil). Malformed links
+// and targets that are not absolute http(s) URLs are skipped; a link
 // without rel is kept with an empty Rel.
 func ParseLinkHeader(base *url.URL, values []string) []HeaderLink {
 	var out []HeaderLink
-	for _, v := range values {
-		s := v
-		for len(out) < maxHeaderLinks {
-			s = strings.TrimLeft(s, " \t,")
-			if s == "" {
-				break
-			}
-			if s[0] != '<' {
-				// Not a link-value: skip to the next comma outside quotes.
-				s = skipValue(s)
-				continue
-			}
-			end := strings.IndexByte(s, '>')
-			if end < 0 {
-				break
-			}
-			target := strings.TrimSpace(s[1:end])
-			s = s[end+1:]
-			l := HeaderLink{}
-			var params map[string]string
-			// Parameters: ; name [= token | quoted-string]
-			for {
-				s = strings.TrimLeft(s, " \t")
-				if s == "" || s[0] != ';' {
-					break
-				}
-				s = strings.TrimLeft(s[1:], " \t")
-				var name string
-				if i := strings.IndexAny(s, "=;,"); i < 0 {
-					name, s = s, ""
-				} else {
-					name, s = s[:i], s[i:]
-				}
-				name = strings.ToLower(strings.TrimSpace(name))
-				val := ""
-				if s != "" && s[0] == '=' {
-					val, s = paramValue(strings.TrimLeft(s[1:], " \t"))
-				}
-				if name == "" {
-					continue
-				}
-				if name == "rel" {
-					if l.Rel == nil { // the first rel wins (RFC 8288 §3.3)
-						l.Rel = strings.Fields(val)
-						if l.Rel == nil {
-							l.Rel = []string{}
-						}
-					}
-					continue
-				}
-				if params == nil {
-					params = map[string]string{}
-				}
-				if _, dup := params[name]; !dup {
-					params[name] = val
-				}
-			}
-			if len(l.Rel) == 0 {
-				l.Rel = nil
-			}
-			l.Params = params
-			l.Href = resolve(base, target)
-			if l.Href != "" {
-				out = append(out, l)
-			}
-			// Anything else up to the next link is junk.
-			if s != "" && s[0] != ',' {
-				s = skipValue(s)
-			}
+	for _, l := range linkheader.Parse(nil, values) {
+		if h := resolve(base, l.Target); h != "" {
+			out = append(out, HeaderLink{Href: h, Rel: l.Rel, Params: l.Params})
 		}
 	}
 	return out
-}
-
-// paramValue reads a token or a quoted-string and returns it and the rest.
-func paramValue(s string) (string, string) {
-	if s != "" && s[0] == '"' {
-		var b strings.Builder
-		for i := 1; i < len(s); i++ {
-			switch s[i] {
-			case '\\':
-				if i+1 < len(s) {
-					i++
-					b.WriteByte(s[i])
-				}
-			case '"':
-				return b.String(), s[i+1:]
-			default:
-				b.WriteByte(s[i])
-			}
-		}
-		return b.String(), ""
-	}
-	i := strings.IndexAny(s, ";,")
-	if i < 0 {
-		return strings.TrimSpace(s), ""
-	}
-	return strings.TrimSpace(s[:i]), s[i:]
-}
-
-// skipValue drops s up to the next comma outside quotes and angle brackets.
-func skipValue(s string) string {
-	inQ, inA := false, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case inQ && c == '\\':
-			i++
-		case c == '"' && !inA:
-			inQ = !inQ
-		case c == '<' && !inQ:
-			inA = true
-		case c == '>' && !inQ:
-			inA = false
-		case c == ',' && !inQ && !inA:
-			return s[i+1:]
-		}
-	}
-	return ""
 }
 
 // resolve returns ref resolved against base as an absolute http(s) URL,

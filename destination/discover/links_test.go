@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/resourcesync-go/resourcesync/internal/linkheader"
 )
 
 var testBase, _ = url.Parse("http://h.test/dir/page.html")
@@ -98,7 +100,7 @@ func FuzzParseLinkHeader(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		ls := ParseLinkHeader(testBase, []string{s})
-		if len(ls) > maxHeaderLinks {
+		if len(ls) > linkheader.MaxLinks {
 			t.Fatalf("%d links", len(ls))
 		}
 		var hrefs []string

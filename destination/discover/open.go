@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -18,6 +17,9 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
+	"github.com/resourcesync-go/resourcesync/internal/origin"
+	"github.com/resourcesync-go/resourcesync/internal/retry"
+	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
@@ -48,6 +50,12 @@ var (
 	// ErrTruncated: a body without framing ended before its root element
 	// was closed. It is retried.
 	ErrTruncated = errors.New("body ends before the root element is closed")
+	// ErrOffOrigin: a redirect left the Getter's Origin. Not retried.
+	ErrOffOrigin = origin.ErrOffOrigin
+	// ErrStalled and ErrTooSlow: the response stalled or trickled (see
+	// Getter.StallTimeout and MinRate). Retried.
+	ErrStalled = watchdog.ErrStalled
+	ErrTooSlow = watchdog.ErrTooSlow
 )
 
 // DocumentError says why the body at URL is not a ResourceSync document.
@@ -88,6 +96,17 @@ type Getter struct {
 	UserAgent string
 	// OnRetry, if set, is called before each retry with the reason.
 	OnRetry func(url string, attempt int, err error)
+	// StallTimeout abandons (and retries) a response when no byte of it,
+	// headers included, arrives for this long; MinRate when its body
+	// averages fewer bytes per second over a MinRateWindow (default 30s).
+	// Zero: no limit but the context.
+	StallTimeout  time.Duration
+	MinRate       float64
+	MinRateWindow time.Duration
+	// Origin, if set, refuses redirects that leave it (ErrOffOrigin, not
+	// retried). URLs asked for directly are not checked: discovery may
+	// legitimately be pointed elsewhere by the Source.
+	Origin *origin.Policy
 }
 
 // Open downloads the document at url with a Getter using c and lim; see
@@ -179,11 +198,8 @@ func (g *Getter) client() *http.Client {
 	return g.Client
 }
 
-func (g *Getter) retries() int {
-	if g.Retries == 0 {
-		return 4
-	}
-	return max(g.Retries, 0)
+func (g *Getter) policy() retry.Policy {
+	return retry.Policy{Retries: g.Retries, BaseDelay: g.BaseDelay, MaxDelay: g.MaxDelay, MaxRetryAfter: g.MaxRetryAfter}
 }
 
 func (g *Getter) maxBytes() int64 {
@@ -232,39 +248,17 @@ func (b *body) head(n int64) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(b.f, n))
 }
 
-// permanentError is a failure no retry can fix.
-type permanentError struct{ err error }
-
-func (e *permanentError) Error() string { return e.err.Error() }
-func (e *permanentError) Unwrap() error { return e.err }
-
-// retryAfterError carries the wait a 429 or 503 asked for.
-type retryAfterError struct {
-	error
-	wait time.Duration
-}
-
-func (e *retryAfterError) Unwrap() error { return e.error }
-
-func retryable(err error) bool {
-	var se *StatusError
-	if errors.As(err, &se) {
-		return se.Code >= 500 || se.Code == http.StatusTooManyRequests || se.Code == http.StatusRequestTimeout
-	}
-	var pe *permanentError
-	return !errors.As(err, &pe)
-}
-
 // get downloads u with retries and spools the body: at most maxBytes of
 // it, the rest refused with ErrTooLarge, or cut off when cut is set.
 func (g *Getter) get(ctx context.Context, u string, maxBytes int64, cut bool) (*body, error) {
+	pol := g.policy()
 	var last error
 	for try := 0; ; try++ {
 		if try > 0 {
 			if g.OnRetry != nil {
-				g.OnRetry(u, try, last)
+				g.OnRetry(u, try, retry.Strip(last))
 			}
-			if err := sleep(ctx, g.delay(try, last)); err != nil {
+			if err := retry.Sleep(ctx, pol.Delay(try, last)); err != nil {
 				return nil, err
 			}
 		}
@@ -277,15 +271,8 @@ func (g *Getter) get(ctx context.Context, u string, maxBytes int64, cut bool) (*
 			return nil, ctx.Err()
 		}
 		last = err
-		if !retryable(err) || try >= g.retries() {
-			var pe *permanentError
-			var ra *retryAfterError
-			switch {
-			case errors.As(err, &pe):
-				err = pe.err
-			case errors.As(err, &ra):
-				err = ra.error
-			}
+		if !retry.Retryable(err) || try+1 >= pol.Attempts() {
+			err = retry.Strip(err)
 			if try > 0 {
 				return nil, fmt.Errorf("%w (after %d attempts)", err, try+1)
 			}
@@ -294,51 +281,29 @@ func (g *Getter) get(ctx context.Context, u string, maxBytes int64, cut bool) (*
 	}
 }
 
-func (g *Getter) delay(try int, last error) time.Duration {
-	base, maxd := g.BaseDelay, g.MaxDelay
-	if base <= 0 {
-		base = 100 * time.Millisecond
-	}
-	if maxd <= 0 {
-		maxd = 10 * time.Second
-	}
-	var ra *retryAfterError
-	if errors.As(last, &ra) && ra.wait > 0 {
-		capd := g.MaxRetryAfter
-		if capd <= 0 {
-			capd = 60 * time.Second
-		}
-		return min(ra.wait, capd)
-	}
-	d := base << (try - 1)
-	if d > maxd || d <= 0 {
-		d = maxd
-	}
-	// Full jitter: clients that failed together do not retry together.
-	return time.Duration(rand.Int64N(int64(d)) + 1)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// once makes one request and spools its body.
+// once makes one request, watched for stalls, and spools its body.
 func (g *Getter) once(ctx context.Context, u string, maxBytes int64, cut bool) (*body, error) {
+	rctx, w := watchdog.Start(ctx, watchdog.Limits{Idle: g.StallTimeout, MinRate: g.MinRate, Window: g.MinRateWindow})
+	defer w.Stop()
+	b, err := g.once1(rctx, u, maxBytes, cut, w)
+	if err != nil && ctx.Err() == nil {
+		if werr := w.Err(); werr != nil {
+			return nil, fmt.Errorf("GET %s: %w", u, werr)
+		}
+	}
+	return b, err
+}
+
+// once1 makes one request and spools its body.
+func (g *Getter) once1(ctx context.Context, u string, maxBytes int64, cut bool, w *watchdog.Watch) (*body, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, &permanentError{fmt.Errorf("GET %s: %w", u, err)}
+		return nil, retry.Permanent(fmt.Errorf("GET %s: %w", u, err))
 	}
 	if g.UserAgent != "" {
 		req.Header.Set("User-Agent", g.UserAgent)
 	}
-	resp, err := g.client().Do(req)
+	resp, err := g.Origin.Client(g.client()).Do(req)
 	if err != nil {
 		return nil, err // *url.Error names the method and URL
 	}
@@ -347,17 +312,14 @@ func (g *Getter) once(ctx context.Context, u string, maxBytes int64, cut bool) (
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
 		se := &StatusError{URL: final, Code: resp.StatusCode}
-		if w := fetch.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); w > 0 {
-			return nil, &retryAfterError{error: se, wait: w}
-		}
-		return nil, se
+		return nil, retry.WithRetryAfter(se, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	}
 	if maxBytes >= 0 && resp.ContentLength > maxBytes && !cut {
-		return nil, &permanentError{fmt.Errorf("GET %s: %w: Content-Length %d exceeds %d bytes", final, ErrTooLarge, resp.ContentLength, maxBytes)}
+		return nil, retry.Permanent(fmt.Errorf("GET %s: %w: Content-Length %d exceeds %d bytes", final, ErrTooLarge, resp.ContentLength, maxBytes))
 	}
 	f, err := os.CreateTemp(g.TempDir, TempPrefix+"*")
 	if err != nil {
-		return nil, &permanentError{fmt.Errorf("GET %s: spool: %w", final, err)}
+		return nil, retry.Permanent(fmt.Errorf("GET %s: spool: %w", final, err))
 	}
 	b := &body{requested: u, url: final, base: resp.Request.URL, header: resp.Header, f: f, name: f.Name()}
 	// Unlinked at once where the system allows it, so that not even a
@@ -371,7 +333,7 @@ func (g *Getter) once(ctx context.Context, u string, maxBytes int64, cut bool) (
 			b.close()
 		}
 	}()
-	br := bufio.NewReaderSize(resp.Body, 32<<10)
+	br := bufio.NewReaderSize(w.Body(resp.Body), 32<<10)
 	var src io.Reader = br
 	// Sitemaps are often published as .xml.gz without Content-Encoding.
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -393,14 +355,14 @@ func (g *Getter) once(ctx context.Context, u string, maxBytes int64, cut bool) (
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
-			return nil, &permanentError{fmt.Errorf("GET %s: spool: %w", final, err)}
+			return nil, retry.Permanent(fmt.Errorf("GET %s: spool: %w", final, err))
 		}
 		// A reset, or a body shorter than its Content-Length or its
 		// chunked framing: retried.
 		return nil, fmt.Errorf("GET %s: reading body after %d bytes: %w", final, n, err)
 	}
 	if maxBytes >= 0 && n > maxBytes {
-		return nil, &permanentError{fmt.Errorf("GET %s: %w: more than %d bytes", final, ErrTooLarge, maxBytes)}
+		return nil, retry.Permanent(fmt.Errorf("GET %s: %w: more than %d bytes", final, ErrTooLarge, maxBytes))
 	}
 	b.size = n
 	// A body delimited only by the connection's close cannot tell a cut

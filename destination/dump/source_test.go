@@ -57,12 +57,15 @@ func TestOwnSourcePackages(t *testing.T) {
 	if _, err := src.Update(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	// A second period with an update and a delete closes the first
+	// The first scan is the baseline (no Change List records). A second
+	// period with a create, an update and a delete closes the first
 	// Change List, which gets a Change Dump package.
 	clk.Set(clk.Now().Add(30 * time.Minute))
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha 2"), 0o644)
 	os.Remove(filepath.Join(dir, "empty"))
+	os.WriteFile(filepath.Join(dir, "caf\u00e9", "neu.txt"), []byte("new non-ASCII"), 0o644)
 	files["a.txt"] = "alpha 2"
+	files["caf\u00e9/neu.txt"] = "new non-ASCII"
 	delete(files, "empty")
 	if _, err := src.Update(context.Background()); err != nil {
 		t.Fatal(err)
@@ -142,7 +145,7 @@ func TestOwnSourcePackages(t *testing.T) {
 			}
 			deleted = append(deleted, del...)
 		}
-		if all["caf\u00e9/\u00fcber.txt"] != "non-ASCII" || all["a.txt"] != "alpha 2" {
+		if len(all) != 2 || all["caf\u00e9/neu.txt"] != "new non-ASCII" || all["a.txt"] != "alpha 2" {
 			t.Errorf("change dump installed %q", all)
 		}
 		if strings.Join(deleted, ",") != "empty" {

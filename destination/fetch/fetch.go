@@ -11,7 +11,6 @@ import (
 	"hash"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -23,6 +22,9 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/resourcesync-go/resourcesync/internal/origin"
+	"github.com/resourcesync-go/resourcesync/internal/retry"
+	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
@@ -35,7 +37,13 @@ var (
 	ErrLengthMismatch = errors.New("length mismatch")
 	ErrStatus         = errors.New("unexpected HTTP status")
 	ErrNoLocation     = errors.New("no location to fetch")
-	ErrStalled        = errors.New("response stalled")
+	// ErrStalled: no byte (headers included) for StallTimeout; ErrTooSlow:
+	// less than MinRate bytes/s over a MinRateWindow. Both are retried.
+	ErrStalled = watchdog.ErrStalled
+	ErrTooSlow = watchdog.ErrTooSlow
+	// ErrOffOrigin: a location or a redirect outside the Fetcher's Origin
+	// policy. Not retried; the next location is tried.
+	ErrOffOrigin = origin.ErrOffOrigin
 )
 
 // StatusError is an HTTP status other than 200.
@@ -49,10 +57,8 @@ func (e *StatusError) Error() string {
 }
 func (e *StatusError) Unwrap() error { return ErrStatus }
 
-// retryable reports whether a second attempt may succeed.
-func (e *StatusError) retryable() bool {
-	return e.Code >= 500 || e.Code == http.StatusTooManyRequests || e.Code == http.StatusRequestTimeout
-}
+// StatusCode returns the status (for internal/retry).
+func (e *StatusError) StatusCode() int { return e.Code }
 
 // Request describes one resource to fetch.
 type Request struct {
@@ -102,6 +108,13 @@ type Fetcher struct {
 	// StallTimeout abandons (and retries) a response when no bytes of it
 	// arrive for this long (0: wait as long as the context allows).
 	StallTimeout time.Duration
+	// MinRate abandons (and retries) a response whose body averages fewer
+	// bytes per second over a MinRateWindow (default 30s); 0: no limit.
+	MinRate       float64
+	MinRateWindow time.Duration
+	// Origin, if set, refuses locations and redirects outside it
+	// (ErrOffOrigin).
+	Origin *origin.Policy
 	// OnRetry, if set, is called before each retry with the reason.
 	OnRetry func(url string, attempt int, err error)
 
@@ -109,14 +122,8 @@ type Fetcher struct {
 	limiters map[string]*rate.Limiter
 }
 
-func (f *Fetcher) retries() int {
-	if f.Retries == 0 {
-		return 4
-	}
-	if f.Retries < 0 {
-		return 0
-	}
-	return f.Retries
+func (f *Fetcher) policy() retry.Policy {
+	return retry.Policy{Retries: f.Retries, BaseDelay: f.BaseDelay, MaxDelay: f.MaxDelay, MaxRetryAfter: f.MaxRetryAfter}
 }
 
 func (f *Fetcher) limiter(host string) *rate.Limiter {
@@ -148,15 +155,21 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (Result, error) {
 	if len(req.URLs) == 0 {
 		return Result{}, ErrNoLocation
 	}
+	pol := f.policy()
 	var last error
 	attempts := 0
 	for _, u := range req.URLs {
-		for try := 0; try <= f.retries(); try++ {
+		// A duplicate location on another authority is never requested.
+		if err := f.Origin.Check(u); err != nil {
+			last = err
+			continue
+		}
+		for try := 0; try < pol.Attempts(); try++ {
 			if try > 0 {
 				if f.OnRetry != nil {
-					f.OnRetry(u, try, last)
+					f.OnRetry(u, try, retry.Strip(last))
 				}
-				if err := sleep(ctx, f.delay(try, last)); err != nil {
+				if err := retry.Sleep(ctx, pol.Delay(try, last)); err != nil {
 					return Result{Attempts: attempts}, err
 				}
 			}
@@ -170,17 +183,16 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (Result, error) {
 			if ctx.Err() != nil {
 				return Result{Attempts: attempts}, ctx.Err()
 			}
-			var se *StatusError
-			if errors.As(err, &se) && !se.retryable() {
-				break // 404, 403, 410…: try the next location
-			}
 			var pe *permanentError
 			if errors.As(err, &pe) {
 				return Result{Attempts: attempts}, pe.err
 			}
+			if !retry.Retryable(err) {
+				break // 404, 403, 410, a redirect off origin…: try the next location
+			}
 		}
 	}
-	return Result{Attempts: attempts}, fmt.Errorf("fetch %s: %w", req.URLs[0], last)
+	return Result{Attempts: attempts}, fmt.Errorf("fetch %s: %w", req.URLs[0], retry.Strip(last))
 }
 
 // permanentError is a failure that no retry or other location can fix
@@ -190,65 +202,9 @@ type permanentError struct{ err error }
 func (e *permanentError) Error() string { return e.err.Error() }
 func (e *permanentError) Unwrap() error { return e.err }
 
-// retryAfterError carries the wait a 429 or 503 asked for.
-type retryAfterError struct {
-	error
-	wait time.Duration
-}
-
-func (e *retryAfterError) Unwrap() error { return e.error }
-
-func (f *Fetcher) delay(try int, last error) time.Duration {
-	base, maxd := f.BaseDelay, f.MaxDelay
-	if base == 0 {
-		base = 100 * time.Millisecond
-	}
-	if maxd == 0 {
-		maxd = 10 * time.Second
-	}
-	var ra *retryAfterError
-	if errors.As(last, &ra) && ra.wait > 0 {
-		capd := f.MaxRetryAfter
-		if capd == 0 {
-			capd = 60 * time.Second
-		}
-		return min(ra.wait, capd)
-	}
-	d := base << (try - 1)
-	if d > maxd || d <= 0 {
-		d = maxd
-	}
-	// Full jitter: spread retries of many workers over the whole window.
-	return time.Duration(rand.Int64N(int64(d)) + 1)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// ParseRetryAfter reads a Retry-After value: seconds or an HTTP date.
-func ParseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
-	}
-	return 0
-}
+// ParseRetryAfter reads a Retry-After value: seconds or an HTTP date
+// (internal/retry.ParseRetryAfter).
+func ParseRetryAfter(v string, now time.Time) time.Duration { return retry.ParseRetryAfter(v, now) }
 
 func (f *Fetcher) once(ctx context.Context, u string, req Request) (Result, error) {
 	pu, err := url.Parse(u)
@@ -260,42 +216,18 @@ func (f *Fetcher) once(ctx context.Context, u string, req Request) (Result, erro
 			return Result{}, err
 		}
 	}
-	rctx := ctx
-	var stall *stallTimer
-	if f.StallTimeout > 0 {
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		stall = &stallTimer{d: f.StallTimeout, t: time.AfterFunc(f.StallTimeout, cancel)}
-		defer stall.t.Stop()
-	}
-	res, err := f.get(rctx, u, req, stall)
-	if err != nil && ctx.Err() == nil && rctx.Err() != nil {
-		return Result{}, fmt.Errorf("GET %s: %w: no bytes for %v", u, ErrStalled, f.StallTimeout)
+	rctx, w := watchdog.Start(ctx, watchdog.Limits{Idle: f.StallTimeout, MinRate: f.MinRate, Window: f.MinRateWindow})
+	defer w.Stop()
+	res, err := f.get(rctx, u, req, w)
+	if err != nil && ctx.Err() == nil {
+		if werr := w.Err(); werr != nil {
+			return Result{}, fmt.Errorf("GET %s: %w", u, werr)
+		}
 	}
 	return res, err
 }
 
-// stallTimer cancels a request when it is not reset in time.
-type stallTimer struct {
-	d time.Duration
-	t *time.Timer
-}
-
-type stallReader struct {
-	r io.Reader
-	s *stallTimer
-}
-
-func (s stallReader) Read(p []byte) (int, error) {
-	n, err := s.r.Read(p)
-	if n > 0 {
-		s.s.t.Reset(s.s.d)
-	}
-	return n, err
-}
-
-func (f *Fetcher) get(ctx context.Context, u string, req Request, stall *stallTimer) (Result, error) {
+func (f *Fetcher) get(ctx context.Context, u string, req Request, w *watchdog.Watch) (Result, error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return Result{}, err
@@ -303,7 +235,7 @@ func (f *Fetcher) get(ctx context.Context, u string, req Request, stall *stallTi
 	// Verify the bytes as the Source describes them: no transparent
 	// decompression by the transport.
 	hreq.Header.Set("Accept-Encoding", "identity")
-	resp, err := f.Client.Do(hreq)
+	resp, err := f.Origin.Client(f.Client).Do(hreq)
 	if err != nil {
 		return Result{}, fmt.Errorf("GET %s: %w", u, err)
 	}
@@ -311,20 +243,12 @@ func (f *Fetcher) get(ctx context.Context, u string, req Request, stall *stallTi
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		se := &StatusError{URL: u, Code: resp.StatusCode}
-		if w := ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); w > 0 {
-			return Result{}, &retryAfterError{error: se, wait: w}
-		}
-		return Result{}, se
+		return Result{}, retry.WithRetryAfter(se, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	}
 	if req.HasLength && resp.ContentLength >= 0 && resp.ContentLength != req.Length {
 		return Result{}, fmt.Errorf("GET %s: %w: Content-Length %d, expected %d", u, ErrLengthMismatch, resp.ContentLength, req.Length)
 	}
-	var body io.Reader = resp.Body
-	if stall != nil {
-		stall.t.Reset(stall.d)
-		body = stallReader{resp.Body, stall}
-	}
-	res, err := Install(body, req)
+	res, err := Install(w.Body(resp.Body), req)
 	if err != nil {
 		return Result{}, fmt.Errorf("GET %s: %w", u, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/faultserver"
+	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/testnet"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
@@ -201,12 +202,12 @@ func TestRetryAfter(t *testing.T) {
 		}
 	}
 	f := &Fetcher{MaxRetryAfter: time.Second}
-	err := &retryAfterError{error: &StatusError{Code: 429}, wait: time.Hour}
-	if d := f.delay(1, err); d != time.Second {
+	err := retry.WithRetryAfter(&StatusError{Code: 429}, time.Hour)
+	if d := f.policy().Delay(1, err); d != time.Second {
 		t.Errorf("Retry-After not capped: %v", d)
 	}
 	for try := 1; try < 70; try++ {
-		if d := (&Fetcher{}).delay(try, errors.New("x")); d <= 0 || d > 10*time.Second {
+		if d := (&Fetcher{}).policy().Delay(try, errors.New("x")); d <= 0 || d > 10*time.Second {
 			t.Fatalf("delay(%d) = %v", try, d)
 		}
 	}

@@ -62,10 +62,12 @@ func startHub(t *testing.T) *flakyHub {
 }
 
 type rig struct {
-	dir, dest string
-	src       *source.Source
-	out       *lines
-	stop      func()
+	dir, dest, base string
+	src             *source.Source
+	out             *lines
+	stop            func()
+	// stopFollow ends the follower and releases DEST; the Source runs on.
+	stopFollow func()
 }
 
 type lines struct {
@@ -140,19 +142,27 @@ func start(t *testing.T, fh *flakyHub) *rig {
 	csrv := &httptest.Server{Listener: cln, Config: &http.Server{Handler: mux}}
 	csrv.Start()
 	done := make(chan error, 1)
+	fctx, cancelFollow := context.WithCancel(ctx)
 	go func() {
-		done <- follow.Run(ctx, m, follow.Options{Mux: mux, CallbackBase: "http://" + cln.Addr().String() + "/", Client: c,
+		done <- follow.Run(fctx, m, follow.Options{Mux: mux, CallbackBase: "http://" + cln.Addr().String() + "/", Client: c,
 			PollInterval: 200 * time.Millisecond, Say: r.out.say})
 	}()
-	var once sync.Once
-	r.stop = func() {
-		once.Do(func() {
-			cancel()
+	var once, onceFollow sync.Once
+	r.base = base
+	r.stopFollow = func() {
+		onceFollow.Do(func() {
+			cancelFollow()
 			if err := <-done; err != nil {
 				t.Errorf("follow: %v", err)
 			}
 			m.Close()
 			csrv.Close()
+		})
+	}
+	r.stop = func() {
+		once.Do(func() {
+			r.stopFollow()
+			cancel()
 			srv.Close()
 			svc.Close()
 			src.Close()
@@ -239,5 +249,39 @@ func TestHubOutage(t *testing.T) {
 	r.stop()
 	if !r.out.has("catch-up (poll)") {
 		t.Errorf("no polling while the hub was down:\n%s", r.out)
+	}
+}
+
+// TestNotifiedFileDeletedLater: a file that arrived by notification is
+// recorded, so that once the follower has stopped, a plain sync mirrors
+// its deletion at the Source instead of keeping it as someone else's
+// (issue 9, item 1).
+func TestNotifiedFileDeletedLater(t *testing.T) {
+	fh := startHub(t)
+	r := start(t, fh)
+	waitLine(t, r, "subscribed to")
+	r.wait(t, "first.txt", "first")
+	r.change(t, "p.txt", "pushed")
+	r.wait(t, "p.txt", "pushed")
+	waitLine(t, r, "notification on default")
+	r.stopFollow()
+
+	if err := os.Remove(filepath.Join(r.dir, "p.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.src.Update(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := testnet.Client(t)
+	rep, err := destination.Sync(context.Background(), r.base, destination.Options{Dest: r.dest, Client: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := rep.Sets[0]
+	if sr.Deleted != 1 || sr.Kept != 0 || sr.Failed != 0 {
+		t.Fatalf("after the follower: %s\n%s", sr.Summary(false), r.out)
+	}
+	if _, err := os.Stat(filepath.Join(r.dest, "p.txt")); !os.IsNotExist(err) {
+		t.Fatalf("p.txt still in DEST: %v", err)
 	}
 }

@@ -9,8 +9,11 @@
 //     deletions, kept files, audit findings and phase changes are printed
 //     above it as ordinary lines.
 //   - Lines: for logs and CI. One line per plan, phase, failure, deletion,
-//     kept file, audit finding and finished set, a progress line at most
-//     every five seconds, and never a line per fetched or skipped file.
+//     kept file and audit finding, a progress line at most every five
+//     seconds, and never a line per fetched or skipped file.
+//
+// A set's done event (its summary) writes no line in Bars and Lines: the
+// command prints the summary in its report, so it appears once.
 //   - JSON: one JSON object per event per line, the complete record.
 //   - Quiet: failures only.
 //
@@ -21,7 +24,6 @@
 //	sync default: baseline, 10,000 resources
 //	sync default: failed http://example.org/a: 404 Not Found
 //	sync default: 4,200/10,000 resources, 4.1 MB, 2,100/s, 1 failed
-//	sync default: baseline: fetched 9999 (4.10 MB), skipped 0, ...
 //
 // Retries are counted, never listed: the fetcher may retry often, and the
 // count in the status or progress line says enough.
@@ -33,7 +35,7 @@
 // Handle write them itself. Close must be called to write what is pending.
 //
 // Deletions, kept files and audit findings are listed up to a limit each;
-// beyond it they are only counted (the done line and Counts carry the
+// beyond it they are only counted (the summary and Counts carry the
 // totals, and JSON mode lists everything). Failures are always listed.
 //
 // Text taken from events (URIs, paths, error messages) comes in part from

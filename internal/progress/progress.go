@@ -300,7 +300,10 @@ func (r *Renderer) note(e destination.Event) {
 		r.base = r.handledLocked()
 		r.lastLine, r.lastLineN = r.now(), r.base
 	case destination.EventDone:
+		// The set's summary is the command's to print (once, on its
+		// report); here the set only ends, which clears the status line.
 		r.active = false
+		return
 	}
 	if note >= 0 {
 		r.notes[note]++

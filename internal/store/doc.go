@@ -11,7 +11,12 @@
 // deleted removes it) in the same atomic transaction, so that at every
 // committed state the inventory equals the replay of the journal: for each
 // path, the resource carried by its last record, or absent if that record is
-// a delete. Stat-only updates (a file touched without changing its bytes) go
+// a delete — applied on top of the baseline. The baseline is what the
+// first scan of a collection found: it is put into the inventory with
+// Batch.Baseline (no journal records, only while the journal is empty) and
+// its completion is recorded under the meta key MetaBaseline, whose time is
+// where the first Change List starts: Change Lists describe the changes
+// after the baseline, not the collection itself. Stat-only updates (a file touched without changing its bytes) go
 // to the inventory without a journal record; they never change the content
 // metadata a replay would yield, only the filesystem fields.
 //
@@ -35,6 +40,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"time"
 
@@ -115,7 +121,38 @@ type Batch struct {
 	// transaction, e.g. a Change List boundary that must move together
 	// with the journal.
 	Meta map[string][]byte
+	// Baseline applies Changes to the inventory (same rules, Changed set
+	// to each change's Time) without journal records: the first scan of a
+	// collection. Allowed only while the journal is empty (ErrConflict
+	// otherwise); Apply then returns (0, 0).
+	Baseline bool
 }
+
+// MetaBaseline is the meta key under which the scanner records, in the
+// batch that completes the baseline, the baseline's datetime (RFC 3339
+// with nanoseconds, UTC). Journal records are never earlier than it.
+const MetaBaseline = "baseline"
+
+// BaselineTime returns the datetime recorded under MetaBaseline; ok is
+// false when no baseline was recorded (a first scan not yet complete, or
+// a state whose journal started before baselines existed).
+func BaselineTime(ctx context.Context, st Store) (t time.Time, ok bool, err error) {
+	b, err := st.GetMeta(ctx, MetaBaseline)
+	if errors.Is(err, ErrNotFound) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	t, err = time.Parse(time.RFC3339Nano, string(b))
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("%w: meta %s: %w", ErrCorrupt, MetaBaseline, err)
+	}
+	return t.UTC(), true, nil
+}
+
+// FormatBaseline formats t as the value of MetaBaseline.
+func FormatBaseline(t time.Time) []byte { return []byte(t.UTC().Format(time.RFC3339Nano)) }
 
 // Stats summarises the state.
 type Stats struct {

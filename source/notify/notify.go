@@ -111,7 +111,18 @@ func (n *Notifier) Init(ctx context.Context, set string, st store.Store) error {
 	if err != nil {
 		return err
 	}
-	if err := st.PutMeta(ctx, metaUntil, []byte(n.now().UTC().Format(time.RFC3339Nano))); err != nil {
+	from := n.now().UTC()
+	if stats.LastSeq == 0 {
+		// Nothing changed since the baseline (the first scan, which the
+		// first Resource List describes): the first notification continues
+		// from it, so a Destination that baselined there can apply it.
+		if bt, ok, err := store.BaselineTime(ctx, st); err != nil {
+			return err
+		} else if ok && bt.Before(from) {
+			from = bt
+		}
+	}
+	if err := st.PutMeta(ctx, metaUntil, []byte(from.Format(time.RFC3339Nano))); err != nil {
 		return err
 	}
 	return st.PutMeta(ctx, metaSeq, []byte(strconv.FormatUint(stats.LastSeq, 10)))

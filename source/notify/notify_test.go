@@ -59,6 +59,17 @@ func TestNotifyContiguousSplitRetried(t *testing.T) {
 	if err := n.Init(ctx, "default", src.Store("default")); err != nil {
 		t.Fatal(err)
 	}
+	// The first notification continues from the baseline: the first
+	// Resource List's at (nothing changed between them).
+	rl, err := os.Open(filepath.Join(src.Out(), ".resourcesync", "default", "resourcelist.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rlHead, err := rs.NewDecoder(rl).Head()
+	rl.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	step := func(fn func()) {
 		fn()
 		time.Sleep(5 * time.Millisecond)
@@ -103,6 +114,9 @@ func TestNotifyContiguousSplitRetried(t *testing.T) {
 		if h.Capability() != rs.CapChangeNotification || h.MD.From.IsZero() || h.MD.Until.IsZero() {
 			t.Fatalf("payload %d head %+v", i, h.MD)
 		}
+		if i == 0 && !h.MD.From.Time().Equal(rlHead.MD.At.Time()) {
+			t.Errorf("first payload from %s, want the baseline Resource List's at %s", h.MD.From, rlHead.MD.At)
+		}
 		if i > 0 && !h.MD.From.Time().Equal(prevUntil.Time()) {
 			t.Errorf("payload %d from %s, previous until %s", i, h.MD.From, prevUntil)
 		}
@@ -118,7 +132,7 @@ func TestNotifyContiguousSplitRetried(t *testing.T) {
 		}
 	}
 	if total != 8 {
-		t.Errorf("%d entries notified, want 8 (before.txt is in the Change List, not notified)", total)
+		t.Errorf("%d entries notified, want 8 (before.txt is in the baseline, not notified)", total)
 	}
 	if l := pub.links[0]; len(l) != 3 {
 		t.Errorf("links %v", l)

@@ -78,14 +78,36 @@ func (p *publisher) changeLists(ctx context.Context, s *Set, sr *SetReport) ([]c
 	if err != nil {
 		return nil, err
 	}
-	if !had {
+	bt, hasBaseline, err := store.BaselineTime(ctx, s.Store)
+	if err != nil {
+		return nil, fmt.Errorf("change lists: %w", err)
+	}
+	switch {
+	case had:
+	case hasBaseline:
+		// The Change Lists describe the changes after the baseline (the
+		// first scan, which the Resource List describes), so the first
+		// one starts at the baseline: the journal holds nothing earlier.
+		st.Open = clList{From: bt, First: 1}
+	default:
 		st.Open = clList{From: p.now, First: 1}
+		empty := true
 		for c, err := range s.Store.Journal(ctx, 0) {
 			if err != nil {
 				return nil, fmt.Errorf("change lists: %w", err)
 			}
 			st.Open = clList{From: c.Time.UTC(), First: c.Seq}
+			empty = false
 			break
+		}
+		if empty {
+			// No journal and no baseline (a state filled by other means,
+			// or a first scan not completed): the baseline is what is
+			// published now, so that a later first scan journals what it
+			// adds instead of changing the inventory behind the lists.
+			if err := s.Store.PutMeta(ctx, store.MetaBaseline, store.FormatBaseline(p.now)); err != nil {
+				return nil, fmt.Errorf("change lists: %w", err)
+			}
 		}
 	}
 	before := len(st.Closed)

@@ -190,6 +190,20 @@ func (p *publisher) resourceList(ctx context.Context, s *Set, sr *SetReport) (st
 		}
 	}
 	at := p.now
+	if !had {
+		// The first Resource List of a set whose journal is still empty
+		// describes the baseline: at is the baseline's datetime, which is
+		// where the first Change List starts.
+		bt, ok, err := store.BaselineTime(ctx, s.Store)
+		if err != nil {
+			return "", nil, fmt.Errorf("resource list: %w", err)
+		}
+		if ss, err := s.Store.Stats(ctx); err != nil {
+			return "", nil, fmt.Errorf("resource list: %w", err)
+		} else if ok && ss.LastSeq == 0 && !bt.After(at) {
+			at = bt
+		}
+	}
 	gen := compact(at)
 	for i := 1; gen == old.Gen || exists(p.file(gensRel+"/"+gen)); i++ {
 		gen = fmt.Sprintf("%s-%d", compact(at), i)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +48,16 @@ func TestScanThenPublish(t *testing.T) {
 	}
 	mustWalkClean(t, base)
 	checkResourceDump(t, out, base, "default", dir, len(files))
+	// The first scan is the baseline: the Resource List describes it, the
+	// Change Lists start at its at with nothing in them.
+	rl, rles := decodeFile(t, filepath.Join(out, ".resourcesync/default/resourcelist.xml"))
+	idx := changeListIndex(t, out)
+	if len(rles) != len(files) || len(idx) != 1 || !idx[0].MD.From.Equal(rl.MD.At) || !rl.MD.At.Time().Equal(t0) {
+		t.Fatalf("first publish: resource list at %s with %d entries; change list index %+v", rl.MD.At, len(rles), idx)
+	}
+	if h, es := decodeFile(t, listFile(out, base, idx[0].Loc)); len(es) != 0 || !h.MD.From.Equal(rl.MD.At) {
+		t.Errorf("first change list: from %s, %d entries %+v; want from %s, none", h.MD.From, len(es), es, rl.MD.At)
+	}
 
 	os.Remove(filepath.Join(dir, "img/x.png"))
 	os.WriteFile(filepath.Join(dir, "index.html"), []byte("<html>changed</html>"), 0o644)
@@ -59,8 +71,23 @@ func TestScanThenPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	sr := rep.Sets[0]
-	if sr.Resources != 3 || sr.NewlyClosed != 2 || sr.ChangeDumps != 2 || !sr.ResourceDump {
+	if sr.Resources != 3 || sr.NewlyClosed != 1 || sr.ChangeDumps != 1 || !sr.ResourceDump {
 		t.Errorf("report %+v", sr)
+	}
+	// Exactly the changes after the baseline, in the list that starts at it.
+	idx = changeListIndex(t, out)
+	if !idx[0].MD.From.Equal(rl.MD.At) {
+		t.Errorf("first change list now from %s, want %s", idx[0].MD.From, rl.MD.At)
+	}
+	var got []string
+	for _, e := range idx {
+		_, es := decodeFile(t, listFile(out, base, e.Loc))
+		for _, c := range es {
+			got = append(got, string(c.MD.Change)+" "+strings.TrimPrefix(c.Loc, base+"files/"))
+		}
+	}
+	if want := []string{"deleted img/x.png", "updated index.html"}; !slices.Equal(got, want) {
+		t.Errorf("changes %q, want %q", got, want)
 	}
 	mustWalkClean(t, base)
 	checkResourceDump(t, out, base, "default", dir, 3)

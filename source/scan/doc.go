@@ -26,9 +26,19 @@
 //   - an inventory path not found by the walk is deleted;
 //   - a rename is a delete of the old path plus a create of the new one.
 //
+// The first scan of a collection establishes the baseline: its files go
+// into the inventory without journal records (store.Batch.Baseline), and
+// the batch that completes it records its datetime under
+// store.MetaBaseline. The journal, and so the Change Lists, hold only the
+// changes after the baseline; a Destination gets the baseline from the
+// Resource List. A first scan that is interrupted leaves a partial
+// baseline that the next scan completes the same way. Stats.Baseline tells
+// such a scan apart.
+//
 // The datetime of a change is when the scan detected it (not the file's
 // mtime, which is published as lastmod): the journal's datetimes must never
-// decrease, and each batch takes max(now, the journal's last datetime).
+// decrease, and each batch takes max(now, the journal's last datetime,
+// the baseline's datetime).
 //
 // # Faults
 //

@@ -31,7 +31,8 @@ func (f *fullStore) Apply(ctx context.Context, b store.Batch) (uint64, uint64, e
 
 // TestStateFull: when the state cannot be written, the scan stops with the
 // store's error (no crash), what was committed is consistent, and the next
-// scan converges without duplicate or lost journal records.
+// scan converges without duplicate or lost journal records. First for the
+// baseline (the first scan), then for a later scan that journals.
 func TestStateFull(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -43,28 +44,64 @@ func TestStateFull(t *testing.T) {
 	fs := &fullStore{Store: db}
 	fs.ok.Store(2)
 	s, _ := scan.New(scan.Options{Root: root, Store: fs, BatchSize: 7, Logger: quiet()})
-	_, err := s.Scan(ctx)
+	st, err := s.Scan(ctx)
 	if !errors.Is(err, store.ErrNoSpace) {
 		t.Fatalf("scan with a full state: %v, want ErrNoSpace", err)
 	}
+	if !st.Baseline || st.BaselineDone {
+		t.Errorf("first scan stats %+v, want an incomplete baseline", st)
+	}
 	t.Log(err)
-	st, _ := db.Stats(ctx)
-	if st.LastSeq != 14 {
-		t.Errorf("%d records committed, want 2 batches of 7", st.LastSeq)
+	ss, _ := db.Stats(ctx)
+	if ss.LastSeq != 0 || ss.Resources != 14 {
+		t.Errorf("%d records, %d resources committed, want 0 and 2 baseline batches of 7", ss.LastSeq, ss.Resources)
+	}
+	if _, ok, _ := store.BaselineTime(ctx, db); ok {
+		t.Error("an interrupted baseline is recorded as complete")
 	}
 	checkInventory(t, db, root, nil, inventoryMissing(t, db, root)...)
 
-	// Space again: the next scan records exactly the rest.
-	os.Remove(filepath.Join(root, "d0/f00")) // and a delete of a committed or uncommitted file
+	// Space again: the next scan completes the baseline, still without
+	// journal records.
+	os.Remove(filepath.Join(root, "d0/f00")) // a delete of a committed or uncommitted file
 	s, _ = scan.New(scan.Options{Root: root, Store: db, BatchSize: 7, Logger: quiet()})
-	if _, err := s.Scan(ctx); err != nil {
-		t.Fatal(err)
+	if st, err := s.Scan(ctx); err != nil || !st.Baseline || !st.BaselineDone {
+		t.Fatalf("second scan: %+v, %v; want the baseline completed", st, err)
+	}
+	checkInventory(t, db, root, nil)
+	if ss, _ := db.Stats(ctx); ss.LastSeq != 0 || ss.Resources != 49 {
+		t.Errorf("after the baseline: %+v", ss)
+	}
+	if _, ok, _ := store.BaselineTime(ctx, db); !ok {
+		t.Error("baseline not recorded")
+	}
+
+	// After the baseline: 50 new files, the state full after 2 batches.
+	for i := range 50 {
+		write(t, root, fmt.Sprintf("e%d/g%02d", i%3, i), strings.Repeat("z", i))
+	}
+	fs.ok.Store(2)
+	s, _ = scan.New(scan.Options{Root: root, Store: fs, BatchSize: 7, Logger: quiet()})
+	if _, err := s.Scan(ctx); !errors.Is(err, store.ErrNoSpace) {
+		t.Fatalf("scan with a full state: %v, want ErrNoSpace", err)
+	}
+	if ss, _ := db.Stats(ctx); ss.LastSeq != 14 {
+		t.Errorf("%d records committed, want 2 batches of 7", ss.LastSeq)
+	}
+	checkInventory(t, db, root, nil, inventoryMissing(t, db, root)...)
+	os.Remove(filepath.Join(root, "e0/g00"))
+	s, _ = scan.New(scan.Options{Root: root, Store: db, BatchSize: 7, Logger: quiet()})
+	if st, err := s.Scan(ctx); err != nil || st.Baseline {
+		t.Fatalf("scan after the baseline: %+v, %v", st, err)
 	}
 	checkInventory(t, db, root, nil)
 	seen := map[string]int{}
 	for c, err := range db.Journal(ctx, 0) {
 		if err != nil {
 			t.Fatal(err)
+		}
+		if !strings.HasPrefix(c.Path(), "e") {
+			t.Errorf("journal record %s of %q, a baseline file", c.Kind, c.Path())
 		}
 		if c.Kind == "created" {
 			seen[c.Path()]++
@@ -77,6 +114,9 @@ func TestStateFull(t *testing.T) {
 	}
 	if len(seen) < 49 {
 		t.Errorf("%d paths created, want at least 49", len(seen))
+	}
+	if err := storetest.CheckReplay(ctx, db); err != nil {
+		t.Error(err)
 	}
 }
 

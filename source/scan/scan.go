@@ -67,6 +67,10 @@ type Stats struct {
 	Touched   int // stat fields refreshed, content unchanged
 	Skipped   int // files or directories left as they were because of an error
 	Batches   int // store transactions committed
+	// Baseline: this scan was (part of) the first scan of the collection,
+	// so its changes went to the inventory without journal records; see
+	// store.MetaBaseline. BaselineDone: the baseline is now complete.
+	Baseline, BaselineDone bool
 }
 
 // Scanner scans one directory into one store.
@@ -197,6 +201,14 @@ func (s *Scanner) Scan(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return st, fmt.Errorf("scan: %w", err)
 	}
+	bt, hasBaseline, err := store.BaselineTime(ctx, s.opt.Store)
+	if err != nil {
+		return st, fmt.Errorf("scan: %w", err)
+	}
+	// The first scan (until one completes, while the journal is empty)
+	// establishes the baseline: the Resource List describes it, and the
+	// Change Lists only what changes after it.
+	st.Baseline = !hasBaseline && ss.LastSeq == 0
 	inv := &inventory{entries: entries, index: index}
 
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -225,7 +237,7 @@ func (s *Scanner) Scan(ctx context.Context) (Stats, error) {
 		}()
 	}
 
-	ap := newApplier(ctx, s, &st, ss.LastTime, cancel)
+	ap := newApplier(ctx, s, &st, later(ss.LastTime, bt), cancel)
 	applied := make(chan struct{})
 	go func() {
 		defer close(applied)
@@ -263,9 +275,11 @@ func (s *Scanner) Scan(ctx context.Context) (Stats, error) {
 			}
 		}
 	}
-	if err := ap.close(); err != nil {
+	complete := werr == nil && ctx.Err() == nil
+	if err := ap.close(st.Baseline && complete); err != nil {
 		return st, err
 	}
+	st.BaselineDone = st.Baseline && complete
 	if werr != nil {
 		if c := context.Cause(ctx); c != nil && errors.Is(werr, context.Canceled) {
 			werr = c
@@ -568,10 +582,12 @@ type applier struct {
 	commit  chan store.Batch
 	done    chan error
 	batches int // committed; written by the committer, read after done
+	// baseline: changes go to the inventory only (Stats.Baseline).
+	baseline bool
 }
 
 func newApplier(ctx context.Context, s *Scanner, st *Stats, last time.Time, cancel context.CancelCauseFunc) *applier {
-	a := &applier{s: s, st: st, commit: make(chan store.Batch, 1), done: make(chan error, 1)}
+	a := &applier{s: s, st: st, commit: make(chan store.Batch, 1), done: make(chan error, 1), baseline: st.Baseline}
 	go func() {
 		var err error
 		for b := range a.commit {
@@ -585,6 +601,10 @@ func newApplier(ctx context.Context, s *Scanner, st *Stats, last time.Time, canc
 			}
 			for i := range b.Changes {
 				b.Changes[i].Time = now
+			}
+			b.Baseline = a.baseline
+			if _, ok := b.Meta[store.MetaBaseline]; ok {
+				b.Meta[store.MetaBaseline] = store.FormatBaseline(now)
 			}
 			if _, _, err = s.opt.Store.Apply(ctx, b); err != nil {
 				err = fmt.Errorf("scan: applying %d changes and %d touches: %w", len(b.Changes), len(b.Touch), err)
@@ -665,13 +685,28 @@ func (a *applier) flush() {
 	a.changes, a.touches = nil, nil
 }
 
-// close commits what is pending and returns the first store error.
-func (a *applier) close() error {
-	a.flush()
+// close commits what is pending and returns the first store error. With
+// markBaseline, the last batch (empty if nothing is pending) also records
+// the baseline as complete, at that batch's datetime.
+func (a *applier) close(markBaseline bool) error {
+	if markBaseline {
+		slices.SortFunc(a.changes, func(x, y store.Change) int { return strings.Compare(x.Resource.Path, y.Resource.Path) })
+		a.commit <- store.Batch{Changes: a.changes, Touch: a.touches, Meta: map[string][]byte{store.MetaBaseline: nil}}
+		a.changes, a.touches = nil, nil
+	} else {
+		a.flush()
+	}
 	close(a.commit)
 	err := <-a.done
 	a.st.Batches = a.batches
 	return err
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func btoi(b bool) int {

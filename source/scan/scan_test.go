@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -489,9 +490,10 @@ func TestChangeDetection(t *testing.T) {
 			if _, err := s.Scan(ctx); err != nil {
 				t.Fatal(err)
 			}
+			// The first scan is the baseline: inventory, no journal.
 			st0, _ := db.Stats(ctx)
-			if st0.LastSeq != uint64(len(tc.setup)) {
-				t.Fatalf("first scan: %d records for %d files", st0.LastSeq, len(tc.setup))
+			if st0.LastSeq != 0 || st0.Resources != len(tc.setup) {
+				t.Fatalf("first scan: %d records and %d resources for %d files", st0.LastSeq, st0.Resources, len(tc.setup))
 			}
 			// The second scan may have hooks installed by mutate.
 			var th testHooks
@@ -547,5 +549,51 @@ func TestChangeDetection(t *testing.T) {
 			}
 			checkInventory(t, db, root, skip)
 		})
+	}
+}
+
+// TestBaseline: the first scan puts the collection into the inventory
+// without journal records and records the baseline; later changes are
+// journaled, never stamped before the baseline even when the clock steps
+// back.
+func TestBaseline(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	for i := range 20 {
+		write(t, root, fmt.Sprintf("d%d/f%02d", i%2, i), strings.Repeat("b", i))
+	}
+	db := openDB(t, filepath.Join(t.TempDir(), "state.db"))
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	now := t0
+	s, _ := scan.New(scan.Options{Root: root, Store: db, BatchSize: 6, Logger: quiet(), Now: func() time.Time { return now }})
+	st, err := s.Scan(ctx)
+	if err != nil || !st.Baseline || !st.BaselineDone || st.Created != 20 {
+		t.Fatalf("first scan: %+v, %v", st, err)
+	}
+	if ss, _ := db.Stats(ctx); ss.LastSeq != 0 || ss.Resources != 20 {
+		t.Errorf("after the first scan: %+v, want 20 resources and no journal", ss)
+	}
+	if bt, ok, err := store.BaselineTime(ctx, db); !ok || err != nil || !bt.Equal(t0) {
+		t.Errorf("baseline %v %v %v, want %v", bt, ok, err, t0)
+	}
+	// The clock steps back an hour; one create, one update, one delete.
+	now = t0.Add(-time.Hour)
+	write(t, root, "new", "n")
+	write(t, root, "d0/f00", "changed")
+	os.Remove(filepath.Join(root, "d1/f01"))
+	st, err = s.Scan(ctx)
+	if err != nil || st.Baseline || st.BaselineDone {
+		t.Fatalf("second scan: %+v, %v", st, err)
+	}
+	if got, want := journalSince(t, db, 0), []string{"deleted d1/f01", "updated d0/f00", "created new"}; !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
+		t.Errorf("journal %q, want %q", got, want)
+	}
+	for c, err := range db.Journal(ctx, 0) {
+		if err != nil || c.Time.Before(t0) {
+			t.Errorf("record %d at %v (%v), before the baseline %v", c.Seq, c.Time, err, t0)
+		}
+	}
+	if err := storetest.CheckReplay(ctx, db); err != nil {
+		t.Error(err)
 	}
 }

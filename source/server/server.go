@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"path"
-	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/store"
 	"github.com/resourcesync-go/resourcesync/source/scan"
@@ -37,6 +37,9 @@ type Handler struct {
 	// (e.g. "hub" for an embedded WebSub hub); consulted first.
 	Extra  map[string]http.Handler
 	Logger *slog.Logger
+	// RetryAfter is sent with the 503 answer for a resource whose file
+	// changed since the last scan; default 10s.
+	RetryAfter time.Duration
 }
 
 func (h *Handler) log() *slog.Logger {
@@ -104,20 +107,19 @@ func (h *Handler) extra(r *http.Request) http.Handler {
 }
 
 func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
-	clean := path.Clean("/" + rel)
-	if strings.Contains(clean, "..") {
-		http.NotFound(w, r)
-		return
-	}
-	name := filepath.Join(h.Docs, filepath.FromSlash(clean))
-	f, err := os.Open(name)
+	// rel is still escaped; documents have plain names, so an escaped
+	// name is not one of them.
+	f, err := openInside(h.Docs, rel)
 	if err != nil {
+		if errors.Is(err, ErrLink) {
+			h.log().Warn("server: symbolic link in the document tree not followed", "err", err)
+		}
 		http.NotFound(w, r)
 		return
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || fi.IsDir() {
+	if err != nil || !fi.Mode().IsRegular() {
 		http.NotFound(w, r)
 		return
 	}
@@ -162,15 +164,30 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, escaped 
 		http.NotFound(w, r)
 		return
 	}
-	f, err := os.Open(filepath.Join(set.Dir, filepath.FromSlash(rel)))
-	if err != nil {
-		http.NotFound(w, r)
+	f, err := openInside(set.Dir, rel)
+	switch {
+	case errors.Is(err, ErrLink):
+		h.log().Warn("server: symbolic link not followed; resource not served", "path", rel, "err", err)
+		h.unavailable(w)
+		return
+	case err != nil:
+		http.NotFound(w, r) // gone (the next scan records the deletion) or unreadable
 		return
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		http.NotFound(w, r)
+		h.log().Warn("server: resource is no longer a regular file; not served until rescanned", "path", rel)
+		h.unavailable(w)
+		return
+	}
+	// Serve only the file that was scanned: a file replaced since (other
+	// inode, size or mtime) may be anything (a hard link to a file outside
+	// the directory, bytes not yet hashed), and its bytes would not match
+	// the inventory's hashes that the lists publish anyway.
+	if !sameAsScanned(fi, &res) {
+		h.log().Warn("server: resource changed since the last scan; not served until rescanned", "path", rel)
+		h.unavailable(w)
 		return
 	}
 	hd := w.Header()
@@ -182,15 +199,38 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, escaped 
 	if set.CapabilityList != "" {
 		hd.Set("Link", "<"+set.CapabilityList+`>; rel="resourcesync"`)
 	}
-	mod := res.LastMod
-	// The scanner stores a zero ModTime for files modified too recently to
-	// trust (so that the next scan rereads them); LastMod is their mtime.
-	fresh := fi.Size() == res.Size && (fi.ModTime().Equal(res.ModTime) || res.ModTime.IsZero() && fi.ModTime().Equal(res.LastMod))
-	if fresh {
-		hd.Set("ETag", `"`+hex.EncodeToString(res.SHA256[:])+`"`)
-	} else {
-		// Changed since the last scan: the inventory's hash is stale.
-		mod = fi.ModTime()
+	hd.Set("ETag", `"`+hex.EncodeToString(res.SHA256[:])+`"`)
+	http.ServeContent(w, r, "", res.LastMod, f)
+}
+
+// sameAsScanned reports whether the opened file fi is the one the
+// inventory record res describes: same size, same mtime (the scanner
+// stores a zero ModTime for files modified too recently to trust, so that
+// the next scan rereads them; LastMod is their mtime) and, where the
+// platform has them, the same inode.
+func sameAsScanned(fi os.FileInfo, res *store.Resource) bool {
+	if fi.Size() != res.Size {
+		return false
 	}
-	http.ServeContent(w, r, "", mod, f)
+	if !fi.ModTime().Equal(res.ModTime) && !(res.ModTime.IsZero() && fi.ModTime().Equal(res.LastMod)) {
+		return false
+	}
+	if ino := inode(fi); ino != 0 && res.Inode != 0 && ino != res.Inode {
+		return false
+	}
+	return true
+}
+
+// unavailable answers for a resource in the inventory whose file is not the
+// one scanned (changed, replaced, or reached through a link): 503 with Retry-After,
+// since the next scan settles it (a Destination retries and otherwise
+// holds its checkpoint), rather than 404, which would say the resource is
+// gone, or the file's current bytes, which may come from outside the set.
+func (h *Handler) unavailable(w http.ResponseWriter) {
+	ra := h.RetryAfter
+	if ra <= 0 {
+		ra = 10 * time.Second
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(int((ra+time.Second-1)/time.Second)))
+	http.Error(w, "resource changed since the last scan; retry later", http.StatusServiceUnavailable)
 }

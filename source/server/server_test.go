@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -126,10 +127,118 @@ func TestServeResource(t *testing.T) {
 	if resp := get("GET", "/new.txt", nil); resp.StatusCode != 404 {
 		t.Errorf("unscanned file served: %d", resp.StatusCode)
 	}
-	// A file changed after the scan is served without the stale ETag.
+	// A file changed after the scan is not served until it is rescanned:
+	// 503 with Retry-After, no stale ETag, not the new bytes.
 	time.Sleep(10 * time.Millisecond)
 	os.WriteFile(filepath.Join(dir, "a", "b.txt"), []byte("changed"), 0o644)
-	if resp := get("GET", "/a/b.txt", nil); resp.Header.Get("ETag") != "" {
-		t.Errorf("stale ETag served for a changed file")
+	resp = get("GET", "/a/b.txt", nil)
+	b, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || resp.Header.Get("ETag") != "" || string(b) == "changed" {
+		t.Errorf("changed file: %d Retry-After %q ETag %q body %q", resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("ETag"), b)
+	}
+}
+
+// TestServeSwappedForLinks swaps scanned files and directories for
+// symbolic links (and a hard link) to files outside DIR after the scan:
+// the outside bytes must never be served.
+func TestServeSwappedForLinks(t *testing.T) {
+	const secret = "OUTSIDE-SECRET"
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret.txt"), []byte(secret), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(outside, "d"), 0o755)
+	os.WriteFile(filepath.Join(outside, "d", "x.txt"), []byte(secret), 0o644)
+	srv, dir := setup(t, map[string]string{
+		"file.txt": "scanned-1", "d/x.txt": "scanned-2", "inner.txt": "scanned-3", "target.txt": "scanned-4",
+		"hard.txt": strings.Repeat("h", len(secret)),
+	})
+	if err := os.Symlink(filepath.Join(outside, "probe"), filepath.Join(t.TempDir(), "probe")); err != nil {
+		t.Skipf("symbolic links cannot be created here: %v", err)
+	}
+	swap := func(name, target string) {
+		t.Helper()
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.Rename(p, p+".orig"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	swap("file.txt", filepath.Join(outside, "secret.txt")) // the file itself
+	swap("d", filepath.Join(outside, "d"))                 // a directory component
+	swap("inner.txt", filepath.Join(dir, "target.txt"))    // a link inside DIR
+	c, _ := testnet.Client(t)
+	for _, p := range []string{"/file.txt", "/d/x.txt", "/inner.txt"} {
+		resp, err := c.Get(srv.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(b), secret) || strings.Contains(string(b), "scanned-4") {
+			t.Errorf("%s: served the link's target: %q", p, b)
+		}
+		if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
+			t.Errorf("%s: status %d Retry-After %q, want 503 with Retry-After", p, resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
+	}
+	// The target itself is still served.
+	if resp, err := c.Get(srv.URL + "/target.txt"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("target.txt: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	// A hard link to an outside file of the same size and mtime, renamed
+	// over a scanned file: only the inode tells them apart.
+	hard := filepath.Join(dir, "hard.txt")
+	fi, _ := os.Stat(hard)
+	link := filepath.Join(outside, "secret-link.txt")
+	os.Chtimes(filepath.Join(outside, "secret.txt"), fi.ModTime(), fi.ModTime())
+	if err := os.Link(filepath.Join(outside, "secret.txt"), link); err != nil {
+		t.Logf("no hard link across these directories (%v): inode case not run", err)
+		return
+	}
+	if err := os.Rename(link, hard); err != nil {
+		t.Logf("cannot rename across these directories (%v): inode case not run", err)
+		return
+	}
+	if runtime.GOOS == "windows" {
+		return // no inode numbers in FileInfo: size and mtime alone cannot tell
+	}
+	resp, err := c.Get(srv.URL + "/hard.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.Contains(string(b), secret) || resp.StatusCode != 503 {
+		t.Errorf("hard link swapped in: %d %q", resp.StatusCode, b)
+	}
+}
+
+// TestServeDocumentLink: a link in the document tree is not followed.
+func TestServeDocumentLink(t *testing.T) {
+	docs, outside := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret"), []byte("OUTSIDE-SECRET"), 0o644)
+	os.MkdirAll(filepath.Join(docs, ".well-known"), 0o755)
+	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(docs, ".well-known", "resourcesync")); err != nil {
+		t.Skipf("symbolic links cannot be created here: %v", err)
+	}
+	os.Symlink(outside, filepath.Join(docs, ".resourcesync"))
+	srv := httptest.NewServer(&Handler{Docs: docs, Mount: "/"})
+	t.Cleanup(srv.Close)
+	c, _ := testnet.Client(t)
+	for _, p := range []string{"/.well-known/resourcesync", "/.resourcesync/secret"} {
+		resp, err := c.Get(srv.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 404 || strings.Contains(string(b), "SECRET") {
+			t.Errorf("%s: %d %q", p, resp.StatusCode, b)
+		}
 	}
 }

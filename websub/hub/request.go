@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/linkheader"
 )
 
 const (
@@ -247,20 +249,21 @@ func (h *Hub) fatPing(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusUnsupportedMediaType, "a published notification needs a Content-Type")
 		return
 	}
-	links := parseLinks(r.Header.Values("Link"))
+	// Every Link field counts: RFC 9110 §5.3 lets a sender split a list.
+	links := linkheader.Parse(nil, r.Header.Values("Link"))
 	var selfs, hubs []string
 	var extra []string
 	for _, l := range links {
 		switch {
-		case l.has("self"):
-			selfs = append(selfs, l.url)
-		case l.has("hub"):
-			hubs = append(hubs, l.url)
+		case l.HasRel("self"):
+			selfs = append(selfs, l.Target)
+		case l.HasRel("hub"):
+			hubs = append(hubs, l.Target)
 		default:
-			extra = append(extra, l.raw)
+			extra = append(extra, l.Raw)
 		}
-		if l.has("self") && l.has("hub") {
-			hubs = append(hubs, l.url)
+		if l.HasRel("self") && l.HasRel("hub") {
+			hubs = append(hubs, l.Target)
 		}
 	}
 	if len(selfs) != 1 {
@@ -453,64 +456,4 @@ func (h *Hub) publish(topic, ct, hubURL string, body []byte, links []string, kin
 		s.wake()
 	}
 	return e.Seq, nil
-}
-
-// link is one parsed Link value.
-type link struct {
-	url  string
-	rels []string
-	raw  string
-}
-
-func (l link) has(rel string) bool {
-	for _, r := range l.rels {
-		if strings.EqualFold(r, rel) {
-			return true
-		}
-	}
-	return false
-}
-
-// parseLinks parses Link header fields (RFC 8288): several fields,
-// several comma-separated links per field, rel as a space-separated list.
-func parseLinks(fields []string) []link {
-	var out []link
-	for _, f := range fields {
-		for len(f) > 0 {
-			f = strings.TrimLeft(f, " \t,")
-			if !strings.HasPrefix(f, "<") {
-				break
-			}
-			end := strings.IndexByte(f, '>')
-			if end < 0 {
-				break
-			}
-			l := link{url: f[1:end]}
-			start := 0
-			rest := f[end+1:]
-			// parameters up to the next comma outside quotes
-			i, inq := 0, false
-			for ; i < len(rest); i++ {
-				c := rest[i]
-				if c == '"' {
-					inq = !inq
-				} else if c == ',' && !inq {
-					break
-				}
-			}
-			params := rest[:i]
-			l.raw = strings.TrimSpace(f[start : end+1+i])
-			f = rest[i:]
-			for _, p := range strings.Split(params, ";") {
-				k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
-				if !ok || !strings.EqualFold(strings.TrimSpace(k), "rel") {
-					continue
-				}
-				v = strings.Trim(strings.TrimSpace(v), `"`)
-				l.rels = append(l.rels, strings.Fields(v)...)
-			}
-			out = append(out, l)
-		}
-	}
-	return out
 }

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/linkheader"
 )
 
 // rocksTopic is websub.rocks' sample blog: its content changes with each
@@ -99,12 +101,12 @@ func rocksCheckDelivery(t *testing.T, d delivery, rt *rocksTopic, hubURL, secret
 	}
 	// 4. Link: rel=hub equal to the hub URL, rel=self present
 	var hubs, selfs []string
-	for _, l := range parseLinks(d.Header.Values("Link")) {
-		if l.has("hub") {
-			hubs = append(hubs, l.url)
+	for _, l := range linkheader.Parse(nil, d.Header.Values("Link")) {
+		if l.HasRel("hub") {
+			hubs = append(hubs, l.Target)
 		}
-		if l.has("self") {
-			selfs = append(selfs, l.url)
+		if l.HasRel("self") {
+			selfs = append(selfs, l.Target)
 		}
 	}
 	if len(hubs) == 0 || hubs[0] != hubURL {

@@ -11,7 +11,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/resourcesync-go/resourcesync/destination/discover"
+	"github.com/resourcesync-go/resourcesync/internal/linkheader"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
@@ -57,12 +57,16 @@ func Discover(ctx context.Context, c *http.Client, topicURL string) (*Discovery,
 	base := resp.Request.URL
 	d := &Discovery{URL: base.String()}
 	var selves []string
-	for _, l := range discover.ParseLinkHeader(base, resp.Header.Values("Link")) {
+	for _, l := range linkheader.Parse(nil, resp.Header.Values("Link")) {
+		href := resolveRef(base, l.Target)
+		if href == "" {
+			continue
+		}
 		if l.HasRel("hub") {
-			d.Hubs = appendNew(d.Hubs, l.Href)
+			d.Hubs = appendNew(d.Hubs, href)
 		}
 		if l.HasRel("self") {
-			selves = appendNew(selves, l.Href)
+			selves = appendNew(selves, href)
 		}
 	}
 	if len(d.Hubs) == 0 || len(selves) == 0 {

@@ -230,7 +230,11 @@ func (d *DB) Apply(ctx context.Context, b store.Batch) (first, last uint64, err 
 		inv.FillPercent = 0.9 // batches arrive mostly in path order
 		count := int64(binary.BigEndian.Uint64(info.Get(kCount)))
 		next := uint64(1)
-		if k, v := jnl.Cursor().Last(); k != nil {
+		k, v := jnl.Cursor().Last()
+		if b.Baseline && k != nil && len(b.Changes) > 0 {
+			return fmt.Errorf("%w: a baseline batch after journal record %d", store.ErrConflict, binary.BigEndian.Uint64(k))
+		}
+		if k != nil {
 			next = binary.BigEndian.Uint64(k) + 1
 			if len(b.Changes) > 0 {
 				lc, err := decodeChange(k, v)
@@ -275,6 +279,9 @@ func (d *DB) Apply(ctx context.Context, b store.Batch) (first, last uint64, err 
 				if c.Kind == rs.Created {
 					count++
 				}
+			}
+			if b.Baseline {
+				continue
 			}
 			c.Seq = next
 			if err := put(jnl, seqKey(next), func(b []byte) []byte { return appendChange(b, &c) }); err != nil {

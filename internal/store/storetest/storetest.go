@@ -216,6 +216,36 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("Baseline", func(t *testing.T) {
+		s := newStore(t)
+		f, l := apply(t, s, store.Batch{Baseline: true, Changes: []store.Change{
+			ch(rs.Created, T0, Res("a", "A")), ch(rs.Created, T0, Res("b", "B")), ch(rs.Created, T0, Res("c", "C"))}})
+		if f != 0 || l != 0 {
+			t.Errorf("baseline returned seqs %d, %d", f, l)
+		}
+		apply(t, s, store.Batch{Baseline: true, Changes: []store.Change{ch(rs.Deleted, T0, Res("c", "C")), ch(rs.Updated, T0, Res("b", "B2"))},
+			Meta: map[string][]byte{store.MetaBaseline: store.FormatBaseline(T0)}})
+		if st, _ := s.Stats(ctx); st.LastSeq != 0 || st.Resources != 2 {
+			t.Errorf("after baseline: %+v, want no journal and 2 resources", st)
+		}
+		if got, _ := s.Get(ctx, "b"); got.SHA256 != Res("b", "B2").SHA256 || !got.Changed.Equal(T0) {
+			t.Errorf("baseline update: %+v", got)
+		}
+		if bt, ok, err := store.BaselineTime(ctx, s); err != nil || !ok || !bt.Equal(T0) {
+			t.Errorf("BaselineTime = %v, %v, %v", bt, ok, err)
+		}
+		apply(t, s, store.Batch{Changes: []store.Change{ch(rs.Created, T0.Add(time.Second), Res("d", "D"))}})
+		if _, _, err := s.Apply(ctx, store.Batch{Baseline: true, Changes: []store.Change{ch(rs.Created, T0.Add(time.Second), Res("e", "E"))}}); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("baseline after journal records: %v, want ErrConflict", err)
+		}
+		if _, err := s.Get(ctx, "e"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("refused baseline batch applied: %v", err)
+		}
+		if st, _ := s.Stats(ctx); st.LastSeq != 1 || st.Resources != 3 {
+			t.Errorf("after a change: %+v", st)
+		}
+	})
+
 	t.Run("Meta", func(t *testing.T) {
 		s := newStore(t)
 		if err := s.PutMeta(ctx, "k", []byte("v1")); err != nil {
@@ -443,9 +473,21 @@ func checkReplay(t *testing.T, s store.Store) {
 // contiguous seqs and non-decreasing datetimes, every record fits the state
 // replayed so far (created only for absent paths, updated and deleted only
 // for present ones), and the replay equals the inventory in content
-// metadata (size, hashes, type, lastmod, changed).
+// metadata (size, hashes, type, lastmod, changed). With a baseline
+// (store.MetaBaseline), the replay starts from it: a path's first record
+// may update or delete a baseline resource, and inventory records the
+// journal never names must be from the baseline (changed at or before it).
+// A state with neither journal nor baseline record is a first scan in
+// progress: any inventory passes.
 func CheckReplay(ctx context.Context, s store.Store) error {
+	bt, hasBaseline, err := store.BaselineTime(ctx, s)
+	if err != nil {
+		return err
+	}
 	replay := map[string]store.Resource{}
+	// With a baseline, a path's first record may update or delete a
+	// baseline resource; deleted records which paths the journal removed.
+	touched := map[string]bool{}
 	var prev store.Change
 	for c, err := range s.Journal(ctx, 0) {
 		if err != nil {
@@ -454,7 +496,14 @@ func CheckReplay(ctx context.Context, s store.Store) error {
 		if prev.Seq != 0 && (c.Seq != prev.Seq+1 || c.Time.Before(prev.Time)) {
 			return fmt.Errorf("journal seq %d at %v follows seq %d at %v", c.Seq, c.Time, prev.Seq, prev.Time)
 		}
+		if prev.Seq == 0 && hasBaseline && c.Time.Before(bt) {
+			return fmt.Errorf("journal seq %d at %v is before the baseline at %v", c.Seq, c.Time, bt)
+		}
 		_, exists := replay[c.Path()]
+		if hasBaseline && !touched[c.Path()] {
+			exists = c.Kind != rs.Created // unknown: the baseline may have had it
+		}
+		touched[c.Path()] = true
 		switch {
 		case c.Kind == rs.Created && exists, c.Kind != rs.Created && !exists:
 			return fmt.Errorf("journal seq %d: %s of %q, present before: %v", c.Seq, c.Kind, c.Path(), exists)
@@ -475,6 +524,15 @@ func CheckReplay(ctx context.Context, s store.Store) error {
 		}
 		n++
 		j, ok := replay[r.Path]
+		if !ok && !touched[r.Path] && (hasBaseline || prev.Seq == 0) {
+			// A baseline resource (or, with no journal and no baseline
+			// yet, part of a first scan not yet complete).
+			if hasBaseline && r.Changed.After(bt) {
+				return fmt.Errorf("inventory %q changed at %v, after the baseline at %v, with no journal record", r.Path, r.Changed, bt)
+			}
+			n--
+			continue
+		}
 		if !ok {
 			return fmt.Errorf("inventory has %q, the journal replay does not", r.Path)
 		}

@@ -1,0 +1,230 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults of a zero Policy.
+const (
+	DefaultRetries       = 4
+	DefaultBaseDelay     = 100 * time.Millisecond
+	DefaultMaxDelay      = 10 * time.Second
+	DefaultMaxRetryAfter = 60 * time.Second
+)
+
+// Policy says how often and after how long a failed request is tried
+// again. The zero value uses the defaults above.
+type Policy struct {
+	// Retries is the number of further attempts after the first
+	// (0: DefaultRetries; negative: none).
+	Retries int
+	// BaseDelay is the backoff before the first retry, doubled for each
+	// further one up to MaxDelay.
+	BaseDelay, MaxDelay time.Duration
+	// MaxRetryAfter caps the wait a Retry-After header can ask for.
+	MaxRetryAfter time.Duration
+}
+
+// Attempts returns how many attempts the policy allows in all.
+func (p Policy) Attempts() int {
+	switch {
+	case p.Retries == 0:
+		return DefaultRetries + 1
+	case p.Retries < 0:
+		return 1
+	}
+	return p.Retries + 1
+}
+
+// Delay returns the wait before retry n (n ≥ 1) after err: what err's
+// Retry-After asked for (capped by MaxRetryAfter) when it did, else a
+// full-jitter backoff (uniform in (0, min(BaseDelay·2ⁿ⁻¹, MaxDelay)]), so
+// that clients that failed together do not retry together.
+func (p Policy) Delay(n int, err error) time.Duration {
+	if w := RetryAfter(err); w > 0 {
+		capd := p.MaxRetryAfter
+		if capd <= 0 {
+			capd = DefaultMaxRetryAfter
+		}
+		return min(w, capd)
+	}
+	base, maxd := p.BaseDelay, p.MaxDelay
+	if base <= 0 {
+		base = DefaultBaseDelay
+	}
+	if maxd <= 0 {
+		maxd = DefaultMaxDelay
+	}
+	return FullJitter(Backoff(n, base, maxd))
+}
+
+// Backoff returns base·2ⁿ⁻¹ capped at maxd (n ≥ 1).
+func Backoff(n int, base, maxd time.Duration) time.Duration {
+	if n < 1 {
+		n = 1
+	}
+	if n > 62 {
+		return maxd
+	}
+	d := base << (n - 1)
+	if d > maxd || d <= 0 || d>>(n-1) != base {
+		return maxd
+	}
+	return d
+}
+
+// FullJitter returns a delay uniform in (0, d].
+func FullJitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	return time.Duration(rand.Int64N(int64(d)) + 1)
+}
+
+// HalfJitter returns a delay uniform in [d/2, d]: for schedules whose
+// steps are meant as a minimum order of magnitude.
+func HalfJitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// ParseRetryAfter reads a Retry-After value, delay-seconds or an HTTP-date,
+// as a duration from now; 0 when absent, malformed or in the past.
+func ParseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n <= 0 {
+			return 0
+		}
+		if n > int64(365*24*time.Hour/time.Second) {
+			n = int64(365 * 24 * time.Hour / time.Second)
+		}
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// RetryableStatus reports whether a response with this status may succeed
+// when the request is repeated: 408, 425, 429 and 5xx (but 501 and 505,
+// which say the server will never do it).
+func RetryableStatus(code int) bool {
+	switch code {
+	case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests:
+		return true
+	case http.StatusNotImplemented, http.StatusHTTPVersionNotSupported:
+		return false
+	}
+	return code >= 500 && code <= 599
+}
+
+// afterError carries the wait a response's Retry-After asked for.
+type afterError struct {
+	err  error
+	wait time.Duration
+}
+
+func (e *afterError) Error() string { return e.err.Error() }
+func (e *afterError) Unwrap() error { return e.err }
+
+// WithRetryAfter attaches the wait a Retry-After header asked for to err
+// (err itself when wait ≤ 0); Delay honours it.
+func WithRetryAfter(err error, wait time.Duration) error {
+	if err == nil || wait <= 0 {
+		return err
+	}
+	return &afterError{err, wait}
+}
+
+// RetryAfter returns the wait attached to err by WithRetryAfter, or 0.
+func RetryAfter(err error) time.Duration {
+	var ae *afterError
+	if errors.As(err, &ae) {
+		return ae.wait
+	}
+	return 0
+}
+
+// permanentError marks a failure no retry can fix.
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string   { return e.err.Error() }
+func (e *permanentError) Unwrap() error   { return e.err }
+func (e *permanentError) Permanent() bool { return true }
+
+// Permanent marks err as one no retry can fix (err unchanged when nil).
+// Errors.Is/As still see err through it.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err}
+}
+
+// Retryable reports whether another attempt after err may succeed:
+// not for a cancellation, not for an error in whose chain some error
+// has a Permanent() bool method returning true (Permanent, and errors of
+// other packages that know they are final, such as a redirect refused by
+// policy), not for a StatusCode() int that RetryableStatus refuses; yes
+// otherwise (network errors, resets, truncated bodies).
+func Retryable(err error) bool {
+	// A deadline is not final: it may be one attempt's own; callers
+	// check their context's end themselves.
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var p interface{ Permanent() bool }
+	if errors.As(err, &p) && p.Permanent() {
+		return false
+	}
+	var s interface{ StatusCode() int }
+	if errors.As(err, &s) {
+		return RetryableStatus(s.StatusCode())
+	}
+	return true
+}
+
+// Strip removes the markers Permanent and WithRetryAfter put around err,
+// for reporting.
+func Strip(err error) error {
+	for {
+		switch e := err.(type) {
+		case *permanentError:
+			err = e.err
+		case *afterError:
+			err = e.err
+		default:
+			return err
+		}
+	}
+}
+
+// Sleep waits d or until ctx ends, and returns ctx's error then.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
