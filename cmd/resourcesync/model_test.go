@@ -83,10 +83,9 @@ func swapOn() bool { return os.Getenv("RESOURCESYNC_MODEL_SWAP") == "1" }
 // that fails on one of them logs "KNOWN item N" instead of failing. Empty
 // once every fix is in main.
 var knownOpen = map[string]string{
-	"item 1":  "files applied from notifications not recorded in state",
-	"item 3":  "baseline entries fail when the resource changed after the Resource List",
-	"item 15": "file modes 0600",
-	"orphan":  "a file installed by a killed run whose resource the Source deleted before the next run is never owned again",
+	"item 15":             "file modes 0600",
+	"item 3, incremental": "an incremental run fails on a resource that changed or went away after its Change List was read, instead of judging it against the later changes",
+	"orphan":              "a file installed by a killed run whose resource the Source deleted before the next run is never owned again",
 }
 
 // TestModelChild runs one command line in a child process of TestModel; it
@@ -349,6 +348,9 @@ func (h *history) run() {
 	for range 3 + h.rng.IntN(12) {
 		h.create()
 	}
+	// The first scan is the Source's baseline: it journals nothing
+	// (issue 9 item 14), so only the Resource List is waited for.
+	h.published = maps(h.model)
 	h.startServe()
 	h.waitSource()
 	for i := range h.steps {
@@ -1017,7 +1019,7 @@ func (h *history) racingSync() {
 	h.logf("  sync racing with changes: %s: exit %d, %s", p, code, s.modes())
 	h.stats["racing sync"]++
 	h.synced = false
-	if code != 0 && !h.known("item 3", "%s racing with Source changes: exit %d:%s", p, code, s.failures()) {
+	if code != 0 && !(s.modes() == "incremental" && h.known("item 3, incremental", "%s racing with Source changes: exit %d:%s", p, code, s.failures())) {
 		h.fatalf("%s racing with Source changes: exit %d, want 0; failures:%s\n%s", p, code, s.failures(), p.tail())
 	}
 }
