@@ -1283,7 +1283,8 @@ func (h *history) check(what string) {
 	if !equalTrees(got, h.model) {
 		h.fatalf("after %s: DEST differs from the Source: %s", what, diffTrees(got, h.model))
 	}
-	// No empty directory left behind.
+	// No empty directory left behind; directories made with the umask.
+	var badDirs []string
 	filepath.WalkDir(h.dest, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() || p == h.dest {
 			return nil
@@ -1294,8 +1295,14 @@ func (h *history) check(what string) {
 		if es, _ := os.ReadDir(p); len(es) == 0 {
 			h.fatalf("after %s: empty directory left in DEST: %s", what, p)
 		}
+		if fi, err := d.Info(); err == nil && fi.Mode().Perm() != 0o777&^h.umask {
+			badDirs = append(badDirs, fmt.Sprintf("%s %v", p, fi.Mode().Perm()))
+		}
 		return nil
 	})
+	if len(badDirs) > 0 && !h.known("item 15", "after %s: directory modes not %v: %v", what, 0o777&^h.umask, badDirs) {
+		h.fatalf("after %s: directory modes not %v (umask %03o): %v", what, os.FileMode(0o777)&^h.umask, h.umask, badDirs)
+	}
 	var unowned []string
 	for p, f := range files {
 		r, ok := recs[p]
