@@ -83,9 +83,9 @@ func swapOn() bool { return os.Getenv("RESOURCESYNC_MODEL_SWAP") == "1" }
 // that fails on one of them logs "KNOWN item N" instead of failing. Empty
 // once every fix is in main.
 var knownOpen = map[string]string{
-	"item 15":             "file modes 0600",
+	"item 15":                 "file modes 0600",
 	"item 3, during the pass": "a run fails (exit 1) on a resource that changed or went away while it ran, after it had read the Change Lists, instead of judging it against the later changes",
-	"orphan":              "a file installed by a killed run whose resource the Source deleted before the next run is never owned again",
+	"orphan":                  "a file installed by a killed run whose resource the Source deleted before the next run is never owned again",
 }
 
 // TestModelChild runs one command line in a child process of TestModel; it
