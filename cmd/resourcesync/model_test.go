@@ -79,9 +79,10 @@ var (
 // swap); RESOURCESYNC_MODEL_SWAP=1 turns it on.
 func swapOn() bool { return os.Getenv("RESOURCESYNC_MODEL_SWAP") == "1" }
 
-// knownOpen lists issue-9 items whose fixes are not merged yet: a check
-// that fails on one of them logs "KNOWN item N" instead of failing. Empty
-// once every fix is in main.
+// knownOpen lists the bugs this test found (or issue-9 items) whose fixes
+// are not in main yet: a check that fails on one of them logs "KNOWN ..."
+// instead of failing, unless RESOURCESYNC_MODEL_STRICT=1. An entry goes
+// when its fix is merged; the list is empty once all are.
 var knownOpen = map[string]string{
 	"item 15":                 "file modes 0600",
 	"item 3, during the pass": "a run fails (exit 1) on a resource that changed or went away while it ran, after it had read the Change Lists, instead of judging it against the later changes",
