@@ -16,6 +16,7 @@ const (
 	EventRetry   = "retry"   // URI, Error: a fetch attempt failed and is retried
 	EventDone    = "done"    // Set, Message: the set's summary line
 	EventTotal   = "total"   // Set, Total: a better estimate of the current plan's total (lists read so far)
+	EventWarning = "warning" // URI, Path, Message: installed, but something deserves attention (digests that could not be verified)
 )
 
 // Event reports progress. It marshals to one JSON object per event.

@@ -247,7 +247,7 @@ func (p *pass) auditResult(j job, status string) {
 func (p *pass) work(j job) {
 	abs := p.e.m.Path(j.rel)
 	if j.checkLocal {
-		status, rec, err := verifyLocal(abs, &j.e)
+		status, rec, err := p.e.verifyLocal(abs, &j.e)
 		if err != nil {
 			p.fail(j.uri, j.rel, j.e.EventTime(), err)
 			return
@@ -287,8 +287,13 @@ func (p *pass) work(j job) {
 		p.e.emit(Event{Kind: EventFetched, Set: p.set, URI: j.uri, Path: j.rel, Bytes: j.e.MD.Length, Message: "dry run"})
 		return
 	}
+	if _, err := rs.DecodeDigests(j.e.MD.Hashes); err != nil {
+		// Fail closed before downloading: these bytes could not be trusted.
+		p.fail(j.uri, j.rel, j.e.EventTime(), err)
+		return
+	}
 	req := fetch.Request{URLs: locations(&j.e), Length: j.e.MD.Length, HasLength: j.e.MD.HasLength,
-		Hashes: p.e.verifyHashes(j.e.MD.Hashes), Path: abs, ModTime: j.e.LastMod.Time(), NoSync: !p.e.opt.FsyncEach && !p.fsyncEach}
+		Hashes: p.e.verifyHashes(j.e.MD.Hashes), Path: abs, Dir: p.e.dir, ModTime: j.e.LastMod.Time(), NoSync: !p.e.opt.FsyncEach && !p.fsyncEach}
 	f := p.e.f
 	if p.fetcher != nil {
 		f = p.fetcher
@@ -317,12 +322,28 @@ func (p *pass) installed(j job, res fetch.Result) {
 	fillRemote(&rec, &j.e)
 	if mt := j.e.LastMod.Time(); !mt.IsZero() {
 		rec.MTime = mt.UnixNano() // fetch set it as the file's mtime
-	} else if fi, err := os.Lstat(p.e.m.Path(j.rel)); err == nil {
+	} else if fi, err := p.e.lstat(p.e.m.Path(j.rel)); err == nil {
 		rec.MTime = fi.ModTime().UnixNano()
 	}
 	p.record(j.uri, &rec)
 	p.count(func(sr *SetReport) { sr.Fetched++; sr.Bytes += res.Length })
 	p.e.emit(Event{Kind: EventFetched, Set: p.set, URI: j.uri, Path: j.rel, Bytes: res.Length})
+	p.unverified(j, res.Unverified, res.MD5 == "" && res.SHA1 == "" && digestHex(j.e.MD.Hashes, rs.SHA256) == "")
+}
+
+// unverified reports digests of algorithms that cannot be checked. When
+// they were all the Source gave, the file was installed on its length
+// alone and is counted as unverified.
+func (p *pass) unverified(j job, algs []string, only bool) {
+	if len(algs) == 0 {
+		return
+	}
+	msg := "digest algorithm not verifiable here: " + strings.Join(algs, ", ")
+	if only {
+		msg = "installed unverified (length only): " + msg
+		p.count(func(sr *SetReport) { sr.Unverified++ })
+	}
+	p.e.emit(Event{Kind: EventWarning, Set: p.set, URI: j.uri, Path: j.rel, Message: msg})
 }
 
 func fillRemote(r *Record, e *rs.Entry) {
@@ -356,17 +377,13 @@ func locations(e *rs.Entry) []string {
 	return urls
 }
 
-// digestHex returns the entry's digest for alg as lower-case hex, or "".
+// digestHex returns the entry's digest for alg (rs.MD5, rs.SHA1,
+// rs.SHA256) as lower-case hex, or "" when it offers none or its digests
+// do not decode (rs.DecodeDigests; the fetch then fails closed).
 func digestHex(h rs.Hashes, alg string) string {
-	v := h.Get(alg)
-	if v == "" {
-		return ""
-	}
-	if len(v) == rs.DigestHexLen(alg) {
-		return strings.ToLower(v)
-	}
-	if x, ok := rs.Base64ToHex(alg, v); ok {
-		return x
+	d, err := rs.DecodeDigests(h)
+	if b := d.Get(alg); err == nil && b != nil {
+		return hex.EncodeToString(b)
 	}
 	return ""
 }
@@ -401,16 +418,22 @@ func sameRemote(e *rs.Entry, r *Record) bool {
 }
 
 // unchangedHere reports whether the file is still what was installed.
-func unchangedHere(abs string, r *Record) bool {
-	fi, err := os.Lstat(abs)
+func (e *engine) unchangedHere(abs string, r *Record) bool {
+	fi, err := e.lstat(abs)
 	return err == nil && fi.Mode().IsRegular() && fi.Size() == r.Length && fi.ModTime().UnixNano() == r.MTime
 }
 
 // verifyLocal hashes the file at abs with the algorithms the entry offers
-// and compares it with the entry.
-func verifyLocal(abs string, e *rs.Entry) (string, Record, error) {
+// and compares it with the entry. Digests that do not decode are an error
+// (nothing is adopted on them); digests only of algorithms that cannot be
+// checked make the file unverifiable.
+func (eng *engine) verifyLocal(abs string, e *rs.Entry) (string, Record, error) {
 	var rec Record
-	fi, err := os.Lstat(abs)
+	dgs, err := rs.DecodeDigests(e.MD.Hashes)
+	if err != nil {
+		return "", rec, err
+	}
+	fi, err := eng.lstat(abs)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR) {
 		return AuditMissing, rec, nil
 	}
@@ -436,17 +459,17 @@ func verifyLocal(abs string, e *rs.Entry) (string, Record, error) {
 		mk  func() hash.Hash
 		dst *string
 	}{{rs.MD5, md5.New, &rec.MD5}, {rs.SHA1, sha1.New, &rec.SHA1}, {rs.SHA256, sha256.New, &rec.SHA256}} {
-		if w := digestHex(e.MD.Hashes, c.alg); w != "" {
-			ds = append(ds, dg{c.alg, w, c.mk(), c.dst})
+		if w := dgs.Get(c.alg); w != nil {
+			ds = append(ds, dg{c.alg, hex.EncodeToString(w), c.mk(), c.dst})
 		}
 	}
 	if len(ds) == 0 {
-		if e.MD.HasLength {
+		if e.MD.HasLength && len(dgs.Unknown) == 0 {
 			return AuditInSync, rec, nil // the length is all the Source gives
 		}
 		return AuditUnverifiable, rec, nil
 	}
-	f, err := os.Open(abs)
+	f, err := eng.dir.Open(abs)
 	if err != nil {
 		return "", rec, err
 	}
@@ -475,9 +498,18 @@ func (e *engine) verifyHashes(h rs.Hashes) rs.Hashes {
 	if !e.opt.VerifyStrongest {
 		return h
 	}
+	// Every token of the strongest algorithm is kept, so that two that
+	// contradict each other still fail the install. The callers have
+	// checked that all digests decode.
 	for _, alg := range [...]string{rs.SHA256, rs.SHA1, rs.MD5} {
-		if v := h.Get(alg); v != "" {
-			return rs.Hashes{{Alg: alg, Value: v}}
+		var keep rs.Hashes
+		for _, x := range h {
+			if rs.CanonicalAlg(x.Alg) == alg {
+				keep = append(keep, x)
+			}
+		}
+		if keep != nil {
+			return keep
 		}
 	}
 	return h

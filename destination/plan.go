@@ -7,13 +7,13 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination/discover"
+	"github.com/resourcesync-go/resourcesync/destination/fetch"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
@@ -162,7 +162,7 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrState, err)
 	}
-	if ok && rec.Path == rel && sameRemote(en, &rec) && unchangedHere(abs, &rec) {
+	if ok && rec.Path == rel && sameRemote(en, &rec) && p.e.unchangedHere(abs, &rec) {
 		p.count(func(sr *SetReport) { sr.Skipped++ })
 		p.e.emit(Event{Kind: EventSkipped, Set: p.set, URI: en.Loc, Path: rel, Bytes: rec.Length})
 		return nil
@@ -172,10 +172,10 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 		j.notOwned = rec.NotOwned
 		// Ours, but changed here or at the Source: when the size still
 		// fits, hash it before downloading anything.
-		if fi, err := os.Lstat(abs); err == nil && fi.Mode().IsRegular() && (!en.MD.HasLength || fi.Size() == en.MD.Length) && hasDigest(en) {
+		if fi, err := p.e.lstat(abs); err == nil && fi.Mode().IsRegular() && (!en.MD.HasLength || fi.Size() == en.MD.Length) && hasDigest(en) {
 			j.checkLocal = true
 		}
-	} else if _, err := os.Lstat(abs); err == nil && owner == "" {
+	} else if _, err := p.e.lstat(abs); err == nil && owner == "" {
 		// A file the state does not name: left by a run that was killed
 		// before recording it, or someone else's. It is hashed, adopted
 		// with the right bytes, and otherwise not overwritten.
@@ -214,7 +214,7 @@ func (p *pass) deleteURI(en *rs.Entry) error {
 		}
 	}
 	if !ok {
-		if _, err := os.Lstat(p.e.m.Path(rel)); err == nil {
+		if _, err := p.e.lstat(p.e.m.Path(rel)); err == nil {
 			p.kept(en.Loc, rel, "deleted at the Source, but not written by resourcesync: left alone")
 		} else {
 			p.count(func(sr *SetReport) { sr.Skipped++ })
@@ -240,20 +240,23 @@ func (p *pass) deleteRecord(uri string, rec Record, why string, hold rs.Time) {
 		p.record(uri, nil)
 		return
 	}
-	_, err := os.Lstat(abs)
+	_, err := p.e.lstat(abs)
 	switch {
+	case errors.Is(err, fetch.ErrSymlinkInDest):
+		p.fail(uri, rec.Path, hold, fmt.Errorf("%s, but not removed here: %w", why, err))
+		return
 	case errors.Is(err, fs.ErrNotExist):
 		p.record(uri, nil)
 	case rec.NotOwned:
 		p.kept(uri, rec.Path, why+"; kept because resourcesync did not write it (it was here already with the Source's bytes)")
 		p.record(uri, nil)
 		return
-	case !unchangedHere(abs, &rec):
+	case !p.e.unchangedHere(abs, &rec):
 		p.kept(uri, rec.Path, why+"; kept because it was changed here after it was installed")
 		p.record(uri, nil)
 		return
 	case !p.e.opt.DryRun:
-		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := p.e.dir.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			p.fail(uri, rec.Path, hold, fmt.Errorf("%s, but not removed here: %w", why, err))
 			return
 		}
@@ -750,7 +753,7 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 		if e.seen.has(r.Path) {
 			return nil
 		}
-		if _, err := os.Lstat(e.m.Path(r.Path)); err != nil {
+		if _, err := e.lstat(e.m.Path(r.Path)); err != nil {
 			p.record(uri, nil)
 			return nil
 		}

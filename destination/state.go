@@ -81,10 +81,12 @@ func openState(dest string, readOnly bool) (*state, error) {
 		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 			return &state{readOnly: true}, nil // nothing synced yet
 		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrState, err)
 	}
-	db, err := bolt.Open(p, 0o644, &bolt.Options{Timeout: 300 * time.Millisecond, ReadOnly: readOnly, NoFreelistSync: true})
+	// The state stays private whatever the umask (it is not part of the
+	// mirror); the mirrored files honour the umask.
+	db, err := bolt.Open(p, 0o600, &bolt.Options{Timeout: 300 * time.Millisecond, ReadOnly: readOnly, NoFreelistSync: true})
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("%w: %s is locked", ErrLocked, p)
 	}

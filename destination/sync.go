@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/resourcesync-go/resourcesync/destination/discover"
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
 	"github.com/resourcesync-go/resourcesync/internal/origin"
@@ -101,18 +99,21 @@ type Failure struct {
 
 // SetReport tells what a run did to one set.
 type SetReport struct {
-	Set      string         `json:"set"`
-	Mode     string         `json:"mode"`
-	Fetched  int            `json:"fetched"`
-	Adopted  int            `json:"adopted"`
-	Skipped  int            `json:"skipped"`
-	Deleted  int            `json:"deleted"`
-	Kept     int            `json:"kept"`
-	Failed   int            `json:"failed"`
-	Bytes    int64          `json:"bytes"`
-	Audit    map[string]int `json:"audit,omitempty"`
-	Gap      string         `json:"gap,omitempty"`
-	Failures []Failure      `json:"failures,omitempty"`
+	Set     string `json:"set"`
+	Mode    string `json:"mode"`
+	Fetched int    `json:"fetched"`
+	Adopted int    `json:"adopted"`
+	Skipped int    `json:"skipped"`
+	Deleted int    `json:"deleted"`
+	Kept    int    `json:"kept"`
+	Failed  int    `json:"failed"`
+	// Unverified counts files installed on their length alone: the
+	// Source's only digests were of algorithms that cannot be checked.
+	Unverified int            `json:"unverified,omitempty"`
+	Bytes      int64          `json:"bytes"`
+	Audit      map[string]int `json:"audit,omitempty"`
+	Gap        string         `json:"gap,omitempty"`
+	Failures   []Failure      `json:"failures,omitempty"`
 	// Checkpoint is the set's checkpoint after the run.
 	Checkpoint Checkpoint `json:"checkpoint"`
 	Seconds    float64    `json:"seconds"`
@@ -150,13 +151,17 @@ func (r *Report) OK(audit, repair bool) bool {
 }
 
 type engine struct {
-	opt    Options
-	st     *state
-	m      *Mapper
-	f      *fetch.Fetcher
-	fn     *fetch.Fetcher // for notifications: one quick retry
-	g      *discover.Getter
-	fd     int // DEST, for syncfs; -1 when nothing is written
+	opt Options
+	st  *state
+	m   *Mapper
+	f   *fetch.Fetcher
+	fn  *fetch.Fetcher // for notifications: one quick retry
+	g   *discover.Getter
+	fd  int // DEST, for syncfs; -1 when nothing is written
+	// dir is DEST, through which every file in it is written, read and
+	// deleted (no symbolic link followed); nil only when DEST does not
+	// exist in a read-only run.
+	dir    *fetch.Dir
 	seen   *seenSet
 	tmpDir string
 	// scratch holds the run's scratch databases: tmpDir, or the system's
@@ -222,6 +227,9 @@ func Open(ctx context.Context, source string, opt Options) (*Mirror, error) {
 	if opt.Dest == "" {
 		return nil, errors.New("no destination directory")
 	}
+	if !haveSyncfs {
+		opt.FsyncEach = true // no batch flush on this platform
+	}
 	e := &engine{opt: opt, fd: -1}
 	pol, err := origin.New(source, opt.AllowHosts)
 	if err != nil {
@@ -270,11 +278,17 @@ func Open(ctx context.Context, source string, opt Options) (*Mirror, error) {
 	}
 	readOnly := opt.DryRun || (opt.Mode == ModeAudit && !opt.Repair)
 	if !readOnly {
-		if err := os.MkdirAll(opt.Dest, 0o755); err != nil {
+		if err := os.MkdirAll(opt.Dest, fetch.DirPerm); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrState, err)
 		}
 	}
+	if e.dir, err = fetch.OpenDir(e.m.Root()); err != nil && !(readOnly && errors.Is(err, os.ErrNotExist)) {
+		return nil, fmt.Errorf("%w: %v", ErrState, err)
+	}
 	if e.st, err = openState(e.m.Root(), readOnly); err != nil {
+		if e.dir != nil {
+			e.dir.Close()
+		}
 		return nil, err
 	}
 	m := &Mirror{e: e, source: source, sets: sets}
@@ -293,7 +307,7 @@ func Open(ctx context.Context, source string, opt Options) (*Mirror, error) {
 			m.Close()
 			return nil, fmt.Errorf("%w: %v", ErrState, err)
 		}
-		if e.fd, err = unix.Open(e.m.Root(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+		if e.fd, err = openSyncfs(e.m.Root()); err != nil {
 			m.Close()
 			return nil, fmt.Errorf("%w: %v", ErrState, err)
 		}
@@ -312,8 +326,12 @@ func (m *Mirror) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.e.fd >= 0 {
-		unix.Close(m.e.fd)
+		closeSyncfs(m.e.fd)
 		m.e.fd = -1
+	}
+	if m.e.dir != nil {
+		m.e.dir.Close()
+		m.e.dir = nil
 	}
 	return errors.Join(m.unmark(), m.e.st.Close())
 }
@@ -516,26 +534,29 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// syncfs makes everything written to DEST's file system durable.
+// syncfs makes everything written to DEST's file system durable (Linux;
+// elsewhere each file was fsynced before its rename).
 func (e *engine) syncfs() error {
 	if e.fd < 0 || e.opt.FsyncEach {
 		return nil
 	}
-	return unix.Syncfs(e.fd)
-}
-
-// sameStateDir guards against deleting anything outside DEST.
-func (e *engine) inDest(abs string) bool {
-	rel, err := filepath.Rel(e.m.Root(), abs)
-	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+	return syncfs(e.fd)
 }
 
 // removeEmptyParents removes the directories between abs and DEST that
-// the removal of abs left empty.
+// the removal of abs left empty (through DEST's handle: nothing outside,
+// no symbolic link followed).
 func (e *engine) removeEmptyParents(abs string) {
-	for d := filepath.Dir(abs); e.inDest(d); d = filepath.Dir(d) {
-		if os.Remove(d) != nil {
-			return
-		}
+	if e.dir != nil {
+		e.dir.RemoveEmptyParents(abs)
 	}
+}
+
+// lstat stats a file in DEST without following a symbolic link; one among
+// its parents is a *fetch.SymlinkError.
+func (e *engine) lstat(abs string) (os.FileInfo, error) {
+	if e.dir == nil {
+		return nil, &os.PathError{Op: "lstat", Path: abs, Err: os.ErrNotExist}
+	}
+	return e.dir.Lstat(abs)
 }

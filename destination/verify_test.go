@@ -21,6 +21,7 @@ func TestVerifyHashes(t *testing.T) {
 		{rs.Hashes{md5}, true, rs.Hashes{md5}},
 		{nil, true, nil},
 		{rs.Hashes{{Alg: "sha-512", Value: "x"}}, true, rs.Hashes{{Alg: "sha-512", Value: "x"}}},
+		{rs.Hashes{md5, {Alg: "SHA256", Value: "a"}, {Alg: "sha-256", Value: "b"}}, true, rs.Hashes{{Alg: "SHA256", Value: "a"}, {Alg: "sha-256", Value: "b"}}},
 	}
 	for _, tt := range tests {
 		e := &engine{opt: Options{VerifyStrongest: tt.strongest}}

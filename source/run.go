@@ -71,7 +71,10 @@ func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 			return
 		}
 		for name, st := range rep.Scans {
-			if st.Created+st.Updated+st.Deleted > 0 {
+			switch {
+			case st.Baseline:
+				s.log.Info("baseline scanned (no changes recorded)", "set", name, "added", st.Created, "complete", st.BaselineDone, "took", time.Since(start).Round(time.Millisecond))
+			case st.Created+st.Updated+st.Deleted > 0:
 				s.log.Info("updated", "set", name, "created", st.Created, "updated", st.Updated, "deleted", st.Deleted, "took", time.Since(start).Round(time.Millisecond))
 			}
 		}

@@ -37,9 +37,13 @@ func listen(t *testing.T) (net.Listener, string) {
 // document that could not be fetched.
 func walk(t *testing.T, base string, minDocs int) *validate.WalkSummary {
 	t.Helper()
-	c, _ := testnet.Client(t)
+	_, g := testnet.Client(t)
+	// No whole-request deadline beyond validate's own per-request Timeout:
+	// under -race on a loaded machine, reading a 50,000-entry part can take
+	// longer than testnet's 30 s default.
+	c := &http.Client{Transport: g.Transport()}
 	var problems []string
-	sum, err := validate.Walk(context.Background(), c, base, validate.Options{MaxDocs: 10000}, func(p validate.Problem) {
+	sum, err := validate.Walk(context.Background(), c, base, validate.Options{MaxDocs: 10000, Timeout: 5 * time.Minute}, func(p validate.Problem) {
 		if p.Severity.String() == "error" || p.Rule == "RS-FETCH" {
 			problems = append(problems, p.String())
 		}

@@ -186,14 +186,20 @@ var knownCapabilities = []rs.Capability{
 	rs.CapChangeDumpArchive, rs.CapChangeNotification, rs.CapFrameworkNotification,
 }
 
+// capFolder removes the separators misspellings add or drop.
+var capFolder = strings.NewReplacer("-", "", "_", "", " ", "")
+
 // misspelt returns the defined capability that c spells differently -
 // other case, "_" or no "-" (resourceList, resource_list) - or "".
 // Capability values are compared exactly, so such a document is not the
 // kind it means to be.
 func misspelt(c rs.Capability) rs.Capability {
-	fold := func(s string) string {
-		return strings.ToLower(strings.NewReplacer("-", "", "_", "", " ", "").Replace(s))
+	// Called for every item: the common cases (no capability, a defined
+	// one) cost nothing, and the replacer is built once.
+	if c == "" || c.Known() {
+		return ""
 	}
+	fold := func(s string) string { return strings.ToLower(capFolder.Replace(s)) }
 	f := fold(string(c))
 	for _, k := range knownCapabilities {
 		if k != c && fold(string(k)) == f {

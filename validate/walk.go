@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/linkheader"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
@@ -265,43 +266,16 @@ func addLinks(cands []string, resp *http.Response) []string {
 	return out
 }
 
-// resourceSyncLinks returns the targets of the Link header values whose
-// rel includes "resourcesync", resolved against base.
+// resourceSyncLinks returns the absolute http(s) targets of the Link
+// header values whose rel includes "resourcesync", resolved against base.
 func resourceSyncLinks(base *url.URL, values []string) []string {
 	var out []string
-	for _, v := range values {
-		for len(v) > 0 {
-			lt := strings.IndexByte(v, '<')
-			if lt < 0 {
-				break
-			}
-			gt := strings.IndexByte(v[lt:], '>')
-			if gt < 0 {
-				break
-			}
-			target := v[lt+1 : lt+gt]
-			rest := v[lt+gt+1:]
-			params := rest
-			if next := strings.IndexByte(rest, '<'); next >= 0 {
-				// Parameters end at the comma before the next link.
-				if comma := strings.LastIndexByte(rest[:next], ','); comma >= 0 {
-					params = rest[:comma]
-				}
-			}
-			for _, p := range strings.Split(params, ";") {
-				k, val, ok := strings.Cut(strings.TrimSpace(p), "=")
-				if !ok || !strings.EqualFold(strings.TrimSpace(k), "rel") {
-					continue
-				}
-				for _, r := range strings.Fields(strings.Trim(strings.TrimSpace(val), `"`)) {
-					if strings.EqualFold(r, "resourcesync") {
-						if u, err := base.Parse(target); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-							out = append(out, u.String())
-						}
-					}
-				}
-			}
-			v = rest
+	for _, l := range linkheader.Parse(base, values) {
+		if !l.HasRel("resourcesync") {
+			continue
+		}
+		if u, err := url.Parse(l.URL); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+			out = append(out, u.String())
 		}
 	}
 	return out

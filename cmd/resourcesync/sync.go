@@ -81,7 +81,7 @@ func syncCommand() *cli.Command {
 			&cli.StringFlag{Name: "base", Usage: "the Source's base `URL` (default: discovered)"},
 			&cli.BoolFlag{Name: "no-dump", Usage: "never use Resource Dumps for a baseline"},
 			&cli.StringFlag{Name: "verify", Value: "all", Usage: "digests to verify while downloading: all offered, or only the strongest (sha-256 > sha-1 > md5; about twice as fast for large files)"},
-			&cli.BoolFlag{Name: "fsync", Usage: "fsync every file before its rename (default: one syncfs per batch, before the state records it)"},
+			&cli.BoolFlag{Name: "fsync", Usage: "fsync every file before its rename (default on Linux: one syncfs per batch, before the state records it; elsewhere always per file)"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a request (document or resource; retried) when no response headers or body bytes arrive for `D`"},
 			&cli.FloatFlag{Name: "min-rate", Value: 1024, Usage: "give up on a download (retried) whose body averages less than `BYTES` per second over --min-rate-window (0: no limit)"},
 			&cli.DurationFlag{Name: "min-rate-window", Value: 30 * time.Second, Usage: "the window `D` over which --min-rate is averaged"},

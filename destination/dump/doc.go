@@ -43,7 +43,13 @@
 //   - a member whose compressed data overlap another member's, the
 //     "overlapping files" bomb that inflates one kernel many times
 //     (ErrZipBomb);
-//   - data that extend past the end of the file (ErrCorrupt).
+//   - data that extend past the end of the file (ErrCorrupt);
+//   - manifest entries that declare more than MaxTotalBytes in all
+//     (ErrTooLarge), or, past 1 MiB, more than MaxPackageRatio (200)
+//     times the package's size (ErrZipBomb): each entry counts its
+//     rs:md length (the member's size without one), so many members just
+//     under the per-member ratio floor, or one member named by thousands
+//     of entries, cannot inflate a small package to gigabytes.
 //
 // Then the manifest is decoded once (rs.Decoder, legacy drafts mapped as
 // it maps them) and refused (ErrManifest) unless it is a urlset whose
@@ -65,7 +71,9 @@
 // ErrSizeMismatch, as are data that end early, and a wrong CRC-32 or
 // undecodable deflate data is ErrCorrupt. Since data ranges are disjoint,
 // what members over 1 MiB inflate to is at most MaxRatio times the size of
-// the archive.
+// the archive. In all, Each delivers at most what the manifest's entries
+// declare (Declared) and a small slack (64 KiB, 1%, a byte per entry),
+// then refuses with ErrTooLarge, whatever the consumer reads.
 //
 // Every error is an *Error naming the package and the member (quoted, as
 // hostile names may hold control bytes) and wrapping one of the Err*

@@ -27,6 +27,13 @@ type Limits struct {
 	MaxTotalBytes    int64   // declared uncompressed size of all members; default 1 TiB
 	MaxRatio         float64 // uncompressed/compressed of a member over 1 MiB; default 200
 	MaxManifestBytes int64   // uncompressed size of manifest.xml; default 64 MiB
+	// MaxPackageRatio bounds what the manifest's entries deliver in all
+	// (the sum of their rs:md lengths, a member's size where an entry has
+	// none; an entry naming a member another entry names counts again)
+	// over the package's size, once that sum exceeds 1 MiB; default 200.
+	// Members each under the per-member ratio floor, or one member named
+	// by many entries, cannot inflate a small package to gigabytes.
+	MaxPackageRatio float64
 }
 
 // DefaultLimits are the limits used where a field of Limits is zero.
@@ -36,6 +43,7 @@ var DefaultLimits = Limits{
 	MaxTotalBytes:    1 << 40,
 	MaxRatio:         200,
 	MaxManifestBytes: 64 << 20,
+	MaxPackageRatio:  200,
 }
 
 // ratioFloor is the size up to which a member's ratio is not judged: small
@@ -61,6 +69,9 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxManifestBytes <= 0 {
 		l.MaxManifestBytes = d.MaxManifestBytes
 	}
+	if l.MaxPackageRatio <= 0 {
+		l.MaxPackageRatio = d.MaxPackageRatio
+	}
 	return l
 }
 
@@ -79,7 +90,15 @@ type Package struct {
 	legacy   string
 	entries  int
 	unlisted int
+	size     int64  // of the archive
+	declared uint64 // what the entries deliver, by the manifest's lengths
 }
+
+// slack is what the members may deliver beyond the manifest's declared
+// total (members whose data are a little longer than the manifest says
+// are refused by the length check of whoever installs them, after reading
+// one byte more).
+func (p *Package) slack() uint64 { return 64<<10 + p.declared/100 + uint64(p.entries) }
 
 // Open opens the ZIP package at path and checks all of it (see the package
 // documentation): any hostile or over-limit member refuses the whole
@@ -111,7 +130,7 @@ func NewReader(r io.ReaderAt, size int64, lim Limits) (*Package, error) {
 }
 
 func newPackage(r io.ReaderAt, size int64, name string, lim Limits) (*Package, error) {
-	p := &Package{name: name, r: r, lim: lim.withDefaults()}
+	p := &Package{name: name, r: r, lim: lim.withDefaults(), size: size}
 	if n, ok := declaredMembers(r, size); ok && n > uint64(p.lim.MaxMembers) {
 		return nil, p.errorf("", ErrTooLarge, fmt.Sprintf("declares %d members, limit %d", n, p.lim.MaxMembers), nil)
 	}
@@ -360,6 +379,9 @@ func (p *Package) checkManifest() error {
 		}
 		if i >= 0 {
 			listed[i] = true
+			if err := p.addDeclared(&e, i); err != nil {
+				return err
+			}
 		}
 		// A link's path (a patch in a Change Dump) names a member too:
 		// it must be safe, but Each does not deliver it, so it may be absent.
@@ -385,6 +407,29 @@ func (p *Package) checkManifest() error {
 	}
 	return nil
 }
+
+// addDeclared adds what the entry delivers to the package's total and
+// refuses the package when the total passes MaxTotalBytes or
+// MaxPackageRatio times the package's size.
+func (p *Package) addDeclared(e *rs.Entry, member int) error {
+	n := p.zr.File[member].UncompressedSize64
+	if e.MD.HasLength {
+		n = uint64(max(e.MD.Length, 0))
+	}
+	p.declared += min(n, uint64(p.lim.MaxTotalBytes)+1) // cannot wrap: stops past the limit
+	if p.declared > uint64(p.lim.MaxTotalBytes) {
+		return p.errorf("", ErrTooLarge, fmt.Sprintf("manifest entries declare more than %d bytes in total", p.lim.MaxTotalBytes), nil)
+	}
+	if p.declared > ratioFloor && float64(p.declared) > p.lim.MaxPackageRatio*float64(p.size) {
+		return p.errorf("", ErrZipBomb, fmt.Sprintf("manifest entries declare at least %d bytes from a package of %d bytes, ratio limit %g",
+			p.declared, p.size, p.lim.MaxPackageRatio), nil)
+	}
+	return nil
+}
+
+// Declared returns the number of bytes the manifest's entries declare in
+// all; Each delivers at most that and a small slack.
+func (p *Package) Declared() int64 { return int64(p.declared) }
 
 func (p *Package) notManifest(h *rs.Head) error {
 	return p.errorf(ManifestName, ErrManifest, fmt.Sprintf("<%s> with capability %q, want a urlset of %s or %s",
@@ -423,6 +468,7 @@ func (p *Package) Each(ctx context.Context, fn func(e rs.Entry, r io.Reader) err
 		return err
 	}
 	var fr io.ReadCloser // one decompressor for all members
+	left := p.declared + p.slack()
 	if _, err := d.Head(); err != nil {
 		return p.manifestErr(err)
 	}
@@ -452,6 +498,7 @@ func (p *Package) Each(ctx context.Context, fn func(e rs.Entry, r io.Reader) err
 		if err != nil {
 			return err
 		}
+		m.left = &left
 		if err := fn(*e, m); err != nil {
 			return err
 		}

@@ -30,6 +30,9 @@ type member struct {
 	noCRC  bool // CRC-32 only in a data descriptor that archive/zip does not expose
 	err    error
 	probed bool
+	// left, when set, is what all members of the package may still
+	// deliver (the manifest's declared total and a slack).
+	left *uint64
 }
 
 // openMember reads the data range Open checked (rather than asking
@@ -70,8 +73,19 @@ func (m *member) Read(b []byte) (int, error) {
 	if rest := m.size - m.n; uint64(len(b)) > rest {
 		b = b[:rest]
 	}
+	if m.left != nil {
+		if *m.left == 0 {
+			return 0, m.fail(ErrTooLarge, "members deliver more than the manifest's lengths declare in total", nil)
+		}
+		if uint64(len(b)) > *m.left {
+			b = b[:*m.left]
+		}
+	}
 	k, err := m.src.Read(b)
 	m.n += uint64(k)
+	if m.left != nil {
+		*m.left -= uint64(k)
+	}
 	m.crc.Write(b[:k])
 	switch {
 	case err == io.EOF && m.n < m.size:

@@ -2,21 +2,12 @@ package fetch
 
 import (
 	"context"
-	"crypto/md5"
-	"crypto/sha1"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
-	"io/fs"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -66,13 +57,18 @@ type Request struct {
 	// then its duplicates by priority.
 	URLs []string
 	// Length and Hashes are what the Source says the bytes are; whatever
-	// is given is verified. Hash algorithms other than md5, sha-1 and
-	// sha-256 are not verifiable and are ignored.
+	// is given is verified. Digests are decoded by rs.DecodeDigests (hex
+	// or base64, any spelling of md5, sha-1, sha-256); one that does not
+	// decode, or two that differ, fail the request. Other algorithms are
+	// not verifiable: they are listed in Result.Unverified.
 	Length    int64
 	HasLength bool
 	Hashes    rs.Hashes
 	// Path is where the file is installed; its directory is created.
 	Path string
+	// Dir, when set, is the destination directory Path is inside: the
+	// file is written only through it, never through a symbolic link.
+	Dir *Dir
 	// ModTime, when not zero, becomes the file's mtime.
 	ModTime time.Time
 	// NoSync skips the fsync before the rename. A caller that sets it
@@ -89,6 +85,9 @@ type Result struct {
 	MD5      string // hex, computed when the request offered md5
 	SHA1     string // hex, computed when the request offered sha-1
 	Attempts int
+	// Unverified lists the offered digests' algorithms that could not be
+	// checked (neither md5, sha-1 nor sha-256), as written.
+	Unverified []string
 }
 
 // Fetcher downloads and installs resources. Its zero value is not usable;
@@ -254,125 +253,4 @@ func (f *Fetcher) get(ctx context.Context, u string, req Request, w *watchdog.Wa
 	}
 	res.URL = u
 	return res, nil
-}
-
-// Install streams body into a temporary file beside req.Path while
-// hashing it, verifies length and hashes as Fetch does, and renames it into
-// place. req.URLs is not used. It serves bodies that do not come from a
-// GET, such as the members of a dump. An error wrapping ErrHashMismatch or
-// ErrLengthMismatch means the bytes were wrong and nothing was installed.
-func Install(body io.Reader, req Request) (Result, error) {
-	dir := filepath.Dir(req.Path)
-	tmp, err := os.CreateTemp(dir, TempPrefix+"*")
-	if errors.Is(err, fs.ErrNotExist) {
-		// Directories are created on demand: most files land in one
-		// that exists already, and a stat per file costs.
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return Result{}, &permanentError{err}
-		}
-		tmp, err = os.CreateTemp(dir, TempPrefix+"*")
-	}
-	if err != nil {
-		return Result{}, &permanentError{err}
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	hs := []io.Writer{tmp}
-	var m5, s1, s256 hash.Hash
-	if req.Hashes.Get(rs.MD5) != "" {
-		m5 = md5.New()
-		hs = append(hs, m5)
-	}
-	if req.Hashes.Get(rs.SHA1) != "" {
-		s1 = sha1.New()
-		hs = append(hs, s1)
-	}
-	// sha-256 is computed when offered, or when nothing else is, so that
-	// every installed file has at least one digest to audit it by.
-	if req.Hashes.Get(rs.SHA256) != "" || (m5 == nil && s1 == nil) {
-		s256 = sha256.New()
-		hs = append(hs, s256)
-	}
-	src := body
-	if req.HasLength {
-		// Read one byte past the expected length to detect a longer body
-		// without trusting the server to stop.
-		src = io.LimitReader(body, req.Length+1)
-	}
-	n, err := io.Copy(io.MultiWriter(hs...), src)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return Result{}, &permanentError{err}
-		}
-		return Result{}, fmt.Errorf("reading body after %d bytes: %w", n, err)
-	}
-	if req.HasLength && n != req.Length {
-		return Result{}, fmt.Errorf("%w: got %d bytes, expected %d", ErrLengthMismatch, n, req.Length)
-	}
-	res := Result{Length: n}
-	if s256 != nil {
-		res.SHA256 = hex.EncodeToString(s256.Sum(nil))
-	}
-	if m5 != nil {
-		res.MD5 = hex.EncodeToString(m5.Sum(nil))
-	}
-	if s1 != nil {
-		res.SHA1 = hex.EncodeToString(s1.Sum(nil))
-	}
-	check := func(alg, got string) error {
-		if want := req.Hashes.Get(alg); want != "" && rs.DigestHexLen(alg) == len(want) && !strings.EqualFold(want, got) {
-			return fmt.Errorf("%w: %s %s, expected %s", ErrHashMismatch, alg, got, want)
-		}
-		return nil
-	}
-	for _, c := range [...]struct{ alg, got string }{{rs.SHA256, res.SHA256}, {rs.MD5, res.MD5}, {rs.SHA1, res.SHA1}} {
-		if c.got == "" {
-			continue
-		}
-		if err := check(c.alg, c.got); err != nil {
-			return Result{}, err
-		}
-	}
-	if !req.NoSync {
-		if err := tmp.Sync(); err != nil {
-			return Result{}, &permanentError{err}
-		}
-	}
-	if err := tmp.Close(); err != nil {
-		return Result{}, &permanentError{err}
-	}
-	if !req.ModTime.IsZero() {
-		if err := os.Chtimes(tmp.Name(), req.ModTime, req.ModTime); err != nil {
-			return Result{}, &permanentError{err}
-		}
-	}
-	if err := os.Rename(tmp.Name(), req.Path); err != nil {
-		return Result{}, &permanentError{err}
-	}
-	done = true
-	return res, nil
-}
-
-// CleanTemp removes temporary files a Fetcher left under root (after a
-// crash) and returns how many it removed.
-func CleanTemp(root string) (int, error) {
-	n := 0
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if !d.IsDir() && strings.HasPrefix(d.Name(), TempPrefix) {
-			if os.Remove(p) == nil {
-				n++
-			}
-		}
-		return nil
-	})
-	return n, err
 }

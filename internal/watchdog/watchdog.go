@@ -43,10 +43,11 @@ func (l Limits) window() time.Duration {
 
 // Watch watches one request. A nil *Watch watches nothing.
 type Watch struct {
-	l      Limits
-	cancel context.CancelFunc
-	idle   *time.Timer
-	n      atomic.Int64 // body bytes read
+	l       Limits
+	cancel  context.CancelFunc
+	idle    *time.Timer
+	n       atomic.Int64 // body bytes read
+	started atomic.Bool  // Body was called: the headers arrived
 
 	mu     sync.Mutex
 	win    *time.Timer
@@ -66,7 +67,11 @@ func Start(ctx context.Context, l Limits) (context.Context, *Watch) {
 	w := &Watch{l: l, cancel: cancel}
 	if l.Idle > 0 {
 		w.idle = time.AfterFunc(l.Idle, func() {
-			w.trip(fmt.Errorf("%w: no bytes for %v", ErrStalled, l.Idle))
+			if w.started.Load() {
+				w.trip(fmt.Errorf("%w: no bytes for %v", ErrStalled, l.Idle))
+			} else {
+				w.trip(fmt.Errorf("%w: timeout awaiting response headers (%v)", ErrStalled, l.Idle))
+			}
 		})
 	}
 	return ctx, w
@@ -87,6 +92,7 @@ func (w *Watch) Body(r io.Reader) io.Reader {
 	if w == nil {
 		return r
 	}
+	w.started.Store(true)
 	if w.idle != nil {
 		w.idle.Reset(w.l.Idle)
 	}

@@ -96,6 +96,12 @@ func TestWatch(t *testing.T) {
 		if !errors.Is(err, tc.want) {
 			t.Errorf("%s %+v: err = %v, want %v", tc.path, tc.l, err, tc.want)
 		}
+		if tc.path == "/stall-headers" && !strings.Contains(err.Error(), "timeout awaiting response headers (100ms)") {
+			t.Errorf("%s: %v does not say the headers never came", tc.path, err)
+		}
+		if tc.path == "/stall-body" && tc.want == ErrStalled && !strings.Contains(err.Error(), "no bytes for 100ms") {
+			t.Errorf("%s: %v does not say the body stalled", tc.path, err)
+		}
 	}
 }
 

@@ -7,14 +7,40 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
 // tmpPrefix starts the name of every temporary file Publish creates; files
 // with this prefix left by a killed run are removed by the next run.
 const tmpPrefix = ".tmp-"
+
+// New files and directories get these permissions less the umask, as cp
+// and rsync give them, so that a web server running as another user can
+// serve the tree (os.CreateTemp would make every file 0600).
+const (
+	filePerm = 0o666
+	dirPerm  = 0o777
+)
+
+// createTemp creates a new file named prefix and a random suffix in dir,
+// with filePerm less the umask (the kernel applies it, so nothing reads
+// the process-wide umask).
+func createTemp(dir, prefix string) (*os.File, error) {
+	for range 10000 {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, filePerm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+	return nil, &os.PathError{Op: "createtemp", Path: filepath.Join(dir, prefix+"*"), Err: fs.ErrExist}
+}
 
 // atomicFile is a file written under a temporary name in its final
 // directory and renamed into place only when complete: a reader of the
@@ -33,10 +59,10 @@ type atomicFile struct {
 // is created if needed.
 func createAtomic(path string, hashed bool) (*atomicFile, error) {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, dirPerm); err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
 	}
-	f, err := os.CreateTemp(dir, tmpPrefix+filepath.Base(path)+"-*")
+	f, err := createTemp(dir, tmpPrefix+filepath.Base(path)+"-")
 	if err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/internal/store"
 	"github.com/resourcesync-go/resourcesync/internal/store/bolt"
-	"github.com/resourcesync-go/resourcesync/internal/testnet"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/publish"
 	"github.com/resourcesync-go/resourcesync/validate"
@@ -249,10 +248,10 @@ func TestCrash(t *testing.T) {
 
 // walkProblems walks the tree and returns every problem.
 func walkProblems(t *testing.T, base string) []validate.Problem {
-	client, _ := testnet.Client(t)
+	client := slowClient(t)
 	var mu sync.Mutex
 	var ps []validate.Problem
-	_, err := validate.Walk(context.Background(), client, base+".well-known/resourcesync", validate.Options{MaxDocs: 5000},
+	_, err := validate.Walk(context.Background(), client, base+".well-known/resourcesync", validate.Options{MaxDocs: 5000, Timeout: 5 * time.Minute},
 		func(p validate.Problem) { mu.Lock(); ps = append(ps, p); mu.Unlock() })
 	if err != nil {
 		// The start itself could not be fetched: only acceptable before

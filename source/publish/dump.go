@@ -75,7 +75,7 @@ type pkgBuilder struct {
 }
 
 func (p *publisher) newPkg(dir, name string) (*pkgBuilder, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, dirPerm); err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
 	}
 	tmp, err := os.CreateTemp(dir, tmpPrefix+name+"-bits-*")
@@ -254,7 +254,7 @@ func (p *publisher) resourceDump(ctx context.Context, s *Set, sr *SetReport) err
 	}
 	// Spool the snapshot so that no read transaction stays open while
 	// the files are read.
-	if err := os.MkdirAll(p.file(gensRel), 0o755); err != nil {
+	if err := os.MkdirAll(p.file(gensRel), dirPerm); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
 	spool, err := os.CreateTemp(p.file(gensRel), tmpPrefix+"dump-spool-*")
@@ -286,7 +286,7 @@ func (p *publisher) resourceDump(ctx context.Context, s *Set, sr *SetReport) err
 	}
 	genRel := gensRel + "/" + gen
 	dir := p.file(genRel)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, dirPerm); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
 	st := rdState{Fingerprint: fp.sum(), At: at, Gen: gen}

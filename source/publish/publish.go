@@ -235,7 +235,7 @@ func (p *publisher) capListURL(set string) string { return p.url(setDoc(set, "ca
 // a killed run's spool is removed by the next run), created on demand.
 func (p *publisher) spoolDir() string {
 	d := p.file(docRoot + "/" + tmpPrefix + "spool")
-	os.MkdirAll(d, 0o755)
+	os.MkdirAll(d, dirPerm)
 	return d
 }
 

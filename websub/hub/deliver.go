@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -21,6 +21,8 @@ import (
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
+
+	"github.com/resourcesync-go/resourcesync/internal/retry"
 )
 
 // sub is an active subscription and its delivery state.
@@ -174,6 +176,24 @@ func hostOf(u string) string {
 	return u
 }
 
+// authorityOf is the callback's host and port (the scheme's default when
+// none is written): the unit of the pending-verification limit, so that
+// one subscriber cannot use up the allowance of another on the same host.
+func authorityOf(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	port := p.Port()
+	if port == "" {
+		port = "80"
+		if strings.EqualFold(p.Scheme, "https") {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(strings.ToLower(p.Hostname()), port)
+}
+
 func (h *Hub) acquire(ctx context.Context, host string) bool {
 	h.mu.Lock()
 	sem := h.hostSem[host]
@@ -254,7 +274,7 @@ func (h *Hub) deliver(ctx context.Context, rec *subRecord, e *entry, attempt int
 	default:
 		r.err = "callback answered " + resp.Status
 		if resp.StatusCode == 429 || resp.StatusCode == 503 {
-			r.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), h.now())
+			r.retryAfter = retry.ParseRetryAfter(resp.Header.Get("Retry-After"), h.now())
 		}
 	}
 	return r
@@ -294,27 +314,6 @@ func sign(alg, secret string, body []byte) string {
 	return alg + "=" + hex.EncodeToString(m.Sum(nil))
 }
 
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return t.Sub(now)
-	}
-	return 0
-}
-
-// jitter returns a delay between d/2 and d.
-func jitter(d time.Duration) time.Duration {
-	if d <= 1 {
-		return d
-	}
-	return d/2 + rand.N(d/2+1)
-}
-
 // settle records the outcome of a delivery attempt.
 func (h *Hub) settle(s *sub, e *entry, r result) {
 	now := h.now()
@@ -342,7 +341,7 @@ func (h *Hub) settle(s *sub, e *entry, r result) {
 		giveUp := now.Sub(s.rec.FirstFail) >= h.cfg.GiveUpAfter
 		if !giveUp {
 			sch := h.cfg.RetrySchedule
-			d := jitter(sch[min(s.rec.Attempt-1, len(sch)-1)])
+			d := retry.HalfJitter(sch[min(s.rec.Attempt-1, len(sch)-1)])
 			if r.retryAfter > d {
 				d = min(r.retryAfter, sch[len(sch)-1])
 			}

@@ -52,8 +52,11 @@ type Config struct {
 	// MaxSubscriptionsPerTopic (default 10,000).
 	MaxSubscriptionsPerTopic int
 	// MaxPendingVerifications bounds the verification jobs waiting (default
-	// 10,000); MaxPendingPerHost those for one callback host (default 100),
-	// so that the hub cannot be used to flood a victim with GETs (WS-SEC-4).
+	// 10,000); MaxPendingPerHost those for one callback host and port
+	// (default 100), so that the hub cannot be used to flood a victim with
+	// GETs (WS-SEC-4) and one abusive subscriber does not use up the
+	// allowance of another on the same host; the global bound caps a
+	// flood spread over many ports.
 	MaxPendingVerifications, MaxPendingPerHost int
 	// MaxConcurrentPerHost bounds deliveries in flight to one callback
 	// host (default 16); MaxConcurrentDeliveries bounds all of them
@@ -271,7 +274,7 @@ func (h *Hub) load() error {
 	}
 	for _, j := range jobs {
 		h.pending[j.ID] = j
-		h.pendingHost[hostOf(j.Callback)]++
+		h.pendingHost[authorityOf(j.Callback)]++
 	}
 	return nil
 }

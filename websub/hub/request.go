@@ -156,6 +156,10 @@ func (h *Hub) topicAllowed(topic string) bool {
 func (h *Hub) subscribe(w http.ResponseWriter, r *http.Request, mode string) {
 	f := r.PostForm
 	topic, callback := normalize(f.Get("hub.topic")), normalize(f.Get("hub.callback"))
+	// The callback is called exactly as the subscriber wrote it (its query
+	// may be a signature over its bytes); normalised, it only identifies
+	// the subscription.
+	rawCallback := strings.TrimSpace(f.Get("hub.callback"))
 	if _, err := checkURL("hub.topic", topic); err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
@@ -197,7 +201,7 @@ func (h *Hub) subscribe(w http.ResponseWriter, r *http.Request, mode string) {
 		}
 	}
 	lease := h.grantLease(f.Get("hub.lease_seconds"))
-	j := &job{Key: key, Mode: mode, Topic: topic, Callback: callback, Lease: lease,
+	j := &job{Key: key, Mode: mode, Topic: topic, Callback: rawCallback, Lease: lease,
 		VerifyToken: f.Get("hub.verify_token"), HasToken: f.Has("hub.verify_token"), NextAt: h.now()}
 	if mode == "subscribe" {
 		j.Secret = secret
@@ -236,13 +240,8 @@ func (h *Hub) grantLease(s string) int64 {
 // the body is the notification, Link rel="self" names the topic and
 // rel="hub" this hub.
 func (h *Hub) fatPing(w http.ResponseWriter, r *http.Request) {
-	if h.cfg.PublishToken != "" {
-		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(h.cfg.PublishToken)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="hub"`)
-			httpError(w, http.StatusUnauthorized, "publishing requires the publisher's bearer token")
-			return
-		}
+	if !h.publisher(w, r) {
+		return
 	}
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
@@ -321,10 +320,28 @@ func (h *Hub) fatPing(w http.ResponseWriter, r *http.Request) {
 	accepted(w, "stored")
 }
 
+// publisher checks the publisher's bearer token, when the hub has one, for
+// every kind of publish (fat and thin alike), and answers 401 otherwise.
+func (h *Hub) publisher(w http.ResponseWriter, r *http.Request) bool {
+	if h.cfg.PublishToken == "" {
+		return true
+	}
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(h.cfg.PublishToken)) == 1 {
+		return true
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="hub"`)
+	httpError(w, http.StatusUnauthorized, "publishing requires the publisher's bearer token")
+	return false
+}
+
 // thinPing handles hub.mode=publish with hub.url / hub.topic (repeated,
 // and Superfeedr's hub.url[]): the hub fetches each topic and distributes
 // its content (WS-HUB-30).
 func (h *Hub) thinPing(w http.ResponseWriter, r *http.Request) {
+	if !h.publisher(w, r) {
+		return
+	}
 	var topics []string
 	seen := map[string]bool{}
 	for _, k := range []string{"hub.url", "hub.url[]", "hub.topic"} {

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
+
+	"github.com/resourcesync-go/resourcesync/internal/retry"
 )
 
 const userAgent = "resourcesync-hub/1 (WebSub)"
@@ -132,7 +134,7 @@ func (h *Hub) verify(ctx context.Context, j *job) {
 		params = append(params, [2]string{"hub.verify_token", j.VerifyToken})
 	}
 	started := h.now()
-	ok, retry, why := h.askCallback(ctx, verifyURL(j.Callback, params), ch)
+	ok, again, why := h.askCallback(ctx, verifyURL(j.Callback, params), ch)
 	if ctx.Err() != nil {
 		return // the job stays; it runs again after a restart
 	}
@@ -145,8 +147,8 @@ func (h *Hub) verify(ctx context.Context, j *job) {
 		}
 		h.m.verifications.WithLabelValues("verified").Inc()
 		h.log.Info("verified", "mode", j.Mode, "topic", j.Topic, "callback", j.Callback)
-	case retry && j.Attempts < len(h.cfg.VerifyRetrySchedule):
-		j.NextAt = h.now().Add(jitter(h.cfg.VerifyRetrySchedule[j.Attempts]))
+	case again && j.Attempts < len(h.cfg.VerifyRetrySchedule):
+		j.NextAt = h.now().Add(retry.HalfJitter(h.cfg.VerifyRetrySchedule[j.Attempts]))
 		j.Attempts++
 		if err := h.saveJob(j); err != nil {
 			h.log.Error("rescheduling verification", "err", err)
@@ -160,11 +162,11 @@ func (h *Hub) verify(ctx context.Context, j *job) {
 	}
 }
 
-var errTooManyPending = errors.New("too many verifications pending for this callback host; try later")
+var errTooManyPending = errors.New("too many verifications pending for this callback host and port; try later")
 
 // addJob stores a new verification job, within the pending limits.
 func (h *Hub) addJob(j *job) error {
-	host := hostOf(j.Callback)
+	host := authorityOf(j.Callback)
 	h.jobsMu.Lock()
 	defer h.jobsMu.Unlock()
 	if len(h.pending) >= h.cfg.MaxPendingVerifications || h.pendingHost[host] >= h.cfg.MaxPendingPerHost {
@@ -195,7 +197,7 @@ func (h *Hub) forgetJob(j *job) {
 	defer h.jobsMu.Unlock()
 	if _, ok := h.pending[j.ID]; ok {
 		delete(h.pending, j.ID)
-		host := hostOf(j.Callback)
+		host := authorityOf(j.Callback)
 		if h.pendingHost[host]--; h.pendingHost[host] <= 0 {
 			delete(h.pendingHost, host)
 		}
@@ -224,9 +226,10 @@ func (h *Hub) deleteJob(j *job) {
 }
 
 // askCallback sends the verification GET: success is any 2xx whose body
-// is exactly the challenge; redirects are not followed. retry is set for
-// transport errors, 429 and 5xx.
-func (h *Hub) askCallback(ctx context.Context, u, ch string) (ok, retry bool, why string) {
+// is exactly the challenge; redirects are not followed. again is set for
+// transport errors and the statuses internal/retry calls retryable (408,
+// 425, 429, 5xx but 501 and 505).
+func (h *Hub) askCallback(ctx context.Context, u, ch string) (ok, again bool, why string) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return false, false, err.Error()
@@ -243,7 +246,7 @@ func (h *Hub) askCallback(ctx context.Context, u, ch string) (ok, retry bool, wh
 	case err != nil:
 		return false, true, err.Error()
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		return false, resp.StatusCode >= 500 || resp.StatusCode == 429, "callback answered " + resp.Status
+		return false, retry.RetryableStatus(resp.StatusCode), "callback answered " + resp.Status
 	case string(body) != ch:
 		return false, false, fmt.Sprintf("callback answered %s without echoing the challenge", resp.Status)
 	}

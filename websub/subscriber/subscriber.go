@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
@@ -488,7 +488,7 @@ func (s *Subscriber) Run(ctx context.Context) error {
 			return err
 		}
 		report(false, err)
-		d := time.Duration(rand.Int64N(int64(backoff)) + 1)
+		d := retry.FullJitter(backoff)
 		s.log.Debug("retrying subscription", "in", d, "err", err)
 		s.mu.Lock()
 		ch = s.changed

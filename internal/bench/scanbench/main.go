@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command scanbench measures the scanner on many small files and compares
 // its hashing rate with find | xargs -P2 md5sum over the same files, in the
 // same run:

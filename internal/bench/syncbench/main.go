@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command syncbench measures the Destination end to end: it syncs a
 // collection of many small files and one of a few large files from the
 // project's own Source over loopback, beside baselines measured in the same

@@ -1,0 +1,346 @@
+package fetch
+
+import (
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/resourcesync-go/resourcesync/rs"
+)
+
+// Permissions of what Install creates, less the umask (the kernel applies
+// it at creation), as cp, rsync and wget do.
+const (
+	FilePerm = 0o666
+	DirPerm  = 0o777
+)
+
+// Errors matched with errors.Is.
+var (
+	// ErrSymlinkInDest: a component of a path in the destination is a
+	// symbolic link; nothing is written, read or deleted through it.
+	ErrSymlinkInDest = errors.New("symbolic link inside the destination")
+	// ErrOutsideDir: a path given to a Dir is not below it.
+	ErrOutsideDir = errors.New("path outside the destination")
+)
+
+// SymlinkError names the symbolic link met inside a Dir.
+type SymlinkError struct {
+	Path string // the link, as an absolute path
+	Op   string // "write", "read" or "delete"
+}
+
+func (e *SymlinkError) Error() string {
+	return fmt.Sprintf("%s is a symbolic link; refusing to %s through it", e.Path, e.Op)
+}
+
+func (e *SymlinkError) Unwrap() error { return ErrSymlinkInDest }
+
+// Dir is a destination directory that is only ever accessed through a
+// handle on it (os.Root): no path, however it was swapped since it was
+// checked, reaches outside it. Besides, no symbolic link inside it is
+// followed, even one pointing inside: every component of a path is
+// checked first (a link swapped in after the check still cannot lead
+// outside; Install then writes through a handle on the parent directory).
+// A Dir is safe for concurrent use.
+type Dir struct {
+	root *os.Root
+	path string
+}
+
+// OpenDir opens the directory at path.
+func OpenDir(path string) (*Dir, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, err
+	}
+	return &Dir{root: r, path: abs}, nil
+}
+
+// Path returns the directory's absolute path.
+func (d *Dir) Path() string { return d.path }
+
+// Close releases the handle.
+func (d *Dir) Close() error { return d.root.Close() }
+
+// Rel returns the slash-separated path of abs (absolute, or relative to
+// the Dir) inside the Dir.
+func (d *Dir) Rel(abs string) (string, error) {
+	rel := abs
+	if filepath.IsAbs(abs) {
+		var err error
+		if rel, err = filepath.Rel(d.path, abs); err != nil {
+			return "", fmt.Errorf("%w: %s", ErrOutsideDir, abs)
+		}
+	}
+	if rel == "." || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("%w: %s", ErrOutsideDir, abs)
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// check refuses symbolic links among the components of rel (the last one
+// too when final is set). It stops at the first component that does not
+// exist: what is created below it is created by us.
+func (d *Dir) check(rel, op string, final bool) error {
+	for i := 0; ; {
+		end, last := len(rel), true
+		if j := strings.IndexByte(rel[i:], '/'); j >= 0 {
+			end, last = i+j, false
+		}
+		if last && !final {
+			return nil
+		}
+		fi, err := d.root.Lstat(rel[:end])
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			// Missing: what is created below is created by us. A file
+			// where a directory is expected: the operation reports it.
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return &SymlinkError{Path: filepath.Join(d.path, filepath.FromSlash(rel[:end])), Op: op}
+		}
+		if last {
+			return nil
+		}
+		i = end + 1
+	}
+}
+
+// Lstat returns the file info of abs; a symbolic link at abs or among
+// its parents is a *SymlinkError.
+func (d *Dir) Lstat(abs string) (fs.FileInfo, error) {
+	rel, err := d.Rel(abs)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.check(rel, "read", true); err != nil {
+		return nil, err
+	}
+	return d.root.Lstat(rel)
+}
+
+// Open opens the regular file at abs for reading; a symbolic link at abs
+// or among its parents is a *SymlinkError.
+func (d *Dir) Open(abs string) (*os.File, error) {
+	rel, err := d.Rel(abs)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.check(rel, "read", true); err != nil {
+		return nil, err
+	}
+	return d.root.Open(rel)
+}
+
+// Remove removes the file at abs; a symbolic link at abs or among its
+// parents is a *SymlinkError and nothing is removed.
+func (d *Dir) Remove(abs string) error {
+	rel, err := d.Rel(abs)
+	if err != nil {
+		return err
+	}
+	if err := d.check(rel, "delete", true); err != nil {
+		return err
+	}
+	return d.root.Remove(rel)
+}
+
+// RemoveEmptyParents removes the directories between abs and the Dir that
+// are empty, deepest first, and stops at the first that is not (or is a
+// symbolic link).
+func (d *Dir) RemoveEmptyParents(abs string) {
+	rel, err := d.Rel(abs)
+	if err != nil {
+		return
+	}
+	for p := path.Dir(rel); p != "."; p = path.Dir(p) {
+		if d.check(p, "delete", true) != nil || d.root.Remove(p) != nil {
+			return
+		}
+	}
+}
+
+// Install streams body into a temporary file beside req.Path while
+// hashing it, verifies length and hashes as Fetch does, and renames it into
+// place. req.URLs is not used. It serves bodies that do not come from a
+// GET, such as the members of a dump. An error wrapping ErrHashMismatch or
+// ErrLengthMismatch means the bytes were wrong, one wrapping
+// rs.ErrDigestEncoding or rs.ErrDigestConflict that the Source's digests
+// cannot be trusted, one wrapping ErrSymlinkInDest that the path leads
+// through a symbolic link; in every case nothing was installed.
+func Install(body io.Reader, req Request) (Result, error) {
+	dg, err := rs.DecodeDigests(req.Hashes)
+	if err != nil {
+		return Result{}, &permanentError{err}
+	}
+	d := req.Dir
+	if d == nil {
+		dir := filepath.Dir(req.Path)
+		if err := os.MkdirAll(dir, DirPerm); err != nil {
+			return Result{}, &permanentError{err}
+		}
+		if d, err = OpenDir(dir); err != nil {
+			return Result{}, &permanentError{err}
+		}
+		defer d.Close()
+	}
+	rel, err := d.Rel(req.Path)
+	if err != nil {
+		return Result{}, &permanentError{err}
+	}
+	if err := d.check(rel, "write", true); err != nil {
+		return Result{}, &permanentError{err}
+	}
+	// Work in a handle on the parent directory: whatever happens to the
+	// path's components from now on, the file lands in that directory.
+	dirRel, base := path.Split(rel)
+	parent := d.root
+	if dirRel != "" {
+		dirRel = strings.TrimSuffix(dirRel, "/")
+		parent, err = d.root.OpenRoot(dirRel)
+		if errors.Is(err, fs.ErrNotExist) {
+			// Directories are created on demand: most files land in one
+			// that exists already, and a stat per file costs.
+			if err = d.root.MkdirAll(dirRel, DirPerm); err == nil {
+				if err = d.check(rel, "write", true); err == nil {
+					parent, err = d.root.OpenRoot(dirRel)
+				}
+			}
+		}
+		if err != nil {
+			return Result{}, &permanentError{err}
+		}
+		defer parent.Close()
+	}
+	tmp, tmpName, err := createTemp(parent)
+	if err != nil {
+		return Result{}, &permanentError{err}
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			parent.Remove(tmpName)
+		}
+	}()
+	hs := []io.Writer{tmp}
+	var m5, s1, s256 hash.Hash
+	if dg.MD5 != nil {
+		m5 = md5.New()
+		hs = append(hs, m5)
+	}
+	if dg.SHA1 != nil {
+		s1 = sha1.New()
+		hs = append(hs, s1)
+	}
+	// sha-256 is computed when offered, or when nothing else is, so that
+	// every installed file has at least one digest to audit it by.
+	if dg.SHA256 != nil || (m5 == nil && s1 == nil) {
+		s256 = sha256.New()
+		hs = append(hs, s256)
+	}
+	src := body
+	if req.HasLength {
+		// Read one byte past the expected length to detect a longer body
+		// without trusting the server to stop.
+		src = io.LimitReader(body, req.Length+1)
+	}
+	n, err := io.Copy(io.MultiWriter(hs...), src)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return Result{}, &permanentError{err}
+		}
+		return Result{}, fmt.Errorf("reading body after %d bytes: %w", n, err)
+	}
+	if req.HasLength && n != req.Length {
+		return Result{}, fmt.Errorf("%w: got %d bytes, expected %d", ErrLengthMismatch, n, req.Length)
+	}
+	res := Result{Length: n, Unverified: dg.Unknown}
+	for _, c := range [...]struct {
+		alg  string
+		h    hash.Hash
+		want []byte
+		dst  *string
+	}{{rs.SHA256, s256, dg.SHA256, &res.SHA256}, {rs.MD5, m5, dg.MD5, &res.MD5}, {rs.SHA1, s1, dg.SHA1, &res.SHA1}} {
+		if c.h == nil {
+			continue
+		}
+		got := c.h.Sum(nil)
+		*c.dst = hex.EncodeToString(got)
+		if c.want != nil && string(got) != string(c.want) {
+			return Result{}, fmt.Errorf("%w: %s %s, expected %s", ErrHashMismatch, c.alg, *c.dst, hex.EncodeToString(c.want))
+		}
+	}
+	if !req.NoSync {
+		if err := tmp.Sync(); err != nil {
+			return Result{}, &permanentError{err}
+		}
+	}
+	if err := tmp.Close(); err != nil {
+		return Result{}, &permanentError{err}
+	}
+	if !req.ModTime.IsZero() {
+		if err := parent.Chtimes(tmpName, req.ModTime, req.ModTime); err != nil {
+			return Result{}, &permanentError{err}
+		}
+	}
+	if err := parent.Rename(tmpName, base); err != nil {
+		return Result{}, &permanentError{err}
+	}
+	done = true
+	return res, nil
+}
+
+// createTemp creates a new temporary file in dir, FilePerm less the umask
+// (os.CreateTemp would make it 0600, and the rename would keep that).
+func createTemp(dir *os.Root) (*os.File, string, error) {
+	for range 10000 {
+		name := TempPrefix + strconv.FormatUint(rand.Uint64(), 36)
+		f, err := dir.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, FilePerm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, name, err
+	}
+	return nil, "", &os.PathError{Op: "createtemp", Path: TempPrefix + "*", Err: fs.ErrExist}
+}
+
+// CleanTemp removes temporary files a Fetcher left under root (after a
+// crash) and returns how many it removed. Symbolic links are not followed.
+func CleanTemp(root string) (int, error) {
+	n := 0
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if !d.IsDir() && strings.HasPrefix(d.Name(), TempPrefix) {
+			if os.Remove(p) == nil {
+				n++
+			}
+		}
+		return nil
+	})
+	return n, err
+}

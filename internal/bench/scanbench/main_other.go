@@ -1,0 +1,15 @@
+//go:build !linux
+
+// scanbench measures Linux mechanisms (rusage of children, syncfs, /proc,
+// statfs types); elsewhere it only says so.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	fmt.Fprintln(os.Stderr, "scanbench runs on Linux only")
+	os.Exit(2)
+}
