@@ -84,7 +84,6 @@ func swapOn() bool { return os.Getenv("RESOURCESYNC_MODEL_SWAP") == "1" }
 // instead of failing, unless RESOURCESYNC_MODEL_STRICT=1. An entry goes
 // when its fix is merged; the list is empty once all are.
 var knownOpen = map[string]string{
-	"item 15":                 "file modes 0600",
 	"item 3, during the pass": "a run fails (exit 1) on a resource that changed or went away while it ran, after it had read the Change Lists, instead of judging it against the later changes",
 	"dump package gone":       "a Resource Dump package the Source replaced during the run (404) counts as a failure: exit 1 although DEST is in sync",
 	"orphan":                  "a file installed by a killed run whose resource the Source deleted before the next run is never owned again",
