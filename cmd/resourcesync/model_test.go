@@ -86,7 +86,7 @@ func swapOn() bool { return os.Getenv("RESOURCESYNC_MODEL_SWAP") == "1" }
 var knownOpen = map[string]string{
 	"item 3, during the pass": "a run fails (exit 1) on a resource that changed or went away while it ran, after it had read the Change Lists, instead of judging it against the later changes",
 	"dump package gone":       "a Resource Dump package the Source replaced during the run (404) counts as a failure: exit 1 although DEST is in sync",
-	"orphan":                  "a file installed by a killed run whose resource the Source deleted before the next run is never owned again",
+	"orphan":                  "a file a killed run installed but did not record, which the Source no longer lists (deleted since, or from a stale Resource Dump), is taken for a user's file and left in DEST for ever",
 }
 
 // TestModelChild runs one command line in a child process of TestModel; it
@@ -264,7 +264,8 @@ type history struct {
 	foreign map[string][]byte
 	// killed holds, per path, the bytes a killed run may have installed.
 	killed map[string][][]byte
-	// versions holds every version of every path since the last noteKill.
+	// versions holds every version of every path the Source ever had (a
+	// stale Resource Dump may still carry any of them).
 	versions map[string][][]byte
 	// published is the model the Source was last seen to reflect.
 	published map[string][]byte
