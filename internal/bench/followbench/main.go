@@ -230,6 +230,18 @@ wait:
 		}
 	}
 	elapsed := time.Since(start)
+	// A file's fetch event comes before its notification's Apply has
+	// recorded it (a directory fsync and a state commit later): stopping
+	// the follower at once would cancel that commit and miscount the
+	// notification. Give the applies in flight a bounded moment to end.
+	for settle := time.Now().Add(2 * time.Second); time.Now().Before(settle); time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		n := byNotify
+		mu.Unlock()
+		if n >= got {
+			break
+		}
+	}
 	fcancel()
 	<-done
 	mu.Lock()
