@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/destination/fetch"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
@@ -77,12 +78,18 @@ type state struct {
 func openState(dest string, readOnly bool) (*state, error) {
 	dir := filepath.Join(dest, StateDirName)
 	p := filepath.Join(dir, "state.db")
+	if err := noLink(dir, true); err != nil {
+		return nil, err
+	}
 	if readOnly {
-		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
 			return &state{readOnly: true}, nil // nothing synced yet
 		}
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrState, err)
+	}
+	if err := noLink(p, false); err != nil {
+		return nil, err
 	}
 	// The state stays private whatever the umask (it is not part of the
 	// mirror); the mirrored files honour the umask.
@@ -347,4 +354,26 @@ func (s *state) each(set string, fn func(uri string, r Record) error) error {
 			return nil
 		}
 	}
+}
+
+// noLink refuses a state path that is a symbolic link (or of the wrong
+// kind): the state directory is opened by path, and a link planted in DEST
+// would otherwise make the run create, rewrite or empty files outside DEST.
+// The tool itself never creates links, so one here was put there by
+// someone else.
+func noLink(p string, dir bool) error {
+	fi, err := os.Lstat(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrState, err)
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%w: %w", ErrState, &fetch.SymlinkError{Path: p, Op: "open the state"})
+	}
+	if fi.IsDir() != dir {
+		return fmt.Errorf("%w: %s is not a %s", ErrState, p, map[bool]string{true: "directory", false: "regular file"}[dir])
+	}
+	return nil
 }

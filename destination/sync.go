@@ -259,6 +259,7 @@ func Open(ctx context.Context, source string, opt Options) (*Mirror, error) {
 	if err := pol.Add(base); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrDiscovery, err)
 	}
+	e.g.CheckURLs = true // from here on, documents too stay on the policy
 	if opt.Set != "" {
 		var keep []setInfo
 		var names []string
@@ -375,8 +376,11 @@ func (m *Mirror) begin(rep *Report) (func() error, error) {
 	e := m.e
 	scratch := os.TempDir()
 	if !e.st.readOnly {
+		if err := noLink(e.tmpDir, true); err != nil {
+			return nil, err
+		}
 		os.RemoveAll(e.tmpDir)
-		if err := os.MkdirAll(e.tmpDir, 0o755); err != nil {
+		if err := os.MkdirAll(e.tmpDir, 0o700); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrState, err)
 		}
 		scratch = e.tmpDir

@@ -104,9 +104,13 @@ type Getter struct {
 	MinRate       float64
 	MinRateWindow time.Duration
 	// Origin, if set, refuses redirects that leave it (ErrOffOrigin, not
-	// retried). URLs asked for directly are not checked: discovery may
-	// legitimately be pointed elsewhere by the Source.
-	Origin *origin.Policy
+	// retried). URLs asked for directly are checked only with CheckURLs:
+	// discovery may legitimately be pointed elsewhere by the Source, but
+	// once the Source's base is known, a document it names on another
+	// authority is refused too (else a third host decides what the lists
+	// say).
+	Origin    *origin.Policy
+	CheckURLs bool
 }
 
 // Open downloads the document at url with a Getter using c and lim; see
@@ -296,6 +300,11 @@ func (g *Getter) once(ctx context.Context, u string, maxBytes int64, cut bool) (
 
 // once1 makes one request and spools its body.
 func (g *Getter) once1(ctx context.Context, u string, maxBytes int64, cut bool, w *watchdog.Watch) (*body, error) {
+	if g.CheckURLs {
+		if err := g.Origin.Check(u); err != nil {
+			return nil, retry.Permanent(fmt.Errorf("GET %s: %w", u, err))
+		}
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, retry.Permanent(fmt.Errorf("GET %s: %w", u, err))

@@ -330,13 +330,20 @@ func createTemp(dir *os.Root) (*os.File, string, error) {
 // CleanTemp removes temporary files a Fetcher left under root (after a
 // crash) and returns how many it removed. Symbolic links are not followed.
 func CleanTemp(root string) (int, error) {
+	// Walked and removed through a handle on root: a directory swapped
+	// for a link during the walk cannot lead a removal outside it.
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
 	n := 0
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+	err = fs.WalkDir(r.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
 		if !d.IsDir() && strings.HasPrefix(d.Name(), TempPrefix) {
-			if os.Remove(p) == nil {
+			if r.Remove(p) == nil {
 				n++
 			}
 		}

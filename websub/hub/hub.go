@@ -35,8 +35,8 @@ type Config struct {
 	// loopback, private and link-local addresses (tests, intranets).
 	AllowPrivateCallbacks bool
 	// PublishToken, if set, is required as "Authorization: Bearer <token>"
-	// on fat pings (WS-SEC-5). Thin pings are self-authenticating: the
-	// hub fetches the topic itself.
+	// on every publish, fat pings (WS-SEC-5) and thin pings alike (a thin
+	// ping without it would let anyone make the hub fetch and fan out).
 	PublishToken string
 	// TopicAllowed, if set, decides which topics may be subscribed and
 	// published (the embedded hub accepts only its Source's channels).
