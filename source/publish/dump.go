@@ -262,7 +262,8 @@ func (p *publisher) resourceDump(ctx context.Context, s *Set, sr *SetReport) err
 		return fmt.Errorf("publish: %w", err)
 	}
 	defer func() { spool.Close(); os.Remove(spool.Name()) }()
-	fp := newFingerprint(p.cfg.BaseURL, s.ResourceBase, fmt.Sprint(p.cfg.MaxEntries))
+	// Seeded as the Resource List's, which the next run compares it with.
+	fp := newFingerprint(p.cfg.BaseURL, s.ResourceBase, fmt.Sprint(p.cfg.MaxEntries, p.cfg.Archives))
 	enc := gob.NewEncoder(spool)
 	n := 0
 	for r, err := range s.Store.Resources(ctx) {
