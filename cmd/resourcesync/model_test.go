@@ -85,7 +85,6 @@ func swapOn() bool { return os.Getenv("RESOURCESYNC_MODEL_SWAP") == "1" }
 // when its fix is merged; the list is empty once all are.
 var knownOpen = map[string]string{
 	"item 3, during the pass": "a run fails (exit 1) on a resource that changed or went away while it ran, after it had read the Change Lists, instead of judging it against the later changes",
-	"dump package gone":       "a Resource Dump package the Source replaced during the run (404) counts as a failure: exit 1 although DEST is in sync",
 	"orphan":                  "a file a killed run installed but did not record, which the Source no longer lists (deleted since, or from a stale Resource Dump), is taken for a user's file and left in DEST for ever",
 }
 
