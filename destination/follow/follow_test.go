@@ -243,9 +243,20 @@ func TestHubOutage(t *testing.T) {
 	}
 	fh.down.Store(false)
 	waitLine(t, r, "subscribed to")
-	r.change(t, "pushed.txt", "pushed")
-	r.wait(t, "pushed.txt", "pushed")
-	waitLine(t, r, "notification on default")
+	// The catch-up that follows a subscription may fetch a change made at
+	// once, and its notification then has nothing left to do (and says
+	// nothing): changes go on until one is pushed.
+	for i := 0; !r.out.has("notification on default"); i++ {
+		if i == 5 {
+			t.Fatalf("5 changes after subscribing, none pushed:\n%s", r.out)
+		}
+		name := fmt.Sprintf("pushed%d.txt", i)
+		r.change(t, name, "pushed")
+		r.wait(t, name, "pushed")
+		for end := time.Now().Add(2 * time.Second); time.Now().Before(end) && !r.out.has("notification on default"); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	r.stop()
 	if !r.out.has("catch-up (poll)") {
 		t.Errorf("no polling while the hub was down:\n%s", r.out)
