@@ -73,10 +73,14 @@ func Parse(base *url.URL, fields []string) []Link {
 			}
 			s = parseParams(s[end+1:], &l)
 			// Anything else up to the next link is junk.
-			if s != "" && s[0] != ',' {
-				s = skipValue(s)
+			junk := s != "" && s[0] != ','
+			if junk {
+				s = skipValue(s) // consumes the comma that ends the junk
 			}
-			l.Raw = strings.TrimRight(strings.TrimSpace(start[:len(start)-len(s)]), ", \t")
+			l.Raw = strings.TrimSpace(start[:len(start)-len(s)])
+			if junk {
+				l.Raw = strings.TrimRight(l.Raw, ", \t")
+			} // else a trailing comma is inside an unterminated quoted value
 			l.URL = resolve(base, l.Target)
 			out = append(out, l)
 		}
