@@ -151,14 +151,16 @@ func NormalizeURI(uri string) string {
 		if j < 0 {
 			j = len(auth)
 		}
-		a := auth[:j]
+		a := normPercent(auth[:j])
 		if !strings.Contains(a, "@") { // user information is case-sensitive
-			a = strings.ToLower(a)
+			// Lower-cased after decoding (%41 is A, then a) and escapes
+			// upper-cased again, so that the result is a fixed point.
+			a = normPercent(strings.ToLower(a))
 		}
 		b.Grow(len(uri))
 		b.WriteString(strings.ToLower(uri[:i]))
 		b.WriteString("://")
-		b.WriteString(normPercent(a))
+		b.WriteString(a)
 		rest = auth[j:]
 	}
 	b.WriteString(normPercent(rest))
