@@ -143,6 +143,13 @@ func (m *Mapper) URI(rel string) string {
 // file). A '%' that starts no escape is written %25, which keeps the
 // function idempotent.
 func NormalizeURI(uri string) string {
+	// Twice: decoding can reveal a scheme (A%70://h is Ap://h), which the
+	// second pass then lower-cases; after it nothing is left to decode,
+	// so the result is a fixed point.
+	return normalizeURI(normalizeURI(uri))
+}
+
+func normalizeURI(uri string) string {
 	rest := uri
 	var b strings.Builder
 	if i := strings.Index(uri, "://"); i > 0 && isScheme(uri[:i]) {
