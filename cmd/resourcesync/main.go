@@ -64,6 +64,7 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 			syncCommand(),
 			demoCommand(),
 			hubCommand(),
+			sdshareCommand(),
 		},
 	}
 }
