@@ -243,6 +243,10 @@ func (p *rdfxmlParser) newFrame(t xml.StartElement) (*xmlFrame, error) {
 			f.base = ResolveIRI(f.base, a.Value)
 		case a.Name.Space == xmlNS && a.Name.Local == "lang":
 			f.lang = a.Value
+			if f.lang != "" && !validLangTag(f.lang) {
+				p.stack = append(p.stack, f)
+				return nil, p.errf("xml:lang %q is not a language tag", abbreviate(a.Value))
+			}
 		}
 	}
 	p.stack = append(p.stack, f)
