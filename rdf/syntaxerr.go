@@ -7,7 +7,6 @@ import (
 	"strings"
 )
 
-
 // ErrNotSerializable is returned by a writer for a triple its format cannot
 // express (an RDF/XML predicate with no namespace/local-name split, a
 // literal subject).
