@@ -296,3 +296,44 @@ func BenchmarkHash(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(g))*float64(b.N)/b.Elapsed().Seconds(), "triples/s")
 }
+
+// TestHashIgnoresOrder: even for blank structures refinement cannot split
+// (cycles of one predicate), the Hash depends on labels at most, never on
+// triple order or duplicates.
+func TestHashIgnoresOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	g := mustParse(t, ring(3, "a")+ring(3, "b")+ring(4, "c")+"_:a0 <http://ex/v> \"x\" .\n")
+	want := Hash(g)
+	for range 20 {
+		h := slices.Clone(g)
+		h = append(h, h[rng.IntN(len(h))])
+		rng.Shuffle(len(h), func(i, j int) { h[i], h[j] = h[j], h[i] })
+		if Hash(h) != want {
+			t.Fatal("Hash changed with triple order")
+		}
+	}
+}
+
+// FuzzCanonical: any parsable document is isomorphic to its canonical
+// form, and both have the same Hash.
+func FuzzCanonical(f *testing.F) {
+	f.Add("_:a <http://ex/p> _:b .\n_:b <http://ex/p> _:a .\n_:c <http://ex/p> _:c .\n")
+	f.Add(ring(4, "x") + ring(2, "y"))
+	f.Add("<http://ex/r> <http://ex/p> _:a .\n<http://ex/r> <http://ex/p> _:b .\n_:a <http://ex/v> \"1\" .\n_:b <http://ex/v> \"1\" .\n")
+	f.Fuzz(func(t *testing.T, doc string) {
+		ts, err := collect(t, doc)
+		if err != nil {
+			return
+		}
+		if len(ts) > 200 {
+			return // the search is exponential on pathological inputs
+		}
+		c := Canonical(ts)
+		if !Isomorphic(ts, c) {
+			t.Fatalf("not isomorphic to its canonical form: %s", IsomorphicDiff(ts, c))
+		}
+		if Hash(ts) != Hash(c) {
+			t.Fatalf("Hash differs from its canonical form's\n%s", ntDoc(c))
+		}
+	})
+}
