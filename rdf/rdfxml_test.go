@@ -423,3 +423,46 @@ func TestRDFXMLHostile(t *testing.T) {
 		t.Errorf("1 MiB attribute and text: got %d triples", len(ts))
 	}
 }
+
+func TestRDFXMLLatin1(t *testing.T) {
+	doc := "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<rdf:RDF " + rdfDecl + " xmlns:ex=\"http://ex/\"><rdf:Description rdf:about=\"http://ex/a\"><ex:p>caf\xe9</ex:p></rdf:Description></rdf:RDF>"
+	ts := mustRDFXML(t, doc, "")
+	if len(ts) != 1 || ts[0].O != Literal("café") {
+		t.Errorf("got %v", ts)
+	}
+	_, err := collect(parseRDFXML(strings.NewReader(`<?xml version="1.0" encoding="EBCDIC"?><a/>`), ""))
+	if !errors.Is(err, ErrSyntax) {
+		t.Errorf("unknown encoding: %v, want a syntax error", err)
+	}
+}
+
+// failingReader gives some bytes, then a non-EOF error.
+type failingReader struct{ data string }
+
+var errDisk = errors.New("disk on fire")
+
+func (f *failingReader) Read(b []byte) (int, error) {
+	if f.data == "" {
+		return 0, errDisk
+	}
+	n := copy(b, f.data)
+	f.data = f.data[n:]
+	return n, nil
+}
+
+// TestReadersIOError: a failing reader is reported as such, not as a
+// syntax error.
+func TestReadersIOError(t *testing.T) {
+	_, err := collect(parseRDFXML(&failingReader{data: `<rdf:RDF ` + rdfDecl + `><rdf:Descr`}, ""))
+	if !errors.Is(err, errDisk) || errors.Is(err, ErrSyntax) {
+		t.Errorf("rdf/xml: %v, want the reader's error and no ErrSyntax", err)
+	}
+	_, err = collect(parseTurtle(&failingReader{data: `<a> <b> "abc`}, ""))
+	if !errors.Is(err, errDisk) || errors.Is(err, ErrSyntax) {
+		t.Errorf("turtle: %v, want the reader's error and no ErrSyntax", err)
+	}
+	_, err = collect(parseTurtle(&failingReader{data: `<a> <b> <c> . <d> <e>`}, ""))
+	if !errors.Is(err, errDisk) || errors.Is(err, ErrSyntax) {
+		t.Errorf("turtle: %v, want the reader's error and no ErrSyntax", err)
+	}
+}

@@ -82,6 +82,9 @@ func (p *turtleParser) fresh() Term {
 }
 
 func (p *turtleParser) errf(format string, a ...any) error {
+	if err := p.ioErr(); err != nil {
+		return err // the document did not end: the reader failed
+	}
 	return &TurtleError{Line: p.line, Col: p.col, Msg: fmt.Sprintf(format, a...)}
 }
 
