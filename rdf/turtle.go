@@ -131,6 +131,46 @@ func (p *turtleParser) next() rune {
 	return r
 }
 
+// takeRun appends to p.sb the run of buffered ASCII bytes, none a line
+// break, for which ok holds, and consumes them: the fast path for the
+// plain stretches of IRIs and strings.
+func (p *turtleParser) takeRun(ok *[256]bool) {
+	for {
+		buf, _ := p.br.Peek(p.br.Buffered())
+		n := 0
+		for n < len(buf) && ok[buf[n]] {
+			n++
+		}
+		if n == 0 {
+			return
+		}
+		p.sb.Write(buf[:n])
+		p.br.Discard(n)
+		p.col += n
+		if n < len(buf) || p.sb.Len() > turtleMaxToken {
+			return
+		}
+		if _, err := p.br.Peek(1); err != nil {
+			return
+		}
+	}
+}
+
+// iriPlain and the string tables mark the ASCII bytes that stand for
+// themselves in an IRI and in each kind of quoted string.
+var iriPlain, dqPlain, sqPlain = func() (a, b, c [256]bool) {
+	for i := 0x21; i < 0x7F; i++ {
+		a[i], b[i], c[i] = true, true, true
+	}
+	for _, x := range "<>\\\"{}|^`" {
+		a[x] = false
+	}
+	b['"'], b['\\'] = false, false
+	c['\''], c['\\'] = false, false
+	b[' '], c[' '], b['\t'], c['\t'] = true, true, true, true
+	return
+}()
+
 // ioErr reports a read error other than io.EOF, which the bufio.Reader
 // keeps until it is read past.
 func (p *turtleParser) ioErr() error {
@@ -520,6 +560,7 @@ func (p *turtleParser) iriRef() (string, error) {
 	}
 	p.sb.Reset()
 	for {
+		p.takeRun(&iriPlain)
 		line, col := p.line, p.col
 		r := p.next()
 		switch {
@@ -818,7 +859,12 @@ func (p *turtleParser) quoted() (string, error) {
 		}
 	}
 	p.sb.Reset()
+	plain := &dqPlain
+	if q == '\'' {
+		plain = &sqPlain
+	}
 	for {
+		p.takeRun(plain)
 		line, col := p.line, p.col
 		r := p.next()
 		switch {
