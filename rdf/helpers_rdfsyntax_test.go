@@ -11,7 +11,7 @@ import (
 )
 
 // collect reads all triples; on error it returns those before it.
-func collect(seq iter.Seq2[Triple, error]) ([]Triple, error) {
+func collectSeq(seq iter.Seq2[Triple, error]) ([]Triple, error) {
 	var ts []Triple
 	for t, err := range seq {
 		if err != nil {
@@ -24,7 +24,7 @@ func collect(seq iter.Seq2[Triple, error]) ([]Triple, error) {
 
 func mustTurtle(t testing.TB, doc, base string) []Triple {
 	t.Helper()
-	ts, err := collect(parseTurtle(strings.NewReader(doc), base))
+	ts, err := collectSeq(parseTurtle(strings.NewReader(doc), base))
 	if err != nil {
 		t.Fatalf("parse turtle: %v\n%s", err, doc)
 	}
@@ -161,7 +161,7 @@ func roundTrip(t testing.TB, ts []Triple, newW func(io.Writer) Writer, parse fun
 	if err := w.Close(); err != nil {
 		t.Fatalf("close: %v", err)
 	}
-	back, err := collect(parse(strings.NewReader(buf.String()), ""))
+	back, err := collectSeq(parse(strings.NewReader(buf.String()), ""))
 	if err != nil {
 		t.Fatalf("re-parse: %v\n%s", err, buf.String())
 	}

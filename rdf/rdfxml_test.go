@@ -289,7 +289,7 @@ const seqWant = `<http://example.org/favourite-fruit> <http://www.w3.org/1999/02
 
 func mustRDFXML(t testing.TB, doc, base string) []Triple {
 	t.Helper()
-	ts, err := collect(parseRDFXML(strings.NewReader(doc), base))
+	ts, err := collectSeq(parseRDFXML(strings.NewReader(doc), base))
 	if err != nil {
 		t.Fatalf("parse rdf/xml: %v\n%s", err, doc)
 	}
@@ -372,7 +372,7 @@ func TestRDFXMLErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := collect(parseRDFXML(strings.NewReader(tc.doc), ""))
+			_, err := collectSeq(parseRDFXML(strings.NewReader(tc.doc), ""))
 			var xe *RDFXMLError
 			if !errors.As(err, &xe) || !errors.Is(err, ErrSyntax) {
 				t.Fatalf("error %v, want *RDFXMLError wrapping ErrSyntax", err)
@@ -410,7 +410,7 @@ func TestRDFXMLHostile(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := collect(parseRDFXML(strings.NewReader(tc.doc), ""))
+			_, err := collectSeq(parseRDFXML(strings.NewReader(tc.doc), ""))
 			if !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), tc.msg) {
 				t.Errorf("error %v, want a syntax error containing %q", err, tc.msg)
 			}

@@ -32,7 +32,7 @@ func (x *rdfxmlWriter) Write(t Triple) error {
 	if x.err != nil {
 		return x.err
 	}
-	if err := checkTriple(t); err != nil {
+	if err := checkWritable(t); err != nil {
 		return err
 	}
 	ns, local, err := splitPredicate(t.P.Value)

@@ -39,7 +39,7 @@ func checkRewrite(t *testing.T, ts []Triple, newW func(io.Writer) Writer, parse 
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	back, err := collect(parse(bytes.NewReader(buf.Bytes()), ""))
+	back, err := collectSeq(parse(bytes.NewReader(buf.Bytes()), ""))
 	if err != nil {
 		t.Fatalf("re-parse: %v\n%s", err, buf.String())
 	}
@@ -60,7 +60,7 @@ func FuzzTurtle(f *testing.F) {
 	f.Add("@prefix : <http://ex/> . :a :b ( [ :c 1.e5 ] ) .")
 	f.Add(`<a> <b> """x""""" , '\u00e9'@EN .`)
 	f.Fuzz(func(t *testing.T, doc string) {
-		ts, err := collect(parseTurtle(strings.NewReader(doc), "http://base.example/d/"))
+		ts, err := collectSeq(parseTurtle(strings.NewReader(doc), "http://base.example/d/"))
 		if err != nil {
 			if !errors.Is(err, ErrSyntax) {
 				t.Fatalf("error %v is not a syntax error", err)
@@ -78,7 +78,7 @@ func FuzzRDFXML(f *testing.F) {
 	}
 	f.Add(`<ex:T ` + rdfDecl + ` xmlns:ex="http://ex/" ex:a="1"><ex:p rdf:parseType="Resource"><rdf:li/></ex:p></ex:T>`)
 	f.Fuzz(func(t *testing.T, doc string) {
-		ts, err := collect(parseRDFXML(strings.NewReader(doc), "http://base.example/d/"))
+		ts, err := collectSeq(parseRDFXML(strings.NewReader(doc), "http://base.example/d/"))
 		if err != nil {
 			if !errors.Is(err, ErrSyntax) {
 				t.Fatalf("error %v is not a syntax error", err)

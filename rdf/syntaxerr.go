@@ -7,13 +7,6 @@ import (
 	"strings"
 )
 
-// ErrSyntax is the sentinel every reader's syntax error unwraps to, so a
-// caller can tell bad input (errors.Is(err, ErrSyntax)) from an I/O failure.
-//
-// TODO(merge rdfcore): if rdfcore defines its own ErrSyntax / SyntaxError,
-// drop this declaration and make TurtleError and RDFXMLError unwrap to it.
-var ErrSyntax = errors.New("rdf: syntax error")
-
 // ErrNotSerializable is returned by a writer for a triple its format cannot
 // express (an RDF/XML predicate with no namespace/local-name split, a
 // literal subject).

@@ -253,7 +253,7 @@ func (p *turtleParser) statement() error {
 		}
 		p.ws()
 		return p.expect('.')
-	case isPNCharsBase(r):
+	case ttlPNCharsBase(r):
 		// PREFIX / BASE (SPARQL style) or a prefixed name subject.
 		w, err := p.prefixPart()
 		if err != nil {
@@ -289,7 +289,7 @@ func (p *turtleParser) word() string {
 func (p *turtleParser) prefixDecl() error {
 	p.ws()
 	var name string
-	if isPNCharsBase(p.peek()) {
+	if ttlPNCharsBase(p.peek()) {
 		w, err := p.prefixPart()
 		if err != nil {
 			return err
@@ -433,7 +433,7 @@ func (p *turtleParser) verb() (Term, error) {
 		return IRI(iri), err
 	case r == ':':
 		return p.pnameAfterPrefix("")
-	case isPNCharsBase(r):
+	case ttlPNCharsBase(r):
 		if r == 'a' {
 			// "a" alone is rdf:type; "a:x" or "ab:x" are prefixed names.
 			if c := p.peekByte(1); !isNameByte(c) && c != ':' && c != '.' {
@@ -483,7 +483,7 @@ func (p *turtleParser) object() (Term, error) {
 		return p.literal()
 	case r == '+' || r == '-' || '0' <= r && r <= '9' || r == '.' && '0' <= p.peekByte(1) && p.peekByte(1) <= '9':
 		return p.number()
-	case isPNCharsBase(r):
+	case ttlPNCharsBase(r):
 		w, err := p.prefixPart()
 		if err != nil {
 			return Term{}, err
@@ -604,20 +604,6 @@ func (p *turtleParser) iriRef() (string, error) {
 }
 
 // hasScheme reports whether s starts with an RFC 3986 scheme and ':'.
-func hasScheme(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
-		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
-		case i > 0 && c == ':':
-			return true
-		default:
-			return false
-		}
-	}
-	return false
-}
 
 func (p *turtleParser) hex(n int) (rune, error) {
 	var v rune
@@ -651,7 +637,7 @@ func (p *turtleParser) prefixPart() (string, error) {
 			if !p.dotContinuesName() {
 				break
 			}
-		} else if !isPNChars(r) {
+		} else if !ttlPNChars(r) {
 			break
 		}
 		p.sb.WriteRune(p.next())
@@ -675,7 +661,7 @@ func (p *turtleParser) dotContinuesName() bool {
 			continue
 		}
 		r, _ := utf8.DecodeRune(b[i:])
-		return isPNChars(r) || r == ':' || r == '%' || r == '\\'
+		return ttlPNChars(r) || r == ':' || r == '%' || r == '\\'
 	}
 }
 
@@ -700,8 +686,8 @@ func (p *turtleParser) pnameAfterPrefix(pre string) (Term, error) {
 				return IRI(p.sb.String()), nil
 			}
 			p.sb.WriteRune(p.next())
-		case r == ':' || isPNChars(r):
-			if first && !(r == ':' || isPNCharsU(r) || '0' <= r && r <= '9') {
+		case r == ':' || ttlPNChars(r):
+			if first && !(r == ':' || ttlPNCharsU(r) || '0' <= r && r <= '9') {
 				return IRI(p.sb.String()), nil // '-' cannot start a local name
 			}
 			p.sb.WriteRune(p.next())
@@ -742,7 +728,7 @@ func (p *turtleParser) blankLabel() (Term, error) {
 		return Term{}, err
 	}
 	r := p.peek()
-	if !isPNCharsU(r) && !('0' <= r && r <= '9') {
+	if !ttlPNCharsU(r) && !('0' <= r && r <= '9') {
 		return Term{}, p.unexpected("a blank node label")
 	}
 	p.sb.Reset()
@@ -753,7 +739,7 @@ func (p *turtleParser) blankLabel() (Term, error) {
 			if !p.dotContinuesLabel() {
 				break
 			}
-		} else if !isPNChars(r) {
+		} else if !ttlPNChars(r) {
 			break
 		}
 		p.sb.WriteRune(p.next())
@@ -774,7 +760,7 @@ func (p *turtleParser) dotContinuesLabel() bool {
 			continue
 		}
 		r, _ := utf8.DecodeRune(b[i:])
-		return isPNChars(r)
+		return ttlPNChars(r)
 	}
 }
 
@@ -827,7 +813,7 @@ func (p *turtleParser) literal() (Term, error) {
 			if dt, err = p.pnameAfterPrefix(""); err != nil {
 				return Term{}, err
 			}
-		case isPNCharsBase(r):
+		case ttlPNCharsBase(r):
 			w, err := p.prefixPart()
 			if err != nil {
 				return Term{}, err
@@ -985,7 +971,7 @@ func (p *turtleParser) expAhead(i int) bool {
 	return '0' <= c && c <= '9'
 }
 
-func isPNCharsBase(r rune) bool {
+func ttlPNCharsBase(r rune) bool {
 	switch {
 	case 'A' <= r && r <= 'Z', 'a' <= r && r <= 'z':
 		return true
@@ -1002,9 +988,9 @@ func isPNCharsBase(r rune) bool {
 	return false
 }
 
-func isPNCharsU(r rune) bool { return r == '_' || isPNCharsBase(r) }
+func ttlPNCharsU(r rune) bool { return r == '_' || ttlPNCharsBase(r) }
 
-func isPNChars(r rune) bool {
-	return isPNCharsU(r) || r == '-' || '0' <= r && r <= '9' || r == 0xB7 ||
+func ttlPNChars(r rune) bool {
+	return ttlPNCharsU(r) || r == '-' || '0' <= r && r <= '9' || r == 0xB7 ||
 		0x300 <= r && r <= 0x36F || 0x203F <= r && r <= 0x2040
 }

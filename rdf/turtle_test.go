@@ -333,7 +333,7 @@ func TestTurtleErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := collect(parseTurtle(strings.NewReader(tc.doc), ""))
+			_, err := collectSeq(parseTurtle(strings.NewReader(tc.doc), ""))
 			var te *TurtleError
 			if !errors.As(err, &te) {
 				t.Fatalf("error %v, want *TurtleError", err)
@@ -353,7 +353,7 @@ func TestTurtleErrors(t *testing.T) {
 func TestTurtleDeepNesting(t *testing.T) {
 	for _, open := range []string{"[ <p> ", "( "} {
 		doc := "<a> <b> " + strings.Repeat(open, turtleMaxDepth+1)
-		_, err := collect(parseTurtle(strings.NewReader(doc), ""))
+		_, err := collectSeq(parseTurtle(strings.NewReader(doc), ""))
 		if !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), "nesting") {
 			t.Errorf("%q x %d: error %v, want nesting error", open, turtleMaxDepth+1, err)
 		}

@@ -34,7 +34,7 @@ func (t *turtleWriter) Write(tr Triple) error {
 	if t.err != nil {
 		return t.err
 	}
-	if err := checkTriple(tr); err != nil {
+	if err := checkWritable(tr); err != nil {
 		return err
 	}
 	if !t.started {
@@ -88,10 +88,10 @@ func (t *turtleWriter) Close() error {
 	return t.err
 }
 
-// checkTriple refuses what no RDF syntax can write: a subject that is not
+// checkWritable refuses what no RDF syntax can write: a subject that is not
 // an IRI or blank node, a predicate that is not an IRI, a zero object,
 // text that is not UTF-8.
-func checkTriple(tr Triple) error {
+func checkWritable(tr Triple) error {
 	switch {
 	case !tr.S.IsIRI() && !tr.S.IsBlank():
 		return fmt.Errorf("%w: subject %v is not an IRI or blank node", ErrNotSerializable, tr.S)
