@@ -110,7 +110,7 @@ type rdfxmlParser struct {
 
 func (p *rdfxmlParser) errf(format string, a ...any) error {
 	line, col := p.d.InputPos()
-	return &RDFXMLError{Line: line, Col: col, Msg: fmt.Sprintf(format, a...)}
+	return &SyntaxError{Line: line, Col: col, Msg: fmt.Sprintf(format, a...)}
 }
 
 func (p *rdfxmlParser) fresh() Term {
@@ -159,7 +159,7 @@ func (p *rdfxmlParser) token() (xml.Token, error) {
 		}
 		// Everything else the decoder says is about the document.
 		line, col := p.d.InputPos()
-		return nil, &RDFXMLError{Line: line, Col: col, Msg: err.Error(), Err: err}
+		return nil, &SyntaxError{Line: line, Col: col, Msg: err.Error()}
 	}
 	p.lr.mark = p.d.InputOffset()
 	return tok, nil
@@ -394,7 +394,7 @@ func (p *rdfxmlParser) nodeElement(t xml.StartElement, f *xmlFrame) (Term, error
 			if !isNCName(a.Value) {
 				return Term{}, p.errf("rdf:nodeID %q is not an XML name", a.Value)
 			}
-			err = set(Blank(a.Value))
+			err = set(writtenBlank(a.Value))
 		}
 		if err != nil {
 			return Term{}, err
@@ -533,7 +533,7 @@ func (p *rdfxmlParser) propertyElement(t xml.StartElement, f *xmlFrame, parent *
 		case hasResource:
 			o = IRI(ResolveIRI(f.base, resource))
 		case hasNodeID:
-			o = Blank(nodeID)
+			o = writtenBlank(nodeID)
 		default:
 			o = p.fresh()
 		}

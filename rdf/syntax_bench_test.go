@@ -8,10 +8,10 @@ import (
 	"testing"
 )
 
-// benchTriples makes n triples shaped like an SDShare snapshot: resources
+// syntaxBenchTriples makes n triples shaped like an SDShare snapshot: resources
 // with a type, a label, a language-tagged title, a typed number, a link
 // and a blank node.
-func benchTriples(n int) []Triple {
+func syntaxBenchTriples(n int) []Triple {
 	ts := make([]Triple, 0, n)
 	for i := 0; len(ts) < n; i++ {
 		s := IRI(fmt.Sprintf("http://example.org/resource/%d", i))
@@ -29,7 +29,7 @@ func benchTriples(n int) []Triple {
 	return ts[:n]
 }
 
-func benchDoc(b *testing.B, ts []Triple, newW func(io.Writer) Writer) []byte {
+func syntaxBenchDoc(b *testing.B, ts []Triple, newW func(io.Writer) Writer) []byte {
 	var buf bytes.Buffer
 	w := newW(&buf)
 	for _, t := range ts {
@@ -65,17 +65,17 @@ func benchParse(b *testing.B, doc []byte, want int, parse func(io.Reader, string
 const benchN = 100_000
 
 func BenchmarkParseTurtle(b *testing.B) {
-	ts := benchTriples(benchN)
-	benchParse(b, benchDoc(b, ts, newTurtleWriter), len(ts), parseTurtle)
+	ts := syntaxBenchTriples(benchN)
+	benchParse(b, syntaxBenchDoc(b, ts, newTurtleWriter), len(ts), parseTurtle)
 }
 
 func BenchmarkParseRDFXML(b *testing.B) {
-	ts := benchTriples(benchN)
-	benchParse(b, benchDoc(b, ts, newRDFXMLWriter), len(ts), parseRDFXML)
+	ts := syntaxBenchTriples(benchN)
+	benchParse(b, syntaxBenchDoc(b, ts, newRDFXMLWriter), len(ts), parseRDFXML)
 }
 
 func benchWrite(b *testing.B, newW func(io.Writer) Writer) {
-	ts := benchTriples(benchN)
+	ts := syntaxBenchTriples(benchN)
 	b.ReportAllocs()
 	for b.Loop() {
 		w := newW(io.Discard)

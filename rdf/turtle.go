@@ -85,12 +85,12 @@ func (p *turtleParser) errf(format string, a ...any) error {
 	if err := p.ioErr(); err != nil {
 		return err // the document did not end: the reader failed
 	}
-	return &TurtleError{Line: p.line, Col: p.col, Msg: fmt.Sprintf(format, a...)}
+	return &SyntaxError{Line: p.line, Col: p.col, Msg: fmt.Sprintf(format, a...)}
 }
 
 // tokErrf reports an error about the whole current token, at its start.
 func (p *turtleParser) tokErrf(format string, a ...any) error {
-	return &TurtleError{Line: p.tl, Col: p.tc, Msg: fmt.Sprintf(format, a...)}
+	return &SyntaxError{Line: p.tl, Col: p.tc, Msg: fmt.Sprintf(format, a...)}
 }
 
 // peek returns the next rune without consuming it, -1 at the end.
@@ -591,9 +591,9 @@ func (p *turtleParser) iriRef() (string, error) {
 			// raw), so that every IRI term has a Turtle spelling.
 			p.sb.WriteRune(u)
 		case r <= 0x20 || strings.ContainsRune("<\"{}|^`", r):
-			return "", &TurtleError{Line: line, Col: col, Msg: fmt.Sprintf("character %q not allowed in IRI", r)}
+			return "", &SyntaxError{Line: line, Col: col, Msg: fmt.Sprintf("character %q not allowed in IRI", r)}
 		case r == utf8.RuneError:
-			return "", &TurtleError{Line: line, Col: col, Msg: "invalid UTF-8 in IRI"}
+			return "", &SyntaxError{Line: line, Col: col, Msg: "invalid UTF-8 in IRI"}
 		default:
 			p.sb.WriteRune(r)
 		}
@@ -747,7 +747,7 @@ func (p *turtleParser) blankLabel() (Term, error) {
 			return Term{}, p.errf("label longer than %d bytes", turtleMaxToken)
 		}
 	}
-	return Blank(p.sb.String()), nil
+	return writtenBlank(p.sb.String()), nil
 }
 
 func (p *turtleParser) dotContinuesLabel() bool {
@@ -905,7 +905,7 @@ func (p *turtleParser) quoted() (string, error) {
 		case !long && (r == '\n' || r == '\r'):
 			return "", p.errf("line break in a single-line string")
 		case r == utf8.RuneError:
-			return "", &TurtleError{Line: line, Col: col, Msg: "invalid UTF-8 in string"}
+			return "", &SyntaxError{Line: line, Col: col, Msg: "invalid UTF-8 in string"}
 		default:
 			p.sb.WriteRune(r)
 		}
