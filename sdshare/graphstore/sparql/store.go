@@ -507,4 +507,3 @@ func (s *Store) Graphs(ctx context.Context) ([]string, error) {
 	slices.Sort(gs)
 	return gs, nil
 }
-
