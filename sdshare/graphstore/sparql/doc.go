@@ -79,6 +79,8 @@
 //   - Blank nodes in INSERT DATA are rejected (SP031); templates are used.
 //   - Blank nodes come back as _:b10000 in N-Triples and nodeID://b10000
 //     in JSON results; both are only used within one response.
+//   - An IRI <nodeID://b10000> is read as Virtuoso's blank node of that
+//     id; such IRIs are refused with ErrInvalidTerm.
 //   - Chunked request bodies are ignored; bodies carry Content-Length.
 //   - BIND inside UNION branches crashes its compiler in some shapes
 //     (sparp_gp_deprecate); the depth probe projects one variable per

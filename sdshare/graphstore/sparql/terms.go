@@ -12,6 +12,8 @@ import (
 // Terms are written in the syntax N-Triples and SPARQL share, so one
 // writer serves update templates, query patterns and Graph Store bodies.
 
+const virtuosoNodeID = "nodeID://"
+
 var langTag = regexp.MustCompile(`^[a-zA-Z]+(-[a-zA-Z0-9]+)*$`)
 
 // appendIRI appends <iri>, refusing what neither syntax can hold.
@@ -20,6 +22,11 @@ func appendIRI(b []byte, iri string) ([]byte, error) {
 		return r <= 0x20 || strings.ContainsRune("<>\"{}|^`\\", r)
 	}) {
 		return b, fmt.Errorf("%w: IRI %q", ErrInvalidTerm, iri)
+	}
+	// Virtuoso reads <nodeID://…> as a reference to its blank node of
+	// that id: written as an IRI it would link to an unrelated node.
+	if len(iri) >= len(virtuosoNodeID) && strings.EqualFold(iri[:len(virtuosoNodeID)], virtuosoNodeID) {
+		return b, fmt.Errorf("%w: IRI %q (Virtuoso reads nodeID: IRIs as its blank nodes)", ErrInvalidTerm, iri)
 	}
 	b = append(b, '<')
 	b = append(b, iri...)
