@@ -72,7 +72,7 @@ func (g *graph) fragment(r rdf.Term) []rdf.Triple {
 
 func (g *graph) closure(start []rdf.Term, seen map[rdf.Term]bool) []rdf.Triple {
 	var out []rdf.Triple
-	queue := start
+	queue := slices.Clone(start)
 	for _, s := range start {
 		seen[s] = true
 	}

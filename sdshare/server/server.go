@@ -84,6 +84,9 @@ type Server struct {
 	closed   bool
 	metrics  *metrics
 	offers   []offer
+	// beforeBuild, if set, runs before a snapshot is built (tests hold
+	// the builder there to observe 202).
+	beforeBuild func(key string)
 }
 
 // Open opens (or creates) the state of every collection and loads each

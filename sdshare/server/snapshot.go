@@ -54,6 +54,9 @@ func (c *Collection) buildSnapshots(ctx context.Context) {
 			c.prune(v.key)
 			continue
 		}
+		if c.srv.beforeBuild != nil {
+			c.srv.beforeBuild(v.key)
+		}
 		if err := c.buildSnapshot(ctx, v); err != nil {
 			if ctx.Err() == nil {
 				c.srv.log.Error("snapshot not written", "collection", c.name, "version", v.key, "err", err)
