@@ -184,7 +184,7 @@ func TestConformance(t *testing.T) {
 		if resp, _ := e.get(href+"?format=txt", "Accept", "application/rdf+xml"); resp.StatusCode != 406 {
 			t.Errorf("format=txt with Accept application/rdf+xml: %s", resp.Status)
 		}
-		if resp, _ := e.get(href+"?format=bogus"); resp.StatusCode != 400 {
+		if resp, _ := e.get(href + "?format=bogus"); resp.StatusCode != 400 {
 			t.Errorf("unknown format: %s", resp.Status)
 		}
 	})
@@ -257,7 +257,7 @@ func TestConformance(t *testing.T) {
 			{at.Format(time.RFC3339Nano), len(frags)}, // inclusive
 			{at.Add(-time.Nanosecond).Format(time.RFC3339Nano), len(frags)},
 			{at.Add(time.Nanosecond).Format(time.RFC3339Nano), 0},
-			{at.In(time.FixedZone("", -5*3600)).Format(time.RFC3339Nano), len(frags)},      // same instant, other offset
+			{at.In(time.FixedZone("", -5*3600)).Format(time.RFC3339Nano), len(frags)},     // same instant, other offset
 			{at.In(time.FixedZone("", 5*3600+1800)).Format(time.RFC3339Nano), len(frags)}, // and +05:30
 			{at.Add(-time.Hour).In(time.FixedZone("", 3600)).Format(time.RFC3339), len(frags)},
 		} {
