@@ -163,7 +163,7 @@ var ErrParse = errors.New("sdshare/server: collection file is not valid RDF")
 
 // readGraph parses every file of the collection.
 func (c *Collection) readGraph(names []string) (*graph, error) {
-	var ts []rdf.Triple
+	rg := rdf.NewGraph()
 	for _, p := range names {
 		f, _ := formatOf(p)
 		if f == 0 {
@@ -181,7 +181,7 @@ func (c *Collection) readGraph(names []string) (*graph, error) {
 		if len(names) > 1 {
 			prefix = fmt.Sprintf("f%d_", slices.Index(names, p))
 		}
-		for t, err := range parse(fh, f, base) {
+		for t, err := range rdf.Parse(fh, f, base) {
 			if err != nil {
 				fh.Close()
 				return nil, fmt.Errorf("%w: %s: %w", ErrParse, p, err)
@@ -194,11 +194,11 @@ func (c *Collection) readGraph(names []string) (*graph, error) {
 					t.O.Value = prefix + t.O.Value
 				}
 			}
-			ts = append(ts, t)
+			rg.Add(t)
 		}
 		fh.Close()
 	}
-	return newGraph(ts), nil
+	return newGraph(rg), nil
 }
 
 // LoadReport says what one load found.
@@ -267,7 +267,7 @@ func (c *Collection) Load(ctx context.Context, force bool) (rep LoadReport, err 
 		frag := g.fragment(r)
 		n := 0
 		for _, t := range frag {
-			n += len(ntTriple(t))
+			n += len(ntLine(t))
 		}
 		rec := store.Resource{Path: r.Value, Size: int64(n), SHA256: hashTriples(frag), Type: ntType, LastMod: now}
 		old, ok := inv[r.Value]
@@ -298,7 +298,8 @@ func (c *Collection) Load(ctx context.Context, force bool) (rep LoadReport, err 
 		base = now
 		rep.Baseline = true
 	}
-	key := fmt.Sprintf("%x", hashTriples(g.all()))[:12]
+	vh := g.versionHash()
+	key := fmt.Sprintf("%x", vh[:6])
 	c.mu.Lock()
 	if len(b.Changes) > 0 || b.Baseline {
 		if _, _, err := c.st.Apply(ctx, b); err != nil {

@@ -37,11 +37,11 @@ var fixture = strings.Join([]string{
 func lines(t *testing.T, body string) []string {
 	t.Helper()
 	var out []string
-	for tr, err := range parseNT(strings.NewReader(body)) {
+	for tr, err := range rdf.Parse(strings.NewReader(body), rdf.NTriples, "") {
 		if err != nil {
 			t.Fatalf("not N-Triples: %v\n%s", err, body)
 		}
-		out = append(out, ntTriple(tr))
+		out = append(out, ntLine(tr))
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

@@ -236,12 +236,12 @@ func (s *Server) pick(w http.ResponseWriter, r *http.Request) (offer, bool) {
 		}
 		offs = offs[i : i+1]
 	}
-	o, ok := negotiate(r.Header.Get("Accept"), offs)
+	o, mt, ok := negotiate(r.Header.Get("Accept"), offs)
 	if !ok {
 		http.Error(w, "none of the acceptable types is available; available: "+s.offerList("type"), http.StatusNotAcceptable)
 		return offer{}, false
 	}
-	w.Header().Set("Content-Type", o.Type+"; charset=utf-8")
+	w.Header().Set("Content-Type", mt+"; charset=utf-8")
 	return o, true
 }
 
@@ -288,7 +288,7 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, name string) 
 	}
 	var parseErr error
 	seq := func(yield func(rdf.Triple) bool) {
-		for t, err := range parse(f, rdf.NTriples, "") {
+		for t, err := range rdf.Parse(f, rdf.NTriples, "") {
 			if err != nil {
 				parseErr = err
 				return

@@ -78,13 +78,7 @@ func (c *Collection) buildSnapshot(ctx context.Context, v *version) error {
 				return err
 			}
 			res := v.res[i*size : min((i+1)*size, len(v.res))]
-			seen := map[rdf.Term]bool{}
-			ts := v.g.closure(res, seen)
-			for t := range seen {
-				if t.IsBlank() {
-					reached[t] = true
-				}
-			}
+			ts := v.g.union(res, reached)
 			if i == n-1 {
 				// Blank-node subjects no resource reaches belong to the
 				// snapshot too: the last chunk carries them.
@@ -94,7 +88,7 @@ func (c *Collection) buildSnapshot(ctx context.Context, v *version) error {
 						orphans = append(orphans, s)
 					}
 				}
-				ts = append(ts, v.g.closure(orphans, reached)...)
+				ts = append(ts, v.g.union(orphans, reached)...)
 			}
 			if err := writeFileAtomic(c.chunkFile(v.key, i), func(w *bufio.Writer) error {
 				return writeTriples(w, rdf.NTriples, sliceSeq(ts))
@@ -104,7 +98,7 @@ func (c *Collection) buildSnapshot(ctx context.Context, v *version) error {
 		}
 	}
 	return writeFileAtomic(c.snapFile(v.key), func(w *bufio.Writer) error {
-		return writeTriples(w, rdf.NTriples, sliceSeq(v.g.all()))
+		return writeTriples(w, rdf.NTriples, v.g.all())
 	})
 }
 
