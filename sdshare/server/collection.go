@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -34,6 +35,12 @@ type version struct {
 	key     string     // names its snapshot files: seq and a hash of the whole graph
 }
 
+// buildErr is the failure of the snapshot builder for one version.
+type buildErr struct {
+	key string
+	err error
+}
+
 // stamp is what the periodic rescan compares to skip unchanged files.
 type stamp struct {
 	size  int64
@@ -59,7 +66,7 @@ type Collection struct {
 
 	reloads, reloadErrors atomic.Uint64
 	changed               chan struct{} // wakes the snapshot builder
-	ready                 atomic.Pointer[string]
+	buildErr              atomic.Pointer[buildErr]
 	listeners             []func()
 }
 
@@ -186,19 +193,34 @@ func (c *Collection) readGraph(names []string) (*graph, error) {
 				fh.Close()
 				return nil, fmt.Errorf("%w: %s: %w", ErrParse, p, err)
 			}
-			if prefix != "" {
-				if t.S.IsBlank() {
-					t.S.Value = prefix + t.S.Value
-				}
-				if t.O.IsBlank() {
-					t.O.Value = prefix + t.O.Value
-				}
+			if t.S.IsBlank() {
+				t.S.Value = prefix + blankLabel(t.S.Value)
+			}
+			if t.O.IsBlank() {
+				t.O.Value = prefix + blankLabel(t.O.Value)
 			}
 			rg.Add(t)
 		}
 		fh.Close()
 	}
 	return newGraph(rg), nil
+}
+
+// blankLabel maps a blank node label from a reader to a valid N-Triples
+// label, injectively: a label that is valid and does not start with 'x'
+// stays (N-Triples files keep their labels), any other becomes 'x' and
+// its bytes in hex (readers generate labels such as "-b1" that cannot
+// collide with a document's own).
+func blankLabel(l string) string {
+	ok := l != "" && l[0] != 'x' && l[0] != '-'
+	for i := 0; ok && i < len(l); i++ {
+		c := l[i]
+		ok = c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	if ok {
+		return l
+	}
+	return "x" + hex.EncodeToString([]byte(l))
 }
 
 // LoadReport says what one load found.

@@ -181,6 +181,10 @@ func (c *Collection) snapshotPath(w http.ResponseWriter, r *http.Request, p stri
 	key, sub, _ := strings.Cut(p, "/")
 	v := c.version()
 	if !c.snapshotReady(key) {
+		if be := c.buildErr.Load(); be != nil && be.key == key {
+			http.Error(w, "the snapshot could not be written; see the server log", http.StatusInternalServerError)
+			return
+		}
 		if key == v.key {
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, "the snapshot is being built; retry shortly", http.StatusAccepted)

@@ -58,6 +58,7 @@ func (c *Collection) buildSnapshots(ctx context.Context) {
 			c.srv.beforeBuild(v.key)
 		}
 		if err := c.buildSnapshot(ctx, v); err != nil {
+			c.buildErr.Store(&buildErr{v.key, err})
 			if ctx.Err() == nil {
 				c.srv.log.Error("snapshot not written", "collection", c.name, "version", v.key, "err", err)
 			}
