@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare"
@@ -116,4 +117,24 @@ func TestHashTriplesLabelFree(t *testing.T) {
 	if hashTriples(a) == hashTriples(c) {
 		t.Error("different graphs hash equal")
 	}
+}
+
+// FuzzQuery: the fragments feed's query parsers refuse bad input with an
+// error and never panic; what they accept round-trips.
+func FuzzQuery(f *testing.F) {
+	for _, s := range []string{"2026-11-24T00:00:00Z", "2026-11-24T00:00:00.123456789+05:30", "2026-11-24t00:00:00z", "s1", "s", "szzzzzzzzzzzzzz", "", "2026-11-24T00:00:00 01:00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if tm, err := parseSince(s); err == nil {
+			if back, err := parseSince(tm.Format(time.RFC3339Nano)); err != nil || !back.Equal(tm) {
+				t.Errorf("since %q: %v does not round-trip: %v %v", s, tm, back, err)
+			}
+		}
+		if n, ok := parseCursor(s); ok {
+			if m, ok := parseCursor(pageCursor(n)); !ok || m != n {
+				t.Errorf("cursor %q: %d does not round-trip", s, n)
+			}
+		}
+	})
 }

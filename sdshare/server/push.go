@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/store"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare/push"
@@ -62,7 +63,21 @@ func newPushWorker(s *Server, c *Collection, receiver string) *pushWorker {
 	return w
 }
 
-func (w *pushWorker) run(ctx context.Context) { w.sender.Run(ctx) }
+// run runs the sender until ctx ends; a failure of the state store stops
+// a Sender, so it is logged and the sender restarted from its stored
+// cursor after a pause.
+func (w *pushWorker) run(ctx context.Context) {
+	for {
+		err := w.sender.Run(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		w.c.srv.log.Error("sdshare push stopped; restarting", "collection", w.c.name, "receiver", w.sender.URL, "err", err)
+		if retry.Sleep(ctx, time.Second) != nil {
+			return
+		}
+	}
+}
 
 // pushItems yields the journal records after after, each with the
 // resource's current fragment (SD-SRV-28: the current state, which is at
