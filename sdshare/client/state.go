@@ -27,11 +27,11 @@ var bCollections = []byte("collections")
 // runs (SD-CLI-1): its t, and what it needs to tell whether t still
 // applies (the graph it wrote to, the feeds it found).
 type CollectionState struct {
-	Title          string    `json:"title,omitempty"`
-	CollectionFeed string    `json:"collectionFeed"`
-	SnapshotsFeed  string    `json:"snapshotsFeed,omitempty"`
-	FragmentsFeed  string    `json:"fragmentsFeed,omitempty"`
-	Graph          string    `json:"graph"`
+	Title          string `json:"title,omitempty"`
+	CollectionFeed string `json:"collectionFeed"`
+	SnapshotsFeed  string `json:"snapshotsFeed,omitempty"`
+	FragmentsFeed  string `json:"fragmentsFeed,omitempty"`
+	Graph          string `json:"graph"`
 	// T is the time of the last update seen; zero means unset (a snapshot
 	// is due).
 	T time.Time `json:"t,omitzero"`
