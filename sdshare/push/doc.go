@@ -29,11 +29,19 @@
 // once). The newest instant is recorded before the store is changed, so a
 // crash between the two leaves the store behind the record only for a
 // request that never got its 2xx: the sender resends that same fragment,
-// whose instant equals the record, and it is applied. Requests without the
-// header are applied as they come (last writer wins), as the note's
-// receivers do.
+// whose instant equals the record, and it is applied. A sender that has
+// no instant may send its stream's sequence number in SDShare-Sequence
+// instead (compared the same way, only with other sequence numbers).
+// Requests with neither header are applied as they come (last writer
+// wins), as the note's receivers do.
 package push
 
-// HeaderUpdated is the request header that carries the instant of the
-// change a pushed fragment represents (RFC 3339).
-const HeaderUpdated = "SDShare-Updated"
+// Request headers that place a pushed fragment in its resource's history.
+const (
+	// HeaderUpdated carries the instant of the change (RFC 3339).
+	HeaderUpdated = "SDShare-Updated"
+	// HeaderSequence carries the sender's sequence number of the item
+	// (an unsigned decimal, increasing along the sender's stream); used
+	// when HeaderUpdated is absent.
+	HeaderSequence = "SDShare-Sequence"
+)

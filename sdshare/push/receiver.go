@@ -2,6 +2,7 @@ package push
 
 import (
 	"bytes"
+	"encoding/binary"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -120,13 +122,9 @@ func (rv *Receiver) receive(r *http.Request) (Result, int, error) {
 	if !absIRI(graph) {
 		return Result{}, http.StatusBadRequest, fmt.Errorf("%w: graph %q is not an absolute IRI", ErrBadRequest, graph)
 	}
-	var updated time.Time
-	if v := r.Header.Get(HeaderUpdated); v != "" {
-		t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(v))
-		if err != nil {
-			return Result{}, http.StatusBadRequest, fmt.Errorf("%w: %s: %w", ErrBadRequest, HeaderUpdated, err)
-		}
-		updated = t.UTC()
+	ver, err := versionOf(r.Header)
+	if err != nil {
+		return Result{}, http.StatusBadRequest, err
 	}
 	max := rv.MaxBytes
 	if max <= 0 {
@@ -158,7 +156,7 @@ func (rv *Receiver) receive(r *http.Request) (Result, int, error) {
 	}
 	var res Result
 	for _, name := range uniq(resources) {
-		st, err := rv.apply(r.Context(), graph, name, parts[name], updated)
+		st, err := rv.apply(r.Context(), graph, name, parts[name], ver)
 		if err != nil {
 			return res, http.StatusInternalServerError, fmt.Errorf("applying %s: %w (the receiver's copy of it cannot be trusted until it is sent again)", name, err)
 		}
@@ -176,12 +174,12 @@ func (rv *Receiver) receive(r *http.Request) (Result, int, error) {
 
 // apply applies one fragment under its resource's lock; stale reports a
 // fragment older than one already admitted (not applied).
-func (rv *Receiver) apply(ctx context.Context, graph, resource string, ts []rdf.Triple, updated time.Time) (stale bool, err error) {
+func (rv *Receiver) apply(ctx context.Context, graph, resource string, ts []rdf.Triple, ver Version) (stale bool, err error) {
 	mu := rv.lockFor(graph, resource)
 	mu.Lock()
 	defer mu.Unlock()
-	if rv.Order != nil && !updated.IsZero() {
-		ok, err := rv.Order.Admit(graph, resource, updated)
+	if rv.Order != nil && !ver.IsZero() {
+		ok, err := rv.Order.Admit(graph, resource, ver)
 		if err != nil {
 			return false, err
 		}
@@ -269,6 +267,37 @@ func formatFor(ct string) (rdf.Format, bool) {
 	return 0, false
 }
 
+// Version is the place of a pushed fragment in its resource's history:
+// the instant of the change (HeaderUpdated) or the sender's sequence
+// number (HeaderSequence). Zero means unknown.
+type Version struct {
+	Updated time.Time
+	Seq     uint64
+}
+
+// IsZero reports whether v says nothing.
+func (v Version) IsZero() bool { return v.Updated.IsZero() && v.Seq == 0 }
+
+func versionOf(h http.Header) (Version, error) {
+	var v Version
+	if s := strings.TrimSpace(h.Get(HeaderUpdated)); s != "" {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil || t.UnixNano() <= 0 {
+			return v, fmt.Errorf("%w: %s %q is not an RFC 3339 instant after 1970", ErrBadRequest, HeaderUpdated, s)
+		}
+		v.Updated = t.UTC()
+		return v, nil
+	}
+	if s := strings.TrimSpace(h.Get(HeaderSequence)); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return v, fmt.Errorf("%w: %s %q is not an unsigned integer", ErrBadRequest, HeaderSequence, s)
+		}
+		v.Seq = n
+	}
+	return v, nil
+}
+
 // OrderFile is the name of the receiver's order file in its state
 // directory.
 const OrderFile = "sdshare-receive.order"
@@ -304,19 +333,22 @@ func OpenOrder(path string, noSync bool) (*Order, error) {
 	return &Order{db: db}, nil
 }
 
-// Admit records updated for (graph, resource) and returns true, unless a
-// later instant is recorded already (false: the fragment is stale).
-func (o *Order) Admit(graph, resource string, updated time.Time) (bool, error) {
-	key := []byte(graph + "\x00" + resource)
-	val, _ := updated.UTC().MarshalBinary()
+// Admit records ver for (graph, resource) and returns true, unless a
+// later version of the same kind is recorded already (false: the fragment
+// is stale). Sequence numbers and instants are kept apart: a sender that
+// sends one kind is compared only with itself.
+func (o *Order) Admit(graph, resource string, ver Version) (bool, error) {
+	kind, pos := byte('u'), uint64(ver.Updated.UnixNano())
+	if ver.Updated.IsZero() {
+		kind, pos = 's', ver.Seq
+	}
+	key := []byte(graph + "\x00" + resource + "\x00" + string(kind))
+	val := binary.BigEndian.AppendUint64(nil, pos)
 	ok := false
 	err := o.db.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bOrder)
-		if v := b.Get(key); v != nil {
-			var prev time.Time
-			if err := prev.UnmarshalBinary(v); err == nil && prev.After(updated) {
-				return nil
-			}
+		if v := b.Get(key); len(v) == 8 && binary.BigEndian.Uint64(v) > pos {
+			return nil
 		}
 		ok = true
 		return b.Put(key, val)
