@@ -364,7 +364,7 @@ func (s *syncer) snapshot(ctx context.Context, c Collection, graph string) (time
 		if e.Updated.IsZero() {
 			continue
 		}
-		if len(linksRel(*e, sdshare.RelSnapshot)) == 0 && len(linksRel(*e, sdshare.RelChunkedSnapshot)) == 0 {
+		if _, ok := pickLink(snapshotLinks(*e)); !ok && len(linksRel(*e, sdshare.RelChunkedSnapshot)) == 0 {
 			continue
 		}
 		if newest == nil || e.Updated.After(newest.Updated) {
@@ -378,7 +378,7 @@ func (s *syncer) snapshot(ctx context.Context, c Collection, graph string) (time
 	if ch := linksRel(*newest, sdshare.RelChunkedSnapshot); len(ch) > 0 { // SD-CLI-4
 		parts = s.chunks(ctx, ch[0].Href)
 	} else {
-		l, ok := pickLink(linksRel(*newest, sdshare.RelSnapshot))
+		l, ok := pickLink(snapshotLinks(*newest))
 		if !ok {
 			return time.Time{}, 0, fmt.Errorf("snapshot entry %q: no link in a format the client reads", newest.ID)
 		}
@@ -403,6 +403,15 @@ func (s *syncer) snapshot(ctx context.Context, c Collection, graph string) (time
 			return time.Time{}, 0, err
 		}
 	}
+}
+
+// snapshotLinks returns e's snapshot links; legacy feeds (Ontopia, Duke)
+// link the data with rel alternate only.
+func snapshotLinks(e atom.Entry) []atom.Link {
+	if ls := linksRel(e, sdshare.RelSnapshot); len(ls) > 0 {
+		return ls
+	}
+	return e.LinksRel("alternate")
 }
 
 // errTransient marks a snapshot body that broke off in transit: the whole
