@@ -1,0 +1,91 @@
+package rdf
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"iter"
+	"strings"
+	"testing"
+)
+
+// writtenAs is what a writer makes of t: blank node labels pass through
+// safeBlankLabel, everything else is kept.
+func writtenAs(t Triple) Triple {
+	f := func(x Term) Term {
+		if x.IsBlank() {
+			return Blank(safeBlankLabel(x.Value))
+		}
+		return x
+	}
+	return Triple{f(t.S), t.P, f(t.O)}
+}
+
+// checkRewrite writes ts with newW and re-reads it with parse: the result
+// must be ts in the same order, labels mapped by safeBlankLabel. A writer
+// may refuse a triple its format cannot carry (ErrNotSerializable), then
+// there is nothing to compare.
+func checkRewrite(t *testing.T, ts []Triple, newW func(io.Writer) Writer, parse func(io.Reader, string) iter.Seq2[Triple, error]) {
+	var buf bytes.Buffer
+	w := newW(&buf)
+	for _, tr := range ts {
+		if err := w.Write(tr); err != nil {
+			if errors.Is(err, ErrNotSerializable) {
+				return
+			}
+			t.Fatalf("write %v: %v", tr, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	back, err := collectSeq(parse(bytes.NewReader(buf.Bytes()), ""))
+	if err != nil {
+		t.Fatalf("re-parse: %v\n%s", err, buf.String())
+	}
+	if len(back) != len(ts) {
+		t.Fatalf("re-parse gave %d triples, want %d\n%s", len(back), len(ts), buf.String())
+	}
+	for i := range ts {
+		if want := writtenAs(ts[i]); back[i] != want {
+			t.Fatalf("triple %d: got %v, want %v\n%s", i, back[i], want, buf.String())
+		}
+	}
+}
+
+func FuzzTurtle(f *testing.F) {
+	for _, tc := range turtleCases {
+		f.Add(tc.doc)
+	}
+	f.Add("@prefix : <http://ex/> . :a :b ( [ :c 1.e5 ] ) .")
+	f.Add(`<a> <b> """x""""" , '\u00e9'@EN .`)
+	f.Fuzz(func(t *testing.T, doc string) {
+		ts, err := collectSeq(parseTurtle(strings.NewReader(doc), "http://base.example/d/"))
+		if err != nil {
+			if !errors.Is(err, ErrSyntax) {
+				t.Fatalf("error %v is not a syntax error", err)
+			}
+			return
+		}
+		checkRewrite(t, ts, newTurtleWriter, parseTurtle)
+		checkRewrite(t, ts, newRDFXMLWriter, parseRDFXML)
+	})
+}
+
+func FuzzRDFXML(f *testing.F) {
+	for _, tc := range rdfxmlCases {
+		f.Add(tc.doc)
+	}
+	f.Add(`<ex:T ` + rdfDecl + ` xmlns:ex="http://ex/" ex:a="1"><ex:p rdf:parseType="Resource"><rdf:li/></ex:p></ex:T>`)
+	f.Fuzz(func(t *testing.T, doc string) {
+		ts, err := collectSeq(parseRDFXML(strings.NewReader(doc), "http://base.example/d/"))
+		if err != nil {
+			if !errors.Is(err, ErrSyntax) {
+				t.Fatalf("error %v is not a syntax error", err)
+			}
+			return
+		}
+		checkRewrite(t, ts, newRDFXMLWriter, parseRDFXML)
+		checkRewrite(t, ts, newTurtleWriter, parseTurtle)
+	})
+}
