@@ -16,6 +16,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/sdshare/client"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/boltstore"
 )
 
 const sdshareSyncHelp = `Keeps an RDF store in step with an SDShare 1.0 server.
@@ -320,6 +321,9 @@ type sdshareStoreSpec struct {
 
 // sdshareStoreOpener opens the store a spec names.
 var sdshareStoreOpener = func(ctx context.Context, spec sdshareStoreSpec) (graphstore.Store, error) {
-	// TODO(client): boltstore and sparql are not on main yet.
-	return nil, errors.New("sdshare: the graph stores are not built into this binary yet")
+	if spec.Update != "" {
+		// TODO(client): graphstore/sparql is not on main yet.
+		return nil, errors.New("sdshare: the SPARQL store is not built into this binary yet")
+	}
+	return boltstore.OpenDir(spec.Dir, nil)
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -164,33 +163,24 @@ func (f *fetcher) feed(ctx context.Context, url string) (*atom.Feed, error) {
 	return feed, nil
 }
 
-// Media types and the client's preference among them (SD-CLI-12, 16):
+// formatFor returns the RDF format a media type names (rdf.FormatFor)
+// and the client's preference for it (lower is preferred; SD-CLI-12):
 // N-Triples parses fastest and is line-based, then Turtle, then RDF/XML.
-var mediaTypes = []struct {
-	typ    string
-	format rdf.Format
-}{
-	{"application/n-triples", rdf.NTriples},
-	{"text/plain", rdf.NTriples},
-	{"text/turtle", rdf.Turtle},
-	{"application/x-turtle", rdf.Turtle},
-	{"application/rdf+xml", rdf.RDFXML},
+func formatFor(mediaType string) (f rdf.Format, rank int, ok bool) {
+	f, ok = rdf.FormatFor(mediaType)
+	if !ok {
+		return 0, 0, false
+	}
+	switch f {
+	case rdf.NTriples:
+		return f, 0, true
+	case rdf.Turtle:
+		return f, 1, true
+	}
+	return f, 2, true
 }
 
-// formatFor returns the RDF format a media type names (case-insensitive,
-// parameters ignored) and its rank (lower is preferred), or ok false.
-func formatFor(mediaType string) (f rdf.Format, rank int, ok bool) {
-	mt, _, err := mime.ParseMediaType(mediaType)
-	if err != nil {
-		mt = strings.ToLower(strings.TrimSpace(strings.Split(mediaType, ";")[0]))
-	}
-	for i, m := range mediaTypes {
-		if m.typ == mt {
-			return m.format, i, true
-		}
-	}
-	return 0, 0, false
-}
+const unranked = 3
 
 // acceptHeader is the Accept header of RDF requests: the link's own type
 // first, then the others the client reads.
@@ -214,7 +204,7 @@ func pickLink(links []atom.Link) (atom.Link, bool) {
 		if l.Href == "" {
 			continue
 		}
-		rank := len(mediaTypes)
+		rank := unranked
 		if _, r, ok := formatFor(l.Type); ok {
 			rank = r
 		} else if l.Type != "" {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -139,7 +138,7 @@ func (rv *Receiver) receive(r *http.Request) (Result, int, error) {
 	}
 	parts := map[string][]rdf.Triple{}
 	if len(bytes.TrimSpace(body)) > 0 {
-		f, ok := formatFor(r.Header.Get("Content-Type"))
+		f, ok := rdf.FormatFor(r.Header.Get("Content-Type"))
 		if !ok {
 			return Result{}, http.StatusUnsupportedMediaType, fmt.Errorf("%w: Content-Type %q is not an RDF format the receiver reads", ErrBadRequest, r.Header.Get("Content-Type"))
 		}
@@ -247,24 +246,6 @@ func uniq(ss []string) []string {
 func absIRI(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && u.IsAbs()
-}
-
-// formatFor maps a Content-Type to the RDF format (case-insensitive,
-// parameters such as charset ignored).
-func formatFor(ct string) (rdf.Format, bool) {
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return 0, false
-	}
-	switch mt {
-	case "application/n-triples", "text/plain":
-		return rdf.NTriples, true
-	case "text/turtle", "application/x-turtle":
-		return rdf.Turtle, true
-	case "application/rdf+xml":
-		return rdf.RDFXML, true
-	}
-	return 0, false
 }
 
 // Version is the place of a pushed fragment in its resource's history:
