@@ -45,6 +45,9 @@ func newFixtureServer(t *testing.T) *fixtureServer {
 		if !ok {
 			h, ok = fs.routes[r.URL.Path]
 		}
+		if !ok { // routes ending in / serve their subtree
+			h, ok = fs.routes[r.URL.Path[:strings.LastIndexByte(r.URL.Path, '/')+1]]
+		}
 		fs.mu.Unlock()
 		if !ok {
 			http.NotFound(w, r)
