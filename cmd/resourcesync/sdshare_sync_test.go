@@ -36,8 +36,8 @@ func useTestStores(t *testing.T, s graphstore.Store) {
 // miniSDShare serves one collection: a snapshot and a fragments feed the
 // test can change.
 type miniSDShare struct {
-	srv *httptest.Server
-	mu  sync.Mutex
+	srv       *httptest.Server
+	mu        sync.Mutex
 	fragments string // entries of the fragments feed
 }
 
