@@ -68,6 +68,11 @@ func parseNTriples(r io.Reader) iter.Seq2[Triple, error] {
 					return
 				}
 			}
+			if p.line == 0 && len(p.lastSRaw) == 0 {
+				// A byte order mark some editors write is not part of the
+				// first line.
+				line = bytes.TrimPrefix(line, []byte("\xEF\xBB\xBF"))
+			}
 			if len(line) > 0 {
 				if !p.lines(line, yield) {
 					return

@@ -32,6 +32,7 @@ func TestParseNTriplesValid(t *testing.T) {
 	}{
 		{"empty", "", nil},
 		{"comments and blank lines", "# c\n\n   \t\n# <a> <b> <c> .\n", nil},
+		{"byte order mark", "\xEF\xBB\xBF<http://ex/s> <http://ex/p> <http://ex/o> .\n", []Triple{{s, p, IRI("http://ex/o")}}},
 		{"iri object", "<http://ex/s> <http://ex/p> <http://ex/o> .\n", []Triple{{s, p, IRI("http://ex/o")}}},
 		{"no final newline", "<http://ex/s> <http://ex/p> <http://ex/o> .", []Triple{{s, p, IRI("http://ex/o")}}},
 		{"no spaces", "<http://ex/s><http://ex/p><http://ex/o>.", []Triple{{s, p, IRI("http://ex/o")}}},
