@@ -441,7 +441,9 @@ func isPNCharsBase(r rune) bool {
 		0xF900 <= r && r <= 0xFDCF || 0xFDF0 <= r && r <= 0xFFFD || 0x10000 <= r && r <= 0xEFFFF
 }
 
-func isPNCharsU(r rune) bool { return r == '_' || r == ':' || isPNCharsBase(r) }
+// isPNCharsU follows Turtle and the W3C N-Triples tests (nt-syntax-bad-bnode-01/02):
+// no ':' in blank node labels, although the N-Triples REC's grammar lists it.
+func isPNCharsU(r rune) bool { return r == '_' || isPNCharsBase(r) }
 
 func isPNChars(r rune) bool {
 	return isPNCharsU(r) || r == '-' || '0' <= r && r <= '9' || r == 0xB7 ||
