@@ -478,6 +478,17 @@ func (s *ntScanner) literal() (Term, error) {
 		i++
 	}
 	s.pos = i
+	// RDF 1.2 (and a reading of 1.1: '^^' and LANGTAG are tokens) allows
+	// white space before the language tag or datatype.
+	for j := i; j < len(b); j++ {
+		if b[j] == '@' || b[j] == '^' {
+			i = j
+			break
+		}
+		if b[j] != ' ' && b[j] != '\t' {
+			break
+		}
+	}
 	if i < len(b) && b[i] == '@' {
 		j := i + 1
 		for j < len(b) && ('a' <= b[j] && b[j] <= 'z' || 'A' <= b[j] && b[j] <= 'Z') {
@@ -501,6 +512,7 @@ func (s *ntScanner) literal() (Term, error) {
 	}
 	if i+1 < len(b) && b[i] == '^' && b[i+1] == '^' {
 		s.pos = i + 2
+		s.skipWS()
 		if s.pos >= len(b) || b[s.pos] != '<' {
 			return Term{}, s.errAt(s.pos, "expected a datatype IRI after '^^'")
 		}
@@ -706,6 +718,14 @@ func appendEscaped(b []byte, v string, iri bool) []byte {
 		}
 		if c >= utf8.RuneSelf {
 			r, n := utf8.DecodeRuneInString(v[i:])
+			if r == 0xFFFE || r == 0xFFFF {
+				// Noncharacters, escaped in canonical N-Triples (RDF 1.2).
+				b = append(b, v[start:i]...)
+				b = appendUEscape(b, r)
+				i += n
+				start = i
+				continue
+			}
 			if r != utf8.RuneError || n > 1 {
 				i += n
 				continue

@@ -32,6 +32,7 @@ func TestParseNTriplesValid(t *testing.T) {
 	}{
 		{"empty", "", nil},
 		{"comments and blank lines", "# c\n\n   \t\n# <a> <b> <c> .\n", nil},
+		{"space before lang and datatype", "<http://ex/s> <http://ex/p> \"a\" @en .\n<http://ex/s> <http://ex/p> \"1\"  ^^  <http://ex/d> .", []Triple{{s, p, LangLiteral("a", "en")}, {s, p, TypedLiteral("1", "http://ex/d")}}},
 		{"byte order mark", "\xEF\xBB\xBF<http://ex/s> <http://ex/p> <http://ex/o> .\n", []Triple{{s, p, IRI("http://ex/o")}}},
 		{"iri object", "<http://ex/s> <http://ex/p> <http://ex/o> .\n", []Triple{{s, p, IRI("http://ex/o")}}},
 		{"no final newline", "<http://ex/s> <http://ex/p> <http://ex/o> .", []Triple{{s, p, IRI("http://ex/o")}}},
@@ -214,6 +215,7 @@ func TestTermString(t *testing.T) {
 		{Term{Kind: KindLiteral, Value: "x"}, `"x"`},
 		{Literal("a\"b\\c\nd\re\tf\bg\fh\x00i\x7fj\x1f"), `"a\"b\\c\nd\re\tf\bg\fh\u0000i\u007Fj\u001F"`},
 		{Literal("é😀"), `"é😀"`},
+		{Literal("\uFFFE\uFFFF\uFFFD"), "\"\\uFFFE\\uFFFF\uFFFD\""},
 		{Literal("a\xffb"), "\"a\uFFFDb\""},
 		{LangLiteral("chat", "FR"), `"chat"@fr`},
 		{TypedLiteral("1", "http://www.w3.org/2001/XMLSchema#integer"), `"1"^^<http://www.w3.org/2001/XMLSchema#integer>`},
