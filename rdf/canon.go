@@ -233,11 +233,14 @@ func (r *refiner) signature(i int32) h16 {
 	return hashBytes(b)
 }
 
-// newColour derives a fresh colour from a class colour and a salt,
+// newColour derives a fresh colour from a class colour, a salt and the
+// class's size (a class keeps its colour while members leave it, so the
+// size keeps repeated steps on one class from deriving the same colour),
 // re-hashing on the (astronomically unlikely) clash with a live colour so
 // that colours always name one class.
-func (r *refiner) newColour(base h16, salt h16) h16 {
-	c := hashBytes(append(append([]byte{'n'}, base[:]...), salt[:]...))
+func (r *refiner) newColour(base h16, salt h16, size int) h16 {
+	b := append(append([]byte{'n'}, base[:]...), salt[:]...)
+	c := hashBytes(strconv.AppendInt(b, int64(size), 10))
 	for {
 		if _, ok := r.byColour[c]; !ok {
 			return c
@@ -330,7 +333,8 @@ type part struct {
 func (r *refiner) split(ci int32, ds []dirtyNode, next []int32) []int32 {
 	c := &r.classes[ci]
 	oldSig := c.sig
-	unchanged := len(c.members)
+	size := len(c.members) // before the split: the same in isomorphic graphs
+	unchanged := size
 	var parts []part
 	for i := 0; i < len(ds); {
 		j := i
@@ -371,7 +375,7 @@ func (r *refiner) split(ci int32, ds []dirtyNode, next []int32) []int32 {
 			if i == keep {
 				continue
 			}
-			nc := r.newClass(r.newColour(c.colour, p.sig), p.sig)
+			nc := r.newClass(r.newColour(c.colour, p.sig, size), p.sig)
 			created = append(created, nc)
 			for _, m := range p.nodes {
 				next = r.move(m, nc, next)
@@ -400,7 +404,7 @@ func (r *refiner) split(ci int32, ds []dirtyNode, next []int32) []int32 {
 			if nodes == nil {
 				nodes = stay
 			}
-			nc := r.newClass(r.newColour(c.colour, p.sig), p.sig)
+			nc := r.newClass(r.newColour(c.colour, p.sig, size), p.sig)
 			created = append(created, nc)
 			for _, m := range nodes {
 				next = r.move(m, nc, next)
@@ -417,13 +421,15 @@ func (r *refiner) split(ci int32, ds []dirtyNode, next []int32) []int32 {
 	return next
 }
 
+var individualSalt = hashBytes([]byte("individual"))
+
 // individualise gives node x a colour of its own, derived from its class
 // colour alone (so that the same step in another graph gives the same
 // colour), and refines.
 func (r *refiner) individualise(x int32) {
 	ci := r.cls[x]
 	c := r.classes[ci]
-	nc := r.newClass(r.newColour(c.colour, hashBytes([]byte("individual"))), c.sig)
+	nc := r.newClass(r.newColour(c.colour, individualSalt, len(c.members)), c.sig)
 	next := r.move(x, nc, nil)
 	r.touched = append(r.touched, ci)
 	r.pushClass(nc)
@@ -538,6 +544,10 @@ func canonical(ts []Triple) ([]Triple, []string) {
 	}
 	return sorted, lines
 }
+
+// String returns t as one N-Triples line without the newline:
+// "<s> <p> <o> .".
+func (t Triple) String() string { return tripleString(t) }
 
 // tripleString is t as one N-Triples line without the newline.
 func tripleString(t Triple) string {
@@ -671,17 +681,20 @@ func (m *matcher) search(ra, rb *refiner) bool {
 	if ci < 0 {
 		return m.verify(ra, rb)
 	}
-	x := ra.minMember(ci)
-	cb, ok := rb.byColour[ra.classes[ci].colour]
+	x := ra.classes[ci].members[0] // any member: every candidate is tried for it
+	colour := ra.classes[ci].colour
+	cb, ok := rb.byColour[colour]
 	if !ok {
 		return false
 	}
-	candidates := slices.Clone(rb.classes[cb].members)
-	slices.Sort(candidates)
-	for i, y := range candidates {
+	// The candidates are the members of b's class in their order in this
+	// state; replay rebuilds the same state, so the same order, which
+	// saves copying the class at every level of a long greedy descent.
+	for i := 0; i < len(rb.classes[cb].members); i++ {
 		if i > 0 {
 			ra, rb = m.replay()
 		}
+		y := rb.classes[cb].members[i]
 		ra.touched, rb.touched = ra.touched[:0], rb.touched[:0]
 		ra.individualise(x)
 		rb.individualise(y)

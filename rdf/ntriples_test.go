@@ -229,6 +229,13 @@ func TestTermString(t *testing.T) {
 	}
 }
 
+func TestTripleString(t *testing.T) {
+	tr := Triple{Blank("a"), IRI("http://ex/p"), LangLiteral("x", "en")}
+	if got, want := tr.String(), `_:a <http://ex/p> "x"@en .`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
 func TestParseTerm(t *testing.T) {
 	valid := []Term{
 		IRI("http://ex/a"), IRI("http://ex/a b\\"), Blank("x.y"), Literal(""), Literal("a\"\n\x01"),
