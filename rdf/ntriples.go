@@ -528,6 +528,14 @@ func (s *ntScanner) literal() (Term, error) {
 	return Term{Kind: KindLiteral, Value: lex, Datatype: XSDString}, nil
 }
 
+// echar maps the letter after a backslash (ECHAR) to the character it
+// stands for; 0 means not an ECHAR.
+var echar = [256]byte{'t': '\t', 'b': '\b', 'n': '\n', 'r': '\r', 'f': '\f', '"': '"', '\'': '\'', '\\': '\\'}
+
+// echarOut is the inverse of echar for the writer, without \' (a
+// literal in double quotes holds ' directly).
+var echarOut = [256]byte{'\t': 't', '\b': 'b', '\n': 'n', '\r': 'r', '\f': 'f', '"': '"', '\\': '\\'}
+
 // literalSlow decodes a literal with escapes; it returns the lexical form
 // and the index after the closing quote.
 func (s *ntScanner) literalSlow(start int) (string, int, error) {
@@ -544,35 +552,20 @@ func (s *ntScanner) literalSlow(start int) (string, int, error) {
 			if i+1 >= len(b) {
 				return "", 0, s.errAt(i, "incomplete escape")
 			}
-			switch b[i+1] {
-			case 't':
-				buf = append(buf, '\t')
-			case 'b':
-				buf = append(buf, '\b')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 'f':
-				buf = append(buf, '\f')
-			case '"':
-				buf = append(buf, '"')
-			case '\'':
-				buf = append(buf, '\'')
-			case '\\':
-				buf = append(buf, '\\')
-			case 'u', 'U':
-				r, n, err := s.uchar(i)
-				if err != nil {
-					return "", 0, err
-				}
-				buf = utf8.AppendRune(buf, r)
-				i += n
+			if d := echar[b[i+1]]; d != 0 {
+				buf = append(buf, d)
+				i += 2
 				continue
-			default:
+			}
+			if b[i+1] != 'u' && b[i+1] != 'U' {
 				return "", 0, s.errAt(i, "invalid escape \\%c", b[i+1])
 			}
-			i += 2
+			r, n, err := s.uchar(i)
+			if err != nil {
+				return "", 0, err
+			}
+			buf = utf8.AppendRune(buf, r)
+			i += n
 		default:
 			buf = append(buf, c)
 			i++
@@ -737,24 +730,9 @@ func appendEscaped(b []byte, v string, iri bool) []byte {
 			continue
 		}
 		b = append(b, v[start:i]...)
-		switch {
-		case iri:
-			b = appendUEscape(b, rune(c))
-		case c == '"':
-			b = append(b, '\\', '"')
-		case c == '\\':
-			b = append(b, '\\', '\\')
-		case c == '\t':
-			b = append(b, '\\', 't')
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c == '\r':
-			b = append(b, '\\', 'r')
-		case c == '\b':
-			b = append(b, '\\', 'b')
-		case c == '\f':
-			b = append(b, '\\', 'f')
-		default:
+		if e := echarOut[c]; e != 0 && !iri {
+			b = append(b, '\\', e)
+		} else {
 			b = appendUEscape(b, rune(c))
 		}
 		i++

@@ -23,6 +23,22 @@ func collect(t testing.TB, doc string) ([]Triple, error) {
 	return out, nil
 }
 
+// writeNT writes ts with the N-Triples writer and returns the document.
+func writeNT(t testing.TB, ts []Triple) string {
+	t.Helper()
+	var buf bytes.Buffer
+	w := newNTriplesWriter(&buf)
+	for _, tr := range ts {
+		if err := w.Write(tr); err != nil {
+			t.Fatalf("write %#v: %v", tr, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
 func TestParseNTriplesValid(t *testing.T) {
 	s, p := IRI("http://ex/s"), IRI("http://ex/p")
 	tests := []struct {

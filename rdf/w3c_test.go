@@ -1,7 +1,6 @@
 package rdf
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -41,19 +40,10 @@ func TestW3CNTriplesSuite(t *testing.T) {
 			if err != nil {
 				t.Fatalf("positive test failed: %v", err)
 			}
-			var buf bytes.Buffer
-			w := newNTriplesWriter(&buf)
-			for _, tr := range ts {
-				if err := w.Write(tr); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			back, err := collect(t, buf.String())
+			out := writeNT(t, ts)
+			back, err := collect(t, out)
 			if err != nil || len(back) != len(ts) {
-				t.Fatalf("re-parse: %d triples, %v\n%s", len(back), err, buf.String())
+				t.Fatalf("re-parse: %d triples, %v\n%s", len(back), err, out)
 			}
 			for i := range ts {
 				if back[i] != ts[i] {
@@ -95,18 +85,9 @@ func TestW3CCanonicalNTriples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var buf bytes.Buffer
-			w := newNTriplesWriter(&buf)
-			for _, tr := range ts {
-				if err := w.Write(tr); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if buf.String() != string(want) {
-				t.Errorf("got\n%q\nwant\n%q", buf.String(), want)
+			out := writeNT(t, ts)
+			if out != string(want) {
+				t.Errorf("got\n%q\nwant\n%q", out, want)
 			}
 		})
 	}
