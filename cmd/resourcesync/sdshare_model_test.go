@@ -217,6 +217,9 @@ var sdmLiterals = []rdf.Term{
 	rdf.Literal("<xml>&amp;</xml>"),
 	rdf.TypedLiteral("42", sdmXSD+"integer"),
 	rdf.TypedLiteral("2026-11-24", sdmXSD+"date"),
+	rdf.TypedLiteral("042", sdmXSD+"integer"), // not canonical: kept as is
+	rdf.Literal("carriage\r\nreturn"),
+	rdf.Literal("]]> and --> and ?>"),
 }
 
 type sdmRes struct {
@@ -570,18 +573,35 @@ func (h *sdmHistory) pickRes(c *sdmCol) (string, bool) {
 
 // add adds a resource to c's model and returns the file it went to.
 func (h *sdmHistory) add(c *sdmCol) string {
-	c.next++
-	iri := fmt.Sprintf("http://example.org/%s/r%d", c.name, c.next)
-	if h.rng.IntN(4) == 0 {
-		iri = fmt.Sprintf("http://example.org/%s/doc#r%d", c.name, c.next)
-	}
-	r := &sdmRes{ts: h.describe(c, iri)}
+	file := ""
 	if c.dir {
-		r.file = c.files[h.rng.IntN(len(c.files))]
+		file = c.files[h.rng.IntN(len(c.files))]
 	}
+	h.addTo(c, file)
+	return file
+}
+
+// addTo adds a resource to c's model in file and returns its IRI.
+func (h *sdmHistory) addTo(c *sdmCol, file string) string {
+	c.next++
+	// IRIs of every shape a feed and a query parameter must carry.
+	iri := fmt.Sprintf("http://example.org/%s/r%d", c.name, c.next)
+	switch h.rng.IntN(10) {
+	case 0:
+		iri = fmt.Sprintf("http://example.org/%s/doc#r%d", c.name, c.next)
+	case 1:
+		iri = fmt.Sprintf("http://example.org/%s/r?id=%d&x=a+b", c.name, c.next)
+	case 2:
+		iri = fmt.Sprintf("http://example.org/%s/ünï/r%d", c.name, c.next)
+	case 3:
+		iri = fmt.Sprintf("http://example.org/%s/r%%20%d", c.name, c.next)
+	case 4:
+		iri = fmt.Sprintf("urn:example:%s:r%d", c.name, c.next)
+	}
+	r := &sdmRes{ts: h.describe(c, iri), file: file}
 	c.res[iri] = r
 	h.logf("  %s: add %s (%d triples) in %s", c.name, iri, len(r.ts), r.file)
-	return r.file
+	return iri
 }
 
 func (h *sdmHistory) change(c *sdmCol) (string, bool) {
@@ -660,6 +680,101 @@ func (h *sdmHistory) move() bool {
 	h.writeCol(c, to)
 	h.writeCol(c, from)
 	return true
+}
+
+// dropFile deletes a file of a directory collection: its resources are
+// deleted.
+func (h *sdmHistory) dropFile() bool {
+	c := h.pickDir()
+	if c == nil || len(c.files) < 2 {
+		return false
+	}
+	name := c.files[h.rng.IntN(len(c.files))]
+	h.logf("  %s: remove the file %s", c.name, name)
+	h.stats["files removed"]++
+	for _, iri := range c.iris() {
+		if c.res[iri].file == name {
+			h.logf("    (deletes %s)", iri)
+			delete(c.res, iri)
+		}
+	}
+	c.files = slices.DeleteFunc(c.files, func(f string) bool { return f == name })
+	if err := os.Remove(c.abs(name)); err != nil {
+		h.fatalf("%v", err)
+	}
+	return true
+}
+
+// newFile adds a file to a directory collection, sometimes in a new
+// subdirectory (which the server must start watching), with new
+// resources, or with resources moved there from other files.
+func (h *sdmHistory) newFile() bool {
+	c := h.pickDir()
+	if c == nil {
+		return false
+	}
+	h.labels++
+	name := fmt.Sprintf("f%d%s", h.labels, []string{".nt", ".ttl", ".rdf"}[h.rng.IntN(3)])
+	if h.rng.IntN(2) == 0 {
+		name = fmt.Sprintf("new%d/deeper/%s", h.labels, name)
+		if err := os.MkdirAll(filepath.Dir(c.abs(name)), 0o755); err != nil {
+			h.fatalf("%v", err)
+		}
+	}
+	h.logf("  %s: new file %s", c.name, name)
+	h.stats["files added"]++
+	c.files = append(c.files, name)
+	touched := map[string]bool{}
+	for range 1 + h.rng.IntN(3) {
+		if iri, ok := h.pickRes(c); ok && h.rng.IntN(2) == 0 {
+			h.logf("    move %s from %s", iri, c.res[iri].file)
+			touched[c.res[iri].file] = true
+			c.res[iri].file = name
+			continue
+		}
+		h.addTo(c, name)
+	}
+	h.writeCol(c, name)
+	delete(touched, name)
+	h.writeCol(c, slices.Sorted(mapKeys(touched))...)
+	return true
+}
+
+// renameFile renames a file of a directory collection (same resources,
+// another name, maybe another format).
+func (h *sdmHistory) renameFile() bool {
+	c := h.pickDir()
+	if c == nil {
+		return false
+	}
+	from := c.files[h.rng.IntN(len(c.files))]
+	h.labels++
+	to := fmt.Sprintf("renamed%d%s", h.labels, filepath.Ext(from))
+	h.logf("  %s: rename the file %s to %s", c.name, from, to)
+	h.stats["files renamed"]++
+	if err := os.Rename(c.abs(from), c.abs(to)); err != nil {
+		h.fatalf("%v", err)
+	}
+	c.files[slices.Index(c.files, from)] = to
+	for _, r := range c.res {
+		if r.file == from {
+			r.file = to
+		}
+	}
+	return true
+}
+
+func (h *sdmHistory) pickDir() *sdmCol {
+	var dirs []*sdmCol
+	for _, c := range h.cols {
+		if c.dir {
+			dirs = append(dirs, c)
+		}
+	}
+	if len(dirs) == 0 {
+		return nil
+	}
+	return dirs[h.rng.IntN(len(dirs))]
 }
 
 // --- the server ---
@@ -943,6 +1058,21 @@ func (h *sdmHistory) step(i int) {
 			}
 		}},
 		{5, "rewrite", h.rewrite},
+		{3, "remove a file", func() {
+			if !h.dropFile() {
+				h.mutate(1)
+			}
+		}},
+		{4, "new file", func() {
+			if !h.newFile() {
+				h.mutate(1)
+			}
+		}},
+		{3, "rename a file", func() {
+			if !h.renameFile() {
+				h.mutate(1)
+			}
+		}},
 		{6, "syntax error", h.syntaxError},
 		{7, "restart", h.restartServe},
 	}
