@@ -777,6 +777,70 @@ func (h *sdmHistory) pickDir() *sdmCol {
 	return dirs[h.rng.IntN(len(dirs))]
 }
 
+// racing runs clients while the files change under the server: a fresh
+// in-process client (its snapshot may be superseded while it loads it)
+// and `sdshare sync` on the one-shot store. They may report failures, but
+// must not crash, and the checks after the step must find them converged.
+func (h *sdmHistory) racing() {
+	h.stats["racing syncs"]++
+	fresh := memstore.New()
+	st, err := client.OpenState(h.t.TempDir())
+	if err != nil {
+		h.fatalf("%v", err)
+	}
+	type result struct {
+		rep *client.Report
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rep, err := client.Sync(context.Background(), client.Config{Overview: h.base, Store: fresh, State: st, HTTPClient: h.hc, MaxWait: time.Minute})
+		done <- result{rep, err}
+	}()
+	p := startSDMProc(h.t, "sdshare", "sync", "--store", h.cliDir, "--max-wait", "1m", h.base)
+	for range 3 {
+		h.mutate(2 + h.rng.IntN(6))
+		time.Sleep(time.Duration(20+h.rng.IntN(60)) * time.Millisecond) // let the server reload in between
+	}
+	r := <-done
+	code, ok := p.wait(2 * sdmWait)
+	if !ok || code < 0 || code > 2 {
+		h.fatalf("racing %s: exit %d (in time %v):\n%s", p, code, ok, p.tail())
+	}
+	outcome := "ok"
+	if r.err != nil || !r.rep.OK() {
+		outcome = fmt.Sprintf("not in step: %v", r.err)
+		if r.rep != nil {
+			for _, c := range r.rep.Collections {
+				if c.Err != "" {
+					outcome += "; " + c.Err
+				}
+				for _, f := range c.Failures {
+					outcome += "; " + f.Err
+				}
+			}
+		}
+		h.stats["racing client.Sync not in step"]++
+	}
+	h.logf("  racing client.Sync: %s; racing sdshare sync: exit %d", outcome, code)
+	if code != 0 {
+		h.stats["racing sdshare sync exit "+strconv.Itoa(code)]++
+		h.logf("    %s", strings.ReplaceAll(strings.TrimSpace(p.tail()), "\n", "\n    "))
+	}
+	// The fresh client, run again once the server is in step, converges.
+	h.waitServer()
+	rep, err := client.Sync(context.Background(), client.Config{Overview: h.base, Store: fresh, State: st, HTTPClient: h.hc, MaxWait: time.Minute})
+	st.Close()
+	if err != nil || !rep.OK() {
+		h.fatalf("client.Sync after a racing run: %v %+v", err, rep)
+	}
+	for _, c := range h.cols {
+		if d := h.compare("client.Sync after a racing run", fresh, c); d != "" {
+			h.fatalf("%s", d)
+		}
+	}
+}
+
 // --- the server ---
 
 func (h *sdmHistory) startServe() {
@@ -1075,6 +1139,7 @@ func (h *sdmHistory) step(i int) {
 		}},
 		{6, "syntax error", h.syntaxError},
 		{7, "restart", h.restartServe},
+		{6, "racing clients", h.racing},
 	}
 	total := 0
 	for _, a := range actions {
