@@ -286,6 +286,11 @@ type sdmHistory struct {
 	cliFollow   string // sdshare sync --follow store and state
 	lastT       map[string]time.Time
 	cliDuration time.Duration
+	// rcv is the `sdshare receive` child the server also pushes to (nil
+	// while it is down).
+	rcv             *proc
+	rcvAddr, rcvDir string
+	rcvKill         chan struct{} // closed when a kill in flight happened
 }
 
 func newSDMHistory(t *testing.T, seed uint64, steps int) *sdmHistory {
@@ -339,6 +344,7 @@ func (h *sdmHistory) run() {
 		h.step(i)
 	}
 	h.logf("final: every client")
+	h.afterStepReceive()
 	h.checkAll(true)
 	var ks []string
 	for k, v := range h.stats {
@@ -391,9 +397,12 @@ func (h *sdmHistory) setup() {
 	recvSrv := httptest.NewServer(rv)
 	h.t.Cleanup(func() { recvSrv.Close(); order.Close(); h.recv.Close() })
 
+	h.rcvAddr, h.rcvDir = freeAddr(h.t), filepath.Join(h.root, "receive")
+	h.startReceive()
+
 	chunk := []string{"2", "3", "5", "1000"}[h.rng.IntN(4)]
 	h.serveArgs = append([]string{"sdshare", "serve", "--addr", h.addr, "--state", filepath.Join(h.root, "state"),
-		"--push", recvSrv.URL + "/", "--page-size", "3", "--chunk-size", chunk, "--debounce", "30ms", "--rescan", "300ms"}, colArgs...)
+		"--push", recvSrv.URL + "/", "--push", "http://" + h.rcvAddr + "/", "--page-size", "3", "--chunk-size", chunk, "--debounce", "30ms", "--rescan", "300ms"}, colArgs...)
 	h.logf("serve: %s", strings.Join(h.serveArgs, " "))
 	h.startServe()
 
@@ -841,6 +850,99 @@ func (h *sdmHistory) racing() {
 	}
 }
 
+// --- sdshare receive ---
+
+func (h *sdmHistory) startReceive() {
+	h.rcv = startSDMProc(h.t, "sdshare", "receive", "--addr", h.rcvAddr, "--store", h.rcvDir)
+	deadline := time.Now().Add(sdmWait)
+	for !strings.Contains(h.rcv.out.String(), "listening on") {
+		if h.rcv.exited() || time.Now().After(deadline) {
+			h.fatalf("sdshare receive did not start (exit %d):\n%s", h.rcv.code, h.rcv.tail())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// killReceiveSoon SIGKILLs `sdshare receive` at a random moment of the
+// step about to run (pushes in flight), and restarts it after the step.
+func (h *sdmHistory) killReceiveSoon() {
+	d := time.Duration(h.rng.IntN(150)) * time.Millisecond
+	h.logf("  sdshare receive: SIGKILL in %s", d)
+	h.stats["receive kills"]++
+	p := h.rcv
+	h.rcvKill = make(chan struct{})
+	go func(done chan struct{}) {
+		time.Sleep(d)
+		p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.done
+		close(done)
+	}(h.rcvKill)
+}
+
+// afterStepReceive restarts `sdshare receive` after a kill in flight, or
+// brings it back after a step down.
+func (h *sdmHistory) afterStepReceive() {
+	if h.rcvKill != nil {
+		<-h.rcvKill
+		h.rcvKill = nil
+		h.rcv.stdin.Close()
+		h.rcv = nil
+	}
+	if h.rcv == nil {
+		h.logf("  sdshare receive: start")
+		h.startReceive()
+	}
+}
+
+// checkReceive waits until the server has pushed its whole journal to
+// `sdshare receive`, stops it and compares its store with the truth; it
+// stays down for the next step now and then (the server retries).
+func (h *sdmHistory) checkReceive() {
+	h.t.Helper()
+	url := "http://" + h.rcvAddr + "/"
+	for _, c := range h.cols {
+		deadline := time.Now().Add(sdmWait)
+		for {
+			seq, cur := h.metric(c, "journal_seq"), h.pushCursor(c, url)
+			if seq >= 0 && cur == seq {
+				break
+			}
+			if time.Now().After(deadline) {
+				h.fatalf("%s: the server pushed up to seq %v of %v to sdshare receive after %s\nserver:\n%s\nreceive:\n%s", c.name, cur, seq, sdmWait, h.serve.tail(), h.rcv.tail())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if code, ok := h.rcv.interrupt(sdmWait); !ok || code != 0 {
+		h.fatalf("sdshare receive: exit %d on SIGINT (in time %v):\n%s", code, ok, h.rcv.tail())
+	}
+	h.rcv.stdin.Close()
+	h.rcv = nil
+	h.stats["sdshare receive checks"]++
+	h.checkBolt(h.rcvDir, "sdshare receive into boltstore")
+	h.logf("  sdshare receive: in step")
+	if h.rng.IntN(3) > 0 {
+		h.startReceive()
+	} else {
+		h.logf("  sdshare receive: down for a step")
+	}
+}
+
+func (h *sdmHistory) pushCursor(c *sdmCol, receiver string) float64 {
+	_, b, err := h.get(h.base+"metrics", "")
+	if err != nil {
+		return -1
+	}
+	prefix := `sdshare_server_push_cursor{collection="` + c.name + `",receiver="` + receiver + `"} `
+	for l := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, prefix); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		}
+	}
+	return -1
+}
+
 // --- the server ---
 
 func (h *sdmHistory) startServe() {
@@ -1157,9 +1259,13 @@ func (h *sdmHistory) step(i int) {
 				h.logf("  new t0 for the fragments feed check")
 			}
 			before := h.fragments()
+			if h.rcv != nil && h.rng.IntN(6) == 0 {
+				h.killReceiveSoon()
+			}
 			a.fn()
 			h.noteChanges(before)
 			h.waitServer()
+			h.afterStepReceive()
 			h.checkAll(false)
 			return
 		}
@@ -1294,6 +1400,9 @@ func (h *sdmHistory) checkAll(final bool) {
 	}
 	if final || h.rng.IntN(7) == 0 {
 		h.cliFollowCheck()
+	}
+	if h.rcv != nil && (final || h.rng.IntN(5) == 0) {
+		h.checkReceive()
 	}
 	h.checkFeeds()
 }
