@@ -70,6 +70,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/sparqltest"
 	"github.com/resourcesync-go/resourcesync/internal/testnet"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare/atom"
@@ -77,6 +78,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/boltstore"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/memstore"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/sparql"
 	"github.com/resourcesync-go/resourcesync/sdshare/push"
 )
 
@@ -90,7 +92,9 @@ var (
 // sdmKnownOpen lists bugs this test found whose fixes are not in main yet:
 // a check that fails on one of them logs "KNOWN ..." instead of failing,
 // unless RESOURCESYNC_MODEL_STRICT=1. An entry goes when its fix is merged.
-var sdmKnownOpen = map[string]string{}
+var sdmKnownOpen = map[string]string{
+	"virtuoso integers": `Virtuoso keeps "042"^^xsd:integer as "42": the SPARQL store loses a literal's non-canonical lexical form (another RDF term)`,
+}
 
 // sdmWait bounds every wait for the server or a client to catch up.
 const sdmWait = 30 * time.Second
@@ -142,7 +146,7 @@ func TestSDShareModel(t *testing.T) {
 	for item, why := range sdmKnownOpen {
 		t.Logf("GUARD: %s (%s) is not fixed in main yet: its failures are logged as KNOWN (RESOURCESYNC_MODEL_STRICT=1 fails them)", item, why)
 	}
-	t.Log("not covered: the ResourceSync view of `sdshare serve` (no --resourcesync flag on main yet); the SPARQL store")
+	t.Log("not covered: the ResourceSync view of `sdshare serve` (no --resourcesync flag on main yet); `sdshare sync --sparql-update` (not built into the binary on main yet)")
 	start := time.Now()
 	failed := 0
 	for _, seed := range seeds {
@@ -286,6 +290,10 @@ type sdmHistory struct {
 	cliFollow   string // sdshare sync --follow store and state
 	lastT       map[string]time.Time
 	cliDuration time.Duration
+	// sparql is client.Sync's store on the shared Virtuoso (every third
+	// seed, when Virtuoso is installed), with its state.
+	sparql      graphstore.Store
+	sparqlState *client.State
 	// rcv is the `sdshare receive` child the server also pushes to (nil
 	// while it is down).
 	rcv             *proc
@@ -329,7 +337,13 @@ func (h *sdmHistory) fatalf(format string, args ...any) {
 // while the bug is listed in sdmKnownOpen.
 func (h *sdmHistory) known(item string, format string, args ...any) bool {
 	if why, ok := sdmKnownOpen[item]; ok && os.Getenv("RESOURCESYNC_MODEL_STRICT") != "1" {
-		h.t.Logf("KNOWN %s (%s), not failing: %s", item, why, fmt.Sprintf(format, args...))
+		if h.stats["known "+item] == 0 { // once per history
+			msg := fmt.Sprintf(format, args...)
+			if len(msg) > 400 {
+				msg = msg[:400] + "..."
+			}
+			h.t.Logf("KNOWN %s (%s), not failing: %s", item, why, msg)
+		}
 		h.logf("  KNOWN %s", item)
 		h.stats["known "+item]++
 		return true
@@ -424,6 +438,20 @@ func (h *sdmHistory) setup() {
 		client.Follow(ctx, client.Config{Overview: h.base, Store: h.follow, State: fstate, HTTPClient: h.hc, MaxWait: time.Minute}, 50*time.Millisecond, nil)
 	}()
 	h.t.Cleanup(func() { cancel(); <-done; fstate.Close(); h.memState.Close() })
+	if h.seed%3 == 1 {
+		if _, err := exec.LookPath("virtuoso-t"); err != nil {
+			h.t.Logf("Virtuoso not installed: no SPARQL store in this history (%s)", sparqltest.InstallCommand)
+		} else {
+			srv := sparqltest.Shared(h.t)
+			srv.Reset(h.t)
+			h.sparql = sparql.New(sparql.Endpoints{Update: srv.UpdateURL, Query: srv.QueryURL, GraphStore: srv.GraphStoreURL}, h.hc)
+			if h.sparqlState, err = client.OpenState(filepath.Join(h.root, "sparql-state")); err != nil {
+				h.fatalf("%v", err)
+			}
+			h.t.Cleanup(func() { h.sparqlState.Close(); h.sparql.Close() })
+			h.logf("client.Sync into Virtuoso at %s", srv.UpdateURL)
+		}
+	}
 	for _, c := range h.cols {
 		c.t0 = time.Now()
 	}
@@ -1313,9 +1341,43 @@ func (h *sdmHistory) compare(what string, s graphstore.Store, c *sdmCol) string 
 		got = append(got, t)
 	}
 	if d := rdf.IsomorphicDiff(got, c.truth()); d != "" {
+		if os.Getenv("SDMODEL_DUMP") != "" {
+			var b strings.Builder
+			for _, t := range rdf.Canonical(got) {
+				fmt.Fprintln(&b, "got ", t)
+			}
+			for _, t := range rdf.Canonical(c.truth()) {
+				fmt.Fprintln(&b, "want", t)
+			}
+			d += "\n" + b.String()
+		}
 		return fmt.Sprintf("%s: graph %s is not the truth: %s", what, c.url, d)
 	}
 	return ""
+}
+
+// compareCanonical reports whether s holds the truth of c once integer
+// literals are in their canonical form.
+func (h *sdmHistory) compareCanonical(s graphstore.Store, c *sdmCol) bool {
+	canon := func(t rdf.Term) rdf.Term {
+		if t.IsLiteral() && t.Datatype == sdmXSD+"integer" {
+			if n, err := strconv.ParseInt(t.Value, 10, 64); err == nil {
+				t.Value = strconv.FormatInt(n, 10)
+			}
+		}
+		return t
+	}
+	var got, want []rdf.Triple
+	for t, err := range s.Triples(context.Background(), c.url) {
+		if err != nil {
+			return false
+		}
+		got = append(got, rdf.Triple{S: t.S, P: t.P, O: canon(t.O)})
+	}
+	for _, t := range c.truth() {
+		want = append(want, rdf.Triple{S: t.S, P: t.P, O: canon(t.O)})
+	}
+	return rdf.Isomorphic(got, want)
 }
 
 // poll waits until s holds the truth of every collection.
@@ -1355,6 +1417,7 @@ func (h *sdmHistory) checkT(what string, st map[string]client.CollectionState) {
 
 func (h *sdmHistory) checkAll(final bool) {
 	h.t.Helper()
+	h.afterStepReceive() // a step may check before it ends (syntaxError)
 	ctx := context.Background()
 	// Push.
 	h.poll("push receiver", h.recv)
@@ -1391,6 +1454,29 @@ func (h *sdmHistory) checkAll(final bool) {
 		for _, c := range h.cols {
 			if d := h.compare("fresh client from the snapshot", fresh, c); d != "" {
 				h.fatalf("%s", d)
+			}
+		}
+	}
+	// The in-process client into Virtuoso.
+	if h.rng.IntN(3) == 0 || final {
+		if h.sparql != nil {
+			h.stats["client.Sync into Virtuoso"]++
+			rep, err := client.Sync(ctx, client.Config{Overview: h.base, Store: h.sparql, State: h.sparqlState, HTTPClient: h.hc, MaxWait: time.Minute})
+			if err != nil || !rep.OK() {
+				h.fatalf("client.Sync into Virtuoso: %v %+v", err, rep)
+			}
+			for _, c := range h.cols {
+				if d := h.compare("client.Sync into Virtuoso", h.sparql, c); d != "" {
+					if h.compareCanonical(h.sparql, c) && h.known("virtuoso integers", "%s", d) {
+						continue
+					}
+					h.fatalf("%s", d)
+				}
+			}
+			if all, err := h.sparqlState.All(); err != nil {
+				h.fatalf("%v", err)
+			} else {
+				h.checkT("client.Sync into Virtuoso", all)
 			}
 		}
 	}
