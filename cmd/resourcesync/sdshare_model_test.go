@@ -93,6 +93,7 @@ var (
 // a check that fails on one of them logs "KNOWN ..." instead of failing,
 // unless RESOURCESYNC_MODEL_STRICT=1. An entry goes when its fix is merged.
 var sdmKnownOpen = map[string]string{
+	"superseded chunks": "the server keeps the previous snapshot's files (and serves its data) but answers 404 for its chunks feed, so a client that began loading a chunked snapshot just before a change fails the run (TestSDShareSupersededChunks); with changes more frequent than a load takes, a new client never gets in step",
 	"virtuoso integers": `Virtuoso keeps "042"^^xsd:integer as "42": the SPARQL store loses a literal's non-canonical lexical form (another RDF term)`,
 }
 
@@ -839,12 +840,18 @@ func (h *sdmHistory) racing() {
 		h.mutate(2 + h.rng.IntN(6))
 		time.Sleep(time.Duration(20+h.rng.IntN(60)) * time.Millisecond) // let the server reload in between
 	}
+	if h.rng.IntN(3) == 0 {
+		h.restartServe() // under the clients' feet
+	}
 	r := <-done
 	code, ok := p.wait(2 * sdmWait)
 	if !ok || code < 0 || code > 2 {
 		h.fatalf("racing %s: exit %d (in time %v):\n%s", p, code, ok, p.tail())
 	}
 	outcome := "ok"
+	if r.err == nil && !r.rep.OK() && strings.Contains(fmt.Sprint(r.rep), "/chunks: 404") {
+		h.known("superseded chunks", "a fresh client.Sync racing with changes: %+v", r.rep)
+	}
 	if r.err != nil || !r.rep.OK() {
 		outcome = fmt.Sprintf("not in step: %v", r.err)
 		if r.rep != nil {
@@ -1626,4 +1633,51 @@ func (h *sdmHistory) checkFeeds() {
 			h.fatalf("%s fragments feed since %s (%d entries) lacks resources changed since: %v", c.name, c.t0.Format(time.RFC3339Nano), len(es), missing)
 		}
 	}
+}
+
+// TestSDShareSupersededChunks is the minimal reproduction of the bug
+// "superseded chunks" that TestSDShareModel found: a client reads the
+// snapshots feed, the collection changes, and the chunked snapshot feed
+// the client was told about answers 404, although the server keeps that
+// snapshot's files and still serves its data.
+func TestSDShareSupersededChunks(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "g.nt")
+	os.WriteFile(file, []byte("<http://example.org/a> <http://example.org/p> \"1\" .\n<http://example.org/b> <http://example.org/p> \"2\" .\n"), 0o644)
+	base := "http://" + freeAddr(t) + "/"
+	p := startSDMProc(t, "sdshare", "serve", "--addr", strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/"),
+		"--state", filepath.Join(dir, "state"), "--chunk-size", "1", "--debounce", "10ms", "col="+file)
+	hc, _ := testnet.Client(t)
+	h := &sdmHistory{t: t, hc: hc}
+	// The snapshot a client is about to load, once built.
+	var old string
+	waitFor(t, "the first chunked snapshot", sdmWait, func() bool {
+		f, err := h.feed(base + "col/snapshots")
+		if err != nil || len(f.Entries) != 1 {
+			return false
+		}
+		old = f.Entries[0].ID
+		code, _, _ := h.get(old+"/chunks", "")
+		return code == http.StatusOK
+	})
+	os.WriteFile(file, []byte("<http://example.org/a> <http://example.org/p> \"3\" .\n<http://example.org/b> <http://example.org/p> \"2\" .\n"), 0o644)
+	waitFor(t, "the next snapshot", sdmWait, func() bool {
+		f, err := h.feed(base + "col/snapshots")
+		if err != nil || len(f.Entries) != 1 || f.Entries[0].ID == old {
+			return false
+		}
+		code, _, _ := h.get(f.Entries[0].ID+"/chunks", "")
+		return code == http.StatusOK
+	})
+	data, _, _ := h.get(old, "application/n-triples")
+	chunks, body, _ := h.get(old+"/chunks", "")
+	if data == http.StatusOK && chunks != http.StatusOK {
+		msg := fmt.Sprintf("superseded snapshot %s: its data answers %d, its chunks feed %d (%s)", old, data, chunks, strings.TrimSpace(string(body)))
+		if _, ok := sdmKnownOpen["superseded chunks"]; ok && os.Getenv("RESOURCESYNC_MODEL_STRICT") != "1" {
+			t.Logf("KNOWN superseded chunks, not failing: %s", msg)
+		} else {
+			t.Error(msg)
+		}
+	}
+	p.kill()
 }
