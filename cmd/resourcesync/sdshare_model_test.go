@@ -16,8 +16,12 @@ package main
 //     move a resource to another file of its collection;
 //   - write a file with a syntax error (the server must keep serving the
 //     last good graph and journal nothing), then fix it;
+//   - remove a file, add one (sometimes in a new subdirectory), rename one;
 //   - restart the server: SIGTERM, or SIGKILL, sometimes with changes made
-//     while it is down.
+//     while it is down;
+//   - racing clients: a fresh client.Sync and `sdshare sync` while bursts
+//     of changes (and sometimes a server restart) happen under them; they
+//     may end not in step, but the next run must be.
 //
 // Collections are one file (.nt, .ttl or .rdf) or a directory of several
 // files of all three formats; fragments feeds page every 3 entries and
@@ -31,7 +35,12 @@ package main
 //   - `sdshare sync` one-shot child processes into the embedded boltstore,
 //     sometimes SIGKILLed at a random moment and run again;
 //   - `sdshare sync --follow --json` child processes (stopped by SIGINT);
-//   - SDShare Push: the server pushes to a push.Receiver on a boltstore.
+//   - SDShare Push: the server pushes to a push.Receiver on a boltstore
+//     (in process) and to a `sdshare receive` child process, SIGKILLed
+//     while pushes are in flight and down for a step now and then; it is
+//     checked once the server's push cursors reach its journal;
+//   - on every third seed, client.Sync into the shared Virtuoso
+//     (internal/sparqltest), when it is installed.
 //
 // It also checks that a client's t never goes backwards and that the
 // fragments feed read with since=t0 across all its pages lists every
