@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,6 +30,9 @@ import (
 //	B NAME/fragments[?since=T][&page=P] fragments feed
 //	B NAME/fragment?resource=IRI[&format=F] fragment data
 //	B healthz, B metrics
+
+// keyRE matches a version key: journal seq, '-', 12 hex digits.
+var keyRE = regexp.MustCompile(`^[0-9]+-[0-9a-f]{12}$`)
 
 // allOffers are the representations of RDF data, the default first.
 var allOffers = []offer{
@@ -179,6 +183,12 @@ func (c *Collection) snapshotsFeed(w http.ResponseWriter, r *http.Request) {
 // snapshotPath serves KEY, KEY/chunks and KEY/chunk/I.
 func (c *Collection) snapshotPath(w http.ResponseWriter, r *http.Request, p string) {
 	key, sub, _ := strings.Cut(p, "/")
+	if !keyRE.MatchString(key) {
+		// Keys name files: nothing but digits, '-' and hex reaches the
+		// file system.
+		http.NotFound(w, r)
+		return
+	}
 	v := c.version()
 	if !c.snapshotReady(key) {
 		if be := c.buildErr.Load(); be != nil && be.key == key {
