@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/hex"
@@ -188,7 +189,7 @@ func (c *Collection) readGraph(names []string) (*graph, error) {
 		if len(names) > 1 {
 			prefix = fmt.Sprintf("f%d_", slices.Index(names, p))
 		}
-		for t, err := range rdf.Parse(fh, f, base) {
+		for t, err := range rdf.Parse(bufio.NewReaderSize(fh, 256<<10), f, base) {
 			if err != nil {
 				fh.Close()
 				return nil, fmt.Errorf("%w: %s: %w", ErrParse, p, err)

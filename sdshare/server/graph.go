@@ -25,7 +25,19 @@ type graph struct {
 
 func newGraph(rg *rdf.Graph) *graph {
 	g := &graph{g: rg}
-	g.subjects = slices.SortedFunc(g.g.Subjects(), func(a, b rdf.Term) int { return strings.Compare(a.String(), b.String()) })
+	type keyed struct {
+		k string
+		t rdf.Term
+	}
+	ks := make([]keyed, 0, len(g.subjects))
+	for s := range rg.Subjects() {
+		ks = append(ks, keyed{s.String(), s})
+	}
+	slices.SortFunc(ks, func(a, b keyed) int { return strings.Compare(a.k, b.k) })
+	g.subjects = make([]rdf.Term, len(ks))
+	for i, k := range ks {
+		g.subjects[i] = k.t
+	}
 	return g
 }
 

@@ -225,6 +225,17 @@ func TestPush(t *testing.T) {
 	waitFor(t, "every push", func() bool {
 		return len(dedupe(rcv.received())) >= len(want)
 	})
+	// The cursor is stored after the receiver's 2xx: wait for it.
+	waitFor(t, "the metrics", func() bool {
+		_, metrics := e.get(e.base + "metrics")
+		for _, want := range []string{`sdshare_server_resources{collection="c"} 4`, `sdshare_server_journal_seq{collection="c"} 26`,
+			`sdshare_server_push_cursor{collection="c",receiver="` + rcv.srv.URL + `/push"} 26`} {
+			if !strings.Contains(string(metrics), want) {
+				return false
+			}
+		}
+		return true
+	})
 	got := dedupe(rcv.received())
 	if !slices.Equal(got, want) {
 		t.Errorf("pushed in order %v, want %v", got, want)
