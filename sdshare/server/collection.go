@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -85,11 +86,17 @@ func (c *Collection) Store() store.Store { return c.st }
 func (c *Collection) URL() string { return c.srv.base + url.PathEscape(c.name) + "/" }
 
 // Fragment returns the current fragment of the resource iri (SD-SRV-26) in
-// format f; a resource not in the graph gives an empty document.
+// format f; a resource not in the graph gives an empty document. Its blank
+// nodes are labelled canonically and its statements sorted, so that in
+// N-Triples the bytes' SHA-256 and length are the SHA256 and Size of the
+// resource's inventory record in Store.
 func (c *Collection) Fragment(ctx context.Context, iri string, f rdf.Format) ([]byte, error) {
-	v := c.version()
+	ts, nt := canonical(c.version().g.fragment(rdf.IRI(iri)))
+	if f == rdf.NTriples {
+		return nt, nil
+	}
 	var b bytes.Buffer
-	if err := writeTriples(&b, f, slices.Values(v.g.fragment(rdf.IRI(iri)))); err != nil {
+	if err := writeTriples(&b, f, slices.Values(ts)); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
@@ -287,12 +294,8 @@ func (c *Collection) Load(ctx context.Context, force bool) (rep LoadReport, err 
 	}
 	var b store.Batch
 	for _, r := range res {
-		frag := g.fragment(r)
-		n := 0
-		for _, t := range frag {
-			n += len(ntLine(t))
-		}
-		rec := store.Resource{Path: r.Value, Size: int64(n), SHA256: hashTriples(frag), Type: ntType, LastMod: now}
+		_, nt := canonical(g.fragment(r))
+		rec := store.Resource{Path: r.Value, Size: int64(len(nt)), SHA256: sha256.Sum256(nt), Type: ntType, LastMod: now}
 		old, ok := inv[r.Value]
 		delete(inv, r.Value)
 		switch {
