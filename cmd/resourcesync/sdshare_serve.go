@@ -57,13 +57,21 @@ PUSH
    fragment as N-Triples (empty body: deleted), in journal order, retried with
    backoff until the receiver answers 2xx. Each receiver's position is kept
    in the state, so a restart resumes without loss (a change may be sent
-   twice, which receivers treat idempotently).`
+   twice, which receivers treat idempotently).
+
+RESOURCESYNC
+   --resourcesync also publishes every collection as a ResourceSync Source
+   from the same state: B .well-known/resourcesync, B .resourcesync/NAME/
+   (Capability List, Resource List, Change Lists from the same change
+   journal), and each resource's fragment (canonical N-Triples, whose
+   sha-256 and length the lists carry) at B NAME/rs/IRI. A ResourceSync
+   Destination (resourcesync sync) can so mirror an SDShare collection.`
 
 func sdshareServeCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "serve",
 		Usage:       "publish RDF files as SDShare feeds (and push their changes)",
-		UsageText:   "resourcesync sdshare serve [--addr HOST:PORT] [--base-url URL] [--state DIR] [--push URL]... NAME=PATH...",
+		UsageText:   "resourcesync sdshare serve [--addr HOST:PORT] [--base-url URL] [--state DIR] [--push URL]... [--resourcesync] NAME=PATH...",
 		Description: sdshareServeHelp,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
@@ -75,6 +83,7 @@ func sdshareServeCommand() *cli.Command {
 			&cli.IntFlag{Name: "page-size", Usage: "entries per fragments feed page", Value: server.DefaultPageSize},
 			&cli.IntFlag{Name: "chunk-size", Usage: "resources per chunk; larger graphs also offer a chunked snapshot", Value: server.DefaultChunkSize},
 			&cli.StringFlag{Name: "author", Usage: "atom:author name of the feeds", Value: server.DefaultAuthor},
+			&cli.BoolFlag{Name: "resourcesync", Usage: "also publish the collections as a ResourceSync Source (each fragment a resource)"},
 			&cli.BoolFlag{Name: "verbose", Usage: "log every reload and push failure (default: warnings and errors)"},
 		},
 		Action: sdshareServe,
@@ -115,7 +124,7 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 		BaseURL: base, StateDir: cmd.String("state"), Collections: cols,
 		PageSize: int(cmd.Int("page-size")), ChunkSize: int(cmd.Int("chunk-size")),
 		Rescan: rescan, Debounce: cmd.Duration("debounce"), Push: cmd.StringSlice("push"),
-		Author: cmd.String("author"),
+		Author: cmd.String("author"), ResourceSync: cmd.Bool("resourcesync"),
 		Log:    slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: level})),
 	})
 	if err != nil {

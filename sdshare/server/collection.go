@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -295,7 +296,7 @@ func (c *Collection) Load(ctx context.Context, force bool) (rep LoadReport, err 
 	var b store.Batch
 	for _, r := range res {
 		_, nt := canonical(g.fragment(r))
-		rec := store.Resource{Path: r.Value, Size: int64(len(nt)), SHA256: sha256.Sum256(nt), Type: ntType, LastMod: now}
+		rec := store.Resource{Path: r.Value, Size: int64(len(nt)), SHA256: sha256.Sum256(nt), MD5: md5.Sum(nt), Type: ntType, LastMod: now}
 		old, ok := inv[r.Value]
 		delete(inv, r.Value)
 		switch {

@@ -76,6 +76,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.metrics.handler.ServeHTTP(w, r)
 		return
 	}
+	if s.rsWake != nil && s.serveRSDoc(w, r, rest) {
+		return
+	}
 	name, sub, _ := strings.Cut(rest, "/")
 	c := s.byName[name]
 	if c == nil {
@@ -91,6 +94,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		c.fragmentsFeed(w, r)
 	case sub == "fragment":
 		c.fragmentData(w, r)
+	case s.rsWake != nil && strings.HasPrefix(sub, "rs/"):
+		// The escaped form: an IRI may hold %2F or %3F.
+		esc, _ := strings.CutPrefix(r.URL.EscapedPath(), s.basePath+url.PathEscape(name)+"/rs/")
+		c.serveRSResource(w, r, esc)
 	case strings.HasPrefix(sub, "snapshot/"):
 		c.snapshotPath(w, r, strings.TrimPrefix(sub, "snapshot/"))
 	default:

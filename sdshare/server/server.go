@@ -57,6 +57,13 @@ type Config struct {
 	PushBaseDelay, PushMaxDelay time.Duration
 	Author                      string
 	Log                         *slog.Logger
+	// ResourceSync also publishes the collections as a ResourceSync
+	// Source (see resourcesync.go): Resource List, Change Lists from the
+	// same journal, each fragment a resource.
+	ResourceSync bool
+	// ChangeListPeriod is the ResourceSync Change List period (default
+	// that of source/publish).
+	ChangeListPeriod time.Duration
 	// NoSync skips fsync of the state: tests only.
 	NoSync bool
 }
@@ -69,7 +76,7 @@ var (
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
 
 // reserved are URL segments below the base that are not collections.
-var reserved = map[string]bool{"metrics": true, "healthz": true}
+var reserved = map[string]bool{"metrics": true, "healthz": true, "robots.txt": true}
 
 // Server serves collections as SDShare feeds.
 type Server struct {
@@ -87,6 +94,7 @@ type Server struct {
 	// beforeBuild, if set, runs before a snapshot is built (tests hold
 	// the builder there to observe 202).
 	beforeBuild func(key string)
+	rsWake      chan struct{}
 }
 
 // Open opens (or creates) the state of every collection and loads each
@@ -166,6 +174,15 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		}
 	}
 	s.metrics = newMetrics(s)
+	if cfg.ResourceSync {
+		s.rsWake = make(chan struct{}, 1)
+		if err := s.publishRS(ctx); err != nil {
+			return nil, err
+		}
+		for _, c := range s.cols {
+			c.OnChange(s.wakeRS)
+		}
+	}
 	ok = true
 	return s, nil
 }
@@ -205,6 +222,9 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	for _, w := range s.senders {
 		wg.Go(func() { w.run(ctx) })
+	}
+	if s.rsWake != nil {
+		wg.Go(func() { s.runRS(ctx) })
 	}
 	wg.Wait()
 	return nil
