@@ -125,7 +125,7 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 		PageSize: int(cmd.Int("page-size")), ChunkSize: int(cmd.Int("chunk-size")),
 		Rescan: rescan, Debounce: cmd.Duration("debounce"), Push: cmd.StringSlice("push"),
 		Author: cmd.String("author"), ResourceSync: cmd.Bool("resourcesync"),
-		Log:    slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: level})),
+		Log: slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: level})),
 	})
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
