@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// collect reads all triples; on error it returns those before it.
+// collectSeq reads all triples; on error it returns those before it.
 func collectSeq(seq iter.Seq2[Triple, error]) ([]Triple, error) {
 	var ts []Triple
 	for t, err := range seq {

@@ -36,6 +36,7 @@ func parseRDFXML(r io.Reader, base string) iter.Seq2[Triple, error] {
 		lr := &tokenLimitReader{r: r, limit: rdfxmlMaxToken}
 		d := xml.NewDecoder(lr)
 		d.Strict = true
+		d.CharsetReader = charsetReader
 		p := &rdfxmlParser{d: d, lr: lr, base: base, yield: yield}
 		err := p.document()
 		if err != nil && err != errStop {
@@ -55,6 +56,7 @@ type tokenLimitReader struct {
 	r       io.Reader
 	n, mark int64
 	limit   int64
+	err     error // the underlying reader's error other than io.EOF
 }
 
 func (l *tokenLimitReader) Read(b []byte) (int, error) {
@@ -67,6 +69,9 @@ func (l *tokenLimitReader) Read(b []byte) (int, error) {
 	}
 	n, err := l.r.Read(b)
 	l.n += int64(n)
+	if err != nil && err != io.EOF {
+		l.err = err
+	}
 	return n, err
 }
 
@@ -105,7 +110,7 @@ type rdfxmlParser struct {
 
 func (p *rdfxmlParser) errf(format string, a ...any) error {
 	line, col := p.d.InputPos()
-	return &RDFXMLError{Line: line, Col: col, Msg: fmt.Sprintf(format, a...)}
+	return &SyntaxError{Line: line, Col: col, Msg: fmt.Sprintf(format, a...)}
 }
 
 func (p *rdfxmlParser) fresh() Term {
@@ -149,12 +154,12 @@ func (p *rdfxmlParser) token() (xml.Token, error) {
 		if err == io.EOF {
 			return nil, err
 		}
-		line, col := p.d.InputPos()
-		var se *xml.SyntaxError
-		if errors.As(err, &se) || errors.Is(err, errTokenTooLarge) {
-			return nil, &RDFXMLError{Line: line, Col: col, Msg: err.Error(), Err: err}
+		if p.lr.err != nil {
+			return nil, fmt.Errorf("rdf/xml: reading: %w", p.lr.err)
 		}
-		return nil, fmt.Errorf("rdf/xml: reading: %w", err)
+		// Everything else the decoder says is about the document.
+		line, col := p.d.InputPos()
+		return nil, &SyntaxError{Line: line, Col: col, Msg: err.Error()}
 	}
 	p.lr.mark = p.d.InputOffset()
 	return tok, nil
@@ -389,7 +394,7 @@ func (p *rdfxmlParser) nodeElement(t xml.StartElement, f *xmlFrame) (Term, error
 			if !isNCName(a.Value) {
 				return Term{}, p.errf("rdf:nodeID %q is not an XML name", a.Value)
 			}
-			err = set(Blank(a.Value))
+			err = set(writtenBlank(a.Value))
 		}
 		if err != nil {
 			return Term{}, err
@@ -528,7 +533,7 @@ func (p *rdfxmlParser) propertyElement(t xml.StartElement, f *xmlFrame, parent *
 		case hasResource:
 			o = IRI(ResolveIRI(f.base, resource))
 		case hasNodeID:
-			o = Blank(nodeID)
+			o = writtenBlank(nodeID)
 		default:
 			o = p.fresh()
 		}
@@ -573,4 +578,42 @@ func isNCName(s string) bool {
 		}
 	}
 	return utf8.ValidString(s)
+}
+
+// charsetReader lets the decoder read the encodings other than UTF-8 that
+// RDF/XML documents declare in practice and that need no tables:
+// US-ASCII and ISO-8859-1. Others are a syntax error.
+func charsetReader(label string, in io.Reader) (io.Reader, error) {
+	switch strings.ToLower(label) {
+	case "utf-8", "utf8", "us-ascii", "ascii":
+		return in, nil
+	case "iso-8859-1", "latin1", "iso_8859-1", "l1":
+		return &latin1Reader{r: in}, nil
+	}
+	return nil, fmt.Errorf("unsupported encoding %q", label)
+}
+
+// latin1Reader decodes ISO-8859-1 to UTF-8.
+type latin1Reader struct {
+	r   io.Reader
+	buf []byte
+	out []byte
+}
+
+func (l *latin1Reader) Read(b []byte) (int, error) {
+	for len(l.out) == 0 {
+		if l.buf == nil {
+			l.buf = make([]byte, 2048)
+		}
+		n, err := l.r.Read(l.buf)
+		for _, c := range l.buf[:n] {
+			l.out = utf8.AppendRune(l.out, rune(c))
+		}
+		if n == 0 && err != nil {
+			return 0, err
+		}
+	}
+	n := copy(b, l.out)
+	l.out = l.out[n:]
+	return n, nil
 }

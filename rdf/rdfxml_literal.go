@@ -178,8 +178,15 @@ func outLookup(out []map[string]string, pre string) (string, bool) {
 	return "", false
 }
 
+// xmlSink is what the escapers write to (a strings.Builder or the
+// writers' bufio.Writer).
+type xmlSink interface {
+	WriteString(string) (int, error)
+	WriteRune(rune) (int, error)
+}
+
 // escapeXMLText escapes character data as canonical XML does.
-func escapeXMLText(b *strings.Builder, s string) {
+func escapeXMLText(b xmlSink, s string) {
 	for _, r := range s {
 		switch r {
 		case '&':
@@ -197,7 +204,7 @@ func escapeXMLText(b *strings.Builder, s string) {
 }
 
 // escapeXMLAttr escapes an attribute value as canonical XML does.
-func escapeXMLAttr(b *strings.Builder, s string) {
+func escapeXMLAttr(b xmlSink, s string) {
 	for _, r := range s {
 		switch r {
 		case '&':

@@ -341,7 +341,6 @@ func TestRDFXMLWriterRefuses(t *testing.T) {
 		{IRI("http://s"), IRI(RDFNS + "li"), IRI("http://o")},       // reserved
 		{IRI("http://s"), IRI("http://ex/xmlfoo"), IRI("http://o")}, // reserved by XML
 		{IRI("http://s"), IRI("http://ex/p"), Literal("bell \a")},   // not an XML character
-		{Literal("s"), IRI("http://ex/p"), IRI("http://o")},         // literal subject
 	}
 	for _, tr := range bad {
 		w := newRDFXMLWriter(io.Discard)
@@ -361,6 +360,7 @@ func TestRDFXMLErrors(t *testing.T) {
 		{"unqualified property", `<rdf:RDF ` + rdfDecl + `><rdf:Description><p>x</p></rdf:Description></rdf:RDF>`, "no namespace"},
 		{"undeclared prefix", `<rdf:RDF ` + rdfDecl + `><rdf:Description><ex:p>x</ex:p></rdf:Description></rdf:RDF>`, "undeclared namespace prefix"},
 		{"bad nodeID", `<rdf:RDF ` + rdfDecl + `><rdf:Description rdf:nodeID="-b1"/></rdf:RDF>`, "not an XML name"},
+		{"bad xml:lang", `<rdf:RDF ` + rdfDecl + ` xmlns:ex="http://ex/"><rdf:Description><ex:p xml:lang="e n">x</ex:p></rdf:Description></rdf:RDF>`, "not a language tag"},
 		{"about and nodeID", `<rdf:RDF ` + rdfDecl + `><rdf:Description rdf:about="x" rdf:nodeID="y"/></rdf:RDF>`, "more than one"},
 		{"rdf:li node element", `<rdf:RDF ` + rdfDecl + `><rdf:li/></rdf:RDF>`, "not allowed as a node element"},
 		{"rdf:Description property", `<rdf:RDF ` + rdfDecl + `><rdf:Description><rdf:Description/></rdf:Description></rdf:RDF>`, "not allowed as a property element"},
@@ -373,9 +373,9 @@ func TestRDFXMLErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := collectSeq(parseRDFXML(strings.NewReader(tc.doc), ""))
-			var xe *RDFXMLError
+			var xe *SyntaxError
 			if !errors.As(err, &xe) || !errors.Is(err, ErrSyntax) {
-				t.Fatalf("error %v, want *RDFXMLError wrapping ErrSyntax", err)
+				t.Fatalf("error %v, want *SyntaxError wrapping ErrSyntax", err)
 			}
 			if xe.Line < 1 || !strings.Contains(err.Error(), tc.msg) {
 				t.Errorf("error %v (line %d), want one containing %q", err, xe.Line, tc.msg)
@@ -422,4 +422,65 @@ func TestRDFXMLHostile(t *testing.T) {
 	if ts := mustRDFXML(t, ok, ""); len(ts) != 1 || len(ts[0].O.Value) != 1<<20 {
 		t.Errorf("1 MiB attribute and text: got %d triples", len(ts))
 	}
+}
+
+func TestRDFXMLLatin1(t *testing.T) {
+	doc := "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<rdf:RDF " + rdfDecl + " xmlns:ex=\"http://ex/\"><rdf:Description rdf:about=\"http://ex/a\"><ex:p>caf\xe9</ex:p></rdf:Description></rdf:RDF>"
+	ts := mustRDFXML(t, doc, "")
+	if len(ts) != 1 || ts[0].O != Literal("café") {
+		t.Errorf("got %v", ts)
+	}
+	_, err := collectSeq(parseRDFXML(strings.NewReader(`<?xml version="1.0" encoding="EBCDIC"?><a/>`), ""))
+	if !errors.Is(err, ErrSyntax) {
+		t.Errorf("unknown encoding: %v, want a syntax error", err)
+	}
+}
+
+// brokenReader gives some bytes, then a non-EOF error.
+type brokenReader struct{ data string }
+
+var errDisk = errors.New("disk on fire")
+
+func (f *brokenReader) Read(b []byte) (int, error) {
+	if f.data == "" {
+		return 0, errDisk
+	}
+	n := copy(b, f.data)
+	f.data = f.data[n:]
+	return n, nil
+}
+
+// TestReadersIOError: a failing reader is reported as such, not as a
+// syntax error.
+func TestReadersIOError(t *testing.T) {
+	_, err := collectSeq(parseRDFXML(&brokenReader{data: `<rdf:RDF ` + rdfDecl + `><rdf:Descr`}, ""))
+	if !errors.Is(err, errDisk) || errors.Is(err, ErrSyntax) {
+		t.Errorf("rdf/xml: %v, want the reader's error and no ErrSyntax", err)
+	}
+	_, err = collectSeq(parseTurtle(&brokenReader{data: `<a> <b> "abc`}, ""))
+	if !errors.Is(err, errDisk) || errors.Is(err, ErrSyntax) {
+		t.Errorf("turtle: %v, want the reader's error and no ErrSyntax", err)
+	}
+	_, err = collectSeq(parseTurtle(&brokenReader{data: `<a> <b> <c> . <d> <e>`}, ""))
+	if !errors.Is(err, errDisk) || errors.Is(err, ErrSyntax) {
+		t.Errorf("turtle: %v, want the reader's error and no ErrSyntax", err)
+	}
+}
+
+// TestReadersLabelsWriteAsNTriples: the labels the readers invent, and
+// written ones that are not N-Triples labels, go through the N-Triples
+// writer unchanged.
+func TestReadersLabelsWriteAsNTriples(t *testing.T) {
+	var all []Triple
+	for _, tc := range turtleCases {
+		all = append(all, mustTurtle(t, tc.doc, tc.base)...)
+	}
+	for _, tc := range rdfxmlCases {
+		all = append(all, mustRDFXML(t, tc.doc, tc.base)...)
+	}
+	odd := mustRDFXML(t, `<rdf:RDF `+rdfDecl+` xmlns:ex="http://ex/"><rdf:Description rdf:nodeID="ªb"><ex:p rdf:nodeID="genid-1"/></rdf:Description></rdf:RDF>`, "")
+	if odd[0].S != Blank("genid-x__C2_AAb") || odd[0].O != Blank("genid-w1") {
+		t.Errorf("labels: got %v %v, want _:genid-x__C2_AAb _:genid-w1", odd[0].S, odd[0].O)
+	}
+	checkNTriples(t, append(all, odd...))
 }

@@ -101,17 +101,9 @@ func (x *rdfxmlWriter) nodeRef(t Term, iriAttr string) {
 	x.w.WriteByte('"')
 }
 
-func (x *rdfxmlWriter) attr(s string) {
-	var b strings.Builder
-	escapeXMLAttr(&b, s)
-	x.w.WriteString(b.String())
-}
+func (x *rdfxmlWriter) attr(s string) { escapeXMLAttr(x.w, s) }
 
-func (x *rdfxmlWriter) text(s string) {
-	var b strings.Builder
-	escapeXMLText(&b, s)
-	x.w.WriteString(b.String())
-}
+func (x *rdfxmlWriter) text(s string) { escapeXMLText(x.w, s) }
 
 func (x *rdfxmlWriter) Close() error {
 	if x.err != nil {

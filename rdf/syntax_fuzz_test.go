@@ -53,6 +53,46 @@ func checkRewrite(t *testing.T, ts []Triple, newW func(io.Writer) Writer, parse 
 	}
 }
 
+// checkNTriples: whatever the Turtle and RDF/XML readers return, blank
+// node labels included, the N-Triples writer takes and its reader gives
+// back unchanged.
+func checkNTriples(t *testing.T, in []Triple) {
+	// N-Triples has absolute IRIs only; a document without a base may
+	// leave relative ones.
+	var ts []Triple
+	for _, tr := range in {
+		if relIRI(tr.S) || relIRI(tr.P) || relIRI(tr.O) || tr.O.IsLiteral() && !hasScheme(tr.O.Datatype) {
+			continue
+		}
+		ts = append(ts, tr)
+	}
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, NTriples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range ts {
+		if err := w.Write(tr); err != nil {
+			t.Fatalf("n-triples write %v: %v", tr, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	back, err := collectSeq(Parse(bytes.NewReader(buf.Bytes()), NTriples, ""))
+	if err != nil {
+		t.Fatalf("n-triples re-parse: %v\n%s", err, buf.String())
+	}
+	if len(back) != len(ts) {
+		t.Fatalf("n-triples gave %d triples, want %d", len(back), len(ts))
+	}
+	for i := range ts {
+		if back[i] != ts[i] {
+			t.Fatalf("n-triples triple %d: got %v, want %v", i, back[i], ts[i])
+		}
+	}
+}
+
 func FuzzTurtle(f *testing.F) {
 	for _, tc := range turtleCases {
 		f.Add(tc.doc)
@@ -69,6 +109,7 @@ func FuzzTurtle(f *testing.F) {
 		}
 		checkRewrite(t, ts, newTurtleWriter, parseTurtle)
 		checkRewrite(t, ts, newRDFXMLWriter, parseRDFXML)
+		checkNTriples(t, ts)
 	})
 }
 
@@ -87,5 +128,8 @@ func FuzzRDFXML(f *testing.F) {
 		}
 		checkRewrite(t, ts, newRDFXMLWriter, parseRDFXML)
 		checkRewrite(t, ts, newTurtleWriter, parseTurtle)
+		checkNTriples(t, ts)
 	})
 }
+
+func relIRI(x Term) bool { return x.IsIRI() && !hasScheme(x.Value) }

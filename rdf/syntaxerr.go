@@ -2,7 +2,6 @@ package rdf
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -12,52 +11,38 @@ import (
 // literal subject).
 var ErrNotSerializable = errors.New("rdf: triple cannot be serialised in this format")
 
-// TurtleError is a syntax error in a Turtle document at Line and Col
-// (1-based; Col counts characters).
-type TurtleError struct {
-	Line, Col int
-	Msg       string
-}
-
-func (e *TurtleError) Error() string {
-	return fmt.Sprintf("turtle: line %d col %d: %s", e.Line, e.Col, e.Msg)
-}
-
-func (e *TurtleError) Unwrap() error { return ErrSyntax }
-
-// RDFXMLError is a syntax error in an RDF/XML document at Line and Col
-// (1-based, the position the XML decoder had reached).
-type RDFXMLError struct {
-	Line, Col int
-	Msg       string
-	Err       error // underlying XML error, if any
-}
-
-func (e *RDFXMLError) Error() string {
-	return fmt.Sprintf("rdf/xml: line %d col %d: %s", e.Line, e.Col, e.Msg)
-}
-
-// Unwrap gives ErrSyntax and the XML decoder's error, if any.
-func (e *RDFXMLError) Unwrap() []error {
-	if e.Err != nil {
-		return []error{ErrSyntax, e.Err}
-	}
-	return []error{ErrSyntax}
-}
-
 // genBlankPrefix starts the labels readers invent for anonymous blank
-// nodes. A written label (Turtle/N-Triples BLANK_NODE_LABEL, RDF/XML
-// NCName) can never start with '-', so invented labels never collide with
-// the document's own.
-const genBlankPrefix = "-b"
+// nodes ([] and collections in Turtle, node elements without a subject in
+// RDF/XML): "genid-1", "genid-2", ... They are valid N-Triples labels, so
+// every writer takes them. A label the document wrote is returned as
+// written, except one that itself starts with genBlankPrefix: it gets a
+// 'w' after the prefix, so it can never meet an invented one (those have a
+// digit there).
+const genBlankPrefix = "genid-"
 
 func genBlank(n int) Term { return Blank(genBlankPrefix + strconv.Itoa(n)) }
+
+// writtenBlank is the blank node for a label written in a document. An
+// RDF/XML rdf:nodeID is an XML name, which may hold characters an
+// N-Triples label may not (U+00AA, say): such a label becomes
+// genBlankPrefix + safeBlankLabel(label), "genid-x_...", so that every
+// label a reader returns can be written as N-Triples.
+func writtenBlank(label string) Term {
+	if blankLabelLen([]byte(label)) != len(label) {
+		return Blank(genBlankPrefix + safeBlankLabel(label))
+	}
+	if rest, ok := strings.CutPrefix(label, genBlankPrefix); ok {
+		return Blank(genBlankPrefix + "w" + rest)
+	}
+	return Blank(label)
+}
 
 // safeBlankLabel maps any blank node label to one that is valid both in
 // Turtle/N-Triples and as an XML NCName (rdf:nodeID), injectively and
 // without state, so writers stream. Labels of an ASCII letter followed by
-// ASCII letters, digits or '-' are kept; any other label becomes "x_"
-// followed by its bytes with every byte outside [A-Za-z0-9] written as
+// ASCII letters, digits or '-' are kept, unless they start with
+// genBlankPrefix (a reader would rename them); any other label becomes "x_"
+// followed by its bytes with every byte outside [A-Za-z0-9-] written as
 // _HH. Kept labels never contain '_', escaped ones always do, so two
 // distinct labels never meet.
 func safeBlankLabel(s string) string {
@@ -71,7 +56,7 @@ func safeBlankLabel(s string) string {
 			plain = false
 		}
 	}
-	if plain {
+	if plain && !strings.HasPrefix(s, genBlankPrefix) {
 		return s
 	}
 	var b strings.Builder
@@ -79,7 +64,7 @@ func safeBlankLabel(s string) string {
 	const hex = "0123456789ABCDEF"
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' {
 			b.WriteByte(c)
 		} else {
 			b.WriteByte('_')

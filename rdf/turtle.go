@@ -82,12 +82,15 @@ func (p *turtleParser) fresh() Term {
 }
 
 func (p *turtleParser) errf(format string, a ...any) error {
-	return &TurtleError{Line: p.line, Col: p.col, Msg: fmt.Sprintf(format, a...)}
+	if err := p.ioErr(); err != nil {
+		return err // the document did not end: the reader failed
+	}
+	return &SyntaxError{Line: p.line, Col: p.col, Msg: fmt.Sprintf(format, a...)}
 }
 
 // tokErrf reports an error about the whole current token, at its start.
 func (p *turtleParser) tokErrf(format string, a ...any) error {
-	return &TurtleError{Line: p.tl, Col: p.tc, Msg: fmt.Sprintf(format, a...)}
+	return &SyntaxError{Line: p.tl, Col: p.tc, Msg: fmt.Sprintf(format, a...)}
 }
 
 // peek returns the next rune without consuming it, -1 at the end.
@@ -127,6 +130,46 @@ func (p *turtleParser) next() rune {
 	}
 	return r
 }
+
+// takeRun appends to p.sb the run of buffered ASCII bytes, none a line
+// break, for which ok holds, and consumes them: the fast path for the
+// plain stretches of IRIs and strings.
+func (p *turtleParser) takeRun(ok *[256]bool) {
+	for {
+		buf, _ := p.br.Peek(p.br.Buffered())
+		n := 0
+		for n < len(buf) && ok[buf[n]] {
+			n++
+		}
+		if n == 0 {
+			return
+		}
+		p.sb.Write(buf[:n])
+		p.br.Discard(n)
+		p.col += n
+		if n < len(buf) || p.sb.Len() > turtleMaxToken {
+			return
+		}
+		if _, err := p.br.Peek(1); err != nil {
+			return
+		}
+	}
+}
+
+// iriPlain and the string tables mark the ASCII bytes that stand for
+// themselves in an IRI and in each kind of quoted string.
+var iriPlain, dqPlain, sqPlain = func() (a, b, c [256]bool) {
+	for i := 0x21; i < 0x7F; i++ {
+		a[i], b[i], c[i] = true, true, true
+	}
+	for _, x := range "<>\\\"{}|^`" {
+		a[x] = false
+	}
+	b['"'], b['\\'] = false, false
+	c['\''], c['\\'] = false, false
+	b[' '], c[' '], b['\t'], c['\t'] = true, true, true, true
+	return
+}()
 
 // ioErr reports a read error other than io.EOF, which the bufio.Reader
 // keeps until it is read past.
@@ -517,6 +560,7 @@ func (p *turtleParser) iriRef() (string, error) {
 	}
 	p.sb.Reset()
 	for {
+		p.takeRun(&iriPlain)
 		line, col := p.line, p.col
 		r := p.next()
 		switch {
@@ -547,9 +591,9 @@ func (p *turtleParser) iriRef() (string, error) {
 			// raw), so that every IRI term has a Turtle spelling.
 			p.sb.WriteRune(u)
 		case r <= 0x20 || strings.ContainsRune("<\"{}|^`", r):
-			return "", &TurtleError{Line: line, Col: col, Msg: fmt.Sprintf("character %q not allowed in IRI", r)}
+			return "", &SyntaxError{Line: line, Col: col, Msg: fmt.Sprintf("character %q not allowed in IRI", r)}
 		case r == utf8.RuneError:
-			return "", &TurtleError{Line: line, Col: col, Msg: "invalid UTF-8 in IRI"}
+			return "", &SyntaxError{Line: line, Col: col, Msg: "invalid UTF-8 in IRI"}
 		default:
 			p.sb.WriteRune(r)
 		}
@@ -703,7 +747,7 @@ func (p *turtleParser) blankLabel() (Term, error) {
 			return Term{}, p.errf("label longer than %d bytes", turtleMaxToken)
 		}
 	}
-	return Blank(p.sb.String()), nil
+	return writtenBlank(p.sb.String()), nil
 }
 
 func (p *turtleParser) dotContinuesLabel() bool {
@@ -801,7 +845,12 @@ func (p *turtleParser) quoted() (string, error) {
 		}
 	}
 	p.sb.Reset()
+	plain := &dqPlain
+	if q == '\'' {
+		plain = &sqPlain
+	}
 	for {
+		p.takeRun(plain)
 		line, col := p.line, p.col
 		r := p.next()
 		switch {
@@ -856,7 +905,7 @@ func (p *turtleParser) quoted() (string, error) {
 		case !long && (r == '\n' || r == '\r'):
 			return "", p.errf("line break in a single-line string")
 		case r == utf8.RuneError:
-			return "", &TurtleError{Line: line, Col: col, Msg: "invalid UTF-8 in string"}
+			return "", &SyntaxError{Line: line, Col: col, Msg: "invalid UTF-8 in string"}
 		default:
 			p.sb.WriteRune(r)
 		}

@@ -277,8 +277,9 @@ func TestTurtleSpecExamples(t *testing.T) {
 // TestTurtleBlankLabels checks that written labels come back as written
 // and invented ones cannot collide with them.
 func TestTurtleBlankLabels(t *testing.T) {
-	got := mustTurtle(t, `@prefix : <http://ex/> . _:b1 :p [ :q _:genid1 ] , ( _:x ) .`, "")
-	written := map[string]bool{"b1": true, "genid1": true, "x": true}
+	got := mustTurtle(t, `@prefix : <http://ex/> . _:b1 :p [ :q _:genid1 ] , ( _:x ) , _:genid-1 .`, "")
+	// A written label that starts like an invented one is renamed.
+	written := map[string]bool{"b1": true, "genid1": true, "x": true, "genid-w1": true}
 	invented := map[string]bool{}
 	for _, tr := range got {
 		for _, x := range []Term{tr.S, tr.O} {
@@ -334,9 +335,9 @@ func TestTurtleErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := collectSeq(parseTurtle(strings.NewReader(tc.doc), ""))
-			var te *TurtleError
+			var te *SyntaxError
 			if !errors.As(err, &te) {
-				t.Fatalf("error %v, want *TurtleError", err)
+				t.Fatalf("error %v, want *SyntaxError", err)
 			}
 			if !errors.Is(err, ErrSyntax) {
 				t.Errorf("error %v does not unwrap to ErrSyntax", err)
@@ -412,17 +413,20 @@ func TestTurtleWriterRoundTrip(t *testing.T) {
 }
 
 func TestTurtleWriterRefuses(t *testing.T) {
-	bad := []Triple{
-		{Literal("s"), IRI("http://p"), IRI("http://o")},
-		{IRI("http://s"), Blank("p"), IRI("http://o")},
-		{IRI("http://s"), IRI("http://p"), Term{}},
-		{IRI("http://s"), IRI("http://p"), Literal("\xff")},
-		{IRI("http://s"), IRI("http://p"), Term{Kind: KindLiteral, Value: "x", Lang: "e n", Datatype: RDFLangString}},
+	bad := []struct {
+		tr   Triple
+		want error
+	}{
+		{Triple{Literal("s"), IRI("http://p"), IRI("http://o")}, ErrInvalidTriple},
+		{Triple{IRI("http://s"), Blank("p"), IRI("http://o")}, ErrInvalidTriple},
+		{Triple{IRI("http://s"), IRI("http://p"), Term{}}, ErrInvalidTriple},
+		{Triple{IRI("http://s"), IRI("http://p"), Literal("\xff")}, ErrNotSerializable},
+		{Triple{IRI("http://s"), IRI("http://p"), Term{Kind: KindLiteral, Value: "x", Lang: "e n", Datatype: RDFLangString}}, ErrNotSerializable},
 	}
-	for _, tr := range bad {
+	for _, tc := range bad {
 		w := newTurtleWriter(io.Discard)
-		if err := w.Write(tr); !errors.Is(err, ErrNotSerializable) {
-			t.Errorf("Write(%v) = %v, want ErrNotSerializable", tr, err)
+		if err := w.Write(tc.tr); !errors.Is(err, tc.want) {
+			t.Errorf("Write(%v) = %v, want %v", tc.tr, err, tc.want)
 		}
 	}
 }

@@ -88,17 +88,20 @@ func (t *turtleWriter) Close() error {
 	return t.err
 }
 
-// checkWritable refuses what no RDF syntax can write: a subject that is not
-// an IRI or blank node, a predicate that is not an IRI, a zero object,
-// text that is not UTF-8.
+// checkWritable refuses what no RDF syntax can write (ErrInvalidTriple: a
+// subject that is not an IRI or blank node, a predicate that is not an
+// IRI, a zero object) and what Turtle and RDF/XML cannot carry
+// (ErrNotSerializable: text that is not UTF-8, a malformed language tag).
+// Blank node labels are not checked: the writers map every label to a
+// valid one with safeBlankLabel.
 func checkWritable(tr Triple) error {
 	switch {
 	case !tr.S.IsIRI() && !tr.S.IsBlank():
-		return fmt.Errorf("%w: subject %v is not an IRI or blank node", ErrNotSerializable, tr.S)
+		return fmt.Errorf("%w: subject %v is not an IRI or blank node", ErrInvalidTriple, tr.S)
 	case !tr.P.IsIRI():
-		return fmt.Errorf("%w: predicate %v is not an IRI", ErrNotSerializable, tr.P)
-	case tr.O.IsZero():
-		return fmt.Errorf("%w: zero object", ErrNotSerializable)
+		return fmt.Errorf("%w: predicate %v is not an IRI", ErrInvalidTriple, tr.P)
+	case tr.O.IsZero() || tr.O.Kind > KindLiteral:
+		return fmt.Errorf("%w: object is missing", ErrInvalidTriple)
 	}
 	for _, x := range [...]string{tr.S.Value, tr.P.Value, tr.O.Value, tr.O.Datatype, tr.O.Lang} {
 		if !utf8.ValidString(x) {
