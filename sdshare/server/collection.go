@@ -103,6 +103,12 @@ func (c *Collection) Fragment(ctx context.Context, iri string, f rdf.Format) ([]
 	return b.Bytes(), nil
 }
 
+// FragmentNT returns iri's current fragment as canonical N-Triples, empty
+// when the resource is not in the graph: what internal/sdbridge needs.
+func (c *Collection) FragmentNT(ctx context.Context, iri string) ([]byte, error) {
+	return c.Fragment(ctx, iri, rdf.NTriples)
+}
+
 // OnChange registers fn to run (on the loader's goroutine; it must not
 // block) after every load that appended to the journal. Register before
 // Run.

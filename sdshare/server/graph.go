@@ -2,11 +2,9 @@ package server
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"io"
 	"iter"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/resourcesync-go/resourcesync/rdf"
@@ -117,101 +115,26 @@ func ntLine(t rdf.Triple) string {
 	return t.S.String() + " " + t.P.String() + " " + t.O.String() + " .\n"
 }
 
-// canonical returns ts in a canonical form: blank nodes relabelled from
-// their structure, duplicates dropped, sorted by N-Triples line; and that
-// form's N-Triples bytes. Two inputs that differ only in blank node labels
-// or order give the same bytes, so the bytes' SHA-256 detects changes of a
-// fragment without reporting a file rewritten with other labels (a Turtle
-// reader numbers its [] anew when a node is inserted before them), and the
-// bytes served for a fragment always match the hash and size in the
-// inventory (which a ResourceSync view of the collection publishes).
-//
-// Labels come from colour refinement: every blank node starts with one
-// colour, and each round a node's colour becomes the hash of its
-// statements with the neighbouring blank nodes' colours; after as many
-// rounds as there are blank nodes (at most 16: fragments are trees or
-// small cycles) a node is labelled by its colour, and nodes that share one
-// (symmetric ones) by their colour and their rank in the input's labels.
+// canonical returns ts in canonical form (rdf.Canonical: blank nodes
+// relabelled from their structure, duplicates dropped, sorted) and that
+// form's N-Triples bytes, whose SHA-256 is rdf.Hash(ts). Two inputs that
+// differ only in blank node labels or order give the same bytes, so the
+// hash detects changes of a fragment without reporting a file rewritten
+// with other labels (a Turtle reader numbers its [] anew when a node is
+// inserted before them), and the bytes served for a fragment always match
+// the hash and size in the inventory (which a ResourceSync view of the
+// collection publishes).
 func canonical(ts []rdf.Triple) ([]rdf.Triple, []byte) {
-	col := map[rdf.Term]string{}
-	for _, t := range ts {
-		for _, x := range []rdf.Term{t.S, t.O} {
-			if x.IsBlank() {
-				col[x] = "_"
-			}
-		}
-	}
-	name := func(x rdf.Term) string {
-		if x.IsBlank() {
-			return "_:" + col[x]
-		}
-		return x.String()
-	}
-	for range min(len(col), 16) {
-		sigs := map[rdf.Term][]string{}
-		for _, t := range ts {
-			if t.S.IsBlank() {
-				sigs[t.S] = append(sigs[t.S], "+"+t.P.String()+" "+name(t.O))
-			}
-			if t.O.IsBlank() {
-				sigs[t.O] = append(sigs[t.O], "-"+t.P.String()+" "+name(t.S))
-			}
-		}
-		next := make(map[rdf.Term]string, len(col))
-		for b := range col {
-			s := sigs[b]
-			slices.Sort(s)
-			h := sha256.Sum256([]byte(col[b] + "|" + strings.Join(s, "\n")))
-			next[b] = hex.EncodeToString(h[:8])
-		}
-		col = next
-	}
-	// Final labels: c + colour, and a rank among nodes of equal colour.
-	byCol := map[string][]rdf.Term{}
-	for b, c := range col {
-		byCol[c] = append(byCol[c], b)
-	}
-	label := make(map[rdf.Term]rdf.Term, len(col))
-	for c, bs := range byCol {
-		slices.SortFunc(bs, func(a, b rdf.Term) int { return strings.Compare(a.Value, b.Value) })
-		for i, b := range bs {
-			l := "c" + c
-			if len(bs) > 1 {
-				l += "n" + strconv.Itoa(i)
-			}
-			label[b] = rdf.Blank(l)
-		}
-	}
-	type line struct {
-		s string
-		t rdf.Triple
-	}
-	lines := make([]line, 0, len(ts))
-	for _, t := range ts {
-		if t.S.IsBlank() {
-			t.S = label[t.S]
-		}
-		if t.O.IsBlank() {
-			t.O = label[t.O]
-		}
-		lines = append(lines, line{ntLine(t), t})
-	}
-	slices.SortFunc(lines, func(a, b line) int { return strings.Compare(a.s, b.s) })
-	lines = slices.CompactFunc(lines, func(a, b line) bool { return a.s == b.s })
-	out := make([]rdf.Triple, len(lines))
+	cts := rdf.Canonical(ts)
 	var b strings.Builder
-	for i, l := range lines {
-		out[i] = l.t
-		b.WriteString(l.s)
+	for _, t := range cts {
+		b.WriteString(ntLine(t))
 	}
-	return out, []byte(b.String())
+	return cts, []byte(b.String())
 }
 
 // hashTriples returns the SHA-256 of ts's canonical N-Triples.
-func hashTriples(ts []rdf.Triple) [32]byte {
-	_, b := canonical(ts)
-	return sha256.Sum256(b)
-}
+func hashTriples(ts []rdf.Triple) [32]byte { return rdf.Hash(ts) }
 
 // writeTriples writes ts in format f.
 func writeTriples(w io.Writer, f rdf.Format, ts iter.Seq[rdf.Triple]) error {

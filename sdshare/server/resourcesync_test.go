@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/resourcesync-go/resourcesync/internal/sdbridge"
+	"github.com/resourcesync-go/resourcesync/rdf"
 )
 
 var (
@@ -49,5 +52,17 @@ func TestResourceSyncView(t *testing.T) {
 	})
 	if resp, _ := e.get(e.base + "c/rs/http://ex/gone"); resp.StatusCode != 404 {
 		t.Errorf("unknown resource: %s, want 404", resp.Status)
+	}
+}
+
+// A *Collection is what internal/sdbridge publishes from.
+var _ sdbridge.Collection = (*Collection)(nil)
+
+// TestCanonicalIsRDFHash: the bytes served hash to rdf.Hash of the
+// fragment.
+func TestCanonicalIsRDFHash(t *testing.T) {
+	ts := parseAll(t, fixture, rdf.NTriples)
+	if _, b := canonical(ts); sha256.Sum256(b) != rdf.Hash(ts) {
+		t.Errorf("canonical bytes do not hash to rdf.Hash:\n%s", b)
 	}
 }
