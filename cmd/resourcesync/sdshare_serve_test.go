@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -44,23 +42,6 @@ func TestSDShareServeUsage(t *testing.T) {
 	}
 }
 
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestSDShareServeRuns: the command serves the overview feed and stops
 // with exit 0 when its context ends.
 func TestSDShareServeRuns(t *testing.T) {
@@ -73,7 +54,7 @@ func TestSDShareServeRuns(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb lockedBuf
+	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"resourcesync", "sdshare", "serve", "--addr", addr, "--state", t.TempDir(), "books=" + dir}, &out, &errb)
