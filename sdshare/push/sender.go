@@ -21,7 +21,9 @@ import (
 // Item is one fragment to push (SD-PUSH-1..5).
 type Item struct {
 	// Seq is the item's position in its stream; after a 2xx the sender's
-	// cursor becomes Seq. Items come in ascending Seq order.
+	// cursor becomes Seq. Items come in ascending Seq order, but for items
+	// with Seq 0, which are delivered without moving the cursor (an
+	// initial pass over state that has no positions).
 	Seq      uint64
 	Resource string // the resource IRI (query parameter resource)
 	Graph    string // the collection at the receiver (query parameter graph); "" omits it
@@ -136,11 +138,14 @@ func (s *Sender) Run(ctx context.Context) error {
 				iterErr = err
 				break
 			}
-			if it.Seq <= cur {
+			if it.Seq != 0 && it.Seq <= cur {
 				continue
 			}
 			if err := s.deliver(ctx, it); err != nil {
 				return err
+			}
+			if it.Seq == 0 {
+				continue // unsequenced: delivered, the cursor stays
 			}
 			if err := s.Cursor.SaveCursor(ctx, it.Seq); err != nil {
 				if ctx.Err() != nil {

@@ -259,3 +259,33 @@ func TestPush(t *testing.T) {
 func dedupe(s []string) []string {
 	return slices.Compact(slices.Clone(s))
 }
+
+// TestPushNewReceiver: a receiver added to a server that already has a
+// baseline and a journal first gets every resource's current fragment,
+// then the changes that follow; it ends with the collection's graph.
+func TestPushNewReceiver(t *testing.T) {
+	rcv := newReceiver(t)
+	e := newEnv(t, map[string]string{"a.nt": "<http://ex/a> <http://ex/p> \"1\" .\n<http://ex/b> <http://ex/p> _:x .\n_:x <http://ex/q> \"b\" .\n"}, nil)
+	e.write("a.nt", "<http://ex/a> <http://ex/p> \"2\" .\n<http://ex/b> <http://ex/p> _:x .\n_:x <http://ex/q> \"b\" .\n<http://ex/c> <http://ex/p> \"1\" .\n")
+	waitFor(t, "two changes", func() bool { return len(journal(t, e.coll())) == 2 })
+	e.stop()
+	e.cfg.Push = []string{rcv.srv.URL + "/push"}
+	e.start()
+	e.write("a.nt", "<http://ex/a> <http://ex/p> \"3\" .\n<http://ex/b> <http://ex/p> _:x .\n_:x <http://ex/q> \"b\" .\n")
+	c := e.coll()
+	waitFor(t, "the next changes", func() bool { return len(journal(t, c)) == 4 })
+	waitFor(t, "the receiver to hold the graph", func() bool {
+		rcv.mu.Lock()
+		defer rcv.mu.Unlock()
+		for _, iri := range []string{"http://ex/a", "http://ex/b", "http://ex/c"} {
+			cur, _ := c.Fragment(context.Background(), iri, rdf.NTriples)
+			if b, ok := rcv.body[iri]; !ok || b != string(cur) {
+				return false
+			}
+		}
+		return true
+	})
+	if got := rcv.received(); !slices.Contains(got, "http://ex/b") {
+		t.Errorf("baseline resource b never pushed: %v", got)
+	}
+}
