@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/sdshare/client"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/boltstore"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/sparql"
 )
 
 const sdshareSyncHelp = `Keeps an RDF store in step with an SDShare 1.0 server.
@@ -295,6 +297,11 @@ func openSDShareStore(ctx context.Context, cmd *cli.Command) (graphstore.Store, 
 	if upd == "" && (cmd.String("sparql-query") != "" || cmd.String("sparql-graph-store") != "") {
 		return nil, cli.Exit("--sparql-query and --sparql-graph-store go with --sparql-update", exitUsage)
 	}
+	for _, u := range []string{upd, cmd.String("sparql-query"), cmd.String("sparql-graph-store")} {
+		if p, err := url.Parse(u); u != "" && (err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "") {
+			return nil, cli.Exit(fmt.Sprintf("SPARQL endpoint %q: want an http(s) URL", u), exitUsage)
+		}
+	}
 	s, err := sdshareStoreOpener(ctx, sdshareStoreSpec{
 		Dir:        orDefault(cmd.String("store"), defaultSDShareStore),
 		Update:     upd,
@@ -322,8 +329,8 @@ type sdshareStoreSpec struct {
 // sdshareStoreOpener opens the store a spec names.
 var sdshareStoreOpener = func(ctx context.Context, spec sdshareStoreSpec) (graphstore.Store, error) {
 	if spec.Update != "" {
-		// TODO(client): graphstore/sparql is not on main yet.
-		return nil, errors.New("sdshare: the SPARQL store is not built into this binary yet")
+		// A snapshot load is one long request: no header timeout here.
+		return sparql.New(sparql.Endpoints{Update: spec.Update, Query: orDefault(spec.Query, spec.Update), GraphStore: spec.GraphStore}, sdshareHTTPClient(0)), nil
 	}
 	return boltstore.OpenDir(spec.Dir, nil)
 }
