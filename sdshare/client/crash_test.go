@@ -267,7 +267,7 @@ func killMidApply(t *testing.T, sparqlEnv string, resources, changes, kills int)
 	}
 	defer store.Close()
 	got, want := graphOf(t, store, fs.URL()+"/c"), h.expected(t)
-	if !graphstoretest.Isomorphic(got, want) {
+	if !rdf.Isomorphic(got, want) {
 		t.Fatalf("graph after kills: %d triples, want %d", len(got), len(want))
 	}
 	state, err := OpenState(dir)

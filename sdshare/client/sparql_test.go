@@ -6,7 +6,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/internal/sparqltest"
 	"github.com/resourcesync-go/resourcesync/internal/testnet"
-	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/graphstoretest"
+	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/sparql"
 )
 
@@ -29,7 +29,7 @@ func TestSPARQLStore(t *testing.T) {
 			if err != nil || !rep.OK() {
 				t.Fatalf("run %d: %v %+v", run, err, rep)
 			}
-			if got, want := graphOf(t, e.store, rep.Collections[0].Graph), readNT(t, "client/spec-expected.nt"); !graphstoretest.Isomorphic(got, want) {
+			if got, want := graphOf(t, e.store, rep.Collections[0].Graph), readNT(t, "client/spec-expected.nt"); !rdf.Isomorphic(got, want) {
 				t.Errorf("run %d: graph in Virtuoso:\n%v", run, got)
 			}
 		}
