@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -107,11 +108,7 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 	for _, c := range cmd.StringSlice("collection") {
 		only[c] = true
 	}
-	stateDir, err := sdshareStateDir(cmd)
-	if err != nil {
-		return err
-	}
-	store, err := openSDShareStore(ctx, cmd)
+	store, stateDir, err := openSDShareStore(ctx, cmd)
 	if err != nil {
 		return err
 	}
@@ -275,21 +272,32 @@ func sdshareStoreFlags() []cli.Flag {
 const defaultSDShareStore = "sdshare-store"
 
 // sdshareStateDir is --state, defaulting to the store directory.
-func sdshareStateDir(cmd *cli.Command) (string, error) {
+func sdshareStateDir(cmd *cli.Command) string {
 	if d := cmd.String("state"); d != "" {
-		return d, nil
+		return d
 	}
 	if cmd.String("sparql-update") != "" {
-		return "sdshare-state", nil
+		return "sdshare-state"
 	}
-	if d := cmd.String("store"); d != "" {
-		return d, nil
-	}
-	return defaultSDShareStore, nil
+	return orDefault(cmd.String("store"), defaultSDShareStore)
 }
 
-// openSDShareStore opens the store the flags choose.
-func openSDShareStore(ctx context.Context, cmd *cli.Command) (graphstore.Store, error) {
+// openSDShareStore opens the store the flags choose, and returns it with
+// the state directory (created).
+func openSDShareStore(ctx context.Context, cmd *cli.Command) (graphstore.Store, string, error) {
+	s, err := openGraphStore(ctx, cmd)
+	if err != nil {
+		return nil, "", err
+	}
+	dir := sdshareStateDir(cmd)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		s.Close()
+		return nil, "", cli.Exit(err.Error(), exitUsage)
+	}
+	return s, dir, nil
+}
+
+func openGraphStore(ctx context.Context, cmd *cli.Command) (graphstore.Store, error) {
 	upd := cmd.String("sparql-update")
 	if upd != "" && cmd.String("store") != "" {
 		return nil, cli.Exit("--store and --sparql-update exclude each other", exitUsage)

@@ -186,6 +186,35 @@ func syncDir(t *testing.T, dir, url string) error {
 	return nil
 }
 
+// startChild starts the test binary as a TestCrashChild process syncing
+// url into dir.
+func startChild(t *testing.T, dir, url string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "SDSHARE_CRASH_DIR="+dir, "SDSHARE_CRASH_URL="+url)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+// killWhen kills cmd (SIGKILL) as soon as now() is true, unless it exits
+// first, and returns how it ended.
+func killWhen(cmd *exec.Cmd, now func() bool) error {
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	for {
+		select {
+		case err := <-exited:
+			return err
+		case <-time.After(time.Millisecond):
+		}
+		if now() {
+			cmd.Process.Kill()
+			return <-exited
+		}
+	}
+}
+
 // TestKillMidApply kills (SIGKILL) a client process at random moments
 // while it loads the snapshot and applies pages of fragments into the
 // embedded store, then lets a last run finish: the store must hold
@@ -207,32 +236,15 @@ func killMidApply(t *testing.T, sparqlEnv string, resources, changes, kills int)
 	rng := rand.New(rand.NewPCG(5, 5))
 	last, midway := h.changes[len(h.changes)-1].updated, 0
 	for k := range kills {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "SDSHARE_CRASH_DIR="+dir, "SDSHARE_CRASH_URL="+fs.URL()+"/")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd := startChild(t, dir, fs.URL()+"/")
 		// Kill when the server has answered the snapshot request (first
 		// kill) or 15 to 60 more fragment requests: the client is then in
 		// the middle of loading or of applying a page, however fast or
 		// slow the machine, and has finished at least one page.
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
 		snaps, served, target := h.snaps.Load(), h.served.Load(), int64(15+rng.IntN(46))
-		var err error
-	wait:
-		for {
-			select {
-			case err = <-exited:
-				break wait
-			case <-time.After(time.Millisecond):
-			}
-			if (k == 0 && h.snaps.Load() > snaps) || (k > 0 && h.served.Load() >= served+target) {
-				cmd.Process.Kill()
-				err = <-exited
-				break
-			}
-		}
+		err := killWhen(cmd, func() bool {
+			return (k == 0 && h.snaps.Load() > snaps) || (k > 0 && h.served.Load() >= served+target)
+		})
 		st, err2 := OpenState(dir)
 		if err2 != nil {
 			t.Fatal(err2)

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -320,30 +319,11 @@ func endToEndKill(t *testing.T, sparqlEnv string) {
 	rs.reload(t)
 	rng := rand.New(rand.NewPCG(6, 6))
 	for k := range 4 {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "SDSHARE_CRASH_DIR="+dir, "SDSHARE_CRASH_URL="+rs.base)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd := startChild(t, dir, rs.base)
 		// Kill after 15 to 40 more fragments were served: past the first
 		// page of 10, in the middle of another.
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
 		served, target := rs.fragments.Load(), int64(15+rng.IntN(26))
-		var err error
-	wait:
-		for {
-			select {
-			case err = <-exited:
-				break wait
-			case <-time.After(time.Millisecond):
-			}
-			if rs.fragments.Load() >= served+target {
-				cmd.Process.Kill()
-				err = <-exited
-				break
-			}
-		}
+		err := killWhen(cmd, func() bool { return rs.fragments.Load() >= served+target })
 		t.Logf("kill %d: %v after %d fragments", k+1, err, rs.fragments.Load()-served)
 	}
 	if err := syncDir(t, dir, rs.base); err != nil {
