@@ -28,7 +28,7 @@ const testdata = "../../testdata/sdshare"
 // request. Feeds are served with their example hosts rewritten to the
 // server itself.
 type fixtureServer struct {
-	t       *testing.T
+	t       testing.TB
 	srv     *httptest.Server
 	mu      sync.Mutex
 	reqs    []string
@@ -36,7 +36,7 @@ type fixtureServer struct {
 	rewrite []string                    // old, new pairs
 }
 
-func newFixtureServer(t *testing.T) *fixtureServer {
+func newFixtureServer(t testing.TB) *fixtureServer {
 	fs := &fixtureServer{t: t, routes: map[string]http.HandlerFunc{}}
 	fs.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fs.mu.Lock()
@@ -342,7 +342,7 @@ const (
 // collectionServer serves an overview, a collection feed and a snapshots
 // feed with one N-Triples snapshot taken at snapAt; the test adds the
 // fragments feed at /fragments.
-func collectionServer(t *testing.T, snapAt, snapshot string) *fixtureServer {
+func collectionServer(t testing.TB, snapAt, snapshot string) *fixtureServer {
 	fs := newFixtureServer(t)
 	u := fs.URL()
 	fs.feed("/", feedDoc("", entryDoc("c", "2020-01-01T00:00:00Z", nil,
