@@ -112,6 +112,7 @@ type realServer struct {
 	srv       *server.Server
 	base      string
 	fragments atomic.Int64 // fragment data requests answered
+	chunks    atomic.Int64 // snapshot chunk requests answered
 }
 
 func startRealServer(t *testing.T, m *model, pageSize, chunkSize int) *realServer {
@@ -135,6 +136,9 @@ func startRealServer(t *testing.T, m *model, pageSize, chunkSize int) *realServe
 		h.ServeHTTP(w, r)
 		if strings.HasSuffix(r.URL.Path, "/fragment") {
 			rs.fragments.Add(1)
+		}
+		if strings.Contains(r.URL.Path, "/chunk/") {
+			rs.chunks.Add(1)
 		}
 	})}
 	go hs.Serve(ln)
@@ -226,6 +230,9 @@ func TestEndToEnd(t *testing.T) {
 				t.Logf("%s: %d triples, snapshot %v, %d applied on %d pages, t=%s", name, len(got), cr.SnapshotLoaded, cr.Applied, cr.Pages, cr.T.Format(time.RFC3339Nano))
 			}
 			step("snapshot")
+			if n := rs.chunks.Load(); n < 4 { // 90 resources in chunks of 25
+				t.Errorf("%d chunks fetched: the chunked snapshot was not used", n)
+			}
 			if st, _, _ := state.Get(graph); st.Snapshot.IsZero() {
 				t.Errorf("no snapshot recorded: %+v", st)
 			}
