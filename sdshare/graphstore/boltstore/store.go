@@ -49,8 +49,9 @@ type Options struct {
 	// the store.
 	NoSync bool
 	// BatchSize is how many triples one transaction of ReplaceGraph (and
-	// of deleting a replaced graph) writes. Default 50,000. Memory grows
-	// with it; smaller batches mean more commits.
+	// of deleting a replaced graph) writes. Default 10,000. Memory grows
+	// with it (each commit rewrites the B-tree pages it touched, up to a
+	// few per triple); smaller batches mean more commits.
 	BatchSize int
 }
 
@@ -87,7 +88,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		o.LockTimeout = time.Second
 	}
 	if o.BatchSize <= 0 {
-		o.BatchSize = 50000
+		o.BatchSize = 10000
 	}
 	db, err := openBolt(path, o.LockTimeout)
 	if err != nil {

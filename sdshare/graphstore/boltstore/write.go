@@ -308,6 +308,7 @@ func (s *Store) load(ctx context.Context, gid uint64, batch []rdf.Triple) error 
 				return err
 			}
 		}
+		s.releaseMapped()
 		return w.finish()
 	})
 }
@@ -345,6 +346,7 @@ func (s *Store) dropGraph(gid uint64) error {
 				w.ref(pid, -1)
 				w.ref(oid, -1)
 			}
+			s.releaseMapped()
 			if len(doomed) < s.batch {
 				if err := w.data.DeleteBucket(gk); err != nil {
 					return err
