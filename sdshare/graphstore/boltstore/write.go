@@ -190,6 +190,7 @@ func (s *Store) ReplaceGraph(ctx context.Context, g string, ts iter.Seq2[rdf.Tri
 		}
 	}()
 	batch := make([]rdf.Triple, 0, min(s.batch, 4096))
+	size := s.batch
 	n := 0
 	for t, terr := range ts {
 		if terr != nil {
@@ -204,14 +205,16 @@ func (s *Store) ReplaceGraph(ctx context.Context, g string, ts iter.Seq2[rdf.Tri
 			}
 		}
 		batch = append(batch, t)
-		if len(batch) >= s.batch {
-			if err := s.load(ctx, gid, batch); err != nil {
+		if len(batch) >= size {
+			nodes, err := s.load(ctx, gid, batch)
+			if err != nil {
 				return err
 			}
+			size = nextBatch(size, nodes, s.batch)
 			batch = batch[:0]
 		}
 	}
-	if err := s.load(ctx, gid, batch); err != nil {
+	if _, err := s.load(ctx, gid, batch); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -250,12 +253,37 @@ func (s *Store) ReplaceGraph(ctx context.Context, g string, ts iter.Seq2[rdf.Tri
 	return nil
 }
 
-// load writes one batch of a ReplaceGraph into graph id gid.
-func (s *Store) load(ctx context.Context, gid uint64, batch []rdf.Triple) error {
-	if len(batch) == 0 {
-		return nil
+// maxNodes is how many B-tree nodes one load transaction should touch.
+// A commit holds every touched node in memory and rewrites its page, and
+// as the dictionary grows a batch's random lookups and inserts touch more
+// of them: ReplaceGraph shrinks its batches to stay near this bound, so
+// its memory does not grow with the store (about 10 KiB per node).
+const maxNodes = 2048
+
+// nextBatch is the size of the next load batch after one of size that
+// touched nodes B-tree nodes: halved above maxNodes, grown by a quarter
+// well below it, between 500 and max.
+func nextBatch(size, nodes, limit int) int {
+	switch {
+	case nodes > maxNodes:
+		size /= 2
+	case nodes < maxNodes/2:
+		size += size / 4
 	}
-	return s.update(func(tx *bbolt.Tx) error {
+	return min(max(size, 500), limit)
+}
+
+// load writes one batch of a ReplaceGraph into graph id gid and returns
+// how many B-tree nodes the transaction touched.
+func (s *Store) load(ctx context.Context, gid uint64, batch []rdf.Triple) (nodes int, err error) {
+	if len(batch) == 0 {
+		return 0, nil
+	}
+	err = s.update(func(tx *bbolt.Tx) error {
+		defer func() {
+			st := tx.Stats()
+			nodes = int(st.GetNodeCount())
+		}()
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -311,6 +339,7 @@ func (s *Store) load(ctx context.Context, gid uint64, batch []rdf.Triple) error 
 		s.releaseMapped()
 		return w.finish()
 	})
+	return nodes, err
 }
 
 // dropGraph deletes the keys of graph id gid in batches, then the id.
