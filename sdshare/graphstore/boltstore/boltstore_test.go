@@ -214,3 +214,34 @@ _:x <http://e/p> "old" .`
 		t.Errorf("Stats after Open = %+v, want the old graph only", st)
 	}
 }
+
+// TestHostile writes what a hostile snapshot or fragment may hold: labels,
+// IRIs and literals beyond bbolt's key limit, a graph name beyond it.
+// Each write either works (and reads back) or fails with an error; none
+// panics or damages the store.
+func TestHostile(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "graph.db"))
+	ctx := context.Background()
+	huge := strings.Repeat("x", 70000)
+	p := rdf.IRI("http://e/p")
+	ts := []rdf.Triple{
+		{S: rdf.Blank(huge), P: p, O: rdf.Blank(huge + "y")},
+		{S: rdf.Blank(huge + "y"), P: p, O: rdf.Literal(huge)},
+		{S: rdf.IRI("http://e/" + huge), P: rdf.IRI("http://e/p" + huge), O: rdf.Blank(huge)},
+	}
+	if err := s.ReplaceGraph(ctx, graphstoretest.G1, graphstoretest.Seq(ts)); err != nil {
+		t.Fatalf("ReplaceGraph: %v", err)
+	}
+	if got := graphstoretest.All(t, s, graphstoretest.G1); !rdf.Isomorphic(got, ts) {
+		t.Errorf("read back: %s", rdf.IsomorphicDiff(got, ts))
+	}
+	if err := s.ApplyFragment(ctx, graphstoretest.G1, rdf.IRI("http://e/"+huge), nil); err != nil {
+		t.Fatalf("ApplyFragment: %v", err)
+	}
+	if err := s.ReplaceGraph(ctx, "http://e/"+huge, graphstoretest.Seq(ts)); err == nil {
+		t.Log("a 70 kB graph name was accepted")
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -3,6 +3,7 @@ package boltstore
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"iter"
@@ -253,6 +254,17 @@ func (s *Store) ReplaceGraph(ctx context.Context, g string, ts iter.Seq2[rdf.Tri
 	return nil
 }
 
+// labelKey is the tmp bucket key of a blank node label: the label, or a
+// hash of it when it is too long to be a bbolt key (a hostile snapshot
+// may have any label).
+func labelKey(l string) []byte {
+	if len(l) <= maxKeyLen {
+		return append([]byte{'L'}, l...)
+	}
+	h := sha256.Sum256([]byte(l))
+	return append([]byte{'H'}, h[:]...)
+}
+
 // maxNodes is how many B-tree nodes one load transaction should touch.
 // A commit holds every touched node in memory and rewrites its page, and
 // as the dictionary grows a batch's random lookups and inserts touch more
@@ -303,7 +315,7 @@ func (s *Store) load(ctx context.Context, gid uint64, batch []rdf.Triple) (nodes
 			if id, ok := blanks[t.Value]; ok {
 				return id, nil
 			}
-			id := be(labels.Get([]byte(t.Value)))
+			id := be(labels.Get(labelKey(t.Value)))
 			if id == 0 {
 				id = w.alloc(true)
 				newLabels = append(newLabels, t.Value)
@@ -330,9 +342,17 @@ func (s *Store) load(ctx context.Context, gid uint64, batch []rdf.Triple) (nodes
 				return err
 			}
 		}
-		slices.Sort(newLabels)
-		for _, l := range newLabels {
-			if err := labels.Put([]byte(l), u64(blanks[l])); err != nil {
+		type label struct {
+			key []byte
+			id  uint64
+		}
+		put := make([]label, len(newLabels))
+		for i, l := range newLabels {
+			put[i] = label{labelKey(l), blanks[l]}
+		}
+		slices.SortFunc(put, func(a, b label) int { return bytes.Compare(a.key, b.key) })
+		for _, l := range put {
+			if err := labels.Put(l.key, u64(l.id)); err != nil {
 				return err
 			}
 		}
