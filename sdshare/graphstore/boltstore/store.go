@@ -23,7 +23,7 @@ const FileName = "graph.db"
 // PathIn returns the store file of the store directory dir.
 func PathIn(dir string) string { return filepath.Join(dir, FileName) }
 
-const formatVersion = 1
+const formatVersion = 2 // 2: short literals inline in index keys
 
 // pageSize is the page size of new store files. 16 KiB pages made loads
 // about 1.5 times faster than 4 KiB ones in BenchmarkLoad (fewer pages per

@@ -87,10 +87,7 @@ func (s *Store) ApplyFragment(ctx context.Context, g string, r rdf.Term, ts []rd
 				if err := gb.Delete(k); err != nil {
 					return err
 				}
-				sid, pid, oid, _ := splitKey(k)
-				w.ref(sid, -1)
-				w.ref(pid, -1)
-				w.ref(oid, -1)
+				w.refKey(k, -1)
 			}
 		}
 		blanks := map[string]uint64{}
@@ -123,20 +120,34 @@ func (s *Store) ApplyFragment(ctx context.Context, g string, r rdf.Term, ts []rd
 }
 
 func (w *wtx) insertTriple(gb *bbolt.Bucket, t rdf.Triple, node func(rdf.Term) (uint64, error)) error {
-	s, err := node(t.S)
+	k, err := w.key(t, node)
 	if err != nil {
 		return err
+	}
+	_, err = w.insert(gb, k)
+	return err
+}
+
+// key returns t's index key; node gives subjects, predicates and objects
+// not inlined their ids.
+func (w *wtx) key(t rdf.Triple, node func(rdf.Term) (uint64, error)) ([]byte, error) {
+	s, err := node(t.S)
+	if err != nil {
+		return nil, err
 	}
 	p, err := node(t.P)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	o, err := node(t.O)
-	if err != nil {
-		return err
+	o := inline(t.O)
+	if o == nil {
+		id, err := node(t.O)
+		if err != nil {
+			return nil, err
+		}
+		o = idObject(id)
 	}
-	_, err = w.insert(gb, s, p, o)
-	return err
+	return tripleKey(s, p, o), nil
 }
 
 func newGraphID(tx *bbolt.Tx) (uint64, error) {
@@ -324,21 +335,18 @@ func (s *Store) load(ctx context.Context, gid uint64, batch []rdf.Triple) (nodes
 			return id, nil
 		}
 		// Keys are put in order (see intern for why).
-		keys := make([][3]uint64, 0, len(batch))
+		keys := make([][]byte, 0, len(batch))
 		for _, t := range batch {
-			var k [3]uint64
-			var err error
-			for i, x := range [3]rdf.Term{t.S, t.P, t.O} {
-				if k[i], err = node(x); err != nil {
-					return err
-				}
+			k, err := w.key(t, node)
+			if err != nil {
+				return err
 			}
 			keys = append(keys, k)
 		}
-		slices.SortFunc(keys, func(a, b [3]uint64) int { return slices.Compare(a[:], b[:]) })
-		keys = slices.Compact(keys)
+		slices.SortFunc(keys, bytes.Compare)
+		keys = slices.CompactFunc(keys, bytes.Equal)
 		for _, k := range keys {
-			if _, err := w.insert(gb, k[0], k[1], k[2]); err != nil {
+			if _, err := w.insert(gb, k); err != nil {
 				return err
 			}
 		}
@@ -387,13 +395,7 @@ func (s *Store) dropGraph(gid uint64) error {
 				if err := gb.Delete(k); err != nil {
 					return err
 				}
-				sid, pid, oid, ok := splitKey(k)
-				if !ok {
-					continue // a bad key names no terms
-				}
-				w.ref(sid, -1)
-				w.ref(pid, -1)
-				w.ref(oid, -1)
+				w.refKey(k, -1) // a bad key names no terms
 			}
 			s.releaseMapped()
 			if len(doomed) < s.batch {
