@@ -104,7 +104,7 @@ func (c *Collection) Fragment(ctx context.Context, iri string, f rdf.Format) ([]
 }
 
 // FragmentNT returns iri's current fragment as canonical N-Triples, empty
-// when the resource is not in the graph: what internal/sdbridge needs.
+// when the resource is not in the graph.
 func (c *Collection) FragmentNT(ctx context.Context, iri string) ([]byte, error) {
 	return c.Fragment(ctx, iri, rdf.NTriples)
 }

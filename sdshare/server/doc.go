@@ -50,9 +50,8 @@
 // # ResourceSync
 //
 // Collection.Store and Collection.Fragment (FragmentNT) expose the state
-// and the fragments to other publishers: internal/sdbridge can write them
-// as files for a source.Source, and Config.ResourceSync publishes them
-// directly with source/publish from the same store (resourcesync.go):
+// and the fragments to other publishers; Config.ResourceSync publishes
+// them with source/publish from the same store (resourcesync.go):
 // B .well-known/resourcesync, B .resourcesync/NAME/..., resources at
 // B NAME/rs/<escaped IRI>.
 //

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/internal/sdbridge"
 	"github.com/resourcesync-go/resourcesync/rdf"
 )
 
@@ -54,9 +53,6 @@ func TestResourceSyncView(t *testing.T) {
 		t.Errorf("unknown resource: %s, want 404", resp.Status)
 	}
 }
-
-// A *Collection is what internal/sdbridge publishes from.
-var _ sdbridge.Collection = (*Collection)(nil)
 
 // TestCanonicalIsRDFHash: the bytes served hash to rdf.Hash of the
 // fragment.
