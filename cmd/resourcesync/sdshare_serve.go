@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/resourcesync-go/resourcesync/sdshare/server"
+	"github.com/resourcesync-go/resourcesync/source/notify"
 )
 
 const sdshareServeHelp = `Publishes each collection NAME, the RDF graph in PATH (a file, or a directory
@@ -65,7 +66,9 @@ RESOURCESYNC
    (Capability List, Resource List, Change Lists from the same change
    journal), and each resource's fragment (canonical N-Triples, whose
    sha-256 and length the lists carry) at B NAME/rs/IRI. A ResourceSync
-   Destination (resourcesync sync) can so mirror an SDShare collection.`
+   Destination (resourcesync sync) can so mirror an SDShare collection.
+   --hub URL also publishes ResourceSync Change Notifications of every change
+   to that WebSub hub (topic B .resourcesync/NAME/notifications).`
 
 func sdshareServeCommand() *cli.Command {
 	return &cli.Command{
@@ -84,6 +87,8 @@ func sdshareServeCommand() *cli.Command {
 			&cli.IntFlag{Name: "chunk-size", Usage: "resources per chunk; larger graphs also offer a chunked snapshot", Value: server.DefaultChunkSize},
 			&cli.StringFlag{Name: "author", Usage: "atom:author name of the feeds", Value: server.DefaultAuthor},
 			&cli.BoolFlag{Name: "resourcesync", Usage: "also publish the collections as a ResourceSync Source (each fragment a resource)"},
+			&cli.StringFlag{Name: "hub", Usage: "with --resourcesync: publish ResourceSync change notifications to the WebSub hub at `URL`"},
+			&cli.StringFlag{Name: "hub-token", Usage: "bearer token sent to the --hub with each publish"},
 			&cli.BoolFlag{Name: "verbose", Usage: "log every reload and push failure (default: warnings and errors)"},
 		},
 		Action: sdshareServe,
@@ -119,8 +124,16 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 	if rescan == 0 {
 		rescan = -1
 	}
+	var notifier *notify.Notifier
+	if h := cmd.String("hub"); h != "" {
+		if !cmd.Bool("resourcesync") {
+			return cli.Exit("--hub needs --resourcesync", exitUsage)
+		}
+		notifier = &notify.Notifier{Pub: &notify.HTTPPublisher{Hub: h, Token: cmd.String("hub-token"),
+			Client: &http.Client{Timeout: 30 * time.Second}}, Hub: h}
+	}
 	start := time.Now()
-	srv, err := server.Open(ctx, server.Config{
+	srv, err := server.Open(ctx, server.Config{Notifier: notifier,
 		BaseURL: base, StateDir: cmd.String("state"), Collections: cols,
 		PageSize: int(cmd.Int("page-size")), ChunkSize: int(cmd.Int("chunk-size")),
 		Rescan: rescan, Debounce: cmd.Duration("debounce"), Push: cmd.StringSlice("push"),

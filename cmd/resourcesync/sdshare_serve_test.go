@@ -27,6 +27,7 @@ func TestSDShareServeUsage(t *testing.T) {
 		{"reserved name", []string{"metrics=" + dir}, "collection name"},
 		{"missing path", []string{"c=" + filepath.Join(dir, "nope")}, "nope"},
 		{"syntax error at start", []string{"c=" + bad}, "not valid RDF"},
+		{"hub without resourcesync", []string{"--hub", "http://127.0.0.1:1/", "c=" + dir}, "--resourcesync"},
 	} {
 		args := append([]string{"sdshare", "serve", "--addr", "127.0.0.1:0", "--state", t.TempDir()}, c.args...)
 		code, _, stderr := runCLI(t, args...)

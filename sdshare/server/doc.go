@@ -53,7 +53,9 @@
 // and the fragments to other publishers; Config.ResourceSync publishes
 // them with source/publish from the same store (resourcesync.go):
 // B .well-known/resourcesync, B .resourcesync/NAME/..., resources at
-// B NAME/rs/<escaped IRI>.
+// B NAME/rs/<escaped IRI>; with Config.Notifier every change is also a
+// ResourceSync Change Notification to a WebSub hub (source/notify), topic
+// B .resourcesync/NAME/notifications.
 //
 // Snapshots are written by a background builder to files in the state
 // directory, named by the version (journal seq and a hash of the graph),

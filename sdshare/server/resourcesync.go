@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path"
@@ -37,9 +38,26 @@ func (s *Server) publishRS(ctx context.Context) error {
 	for _, c := range s.cols {
 		sets = append(sets, publish.Set{Name: c.name, Store: c.st, ResourceBase: c.rsBase()})
 	}
-	_, err := publish.Publish(ctx, publish.Config{BaseURL: s.base, Out: s.rsOut(), Sets: sets,
-		ChangeListPeriod: s.cfg.ChangeListPeriod, Logger: s.log})
-	return err
+	pc := publish.Config{BaseURL: s.base, Out: s.rsOut(), Sets: sets,
+		ChangeListPeriod: s.cfg.ChangeListPeriod, Logger: s.log}
+	n := s.cfg.Notifier
+	if n != nil {
+		pc.Notification = func(set string) (string, string) { return n.Topic(set), n.Hub }
+	}
+	if _, err := publish.Publish(ctx, pc); err != nil {
+		return err
+	}
+	// Notifications after the documents: a subscriber that fetches the
+	// Change List on a notification finds the change in it.
+	var errs []error
+	if n != nil {
+		for _, c := range s.cols {
+			if err := n.Notify(ctx, c.name, c.st); err != nil {
+				errs = append(errs, fmt.Errorf("notifications of %s: %w", c.name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // runRS publishes again after every change, until ctx ends.
@@ -78,6 +96,12 @@ func retrySleep(ctx context.Context, d time.Duration) {
 func (s *Server) serveRSDoc(w http.ResponseWriter, r *http.Request, rel string) bool {
 	if rel != "robots.txt" && rel != ".well-known/resourcesync" && !strings.HasPrefix(rel, ".resourcesync/") {
 		return false
+	}
+	if n := s.cfg.Notifier; n != nil {
+		if set, ok := strings.CutSuffix(strings.TrimPrefix(rel, ".resourcesync/"), "/notifications"); ok && s.byName[set] != nil {
+			n.TopicHandler(set).ServeHTTP(w, r)
+			return true
+		}
 	}
 	clean := path.Clean("/" + rel)[1:]
 	if clean != rel || strings.Contains(rel, "\\") {

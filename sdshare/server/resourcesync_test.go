@@ -3,11 +3,16 @@ package server
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/resourcesync-go/resourcesync/rdf"
+	"github.com/resourcesync-go/resourcesync/source/notify"
 )
 
 var (
@@ -60,5 +65,43 @@ func TestCanonicalIsRDFHash(t *testing.T) {
 	ts := parseAll(t, fixture, rdf.NTriples)
 	if _, b := canonical(ts); sha256.Sum256(b) != rdf.Hash(ts) {
 		t.Errorf("canonical bytes do not hash to rdf.Hash:\n%s", b)
+	}
+}
+
+// TestResourceSyncNotifications: with a Notifier, a change of the
+// collection reaches the hub as a ResourceSync Change Notification on the
+// collection's topic, after the Change List has it.
+func TestResourceSyncNotifications(t *testing.T) {
+	var mu sync.Mutex
+	var posts []string
+	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		posts = append(posts, strings.Join(r.Header.Values("Link"), ", ")+"\n"+string(b))
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer hub.Close()
+	e := newEnv(t, map[string]string{"d.nt": fixture}, func(c *Config) {
+		c.ResourceSync = true
+		c.Notifier = &notify.Notifier{Pub: &notify.HTTPPublisher{Hub: hub.URL, Client: c.PushClient}, Hub: hub.URL}
+	})
+	topic := e.base + ".resourcesync/c/notifications"
+	e.write("d.nt", strings.Replace(fixture, `"Alpha"`, `"Alpha 2"`, 1))
+	waitFor(t, "a notification", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range posts {
+			if strings.Contains(p, "<"+topic+">") && strings.Contains(p, "/c/rs/http://ex/a</loc>") && strings.Contains(p, `change="updated"`) {
+				return true
+			}
+		}
+		return false
+	})
+	if resp, body := e.get(topic); resp.StatusCode != 200 || !strings.Contains(string(body), "http://ex/a") {
+		t.Errorf("topic URL: %s\n%s", resp.Status, body)
+	}
+	if _, cl := e.get(e.base + ".resourcesync/c/capabilitylist.xml"); !strings.Contains(string(cl), hub.URL) {
+		t.Errorf("capability list does not name the hub:\n%s", cl)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/store/bolt"
+	"github.com/resourcesync-go/resourcesync/source/notify"
 )
 
 // Defaults of a zero Config.
@@ -64,6 +65,12 @@ type Config struct {
 	// ChangeListPeriod is the ResourceSync Change List period (default
 	// that of source/publish).
 	ChangeListPeriod time.Duration
+	// Notifier, with ResourceSync, publishes each collection's changes as
+	// ResourceSync Change Notifications to a WebSub hub; the caller sets
+	// its Pub and Hub, Open fills its Topic, CapabilityList and
+	// ResourceBase when they are nil. Topics are
+	// B .resourcesync/NAME/notifications.
+	Notifier *notify.Notifier
 	// NoSync skips fsync of the state: tests only.
 	NoSync bool
 }
@@ -176,6 +183,22 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	s.metrics = newMetrics(s)
 	if cfg.ResourceSync {
 		s.rsWake = make(chan struct{}, 1)
+		if n := cfg.Notifier; n != nil {
+			if n.Topic == nil {
+				n.Topic = func(set string) string { return notify.TopicURL(s.base, set) }
+			}
+			if n.CapabilityList == nil {
+				n.CapabilityList = func(set string) string { return s.base + ".resourcesync/" + set + "/capabilitylist.xml" }
+			}
+			if n.ResourceBase == nil {
+				n.ResourceBase = func(set string) string { return s.byName[set].rsBase() }
+			}
+			for _, c := range s.cols {
+				if err := n.Init(ctx, c.name, c.st); err != nil {
+					return nil, fmt.Errorf("sdshare/server: notifications of %s: %w", c.name, err)
+				}
+			}
+		}
 		if err := s.publishRS(ctx); err != nil {
 			return nil, err
 		}
