@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/store"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/source/publish"
@@ -70,7 +71,7 @@ func (s *Server) runRS(ctx context.Context) {
 		}
 		if err := s.publishRS(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("ResourceSync documents not published", "err", err)
-			retrySleep(ctx, time.Second)
+			retry.Sleep(ctx, time.Second)
 			s.wakeRS()
 		}
 	}
@@ -80,15 +81,6 @@ func (s *Server) wakeRS() {
 	select {
 	case s.rsWake <- struct{}{}:
 	default:
-	}
-}
-
-func retrySleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
 	}
 }
 
