@@ -102,19 +102,23 @@ func (c *Collection) initialPush(ctx context.Context, key string, after uint64, 
 	}
 	// Collect first: a bolt read transaction must not stay open while the
 	// receiver is slow.
-	var iris []string
+	type res struct {
+		iri     string
+		changed time.Time
+	}
+	var all []res
 	for r, err := range c.st.Resources(ctx) {
 		if err != nil {
 			return 0, false, err
 		}
-		iris = append(iris, r.Path)
+		all = append(all, res{r.Path, r.Changed})
 	}
-	for _, iri := range iris {
-		body, err := c.Fragment(ctx, iri, rdf.NTriples)
+	for _, r := range all {
+		body, err := c.Fragment(ctx, r.iri, rdf.NTriples)
 		if err != nil {
 			return 0, false, err
 		}
-		if !yield(push.Item{Resource: iri, Graph: c.URL(), Body: body}, nil) {
+		if !yield(push.Item{Resource: r.iri, Graph: c.URL(), Body: body, Updated: r.changed}, nil) {
 			return 0, false, nil
 		}
 	}
@@ -152,7 +156,7 @@ func (c *Collection) pushItems(ctx context.Context, key string, after uint64) it
 				yield(push.Item{}, err)
 				return
 			}
-			if !yield(push.Item{Seq: ch.Seq, Resource: ch.Path(), Graph: c.URL(), Body: body}, nil) {
+			if !yield(push.Item{Seq: ch.Seq, Resource: ch.Path(), Graph: c.URL(), Body: body, Updated: ch.Time}, nil) {
 				return
 			}
 		}
