@@ -16,7 +16,6 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/store"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/source/publish"
-	"github.com/resourcesync-go/resourcesync/source/scan"
 )
 
 // The ResourceSync view (Config.ResourceSync): the same collections
@@ -37,7 +36,7 @@ func (c *Collection) rsBase() string { return c.URL() + "rs/" }
 func (s *Server) publishRS(ctx context.Context) error {
 	var sets []publish.Set
 	for _, c := range s.cols {
-		sets = append(sets, publish.Set{Name: c.name, Store: c.st, ResourceBase: c.rsBase()})
+		sets = append(sets, publish.Set{Name: c.name, Store: c.st, ResourceBase: c.rsBase(), Loc: rsPath})
 	}
 	pc := publish.Config{BaseURL: s.base, Out: s.rsOut(), Sets: sets,
 		ChangeListPeriod: s.cfg.ChangeListPeriod, Logger: s.log}
@@ -128,7 +127,7 @@ func (s *Server) serveRSDoc(w http.ResponseWriter, r *http.Request, rel string) 
 // holds. Resources not in the inventory (deleted) are 404, as
 // ResourceSync expects.
 func (c *Collection) serveRSResource(w http.ResponseWriter, r *http.Request, escaped string) {
-	iri, err := scan.UnescapePath(escaped)
+	iri, err := rsIRI(escaped)
 	if err != nil {
 		http.NotFound(w, r)
 		return

@@ -48,13 +48,13 @@ func TestResourceSyncView(t *testing.T) {
 	waitFor(t, "the change list", func() bool {
 		_, idx := e.get(e.base + ".resourcesync/c/changelist.xml")
 		for _, l := range locRE.FindAllStringSubmatch(string(idx), -1) {
-			if _, cl := e.get(l[1]); strings.Contains(string(cl), "/c/rs/http://ex/a</loc>") && strings.Contains(string(cl), `change="updated"`) {
+			if _, cl := e.get(l[1]); strings.Contains(string(cl), "/c/rs/"+rsPath("http://ex/a")+"</loc>") && strings.Contains(string(cl), `change="updated"`) {
 				return true
 			}
 		}
 		return false
 	})
-	if resp, _ := e.get(e.base + "c/rs/http://ex/gone"); resp.StatusCode != 404 {
+	if resp, _ := e.get(e.base + "c/rs/" + rsPath("http://ex/gone")); resp.StatusCode != 404 {
 		t.Errorf("unknown resource: %s, want 404", resp.Status)
 	}
 }
@@ -92,13 +92,13 @@ func TestResourceSyncNotifications(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, p := range posts {
-			if strings.Contains(p, "<"+topic+">") && strings.Contains(p, "/c/rs/http://ex/a</loc>") && strings.Contains(p, `change="updated"`) {
+			if strings.Contains(p, "<"+topic+">") && strings.Contains(p, "/c/rs/"+rsPath("http://ex/a")+"</loc>") && strings.Contains(p, `change="updated"`) {
 				return true
 			}
 		}
 		return false
 	})
-	if resp, body := e.get(topic); resp.StatusCode != 200 || !strings.Contains(string(body), "http://ex/a") {
+	if resp, body := e.get(topic); resp.StatusCode != 200 || !strings.Contains(string(body), rsPath("http://ex/a")) {
 		t.Errorf("topic URL: %s\n%s", resp.Status, body)
 	}
 	if _, cl := e.get(e.base + ".resourcesync/c/capabilitylist.xml"); !strings.Contains(string(cl), hub.URL) {

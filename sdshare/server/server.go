@@ -192,6 +192,7 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 			}
 			if n.ResourceBase == nil {
 				n.ResourceBase = func(set string) string { return s.byName[set].rsBase() }
+				n.ResourceLoc = func(string) func(string) string { return rsPath }
 			}
 			for _, c := range s.cols {
 				if err := n.Init(ctx, c.name, c.st); err != nil {
