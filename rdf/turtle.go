@@ -631,27 +631,37 @@ func (p *turtleParser) hex(n int) (rune, error) {
 func (p *turtleParser) prefixPart() (string, error) {
 	p.sb.Reset()
 	p.sb.WriteRune(p.next())
-	for {
-		r := p.peek()
-		if r == '.' {
-			if !p.dotContinuesName() {
-				break
-			}
-		} else if !ttlPNChars(r) {
-			break
-		}
-		p.sb.WriteRune(p.next())
-		if p.sb.Len() > turtleMaxToken {
-			return "", p.errf("name longer than %d bytes", turtleMaxToken)
-		}
+	if err := p.nameTail(false, "name"); err != nil {
+		return "", err
 	}
 	return p.sb.String(), nil
 }
 
-// dotContinuesName reports whether the '.' ahead (and any dots after it)
-// is followed by a name character, so belongs to the name rather than
-// ending the statement.
-func (p *turtleParser) dotContinuesName() bool {
+// nameTail appends to p.sb the rest of a name: PN_CHARS and the dots
+// that a name character follows (a name never ends with a dot: that one
+// ends the statement).
+func (p *turtleParser) nameTail(local bool, what string) error {
+	for {
+		r := p.peek()
+		if r == '.' {
+			if !p.dotContinues(local) {
+				return nil
+			}
+		} else if !ttlPNChars(r) {
+			return nil
+		}
+		p.sb.WriteRune(p.next())
+		if p.sb.Len() > turtleMaxToken {
+			return p.errf("%s longer than %d bytes", what, turtleMaxToken)
+		}
+	}
+}
+
+// dotContinues reports whether the '.' ahead (and any dots after it) is
+// followed by a name character, so belongs to the name rather than
+// ending the statement. In a local name (local) ':', '%' and '\' also
+// continue it.
+func (p *turtleParser) dotContinues(local bool) bool {
 	for i := 1; ; i++ {
 		b, _ := p.br.Peek(i + utf8.UTFMax)
 		if len(b) <= i {
@@ -661,7 +671,7 @@ func (p *turtleParser) dotContinuesName() bool {
 			continue
 		}
 		r, _ := utf8.DecodeRune(b[i:])
-		return ttlPNChars(r) || r == ':' || r == '%' || r == '\\'
+		return ttlPNChars(r) || local && (r == ':' || r == '%' || r == '\\')
 	}
 }
 
@@ -682,7 +692,7 @@ func (p *turtleParser) pnameAfterPrefix(pre string) (Term, error) {
 		r := p.peek()
 		switch {
 		case r == '.':
-			if first || !p.dotContinuesName() {
+			if first || !p.dotContinues(true) {
 				return IRI(p.sb.String()), nil
 			}
 			p.sb.WriteRune(p.next())
@@ -733,35 +743,10 @@ func (p *turtleParser) blankLabel() (Term, error) {
 	}
 	p.sb.Reset()
 	p.sb.WriteRune(p.next())
-	for {
-		r := p.peek()
-		if r == '.' {
-			if !p.dotContinuesLabel() {
-				break
-			}
-		} else if !ttlPNChars(r) {
-			break
-		}
-		p.sb.WriteRune(p.next())
-		if p.sb.Len() > turtleMaxToken {
-			return Term{}, p.errf("label longer than %d bytes", turtleMaxToken)
-		}
+	if err := p.nameTail(false, "label"); err != nil {
+		return Term{}, err
 	}
 	return writtenBlank(p.sb.String()), nil
-}
-
-func (p *turtleParser) dotContinuesLabel() bool {
-	for i := 1; ; i++ {
-		b, _ := p.br.Peek(i + utf8.UTFMax)
-		if len(b) <= i {
-			return false
-		}
-		if b[i] == '.' {
-			continue
-		}
-		r, _ := utf8.DecodeRune(b[i:])
-		return ttlPNChars(r)
-	}
 }
 
 // literal reads a quoted string with an optional language tag or
@@ -971,23 +956,12 @@ func (p *turtleParser) expAhead(i int) bool {
 	return '0' <= c && c <= '9'
 }
 
-func ttlPNCharsBase(r rune) bool {
-	switch {
-	case 'A' <= r && r <= 'Z', 'a' <= r && r <= 'z':
-		return true
-	case r < 0xC0:
-		return false
-	case r <= 0xD6, 0xD8 <= r && r <= 0xF6, 0xF8 <= r && r <= 0x2FF,
-		0x370 <= r && r <= 0x37D, 0x37F <= r && r <= 0x1FFF,
-		0x200C <= r && r <= 0x200D, 0x2070 <= r && r <= 0x218F,
-		0x2C00 <= r && r <= 0x2FEF, 0x3001 <= r && r <= 0xD7FF,
-		0xF900 <= r && r <= 0xFDCF, 0xFDF0 <= r && r <= 0xFFFD,
-		0x10000 <= r && r <= 0xEFFFF:
-		return r != utf8.RuneError
-	}
-	return false
-}
+// ttlPNCharsBase is PN_CHARS_BASE (isPNCharsBase, shared with the
+// N-Triples reader) without U+FFFD, which here stands for invalid UTF-8.
+func ttlPNCharsBase(r rune) bool { return r != utf8.RuneError && isPNCharsBase(r) }
 
+// ttlPNCharsU and ttlPNChars are Turtle's PN_CHARS_U and PN_CHARS; the
+// N-Triples reader's isPNCharsU also admits ':', as its grammar does.
 func ttlPNCharsU(r rune) bool { return r == '_' || ttlPNCharsBase(r) }
 
 func ttlPNChars(r rune) bool {
