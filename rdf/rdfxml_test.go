@@ -277,7 +277,7 @@ _:b <http://www.w3.org/1999/02/22-rdf-syntax-ns#_2> "two" .
   <rdf:Description rdf:about="http://ex/a">
     <ex:p rdf:parseType="Literal"><h:b z="1" a="&lt;&quot;" ex:m="2">x &gt; y</h:b><i xmlns="http://i/"><j/></i>t<!-- c --></ex:p>
   </rdf:Description>
-</rdf:RDF>`, want: `<http://ex/a> <http://ex/p> "<h:b xmlns:ex=\"http://ex/\" xmlns:h=\"http://www.w3.org/1999/xhtml\" a=\"&lt;&quot;\" z=\"1\" ex:m=\"2\">x &gt; y</h:b><i xmlns=\"http://i/\"><j></j></i>t"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#XMLLiteral> .
+</rdf:RDF>`, want: `<http://ex/a> <http://ex/p> "<h:b xmlns:ex=\"http://ex/\" xmlns:h=\"http://www.w3.org/1999/xhtml\" a=\"&lt;&quot;\" z=\"1\" ex:m=\"2\">x &gt; y</h:b><i xmlns=\"http://i/\"><j></j></i>t<!-- c -->"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#XMLLiteral> .
 `},
 }
 

@@ -849,11 +849,9 @@ func (p *turtleParser) quoted() (string, error) {
 				return p.sb.String(), nil
 			}
 			if p.peek() == q && p.peekByte(1) == byte(q) {
-				// """" ends with the last three quotes: the first is content.
-				if p.peekByte(2) == byte(q) {
-					p.sb.WriteRune(q)
-					continue
-				}
+				// The first three quotes in a row end the string: its
+				// content cannot end with a quote (the grammar wants a
+				// non-quote after one or two).
 				p.next()
 				p.next()
 				return p.sb.String(), nil

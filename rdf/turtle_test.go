@@ -195,13 +195,13 @@ _:c0 <http://example.org/stuff/1.0/p2> <http://example.org/stuff/1.0/o> .
 :a :b """The first line
 The second line
   more""" .
-:a :c 'it\'s' , "tab\there", "\u00e9\U0001F600", """a""""", '''b'''', "" , '' , """""" .
+:a :c 'it\'s' , "tab\there", "\u00e9\U0001F600", """a""b""", '''b''c''', "" , '' , """""" .
 `, want: `<http://example.org/stuff/1.0/a> <http://example.org/stuff/1.0/b> "The first line\nThe second line\n  more" .
 <http://example.org/stuff/1.0/a> <http://example.org/stuff/1.0/c> "it's" .
 <http://example.org/stuff/1.0/a> <http://example.org/stuff/1.0/c> "tab\there" .
 <http://example.org/stuff/1.0/a> <http://example.org/stuff/1.0/c> "é😀" .
-<http://example.org/stuff/1.0/a> <http://example.org/stuff/1.0/c> "a\"\"" .
-<http://example.org/stuff/1.0/a> <http://example.org/stuff/1.0/c> "b'" .
+<http://example.org/stuff/1.0/a> <http://example.org/stuff/1.0/c> "a\"\"b" .
+<http://example.org/stuff/1.0/a> <http://example.org/stuff/1.0/c> "b''c" .
 <http://example.org/stuff/1.0/a> <http://example.org/stuff/1.0/c> "" .
 `},
 	{name: "prefixed names: dots, escapes, percent, colons, a-prefix", doc: `@prefix : <http://ex/> . @prefix a: <http://a/> . PrEfIx ab.c: <http://abc/>
@@ -331,6 +331,7 @@ func TestTurtleErrors(t *testing.T) {
 		{"dangling comma", "<a> <b> <c> , .", 1, 15, "an object"},
 		{"PREFIX without colon", "PREFIX foo <http://x/>", 1, 11, "':'"},
 		{"bare number sign", "<a> <b> - .", 1, 10, "a number"},
+		{"quote before the end of a long string", `<a> <b> """a"""" .`, 1, 16, "want '.'"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
