@@ -98,3 +98,28 @@ func TestRapperAgrees(t *testing.T) {
 		})
 	}
 }
+
+// TestRapperRejectsToo: rapper also refuses what TestTurtleRejects
+// refuses, so our reader is not stricter than a real peer there.
+func TestRapperRejectsToo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs rapper once per document; the run without -short has it")
+	}
+	needRapper(t)
+	// raptor 2.0.15 is lenient here; the Turtle grammar is not (an ANON
+	// subject needs a predicateObjectList, LANGTAG subtags are not empty).
+	lenient := map[string]bool{
+		`@prefix : <http://ex/> . [] .`:            true,
+		`@prefix : <http://ex/> . :a :b "x"@en- .`: true,
+	}
+	for _, doc := range turtleBad {
+		if lenient[doc] {
+			continue
+		}
+		cmd := exec.CommandContext(t.Context(), "rapper", "-q", "-i", "turtle", "-o", "ntriples", "-", "http://rapper.invalid/")
+		cmd.Stdin = strings.NewReader(doc)
+		if out, err := cmd.Output(); err == nil {
+			t.Errorf("rapper accepts\n%s\nas\n%s", doc, out)
+		}
+	}
+}

@@ -431,3 +431,44 @@ func TestTurtleWriterRefuses(t *testing.T) {
 		}
 	}
 }
+
+// turtleBad are documents the Turtle grammar rejects, in the manner of the
+// W3C test suite's negative syntax tests; TestRapperAgrees checks that
+// rapper rejects them too.
+var turtleBad = []string{
+	`@prefix : <http://ex/> . [] .`,                     // ANON subject needs predicates
+	`@prefix : <http://ex/> . ( :a ) .`,                 // so does a collection subject
+	`@PREFIX : <http://ex/> .`,                          // @prefix is case-sensitive
+	`PREFIX : <http://ex/> . :a :b :c .`,                // SPARQL PREFIX takes no '.'
+	`@prefix : <http://ex/>`,                            // @prefix needs its '.'
+	`@base <http://ex/>`,                                // @base too
+	`@prefix : <http://ex/> . :a :b "x"@en- .`,          // empty subtag
+	`@prefix : <http://ex/> . :a :b "x"^^"y" .`,         // datatype must be an IRI
+	`@prefix : <http://ex/> . :a :b :c :d .`,            // two objects without ','
+	`@prefix : <http://ex/> . :a :b :c`,                 // no final '.'
+	`@prefix : <http://ex/> . :a :b "abc' .`,            // mismatched quotes
+	`@prefix : <http://ex/> . :a :b 'x` + "\n" + `y' .`, // line break in a short string
+	`@prefix : <http://ex/> . :a :b :c\u0041 .`,         // \u escape in a local name
+	`@prefix : <http://ex/> . :a :b <http://ex/\q> .`,   // bad IRI escape
+	`@prefix : <http://ex/> . :a :b <http://ex/ x> .`,   // space in IRI
+	`@prefix : <http://ex/> . :a [ :b :c ] .`,           // bnode list as predicate
+	`@prefix : <http://ex/> . :a "p" :c .`,              // literal predicate
+	`@prefix : <http://ex/> . "s" :p :c .`,              // literal subject
+	`@prefix : <http://ex/> . :a :b true:x .`,           // undeclared prefix
+	`@prefix : <http://ex/> . :a :b _:.x .`,             // label cannot start with '.'
+	`@prefix : <http://ex/> . :a :b :c , .`,             // dangling ','
+	`@prefix : <http://ex/> . :a :b ( :c .`,             // unclosed collection
+	`@prefix : <http://ex/> . :a :b [ :c :d .`,          // unclosed bnode
+	`@prefix : <http://ex/> . :a :b """x"""" .`,         // a quote after the end
+	`@prefix : <http://ex/> . :a :b 1.0e .`,             // exponent without digits
+	`@prefix x.: <http://ex/> .`,                        // prefix name ending in '.'
+	`@prefix : <http://ex/> . :a :b "\x" .`,             // bad string escape
+}
+
+func TestTurtleRejects(t *testing.T) {
+	for _, doc := range turtleBad {
+		if _, err := collectSeq(parseTurtle(strings.NewReader(doc), "")); !errors.Is(err, ErrSyntax) {
+			t.Errorf("%s\nparsed: err %v, want a syntax error", doc, err)
+		}
+	}
+}
