@@ -435,7 +435,9 @@ func (p *rdfxmlParser) propertyAttrs(t xml.StartElement, f *xmlFrame, subj Term,
 			return p.errf("rdf:%s is not allowed here", name)
 		}
 		if a.Name.Space == "" {
-			continue // unqualified attributes carry no property
+			// RDF/XML 6.1.4: only the rdf: names listed in rdfAttr may be
+			// written unqualified.
+			return p.errf("attribute %s has no namespace", a.Name.Local)
 		}
 		if err := p.emit(subj, IRI(a.Name.Space+a.Name.Local), p.literal(a.Value, f.lang, "")); err != nil {
 			return err
@@ -493,10 +495,13 @@ func (p *rdfxmlParser) propertyElement(t xml.StartElement, f *xmlFrame, parent *
 			nodeID, hasNodeID = a.Value, true
 		case "datatype":
 			f.datatype = ResolveIRI(f.base, a.Value)
-		default:
-			if a.Name.Space != "" {
-				hasProps = true
+		case "":
+			if a.Name.Space == "" {
+				return p.errf("attribute %s has no namespace", a.Name.Local)
 			}
+			hasProps = true
+		default: // rdf:type and the names propertyAttrs refuses
+			hasProps = true
 		}
 	}
 	if hasResource && hasNodeID {

@@ -262,6 +262,11 @@ _:n1 <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://ex/Agent> .
 <http://other/base/x> <http://ex/p> <http://other/y> .
 <http://other/base/x> <http://ex/t> "5"^^<http://other/base/#dt> .
 `},
+	{name: "unqualified rdf attributes (deprecated forms)", doc: `<rdf:RDF ` + rdfDecl + ` xmlns:ex="http://ex/">
+  <rdf:Description about="http://ex/a"><ex:p resource="http://ex/b" type="http://ex/T"/></rdf:Description>
+</rdf:RDF>`, want: `<http://ex/a> <http://ex/p> <http://ex/b> .
+<http://ex/b> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://ex/T> .
+`},
 	{name: "empty collection, parseType Resource with rdf:li, default namespace", doc: `<rdf:RDF ` + rdfDecl + ` xmlns="http://ex/">
   <rdf:Description rdf:about="http://ex/a">
     <list rdf:parseType="Collection"/>
@@ -364,6 +369,7 @@ func TestRDFXMLErrors(t *testing.T) {
 		{"about and nodeID", `<rdf:RDF ` + rdfDecl + `><rdf:Description rdf:about="x" rdf:nodeID="y"/></rdf:RDF>`, "more than one"},
 		{"rdf:li node element", `<rdf:RDF ` + rdfDecl + `><rdf:li/></rdf:RDF>`, "not allowed as a node element"},
 		{"rdf:Description property", `<rdf:RDF ` + rdfDecl + `><rdf:Description><rdf:Description/></rdf:Description></rdf:RDF>`, "not allowed as a property element"},
+		{"unqualified attribute", `<rdf:RDF ` + rdfDecl + ` xmlns:ex="http://ex/"><rdf:Description about="http://a"><ex:p rdf:resource="a" foo="z"/></rdf:Description></rdf:RDF>`, "attribute foo has no namespace"},
 		{"bagID", `<rdf:RDF ` + rdfDecl + `><rdf:Description rdf:bagID="x"/></rdf:RDF>`, "removed from RDF"},
 		{"undefined entity", `<rdf:RDF ` + rdfDecl + `><rdf:Description rdf:about="&foo;"/></rdf:RDF>`, "entity"},
 		{"two roots", `<rdf:RDF ` + rdfDecl + `/><rdf:RDF ` + rdfDecl + `/>`, "more than one root"},
