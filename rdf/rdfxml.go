@@ -95,7 +95,7 @@ type xmlFrame struct {
 	datatype   string     // kProp
 	reify      string     // kProp, kCollection: rdf:ID of the statement
 	hasNode    bool       // kProp: got its node element
-	text       strings.Builder
+	text       []byte
 	listCur    Term // kCollection: last list node
 }
 
@@ -105,6 +105,7 @@ type rdfxmlParser struct {
 	base   string
 	yield  func(Triple, error) bool
 	stack  []*xmlFrame
+	free   []*xmlFrame // popped frames, for reuse
 	bnodes int
 }
 
@@ -205,10 +206,10 @@ func (p *rdfxmlParser) document() error {
 			}
 			top := p.stack[len(p.stack)-1]
 			if top.kind == kProp && !top.hasNode {
-				if top.text.Len()+len(t) > rdfxmlMaxToken {
+				if len(top.text)+len(t) > rdfxmlMaxToken {
 					return p.errf("literal longer than %d bytes", rdfxmlMaxToken)
 				}
-				top.text.Write(t)
+				top.text = append(top.text, t...)
 			} else if !isXMLSpace(t) {
 				return p.errf("text %q not allowed here", abbreviate(string(t)))
 			}
@@ -236,7 +237,16 @@ func abbreviate(s string) string {
 // newFrame makes the frame of element t under the current top, taking
 // its namespace declarations, xml:base and xml:lang.
 func (p *rdfxmlParser) newFrame(t xml.StartElement) (*xmlFrame, error) {
-	f := &xmlFrame{base: p.base}
+	var f *xmlFrame
+	if n := len(p.free); n > 0 {
+		// Reuse a finished element's frame: a flat document then costs
+		// no allocation per element here.
+		f, p.free = p.free[n-1], p.free[:n-1]
+		*f = xmlFrame{ns: f.ns[:0], text: f.text[:0]}
+	} else {
+		f = &xmlFrame{}
+	}
+	f.base = p.base
 	if n := len(p.stack); n > 0 {
 		f.base, f.lang = p.stack[n-1].base, p.stack[n-1].lang
 	}
@@ -329,7 +339,7 @@ func (p *rdfxmlParser) start(t xml.StartElement) error {
 		if parent.hasNode {
 			return p.errf("a property element holds more than one node element")
 		}
-		if !isXMLSpace([]byte(parent.text.String())) {
+		if !isXMLSpace(parent.text) {
 			return p.errf("a property element holds both text and a node element")
 		}
 		parent.hasNode = true
@@ -524,7 +534,7 @@ func (p *rdfxmlParser) propertyElement(t xml.StartElement, f *xmlFrame, parent *
 			if err != nil {
 				return err
 			}
-			p.stack = p.stack[:len(p.stack)-1] // xmlLiteral read the end tag
+			p.pop() // xmlLiteral read the end tag
 			return p.emitStmt(parent.subject, f.pred, TypedLiteral(lit, rdfXMLLiteral), f.reify)
 		}
 	}
@@ -551,13 +561,22 @@ func (p *rdfxmlParser) propertyElement(t xml.StartElement, f *xmlFrame, parent *
 	return nil
 }
 
-func (p *rdfxmlParser) end() error {
+// pop removes the top frame; it stays valid until the next newFrame.
+func (p *rdfxmlParser) pop() *xmlFrame {
 	f := p.stack[len(p.stack)-1]
 	p.stack = p.stack[:len(p.stack)-1]
+	if cap(f.text) <= 4096 { // do not keep a huge literal's buffer
+		p.free = append(p.free, f)
+	}
+	return f
+}
+
+func (p *rdfxmlParser) end() error {
+	f := p.pop()
 	switch f.kind {
 	case kProp:
 		if !f.hasNode {
-			return p.emitStmt(f.subject, f.pred, p.literal(f.text.String(), f.lang, f.datatype), f.reify)
+			return p.emitStmt(f.subject, f.pred, p.literal(string(f.text), f.lang, f.datatype), f.reify)
 		}
 	case kCollection:
 		if f.listCur.IsZero() {
