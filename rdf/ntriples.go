@@ -679,39 +679,21 @@ func appendUEscape(b []byte, r rune) []byte {
 
 func appendIRI(b []byte, v string) []byte {
 	b = append(b, '<')
-	start := 0
-	for i := 0; i < len(v); {
-		c := v[i]
-		if !iriNeedsEscape(c) {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, n := utf8.DecodeRuneInString(v[i:])
-			if r != utf8.RuneError || n > 1 {
-				i += n
-				continue
-			}
-			b = append(b, v[start:i]...)
-			b = append(b, "\uFFFD"...)
-			i++
-			start = i
-			continue
-		}
-		b = append(b, v[start:i]...)
-		b = appendUEscape(b, rune(c))
-		i++
-		start = i
-	}
-	b = append(b, v[start:]...)
-	return append(b, '>')
+	return append(appendEscaped(b, v, true), '>')
 }
 
-func appendLexical(b []byte, v string) []byte {
+func appendLexical(b []byte, v string) []byte { return appendEscaped(b, v, false) }
+
+// appendEscaped appends v, escaping what an IRIREF (iri) or a
+// STRING_LITERAL_QUOTE may not hold directly, in the canonical N-Triples
+// way: ECHAR for \t \b \n \r \f \" \\ in literals, UCHAR (upper-case hex)
+// for other control characters and for IRI characters; invalid UTF-8
+// becomes U+FFFD.
+func appendEscaped(b []byte, v string, iri bool) []byte {
 	start := 0
 	for i := 0; i < len(v); {
 		c := v[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c != 0x7F && c < utf8.RuneSelf {
+		if iri && !iriNeedsEscape(c) || !iri && c >= 0x20 && c != '"' && c != '\\' && c != 0x7F && c < utf8.RuneSelf {
 			i++
 			continue
 		}
@@ -728,20 +710,22 @@ func appendLexical(b []byte, v string) []byte {
 			continue
 		}
 		b = append(b, v[start:i]...)
-		switch c {
-		case '"':
+		switch {
+		case iri:
+			b = appendUEscape(b, rune(c))
+		case c == '"':
 			b = append(b, '\\', '"')
-		case '\\':
+		case c == '\\':
 			b = append(b, '\\', '\\')
-		case '\t':
+		case c == '\t':
 			b = append(b, '\\', 't')
-		case '\n':
+		case c == '\n':
 			b = append(b, '\\', 'n')
-		case '\r':
+		case c == '\r':
 			b = append(b, '\\', 'r')
-		case '\b':
+		case c == '\b':
 			b = append(b, '\\', 'b')
-		case '\f':
+		case c == '\f':
 			b = append(b, '\\', 'f')
 		default:
 			b = appendUEscape(b, rune(c))

@@ -2,7 +2,6 @@ package rdf
 
 import (
 	"bytes"
-	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -25,12 +24,9 @@ func FuzzNTriples(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, doc string) {
-		var ts []Triple
-		for tr, err := range parseNTriples(strings.NewReader(doc)) {
-			if err != nil {
-				return
-			}
-			ts = append(ts, tr)
+		ts, err := collect(t, doc)
+		if err != nil {
+			return
 		}
 		var buf bytes.Buffer
 		w := newNTriplesWriter(&buf)

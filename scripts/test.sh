@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check of the project: formatting, vet, the tests (plain and
 # with the race detector) and each fuzz target for a bounded time.
-# Installs what a fresh Debian machine lacks (xmllint, for the XSD checks).
+# Installs what a fresh Debian machine lacks (xmllint, for the XSD checks;
+# virtuoso-t, the SPARQL endpoint of the graph store tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -12,6 +13,15 @@ if ! command -v xmllint >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libxml2-utils >/dev/null
+fi
+
+# Virtuoso 7 (Debian's package) is the real SPARQL 1.1 endpoint the
+# sdshare/graphstore/sparql tests start on loopback (internal/sparqltest).
+if ! command -v virtuoso-t >/dev/null 2>&1; then
+  echo "== installing virtuoso-opensource-7-bin (virtuoso-t, isql-vt)"
+  if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends virtuoso-opensource-7-bin >/dev/null
 fi
 
 echo "== gofmt"

@@ -129,3 +129,28 @@ func (s *Store) Check(ctx context.Context) error {
 		return nil
 	})
 }
+
+// Stats counts what the store holds.
+type Stats struct {
+	Graphs  int // named, non-empty graphs
+	Triples int // over all graphs, including a ReplaceGraph in progress
+	Terms   int // IRIs and literals in the dictionary
+}
+
+// Stats returns the store's counts, from bbolt's bucket statistics.
+func (s *Store) Stats(ctx context.Context) (Stats, error) {
+	if err := s.usable(ctx); err != nil {
+		return Stats{}, err
+	}
+	var st Stats
+	err := s.view(func(tx *bbolt.Tx) error {
+		st.Graphs = tx.Bucket(bGraphs).Stats().KeyN
+		st.Terms = tx.Bucket(bI2T).Stats().KeyN
+		data := tx.Bucket(bData)
+		return data.ForEachBucket(func(k []byte) error {
+			st.Triples += data.Bucket(k).Stats().KeyN
+			return nil
+		})
+	})
+	return st, err
+}

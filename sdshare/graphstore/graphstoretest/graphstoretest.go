@@ -95,10 +95,22 @@ func All(t testing.TB, s graphstore.Store, g string) []rdf.Triple {
 	return out
 }
 
+// Checker is a store that can verify its own integrity; the suite calls
+// Check wherever it compares the store with what it expects.
+type Checker interface {
+	Check(ctx context.Context) error
+}
+
 // Expect checks that the store's graphs are exactly want (name → N-Triples
-// in the NT subset), up to blank node renaming.
+// in the NT subset), up to blank node renaming, and runs the store's
+// Check if it has one.
 func Expect(t testing.TB, s graphstore.Store, want map[string]string) {
 	t.Helper()
+	if c, ok := s.(Checker); ok {
+		if err := c.Check(context.Background()); err != nil {
+			t.Errorf("Check: %v", err)
+		}
+	}
 	var names []string
 	for g, nt := range want {
 		if len(NT(nt)) > 0 {
