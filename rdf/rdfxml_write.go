@@ -17,6 +17,7 @@ type rdfxmlWriter struct {
 	open    bool // an rdf:Description is open
 	s       Term
 	err     error
+	closed  bool
 }
 
 func newRDFXMLWriter(w io.Writer) Writer { return &rdfxmlWriter{w: bufio.NewWriter(w)} }
@@ -31,6 +32,9 @@ func (x *rdfxmlWriter) header() {
 func (x *rdfxmlWriter) Write(t Triple) error {
 	if x.err != nil {
 		return x.err
+	}
+	if x.closed {
+		return errWriterClosed
 	}
 	if err := checkWritable(t); err != nil {
 		return err
@@ -106,9 +110,10 @@ func (x *rdfxmlWriter) attr(s string) { escapeXMLAttr(x.w, s) }
 func (x *rdfxmlWriter) text(s string) { escapeXMLText(x.w, s) }
 
 func (x *rdfxmlWriter) Close() error {
-	if x.err != nil {
+	if x.err != nil || x.closed {
 		return x.err
 	}
+	x.closed = true
 	x.header()
 	if x.open {
 		x.w.WriteString("  </rdf:Description>\n")

@@ -1,6 +1,8 @@
 package rdf
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"strings"
@@ -84,5 +86,55 @@ func TestTurtleCRLFAndPositions(t *testing.T) {
 	se, ok := err.(*SyntaxError)
 	if !ok || se.Line != 2 || se.Col != 13 {
 		t.Errorf("error %v, want line 2 col 13", err)
+	}
+}
+
+// TestWritersAfterClose: Close is idempotent, a Write after it fails, and
+// a failing io.Writer's error is returned (and kept).
+func TestWritersAfterClose(t *testing.T) {
+	tr := Triple{IRI("http://ex/s"), IRI("http://ex/p"), Literal("o")}
+	for _, nw := range []struct {
+		name string
+		newW func(io.Writer) Writer
+	}{{"turtle", newTurtleWriter}, {"rdfxml", newRDFXMLWriter}} {
+		var buf strings.Builder
+		w := nw.newW(&buf)
+		if err := w.Write(tr); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		n := buf.Len()
+		if err := w.Close(); err != nil || buf.Len() != n {
+			t.Errorf("%s: second Close: %v, wrote %d more bytes", nw.name, err, buf.Len()-n)
+		}
+		if err := w.Write(tr); err == nil {
+			t.Errorf("%s: Write after Close succeeded", nw.name)
+		}
+		w = nw.newW(&brokenReaderWriter{})
+		err := w.Write(tr)
+		if err == nil {
+			err = w.Close()
+		}
+		if !errors.Is(err, errDisk) {
+			t.Errorf("%s: failing writer: %v, want errDisk", nw.name, err)
+		}
+	}
+}
+
+type brokenReaderWriter struct{}
+
+func (brokenReaderWriter) Write([]byte) (int, error) { return 0, errDisk }
+
+// TestTurtlePrefixLimit: the prefix table is bounded.
+func TestTurtlePrefixLimit(t *testing.T) {
+	var b strings.Builder
+	for i := range turtleMaxPrefixes + 1 {
+		fmt.Fprintf(&b, "@prefix p%d: <http://ex/%d/> .\n", i, i)
+	}
+	_, err := collectSeq(parseTurtle(strings.NewReader(b.String()), ""))
+	if !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), "prefixes") {
+		t.Errorf("error %v, want the prefix limit", err)
 	}
 }

@@ -24,6 +24,9 @@ const (
 const (
 	turtleMaxToken = 16 << 20
 	turtleMaxDepth = 1000
+	// turtleMaxPrefixes bounds the prefix table, the one thing a reader
+	// keeps for the whole document.
+	turtleMaxPrefixes = 10000
 )
 
 var (
@@ -303,6 +306,9 @@ func (p *turtleParser) prefixDecl() error {
 	iri, err := p.iriRef()
 	if err != nil {
 		return err
+	}
+	if _, ok := p.prefixes[name]; !ok && len(p.prefixes) >= turtleMaxPrefixes {
+		return p.errf("more than %d prefixes", turtleMaxPrefixes)
 	}
 	p.prefixes[name] = iri
 	return nil

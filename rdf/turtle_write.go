@@ -26,6 +26,7 @@ type turtleWriter struct {
 	open    bool // a statement is open (no " ." written yet)
 	s, p    Term
 	err     error
+	closed  bool
 }
 
 func newTurtleWriter(w io.Writer) Writer { return &turtleWriter{w: bufio.NewWriter(w)} }
@@ -33,6 +34,9 @@ func newTurtleWriter(w io.Writer) Writer { return &turtleWriter{w: bufio.NewWrit
 func (t *turtleWriter) Write(tr Triple) error {
 	if t.err != nil {
 		return t.err
+	}
+	if t.closed {
+		return errWriterClosed
 	}
 	if err := checkWritable(tr); err != nil {
 		return err
@@ -75,9 +79,10 @@ func (t *turtleWriter) stick() error {
 }
 
 func (t *turtleWriter) Close() error {
-	if t.err != nil {
+	if t.err != nil || t.closed {
 		return t.err
 	}
+	t.closed = true
 	if t.open {
 		t.w.WriteString(" .\n")
 		t.open = false
