@@ -202,6 +202,9 @@ func (p *rdfxmlParser) document() error {
 			}
 		case xml.CharData:
 			if len(p.stack) == 0 {
+				if !isXMLSpace(t) {
+					return p.errf("text outside the root element")
+				}
 				continue
 			}
 			top := p.stack[len(p.stack)-1]

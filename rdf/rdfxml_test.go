@@ -372,6 +372,7 @@ func TestRDFXMLErrors(t *testing.T) {
 		{"unqualified attribute", `<rdf:RDF ` + rdfDecl + ` xmlns:ex="http://ex/"><rdf:Description about="http://a"><ex:p rdf:resource="a" foo="z"/></rdf:Description></rdf:RDF>`, "attribute foo has no namespace"},
 		{"bagID", `<rdf:RDF ` + rdfDecl + `><rdf:Description rdf:bagID="x"/></rdf:RDF>`, "removed from RDF"},
 		{"undefined entity", `<rdf:RDF ` + rdfDecl + `><rdf:Description rdf:about="&foo;"/></rdf:RDF>`, "entity"},
+		{"text after the root", `<rdf:RDF ` + rdfDecl + `/>junk`, "text outside the root"},
 		{"two roots", `<rdf:RDF ` + rdfDecl + `/><rdf:RDF ` + rdfDecl + `/>`, "more than one root"},
 		{"resource and nodeID", `<rdf:RDF ` + rdfDecl + ` xmlns:ex="http://ex/"><rdf:Description><ex:p rdf:resource="a" rdf:nodeID="b"/></rdf:Description></rdf:RDF>`, "both rdf:resource and rdf:nodeID"},
 		{"content in empty property", `<rdf:RDF ` + rdfDecl + ` xmlns:ex="http://ex/"><rdf:Description><ex:p rdf:resource="a">text</ex:p></rdf:Description></rdf:RDF>`, "not allowed here"},

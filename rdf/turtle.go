@@ -609,8 +609,6 @@ func (p *turtleParser) iriRef() (string, error) {
 	}
 }
 
-// hasScheme reports whether s starts with an RFC 3986 scheme and ':'.
-
 func (p *turtleParser) hex(n int) (rune, error) {
 	var v rune
 	for range n {
