@@ -357,7 +357,8 @@ func TestRDFXMLWriterRefuses(t *testing.T) {
 
 func TestRDFXMLErrors(t *testing.T) {
 	tests := []struct{ name, doc, msg string }{
-		{"not XML", `hello`, "no root element"},
+		{"not XML", `hello`, "text outside the root"},
+		{"empty document", ``, "no root element"},
 		{"unclosed", `<rdf:RDF ` + rdfDecl + `><rdf:Description>`, "unexpected EOF"},
 		{"text in node element", `<rdf:RDF ` + rdfDecl + `><rdf:Description>text</rdf:Description></rdf:RDF>`, "not allowed here"},
 		{"two node elements in a property", `<rdf:RDF ` + rdfDecl + ` xmlns:ex="http://ex/"><rdf:Description><ex:p><rdf:Description/><rdf:Description/></ex:p></rdf:Description></rdf:RDF>`, "more than one node element"},
