@@ -96,6 +96,10 @@ func (p *turtleParser) tokErrf(format string, a ...any) error {
 	return &SyntaxError{Line: p.tl, Col: p.tc, Msg: fmt.Sprintf(format, a...)}
 }
 
+// badRune is what peek and next return for a byte that is not UTF-8, so
+// that a U+FFFD written in the document stays a valid character.
+const badRune rune = -2
+
 // peek returns the next rune without consuming it, -1 at the end.
 func (p *turtleParser) peek() rune {
 	b, _ := p.br.Peek(1)
@@ -106,7 +110,10 @@ func (p *turtleParser) peek() rune {
 		return rune(b[0])
 	}
 	b, _ = p.br.Peek(utf8.UTFMax)
-	r, _ := utf8.DecodeRune(b)
+	r, n := utf8.DecodeRune(b)
+	if r == utf8.RuneError && n == 1 {
+		return badRune
+	}
 	return r
 }
 
@@ -121,9 +128,12 @@ func (p *turtleParser) peekByte(i int) byte {
 
 // next consumes one rune; -1 at the end. I/O errors surface through ioErr.
 func (p *turtleParser) next() rune {
-	r, _, err := p.br.ReadRune()
+	r, n, err := p.br.ReadRune()
 	if err != nil {
 		return -1
+	}
+	if r == utf8.RuneError && n == 1 {
+		r = badRune
 	}
 	if r == '\n' {
 		p.line++
@@ -196,11 +206,11 @@ func (p *turtleParser) unexpected(want string) error {
 		return err
 	}
 	r := p.peek()
+	if r == badRune {
+		return p.errf("invalid UTF-8")
+	}
 	if r < 0 {
 		return p.errf("unexpected end of document, want %s", want)
-	}
-	if r == utf8.RuneError {
-		return p.errf("invalid UTF-8")
 	}
 	return p.errf("unexpected %q, want %s", r, want)
 }
@@ -576,6 +586,8 @@ func (p *turtleParser) iriRef() (string, error) {
 				iri = ResolveIRI(p.base, iri)
 			}
 			return iri, nil
+		case r == badRune:
+			return "", &SyntaxError{Line: line, Col: col, Msg: "invalid UTF-8 in IRI"}
 		case r < 0:
 			return "", p.unexpected("'>' ending an IRI")
 		case r == '\\':
@@ -598,8 +610,6 @@ func (p *turtleParser) iriRef() (string, error) {
 			p.sb.WriteRune(u)
 		case r <= 0x20 || strings.ContainsRune("<\"{}|^`", r):
 			return "", &SyntaxError{Line: line, Col: col, Msg: fmt.Sprintf("character %q not allowed in IRI", r)}
-		case r == utf8.RuneError:
-			return "", &SyntaxError{Line: line, Col: col, Msg: "invalid UTF-8 in IRI"}
 		default:
 			p.sb.WriteRune(r)
 		}
@@ -843,6 +853,8 @@ func (p *turtleParser) quoted() (string, error) {
 		line, col := p.line, p.col
 		r := p.next()
 		switch {
+		case r == badRune:
+			return "", &SyntaxError{Line: line, Col: col, Msg: "invalid UTF-8 in string"}
 		case r < 0:
 			if err := p.ioErr(); err != nil {
 				return "", err
@@ -891,8 +903,6 @@ func (p *turtleParser) quoted() (string, error) {
 			}
 		case !long && (r == '\n' || r == '\r'):
 			return "", p.errf("line break in a single-line string")
-		case r == utf8.RuneError:
-			return "", &SyntaxError{Line: line, Col: col, Msg: "invalid UTF-8 in string"}
 		default:
 			p.sb.WriteRune(r)
 		}
@@ -959,8 +969,8 @@ func (p *turtleParser) expAhead(i int) bool {
 }
 
 // ttlPNCharsBase is PN_CHARS_BASE (isPNCharsBase, shared with the
-// N-Triples reader) without U+FFFD, which here stands for invalid UTF-8.
-func ttlPNCharsBase(r rune) bool { return r != utf8.RuneError && isPNCharsBase(r) }
+// N-Triples reader); badRune is not one.
+func ttlPNCharsBase(r rune) bool { return isPNCharsBase(r) }
 
 // ttlPNCharsU and ttlPNChars are Turtle's PN_CHARS_U and PN_CHARS; the
 // N-Triples reader's isPNCharsU also admits ':', as its grammar does.

@@ -472,3 +472,19 @@ func TestTurtleRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestTurtleReplacementCharacter: a U+FFFD written in the document is a
+// character like any other; only bytes that are not UTF-8 are errors.
+func TestTurtleReplacementCharacter(t *testing.T) {
+	got := mustTurtle(t, "@prefix : <http://ex/\uFFFD/> . :a\uFFFD :b \"\uFFFD\" .", "")
+	want := Triple{IRI("http://ex/\uFFFD/a\uFFFD"), IRI("http://ex/\uFFFD/b"), Literal("\uFFFD")}
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	for _, doc := range []string{"<a> <b> \"\xff\" .", "<a\xff> <b> <c> .", "@prefix : <http://ex/> . :a\xff :b :c ."} {
+		_, err := collectSeq(parseTurtle(strings.NewReader(doc), ""))
+		if !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), "UTF-8") {
+			t.Errorf("%q: %v, want an invalid UTF-8 error", doc, err)
+		}
+	}
+}
