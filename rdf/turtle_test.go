@@ -407,6 +407,9 @@ func TestTurtleWriterRoundTrip(t *testing.T) {
 	if back[0].S != Blank("plain1") {
 		t.Errorf("safe label changed: %v", back[0].S)
 	}
+	if !strings.Contains(out, " a owl:Thing .") || !strings.Contains(out, " xsd:p 5 .") {
+		t.Errorf("writer did not use the 'a' and integer shorthands:\n%s", out)
+	}
 	if !strings.Contains(out, ` ;
 	`) || !strings.Contains(out, " ,\n") {
 		t.Errorf("writer did not group same-subject / same-predicate triples:\n%s", out)

@@ -53,7 +53,7 @@ func (t *turtleWriter) Write(tr Triple) error {
 		t.w.WriteString(" ,\n\t\t")
 	case t.open && tr.S == t.s:
 		t.w.WriteString(" ;\n\t")
-		t.term(tr.P)
+		t.predicate(tr.P)
 		t.w.WriteByte(' ')
 	default:
 		if t.open {
@@ -61,7 +61,7 @@ func (t *turtleWriter) Write(tr Triple) error {
 		}
 		t.term(tr.S)
 		t.w.WriteByte(' ')
-		t.term(tr.P)
+		t.predicate(tr.P)
 		t.w.WriteByte(' ')
 	}
 	t.term(tr.O)
@@ -134,6 +134,39 @@ func validLangTag(s string) bool {
 	return true
 }
 
+// predicate writes rdf:type as Turtle's "a".
+func (t *turtleWriter) predicate(p Term) {
+	if p == rdfType {
+		t.w.WriteByte('a')
+		return
+	}
+	t.term(p)
+}
+
+// bareLiteral reports whether x is an xsd:integer or xsd:boolean whose
+// lexical form Turtle's shorthand reads back as the same literal.
+func bareLiteral(x Term) bool {
+	switch x.Datatype {
+	case XSDBoolean:
+		return x.Value == "true" || x.Value == "false"
+	case XSDInteger:
+		v := x.Value
+		if v != "" && (v[0] == '+' || v[0] == '-') {
+			v = v[1:]
+		}
+		if v == "" {
+			return false
+		}
+		for i := 0; i < len(v); i++ {
+			if v[i] < '0' || v[i] > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
 func (t *turtleWriter) term(x Term) {
 	switch x.Kind {
 	case KindIRI:
@@ -142,6 +175,10 @@ func (t *turtleWriter) term(x Term) {
 		t.w.WriteString("_:")
 		t.w.WriteString(safeBlankLabel(x.Value))
 	case KindLiteral:
+		if bareLiteral(x) {
+			t.w.WriteString(x.Value)
+			return
+		}
 		writeTurtleString(t.w, x.Value)
 		switch {
 		case x.Lang != "":
