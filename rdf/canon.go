@@ -83,12 +83,18 @@ type refiner struct {
 // bgraph is a deduplicated triple set with its blank nodes indexed.
 type bgraph struct {
 	triples []Triple
+	set     map[Triple]struct{}
 	labels  []string         // blank node index -> label, sorted
 	index   map[string]int32 // label -> index
 	ground  map[Term]h16
 }
 
 func dedupe(ts []Triple) []Triple {
+	out, _ := dedupeSet(ts)
+	return out
+}
+
+func dedupeSet(ts []Triple) ([]Triple, map[Triple]struct{}) {
 	seen := make(map[Triple]struct{}, len(ts))
 	out := make([]Triple, 0, len(ts))
 	for _, t := range ts {
@@ -97,11 +103,12 @@ func dedupe(ts []Triple) []Triple {
 			out = append(out, t)
 		}
 	}
-	return out
+	return out, seen
 }
 
 func newBGraph(ts []Triple) *bgraph {
-	g := &bgraph{triples: dedupe(ts), index: make(map[string]int32), ground: make(map[Term]h16)}
+	g := &bgraph{index: make(map[string]int32), ground: make(map[Term]h16)}
+	g.triples, g.set = dedupeSet(ts)
 	for _, t := range g.triples {
 		for _, x := range [2]Term{t.S, t.O} {
 			if x.Kind == KindBlank {
@@ -169,7 +176,8 @@ func (g *bgraph) refiner() *refiner {
 		r.colour[i] = start
 		r.pos[i] = int32(i)
 	}
-	r.classes = []class{{colour: start, members: slices.Clone(all)}}
+	r.classes = make([]class, 1, n)
+	r.classes[0] = class{colour: start, members: slices.Clone(all)}
 	r.byColour[start] = 0
 	r.pushClass(0)
 	// The first round computes every node's signature; the start class's
@@ -225,11 +233,14 @@ func (r *refiner) signature(i int32) h16 {
 	return hashBytes(b)
 }
 
-// newColour derives a fresh colour from a class colour and a salt,
+// newColour derives a fresh colour from a class colour, a salt and the
+// class's size (a class keeps its colour while members leave it, so the
+// size keeps repeated steps on one class from deriving the same colour),
 // re-hashing on the (astronomically unlikely) clash with a live colour so
 // that colours always name one class.
-func (r *refiner) newColour(base h16, salt h16) h16 {
-	c := hashBytes(append(append([]byte{'n'}, base[:]...), salt[:]...))
+func (r *refiner) newColour(base h16, salt h16, size int) h16 {
+	b := append(append([]byte{'n'}, base[:]...), salt[:]...)
+	c := hashBytes(strconv.AppendInt(b, int64(size), 10))
 	for {
 		if _, ok := r.byColour[c]; !ok {
 			return c
@@ -322,7 +333,8 @@ type part struct {
 func (r *refiner) split(ci int32, ds []dirtyNode, next []int32) []int32 {
 	c := &r.classes[ci]
 	oldSig := c.sig
-	unchanged := len(c.members)
+	size := len(c.members) // before the split: the same in isomorphic graphs
+	unchanged := size
 	var parts []part
 	for i := 0; i < len(ds); {
 		j := i
@@ -363,7 +375,7 @@ func (r *refiner) split(ci int32, ds []dirtyNode, next []int32) []int32 {
 			if i == keep {
 				continue
 			}
-			nc := r.newClass(r.newColour(c.colour, p.sig), p.sig)
+			nc := r.newClass(r.newColour(c.colour, p.sig, size), p.sig)
 			created = append(created, nc)
 			for _, m := range p.nodes {
 				next = r.move(m, nc, next)
@@ -392,7 +404,7 @@ func (r *refiner) split(ci int32, ds []dirtyNode, next []int32) []int32 {
 			if nodes == nil {
 				nodes = stay
 			}
-			nc := r.newClass(r.newColour(c.colour, p.sig), p.sig)
+			nc := r.newClass(r.newColour(c.colour, p.sig, size), p.sig)
 			created = append(created, nc)
 			for _, m := range nodes {
 				next = r.move(m, nc, next)
@@ -409,13 +421,15 @@ func (r *refiner) split(ci int32, ds []dirtyNode, next []int32) []int32 {
 	return next
 }
 
+var individualSalt = hashBytes([]byte("individual"))
+
 // individualise gives node x a colour of its own, derived from its class
 // colour alone (so that the same step in another graph gives the same
 // colour), and refines.
 func (r *refiner) individualise(x int32) {
 	ci := r.cls[x]
 	c := r.classes[ci]
-	nc := r.newClass(r.newColour(c.colour, hashBytes([]byte("individual"))), c.sig)
+	nc := r.newClass(r.newColour(c.colour, individualSalt, len(c.members)), c.sig)
 	next := r.move(x, nc, nil)
 	r.touched = append(r.touched, ci)
 	r.pushClass(nc)
@@ -478,6 +492,12 @@ func (h *classHeap) Pop() any {
 // the comment at the top of canon.go for when isomorphic inputs can still
 // differ.
 func Canonical(ts []Triple) []Triple {
+	out, _ := canonical(ts)
+	return out
+}
+
+// canonical returns the canonical triples and their N-Triples lines.
+func canonical(ts []Triple) ([]Triple, []string) {
 	g := newBGraph(ts)
 	out := g.triples
 	if len(g.labels) > 0 {
@@ -518,11 +538,16 @@ func Canonical(ts []Triple) []Triple {
 	}
 	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
 	sorted := make([]Triple, len(out))
+	lines := make([]string, len(out))
 	for k, i := range idx {
-		sorted[k] = out[i]
+		sorted[k], lines[k] = out[i], keys[i]
 	}
-	return sorted
+	return sorted, lines
 }
+
+// String returns t as one N-Triples line without the newline:
+// "<s> <p> <o> .".
+func (t Triple) String() string { return tripleString(t) }
 
 // tripleString is t as one N-Triples line without the newline.
 func tripleString(t Triple) string {
@@ -541,11 +566,10 @@ func tripleString(t Triple) string {
 // canon.go.
 func Hash(ts []Triple) [32]byte {
 	h := sha256.New()
-	var b []byte
-	for _, t := range Canonical(ts) {
-		b = append(b[:0], tripleString(t)...)
-		b = append(b, '\n')
-		h.Write(b)
+	_, lines := canonical(ts)
+	for _, l := range lines {
+		h.Write([]byte(l))
+		h.Write([]byte{'\n'})
 	}
 	var sum [32]byte
 	h.Sum(sum[:0])
@@ -572,9 +596,8 @@ func isomorphicReason(a, b []Triple) string {
 	if len(ga.triples) != len(gb.triples) {
 		why = append(why, fmt.Sprintf("a has %d triples, b has %d", len(ga.triples), len(gb.triples)))
 	}
-	groundA, bnA := splitGround(ga.triples)
-	groundB, bnB := splitGround(gb.triples)
-	onlyA, onlyB := groundDiff(groundA, groundB), groundDiff(groundB, groundA)
+	onlyA, nbA := groundDiff(ga.triples, gb.set)
+	onlyB, nbB := groundDiff(gb.triples, ga.set)
 	if len(onlyA) > 0 {
 		why = append(why, fmt.Sprintf("%d ground triples only in a, e.g. %s", len(onlyA), strings.Join(firstN(onlyA, 3), " | ")))
 	}
@@ -584,57 +607,45 @@ func isomorphicReason(a, b []Triple) string {
 	if len(why) > 0 {
 		return strings.Join(why, "; ")
 	}
-	if len(ga.labels) != len(gb.labels) || len(bnA) != len(bnB) {
+	if len(ga.labels) != len(gb.labels) || nbA != nbB {
 		return fmt.Sprintf("same ground triples, but a has %d blank nodes in %d triples, b has %d in %d",
-			len(ga.labels), len(bnA), len(gb.labels), len(bnB))
+			len(ga.labels), nbA, len(gb.labels), nbB)
 	}
 	if len(ga.labels) == 0 {
 		return ""
 	}
-	if !matchBlank(ga, gb, bnB) {
+	if !matchBlank(ga, gb) {
 		return fmt.Sprintf("same ground triples and counts (%d blank nodes in %d triples), but the blank node structures differ; first blank-node triples of a: %s; of b: %s",
-			len(ga.labels), len(bnA), strings.Join(firstN(sortedStrings(bnA), 3), " | "), strings.Join(firstN(sortedStrings(bnB), 3), " | "))
+			len(ga.labels), nbA, strings.Join(firstBlank(ga.triples, 3), " | "), strings.Join(firstBlank(gb.triples, 3), " | "))
 	}
 	return ""
 }
 
-func splitGround(ts []Triple) (ground map[Triple]struct{}, blank []Triple) {
-	nb := 0
+// groundDiff returns the ground triples of ts missing from set (as
+// sorted N-Triples) and the number of triples of ts with blank nodes.
+func groundDiff(ts []Triple, set map[Triple]struct{}) (missing []string, blank int) {
 	for _, t := range ts {
 		if t.S.Kind == KindBlank || t.O.Kind == KindBlank {
-			nb++
+			blank++
+		} else if _, ok := set[t]; !ok {
+			missing = append(missing, tripleString(t))
 		}
 	}
-	ground = make(map[Triple]struct{}, len(ts)-nb)
-	blank = make([]Triple, 0, nb)
-	for _, t := range ts {
-		if t.S.Kind == KindBlank || t.O.Kind == KindBlank {
-			blank = append(blank, t)
-		} else {
-			ground[t] = struct{}{}
-		}
-	}
-	return ground, blank
+	slices.Sort(missing)
+	return missing, blank
 }
 
-func groundDiff(x, y map[Triple]struct{}) []string {
+// firstBlank returns the first n triples with blank nodes in N-Triples
+// order.
+func firstBlank(ts []Triple, n int) []string {
 	var out []string
-	for t := range x {
-		if _, ok := y[t]; !ok {
+	for _, t := range ts {
+		if t.S.Kind == KindBlank || t.O.Kind == KindBlank {
 			out = append(out, tripleString(t))
 		}
 	}
 	slices.Sort(out)
-	return out
-}
-
-func sortedStrings(ts []Triple) []string {
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = tripleString(t)
-	}
-	slices.Sort(out)
-	return out
+	return firstN(out, n)
 }
 
 func firstN(s []string, n int) []string {
@@ -645,17 +656,13 @@ func firstN(s []string, n int) []string {
 }
 
 // matchBlank searches a blank node bijection from ga to gb under which
-// ga's blank-node triples are exactly gb's (bnB).
-func matchBlank(ga, gb *bgraph, bnB []Triple) bool {
+// ga's blank-node triples are exactly gb's (their counts are equal).
+func matchBlank(ga, gb *bgraph) bool {
 	ra, rb := ga.refiner(), gb.refiner()
 	if !sameHistogram(ra, rb) {
 		return false
 	}
-	setB := make(map[Triple]struct{}, len(bnB))
-	for _, t := range bnB {
-		setB[t] = struct{}{}
-	}
-	m := &matcher{ga: ga, gb: gb, setB: setB, baseA: ra.clone(), baseB: rb.clone()}
+	m := &matcher{ga: ga, gb: gb, setB: gb.set, baseA: ra.clone(), baseB: rb.clone()}
 	return m.search(ra, rb)
 }
 
@@ -674,17 +681,20 @@ func (m *matcher) search(ra, rb *refiner) bool {
 	if ci < 0 {
 		return m.verify(ra, rb)
 	}
-	x := ra.minMember(ci)
-	cb, ok := rb.byColour[ra.classes[ci].colour]
+	x := ra.classes[ci].members[0] // any member: every candidate is tried for it
+	colour := ra.classes[ci].colour
+	cb, ok := rb.byColour[colour]
 	if !ok {
 		return false
 	}
-	candidates := slices.Clone(rb.classes[cb].members)
-	slices.Sort(candidates)
-	for i, y := range candidates {
+	// The candidates are the members of b's class in their order in this
+	// state; replay rebuilds the same state, so the same order, which
+	// saves copying the class at every level of a long greedy descent.
+	for i := 0; i < len(rb.classes[cb].members); i++ {
 		if i > 0 {
 			ra, rb = m.replay()
 		}
+		y := rb.classes[cb].members[i]
 		ra.touched, rb.touched = ra.touched[:0], rb.touched[:0]
 		ra.individualise(x)
 		rb.individualise(y)

@@ -68,6 +68,11 @@ func parseNTriples(r io.Reader) iter.Seq2[Triple, error] {
 					return
 				}
 			}
+			if p.line == 0 && len(p.lastSRaw) == 0 {
+				// A byte order mark some editors write is not part of the
+				// first line.
+				line = bytes.TrimPrefix(line, []byte("\xEF\xBB\xBF"))
+			}
 			if len(line) > 0 {
 				if !p.lines(line, yield) {
 					return
@@ -436,7 +441,9 @@ func isPNCharsBase(r rune) bool {
 		0xF900 <= r && r <= 0xFDCF || 0xFDF0 <= r && r <= 0xFFFD || 0x10000 <= r && r <= 0xEFFFF
 }
 
-func isPNCharsU(r rune) bool { return r == '_' || r == ':' || isPNCharsBase(r) }
+// isPNCharsU follows Turtle and the W3C N-Triples tests (nt-syntax-bad-bnode-01/02):
+// no ':' in blank node labels, although the N-Triples REC's grammar lists it.
+func isPNCharsU(r rune) bool { return r == '_' || isPNCharsBase(r) }
 
 func isPNChars(r rune) bool {
 	return isPNCharsU(r) || r == '-' || '0' <= r && r <= '9' || r == 0xB7 ||
@@ -471,6 +478,17 @@ func (s *ntScanner) literal() (Term, error) {
 		i++
 	}
 	s.pos = i
+	// RDF 1.2 (and a reading of 1.1: '^^' and LANGTAG are tokens) allows
+	// white space before the language tag or datatype.
+	for j := i; j < len(b); j++ {
+		if b[j] == '@' || b[j] == '^' {
+			i = j
+			break
+		}
+		if b[j] != ' ' && b[j] != '\t' {
+			break
+		}
+	}
 	if i < len(b) && b[i] == '@' {
 		j := i + 1
 		for j < len(b) && ('a' <= b[j] && b[j] <= 'z' || 'A' <= b[j] && b[j] <= 'Z') {
@@ -494,6 +512,7 @@ func (s *ntScanner) literal() (Term, error) {
 	}
 	if i+1 < len(b) && b[i] == '^' && b[i+1] == '^' {
 		s.pos = i + 2
+		s.skipWS()
 		if s.pos >= len(b) || b[s.pos] != '<' {
 			return Term{}, s.errAt(s.pos, "expected a datatype IRI after '^^'")
 		}
@@ -508,6 +527,14 @@ func (s *ntScanner) literal() (Term, error) {
 	}
 	return Term{Kind: KindLiteral, Value: lex, Datatype: XSDString}, nil
 }
+
+// echar maps the letter after a backslash (ECHAR) to the character it
+// stands for; 0 means not an ECHAR.
+var echar = [256]byte{'t': '\t', 'b': '\b', 'n': '\n', 'r': '\r', 'f': '\f', '"': '"', '\'': '\'', '\\': '\\'}
+
+// echarOut is the inverse of echar for the writer, without \' (a
+// literal in double quotes holds ' directly).
+var echarOut = [256]byte{'\t': 't', '\b': 'b', '\n': 'n', '\r': 'r', '\f': 'f', '"': '"', '\\': '\\'}
 
 // literalSlow decodes a literal with escapes; it returns the lexical form
 // and the index after the closing quote.
@@ -525,35 +552,20 @@ func (s *ntScanner) literalSlow(start int) (string, int, error) {
 			if i+1 >= len(b) {
 				return "", 0, s.errAt(i, "incomplete escape")
 			}
-			switch b[i+1] {
-			case 't':
-				buf = append(buf, '\t')
-			case 'b':
-				buf = append(buf, '\b')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 'f':
-				buf = append(buf, '\f')
-			case '"':
-				buf = append(buf, '"')
-			case '\'':
-				buf = append(buf, '\'')
-			case '\\':
-				buf = append(buf, '\\')
-			case 'u', 'U':
-				r, n, err := s.uchar(i)
-				if err != nil {
-					return "", 0, err
-				}
-				buf = utf8.AppendRune(buf, r)
-				i += n
+			if d := echar[b[i+1]]; d != 0 {
+				buf = append(buf, d)
+				i += 2
 				continue
-			default:
+			}
+			if b[i+1] != 'u' && b[i+1] != 'U' {
 				return "", 0, s.errAt(i, "invalid escape \\%c", b[i+1])
 			}
-			i += 2
+			r, n, err := s.uchar(i)
+			if err != nil {
+				return "", 0, err
+			}
+			buf = utf8.AppendRune(buf, r)
+			i += n
 		default:
 			buf = append(buf, c)
 			i++
@@ -699,6 +711,14 @@ func appendEscaped(b []byte, v string, iri bool) []byte {
 		}
 		if c >= utf8.RuneSelf {
 			r, n := utf8.DecodeRuneInString(v[i:])
+			if r == 0xFFFE || r == 0xFFFF {
+				// Noncharacters, escaped in canonical N-Triples (RDF 1.2).
+				b = append(b, v[start:i]...)
+				b = appendUEscape(b, r)
+				i += n
+				start = i
+				continue
+			}
 			if r != utf8.RuneError || n > 1 {
 				i += n
 				continue
@@ -710,24 +730,9 @@ func appendEscaped(b []byte, v string, iri bool) []byte {
 			continue
 		}
 		b = append(b, v[start:i]...)
-		switch {
-		case iri:
-			b = appendUEscape(b, rune(c))
-		case c == '"':
-			b = append(b, '\\', '"')
-		case c == '\\':
-			b = append(b, '\\', '\\')
-		case c == '\t':
-			b = append(b, '\\', 't')
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c == '\r':
-			b = append(b, '\\', 'r')
-		case c == '\b':
-			b = append(b, '\\', 'b')
-		case c == '\f':
-			b = append(b, '\\', 'f')
-		default:
+		if e := echarOut[c]; e != 0 && !iri {
+			b = append(b, '\\', e)
+		} else {
 			b = appendUEscape(b, rune(c))
 		}
 		i++

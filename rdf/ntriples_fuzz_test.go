@@ -1,7 +1,7 @@
 package rdf
 
 import (
-	"bytes"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -28,20 +28,11 @@ func FuzzNTriples(f *testing.F) {
 		if err != nil {
 			return
 		}
-		var buf bytes.Buffer
-		w := newNTriplesWriter(&buf)
-		for _, tr := range ts {
-			if err := w.Write(tr); err != nil {
-				t.Fatalf("write %#v: %v", tr, err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		out := writeNT(t, ts)
 		i := 0
-		for tr, err := range parseNTriples(bytes.NewReader(buf.Bytes())) {
+		for tr, err := range parseNTriples(strings.NewReader(out)) {
 			if err != nil {
-				t.Fatalf("re-parse of\n%s: %v", buf.String(), err)
+				t.Fatalf("re-parse of\n%s: %v", out, err)
 			}
 			if i >= len(ts) || tr != ts[i] {
 				t.Fatalf("re-parse: triple %d is %#v", i, tr)

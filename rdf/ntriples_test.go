@@ -23,6 +23,22 @@ func collect(t testing.TB, doc string) ([]Triple, error) {
 	return out, nil
 }
 
+// writeNT writes ts with the N-Triples writer and returns the document.
+func writeNT(t testing.TB, ts []Triple) string {
+	t.Helper()
+	var buf bytes.Buffer
+	w := newNTriplesWriter(&buf)
+	for _, tr := range ts {
+		if err := w.Write(tr); err != nil {
+			t.Fatalf("write %#v: %v", tr, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
 func TestParseNTriplesValid(t *testing.T) {
 	s, p := IRI("http://ex/s"), IRI("http://ex/p")
 	tests := []struct {
@@ -32,6 +48,8 @@ func TestParseNTriplesValid(t *testing.T) {
 	}{
 		{"empty", "", nil},
 		{"comments and blank lines", "# c\n\n   \t\n# <a> <b> <c> .\n", nil},
+		{"space before lang and datatype", "<http://ex/s> <http://ex/p> \"a\" @en .\n<http://ex/s> <http://ex/p> \"1\"  ^^  <http://ex/d> .", []Triple{{s, p, LangLiteral("a", "en")}, {s, p, TypedLiteral("1", "http://ex/d")}}},
+		{"byte order mark", "\xEF\xBB\xBF<http://ex/s> <http://ex/p> <http://ex/o> .\n", []Triple{{s, p, IRI("http://ex/o")}}},
 		{"iri object", "<http://ex/s> <http://ex/p> <http://ex/o> .\n", []Triple{{s, p, IRI("http://ex/o")}}},
 		{"no final newline", "<http://ex/s> <http://ex/p> <http://ex/o> .", []Triple{{s, p, IRI("http://ex/o")}}},
 		{"no spaces", "<http://ex/s><http://ex/p><http://ex/o>.", []Triple{{s, p, IRI("http://ex/o")}}},
@@ -46,7 +64,7 @@ func TestParseNTriplesValid(t *testing.T) {
 		{"uchars", `<http://ex/s> <http://ex/p> "\u00E9\U0001F600" .`, []Triple{{s, p, Literal("é😀")}}},
 		{"raw utf-8 and tab in literal", "<http://ex/s> <http://ex/p> \"é\tx\" .", []Triple{{s, p, Literal("é\tx")}}},
 		{"uchar in iri", `<http://ex/\u00E9\u0020> <http://ex/p> <http://ex/o> .`, []Triple{{IRI("http://ex/é "), p, IRI("http://ex/o")}}},
-		{"blank nodes", "_:b1 <http://ex/p> _:b.2 .\n_:1a <http://ex/p> _:a-b_c:d .", []Triple{{Blank("b1"), p, Blank("b.2")}, {Blank("1a"), p, Blank("a-b_c:d")}}},
+		{"blank nodes", "_:b1 <http://ex/p> _:b.2 .\n_:1a <http://ex/p> _:a-b_c .", []Triple{{Blank("b1"), p, Blank("b.2")}, {Blank("1a"), p, Blank("a-b_c")}}},
 		{"blank label then dot", "_:a <http://ex/p> _:b.", []Triple{{Blank("a"), p, Blank("b")}}},
 		{"unicode blank label", "_:é·x <http://ex/p> _:a .", []Triple{{Blank("é·x"), p, Blank("a")}}},
 		{"same subject and predicate", "<http://ex/s> <http://ex/p> \"1\" .\n<http://ex/s> <http://ex/p> \"2\" .\n<http://ex/s2> <http://ex/p2> \"3\" .",
@@ -95,6 +113,7 @@ func TestParseNTriplesErrors(t *testing.T) {
 		{"single caret", `<http://ex/s> <http://ex/p> "a"^<http://ex/d> .`, 1, 32, "'^^'"},
 		{"datatype not iri", `<http://ex/s> <http://ex/p> "a"^^"b" .`, 1, 34, "datatype IRI"},
 		{"bad blank label", "_:-a <http://ex/p> <http://ex/o> .", 1, 3, "blank node label"},
+		{"colon in blank label", "_:a:b <http://ex/p> <http://ex/o> .", 1, 4, "predicate"},
 		{"underscore only", "_ <http://ex/p> <http://ex/o> .", 1, 1, "'_:'"},
 		{"garbage after dot", "<http://ex/s> <http://ex/p> <http://ex/o> . x", 1, 45, "after the end"},
 		{"second line", "<http://ex/s> <http://ex/p> <http://ex/o> .\n\n<http://ex/s> <http://ex/p> .", 3, 29, "object"},
@@ -212,6 +231,7 @@ func TestTermString(t *testing.T) {
 		{Term{Kind: KindLiteral, Value: "x"}, `"x"`},
 		{Literal("a\"b\\c\nd\re\tf\bg\fh\x00i\x7fj\x1f"), `"a\"b\\c\nd\re\tf\bg\fh\u0000i\u007Fj\u001F"`},
 		{Literal("é😀"), `"é😀"`},
+		{Literal("\uFFFE\uFFFF\uFFFD"), "\"\\uFFFE\\uFFFF\uFFFD\""},
 		{Literal("a\xffb"), "\"a\uFFFDb\""},
 		{LangLiteral("chat", "FR"), `"chat"@fr`},
 		{TypedLiteral("1", "http://www.w3.org/2001/XMLSchema#integer"), `"1"^^<http://www.w3.org/2001/XMLSchema#integer>`},
@@ -222,6 +242,13 @@ func TestTermString(t *testing.T) {
 		if got := tc.term.String(); got != tc.want {
 			t.Errorf("%#v.String() = %s, want %s", tc.term, got, tc.want)
 		}
+	}
+}
+
+func TestTripleString(t *testing.T) {
+	tr := Triple{Blank("a"), IRI("http://ex/p"), LangLiteral("x", "en")}
+	if got, want := tr.String(), `_:a <http://ex/p> "x"@en .`; got != want {
+		t.Errorf("got %s, want %s", got, want)
 	}
 }
 
