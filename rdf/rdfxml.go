@@ -106,6 +106,7 @@ type rdfxmlParser struct {
 	yield  func(Triple, error) bool
 	stack  []*xmlFrame
 	free   []*xmlFrame // popped frames, for reuse
+	ids    map[string]struct{}
 	bnodes int
 }
 
@@ -402,7 +403,11 @@ func (p *rdfxmlParser) nodeElement(t xml.StartElement, f *xmlFrame) (Term, error
 			if !isNCName(a.Value) {
 				return Term{}, p.errf("rdf:ID %q is not an XML name", a.Value)
 			}
-			err = set(IRI(ResolveIRI(f.base, "#"+a.Value)))
+			id := ResolveIRI(f.base, "#"+a.Value)
+			if err := p.newID(id); err != nil {
+				return Term{}, err
+			}
+			err = set(IRI(id))
 		case "nodeID":
 			if !isNCName(a.Value) {
 				return Term{}, p.errf("rdf:nodeID %q is not an XML name", a.Value)
@@ -497,6 +502,9 @@ func (p *rdfxmlParser) propertyElement(t xml.StartElement, f *xmlFrame, parent *
 				return p.errf("rdf:ID %q is not an XML name", a.Value)
 			}
 			f.reify = ResolveIRI(f.base, "#"+a.Value)
+			if err := p.newID(f.reify); err != nil {
+				return err
+			}
 		case "parseType":
 			parseType = a.Value
 		case "resource":
@@ -561,6 +569,25 @@ func (p *rdfxmlParser) propertyElement(t xml.StartElement, f *xmlFrame, parent *
 		return p.propertyAttrs(t, f, o, "ID", "resource", "nodeID")
 	}
 	f.kind = kProp
+	return nil
+}
+
+// rdfxmlMaxIDs bounds the memory spent on finding a repeated rdf:ID; a
+// document with more IDs is read without the check.
+const rdfxmlMaxIDs = 100_000
+
+// newID records an rdf:ID's IRI: RDF/XML forbids using one twice with
+// the same base (W3C test rdfms-difference-between-ID-and-about-error1).
+func (p *rdfxmlParser) newID(iri string) error {
+	if _, dup := p.ids[iri]; dup {
+		return p.errf("rdf:ID %s used twice", iri)
+	}
+	if p.ids == nil {
+		p.ids = map[string]struct{}{}
+	}
+	if len(p.ids) < rdfxmlMaxIDs {
+		p.ids[iri] = struct{}{}
+	}
 	return nil
 }
 

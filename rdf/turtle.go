@@ -605,8 +605,11 @@ func (p *turtleParser) iriRef() (string, error) {
 			if err != nil {
 				return "", err
 			}
-			// An escape may stand for any character (even one not allowed
-			// raw), so that every IRI term has a Turtle spelling.
+			// An escape may not stand for a character the IRI may not
+			// hold (W3C tests turtle-syntax-bad-uri-escape-*).
+			if u <= 0x20 || strings.ContainsRune("<>\"{}|^`\\", u) {
+				return "", p.errf("escaped character %U not allowed in IRI", u)
+			}
 			p.sb.WriteRune(u)
 		case r <= 0x20 || strings.ContainsRune("<\"{}|^`", r):
 			return "", &SyntaxError{Line: line, Col: col, Msg: fmt.Sprintf("character %q not allowed in IRI", r)}

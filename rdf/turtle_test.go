@@ -311,6 +311,7 @@ func TestTurtleErrors(t *testing.T) {
 		{"missing dot", "<a> <b> <c>\n<d> <e> <f> .", 2, 1, "want '.'"},
 		{"unterminated IRI", "<a> <b> <c", 1, 11, "'>'"},
 		{"space in IRI", "<a> <b> <c d> .", 1, 11, "not allowed in IRI"},
+		{"escaped space in IRI", `<a> <b> <c\u0020> .`, 1, 17, "not allowed in IRI"},
 		{"unterminated string", "<a> <b> \"abc", 1, 13, "unterminated string"},
 		{"newline in short string", "<a> <b> \"ab\ncd\" .", 2, 1, "line break"},
 		{"bad string escape", `<a> <b> "\q" .`, 1, 12, `bad escape \q`},
@@ -393,7 +394,7 @@ func TestTurtleWriterRoundTrip(t *testing.T) {
 	}
 	odd := []Triple{
 		{Blank("plain1"), IRI("http://ex/p"), Literal("quote \" backslash \\ nl \n cr \r tab \t bell \a del \x7f")},
-		{Blank("plain1"), IRI("http://ex/p"), IRI("http://ex/with space{}|^`\\\"<>")},
+		{Blank("plain1"), IRI("http://ex/p"), IRI("http://ex/é/%20?x#y")},
 		{Blank("plain1"), IRI("http://ex/q"), Blank("plain1")},
 		{Blank("-b1"), IRI(RDFNS + "type"), IRI("http://www.w3.org/2002/07/owl#Thing")},
 		{Blank("has_underscore.and.dots"), IRI(XSDNS + "p"), TypedLiteral("5", XSDInteger)},
@@ -425,6 +426,9 @@ func TestTurtleWriterRefuses(t *testing.T) {
 		{Triple{IRI("http://s"), Blank("p"), IRI("http://o")}, ErrInvalidTriple},
 		{Triple{IRI("http://s"), IRI("http://p"), Term{}}, ErrInvalidTriple},
 		{Triple{IRI("http://s"), IRI("http://p"), Literal("\xff")}, ErrNotSerializable},
+		{Triple{IRI("http://s"), IRI("http://p"), IRI("http://ex/with space")}, ErrNotSerializable},
+		{Triple{IRI("http://s b"), IRI("http://p"), IRI("http://o")}, ErrNotSerializable},
+		{Triple{IRI("http://s"), IRI("http://p"), TypedLiteral("x", "http://ex/<dt>")}, ErrNotSerializable},
 		{Triple{IRI("http://s"), IRI("http://p"), Term{Kind: KindLiteral, Value: "x", Lang: "e n", Datatype: RDFLangString}}, ErrNotSerializable},
 	}
 	for _, tc := range bad {

@@ -41,6 +41,18 @@ func (t *turtleWriter) Write(tr Triple) error {
 	if err := checkWritable(tr); err != nil {
 		return err
 	}
+	for _, x := range [...]Term{tr.S, tr.P, tr.O} {
+		iri := x.Value
+		switch {
+		case x.IsLiteral() && x.Datatype != XSDString && x.Lang == "":
+			iri = x.Datatype
+		case !x.IsIRI():
+			continue
+		}
+		if !turtleIRI(iri) {
+			return fmt.Errorf("%w: IRI %q has characters Turtle cannot write", ErrNotSerializable, iri)
+		}
+	}
 	if !t.started {
 		t.started = true
 		for _, p := range turtlePrefixes {
@@ -203,14 +215,16 @@ func (t *turtleWriter) iri(s string) {
 		}
 	}
 	t.w.WriteByte('<')
-	for _, r := range s {
-		if r <= 0x20 || strings.ContainsRune("<>\"{}|^`\\", r) {
-			fmt.Fprintf(t.w, "\\u%04X", r)
-		} else {
-			t.w.WriteRune(r)
-		}
-	}
+	t.w.WriteString(s) // turtleIRI checked it
 	t.w.WriteByte('>')
+}
+
+// turtleIRI reports whether s can be written as a Turtle IRIREF: it may
+// not hold spaces, controls or <>"{}|^`\, even escaped.
+func turtleIRI(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool {
+		return r <= 0x20 || strings.ContainsRune("<>\"{}|^`\\", r)
+	})
 }
 
 // simpleLocal reports whether s can be written as a local name as is.
