@@ -1,8 +1,150 @@
 package main
 
-import "github.com/urfave/cli/v3"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
 
-// TODO: replace with the real command.
+	"github.com/urfave/cli/v3"
+
+	"github.com/resourcesync-go/resourcesync/sdshare/server"
+)
+
+const sdshareServeHelp = `Publishes each collection NAME, the RDF graph in PATH (a file, or a directory
+of files: .nt N-Triples, .ttl Turtle, .rdf/.xml/.owl RDF/XML), as SDShare 1.0
+feeds, and keeps them current: a change to the files is picked up within
+about two seconds (filesystem events, debounced, with a stat-based rescan
+every --rescan as fallback). A file that does not parse is reported and the
+last good graph stays served, so a syntax error never publishes deletions.
+
+URLS (B is --base-url)
+   B                                        overview feed: one entry per collection
+   B NAME/                                  collection feed: snapshots and fragments
+   B NAME/snapshots                         snapshots feed: the current snapshot
+   B NAME/snapshot/KEY                      snapshot data (202 + Retry-After while
+                                            it is being built)
+   B NAME/snapshot/KEY/chunks               chunked snapshot feed (more than
+                                            --chunk-size resources), chunk/I its parts
+   B NAME/fragments[?since=T]               fragments feed: one entry per created,
+                                            updated or deleted resource, since
+                                            inclusive, RFC 5005 next paging
+   B NAME/fragment?resource=IRI             a resource's fragment (its statements and
+                                            their blank-node closure; empty if deleted)
+   B healthz, B metrics                     health text, Prometheus metrics
+
+FORMATS
+   Data URLs negotiate by Accept: N-Triples (application/n-triples, also the
+   answer to no Accept or */*; text/plain is answered as text/plain), Turtle
+   (text/turtle), RDF/XML (application/rdf+xml); anything else gets 406.
+   ?format=nt|txt|ttl|rdf pins one; the feeds link every format.
+
+STATE
+   --state DIR holds one state file per collection (the inventory of its
+   resources with a hash of each fragment, and the change journal) and the
+   snapshot files. The first load of a collection is its baseline: its
+   fragments feed starts empty. Restarting resumes the journal; changes made
+   while the server was down are journaled at start. Timestamps never go
+   backwards.
+
+PUSH
+   --push URL (repeatable) sends every change of every collection to an
+   SDShare Push receiver: POST URL?resource=IRI&graph=COLLECTION-URL with the
+   fragment as N-Triples (empty body: deleted), in journal order, retried with
+   backoff until the receiver answers 2xx. Each receiver's position is kept
+   in the state, so a restart resumes without loss (a change may be sent
+   twice, which receivers treat idempotently).`
+
 func sdshareServeCommand() *cli.Command {
-	return &cli.Command{Name: "serve", Hidden: true}
+	return &cli.Command{
+		Name:        "serve",
+		Usage:       "publish RDF files as SDShare feeds (and push their changes)",
+		UsageText:   "resourcesync sdshare serve [--addr HOST:PORT] [--base-url URL] [--state DIR] [--push URL]... NAME=PATH...",
+		Description: sdshareServeHelp,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
+			&cli.StringFlag{Name: "base-url", Usage: "public URL of the overview feed", DefaultText: "http://ADDR/"},
+			&cli.StringFlag{Name: "state", Usage: "state directory (change journal, snapshots, push positions)", Value: "sdshare-state"},
+			&cli.StringSliceFlag{Name: "push", Usage: "SDShare Push receiver URL (repeatable)"},
+			&cli.DurationFlag{Name: "rescan", Usage: "stat-based rescan interval behind filesystem events (0: events only)", Value: server.DefaultRescan},
+			&cli.DurationFlag{Name: "debounce", Usage: "reload once filesystem events have been quiet this long", Value: server.DefaultDebounce},
+			&cli.IntFlag{Name: "page-size", Usage: "entries per fragments feed page", Value: server.DefaultPageSize},
+			&cli.IntFlag{Name: "chunk-size", Usage: "resources per chunk; larger graphs also offer a chunked snapshot", Value: server.DefaultChunkSize},
+			&cli.StringFlag{Name: "author", Usage: "atom:author name of the feeds", Value: server.DefaultAuthor},
+			&cli.BoolFlag{Name: "verbose", Usage: "log every reload and push failure (default: warnings and errors)"},
+		},
+		Action: sdshareServe,
+	}
+}
+
+func sdshareServe(ctx context.Context, cmd *cli.Command) error {
+	if cmd.NArg() == 0 {
+		return cli.Exit("give at least one collection as NAME=PATH", exitUsage)
+	}
+	var cols []server.CollectionConfig
+	for _, a := range cmd.Args().Slice() {
+		name, path, ok := strings.Cut(a, "=")
+		if !ok || name == "" || path == "" {
+			return cli.Exit(fmt.Sprintf("collection %q: want NAME=PATH", a), exitUsage)
+		}
+		cols = append(cols, server.CollectionConfig{Name: name, Path: path})
+	}
+	ln, err := net.Listen("tcp", cmd.String("addr"))
+	if err != nil {
+		return cli.Exit(err.Error(), exitUsage)
+	}
+	defer ln.Close()
+	base := cmd.String("base-url")
+	if base == "" {
+		base = "http://" + ln.Addr().String() + "/"
+	}
+	level := slog.LevelWarn
+	if cmd.Bool("verbose") {
+		level = slog.LevelInfo
+	}
+	rescan := cmd.Duration("rescan")
+	if rescan == 0 {
+		rescan = -1
+	}
+	start := time.Now()
+	srv, err := server.Open(ctx, server.Config{
+		BaseURL: base, StateDir: cmd.String("state"), Collections: cols,
+		PageSize: int(cmd.Int("page-size")), ChunkSize: int(cmd.Int("chunk-size")),
+		Rescan: rescan, Debounce: cmd.Duration("debounce"), Push: cmd.StringSlice("push"),
+		Author: cmd.String("author"),
+		Log:    slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: level})),
+	})
+	if err != nil {
+		return cli.Exit(err.Error(), exitUsage)
+	}
+	defer srv.Close()
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	for _, c := range srv.Collections() {
+		fmt.Fprintf(cmd.Root().Writer, "collection %s: %s\n", c.Name(), c.URL())
+	}
+	fmt.Fprintf(cmd.Root().Writer, "serving SDShare at %s (ready in %s)\n", srv.BaseURL(), time.Since(start).Round(time.Millisecond))
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	runDone := make(chan struct{})
+	go func() { srv.Run(runCtx); close(runDone) }()
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			serveErr = cli.Exit(err.Error(), exitUsage)
+		}
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer scancel()
+	hs.Shutdown(sctx)
+	cancel()
+	<-runDone
+	return serveErr
 }

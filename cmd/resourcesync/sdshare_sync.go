@@ -1,8 +1,344 @@
 package main
 
-import "github.com/urfave/cli/v3"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
 
-// TODO: replace with the real command.
+	"github.com/urfave/cli/v3"
+
+	"github.com/resourcesync-go/resourcesync/sdshare/client"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/boltstore"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/sparql"
+)
+
+const sdshareSyncHelp = `Keeps an RDF store in step with an SDShare 1.0 server.
+
+OVERVIEW_URL is the server's overview feed. Every collection it lists (or
+only those named with --collection) is kept in one named graph of the
+store: by default the graph named by the collection feed's URL, or the IRI
+given with --graph KEY=IRI (KEY is the collection's title or its collection
+feed URL; repeatable).
+
+The first run loads each collection's newest snapshot (its chunks when the
+server offers a chunked snapshot; a 202 Accepted is waited on, up to
+--max-wait) and sets the collection's t to the snapshot's updated instant.
+Every run then reads the fragments feed since t, following its next pages,
+and applies the fragments in updated order, each in one transaction: the
+resource's statements and the blank nodes they reach are deleted, the
+fragment inserted with fresh blank nodes; an empty fragment deletes the
+resource. t advances when a page is applied, never past an entry that
+failed (that entry is asked for again next time). t lives in the state
+file DIR/sdshare-client.state (--state, default: the --store directory, or
+./sdshare-state with --sparql-update); it survives restarts and kill -9,
+since applying a fragment again is harmless.
+
+The store is the embedded durable quad store in --store DIR (default
+./sdshare-store), or any SPARQL 1.1 Update endpoint (--sparql-update, with
+--sparql-query for reads and --sparql-graph-store for the Graph Store
+Protocol where the server has one).
+
+--follow keeps running and polls every --interval. Progress goes to stderr,
+one line per collection step; --json prints one JSON event per line and a
+final summary object on stdout.
+
+Exit status: 0 every collection is in step; 1 some fragment or collection
+failed (or the run was interrupted); 2 usage, discovery (the overview feed
+cannot be read or lists no collection) or state error.`
+
 func sdshareSyncCommand() *cli.Command {
-	return &cli.Command{Name: "sync", Hidden: true}
+	return &cli.Command{
+		Name:        "sync",
+		Usage:       "keep an RDF store in step with an SDShare server's feeds",
+		UsageText:   "resourcesync sdshare sync [--follow [--interval D]] [--state DIR] [--store DIR | --sparql-update URL [--sparql-query URL] [--sparql-graph-store URL]] [--graph KEY=IRI]... [--collection NAME]... [--json] OVERVIEW_URL",
+		Description: sdshareSyncHelp,
+		Flags: append(sdshareStoreFlags(),
+			&cli.StringFlag{Name: "state", Usage: "keep t per collection in `DIR` (default: the --store directory, or ./sdshare-state with --sparql-update)"},
+			&cli.StringSliceFlag{Name: "graph", Usage: "keep the collection `KEY=IRI` (KEY: its title or collection feed URL) in graph IRI (repeatable)"},
+			&cli.StringSliceFlag{Name: "collection", Usage: "sync only the collection `NAME` (title or collection feed URL; repeatable)"},
+			&cli.BoolFlag{Name: "follow", Usage: "keep running, polling every --interval"},
+			&cli.DurationFlag{Name: "interval", Value: time.Minute, Usage: "with --follow: poll every `D`"},
+			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a request (retried) whose response headers do not arrive within `D`"},
+			&cli.DurationFlag{Name: "max-wait", Value: client.DefaultMaxWait, Usage: "wait at most `D` in all for a snapshot the server is still preparing (202)"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON event per line and a final summary object on stdout"},
+		),
+		Action: runSDShareSync,
+	}
+}
+
+// sdshareHTTPClient is the HTTP client of sdshare sync; tests replace it.
+var sdshareHTTPClient = func(timeout time.Duration) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: timeout,
+		TLSHandshakeTimeout:   timeout,
+	}}
+}
+
+func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
+	if cmd.Args().Len() != 1 {
+		return cli.Exit("sdshare sync needs OVERVIEW_URL (see 'resourcesync sdshare sync --help')", exitUsage)
+	}
+	overview := cmd.Args().First()
+	if cmd.Duration("interval") <= 0 || cmd.Duration("max-wait") <= 0 {
+		return cli.Exit("--interval and --max-wait must be positive", exitUsage)
+	}
+	graphs := map[string]string{}
+	for _, kv := range cmd.StringSlice("graph") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || !absoluteIRI(v) {
+			return cli.Exit(fmt.Sprintf("--graph %q: want KEY=IRI with an absolute IRI", kv), exitUsage)
+		}
+		graphs[k] = v
+	}
+	only := map[string]bool{}
+	for _, c := range cmd.StringSlice("collection") {
+		only[c] = true
+	}
+	store, stateDir, err := openSDShareStore(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	state, err := client.OpenState(stateDir)
+	if err != nil {
+		return cli.Exit(err.Error(), exitUsage)
+	}
+	defer state.Close()
+
+	stdout, stderr := cmd.Root().Writer, cmd.Root().ErrWriter
+	asJSON := cmd.Bool("json")
+	var mu sync.Mutex
+	cfg := client.Config{
+		Overview:   overview,
+		Store:      store,
+		State:      state,
+		HTTPClient: sdshareHTTPClient(cmd.Duration("timeout")),
+		MaxWait:    cmd.Duration("max-wait"),
+		UserAgent:  "resourcesync-sdshare",
+		Graph: func(c client.Collection) string {
+			if g, ok := graphs[c.CollectionFeed]; ok {
+				return g
+			}
+			return graphs[c.Title]
+		},
+		Events: func(e client.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			if asJSON {
+				json.NewEncoder(stdout).Encode(struct {
+					Type string `json:"event"`
+					client.Event
+				}{"progress", e})
+				return
+			}
+			if line := sdshareEventLine(e); line != "" {
+				fmt.Fprintln(stderr, line)
+			}
+		},
+	}
+	if len(only) > 0 {
+		cfg.Only = func(c client.Collection) bool { return only[c.Title] || only[c.CollectionFeed] }
+	}
+	if cmd.Bool("follow") {
+		var last error
+		err := client.Follow(ctx, cfg, cmd.Duration("interval"), func(rep *client.Report, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			last = err
+			printSDShareSummary(stdout, stderr, asJSON, rep, err, false)
+		})
+		if errors.Is(err, context.Canceled) && last == nil {
+			return nil // Ctrl-C is how a follower stops
+		}
+		return cli.Exit("", exitProblems)
+	}
+	rep, err := client.Sync(ctx, cfg)
+	interrupted := ctx.Err() != nil
+	printSDShareSummary(stdout, stderr, asJSON, rep, err, interrupted)
+	switch {
+	case interrupted:
+		return cli.Exit("", exitProblems)
+	case errors.Is(err, client.ErrDiscovery), errors.Is(err, client.ErrStateCorrupt):
+		return cli.Exit("", exitUsage)
+	case err != nil:
+		return cli.Exit("", exitUsage)
+	case !rep.OK():
+		return cli.Exit("", exitProblems)
+	}
+	return nil
+}
+
+func sdshareEventLine(e client.Event) string {
+	p := "sdshare sync " + sdshareClean(e.Collection) + ": "
+	t := ""
+	if !e.T.IsZero() {
+		t = ", t=" + e.T.Format(time.RFC3339Nano)
+	}
+	switch e.Kind {
+	case "discovered":
+		if e.T.IsZero() {
+			return p + "new, loading a snapshot"
+		}
+		return p + "fragments since " + e.T.Format(time.RFC3339Nano)
+	case "snapshot":
+		return p + fmt.Sprintf("snapshot loaded, %d triples%s", e.Triples, t)
+	case "page":
+		return p + fmt.Sprintf("page of %d fragments applied%s", e.Fragments, t)
+	case "fragment-failed":
+		return p + "failed " + sdshareClean(e.URL) + ": " + sdshareClean(e.Err)
+	case "failed":
+		return p + "failed: " + sdshareClean(e.Err)
+	}
+	return ""
+}
+
+// clean replaces control characters of text that comes from the server.
+func sdshareClean(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+func printSDShareSummary(stdout, stderr io.Writer, asJSON bool, rep *client.Report, err error, interrupted bool) {
+	ok := err == nil && rep != nil && rep.OK() && !interrupted
+	if asJSON {
+		json.NewEncoder(stdout).Encode(struct {
+			Event  string         `json:"event"`
+			OK     bool           `json:"ok"`
+			Error  string         `json:"error,omitempty"`
+			Report *client.Report `json:"report,omitempty"`
+		}{"summary", ok, errString(err), rep})
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "sdshare sync:", sdshareClean(err.Error()))
+	}
+	if rep == nil {
+		return
+	}
+	for _, c := range rep.Collections {
+		state := "in step"
+		if c.Err != "" || len(c.Failures) > 0 {
+			state = "NOT in step"
+		}
+		if interrupted {
+			state = "interrupted"
+		}
+		fmt.Fprintf(stderr, "sdshare sync %s: %s: graph <%s>, %d fragments applied (%d deletions) on %d pages, %d failed, t=%s\n",
+			sdshareClean(c.Collection.Title), state, sdshareClean(c.Graph), c.Applied, c.Deleted, c.Pages, len(c.Failures), formatT(c.T))
+	}
+}
+
+func formatT(t time.Time) string {
+	if t.IsZero() {
+		return "unset"
+	}
+	return t.Format(time.RFC3339Nano)
+}
+
+func absoluteIRI(s string) bool {
+	i := strings.IndexByte(s, ':')
+	return i > 0 && !strings.ContainsAny(s, " <>\"{}|\\^`")
+}
+
+// sdshareStoreFlags are the flags that choose the graph store (shared by
+// sync and receive).
+func sdshareStoreFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "store", Usage: "the embedded durable quad store in `DIR` (default ./sdshare-store unless --sparql-update)"},
+		&cli.StringFlag{Name: "sparql-update", Usage: "write to the SPARQL 1.1 Update endpoint `URL` instead"},
+		&cli.StringFlag{Name: "sparql-query", Usage: "with --sparql-update: the SPARQL query endpoint `URL` (default: the update URL)"},
+		&cli.StringFlag{Name: "sparql-graph-store", Usage: "with --sparql-update: the Graph Store Protocol endpoint `URL`, used for snapshots when given"},
+	}
+}
+
+const defaultSDShareStore = "sdshare-store"
+
+// sdshareStateDir is --state, defaulting to the store directory.
+func sdshareStateDir(cmd *cli.Command) string {
+	if d := cmd.String("state"); d != "" {
+		return d
+	}
+	if cmd.String("sparql-update") != "" {
+		return "sdshare-state"
+	}
+	return orDefault(cmd.String("store"), defaultSDShareStore)
+}
+
+// openSDShareStore opens the store the flags choose, and returns it with
+// the state directory (created).
+func openSDShareStore(ctx context.Context, cmd *cli.Command) (graphstore.Store, string, error) {
+	s, err := openGraphStore(ctx, cmd)
+	if err != nil {
+		return nil, "", err
+	}
+	dir := sdshareStateDir(cmd)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		s.Close()
+		return nil, "", cli.Exit(err.Error(), exitUsage)
+	}
+	return s, dir, nil
+}
+
+func openGraphStore(ctx context.Context, cmd *cli.Command) (graphstore.Store, error) {
+	upd := cmd.String("sparql-update")
+	if upd != "" && cmd.String("store") != "" {
+		return nil, cli.Exit("--store and --sparql-update exclude each other", exitUsage)
+	}
+	if upd == "" && (cmd.String("sparql-query") != "" || cmd.String("sparql-graph-store") != "") {
+		return nil, cli.Exit("--sparql-query and --sparql-graph-store go with --sparql-update", exitUsage)
+	}
+	for _, u := range []string{upd, cmd.String("sparql-query"), cmd.String("sparql-graph-store")} {
+		if p, err := url.Parse(u); u != "" && (err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "") {
+			return nil, cli.Exit(fmt.Sprintf("SPARQL endpoint %q: want an http(s) URL", u), exitUsage)
+		}
+	}
+	s, err := sdshareStoreOpener(ctx, sdshareStoreSpec{
+		Dir:        orDefault(cmd.String("store"), defaultSDShareStore),
+		Update:     upd,
+		Query:      cmd.String("sparql-query"),
+		GraphStore: cmd.String("sparql-graph-store"),
+	})
+	if err != nil {
+		return nil, cli.Exit(err.Error(), exitUsage)
+	}
+	return s, nil
+}
+
+func orDefault(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+type sdshareStoreSpec struct {
+	Dir                       string // embedded store directory (when Update is "")
+	Update, Query, GraphStore string // SPARQL endpoints
+}
+
+// sdshareStoreOpener opens the store a spec names.
+var sdshareStoreOpener = func(ctx context.Context, spec sdshareStoreSpec) (graphstore.Store, error) {
+	if spec.Update != "" {
+		// A snapshot load is one long request: no header timeout here.
+		return sparql.New(sparql.Endpoints{Update: spec.Update, Query: orDefault(spec.Query, spec.Update), GraphStore: spec.GraphStore}, sdshareHTTPClient(0)), nil
+	}
+	return boltstore.OpenDir(spec.Dir, nil)
 }

@@ -1,0 +1,699 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/retry"
+	"github.com/resourcesync-go/resourcesync/rdf"
+	"github.com/resourcesync-go/resourcesync/sdshare"
+	"github.com/resourcesync-go/resourcesync/sdshare/atom"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
+)
+
+// Defaults of a zero Config.
+const (
+	DefaultMaxWait          = 10 * time.Minute
+	DefaultMaxFragmentBytes = 64 << 20
+	DefaultMaxPages         = 1 << 20
+)
+
+// ErrDiscovery: the overview feed or a collection feed could not be read,
+// or does not lead to the feeds SDShare requires.
+var ErrDiscovery = errors.New("sdshare client: discovery failed")
+
+// Config says what to keep in step with what.
+type Config struct {
+	// Overview is the URL of the server's overview feed.
+	Overview string
+	// Store receives the collections' graphs.
+	Store graphstore.Store
+	// State holds t per collection.
+	State *State
+	// HTTPClient does the GETs (http.DefaultClient if nil).
+	HTTPClient *http.Client
+	// Retry is the policy for failed requests (internal/retry defaults).
+	Retry retry.Policy
+	// MaxWait bounds the total wait on 202 Accepted for one document
+	// (default DefaultMaxWait).
+	MaxWait time.Duration
+	// MaxFragmentBytes bounds a fragment document (default
+	// DefaultMaxFragmentBytes).
+	MaxFragmentBytes int64
+	// MaxPages bounds the pages followed in one fragments feed.
+	MaxPages int
+	// Graph maps a collection to the IRI of its graph in Store; nil, or
+	// an empty result, means the collection feed's URL.
+	Graph func(Collection) string
+	// Only, if set, limits the run to the collections it returns true for.
+	Only func(Collection) bool
+	// Events, if set, receives progress (called from Sync's goroutine).
+	Events func(Event)
+	// UserAgent is sent with every request.
+	UserAgent string
+}
+
+// Collection is a collection found in the overview feed.
+type Collection struct {
+	Title          string
+	CollectionFeed string
+	SnapshotsFeed  string
+	FragmentsFeed  string
+}
+
+// Event is a progress report.
+type Event struct {
+	Collection string    `json:"collection"` // title, or collection feed URL
+	Kind       string    `json:"kind"`       // discovered, snapshot, page, fragment-failed, done
+	URL        string    `json:"url,omitempty"`
+	Triples    int64     `json:"triples,omitempty"`
+	Fragments  int       `json:"fragments,omitempty"`
+	T          time.Time `json:"t,omitzero"`
+	Err        string    `json:"error,omitempty"`
+}
+
+// Failure is one entry or step that could not be done.
+type Failure struct {
+	Resource string    `json:"resource,omitempty"`
+	URL      string    `json:"url,omitempty"`
+	Updated  time.Time `json:"updated,omitzero"`
+	Err      string    `json:"error"`
+}
+
+// CollectionReport says what a run did to one collection.
+type CollectionReport struct {
+	Collection
+	Graph           string    `json:"graph"`
+	SnapshotLoaded  bool      `json:"snapshotLoaded,omitempty"`
+	SnapshotTriples int64     `json:"snapshotTriples,omitempty"`
+	Pages           int       `json:"pages"`
+	Applied         int       `json:"applied"`
+	Deleted         int       `json:"deleted"`
+	OutOfOrder      int       `json:"outOfOrder,omitempty"`
+	TBefore         time.Time `json:"tBefore,omitzero"`
+	T               time.Time `json:"t,omitzero"`
+	Failures        []Failure `json:"failures,omitempty"`
+	Err             string    `json:"error,omitempty"`
+}
+
+// Report is the outcome of one Sync.
+type Report struct {
+	Overview    string             `json:"overview"`
+	Collections []CollectionReport `json:"collections"`
+}
+
+// OK reports whether every collection is in step (no failures).
+func (r *Report) OK() bool {
+	for _, c := range r.Collections {
+		if c.Err != "" || len(c.Failures) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Failed returns the number of failures of the run.
+func (r *Report) Failed() int {
+	n := 0
+	for _, c := range r.Collections {
+		n += len(c.Failures)
+		if c.Err != "" {
+			n++
+		}
+	}
+	return n
+}
+
+type syncer struct {
+	cfg Config
+	f   *fetcher
+}
+
+// Sync brings every collection of the server up to date once. It returns
+// an error wrapping ErrDiscovery when the overview feed cannot be used,
+// or the state cannot be written; failures of single collections or
+// entries are in the Report (Report.OK).
+func Sync(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Store == nil || cfg.State == nil {
+		return nil, errors.New("sdshare client: Config needs Store and State")
+	}
+	s := newSyncer(cfg)
+	rep := &Report{Overview: cfg.Overview}
+	cols, err := s.discover(ctx)
+	if err != nil {
+		return rep, err
+	}
+	for _, c := range cols {
+		if cfg.Only != nil && !cfg.Only(c) {
+			continue
+		}
+		cr, err := s.collection(ctx, c)
+		rep.Collections = append(rep.Collections, cr)
+		if err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// Follow runs Sync every interval until ctx ends, passing each run's
+// report (or its error) to each. A failed run is retried at the next
+// interval; Follow returns ctx's error.
+func Follow(ctx context.Context, cfg Config, interval time.Duration, each func(*Report, error)) error {
+	if interval <= 0 {
+		interval = time.Minute
+	}
+	for {
+		rep, err := Sync(ctx, cfg)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if each != nil {
+			each(rep, err)
+		}
+		if err := retry.Sleep(ctx, interval); err != nil {
+			return err
+		}
+	}
+}
+
+func newSyncer(cfg Config) *syncer {
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = DefaultMaxWait
+	}
+	if cfg.MaxFragmentBytes <= 0 {
+		cfg.MaxFragmentBytes = DefaultMaxFragmentBytes
+	}
+	if cfg.MaxPages <= 0 {
+		cfg.MaxPages = DefaultMaxPages
+	}
+	return &syncer{cfg: cfg, f: &fetcher{hc: hc, policy: cfg.Retry, maxWait: cfg.MaxWait, ua: cfg.UserAgent}}
+}
+
+func (s *syncer) emit(e Event) {
+	if s.cfg.Events != nil {
+		s.cfg.Events(e)
+	}
+}
+
+// rels accepts a link relation in the 2012 namespace and in the legacy
+// egovpt one ("…/sdshare/collectionfeed").
+func hasRel(l atom.Link, rel string) bool {
+	if l.Rel == rel {
+		return true
+	}
+	name := strings.TrimPrefix(rel, sdshare.NS)
+	return l.Rel == sdshare.LegacyNS+"/"+name
+}
+
+func linksRel(e atom.Entry, rel string) []atom.Link {
+	var out []atom.Link
+	for _, l := range e.Links {
+		if hasRel(l, rel) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// discover reads the overview feed and each collection feed (SD-CLI-2).
+func (s *syncer) discover(ctx context.Context) ([]Collection, error) {
+	ov, err := s.f.feed(ctx, s.cfg.Overview)
+	if err != nil {
+		return nil, fmt.Errorf("%w: overview feed: %w", ErrDiscovery, err)
+	}
+	var cols []Collection
+	seen := map[string]bool{}
+	for _, e := range ov.Entries {
+		for _, l := range linksRel(e, sdshare.RelCollectionFeed) {
+			if l.Href == "" || seen[l.Href] {
+				continue
+			}
+			seen[l.Href] = true
+			cols = append(cols, Collection{Title: e.Title, CollectionFeed: l.Href})
+		}
+	}
+	if len(cols) == 0 {
+		return nil, fmt.Errorf("%w: overview feed %s lists no collection (no link rel %s)", ErrDiscovery, s.cfg.Overview, sdshare.RelCollectionFeed)
+	}
+	return cols, nil
+}
+
+// subfeeds reads c's collection feed for its snapshots and fragments feeds.
+func (s *syncer) subfeeds(ctx context.Context, c *Collection) error {
+	cf, err := s.f.feed(ctx, c.CollectionFeed)
+	if err != nil {
+		return fmt.Errorf("%w: collection feed: %w", ErrDiscovery, err)
+	}
+	for _, e := range cf.Entries {
+		if ls := linksRel(e, sdshare.RelSnapshotsFeed); len(ls) > 0 && c.SnapshotsFeed == "" {
+			c.SnapshotsFeed = ls[0].Href
+		}
+		if ls := linksRel(e, sdshare.RelFragmentsFeed); len(ls) > 0 && c.FragmentsFeed == "" {
+			c.FragmentsFeed = ls[0].Href
+		}
+	}
+	if c.FragmentsFeed == "" {
+		return fmt.Errorf("%w: collection feed %s has no fragments feed (link rel %s)", ErrDiscovery, c.CollectionFeed, sdshare.RelFragmentsFeed)
+	}
+	return nil
+}
+
+func (c Collection) name() string {
+	if c.Title != "" {
+		return c.Title
+	}
+	return c.CollectionFeed
+}
+
+// collection syncs one collection. Its error is one that ends the whole
+// run (state not writable, ctx ended); everything else is in the report.
+func (s *syncer) collection(ctx context.Context, c Collection) (CollectionReport, error) {
+	cr := CollectionReport{Collection: c}
+	fail := func(err error) (CollectionReport, error) {
+		cr.Err = err.Error()
+		s.emit(Event{Collection: c.name(), Kind: "failed", Err: cr.Err})
+		if ctx.Err() != nil {
+			return cr, ctx.Err()
+		}
+		return cr, nil
+	}
+	if err := s.subfeeds(ctx, &c); err != nil {
+		return fail(err)
+	}
+	cr.Collection = c
+	graph := c.CollectionFeed
+	if s.cfg.Graph != nil {
+		if g := s.cfg.Graph(c); g != "" {
+			graph = g
+		}
+	}
+	cr.Graph = graph
+	st, _, err := s.cfg.State.Get(c.CollectionFeed)
+	if err != nil {
+		return cr, err
+	}
+	if st.Graph != graph {
+		// A new collection, or one now kept in another graph: t of the
+		// old graph says nothing about the new one.
+		st = CollectionState{}
+	}
+	st.Title, st.CollectionFeed, st.SnapshotsFeed, st.FragmentsFeed, st.Graph = c.Title, c.CollectionFeed, c.SnapshotsFeed, c.FragmentsFeed, graph
+	cr.TBefore = st.T
+	s.emit(Event{Collection: c.name(), Kind: "discovered", URL: c.CollectionFeed, T: st.T})
+
+	if st.T.IsZero() && c.SnapshotsFeed != "" {
+		updated, n, err := s.snapshot(ctx, c, graph)
+		if err != nil {
+			return fail(fmt.Errorf("snapshot: %w", err))
+		}
+		if !updated.IsZero() {
+			st.T, st.Snapshot = updated, updated // SD-CLI-6
+			if err := s.cfg.State.Put(c.CollectionFeed, st); err != nil {
+				return cr, err
+			}
+			cr.SnapshotLoaded, cr.SnapshotTriples = true, n
+			s.emit(Event{Collection: c.name(), Kind: "snapshot", Triples: n, T: updated})
+		}
+	}
+	if err := s.fragments(ctx, c, graph, &st, &cr); err != nil {
+		cr.T = st.T
+		if errors.Is(err, errStateWrite) || ctx.Err() != nil {
+			return cr, err
+		}
+		return fail(err)
+	}
+	cr.T = st.T
+	if len(cr.Failures) == 0 {
+		st.Synced = time.Now().UTC()
+		if err := s.cfg.State.Put(c.CollectionFeed, st); err != nil {
+			return cr, err
+		}
+	}
+	s.emit(Event{Collection: c.name(), Kind: "done", Fragments: cr.Applied, T: st.T})
+	return cr, nil
+}
+
+var errStateWrite = errors.New("sdshare client: state not written")
+
+// snapshot loads the newest snapshot of c into graph (SD-CLI-3..5) and
+// returns its updated instant and the number of triples loaded. A
+// snapshots feed without entries returns a zero instant: there is nothing
+// to load, and fragments are then read from the start.
+func (s *syncer) snapshot(ctx context.Context, c Collection, graph string) (time.Time, int64, error) {
+	sf, err := s.f.feed(ctx, c.SnapshotsFeed)
+	if err != nil {
+		return time.Time{}, 0, err
+	}
+	var newest *atom.Entry
+	for i := range sf.Entries {
+		e := &sf.Entries[i]
+		if e.Updated.IsZero() {
+			continue
+		}
+		if _, ok := pickLink(snapshotLinks(*e)); !ok && len(linksRel(*e, sdshare.RelChunkedSnapshot)) == 0 {
+			continue
+		}
+		if newest == nil || e.Updated.After(newest.Updated) {
+			newest = e
+		}
+	}
+	if newest == nil {
+		return time.Time{}, 0, nil
+	}
+	var parts func(yield func(part, error) bool)
+	if ch := linksRel(*newest, sdshare.RelChunkedSnapshot); len(ch) > 0 { // SD-CLI-4
+		parts = s.chunks(ctx, ch[0].Href)
+	} else {
+		l, ok := pickLink(snapshotLinks(*newest))
+		if !ok {
+			return time.Time{}, 0, fmt.Errorf("snapshot entry %q: no link in a format the client reads", newest.ID)
+		}
+		parts = func(yield func(part, error) bool) { yield(part{link: l}, nil) }
+	}
+	var n int64
+	attempt := 0
+	for {
+		n = 0
+		err = s.cfg.Store.ReplaceGraph(ctx, graph, s.snapshotTriples(ctx, parts, &n))
+		if err == nil {
+			return newest.Updated, n, nil
+		}
+		attempt++
+		if ctx.Err() != nil {
+			return time.Time{}, 0, ctx.Err()
+		}
+		if !errors.Is(err, errTransient) || attempt >= s.f.policy.Attempts() {
+			return time.Time{}, 0, err
+		}
+		if err := retry.Sleep(ctx, s.f.policy.Delay(attempt, err)); err != nil {
+			return time.Time{}, 0, err
+		}
+	}
+}
+
+// snapshotLinks returns e's snapshot links; legacy feeds (Ontopia, Duke)
+// link the data with rel alternate only.
+func snapshotLinks(e atom.Entry) []atom.Link {
+	if ls := linksRel(e, sdshare.RelSnapshot); len(ls) > 0 {
+		return ls
+	}
+	return e.LinksRel("alternate")
+}
+
+// errTransient marks a snapshot body that broke off in transit: the whole
+// snapshot is loaded again.
+var errTransient = errors.New("transfer interrupted")
+
+type part struct {
+	link  atom.Link
+	index int
+}
+
+// chunks yields the chunk links of a chunked snapshot feed, following its
+// next pages.
+func (s *syncer) chunks(ctx context.Context, feedURL string) func(yield func(part, error) bool) {
+	return func(yield func(part, error) bool) {
+		seen := map[string]bool{}
+		i := 0
+		for u := feedURL; u != ""; {
+			if seen[u] || len(seen) >= s.cfg.MaxPages {
+				yield(part{}, fmt.Errorf("chunked snapshot feed: page %s seen before (a loop)", u))
+				return
+			}
+			seen[u] = true
+			cf, err := s.f.feed(ctx, u)
+			if err != nil {
+				yield(part{}, fmt.Errorf("chunked snapshot feed: %w", err))
+				return
+			}
+			for _, e := range cf.Entries {
+				l, ok := pickLink(linksRel(e, sdshare.RelSnapshotComponent))
+				if !ok {
+					yield(part{}, fmt.Errorf("chunk entry %q: no snapshot-component link in a format the client reads", e.ID))
+					return
+				}
+				i++
+				if !yield(part{link: l, index: i}, nil) {
+					return
+				}
+			}
+			u = cf.Next()
+		}
+	}
+}
+
+// snapshotTriples streams the triples of every part, parsed as they
+// arrive. Blank node labels are document-scoped, so each chunk's labels
+// get the chunk's number as a prefix: _:b1 of two chunks stay two nodes.
+func (s *syncer) snapshotTriples(ctx context.Context, parts func(func(part, error) bool), n *int64) iter.Seq2[rdf.Triple, error] {
+	return func(yield func(rdf.Triple, error) bool) {
+		for p, err := range parts {
+			if err != nil {
+				yield(rdf.Triple{}, err)
+				return
+			}
+			resp, err := s.f.open(ctx, p.link.Href, acceptHeader(p.link.Type))
+			if err != nil {
+				if retry.Retryable(err) {
+					err = fmt.Errorf("%w: %w", errTransient, err)
+				}
+				yield(rdf.Triple{}, err)
+				return
+			}
+			f, err := responseFormat(resp.Header.Get("Content-Type"), p.link.Type)
+			if err != nil {
+				resp.Body.Close()
+				yield(rdf.Triple{}, fmt.Errorf("%s: %w", p.link.Href, err))
+				return
+			}
+			br := &bodyReader{r: resp.Body}
+			prefix := ""
+			if p.index > 0 {
+				prefix = fmt.Sprintf("c%d.", p.index)
+			}
+			ok := true
+			for t, err := range rdf.Parse(br, f, resp.Request.URL.String()) {
+				if err != nil {
+					if br.err != nil {
+						err = fmt.Errorf("%w: %s: %w", errTransient, p.link.Href, br.err)
+					} else {
+						err = fmt.Errorf("%s: %w", p.link.Href, err)
+					}
+					yield(rdf.Triple{}, err)
+					ok = false
+					break
+				}
+				if prefix != "" {
+					t = relabel(t, prefix)
+				}
+				*n++
+				if !yield(t, nil) {
+					ok = false
+					break
+				}
+			}
+			resp.Body.Close()
+			if !ok {
+				return
+			}
+			if br.err != nil {
+				yield(rdf.Triple{}, fmt.Errorf("%w: %s: %w", errTransient, p.link.Href, br.err))
+				return
+			}
+		}
+	}
+}
+
+// bodyReader remembers a read error other than EOF, so that a syntax
+// error caused by a connection cut off can be told from a broken document.
+type bodyReader struct {
+	r   io.Reader
+	err error
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		b.err = err
+	}
+	return n, err
+}
+
+func relabel(t rdf.Triple, prefix string) rdf.Triple {
+	if t.S.IsBlank() {
+		t.S = rdf.Blank(prefix + t.S.Value)
+	}
+	if t.O.IsBlank() {
+		t.O = rdf.Blank(prefix + t.O.Value)
+	}
+	return t
+}
+
+// SinceURL returns the fragments feed URL with since=t appended
+// (SD-CLI-10): with ? or & as the URL needs, the value URL-encoded (a +
+// offset must not become a space); u unchanged when t is zero.
+func SinceURL(u string, t time.Time) string {
+	if t.IsZero() {
+		return u
+	}
+	v := url.QueryEscape(t.UTC().Format(time.RFC3339Nano))
+	frag := ""
+	if i := strings.IndexByte(u, '#'); i >= 0 {
+		u, frag = u[:i], u[i:]
+	}
+	sep := "?"
+	if strings.Contains(u, "?") {
+		sep = "&"
+		if strings.HasSuffix(u, "?") || strings.HasSuffix(u, "&") {
+			sep = ""
+		}
+	}
+	return u + sep + "since=" + v + frag
+}
+
+// fragments applies the fragments feed of c from st.T on (SD-CLI-7..11).
+func (s *syncer) fragments(ctx context.Context, c Collection, graph string, st *CollectionState, cr *CollectionReport) error {
+	seen := map[string]bool{}
+	// Once an entry failed, t goes no further than the oldest failed
+	// entry's updated (heldAt; since is inclusive, so the next run asks
+	// for it again), and stays where it is when that entry has no updated
+	// (holdHere).
+	holdHere, heldAt := false, time.Time{}
+	var newest time.Time // newest updated applied in this run
+	for u := SinceURL(c.FragmentsFeed, st.T); u != ""; {
+		if seen[u] {
+			return fmt.Errorf("fragments feed: next page %s seen before (a loop)", u)
+		}
+		if len(seen) >= s.cfg.MaxPages {
+			return fmt.Errorf("fragments feed: more than %d pages", s.cfg.MaxPages)
+		}
+		seen[u] = true
+		page, err := s.f.feed(ctx, u)
+		if err != nil {
+			return fmt.Errorf("fragments feed: %w", err)
+		}
+		cr.Pages++
+		entries := slices.Clone(page.Entries)
+		slices.SortStableFunc(entries, func(a, b atom.Entry) int { return a.Updated.Compare(b.Updated) })
+		outOfOrder := false
+		for _, e := range entries {
+			if !e.Updated.IsZero() && !st.T.IsZero() && e.Updated.Before(st.T) && cr.Pages > 1 {
+				outOfOrder = true
+			}
+			deleted, err := s.applyEntry(ctx, graph, e)
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				f := Failure{URL: entryLink(e), Updated: e.Updated, Err: err.Error()}
+				if len(e.Resources) == 1 {
+					f.Resource = e.Resources[0]
+				}
+				cr.Failures = append(cr.Failures, f)
+				s.emit(Event{Collection: c.name(), Kind: "fragment-failed", URL: f.URL, Err: f.Err})
+				switch {
+				case e.Updated.IsZero():
+					holdHere = true
+				case heldAt.IsZero() || e.Updated.Before(heldAt):
+					heldAt = e.Updated
+				}
+				continue
+			}
+			cr.Applied++
+			if deleted {
+				cr.Deleted++
+			}
+			if e.Updated.After(newest) {
+				newest = e.Updated
+			}
+		}
+		if outOfOrder {
+			cr.OutOfOrder++
+		}
+		// The page is applied, and the store committed each fragment:
+		// record t (SD-CLI-9), never past a failed entry.
+		next := newest
+		if !heldAt.IsZero() {
+			next = heldAt
+		}
+		if !holdHere && next.After(st.T) {
+			st.T = next
+			if err := s.cfg.State.Put(c.CollectionFeed, *st); err != nil {
+				return fmt.Errorf("%w: %w", errStateWrite, err)
+			}
+		}
+		s.emit(Event{Collection: c.name(), Kind: "page", URL: u, Fragments: len(entries), T: st.T})
+		u = page.Next()
+	}
+	return nil
+}
+
+func entryLink(e atom.Entry) string {
+	if ls := linksRel(e, sdshare.RelFragment); len(ls) > 0 {
+		return ls[0].Href
+	}
+	if len(e.Links) > 0 {
+		return e.Links[0].Href
+	}
+	return e.ID
+}
+
+// ErrMalformedEntry: a fragments feed entry SD-CLI-14 calls an error.
+var ErrMalformedEntry = errors.New("malformed fragment entry")
+
+// applyEntry fetches the fragment of entry e and applies it to graph. It
+// reports whether the fragment was empty (the resource deleted).
+func (s *syncer) applyEntry(ctx context.Context, graph string, e atom.Entry) (bool, error) {
+	switch {
+	case len(e.Resources) != 1:
+		return false, fmt.Errorf("%w: entry %q has %d sdshare:resource elements, want 1", ErrMalformedEntry, e.ID, len(e.Resources))
+	case e.Updated.IsZero():
+		return false, fmt.Errorf("%w: entry %q has no valid updated", ErrMalformedEntry, e.ID)
+	}
+	r := e.Resources[0]
+	if u, err := url.Parse(r); err != nil || !u.IsAbs() {
+		return false, fmt.Errorf("%w: entry %q: resource %q is not an absolute IRI", ErrMalformedEntry, e.ID, r)
+	}
+	links := linksRel(e, sdshare.RelFragment)
+	if len(links) == 0 {
+		// Ontopia's feeds link fragments with rel alternate only.
+		links = e.LinksRel("alternate")
+	}
+	l, ok := pickLink(links)
+	if !ok {
+		return false, fmt.Errorf("%w: entry %q has no fragment link in a format the client reads", ErrMalformedEntry, e.ID)
+	}
+	body, ct, final, err := s.f.get(ctx, l.Href, acceptHeader(l.Type), s.cfg.MaxFragmentBytes)
+	if err != nil {
+		return false, err
+	}
+	f, err := responseFormat(ct, l.Type)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", l.Href, err)
+	}
+	var ts []rdf.Triple
+	for t, err := range rdf.Parse(bytes.NewReader(body), f, final) {
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", l.Href, err)
+		}
+		ts = append(ts, t)
+	}
+	if err := s.cfg.Store.ApplyFragment(ctx, graph, rdf.IRI(r), ts); err != nil {
+		return false, fmt.Errorf("applying %s: %w", r, err)
+	}
+	return len(ts) == 0, nil
+}

@@ -1,0 +1,32 @@
+// Package client keeps a graph store in step with an SDShare 1.0 server
+// (SDSHARE.md section 3, SD-CLI-*).
+//
+// Sync discovers the collections from the overview feed (overview →
+// collection feed → snapshots and fragments feeds, by rel only, SD-CLI-2).
+// For every collection it keeps t, the time of the last update seen, in a
+// small bbolt state file (State). While t is unset it loads the newest
+// snapshot (chunked when offered, waiting on 202) into the collection's
+// graph with Store.ReplaceGraph and sets t to the snapshot's updated
+// (SD-CLI-3..6). Then it reads the fragments feed with since=t, page by
+// page (rel="next", loops refused), applies each page's fragments in
+// updated order, one Store.ApplyFragment (one transaction) each, and
+// advances t to the newest updated of the page once the whole page is
+// applied (SD-CLI-7..12).
+//
+// # Why t is safe across crashes
+//
+// The store commits each fragment before the state records t, and since
+// is inclusive, so a crash (kill -9) between the two only means some
+// fragments are applied again on the next run, and applying a fragment
+// twice has the effect of once. Entries whose updated equals t are never
+// dropped client-side (SD-CLI-11). When an entry fails (its fragment
+// cannot be fetched or parsed, or the entry is malformed per SD-CLI-14),
+// t is held at that entry's updated (or not moved at all when the entry
+// has none), so the next run asks for it again.
+//
+// t advances after each page, which assumes the server pages in updated
+// order (RFC 5005 pages of the fragments feed, oldest first, as our
+// server does). Should a page hold an entry older than the t already
+// recorded, the client still applies it, but a crash before the run ends
+// could then lose it: the report counts such pages (OutOfOrder).
+package client

@@ -1,0 +1,230 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/retry"
+	"github.com/resourcesync-go/resourcesync/rdf"
+	"github.com/resourcesync-go/resourcesync/sdshare"
+	"github.com/resourcesync-go/resourcesync/sdshare/atom"
+)
+
+// StatusError is an HTTP response other than the one expected.
+type StatusError struct {
+	URL  string
+	Code int
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("GET %s: %d %s", e.URL, e.Code, http.StatusText(e.Code))
+}
+
+// StatusCode lets internal/retry classify the error.
+func (e *StatusError) StatusCode() int { return e.Code }
+
+// ErrNotReady: the server kept answering 202 Accepted (a snapshot being
+// built) for longer than Config.MaxWait.
+var ErrNotReady = errors.New("sdshare client: server still preparing the document (202)")
+
+// ErrTooLarge: a fragment is longer than Config.MaxFragmentBytes.
+var ErrTooLarge = errors.New("sdshare client: document too large")
+
+// fetcher does the client's GETs with the project's retry policy.
+type fetcher struct {
+	hc      *http.Client
+	policy  retry.Policy
+	maxWait time.Duration // total wait on 202s for one document
+	ua      string
+}
+
+// open GETs url until a 200 arrives and returns it (the caller closes the
+// body). Failures retry.Retryable accepts are tried again after
+// policy.Delay; a 202 is waited on (Retry-After honoured, capped by the
+// policy) for at most maxWait in all (SD-CLI-5).
+func (f *fetcher) open(ctx context.Context, url, accept string) (*http.Response, error) {
+	var waited time.Duration
+	attempt := 0
+	for {
+		resp, err := f.do(ctx, url, accept)
+		if err == nil && resp.StatusCode == http.StatusOK {
+			return resp, nil
+		}
+		if err == nil && resp.StatusCode == http.StatusAccepted {
+			wait := retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+			drain(resp)
+			if wait <= 0 {
+				wait = retry.Backoff(int(waited/time.Second)+1, 200*time.Millisecond, 5*time.Second)
+			}
+			capd := f.policy.MaxRetryAfter
+			if capd <= 0 {
+				capd = retry.DefaultMaxRetryAfter
+			}
+			wait = min(wait, capd)
+			if waited+wait > f.maxWait {
+				return nil, fmt.Errorf("%w: %s after %v", ErrNotReady, url, waited)
+			}
+			waited += wait
+			if err := retry.Sleep(ctx, wait); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err == nil {
+			se := &StatusError{URL: url, Code: resp.StatusCode}
+			err = retry.WithRetryAfter(se, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
+			drain(resp)
+		}
+		attempt++
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !retry.Retryable(err) || attempt >= f.policy.Attempts() {
+			return nil, retry.Strip(err)
+		}
+		if err := retry.Sleep(ctx, f.policy.Delay(attempt, err)); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (f *fetcher) do(ctx context.Context, url, accept string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, retry.Permanent(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	if f.ua != "" {
+		req.Header.Set("User-Agent", f.ua)
+	}
+	resp, err := f.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	return resp, nil
+}
+
+func drain(resp *http.Response) {
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+}
+
+// get fetches url whole (at most max bytes), retrying a body cut off in
+// transit like any other retryable failure. It returns the body, the
+// response's Content-Type and the final URL (after redirects), which is
+// the base for relative references.
+func (f *fetcher) get(ctx context.Context, url, accept string, max int64) ([]byte, string, string, error) {
+	attempt := 0
+	for {
+		resp, err := f.open(ctx, url, accept)
+		if err != nil {
+			return nil, "", "", err
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+		resp.Body.Close()
+		if err == nil {
+			if int64(len(body)) > max {
+				return nil, "", "", fmt.Errorf("%w: %s is longer than %d bytes", ErrTooLarge, url, max)
+			}
+			return body, resp.Header.Get("Content-Type"), resp.Request.URL.String(), nil
+		}
+		err = fmt.Errorf("GET %s: reading body: %w", url, err)
+		attempt++
+		if ctx.Err() != nil {
+			return nil, "", "", ctx.Err()
+		}
+		if attempt >= f.policy.Attempts() {
+			return nil, "", "", err
+		}
+		if err := retry.Sleep(ctx, f.policy.Delay(attempt, err)); err != nil {
+			return nil, "", "", err
+		}
+	}
+}
+
+// feed fetches and decodes the Atom feed at url.
+func (f *fetcher) feed(ctx context.Context, url string) (*atom.Feed, error) {
+	body, _, final, err := f.get(ctx, url, sdshare.AtomType+", application/xml;q=0.5, */*;q=0.1", atom.DefaultMaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	feed, err := atom.Decode(bytes.NewReader(body), final)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", url, err)
+	}
+	return feed, nil
+}
+
+// formatFor returns the RDF format a media type names (rdf.FormatFor)
+// and the client's preference for it (lower is preferred; SD-CLI-12):
+// N-Triples parses fastest and is line-based, then Turtle, then RDF/XML.
+func formatFor(mediaType string) (f rdf.Format, rank int, ok bool) {
+	f, ok = rdf.FormatFor(mediaType)
+	if !ok {
+		return 0, 0, false
+	}
+	switch f {
+	case rdf.NTriples:
+		return f, 0, true
+	case rdf.Turtle:
+		return f, 1, true
+	}
+	return f, 2, true
+}
+
+const unranked = 3
+
+// acceptHeader is the Accept header of RDF requests: the link's own type
+// first, then the others the client reads.
+func acceptHeader(linkType string) string {
+	var b strings.Builder
+	if linkType != "" {
+		b.WriteString(linkType)
+		b.WriteString(", ")
+	}
+	b.WriteString("application/n-triples;q=0.9, text/plain;q=0.8, text/turtle;q=0.7, application/rdf+xml;q=0.6")
+	return b.String()
+}
+
+// pickLink chooses among links the one in the most preferred readable
+// format. Links without a type, or with one the client cannot read, are
+// taken only when nothing else is offered (their format is then learnt
+// from the response).
+func pickLink(links []atom.Link) (atom.Link, bool) {
+	best, bestRank, found := atom.Link{}, 1<<30, false
+	for _, l := range links {
+		if l.Href == "" {
+			continue
+		}
+		rank := unranked
+		if _, r, ok := formatFor(l.Type); ok {
+			rank = r
+		} else if l.Type != "" {
+			continue // a format we cannot read (e.g. XTM)
+		}
+		if rank < bestRank {
+			best, bestRank, found = l, rank, true
+		}
+	}
+	return best, found
+}
+
+// responseFormat decides the format of an RDF response: its Content-Type
+// when the client reads it, else the link's type.
+func responseFormat(contentType, linkType string) (rdf.Format, error) {
+	if f, _, ok := formatFor(contentType); ok {
+		return f, nil
+	}
+	if f, _, ok := formatFor(linkType); ok {
+		return f, nil
+	}
+	return 0, fmt.Errorf("%w: content type %q", rdf.ErrUnsupported, contentType)
+}

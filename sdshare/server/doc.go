@@ -1,0 +1,48 @@
+// Package server publishes RDF collections as SDShare 1.0 feeds
+// (SDSHARE.md sections 1 and 2, rules SD-SRV-*) and pushes their changes to
+// SDShare Push receivers (section 4, SD-PUSH-*).
+//
+// A collection is a named graph loaded from an RDF file or a directory of
+// RDF files (.nt, .ttl, .rdf/.xml/.owl). It is reloaded on filesystem
+// events (debounced) and by a periodic stat-based rescan; a file that does
+// not parse fails the reload and the last good graph stays served, so a
+// syntax error never publishes mass deletions.
+//
+// # Change tracking
+//
+// Changes are tracked per resource (every IRI subject) with the Source's
+// state store (internal/store): one bbolt file per collection, whose
+// inventory holds one record per resource (Path = the IRI, SHA256 = the
+// hash of its fragment, Size = the fragment's N-Triples length) and whose
+// journal holds a created, updated or deleted record per change. The first
+// load of a collection is its baseline (no journal records, so a new
+// server's fragments feed is empty and its snapshot's updated is the
+// baseline time); each later load diffs the graph against the inventory and
+// appends the differences in one atomic batch, at max(now, last journal
+// time), so times never go backwards, also across restarts. The fragments
+// feed is the journal; its page cursor is the journal seq, so entries with
+// equal times are never lost at a page boundary.
+//
+// # URLs (below the base URL B)
+//
+//	B                                         overview feed (one entry per collection)
+//	B NAME/                                   collection feed (snapshots + fragments)
+//	B NAME/snapshots                          snapshots feed (the current snapshot)
+//	B NAME/snapshot/KEY[?format=F]            snapshot data (202 + Retry-After while built)
+//	B NAME/snapshot/KEY/chunks                chunked snapshot feed (graphs over ChunkSize resources)
+//	B NAME/snapshot/KEY/chunk/I[?format=F]    one chunk
+//	B NAME/fragments[?since=T][&page=P]       fragments feed, RFC 5005 next paging
+//	B NAME/fragment?resource=IRI[&format=F]   fragment data (SD-SRV-26; empty document when absent)
+//	B healthz, B metrics                      health text, Prometheus metrics
+//
+// Data URLs negotiate by Accept among N-Triples (application/n-triples,
+// the default for no Accept or */*; text/plain labelled as such), Turtle
+// and RDF/XML (where package rdf writes them); format=nt|txt|ttl|rdf pins
+// one, and the feeds link each format by its own URL. An Accept that
+// matches nothing gets 406.
+//
+// Snapshots are written by a background builder to files in the state
+// directory, named by the version (journal seq and a hash of the graph),
+// and served from there, so a snapshot is always consistent with the
+// updated its entry announces.
+package server

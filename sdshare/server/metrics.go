@@ -1,0 +1,53 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics live in the server's own registry, never the global one.
+type metrics struct {
+	handler http.Handler
+}
+
+func newMetrics(s *Server) *metrics {
+	const ns = "sdshare_server"
+	reg := prometheus.NewRegistry()
+	for _, c := range s.cols {
+		l := prometheus.Labels{"collection": c.name}
+		reg.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "resources", ConstLabels: l,
+				Help: "Resources (IRI subjects) in the collection's current graph."},
+				func() float64 { return float64(len(c.version().res)) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "triples", ConstLabels: l,
+				Help: "Triples in the collection's current graph."},
+				func() float64 { return float64(c.version().g.Len()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "journal_seq", ConstLabels: l,
+				Help: "Seq of the newest change journal record the graph includes."},
+				func() float64 { return float64(c.version().seq) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: ns, Name: "reloads_total", ConstLabels: l,
+				Help: "Loads of the collection's files."},
+				func() float64 { return float64(c.reloads.Load()) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: ns, Name: "reload_errors_total", ConstLabels: l,
+				Help: "Loads that failed (the last good graph stays served)."},
+				func() float64 { return float64(c.reloadErrors.Load()) }),
+		)
+	}
+	for _, w := range s.senders {
+		l := prometheus.Labels{"collection": w.c.name, "receiver": w.sender.URL}
+		reg.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "push_cursor", ConstLabels: l,
+				Help: "Journal seq the push receiver acknowledged last."},
+				func() float64 { return float64(w.sender.Stats().Cursor) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: ns, Name: "push_delivered_total", ConstLabels: l,
+				Help: "Fragments the push receiver acknowledged (2xx)."},
+				func() float64 { return float64(w.sender.Stats().Delivered) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: ns, Name: "push_failures_total", ConstLabels: l,
+				Help: "Failed push attempts (retried)."},
+				func() float64 { return float64(w.sender.Stats().Failures) }),
+		)
+	}
+	return &metrics{handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
+}

@@ -1,0 +1,215 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/store/bolt"
+)
+
+// Defaults of a zero Config.
+const (
+	DefaultPageSize  = 500
+	DefaultChunkSize = 10000
+	DefaultRescan    = 2 * time.Second
+	DefaultDebounce  = 200 * time.Millisecond
+	DefaultAuthor    = "resourcesync sdshare server"
+)
+
+// CollectionConfig names one collection and where its RDF lives.
+type CollectionConfig struct {
+	Name string // URL segment: letters, digits, '.', '_', '-'
+	Path string // an RDF file or a directory of RDF files
+}
+
+// Config configures Open.
+type Config struct {
+	// BaseURL is the public URL of the overview feed; every other URL is
+	// below it. Must end with '/' (added if missing).
+	BaseURL     string
+	StateDir    string // one state file per collection, and the snapshot files
+	Collections []CollectionConfig
+	// PageSize is the number of entries per fragments feed page.
+	PageSize int
+	// ChunkSize is the number of resources per chunk of a chunked
+	// snapshot; graphs with more resources offer a chunked snapshot feed.
+	ChunkSize int
+	// Rescan is the interval of the stat-based rescan that backs up
+	// filesystem events (negative: none); Debounce is how long events must
+	// be quiet before a reload.
+	Rescan, Debounce time.Duration
+	// Push lists SDShare Push receivers: every journal record of every
+	// collection is POSTed to each, in order (SD-PUSH-*).
+	Push []string
+	// PushClient sends the pushes (nil: a client with a 30s timeout).
+	PushClient *http.Client
+	// PushBaseDelay and PushMaxDelay bound the backoff of failed pushes.
+	PushBaseDelay, PushMaxDelay time.Duration
+	Author                      string
+	Log                         *slog.Logger
+	// NoSync skips fsync of the state: tests only.
+	NoSync bool
+}
+
+// Errors of Open.
+var (
+	ErrConfig = errors.New("sdshare/server: bad configuration")
+)
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
+
+// reserved are URL segments below the base that are not collections.
+var reserved = map[string]bool{"metrics": true, "healthz": true}
+
+// Server serves collections as SDShare feeds.
+type Server struct {
+	cfg      Config
+	base     string // BaseURL, ending with '/'
+	basePath string // its path
+	log      *slog.Logger
+	cols     []*Collection
+	byName   map[string]*Collection
+	senders  []*pushWorker
+	closeMu  sync.Mutex
+	closed   bool
+	metrics  *metrics
+	offers   []offer
+	// beforeBuild, if set, runs before a snapshot is built (tests hold
+	// the builder there to observe 202).
+	beforeBuild func(key string)
+}
+
+// Open opens (or creates) the state of every collection and loads each
+// graph once: the first load of a collection is its baseline, later loads
+// (also after a restart) journal what changed.
+func Open(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.PageSize <= 0 {
+		cfg.PageSize = DefaultPageSize
+	}
+	if cfg.ChunkSize <= 0 {
+		cfg.ChunkSize = DefaultChunkSize
+	}
+	if cfg.Rescan == 0 {
+		cfg.Rescan = DefaultRescan
+	}
+	if cfg.Debounce <= 0 {
+		cfg.Debounce = DefaultDebounce
+	}
+	if cfg.Author == "" {
+		cfg.Author = DefaultAuthor
+	}
+	if cfg.StateDir == "" {
+		return nil, fmt.Errorf("%w: no state directory", ErrConfig)
+	}
+	if len(cfg.Collections) == 0 {
+		return nil, fmt.Errorf("%w: no collections", ErrConfig)
+	}
+	bu, err := url.Parse(cfg.BaseURL)
+	if err != nil || (bu.Scheme != "http" && bu.Scheme != "https") || bu.Host == "" || bu.RawQuery != "" || bu.Fragment != "" {
+		return nil, fmt.Errorf("%w: base URL %q must be an absolute http(s) URL without query", ErrConfig, cfg.BaseURL)
+	}
+	if !strings.HasSuffix(bu.Path, "/") {
+		bu.Path += "/"
+		bu.RawPath = ""
+	}
+	s := &Server{cfg: cfg, base: bu.String(), basePath: bu.Path, log: cfg.Log, byName: map[string]*Collection{}, offers: offers()}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
+		return nil, fmt.Errorf("sdshare/server: state: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
+	for _, cc := range cfg.Collections {
+		if !nameRE.MatchString(cc.Name) || reserved[cc.Name] {
+			return nil, fmt.Errorf("%w: collection name %q (letters, digits, '.', '_', '-'; not %s)", ErrConfig, cc.Name, "metrics or healthz")
+		}
+		if s.byName[cc.Name] != nil {
+			return nil, fmt.Errorf("%w: collection %q named twice", ErrConfig, cc.Name)
+		}
+		st, err := bolt.Open(filepath.Join(cfg.StateDir, cc.Name+".state"), &bolt.Options{NoSync: cfg.NoSync})
+		if err != nil {
+			return nil, fmt.Errorf("sdshare/server: collection %s: %w", cc.Name, err)
+		}
+		c := &Collection{name: cc.Name, path: cc.Path, srv: s, st: st,
+			snapDir: filepath.Join(cfg.StateDir, cc.Name+".snapshots"), changed: make(chan struct{}, 1)}
+		s.cols = append(s.cols, c)
+		s.byName[cc.Name] = c
+		if err := os.MkdirAll(c.snapDir, 0o755); err != nil {
+			return nil, fmt.Errorf("sdshare/server: collection %s: %w", cc.Name, err)
+		}
+		rep, err := c.Load(ctx, true)
+		if err != nil {
+			return nil, err
+		}
+		s.log.Info("collection loaded", "collection", c.name, "resources", rep.Resources, "triples", rep.Triples,
+			"baseline", rep.Baseline, "created", rep.Created, "updated", rep.Updated, "deleted", rep.Deleted)
+	}
+	for _, u := range cfg.Push {
+		for _, c := range s.cols {
+			s.senders = append(s.senders, newPushWorker(s, c, u))
+		}
+	}
+	s.metrics = newMetrics(s)
+	ok = true
+	return s, nil
+}
+
+// BaseURL returns the overview feed's URL.
+func (s *Server) BaseURL() string { return s.base }
+
+// Collection returns the collection called name, or nil.
+func (s *Server) Collection(name string) *Collection { return s.byName[name] }
+
+// Collections returns every collection, in configuration order.
+func (s *Server) Collections() []*Collection { return append([]*Collection(nil), s.cols...) }
+
+// Close closes every state store. Call it after Run has returned.
+func (s *Server) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	for _, c := range s.cols {
+		errs = append(errs, c.st.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Run keeps the collections up to date (filesystem events, periodic
+// rescans), builds their snapshots and runs the push senders, until ctx
+// ends; then it returns nil.
+func (s *Server) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, c := range s.cols {
+		wg.Go(func() { c.watch(ctx) })
+		wg.Go(func() { c.buildSnapshots(ctx) })
+	}
+	for _, w := range s.senders {
+		wg.Go(func() { w.run(ctx) })
+	}
+	wg.Wait()
+	return nil
+}
+
+// Handler returns the HTTP handler of every feed and data URL, plus
+// metrics and healthz below the base path.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }

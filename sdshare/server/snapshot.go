@@ -1,0 +1,171 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/resourcesync-go/resourcesync/rdf"
+)
+
+// Snapshot files live in the collection's snapshot directory, named by the
+// version key: KEY.nt (the whole graph) and, for a chunked snapshot,
+// KEY.chunk-I.nt. KEY.nt is renamed into place last, so its presence says
+// the whole snapshot (chunks included) is complete. The builder keeps the
+// current and the previous complete snapshot, so that a client that read
+// the snapshots feed just before a change can still fetch what it named.
+
+func (c *Collection) snapFile(key string) string { return filepath.Join(c.snapDir, key+".nt") }
+
+func (c *Collection) chunkFile(key string, i int) string {
+	return filepath.Join(c.snapDir, fmt.Sprintf("%s.chunk-%d.nt", key, i))
+}
+
+// chunks returns the number of chunks of v's chunked snapshot, 0 when v is
+// small enough to need none.
+func (c *Collection) chunks(v *version) int {
+	n := c.srv.cfg.ChunkSize
+	if len(v.res) <= n {
+		return 0
+	}
+	return (len(v.res) + n - 1) / n
+}
+
+// snapshotReady reports whether the snapshot files of key are complete.
+func (c *Collection) snapshotReady(key string) bool {
+	_, err := os.Stat(c.snapFile(key))
+	return err == nil
+}
+
+// buildSnapshots writes the snapshot of every new version until ctx ends.
+func (c *Collection) buildSnapshots(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.changed:
+		}
+		v := c.version()
+		if c.snapshotReady(v.key) {
+			c.prune(v.key)
+			continue
+		}
+		if c.srv.beforeBuild != nil {
+			c.srv.beforeBuild(v.key)
+		}
+		if err := c.buildSnapshot(ctx, v); err != nil {
+			c.buildErr.Store(&buildErr{v.key, err})
+			if ctx.Err() == nil {
+				c.srv.log.Error("snapshot not written", "collection", c.name, "version", v.key, "err", err)
+			}
+			continue
+		}
+		c.srv.log.Info("snapshot written", "collection", c.name, "version", v.key, "triples", v.g.Len(), "chunks", c.chunks(v))
+		c.prune(v.key)
+	}
+}
+
+// buildSnapshot writes v's chunks, then its whole-graph file.
+func (c *Collection) buildSnapshot(ctx context.Context, v *version) error {
+	if n := c.chunks(v); n > 0 {
+		size := c.srv.cfg.ChunkSize
+		reached := map[rdf.Term]bool{}
+		for i := range n {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			res := v.res[i*size : min((i+1)*size, len(v.res))]
+			ts := v.g.union(res, reached)
+			if i == n-1 {
+				// Blank-node subjects no resource reaches belong to the
+				// snapshot too: the last chunk carries them.
+				var orphans []rdf.Term
+				for _, s := range v.g.subjects {
+					if s.IsBlank() && !reached[s] {
+						orphans = append(orphans, s)
+					}
+				}
+				ts = append(ts, v.g.union(orphans, reached)...)
+			}
+			if err := writeFileAtomic(c.chunkFile(v.key, i), func(w *bufio.Writer) error {
+				return writeTriples(w, rdf.NTriples, sliceSeq(ts))
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	return writeFileAtomic(c.snapFile(v.key), func(w *bufio.Writer) error {
+		return writeTriples(w, rdf.NTriples, v.g.all())
+	})
+}
+
+func sliceSeq(ts []rdf.Triple) iter.Seq[rdf.Triple] {
+	return func(yield func(rdf.Triple) bool) {
+		for _, t := range ts {
+			if !yield(t) {
+				return
+			}
+		}
+	}
+}
+
+// prune removes snapshot files of versions other than key and the newest
+// complete one before it.
+func (c *Collection) prune(key string) {
+	ents, err := os.ReadDir(c.snapDir)
+	if err != nil {
+		return
+	}
+	keep := map[string]bool{key: true}
+	var prev string
+	var prevMod int64
+	for _, e := range ents {
+		k, ok := strings.CutSuffix(e.Name(), ".nt")
+		if !ok || strings.Contains(k, ".chunk-") || k == key {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.ModTime().UnixNano() > prevMod {
+			prev, prevMod = k, fi.ModTime().UnixNano()
+		}
+	}
+	if prev != "" {
+		keep[prev] = true
+	}
+	for _, e := range ents {
+		k, _, _ := strings.Cut(e.Name(), ".")
+		if !keep[k] {
+			os.Remove(filepath.Join(c.snapDir, e.Name()))
+		}
+	}
+}
+
+// writeFileAtomic writes name through a temporary file that is synced and
+// renamed into place, so a crash leaves the old file or the new one.
+func writeFileAtomic(name string, fill func(*bufio.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(name), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	bw := bufio.NewWriterSize(f, 256<<10)
+	if err := fill(bw); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), name)
+}
