@@ -21,6 +21,11 @@
 // fails, the temporary graph is dropped (best effort, with a fresh
 // context) and g is as before.
 //
+// Without a Graph Store endpoint, snapshots are limited by Virtuoso's
+// SPARQL compiler: an INSERT template of ~3,000 triples with blank nodes
+// fails with "SP030 … memory exhausted". Set Endpoints.GraphStore for real
+// snapshots.
+//
 // The file is needed because Virtuoso 7 silently ignores a request body
 // sent with chunked transfer encoding (it answers 201/200 and stores
 // nothing, TestVirtuosoIgnoresChunkedBody): every body is sent with a
@@ -35,7 +40,7 @@
 // DISTINCT asks which blank nodes are reachable at each depth 1…K+1; the
 // closure is complete at the least d where the nodes at depth d+1 were all
 // seen at depths ≤ d (then no further node can be reached, cycles
-// included). If no d ≤ K qualifies, K doubles (4, 8, 16, 32 = MaxDepth), then
+// included). If no d ≤ K qualifies, K doubles (4, 8, 16 = MaxDepth), then
 // ErrTooDeep. A writer changing r's nesting between the probe and the
 // update can make D stale; the SDShare client applies one graph's fragments
 // in order, so nothing does.

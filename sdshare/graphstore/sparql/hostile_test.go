@@ -220,15 +220,15 @@ func TestInvalidInput(t *testing.T) {
 	}
 	for _, b := range bad {
 		t.Run(b.name, func(t *testing.T) {
-			if err := s.ApplyFragment(ctx, "http://example.org/g", p, []rdf.Triple{b.t}); !errors.Is(err, ErrInvalidTerm) {
-				t.Errorf("ApplyFragment: %v, want ErrInvalidTerm", err)
+			if err := s.ApplyFragment(ctx, "http://example.org/g", p, []rdf.Triple{b.t}); !errors.Is(err, graphstore.ErrInvalid) {
+				t.Errorf("ApplyFragment: %v, want graphstore.ErrInvalid", err)
 			}
-			if err := s.ReplaceGraph(ctx, "http://example.org/g", seq([]rdf.Triple{b.t})); !errors.Is(err, ErrInvalidTerm) {
-				t.Errorf("ReplaceGraph: %v, want ErrInvalidTerm", err)
+			if err := s.ReplaceGraph(ctx, "http://example.org/g", seq([]rdf.Triple{b.t})); !errors.Is(err, graphstore.ErrInvalid) {
+				t.Errorf("ReplaceGraph: %v, want graphstore.ErrInvalid", err)
 			}
 		})
 	}
-	if err := s.ApplyFragment(ctx, "not an iri>", p, nil); !errors.Is(err, ErrInvalidTerm) {
+	if err := s.ApplyFragment(ctx, "not an iri>", p, nil); !errors.Is(err, graphstore.ErrInvalid) {
 		t.Errorf("bad graph name: %v", err)
 	}
 	if n := f.queries.Load() + f.updates.Load() + f.puts.Load(); n != 0 {

@@ -6,10 +6,15 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/resourcesync-go/resourcesync/internal/testnet"
 
 	"github.com/resourcesync-go/resourcesync/rdf"
 )
@@ -157,13 +162,69 @@ func heap() uint64 {
 	return m.HeapAlloc
 }
 
-// TestBigSnapshot loads 100,000 triples and reads them back, checking
-// that the client's heap stays bounded on both ways (the N-Triples alone
-// are 7 MB) and that a blank node shared by the first and last triples is
-// one node.
+// TestBigSnapshot loads 20,000 triples into Virtuoso and reads them back,
+// checking that a blank node shared by the first and last triples is one
+// node. (100,000 triples work on a warm database in ~20 s, but a fresh
+// Virtuoso 7.2.5 on a loaded machine can wedge for minutes copying that
+// many; the client's memory at 100,000 is checked by TestSnapshotMemory.)
 func TestBigSnapshot(t *testing.T) {
-	const n = 100_000
 	s, _ := open(t, true)
+	testSnapshot(t, s, 20_000)
+}
+
+// TestSnapshotMemory streams 100,000 triples (7 MB of N-Triples) through
+// ReplaceGraph and Triples against a loopback endpoint that takes the
+// upload and answers the CONSTRUCT with it, checking that the client's
+// heap stays bounded both ways.
+func TestSnapshotMemory(t *testing.T) {
+	ep := &echoEndpoint{}
+	srv := httptest.NewServer(ep)
+	t.Cleanup(srv.Close)
+	c, _ := testnet.Client(t)
+	s := New(Endpoints{Update: srv.URL + "/sparql", Query: srv.URL + "/sparql", GraphStore: srv.URL + "/gsp"}, c)
+	testSnapshot(t, s, 100_000)
+}
+
+// echoEndpoint keeps the last Graph Store upload in a file and answers
+// every CONSTRUCT with it; updates succeed.
+type echoEndpoint struct {
+	mu   sync.Mutex
+	path string
+}
+
+func (e *echoEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case r.Method == http.MethodPut:
+		f, err := os.CreateTemp("", "echo-*.nt")
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		io.Copy(f, r.Body)
+		f.Close()
+		if e.path != "" {
+			os.Remove(e.path)
+		}
+		e.path = f.Name()
+		w.WriteHeader(http.StatusCreated)
+	case r.Header.Get("Content-Type") == "application/sparql-update":
+		io.Copy(io.Discard, r.Body)
+	default:
+		w.Header().Set("Content-Type", "application/n-triples")
+		if e.path != "" {
+			f, err := os.Open(e.path)
+			if err == nil {
+				io.Copy(w, f)
+				f.Close()
+			}
+		}
+	}
+}
+
+func testSnapshot(t *testing.T, s *Store, n int) {
+	t.Helper()
 	ctx := context.Background()
 	base := heap()
 	var peak uint64
