@@ -8,11 +8,11 @@ import (
 	"github.com/resourcesync-go/resourcesync/rdf"
 )
 
-// BenchmarkVirtuosoLoad replaces a graph with a 10,000-triple snapshot
+// BenchmarkVirtuosoLoad replaces a graph with a 5,000-triple snapshot
 // (one blank node shared across it) per iteration, through the Graph
 // Store Protocol.
 func BenchmarkVirtuosoLoad(b *testing.B) {
-	const n = 10_000
+	const n = 5_000
 	s, _ := open(b, true)
 	ctx := context.Background()
 	for b.Loop() {
