@@ -214,21 +214,24 @@ func (c *Collection) snapshotPath(w http.ResponseWriter, r *http.Request, p stri
 	case sub == "":
 		c.srv.serveFile(w, r, c.snapFile(key))
 	case sub == "chunks":
+		n, updated := c.chunks(v), v.updated
 		if key != v.key {
-			http.Error(w, "the chunked feed of a superseded snapshot is gone", http.StatusNotFound)
-			return
+			// A client that read the snapshots feed just before a change
+			// still gets the snapshot it was offered while its files
+			// last: its chunks are counted on disk (written before the
+			// snapshot file that makes it ready).
+			n, updated = c.chunksOnDisk(key)
 		}
-		n := c.chunks(v)
 		if n == 0 {
 			http.NotFound(w, r)
 			return
 		}
 		u := c.URL() + "snapshot/" + key
-		f := &atom.Feed{ID: u + "/chunks", Title: fmt.Sprintf("Chunks of the snapshot of %s", c.name), Updated: v.updated}
+		f := &atom.Feed{ID: u + "/chunks", Title: fmt.Sprintf("Chunks of the snapshot of %s", c.name), Updated: updated}
 		for i := range n {
 			href := fmt.Sprintf("%s/chunk/%d", u, i)
 			f.Entries = append(f.Entries, atom.Entry{ID: href, Title: fmt.Sprintf("Chunk %d of %d", i+1, n),
-				Updated: v.updated, Links: c.srv.dataLinks(sdshare.RelSnapshotComponent, href)})
+				Updated: updated, Links: c.srv.dataLinks(sdshare.RelSnapshotComponent, href)})
 		}
 		c.srv.writeFeed(w, r, f)
 	case strings.HasPrefix(sub, "chunk/"):
