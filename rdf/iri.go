@@ -45,8 +45,10 @@ type opt struct {
 	ok bool
 }
 
-// splitIRI splits s into scheme, authority, path, query and fragment with
-// the regular expression of RFC 3986 appendix B.
+// splitIRI splits s into scheme, authority, path, query and fragment as
+// the regular expression of RFC 3986 appendix B does, except that a
+// scheme must be ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ): "0:x" and
+// "a!:x" are relative paths, as a resolver must take them.
 func splitIRI(s string) (scheme, auth, path, query, frag opt) {
 	if i := strings.IndexByte(s, '#'); i >= 0 {
 		frag = opt{s[i+1:], true}
@@ -56,7 +58,8 @@ func splitIRI(s string) (scheme, auth, path, query, frag opt) {
 		query = opt{s[i+1:], true}
 		s = s[:i]
 	}
-	if i := strings.IndexAny(s, ":/"); i > 0 && s[i] == ':' {
+	if hasScheme(s) {
+		i := strings.IndexByte(s, ':')
 		scheme = opt{s[:i], true}
 		s = s[i+1:]
 	}

@@ -64,6 +64,11 @@ func TestResolveIRI(t *testing.T) {
 		{"http://example.org/a/", "", "http://example.org/a/"},
 		{"urn:isbn:123", "#x", "urn:isbn:123#x"},
 		{"file:///tmp/a.ttl", "b.ttl", "file:///tmp/b.ttl"},
+		// not schemes: a digit first, a character schemes do not have
+		{"http://a/b/", "0:x", "http://a/b/0:x"},
+		{"http://a/b/", "a!:x", "http://a/b/a!:x"},
+		{"http://a/b/", "\x7f:", "http://a/b/\x7f:"},
+		{"http://a/b/", "a+b-c.d:x", "a+b-c.d:x"},
 	}
 	for _, tc := range others {
 		if got := ResolveIRI(tc.base, tc.ref); got != tc.want {

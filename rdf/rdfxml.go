@@ -95,7 +95,7 @@ type xmlFrame struct {
 	datatype   string     // kProp
 	reify      string     // kProp, kCollection: rdf:ID of the statement
 	hasNode    bool       // kProp: got its node element
-	text       strings.Builder
+	text       []byte
 	listCur    Term // kCollection: last list node
 }
 
@@ -105,6 +105,8 @@ type rdfxmlParser struct {
 	base   string
 	yield  func(Triple, error) bool
 	stack  []*xmlFrame
+	free   []*xmlFrame // popped frames, for reuse
+	ids    map[string]struct{}
 	bnodes int
 }
 
@@ -201,14 +203,17 @@ func (p *rdfxmlParser) document() error {
 			}
 		case xml.CharData:
 			if len(p.stack) == 0 {
+				if !isXMLSpace(t) {
+					return p.errf("text outside the root element")
+				}
 				continue
 			}
 			top := p.stack[len(p.stack)-1]
 			if top.kind == kProp && !top.hasNode {
-				if top.text.Len()+len(t) > rdfxmlMaxToken {
+				if len(top.text)+len(t) > rdfxmlMaxToken {
 					return p.errf("literal longer than %d bytes", rdfxmlMaxToken)
 				}
-				top.text.Write(t)
+				top.text = append(top.text, t...)
 			} else if !isXMLSpace(t) {
 				return p.errf("text %q not allowed here", abbreviate(string(t)))
 			}
@@ -236,7 +241,16 @@ func abbreviate(s string) string {
 // newFrame makes the frame of element t under the current top, taking
 // its namespace declarations, xml:base and xml:lang.
 func (p *rdfxmlParser) newFrame(t xml.StartElement) (*xmlFrame, error) {
-	f := &xmlFrame{base: p.base}
+	var f *xmlFrame
+	if n := len(p.free); n > 0 {
+		// Reuse a finished element's frame: a flat document then costs
+		// no allocation per element here.
+		f, p.free = p.free[n-1], p.free[:n-1]
+		*f = xmlFrame{ns: f.ns[:0], text: f.text[:0]}
+	} else {
+		f = &xmlFrame{}
+	}
+	f.base = p.base
 	if n := len(p.stack); n > 0 {
 		f.base, f.lang = p.stack[n-1].base, p.stack[n-1].lang
 	}
@@ -329,7 +343,7 @@ func (p *rdfxmlParser) start(t xml.StartElement) error {
 		if parent.hasNode {
 			return p.errf("a property element holds more than one node element")
 		}
-		if !isXMLSpace([]byte(parent.text.String())) {
+		if !isXMLSpace(parent.text) {
 			return p.errf("a property element holds both text and a node element")
 		}
 		parent.hasNode = true
@@ -389,7 +403,11 @@ func (p *rdfxmlParser) nodeElement(t xml.StartElement, f *xmlFrame) (Term, error
 			if !isNCName(a.Value) {
 				return Term{}, p.errf("rdf:ID %q is not an XML name", a.Value)
 			}
-			err = set(IRI(ResolveIRI(f.base, "#"+a.Value)))
+			id := ResolveIRI(f.base, "#"+a.Value)
+			if err := p.newID(id); err != nil {
+				return Term{}, err
+			}
+			err = set(IRI(id))
 		case "nodeID":
 			if !isNCName(a.Value) {
 				return Term{}, p.errf("rdf:nodeID %q is not an XML name", a.Value)
@@ -435,7 +453,9 @@ func (p *rdfxmlParser) propertyAttrs(t xml.StartElement, f *xmlFrame, subj Term,
 			return p.errf("rdf:%s is not allowed here", name)
 		}
 		if a.Name.Space == "" {
-			continue // unqualified attributes carry no property
+			// RDF/XML 6.1.4: only the rdf: names listed in rdfAttr may be
+			// written unqualified.
+			return p.errf("attribute %s has no namespace", a.Name.Local)
 		}
 		if err := p.emit(subj, IRI(a.Name.Space+a.Name.Local), p.literal(a.Value, f.lang, "")); err != nil {
 			return err
@@ -482,6 +502,9 @@ func (p *rdfxmlParser) propertyElement(t xml.StartElement, f *xmlFrame, parent *
 				return p.errf("rdf:ID %q is not an XML name", a.Value)
 			}
 			f.reify = ResolveIRI(f.base, "#"+a.Value)
+			if err := p.newID(f.reify); err != nil {
+				return err
+			}
 		case "parseType":
 			parseType = a.Value
 		case "resource":
@@ -493,10 +516,13 @@ func (p *rdfxmlParser) propertyElement(t xml.StartElement, f *xmlFrame, parent *
 			nodeID, hasNodeID = a.Value, true
 		case "datatype":
 			f.datatype = ResolveIRI(f.base, a.Value)
-		default:
-			if a.Name.Space != "" {
-				hasProps = true
+		case "":
+			if a.Name.Space == "" {
+				return p.errf("attribute %s has no namespace", a.Name.Local)
 			}
+			hasProps = true
+		default: // rdf:type and the names propertyAttrs refuses
+			hasProps = true
 		}
 	}
 	if hasResource && hasNodeID {
@@ -519,7 +545,7 @@ func (p *rdfxmlParser) propertyElement(t xml.StartElement, f *xmlFrame, parent *
 			if err != nil {
 				return err
 			}
-			p.stack = p.stack[:len(p.stack)-1] // xmlLiteral read the end tag
+			p.pop() // xmlLiteral read the end tag
 			return p.emitStmt(parent.subject, f.pred, TypedLiteral(lit, rdfXMLLiteral), f.reify)
 		}
 	}
@@ -546,13 +572,41 @@ func (p *rdfxmlParser) propertyElement(t xml.StartElement, f *xmlFrame, parent *
 	return nil
 }
 
-func (p *rdfxmlParser) end() error {
+// rdfxmlMaxIDs bounds the memory spent on finding a repeated rdf:ID; a
+// document with more IDs is read without the check.
+const rdfxmlMaxIDs = 100_000
+
+// newID records an rdf:ID's IRI: RDF/XML forbids using one twice with
+// the same base (W3C test rdfms-difference-between-ID-and-about-error1).
+func (p *rdfxmlParser) newID(iri string) error {
+	if _, dup := p.ids[iri]; dup {
+		return p.errf("rdf:ID %s used twice", iri)
+	}
+	if p.ids == nil {
+		p.ids = map[string]struct{}{}
+	}
+	if len(p.ids) < rdfxmlMaxIDs {
+		p.ids[iri] = struct{}{}
+	}
+	return nil
+}
+
+// pop removes the top frame; it stays valid until the next newFrame.
+func (p *rdfxmlParser) pop() *xmlFrame {
 	f := p.stack[len(p.stack)-1]
 	p.stack = p.stack[:len(p.stack)-1]
+	if cap(f.text) <= 4096 { // do not keep a huge literal's buffer
+		p.free = append(p.free, f)
+	}
+	return f
+}
+
+func (p *rdfxmlParser) end() error {
+	f := p.pop()
 	switch f.kind {
 	case kProp:
 		if !f.hasNode {
-			return p.emitStmt(f.subject, f.pred, p.literal(f.text.String(), f.lang, f.datatype), f.reify)
+			return p.emitStmt(f.subject, f.pred, p.literal(string(f.text), f.lang, f.datatype), f.reify)
 		}
 	case kCollection:
 		if f.listCur.IsZero() {

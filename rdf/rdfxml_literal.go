@@ -11,7 +11,7 @@ import (
 // xmlLiteral reads the content of a parseType="Literal" property element
 // (whose start tag was start) up to and including its end tag, and
 // returns it as an rdf:XMLLiteral lexical form in the manner of Exclusive
-// XML Canonicalization without comments: each namespace is declared on
+// XML Canonicalization with comments (as RDF/XML 7.2.17 asks): each namespace is declared on
 // the outermost output element that uses it, attributes are sorted by
 // namespace and local name, empty elements have end tags, and text is
 // escaped the canonical way. Prefixes are the document's own.
@@ -121,6 +121,11 @@ func (p *rdfxmlParser) xmlLiteral(start xml.StartElement) (string, error) {
 			names, inner, outDecl = names[:len(names)-1], inner[:len(inner)-1], outDecl[:len(outDecl)-1]
 		case xml.CharData:
 			escapeXMLText(&b, string(t))
+		case xml.Comment:
+			// RDF/XML canonicalises XML literals with comments.
+			b.WriteString("<!--")
+			b.Write(t)
+			b.WriteString("-->")
 		case xml.ProcInst:
 			b.WriteString("<?" + t.Target)
 			if len(t.Inst) > 0 {

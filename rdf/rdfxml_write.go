@@ -17,6 +17,7 @@ type rdfxmlWriter struct {
 	open    bool // an rdf:Description is open
 	s       Term
 	err     error
+	closed  bool
 }
 
 func newRDFXMLWriter(w io.Writer) Writer { return &rdfxmlWriter{w: bufio.NewWriter(w)} }
@@ -31,6 +32,9 @@ func (x *rdfxmlWriter) header() {
 func (x *rdfxmlWriter) Write(t Triple) error {
 	if x.err != nil {
 		return x.err
+	}
+	if x.closed {
+		return errWriterClosed
 	}
 	if err := checkWritable(t); err != nil {
 		return err
@@ -106,9 +110,10 @@ func (x *rdfxmlWriter) attr(s string) { escapeXMLAttr(x.w, s) }
 func (x *rdfxmlWriter) text(s string) { escapeXMLText(x.w, s) }
 
 func (x *rdfxmlWriter) Close() error {
-	if x.err != nil {
+	if x.err != nil || x.closed {
 		return x.err
 	}
+	x.closed = true
 	x.header()
 	if x.open {
 		x.w.WriteString("  </rdf:Description>\n")
@@ -159,17 +164,19 @@ func splitPredicate(iri string) (ns, local string, err error) {
 	return ns, local, nil
 }
 
-// isNCNameChar and isNCNameStart accept the ASCII and Latin-1/Latin
-// Extended name characters, on which every XML 1.0 edition (and
-// encoding/xml) agrees; a predicate ending in other characters is refused
-// rather than risk output another reader rejects.
+// isNCNameChar and isNCNameStart accept the ASCII and Latin-1 name
+// characters, on which every XML 1.0 edition (and encoding/xml, which
+// follows the 4th edition's tables) agrees; a predicate whose local name
+// needs other characters is refused rather than risk output a reader
+// rejects (fuzz finding: U+02D2 is a name character in the 5th edition
+// only).
 func isNCNameChar(r rune) bool {
 	return isNCNameStart(r) || r == '-' || r == '.' || r == 0xB7 || '0' <= r && r <= '9'
 }
 
 func isNCNameStart(r rune) bool {
 	return r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' ||
-		0xC0 <= r && r <= 0x2FF && r != 0xD7 && r != 0xF7
+		0xC0 <= r && r <= 0xFF && r != 0xD7 && r != 0xF7
 }
 
 // xmlChars reports whether s is UTF-8 made only of characters XML 1.0

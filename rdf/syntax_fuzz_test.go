@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"iter"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -93,11 +95,27 @@ func checkNTriples(t *testing.T, in []Triple) {
 	}
 }
 
+// addSeedFiles adds the files matching pattern (the W3C suites) as seeds.
+func addSeedFiles(f *testing.F, pattern string) {
+	files, err := filepath.Glob(pattern)
+	if err != nil || len(files) == 0 {
+		f.Fatalf("seed files %s: %v", pattern, err)
+	}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+}
+
 func FuzzTurtle(f *testing.F) {
 	for _, tc := range turtleCases {
 		f.Add(tc.doc)
 	}
 	f.Add("@prefix : <http://ex/> . :a :b ( [ :c 1.e5 ] ) .")
+	addSeedFiles(f, "testdata/w3c-turtle/*.ttl")
 	f.Add(`<a> <b> """x""""" , '\u00e9'@EN .`)
 	f.Fuzz(func(t *testing.T, doc string) {
 		ts, err := collectSeq(parseTurtle(strings.NewReader(doc), "http://base.example/d/"))
@@ -117,6 +135,7 @@ func FuzzRDFXML(f *testing.F) {
 	for _, tc := range rdfxmlCases {
 		f.Add(tc.doc)
 	}
+	addSeedFiles(f, "testdata/w3c-rdfxml/*/*.rdf")
 	f.Add(`<ex:T ` + rdfDecl + ` xmlns:ex="http://ex/" ex:a="1"><ex:p rdf:parseType="Resource"><rdf:li/></ex:p></ex:T>`)
 	f.Fuzz(func(t *testing.T, doc string) {
 		ts, err := collectSeq(parseRDFXML(strings.NewReader(doc), "http://base.example/d/"))

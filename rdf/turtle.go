@@ -24,6 +24,9 @@ const (
 const (
 	turtleMaxToken = 16 << 20
 	turtleMaxDepth = 1000
+	// turtleMaxPrefixes bounds the prefix table, the one thing a reader
+	// keeps for the whole document.
+	turtleMaxPrefixes = 10000
 )
 
 var (
@@ -93,6 +96,10 @@ func (p *turtleParser) tokErrf(format string, a ...any) error {
 	return &SyntaxError{Line: p.tl, Col: p.tc, Msg: fmt.Sprintf(format, a...)}
 }
 
+// badRune is what peek and next return for a byte that is not UTF-8, so
+// that a U+FFFD written in the document stays a valid character.
+const badRune rune = -2
+
 // peek returns the next rune without consuming it, -1 at the end.
 func (p *turtleParser) peek() rune {
 	b, _ := p.br.Peek(1)
@@ -103,7 +110,10 @@ func (p *turtleParser) peek() rune {
 		return rune(b[0])
 	}
 	b, _ = p.br.Peek(utf8.UTFMax)
-	r, _ := utf8.DecodeRune(b)
+	r, n := utf8.DecodeRune(b)
+	if r == utf8.RuneError && n == 1 {
+		return badRune
+	}
 	return r
 }
 
@@ -118,9 +128,12 @@ func (p *turtleParser) peekByte(i int) byte {
 
 // next consumes one rune; -1 at the end. I/O errors surface through ioErr.
 func (p *turtleParser) next() rune {
-	r, _, err := p.br.ReadRune()
+	r, n, err := p.br.ReadRune()
 	if err != nil {
 		return -1
+	}
+	if r == utf8.RuneError && n == 1 {
+		r = badRune
 	}
 	if r == '\n' {
 		p.line++
@@ -193,11 +206,11 @@ func (p *turtleParser) unexpected(want string) error {
 		return err
 	}
 	r := p.peek()
+	if r == badRune {
+		return p.errf("invalid UTF-8")
+	}
 	if r < 0 {
 		return p.errf("unexpected end of document, want %s", want)
-	}
-	if r == utf8.RuneError {
-		return p.errf("invalid UTF-8")
 	}
 	return p.errf("unexpected %q, want %s", r, want)
 }
@@ -303,6 +316,9 @@ func (p *turtleParser) prefixDecl() error {
 	iri, err := p.iriRef()
 	if err != nil {
 		return err
+	}
+	if _, ok := p.prefixes[name]; !ok && len(p.prefixes) >= turtleMaxPrefixes {
+		return p.errf("more than %d prefixes", turtleMaxPrefixes)
 	}
 	p.prefixes[name] = iri
 	return nil
@@ -570,6 +586,8 @@ func (p *turtleParser) iriRef() (string, error) {
 				iri = ResolveIRI(p.base, iri)
 			}
 			return iri, nil
+		case r == badRune:
+			return "", &SyntaxError{Line: line, Col: col, Msg: "invalid UTF-8 in IRI"}
 		case r < 0:
 			return "", p.unexpected("'>' ending an IRI")
 		case r == '\\':
@@ -587,13 +605,14 @@ func (p *turtleParser) iriRef() (string, error) {
 			if err != nil {
 				return "", err
 			}
-			// An escape may stand for any character (even one not allowed
-			// raw), so that every IRI term has a Turtle spelling.
+			// An escape may not stand for a character the IRI may not
+			// hold (W3C tests turtle-syntax-bad-uri-escape-*).
+			if u <= 0x20 || strings.ContainsRune("<>\"{}|^`\\", u) {
+				return "", p.errf("escaped character %U not allowed in IRI", u)
+			}
 			p.sb.WriteRune(u)
 		case r <= 0x20 || strings.ContainsRune("<\"{}|^`", r):
 			return "", &SyntaxError{Line: line, Col: col, Msg: fmt.Sprintf("character %q not allowed in IRI", r)}
-		case r == utf8.RuneError:
-			return "", &SyntaxError{Line: line, Col: col, Msg: "invalid UTF-8 in IRI"}
 		default:
 			p.sb.WriteRune(r)
 		}
@@ -602,8 +621,6 @@ func (p *turtleParser) iriRef() (string, error) {
 		}
 	}
 }
-
-// hasScheme reports whether s starts with an RFC 3986 scheme and ':'.
 
 func (p *turtleParser) hex(n int) (rune, error) {
 	var v rune
@@ -631,27 +648,37 @@ func (p *turtleParser) hex(n int) (rune, error) {
 func (p *turtleParser) prefixPart() (string, error) {
 	p.sb.Reset()
 	p.sb.WriteRune(p.next())
-	for {
-		r := p.peek()
-		if r == '.' {
-			if !p.dotContinuesName() {
-				break
-			}
-		} else if !ttlPNChars(r) {
-			break
-		}
-		p.sb.WriteRune(p.next())
-		if p.sb.Len() > turtleMaxToken {
-			return "", p.errf("name longer than %d bytes", turtleMaxToken)
-		}
+	if err := p.nameTail(false, "name"); err != nil {
+		return "", err
 	}
 	return p.sb.String(), nil
 }
 
-// dotContinuesName reports whether the '.' ahead (and any dots after it)
-// is followed by a name character, so belongs to the name rather than
-// ending the statement.
-func (p *turtleParser) dotContinuesName() bool {
+// nameTail appends to p.sb the rest of a name: PN_CHARS and the dots
+// that a name character follows (a name never ends with a dot: that one
+// ends the statement).
+func (p *turtleParser) nameTail(local bool, what string) error {
+	for {
+		r := p.peek()
+		if r == '.' {
+			if !p.dotContinues(local) {
+				return nil
+			}
+		} else if !ttlPNChars(r) {
+			return nil
+		}
+		p.sb.WriteRune(p.next())
+		if p.sb.Len() > turtleMaxToken {
+			return p.errf("%s longer than %d bytes", what, turtleMaxToken)
+		}
+	}
+}
+
+// dotContinues reports whether the '.' ahead (and any dots after it) is
+// followed by a name character, so belongs to the name rather than
+// ending the statement. In a local name (local) ':', '%' and '\' also
+// continue it.
+func (p *turtleParser) dotContinues(local bool) bool {
 	for i := 1; ; i++ {
 		b, _ := p.br.Peek(i + utf8.UTFMax)
 		if len(b) <= i {
@@ -661,7 +688,7 @@ func (p *turtleParser) dotContinuesName() bool {
 			continue
 		}
 		r, _ := utf8.DecodeRune(b[i:])
-		return ttlPNChars(r) || r == ':' || r == '%' || r == '\\'
+		return ttlPNChars(r) || local && (r == ':' || r == '%' || r == '\\')
 	}
 }
 
@@ -682,7 +709,7 @@ func (p *turtleParser) pnameAfterPrefix(pre string) (Term, error) {
 		r := p.peek()
 		switch {
 		case r == '.':
-			if first || !p.dotContinuesName() {
+			if first || !p.dotContinues(true) {
 				return IRI(p.sb.String()), nil
 			}
 			p.sb.WriteRune(p.next())
@@ -733,35 +760,10 @@ func (p *turtleParser) blankLabel() (Term, error) {
 	}
 	p.sb.Reset()
 	p.sb.WriteRune(p.next())
-	for {
-		r := p.peek()
-		if r == '.' {
-			if !p.dotContinuesLabel() {
-				break
-			}
-		} else if !ttlPNChars(r) {
-			break
-		}
-		p.sb.WriteRune(p.next())
-		if p.sb.Len() > turtleMaxToken {
-			return Term{}, p.errf("label longer than %d bytes", turtleMaxToken)
-		}
+	if err := p.nameTail(false, "label"); err != nil {
+		return Term{}, err
 	}
 	return writtenBlank(p.sb.String()), nil
-}
-
-func (p *turtleParser) dotContinuesLabel() bool {
-	for i := 1; ; i++ {
-		b, _ := p.br.Peek(i + utf8.UTFMax)
-		if len(b) <= i {
-			return false
-		}
-		if b[i] == '.' {
-			continue
-		}
-		r, _ := utf8.DecodeRune(b[i:])
-		return ttlPNChars(r)
-	}
 }
 
 // literal reads a quoted string with an optional language tag or
@@ -854,6 +856,8 @@ func (p *turtleParser) quoted() (string, error) {
 		line, col := p.line, p.col
 		r := p.next()
 		switch {
+		case r == badRune:
+			return "", &SyntaxError{Line: line, Col: col, Msg: "invalid UTF-8 in string"}
 		case r < 0:
 			if err := p.ioErr(); err != nil {
 				return "", err
@@ -864,11 +868,9 @@ func (p *turtleParser) quoted() (string, error) {
 				return p.sb.String(), nil
 			}
 			if p.peek() == q && p.peekByte(1) == byte(q) {
-				// """" ends with the last three quotes: the first is content.
-				if p.peekByte(2) == byte(q) {
-					p.sb.WriteRune(q)
-					continue
-				}
+				// The first three quotes in a row end the string: its
+				// content cannot end with a quote (the grammar wants a
+				// non-quote after one or two).
 				p.next()
 				p.next()
 				return p.sb.String(), nil
@@ -904,8 +906,6 @@ func (p *turtleParser) quoted() (string, error) {
 			}
 		case !long && (r == '\n' || r == '\r'):
 			return "", p.errf("line break in a single-line string")
-		case r == utf8.RuneError:
-			return "", &SyntaxError{Line: line, Col: col, Msg: "invalid UTF-8 in string"}
 		default:
 			p.sb.WriteRune(r)
 		}
@@ -971,23 +971,12 @@ func (p *turtleParser) expAhead(i int) bool {
 	return '0' <= c && c <= '9'
 }
 
-func ttlPNCharsBase(r rune) bool {
-	switch {
-	case 'A' <= r && r <= 'Z', 'a' <= r && r <= 'z':
-		return true
-	case r < 0xC0:
-		return false
-	case r <= 0xD6, 0xD8 <= r && r <= 0xF6, 0xF8 <= r && r <= 0x2FF,
-		0x370 <= r && r <= 0x37D, 0x37F <= r && r <= 0x1FFF,
-		0x200C <= r && r <= 0x200D, 0x2070 <= r && r <= 0x218F,
-		0x2C00 <= r && r <= 0x2FEF, 0x3001 <= r && r <= 0xD7FF,
-		0xF900 <= r && r <= 0xFDCF, 0xFDF0 <= r && r <= 0xFFFD,
-		0x10000 <= r && r <= 0xEFFFF:
-		return r != utf8.RuneError
-	}
-	return false
-}
+// ttlPNCharsBase is PN_CHARS_BASE (isPNCharsBase, shared with the
+// N-Triples reader); badRune is not one.
+func ttlPNCharsBase(r rune) bool { return isPNCharsBase(r) }
 
+// ttlPNCharsU and ttlPNChars are Turtle's PN_CHARS_U and PN_CHARS; the
+// N-Triples reader's isPNCharsU also admits ':', as its grammar does.
 func ttlPNCharsU(r rune) bool { return r == '_' || ttlPNCharsBase(r) }
 
 func ttlPNChars(r rune) bool {

@@ -195,13 +195,13 @@ _:c0 <http://example.org/stuff/1.0/p2> <http://example.org/stuff/1.0/o> .
 :a :b """The first line
 The second line
   more""" .
-:a :c 'it\'s' , "tab\there", "\u00e9\U0001F600", """a""""", '''b'''', "" , '' , """""" .
+:a :c 'it\'s' , "tab\there", "\u00e9\U0001F600", """a""b""", '''b''c''', "" , '' , """""" .
 `, want: `<http://example.org/stuff/1.0/a> <http://example.org/stuff/1.0/b> "The first line\nThe second line\n  more" .
 <http://example.org/stuff/1.0/a> <http://example.org/stuff/1.0/c> "it's" .
 <http://example.org/stuff/1.0/a> <http://example.org/stuff/1.0/c> "tab\there" .
 <http://example.org/stuff/1.0/a> <http://example.org/stuff/1.0/c> "é😀" .
-<http://example.org/stuff/1.0/a> <http://example.org/stuff/1.0/c> "a\"\"" .
-<http://example.org/stuff/1.0/a> <http://example.org/stuff/1.0/c> "b'" .
+<http://example.org/stuff/1.0/a> <http://example.org/stuff/1.0/c> "a\"\"b" .
+<http://example.org/stuff/1.0/a> <http://example.org/stuff/1.0/c> "b''c" .
 <http://example.org/stuff/1.0/a> <http://example.org/stuff/1.0/c> "" .
 `},
 	{name: "prefixed names: dots, escapes, percent, colons, a-prefix", doc: `@prefix : <http://ex/> . @prefix a: <http://a/> . PrEfIx ab.c: <http://abc/>
@@ -267,7 +267,7 @@ func TestTurtleSpecExamples(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := mustTurtle(t, tc.doc, tc.base)
 			want := mustTurtle(t, tc.want, "")
-			if !sameGraph(got, want) {
+			if !Isomorphic(got, want) {
 				t.Errorf("got\n%swant\n%s", dump(got), dump(want))
 			}
 		})
@@ -311,6 +311,7 @@ func TestTurtleErrors(t *testing.T) {
 		{"missing dot", "<a> <b> <c>\n<d> <e> <f> .", 2, 1, "want '.'"},
 		{"unterminated IRI", "<a> <b> <c", 1, 11, "'>'"},
 		{"space in IRI", "<a> <b> <c d> .", 1, 11, "not allowed in IRI"},
+		{"escaped space in IRI", `<a> <b> <c\u0020> .`, 1, 17, "not allowed in IRI"},
 		{"unterminated string", "<a> <b> \"abc", 1, 13, "unterminated string"},
 		{"newline in short string", "<a> <b> \"ab\ncd\" .", 2, 1, "line break"},
 		{"bad string escape", `<a> <b> "\q" .`, 1, 12, `bad escape \q`},
@@ -331,6 +332,7 @@ func TestTurtleErrors(t *testing.T) {
 		{"dangling comma", "<a> <b> <c> , .", 1, 15, "an object"},
 		{"PREFIX without colon", "PREFIX foo <http://x/>", 1, 11, "':'"},
 		{"bare number sign", "<a> <b> - .", 1, 10, "a number"},
+		{"quote before the end of a long string", `<a> <b> """a"""" .`, 1, 16, "want '.'"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -385,14 +387,14 @@ func TestTurtleWriterRoundTrip(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := mustTurtle(t, tc.doc, tc.base)
 			back, out := roundTrip(t, in, newTurtleWriter, parseTurtle)
-			if !sameGraph(in, back) {
+			if !Isomorphic(in, back) {
 				t.Errorf("round trip changed the graph\nin:\n%sout:\n%s", dump(in), out)
 			}
 		})
 	}
 	odd := []Triple{
 		{Blank("plain1"), IRI("http://ex/p"), Literal("quote \" backslash \\ nl \n cr \r tab \t bell \a del \x7f")},
-		{Blank("plain1"), IRI("http://ex/p"), IRI("http://ex/with space{}|^`\\\"<>")},
+		{Blank("plain1"), IRI("http://ex/p"), IRI("http://ex/é/%20?x#y")},
 		{Blank("plain1"), IRI("http://ex/q"), Blank("plain1")},
 		{Blank("-b1"), IRI(RDFNS + "type"), IRI("http://www.w3.org/2002/07/owl#Thing")},
 		{Blank("has_underscore.and.dots"), IRI(XSDNS + "p"), TypedLiteral("5", XSDInteger)},
@@ -400,11 +402,14 @@ func TestTurtleWriterRoundTrip(t *testing.T) {
 		{IRI(""), IRI("http://ex/p"), TypedLiteral("x", "http://ex/dt")},
 	}
 	back, out := roundTrip(t, odd, newTurtleWriter, parseTurtle)
-	if !sameGraph(odd, back) {
+	if !Isomorphic(odd, back) {
 		t.Errorf("round trip changed the graph\nin:\n%sout:\n%s", dump(odd), out)
 	}
 	if back[0].S != Blank("plain1") {
 		t.Errorf("safe label changed: %v", back[0].S)
+	}
+	if !strings.Contains(out, " a owl:Thing .") || !strings.Contains(out, " xsd:p 5 .") {
+		t.Errorf("writer did not use the 'a' and integer shorthands:\n%s", out)
 	}
 	if !strings.Contains(out, ` ;
 	`) || !strings.Contains(out, " ,\n") {
@@ -421,12 +426,72 @@ func TestTurtleWriterRefuses(t *testing.T) {
 		{Triple{IRI("http://s"), Blank("p"), IRI("http://o")}, ErrInvalidTriple},
 		{Triple{IRI("http://s"), IRI("http://p"), Term{}}, ErrInvalidTriple},
 		{Triple{IRI("http://s"), IRI("http://p"), Literal("\xff")}, ErrNotSerializable},
+		{Triple{IRI("http://s"), IRI("http://p"), IRI("http://ex/with space")}, ErrNotSerializable},
+		{Triple{IRI("http://s b"), IRI("http://p"), IRI("http://o")}, ErrNotSerializable},
+		{Triple{IRI("http://s"), IRI("http://p"), TypedLiteral("x", "http://ex/<dt>")}, ErrNotSerializable},
 		{Triple{IRI("http://s"), IRI("http://p"), Term{Kind: KindLiteral, Value: "x", Lang: "e n", Datatype: RDFLangString}}, ErrNotSerializable},
 	}
 	for _, tc := range bad {
 		w := newTurtleWriter(io.Discard)
 		if err := w.Write(tc.tr); !errors.Is(err, tc.want) {
 			t.Errorf("Write(%v) = %v, want %v", tc.tr, err, tc.want)
+		}
+	}
+}
+
+// turtleBad are documents the Turtle grammar rejects, in the manner of the
+// W3C test suite's negative syntax tests; TestRapperAgrees checks that
+// rapper rejects them too.
+var turtleBad = []string{
+	`@prefix : <http://ex/> . [] .`,                     // ANON subject needs predicates
+	`@prefix : <http://ex/> . ( :a ) .`,                 // so does a collection subject
+	`@PREFIX : <http://ex/> .`,                          // @prefix is case-sensitive
+	`PREFIX : <http://ex/> . :a :b :c .`,                // SPARQL PREFIX takes no '.'
+	`@prefix : <http://ex/>`,                            // @prefix needs its '.'
+	`@base <http://ex/>`,                                // @base too
+	`@prefix : <http://ex/> . :a :b "x"@en- .`,          // empty subtag
+	`@prefix : <http://ex/> . :a :b "x"^^"y" .`,         // datatype must be an IRI
+	`@prefix : <http://ex/> . :a :b :c :d .`,            // two objects without ','
+	`@prefix : <http://ex/> . :a :b :c`,                 // no final '.'
+	`@prefix : <http://ex/> . :a :b "abc' .`,            // mismatched quotes
+	`@prefix : <http://ex/> . :a :b 'x` + "\n" + `y' .`, // line break in a short string
+	`@prefix : <http://ex/> . :a :b :c\u0041 .`,         // \u escape in a local name
+	`@prefix : <http://ex/> . :a :b <http://ex/\q> .`,   // bad IRI escape
+	`@prefix : <http://ex/> . :a :b <http://ex/ x> .`,   // space in IRI
+	`@prefix : <http://ex/> . :a [ :b :c ] .`,           // bnode list as predicate
+	`@prefix : <http://ex/> . :a "p" :c .`,              // literal predicate
+	`@prefix : <http://ex/> . "s" :p :c .`,              // literal subject
+	`@prefix : <http://ex/> . :a :b true:x .`,           // undeclared prefix
+	`@prefix : <http://ex/> . :a :b _:.x .`,             // label cannot start with '.'
+	`@prefix : <http://ex/> . :a :b :c , .`,             // dangling ','
+	`@prefix : <http://ex/> . :a :b ( :c .`,             // unclosed collection
+	`@prefix : <http://ex/> . :a :b [ :c :d .`,          // unclosed bnode
+	`@prefix : <http://ex/> . :a :b """x"""" .`,         // a quote after the end
+	`@prefix : <http://ex/> . :a :b 1.0e .`,             // exponent without digits
+	`@prefix x.: <http://ex/> .`,                        // prefix name ending in '.'
+	`@prefix : <http://ex/> . :a :b "\x" .`,             // bad string escape
+}
+
+func TestTurtleRejects(t *testing.T) {
+	for _, doc := range turtleBad {
+		if _, err := collectSeq(parseTurtle(strings.NewReader(doc), "")); !errors.Is(err, ErrSyntax) {
+			t.Errorf("%s\nparsed: err %v, want a syntax error", doc, err)
+		}
+	}
+}
+
+// TestTurtleReplacementCharacter: a U+FFFD written in the document is a
+// character like any other; only bytes that are not UTF-8 are errors.
+func TestTurtleReplacementCharacter(t *testing.T) {
+	got := mustTurtle(t, "@prefix : <http://ex/\uFFFD/> . :a\uFFFD :b \"\uFFFD\" .", "")
+	want := Triple{IRI("http://ex/\uFFFD/a\uFFFD"), IRI("http://ex/\uFFFD/b"), Literal("\uFFFD")}
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	for _, doc := range []string{"<a> <b> \"\xff\" .", "<a\xff> <b> <c> .", "@prefix : <http://ex/> . :a\xff :b :c ."} {
+		_, err := collectSeq(parseTurtle(strings.NewReader(doc), ""))
+		if !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), "UTF-8") {
+			t.Errorf("%q: %v, want an invalid UTF-8 error", doc, err)
 		}
 	}
 }

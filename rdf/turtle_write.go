@@ -26,6 +26,7 @@ type turtleWriter struct {
 	open    bool // a statement is open (no " ." written yet)
 	s, p    Term
 	err     error
+	closed  bool
 }
 
 func newTurtleWriter(w io.Writer) Writer { return &turtleWriter{w: bufio.NewWriter(w)} }
@@ -34,8 +35,23 @@ func (t *turtleWriter) Write(tr Triple) error {
 	if t.err != nil {
 		return t.err
 	}
+	if t.closed {
+		return errWriterClosed
+	}
 	if err := checkWritable(tr); err != nil {
 		return err
+	}
+	for _, x := range [...]Term{tr.S, tr.P, tr.O} {
+		iri := x.Value
+		switch {
+		case x.IsLiteral() && x.Datatype != XSDString && x.Lang == "":
+			iri = x.Datatype
+		case !x.IsIRI():
+			continue
+		}
+		if !turtleIRI(iri) {
+			return fmt.Errorf("%w: IRI %q has characters Turtle cannot write", ErrNotSerializable, iri)
+		}
 	}
 	if !t.started {
 		t.started = true
@@ -49,7 +65,7 @@ func (t *turtleWriter) Write(tr Triple) error {
 		t.w.WriteString(" ,\n\t\t")
 	case t.open && tr.S == t.s:
 		t.w.WriteString(" ;\n\t")
-		t.term(tr.P)
+		t.predicate(tr.P)
 		t.w.WriteByte(' ')
 	default:
 		if t.open {
@@ -57,7 +73,7 @@ func (t *turtleWriter) Write(tr Triple) error {
 		}
 		t.term(tr.S)
 		t.w.WriteByte(' ')
-		t.term(tr.P)
+		t.predicate(tr.P)
 		t.w.WriteByte(' ')
 	}
 	t.term(tr.O)
@@ -75,9 +91,10 @@ func (t *turtleWriter) stick() error {
 }
 
 func (t *turtleWriter) Close() error {
-	if t.err != nil {
+	if t.err != nil || t.closed {
 		return t.err
 	}
+	t.closed = true
 	if t.open {
 		t.w.WriteString(" .\n")
 		t.open = false
@@ -129,6 +146,39 @@ func validLangTag(s string) bool {
 	return true
 }
 
+// predicate writes rdf:type as Turtle's "a".
+func (t *turtleWriter) predicate(p Term) {
+	if p == rdfType {
+		t.w.WriteByte('a')
+		return
+	}
+	t.term(p)
+}
+
+// bareLiteral reports whether x is an xsd:integer or xsd:boolean whose
+// lexical form Turtle's shorthand reads back as the same literal.
+func bareLiteral(x Term) bool {
+	switch x.Datatype {
+	case XSDBoolean:
+		return x.Value == "true" || x.Value == "false"
+	case XSDInteger:
+		v := x.Value
+		if v != "" && (v[0] == '+' || v[0] == '-') {
+			v = v[1:]
+		}
+		if v == "" {
+			return false
+		}
+		for i := 0; i < len(v); i++ {
+			if v[i] < '0' || v[i] > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
 func (t *turtleWriter) term(x Term) {
 	switch x.Kind {
 	case KindIRI:
@@ -137,6 +187,10 @@ func (t *turtleWriter) term(x Term) {
 		t.w.WriteString("_:")
 		t.w.WriteString(safeBlankLabel(x.Value))
 	case KindLiteral:
+		if bareLiteral(x) {
+			t.w.WriteString(x.Value)
+			return
+		}
 		writeTurtleString(t.w, x.Value)
 		switch {
 		case x.Lang != "":
@@ -161,14 +215,16 @@ func (t *turtleWriter) iri(s string) {
 		}
 	}
 	t.w.WriteByte('<')
-	for _, r := range s {
-		if r <= 0x20 || strings.ContainsRune("<>\"{}|^`\\", r) {
-			fmt.Fprintf(t.w, "\\u%04X", r)
-		} else {
-			t.w.WriteRune(r)
-		}
-	}
+	t.w.WriteString(s) // turtleIRI checked it
 	t.w.WriteByte('>')
+}
+
+// turtleIRI reports whether s can be written as a Turtle IRIREF: it may
+// not hold spaces, controls or <>"{}|^`\, even escaped.
+func turtleIRI(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool {
+		return r <= 0x20 || strings.ContainsRune("<>\"{}|^`\\", r)
+	})
 }
 
 // simpleLocal reports whether s can be written as a local name as is.

@@ -1,27 +1,27 @@
 #!/usr/bin/env bash
 # Runs every check of the project: formatting, vet, the tests (plain and
 # with the race detector) and each fuzz target for a bounded time.
-# Installs what a fresh Debian machine lacks (xmllint, for the XSD checks;
-# virtuoso-t, the SPARQL endpoint of the graph store tests).
+# Installs what a fresh Debian machine lacks (see below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
 FUZZTIME="${FUZZTIME:-10s}"
 
-if ! command -v xmllint >/dev/null 2>&1; then
-  echo "== installing libxml2-utils (xmllint)"
+# What the tests use from Debian, installed when missing:
+#   xmllint (libxml2-utils): our XML against the XSDs and the Atom RELAX NG grammar;
+#   virtuoso-t, isql-vt (virtuoso-opensource-7-bin): the real SPARQL 1.1 endpoint
+#     the SDShare graph store tests start on loopback (internal/sparqltest);
+#   rapper (raptor2-utils): a second RDF parser our Turtle/RDF-XML readers and
+#     writers are cross-checked against.
+need=()
+command -v xmllint >/dev/null 2>&1 || need+=(libxml2-utils)
+command -v virtuoso-t >/dev/null 2>&1 || need+=(virtuoso-opensource-7-bin)
+command -v rapper >/dev/null 2>&1 || need+=(raptor2-utils)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "== installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
   $SUDO apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libxml2-utils >/dev/null
-fi
-
-# Virtuoso 7 (Debian's package) is the real SPARQL 1.1 endpoint the
-# sdshare/graphstore/sparql tests start on loopback (internal/sparqltest).
-if ! command -v virtuoso-t >/dev/null 2>&1; then
-  echo "== installing virtuoso-opensource-7-bin (virtuoso-t, isql-vt)"
-  if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
-  $SUDO apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends virtuoso-opensource-7-bin >/dev/null
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
 echo "== gofmt"

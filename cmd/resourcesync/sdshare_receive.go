@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -67,18 +66,11 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 	if cmd.Int64("max-bytes") <= 0 {
 		return cli.Exit("--max-bytes must be positive", exitUsage)
 	}
-	stateDir, err := sdshareStateDir(cmd)
-	if err != nil {
-		return err
-	}
-	store, err := openSDShareStore(ctx, cmd)
+	store, stateDir, err := openSDShareStore(ctx, cmd)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	if err := os.MkdirAll(stateDir, 0o755); err != nil {
-		return cli.Exit(err.Error(), exitUsage)
-	}
 	order, err := push.OpenOrder(filepath.Join(stateDir, push.OrderFile), false)
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)

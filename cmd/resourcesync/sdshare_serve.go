@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/resourcesync-go/resourcesync/sdshare/server"
+	"github.com/resourcesync-go/resourcesync/source/notify"
 )
 
 const sdshareServeHelp = `Publishes each collection NAME, the RDF graph in PATH (a file, or a directory
@@ -57,13 +58,23 @@ PUSH
    fragment as N-Triples (empty body: deleted), in journal order, retried with
    backoff until the receiver answers 2xx. Each receiver's position is kept
    in the state, so a restart resumes without loss (a change may be sent
-   twice, which receivers treat idempotently).`
+   twice, which receivers treat idempotently).
+
+RESOURCESYNC
+   --resourcesync also publishes every collection as a ResourceSync Source
+   from the same state: B .well-known/resourcesync, B .resourcesync/NAME/
+   (Capability List, Resource List, Change Lists from the same change
+   journal), and each resource's fragment (canonical N-Triples, whose
+   sha-256 and length the lists carry) at B NAME/rs/IRI. A ResourceSync
+   Destination (resourcesync sync) can so mirror an SDShare collection.
+   --hub URL also publishes ResourceSync Change Notifications of every change
+   to that WebSub hub (topic B .resourcesync/NAME/notifications).`
 
 func sdshareServeCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "serve",
 		Usage:       "publish RDF files as SDShare feeds (and push their changes)",
-		UsageText:   "resourcesync sdshare serve [--addr HOST:PORT] [--base-url URL] [--state DIR] [--push URL]... NAME=PATH...",
+		UsageText:   "resourcesync sdshare serve [--addr HOST:PORT] [--base-url URL] [--state DIR] [--push URL]... [--resourcesync] NAME=PATH...",
 		Description: sdshareServeHelp,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
@@ -75,6 +86,9 @@ func sdshareServeCommand() *cli.Command {
 			&cli.IntFlag{Name: "page-size", Usage: "entries per fragments feed page", Value: server.DefaultPageSize},
 			&cli.IntFlag{Name: "chunk-size", Usage: "resources per chunk; larger graphs also offer a chunked snapshot", Value: server.DefaultChunkSize},
 			&cli.StringFlag{Name: "author", Usage: "atom:author name of the feeds", Value: server.DefaultAuthor},
+			&cli.BoolFlag{Name: "resourcesync", Usage: "also publish the collections as a ResourceSync Source (each fragment a resource)"},
+			&cli.StringFlag{Name: "hub", Usage: "with --resourcesync: publish ResourceSync change notifications to the WebSub hub at `URL`"},
+			&cli.StringFlag{Name: "hub-token", Usage: "bearer token sent to the --hub with each publish"},
 			&cli.BoolFlag{Name: "verbose", Usage: "log every reload and push failure (default: warnings and errors)"},
 		},
 		Action: sdshareServe,
@@ -110,13 +124,21 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 	if rescan == 0 {
 		rescan = -1
 	}
+	var notifier *notify.Notifier
+	if h := cmd.String("hub"); h != "" {
+		if !cmd.Bool("resourcesync") {
+			return cli.Exit("--hub needs --resourcesync", exitUsage)
+		}
+		notifier = &notify.Notifier{Pub: &notify.HTTPPublisher{Hub: h, Token: cmd.String("hub-token"),
+			Client: &http.Client{Timeout: 30 * time.Second}}, Hub: h}
+	}
 	start := time.Now()
-	srv, err := server.Open(ctx, server.Config{
+	srv, err := server.Open(ctx, server.Config{Notifier: notifier,
 		BaseURL: base, StateDir: cmd.String("state"), Collections: cols,
 		PageSize: int(cmd.Int("page-size")), ChunkSize: int(cmd.Int("chunk-size")),
 		Rescan: rescan, Debounce: cmd.Duration("debounce"), Push: cmd.StringSlice("push"),
-		Author: cmd.String("author"),
-		Log:    slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: level})),
+		Author: cmd.String("author"), ResourceSync: cmd.Bool("resourcesync"),
+		Log: slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: level})),
 	})
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)

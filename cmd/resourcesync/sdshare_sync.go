@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/sdshare/client"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/boltstore"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/sparql"
 )
 
 const sdshareSyncHelp = `Keeps an RDF store in step with an SDShare 1.0 server.
@@ -105,11 +108,7 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 	for _, c := range cmd.StringSlice("collection") {
 		only[c] = true
 	}
-	stateDir, err := sdshareStateDir(cmd)
-	if err != nil {
-		return err
-	}
-	store, err := openSDShareStore(ctx, cmd)
+	store, stateDir, err := openSDShareStore(ctx, cmd)
 	if err != nil {
 		return err
 	}
@@ -273,27 +272,43 @@ func sdshareStoreFlags() []cli.Flag {
 const defaultSDShareStore = "sdshare-store"
 
 // sdshareStateDir is --state, defaulting to the store directory.
-func sdshareStateDir(cmd *cli.Command) (string, error) {
+func sdshareStateDir(cmd *cli.Command) string {
 	if d := cmd.String("state"); d != "" {
-		return d, nil
+		return d
 	}
 	if cmd.String("sparql-update") != "" {
-		return "sdshare-state", nil
+		return "sdshare-state"
 	}
-	if d := cmd.String("store"); d != "" {
-		return d, nil
-	}
-	return defaultSDShareStore, nil
+	return orDefault(cmd.String("store"), defaultSDShareStore)
 }
 
-// openSDShareStore opens the store the flags choose.
-func openSDShareStore(ctx context.Context, cmd *cli.Command) (graphstore.Store, error) {
+// openSDShareStore opens the store the flags choose, and returns it with
+// the state directory (created).
+func openSDShareStore(ctx context.Context, cmd *cli.Command) (graphstore.Store, string, error) {
+	s, err := openGraphStore(ctx, cmd)
+	if err != nil {
+		return nil, "", err
+	}
+	dir := sdshareStateDir(cmd)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		s.Close()
+		return nil, "", cli.Exit(err.Error(), exitUsage)
+	}
+	return s, dir, nil
+}
+
+func openGraphStore(ctx context.Context, cmd *cli.Command) (graphstore.Store, error) {
 	upd := cmd.String("sparql-update")
 	if upd != "" && cmd.String("store") != "" {
 		return nil, cli.Exit("--store and --sparql-update exclude each other", exitUsage)
 	}
 	if upd == "" && (cmd.String("sparql-query") != "" || cmd.String("sparql-graph-store") != "") {
 		return nil, cli.Exit("--sparql-query and --sparql-graph-store go with --sparql-update", exitUsage)
+	}
+	for _, u := range []string{upd, cmd.String("sparql-query"), cmd.String("sparql-graph-store")} {
+		if p, err := url.Parse(u); u != "" && (err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "") {
+			return nil, cli.Exit(fmt.Sprintf("SPARQL endpoint %q: want an http(s) URL", u), exitUsage)
+		}
 	}
 	s, err := sdshareStoreOpener(ctx, sdshareStoreSpec{
 		Dir:        orDefault(cmd.String("store"), defaultSDShareStore),
@@ -322,8 +337,8 @@ type sdshareStoreSpec struct {
 // sdshareStoreOpener opens the store a spec names.
 var sdshareStoreOpener = func(ctx context.Context, spec sdshareStoreSpec) (graphstore.Store, error) {
 	if spec.Update != "" {
-		// TODO(client): graphstore/sparql is not on main yet.
-		return nil, errors.New("sdshare: the SPARQL store is not built into this binary yet")
+		// A snapshot load is one long request: no header timeout here.
+		return sparql.New(sparql.Endpoints{Update: spec.Update, Query: orDefault(spec.Query, spec.Update), GraphStore: spec.GraphStore}, sdshareHTTPClient(0)), nil
 	}
 	return boltstore.OpenDir(spec.Dir, nil)
 }

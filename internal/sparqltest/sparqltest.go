@@ -288,7 +288,7 @@ func (s *Server) graphs(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	req.Header.Set("Accept", "application/sparql-results+json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -312,6 +312,10 @@ func (s *Server) graphs(ctx context.Context) ([]string, error) {
 	slices.Sort(gs)
 	return gs, nil
 }
+
+// client bounds each set-up request: a wedged server fails the test
+// instead of hanging the binary.
+var client = &http.Client{Timeout: 2 * time.Minute}
 
 // Reset drops every graph the fresh database did not have, so a test on
 // the shared server starts from an empty store.
@@ -344,7 +348,7 @@ func (s *Server) Update(ctx context.Context, update string) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/sparql-update")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}

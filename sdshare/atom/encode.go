@@ -89,7 +89,7 @@ func Encode(w io.Writer, f *Feed) error {
 		return err
 	}
 	bw := bufio.NewWriter(w)
-	e := &enc{w: bw}
+	e := &feedWriter{w: bw}
 	e.raw(`<?xml version="1.0" encoding="utf-8"?>` + "\n")
 	e.raw(`<feed xmlns="` + encAtomNS + `" xmlns:sdshare="` + sdshare.NS + `">` + "\n")
 	e.elem("  ", "id", f.ID)
@@ -125,40 +125,40 @@ func Encode(w io.Writer, f *Feed) error {
 	return bw.Flush()
 }
 
-type enc struct {
+type feedWriter struct {
 	w   *bufio.Writer
 	err error
 }
 
-func (e *enc) raw(s string) {
+func (e *feedWriter) raw(s string) {
 	if e.err == nil {
 		_, e.err = e.w.WriteString(s)
 	}
 }
 
-func (e *enc) elem(indent, name, text string) {
+func (e *feedWriter) elem(indent, name, text string) {
 	e.raw(indent + "<" + name + ">")
-	e.raw(escape(text, false))
+	e.raw(encEscape(text, false))
 	e.raw("</" + name + ">")
 	if indent != "" {
 		e.raw("\n")
 	}
 }
 
-func (e *enc) link(indent string, l Link) {
+func (e *feedWriter) link(indent string, l Link) {
 	e.raw(indent + "<link")
 	if l.Rel != "" {
-		e.raw(` rel="` + escape(l.Rel, true) + `"`)
+		e.raw(` rel="` + encEscape(l.Rel, true) + `"`)
 	}
 	if l.Type != "" {
-		e.raw(` type="` + escape(l.Type, true) + `"`)
+		e.raw(` type="` + encEscape(l.Type, true) + `"`)
 	}
-	e.raw(` href="` + escape(l.Href, true) + `"/>` + "\n")
+	e.raw(` href="` + encEscape(l.Href, true) + `"/>` + "\n")
 }
 
-// escape escapes s for XML text (attr: for a double-quoted attribute
+// encEscape escapes s for XML text (attr: for a double-quoted attribute
 // value) and replaces what XML 1.0 cannot carry.
-func escape(s string, attr bool) string {
+func encEscape(s string, attr bool) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
@@ -176,7 +176,7 @@ func escape(s string, attr bool) string {
 			fmt.Fprintf(&b, "&#%d;", r)
 		case r == '\r':
 			b.WriteString("&#13;")
-		case !xmlChar(r) || (r == utf8.RuneError && n == 1):
+		case !encXMLChar(r) || (r == utf8.RuneError && n == 1):
 			b.WriteRune(utf8.RuneError)
 		default:
 			b.WriteRune(r)
@@ -185,8 +185,8 @@ func escape(s string, attr bool) string {
 	return b.String()
 }
 
-// xmlChar reports whether r is a Char of XML 1.0 (production [2]).
-func xmlChar(r rune) bool {
+// encXMLChar reports whether r is a Char of XML 1.0 (production [2]).
+func encXMLChar(r rune) bool {
 	return r == 0x09 || r == 0x0A || r == 0x0D ||
 		(r >= 0x20 && r <= 0xD7FF) ||
 		(r >= 0xE000 && r <= 0xFFFD) ||

@@ -15,7 +15,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/sdshare"
 )
 
-func sampleFeed(title string) *Feed {
+func encSampleFeed(title string) *Feed {
 	t := time.Date(2026, 11, 24, 1, 2, 3, 456789012, time.FixedZone("x", 3600))
 	return &Feed{
 		ID: "http://example.org/f", Title: title, Updated: t, Author: "me & you",
@@ -41,7 +41,7 @@ func TestEncodeRelaxNG(t *testing.T) {
 	dir := t.TempDir()
 	for i, title := range []string{"plain", "a <b> & \"c\"", "ctl\x00\x01\x1f end", "bad utf8 \xff\xfe", "crlf\r\n\ttab", "\U0001F600 ok"} {
 		var b bytes.Buffer
-		if err := Encode(&b, sampleFeed(title)); err != nil {
+		if err := Encode(&b, encSampleFeed(title)); err != nil {
 			t.Fatal(err)
 		}
 		p := filepath.Join(dir, "f.xml")
@@ -68,7 +68,7 @@ func TestEncodeRefuses(t *testing.T) {
 		"empty href":     func(f *Feed) { f.Links[0].Href = "" },
 		"empty resource": func(f *Feed) { f.Entries[0].Resources = []string{""} },
 	} {
-		f := sampleFeed("t")
+		f := encSampleFeed("t")
 		mod(f)
 		var b bytes.Buffer
 		if err := Encode(&b, f); !errors.Is(err, ErrUnencodable) {
@@ -82,7 +82,7 @@ func TestEncodeRefuses(t *testing.T) {
 
 func TestEncodeTimesUTCNano(t *testing.T) {
 	var b bytes.Buffer
-	if err := Encode(&b, sampleFeed("t")); err != nil {
+	if err := Encode(&b, encSampleFeed("t")); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "<updated>2026-11-24T00:02:03.456789012Z</updated>") {
@@ -97,7 +97,7 @@ func FuzzEncode(f *testing.F) {
 		f.Add(s, s)
 	}
 	f.Fuzz(func(t *testing.T, title, href string) {
-		fd := sampleFeed("x" + title)
+		fd := encSampleFeed("x" + title)
 		fd.Entries[0].Links[0].Href = "h" + href
 		var b bytes.Buffer
 		if err := Encode(&b, fd); err != nil {

@@ -28,7 +28,7 @@ const testdata = "../../testdata/sdshare"
 // request. Feeds are served with their example hosts rewritten to the
 // server itself.
 type fixtureServer struct {
-	t       *testing.T
+	t       testing.TB
 	srv     *httptest.Server
 	mu      sync.Mutex
 	reqs    []string
@@ -36,7 +36,7 @@ type fixtureServer struct {
 	rewrite []string                    // old, new pairs
 }
 
-func newFixtureServer(t *testing.T) *fixtureServer {
+func newFixtureServer(t testing.TB) *fixtureServer {
 	fs := &fixtureServer{t: t, routes: map[string]http.HandlerFunc{}}
 	fs.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fs.mu.Lock()
@@ -234,7 +234,7 @@ func TestSyncSpecExamples(t *testing.T) {
 	if s := sinceOf(t, reqs, "/collections/collection-one/fragments"); len(s) != 1 || s[0] != "/collections/collection-one/fragments?since=2008-07-17T14%3A04%3A42.205299Z" {
 		t.Errorf("fragments requests %v", s)
 	}
-	if got, want := graphOf(t, e.store, graph), readNT(t, "client/spec-expected.nt"); !graphstoretest.Isomorphic(got, want) {
+	if got, want := graphOf(t, e.store, graph), readNT(t, "client/spec-expected.nt"); !rdf.Isomorphic(got, want) {
 		t.Errorf("graph after sync:\n%v\nwant\n%v", got, want)
 	}
 	st, ok, err := e.state.Get(graph)
@@ -255,7 +255,7 @@ func TestSyncSpecExamples(t *testing.T) {
 	if s := sinceOf(t, fs.requests(), "/collections/collection-one/fragments"); len(s) != 2 || s[1] != "/collections/collection-one/fragments?since=2008-07-17T15%3A55%3A21.971145Z" {
 		t.Errorf("second fragments request %v", s)
 	}
-	if got, want := graphOf(t, e.store, graph), readNT(t, "client/spec-expected.nt"); !graphstoretest.Isomorphic(got, want) {
+	if got, want := graphOf(t, e.store, graph), readNT(t, "client/spec-expected.nt"); !rdf.Isomorphic(got, want) {
 		t.Errorf("graph after the second run differs")
 	}
 }
@@ -299,7 +299,7 @@ func TestSyncOntopiaPaged(t *testing.T) {
 			t.Errorf("XTM link fetched: %s", r)
 		}
 	}
-	if got, want := graphOf(t, e.store, cr.Graph), readNT(t, "client/ontopia-expected.nt"); !graphstoretest.Isomorphic(got, want) {
+	if got, want := graphOf(t, e.store, cr.Graph), readNT(t, "client/ontopia-expected.nt"); !rdf.Isomorphic(got, want) {
 		t.Errorf("graph:\n%v\nwant\n%v", got, want)
 	}
 }
@@ -342,7 +342,7 @@ const (
 // collectionServer serves an overview, a collection feed and a snapshots
 // feed with one N-Triples snapshot taken at snapAt; the test adds the
 // fragments feed at /fragments.
-func collectionServer(t *testing.T, snapAt, snapshot string) *fixtureServer {
+func collectionServer(t testing.TB, snapAt, snapshot string) *fixtureServer {
 	fs := newFixtureServer(t)
 	u := fs.URL()
 	fs.feed("/", feedDoc("", entryDoc("c", "2020-01-01T00:00:00Z", nil,
@@ -470,7 +470,7 @@ func TestMalformedEntries(t *testing.T) {
 			}
 			// The good entries are applied all the same.
 			want := graphstoretest.NT("<http://x/a> <http://x/p> \"1\" .\n<http://x/b> <http://x/p> \"2\" .\n")
-			if got := graphOf(t, e.store, fs.URL()+"/c"); !graphstoretest.Isomorphic(got, want) {
+			if got := graphOf(t, e.store, fs.URL()+"/c"); !rdf.Isomorphic(got, want) {
 				t.Errorf("graph %v", got)
 			}
 		})
@@ -645,7 +645,7 @@ func TestChunkBlankNodesApart(t *testing.T) {
 		t.Fatalf("%v %+v", err, rep)
 	}
 	want := graphstoretest.NT("<http://x/a> <http://x/p> _:b1 .\n_:b1 <http://x/q> \"1\" .\n<http://x/c> <http://x/p> _:b2 .\n_:b2 <http://x/q> \"2\" .\n")
-	if got := graphOf(t, e.store, fs.URL()+"/c"); !graphstoretest.Isomorphic(got, want) {
+	if got := graphOf(t, e.store, fs.URL()+"/c"); !rdf.Isomorphic(got, want) {
 		t.Errorf("graph %v", got)
 	}
 }
@@ -668,7 +668,7 @@ func TestSyncThroughFaults(t *testing.T) {
 		t.Fatal("no fault injected")
 	}
 	graph := fs.URL() + "/collections/collection-one"
-	if got, want := graphOf(t, e.store, graph), readNT(t, "client/spec-expected.nt"); !graphstoretest.Isomorphic(got, want) {
+	if got, want := graphOf(t, e.store, graph), readNT(t, "client/spec-expected.nt"); !rdf.Isomorphic(got, want) {
 		t.Errorf("graph %v", got)
 	}
 	t.Logf("faults %v", fh.Counts())
@@ -699,7 +699,7 @@ func TestFollow(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || len(errs) > 0 {
 		t.Fatalf("Follow: %v %v", err, errs)
 	}
-	if got := graphOf(t, e.store, fs.URL()+"/c"); !graphstoretest.Isomorphic(got, graphstoretest.NT("<http://x/a> <http://x/p> \"1\" .\n")) {
+	if got := graphOf(t, e.store, fs.URL()+"/c"); !rdf.Isomorphic(got, graphstoretest.NT("<http://x/a> <http://x/p> \"1\" .\n")) {
 		t.Errorf("graph %v", got)
 	}
 	if st, _, _ := e.state.Get(fs.URL() + "/c"); !st.T.Equal(mustTime(t, "2020-06-02T00:00:00Z")) {

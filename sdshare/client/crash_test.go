@@ -8,14 +8,17 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/testnet"
 	"github.com/resourcesync-go/resourcesync/rdf"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/boltstore"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/graphstoretest"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/memstore"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/sparql"
 )
 
 // A generated collection: a snapshot of resources and a history of
@@ -24,6 +27,8 @@ import (
 type history struct {
 	snapshot string
 	changes  []change
+
+	snaps, served atomic.Int64 // snapshot and fragment requests answered
 }
 
 type change struct {
@@ -77,6 +82,11 @@ const snapAt = "2025-12-31T00:00:00Z"
 // real server serves the current state; both converge).
 func (h *history) serve(t *testing.T, pageSize int, delay time.Duration) *fixtureServer {
 	fs := collectionServer(t, snapAt, h.snapshot)
+	snap := fs.routes["/snap"]
+	fs.handle("/snap", func(w http.ResponseWriter, r *http.Request) {
+		h.snaps.Add(1)
+		snap(w, r)
+	})
 	fs.handle("/fragments", func(w http.ResponseWriter, r *http.Request) {
 		since := time.Time{}
 		if s := r.URL.Query().Get("since"); s != "" {
@@ -110,6 +120,7 @@ func (h *history) serve(t *testing.T, pageSize int, delay time.Duration) *fixtur
 		time.Sleep(delay)
 		w.Header().Set("Content-Type", nt)
 		w.Write([]byte(h.changes[i].doc))
+		h.served.Add(1)
 	})
 	return fs
 }
@@ -142,10 +153,20 @@ func TestCrashChild(t *testing.T) {
 	}
 }
 
+// syncDir syncs url into the embedded store in dir, or into the SPARQL
+// endpoints named by SDSHARE_CRASH_SPARQL (update, query and graph store
+// URLs separated by spaces), with its state in dir.
 func syncDir(t *testing.T, dir, url string) error {
-	store, err := boltstore.OpenDir(dir, nil)
-	if err != nil {
-		return err
+	var store graphstore.Store
+	if ep := strings.Fields(os.Getenv("SDSHARE_CRASH_SPARQL")); len(ep) == 3 {
+		hc, _ := testnet.Client(t)
+		store = sparql.New(sparql.Endpoints{Update: ep[0], Query: ep[1], GraphStore: ep[2]}, hc)
+	} else {
+		s, err := boltstore.OpenDir(dir, nil)
+		if err != nil {
+			return err
+		}
+		store = s
 	}
 	defer store.Close()
 	state, err := OpenState(dir)
@@ -165,33 +186,65 @@ func syncDir(t *testing.T, dir, url string) error {
 	return nil
 }
 
+// startChild starts the test binary as a TestCrashChild process syncing
+// url into dir.
+func startChild(t *testing.T, dir, url string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "SDSHARE_CRASH_DIR="+dir, "SDSHARE_CRASH_URL="+url)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+// killWhen kills cmd (SIGKILL) as soon as now() is true, unless it exits
+// first, and returns how it ended.
+func killWhen(cmd *exec.Cmd, now func() bool) error {
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	for {
+		select {
+		case err := <-exited:
+			return err
+		case <-time.After(time.Millisecond):
+		}
+		if now() {
+			cmd.Process.Kill()
+			return <-exited
+		}
+	}
+}
+
 // TestKillMidApply kills (SIGKILL) a client process at random moments
 // while it loads the snapshot and applies pages of fragments into the
 // embedded store, then lets a last run finish: the store must hold
 // exactly the server's graph, and t the newest change.
 func TestKillMidApply(t *testing.T) {
-	resources, changes, kills := 200, 600, 6
+	killMidApply(t, "", 200, 600, 6)
+}
+
+// killMidApply runs the kill test into the embedded store, or into the
+// SPARQL endpoints sparqlEnv names (see syncDir).
+func killMidApply(t *testing.T, sparqlEnv string, resources, changes, kills int) {
 	if testing.Short() {
-		resources, changes, kills = 60, 150, 3
+		resources, changes, kills = resources/3, changes/4, kills/2
 	}
+	t.Setenv("SDSHARE_CRASH_SPARQL", sparqlEnv)
 	h := newHistory(3, resources, changes)
 	fs := h.serve(t, 10, 200*time.Microsecond)
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(5, 5))
 	last, midway := h.changes[len(h.changes)-1].updated, 0
 	for k := range kills {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "SDSHARE_CRASH_DIR="+dir, "SDSHARE_CRASH_URL="+fs.URL()+"/")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		delay := time.Duration(100+rng.IntN(500)) * time.Millisecond
-		if k == 0 {
-			delay = time.Duration(20+rng.IntN(60)) * time.Millisecond // likely during the start or the snapshot
-		}
-		time.Sleep(delay)
-		cmd.Process.Kill()
-		err := cmd.Wait()
+		cmd := startChild(t, dir, fs.URL()+"/")
+		// Kill when the server has answered the snapshot request (first
+		// kill) or 15 to 60 more fragment requests: the client is then in
+		// the middle of loading or of applying a page, however fast or
+		// slow the machine, and has finished at least one page.
+		snaps, served, target := h.snaps.Load(), h.served.Load(), int64(15+rng.IntN(46))
+		err := killWhen(cmd, func() bool {
+			return (k == 0 && h.snaps.Load() > snaps) || (k > 0 && h.served.Load() >= served+target)
+		})
 		st, err2 := OpenState(dir)
 		if err2 != nil {
 			t.Fatal(err2)
@@ -209,16 +262,24 @@ func TestKillMidApply(t *testing.T) {
 	if err := syncDir(t, dir, fs.URL()+"/"); err != nil {
 		t.Fatal(err)
 	}
-	store, err := boltstore.OpenDir(dir, nil)
-	if err != nil {
-		t.Fatal(err)
+	var store graphstore.Store
+	if sparqlEnv != "" {
+		ep := strings.Fields(sparqlEnv)
+		hc, _ := testnet.Client(t)
+		store = sparql.New(sparql.Endpoints{Update: ep[0], Query: ep[1], GraphStore: ep[2]}, hc)
+	} else {
+		bs, err := boltstore.OpenDir(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bs.Check(context.Background()); err != nil {
+			t.Errorf("store check: %v", err)
+		}
+		store = bs
 	}
 	defer store.Close()
-	if err := store.Check(context.Background()); err != nil {
-		t.Errorf("store check: %v", err)
-	}
 	got, want := graphOf(t, store, fs.URL()+"/c"), h.expected(t)
-	if !graphstoretest.Isomorphic(got, want) {
+	if !rdf.Isomorphic(got, want) {
 		t.Fatalf("graph after kills: %d triples, want %d", len(got), len(want))
 	}
 	state, err := OpenState(dir)

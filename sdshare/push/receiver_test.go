@@ -98,7 +98,7 @@ func TestReceiverBnodeClosure(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("%s: %d %s", st.name, code, msg)
 		}
-		if got := triples(t, s, graphIRI); !graphstoretest.Isomorphic(got, st.want) {
+		if got := triples(t, s, graphIRI); !rdf.Isomorphic(got, st.want) {
 			t.Errorf("%s: graph %v, want %v", st.name, got, st.want)
 		}
 	}
@@ -148,7 +148,7 @@ func TestReceiverRequests(t *testing.T) {
 		})
 	}
 	want := graphstoretest.NT(one(a, "new") + one(b, "seq7"))
-	if got := triples(t, s, graphIRI); !graphstoretest.Isomorphic(got, want) {
+	if got := triples(t, s, graphIRI); !rdf.Isomorphic(got, want) {
 		t.Errorf("graph %v", got)
 	}
 	// The default graph.
@@ -423,11 +423,11 @@ func TestPushWithFaults(t *testing.T) {
 		want = append(want, graphstoretest.NT(frags[i][versions-1])...)
 	}
 	got := triples(t, s, graphIRI)
-	if !graphstoretest.Isomorphic(got, want) {
+	if !rdf.Isomorphic(got, want) {
 		bad := 0
 		for i := range frags {
 			fr, _ := s.Fragment(context.Background(), graphIRI, rdf.IRI(fmt.Sprintf("http://x/r%d", i)))
-			if w := graphstoretest.NT(frags[i][versions-1]); !graphstoretest.Isomorphic(fr, w) {
+			if w := graphstoretest.NT(frags[i][versions-1]); !rdf.Isomorphic(fr, w) {
 				if bad++; bad < 4 {
 					t.Errorf("r%d: %v, want %v", i, fr, w)
 				}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,11 +22,18 @@ import (
 // Item is one fragment to push (SD-PUSH-1..5).
 type Item struct {
 	// Seq is the item's position in its stream; after a 2xx the sender's
-	// cursor becomes Seq. Items come in ascending Seq order.
+	// cursor becomes Seq. Items come in ascending Seq order, but for items
+	// with Seq 0, which are delivered without moving the cursor (an
+	// initial pass over state that has no positions).
 	Seq      uint64
 	Resource string // the resource IRI (query parameter resource)
 	Graph    string // the collection at the receiver (query parameter graph); "" omits it
 	Body     []byte // the fragment as N-Triples; empty means the resource was deleted
+	// Updated is the instant of the change the item carries, sent as
+	// HeaderUpdated so that a receiver can refuse an older copy that
+	// arrives late (a retry or a duplicate); zero sends Seq as
+	// HeaderSequence instead, or neither when Seq is 0 too.
+	Updated time.Time
 }
 
 // Items yields the items with Seq > after in ascending Seq order. An error
@@ -136,11 +144,14 @@ func (s *Sender) Run(ctx context.Context) error {
 				iterErr = err
 				break
 			}
-			if it.Seq <= cur {
+			if it.Seq != 0 && it.Seq <= cur {
 				continue
 			}
 			if err := s.deliver(ctx, it); err != nil {
 				return err
+			}
+			if it.Seq == 0 {
+				continue // unsequenced: delivered, the cursor stays
 			}
 			if err := s.Cursor.SaveCursor(ctx, it.Seq); err != nil {
 				if ctx.Err() != nil {
@@ -228,6 +239,12 @@ func (s *Sender) post(ctx context.Context, it Item) error {
 		return retry.Permanent(err)
 	}
 	req.Header.Set("Content-Type", "application/n-triples; charset=utf-8")
+	switch {
+	case !it.Updated.IsZero():
+		req.Header.Set(HeaderUpdated, it.Updated.UTC().Format(time.RFC3339Nano))
+	case it.Seq > 0:
+		req.Header.Set(HeaderSequence, strconv.FormatUint(it.Seq, 10))
+	}
 	c := s.Client
 	if c == nil {
 		c = http.DefaultClient

@@ -142,3 +142,103 @@ func TestPushURL(t *testing.T) {
 		}
 	}
 }
+
+// TestSenderUnsequenced: items with Seq 0 are delivered and leave the
+// cursor where it was; sequenced items still move it.
+func TestSenderUnsequenced(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.URL.Query().Get("resource"))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	client, _ := testnet.Client(t)
+	cur := &memCursor{seq: 5}
+	items := []Item{{Resource: "u1"}, {Resource: "u2"}, {Seq: 3, Resource: "old"}, {Seq: 6, Resource: "s6"}}
+	s := &Sender{URL: srv.URL, Client: client, Cursor: cur, Poll: time.Millisecond,
+		Items: func(ctx context.Context, after uint64) iter.Seq2[Item, error] {
+			return func(yield func(Item, error) bool) {
+				for _, it := range items {
+					if !yield(it, nil) {
+						return
+					}
+				}
+			}
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	for s.Stats().Cursor != 6 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) < 3 || got[0] != "u1" || got[1] != "u2" || got[2] != "s6" {
+		t.Errorf("delivered %v, want u1 u2 s6 (old skipped)", got)
+	}
+	if c, _ := cur.LoadCursor(ctx); c != 6 {
+		t.Errorf("cursor %d, want 6", c)
+	}
+}
+
+// TestSenderVersionHeaders: each POST says where its fragment stands in the
+// resource's history, so a receiver can refuse a late older copy: the
+// change instant when the item has one, else its sequence number.
+func TestSenderVersionHeaders(t *testing.T) {
+	type seen struct{ resource, updated, seq string }
+	var mu sync.Mutex
+	var got []seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, seen{r.URL.Query().Get("resource"), r.Header.Get(HeaderUpdated), r.Header.Get(HeaderSequence)})
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	client, _ := testnet.Client(t)
+	at := time.Date(2026, 11, 24, 1, 2, 3, 456789000, time.FixedZone("", 3600))
+	items := []Item{
+		{Resource: "initial", Updated: at},
+		{Seq: 7, Resource: "dated", Updated: at.Add(time.Second)},
+		{Seq: 8, Resource: "undated"},
+	}
+	cur := &memCursor{}
+	s := &Sender{URL: srv.URL, Client: client, Cursor: cur, Poll: time.Millisecond,
+		Items: func(ctx context.Context, after uint64) iter.Seq2[Item, error] {
+			return func(yield func(Item, error) bool) {
+				for _, it := range items {
+					if (it.Seq == 0 && after == 0) || it.Seq > after {
+						if !yield(it, nil) {
+							return
+						}
+					}
+				}
+			}
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	for s.Stats().Cursor != 8 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	want := []seen{
+		{"initial", "2026-11-24T00:02:03.456789Z", ""},
+		{"dated", "2026-11-24T00:02:04.456789Z", ""},
+		{"undated", "", "8"},
+	}
+	if len(got) < len(want) {
+		t.Fatalf("got %d requests %v, want %v", len(got), got, want)
+	}
+	for i, w := range want {
+		if got[i] != w {
+			t.Errorf("request %d: %+v, want %+v", i, got[i], w)
+		}
+	}
+}

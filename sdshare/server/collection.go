@@ -1,8 +1,11 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/md5"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -84,14 +87,26 @@ func (c *Collection) Store() store.Store { return c.st }
 func (c *Collection) URL() string { return c.srv.base + url.PathEscape(c.name) + "/" }
 
 // Fragment returns the current fragment of the resource iri (SD-SRV-26) in
-// format f; a resource not in the graph gives an empty document.
+// format f; a resource not in the graph gives an empty document. Its blank
+// nodes are labelled canonically and its statements sorted, so that in
+// N-Triples the bytes' SHA-256 and length are the SHA256 and Size of the
+// resource's inventory record in Store.
 func (c *Collection) Fragment(ctx context.Context, iri string, f rdf.Format) ([]byte, error) {
-	v := c.version()
+	ts, nt := canonical(c.version().g.fragment(rdf.IRI(iri)))
+	if f == rdf.NTriples {
+		return nt, nil
+	}
 	var b bytes.Buffer
-	if err := writeTriples(&b, f, slices.Values(v.g.fragment(rdf.IRI(iri)))); err != nil {
+	if err := writeTriples(&b, f, slices.Values(ts)); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// FragmentNT returns iri's current fragment as canonical N-Triples, empty
+// when the resource is not in the graph.
+func (c *Collection) FragmentNT(ctx context.Context, iri string) ([]byte, error) {
+	return c.Fragment(ctx, iri, rdf.NTriples)
 }
 
 // OnChange registers fn to run (on the loader's goroutine; it must not
@@ -188,7 +203,7 @@ func (c *Collection) readGraph(names []string) (*graph, error) {
 		if len(names) > 1 {
 			prefix = fmt.Sprintf("f%d_", slices.Index(names, p))
 		}
-		for t, err := range rdf.Parse(fh, f, base) {
+		for t, err := range rdf.Parse(bufio.NewReaderSize(fh, 256<<10), f, base) {
 			if err != nil {
 				fh.Close()
 				return nil, fmt.Errorf("%w: %s: %w", ErrParse, p, err)
@@ -286,12 +301,8 @@ func (c *Collection) Load(ctx context.Context, force bool) (rep LoadReport, err 
 	}
 	var b store.Batch
 	for _, r := range res {
-		frag := g.fragment(r)
-		n := 0
-		for _, t := range frag {
-			n += len(ntLine(t))
-		}
-		rec := store.Resource{Path: r.Value, Size: int64(n), SHA256: hashTriples(frag), Type: ntType, LastMod: now}
+		_, nt := canonical(g.fragment(r))
+		rec := store.Resource{Path: r.Value, Size: int64(len(nt)), SHA256: sha256.Sum256(nt), MD5: md5.Sum(nt), Type: ntType, LastMod: now}
 		old, ok := inv[r.Value]
 		delete(inv, r.Value)
 		switch {

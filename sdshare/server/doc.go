@@ -34,12 +34,28 @@
 //	B NAME/fragments[?since=T][&page=P]       fragments feed, RFC 5005 next paging
 //	B NAME/fragment?resource=IRI[&format=F]   fragment data (SD-SRV-26; empty document when absent)
 //	B healthz, B metrics                      health text, Prometheus metrics
+//	B NAME/rs/IRI, B .resourcesync/...        with Config.ResourceSync (below)
 //
 // Data URLs negotiate by Accept among N-Triples (application/n-triples,
 // the default for no Accept or */*; text/plain labelled as such), Turtle
 // and RDF/XML (where package rdf writes them); format=nt|txt|ttl|rdf pins
 // one, and the feeds link each format by its own URL. An Accept that
 // matches nothing gets 406.
+//
+// Fragments are served in canonical form (rdf.Canonical: structural blank
+// node labels, sorted statements), so the N-Triples bytes' SHA-256 and
+// length are exactly the inventory's SHA256 and Size, and a file rewritten
+// with other blank node labels is no change.
+//
+// # ResourceSync
+//
+// Collection.Store and Collection.Fragment (FragmentNT) expose the state
+// and the fragments to other publishers; Config.ResourceSync publishes
+// them with source/publish from the same store (resourcesync.go):
+// B .well-known/resourcesync, B .resourcesync/NAME/..., resources at
+// B NAME/rs/<escaped IRI>; with Config.Notifier every change is also a
+// ResourceSync Change Notification to a WebSub hub (source/notify), topic
+// B .resourcesync/NAME/notifications.
 //
 // Snapshots are written by a background builder to files in the state
 // directory, named by the version (journal seq and a hash of the graph),

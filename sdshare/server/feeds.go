@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,6 +30,9 @@ import (
 //	B NAME/fragments[?since=T][&page=P] fragments feed
 //	B NAME/fragment?resource=IRI[&format=F] fragment data
 //	B healthz, B metrics
+
+// keyRE matches a version key: journal seq, '-', 12 hex digits.
+var keyRE = regexp.MustCompile(`^[0-9]+-[0-9a-f]{12}$`)
 
 // allOffers are the representations of RDF data, the default first.
 var allOffers = []offer{
@@ -72,6 +76,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.metrics.handler.ServeHTTP(w, r)
 		return
 	}
+	if s.rsWake != nil && s.serveRSDoc(w, r, rest) {
+		return
+	}
 	name, sub, _ := strings.Cut(rest, "/")
 	c := s.byName[name]
 	if c == nil {
@@ -87,6 +94,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		c.fragmentsFeed(w, r)
 	case sub == "fragment":
 		c.fragmentData(w, r)
+	case s.rsWake != nil && strings.HasPrefix(sub, "rs/"):
+		// The escaped form: an IRI may hold %2F or %3F.
+		esc, _ := strings.CutPrefix(r.URL.EscapedPath(), s.basePath+url.PathEscape(name)+"/rs/")
+		c.serveRSResource(w, r, esc)
 	case strings.HasPrefix(sub, "snapshot/"):
 		c.snapshotPath(w, r, strings.TrimPrefix(sub, "snapshot/"))
 	default:
@@ -179,6 +190,12 @@ func (c *Collection) snapshotsFeed(w http.ResponseWriter, r *http.Request) {
 // snapshotPath serves KEY, KEY/chunks and KEY/chunk/I.
 func (c *Collection) snapshotPath(w http.ResponseWriter, r *http.Request, p string) {
 	key, sub, _ := strings.Cut(p, "/")
+	if !keyRE.MatchString(key) {
+		// Keys name files: nothing but digits, '-' and hex reaches the
+		// file system.
+		http.NotFound(w, r)
+		return
+	}
 	v := c.version()
 	if !c.snapshotReady(key) {
 		if be := c.buildErr.Load(); be != nil && be.key == key {
@@ -197,21 +214,24 @@ func (c *Collection) snapshotPath(w http.ResponseWriter, r *http.Request, p stri
 	case sub == "":
 		c.srv.serveFile(w, r, c.snapFile(key))
 	case sub == "chunks":
+		n, updated := c.chunks(v), v.updated
 		if key != v.key {
-			http.Error(w, "the chunked feed of a superseded snapshot is gone", http.StatusNotFound)
-			return
+			// A client that read the snapshots feed just before a change
+			// still gets the snapshot it was offered while its files
+			// last: its chunks are counted on disk (written before the
+			// snapshot file that makes it ready).
+			n, updated = c.chunksOnDisk(key)
 		}
-		n := c.chunks(v)
 		if n == 0 {
 			http.NotFound(w, r)
 			return
 		}
 		u := c.URL() + "snapshot/" + key
-		f := &atom.Feed{ID: u + "/chunks", Title: fmt.Sprintf("Chunks of the snapshot of %s", c.name), Updated: v.updated}
+		f := &atom.Feed{ID: u + "/chunks", Title: fmt.Sprintf("Chunks of the snapshot of %s", c.name), Updated: updated}
 		for i := range n {
 			href := fmt.Sprintf("%s/chunk/%d", u, i)
 			f.Entries = append(f.Entries, atom.Entry{ID: href, Title: fmt.Sprintf("Chunk %d of %d", i+1, n),
-				Updated: v.updated, Links: c.srv.dataLinks(sdshare.RelSnapshotComponent, href)})
+				Updated: updated, Links: c.srv.dataLinks(sdshare.RelSnapshotComponent, href)})
 		}
 		c.srv.writeFeed(w, r, f)
 	case strings.HasPrefix(sub, "chunk/"):

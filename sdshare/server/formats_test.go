@@ -117,6 +117,15 @@ func TestHashTriplesLabelFree(t *testing.T) {
 	if hashTriples(a) == hashTriples(c) {
 		t.Error("different graphs hash equal")
 	}
+	// Symmetric blank nodes keep distinct labels: two stay two.
+	sym := parseAll(t, "<http://r> <http://p> _:a .\n<http://r> <http://p> _:b .\n_:a <http://q> \"x\" .\n_:b <http://q> \"x\" .\n", rdf.NTriples)
+	ts, nt := canonical(sym)
+	if len(ts) != 4 || len(parseAll(t, string(nt), rdf.NTriples)) != 4 {
+		t.Errorf("symmetric blank nodes merged:\n%s", nt)
+	}
+	if _, nt2 := canonical([]rdf.Triple{sym[3], sym[1], sym[2], sym[0]}); string(nt2) != string(nt) {
+		t.Errorf("canonical form depends on order:\n%s\nvs\n%s", nt, nt2)
+	}
 }
 
 // FuzzQuery: the fragments feed's query parsers refuse bad input with an

@@ -2,10 +2,8 @@ package server
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"io"
 	"iter"
-	"maps"
 	"slices"
 	"strings"
 
@@ -25,7 +23,19 @@ type graph struct {
 
 func newGraph(rg *rdf.Graph) *graph {
 	g := &graph{g: rg}
-	g.subjects = slices.SortedFunc(g.g.Subjects(), func(a, b rdf.Term) int { return strings.Compare(a.String(), b.String()) })
+	type keyed struct {
+		k string
+		t rdf.Term
+	}
+	ks := make([]keyed, 0, len(g.subjects))
+	for s := range rg.Subjects() {
+		ks = append(ks, keyed{s.String(), s})
+	}
+	slices.SortFunc(ks, func(a, b keyed) int { return strings.Compare(a.k, b.k) })
+	g.subjects = make([]rdf.Term, len(ks))
+	for i, k := range ks {
+		g.subjects[i] = k.t
+	}
 	return g
 }
 
@@ -105,57 +115,26 @@ func ntLine(t rdf.Triple) string {
 	return t.S.String() + " " + t.P.String() + " " + t.O.String() + " .\n"
 }
 
-// hashTriples returns a hash of ts that depends neither on their order nor
-// on blank node labels, so that a file rewritten with other labels (a
-// Turtle reader numbers its [] anew when a node is inserted before them)
-// does not look changed. Blank nodes are named by colour refinement: each
-// starts with one colour, and each round a node's colour becomes the hash
-// of its statements with the neighbouring blank nodes' colours; after as
-// many rounds as there are blank nodes (at most 16, enough for fragments,
-// which are trees or small cycles) the statements are hashed with blank
-// nodes replaced by their colours. Isomorphic inputs always hash equal.
-func hashTriples(ts []rdf.Triple) [32]byte {
-	col := map[rdf.Term]string{}
-	for _, t := range ts {
-		for _, x := range []rdf.Term{t.S, t.O} {
-			if x.IsBlank() {
-				col[x] = "_"
-			}
-		}
+// canonical returns ts in canonical form (rdf.Canonical: blank nodes
+// relabelled from their structure, duplicates dropped, sorted) and that
+// form's N-Triples bytes, whose SHA-256 is rdf.Hash(ts). Two inputs that
+// differ only in blank node labels or order give the same bytes, so the
+// hash detects changes of a fragment without reporting a file rewritten
+// with other labels (a Turtle reader numbers its [] anew when a node is
+// inserted before them), and the bytes served for a fragment always match
+// the hash and size in the inventory (which a ResourceSync view of the
+// collection publishes).
+func canonical(ts []rdf.Triple) ([]rdf.Triple, []byte) {
+	cts := rdf.Canonical(ts)
+	var b strings.Builder
+	for _, t := range cts {
+		b.WriteString(ntLine(t))
 	}
-	name := func(x rdf.Term) string {
-		if x.IsBlank() {
-			return "_:" + col[x]
-		}
-		return x.String()
-	}
-	for range min(len(col), 16) {
-		sigs := map[rdf.Term][]string{}
-		for _, t := range ts {
-			if t.S.IsBlank() {
-				sigs[t.S] = append(sigs[t.S], "+"+t.P.String()+" "+name(t.O))
-			}
-			if t.O.IsBlank() {
-				sigs[t.O] = append(sigs[t.O], "-"+t.P.String()+" "+name(t.S))
-			}
-		}
-		next := make(map[rdf.Term]string, len(col))
-		for _, b := range slices.Collect(maps.Keys(col)) {
-			s := sigs[b]
-			slices.Sort(s)
-			h := sha256.Sum256([]byte(col[b] + "|" + strings.Join(s, "\n")))
-			next[b] = hex.EncodeToString(h[:8])
-		}
-		col = next
-	}
-	lines := make([]string, len(ts))
-	for i, t := range ts {
-		lines[i] = name(t.S) + " " + t.P.String() + " " + name(t.O) + " .\n"
-	}
-	slices.Sort(lines)
-	lines = slices.Compact(lines)
-	return sha256.Sum256([]byte(strings.Join(lines, "")))
+	return cts, []byte(b.String())
 }
+
+// hashTriples returns the SHA-256 of ts's canonical N-Triples.
+func hashTriples(ts []rdf.Triple) [32]byte { return rdf.Hash(ts) }
 
 // writeTriples writes ts in format f.
 func writeTriples(w io.Writer, f rdf.Format, ts iter.Seq[rdf.Triple]) error {

@@ -57,7 +57,9 @@ func newPushWorker(s *Server, c *Collection, receiver string) *pushWorker {
 	w.sender = &push.Sender{
 		URL: receiver, Client: cl, Cursor: metaCursor{c.st, pushMetaPrefix + receiver},
 		BaseDelay: s.cfg.PushBaseDelay, MaxDelay: s.cfg.PushMaxDelay, Log: s.log.With("collection", c.name),
-		Items: c.pushItems,
+		Items: func(ctx context.Context, after uint64) iter.Seq2[push.Item, error] {
+			return c.pushItems(ctx, pushMetaPrefix+receiver, after)
+		},
 	}
 	c.OnChange(w.sender.Notify)
 	return w
@@ -79,12 +81,67 @@ func (w *pushWorker) run(ctx context.Context) {
 	}
 }
 
+// initialPush gives a receiver the collection as it is before its first
+// journal record: the baseline and everything journaled before the
+// receiver was added are not in the journal it will be sent. So, while
+// the receiver has no cursor, every resource's current fragment is pushed
+// (unsequenced, Seq 0), and then the cursor is set to the journal's last
+// seq read before the pass: the fragments sent are at least that new, and
+// a record after it is sent again later, which is harmless. A restart in
+// the middle repeats the pass. It returns the seq the journal continues
+// after, and false when yield asked to stop.
+func (c *Collection) initialPush(ctx context.Context, key string, after uint64, yield func(push.Item, error) bool) (uint64, bool, error) {
+	if _, err := c.st.GetMeta(ctx, key); err == nil {
+		return after, true, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return 0, false, err
+	}
+	st, err := c.st.Stats(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	// Collect first: a bolt read transaction must not stay open while the
+	// receiver is slow.
+	type res struct {
+		iri     string
+		changed time.Time
+	}
+	var all []res
+	for r, err := range c.st.Resources(ctx) {
+		if err != nil {
+			return 0, false, err
+		}
+		all = append(all, res{r.Path, r.Changed})
+	}
+	for _, r := range all {
+		body, err := c.Fragment(ctx, r.iri, rdf.NTriples)
+		if err != nil {
+			return 0, false, err
+		}
+		if !yield(push.Item{Resource: r.iri, Graph: c.URL(), Body: body, Updated: r.changed}, nil) {
+			return 0, false, nil
+		}
+	}
+	if err := (metaCursor{c.st, key}).SaveCursor(ctx, st.LastSeq); err != nil {
+		return 0, false, err
+	}
+	return max(after, st.LastSeq), true, nil
+}
+
 // pushItems yields the journal records after after, each with the
 // resource's current fragment (SD-SRV-28: the current state, which is at
 // least as new as the record). Records newer than the loaded graph wait
 // for it.
-func (c *Collection) pushItems(ctx context.Context, after uint64) iter.Seq2[push.Item, error] {
+func (c *Collection) pushItems(ctx context.Context, key string, after uint64) iter.Seq2[push.Item, error] {
 	return func(yield func(push.Item, error) bool) {
+		after, more, err := c.initialPush(ctx, key, after, yield)
+		if err != nil {
+			yield(push.Item{}, err)
+			return
+		}
+		if !more {
+			return
+		}
 		for ch, err := range c.st.Journal(ctx, after+1) {
 			if err != nil {
 				yield(push.Item{}, err)
@@ -99,7 +156,7 @@ func (c *Collection) pushItems(ctx context.Context, after uint64) iter.Seq2[push
 				yield(push.Item{}, err)
 				return
 			}
-			if !yield(push.Item{Seq: ch.Seq, Resource: ch.Path(), Graph: c.URL(), Body: body}, nil) {
+			if !yield(push.Item{Seq: ch.Seq, Resource: ch.Path(), Graph: c.URL(), Body: body, Updated: ch.Time}, nil) {
 				return
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/store/bolt"
+	"github.com/resourcesync-go/resourcesync/source/notify"
 )
 
 // Defaults of a zero Config.
@@ -57,6 +58,19 @@ type Config struct {
 	PushBaseDelay, PushMaxDelay time.Duration
 	Author                      string
 	Log                         *slog.Logger
+	// ResourceSync also publishes the collections as a ResourceSync
+	// Source (see resourcesync.go): Resource List, Change Lists from the
+	// same journal, each fragment a resource.
+	ResourceSync bool
+	// ChangeListPeriod is the ResourceSync Change List period (default
+	// that of source/publish).
+	ChangeListPeriod time.Duration
+	// Notifier, with ResourceSync, publishes each collection's changes as
+	// ResourceSync Change Notifications to a WebSub hub; the caller sets
+	// its Pub and Hub, Open fills its Topic, CapabilityList and
+	// ResourceBase when they are nil. Topics are
+	// B .resourcesync/NAME/notifications.
+	Notifier *notify.Notifier
 	// NoSync skips fsync of the state: tests only.
 	NoSync bool
 }
@@ -69,7 +83,7 @@ var (
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
 
 // reserved are URL segments below the base that are not collections.
-var reserved = map[string]bool{"metrics": true, "healthz": true}
+var reserved = map[string]bool{"metrics": true, "healthz": true, "robots.txt": true}
 
 // Server serves collections as SDShare feeds.
 type Server struct {
@@ -87,6 +101,7 @@ type Server struct {
 	// beforeBuild, if set, runs before a snapshot is built (tests hold
 	// the builder there to observe 202).
 	beforeBuild func(key string)
+	rsWake      chan struct{}
 }
 
 // Open opens (or creates) the state of every collection and loads each
@@ -166,6 +181,32 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		}
 	}
 	s.metrics = newMetrics(s)
+	if cfg.ResourceSync {
+		s.rsWake = make(chan struct{}, 1)
+		if n := cfg.Notifier; n != nil {
+			if n.Topic == nil {
+				n.Topic = func(set string) string { return notify.TopicURL(s.base, set) }
+			}
+			if n.CapabilityList == nil {
+				n.CapabilityList = func(set string) string { return s.base + ".resourcesync/" + set + "/capabilitylist.xml" }
+			}
+			if n.ResourceBase == nil {
+				n.ResourceBase = func(set string) string { return s.byName[set].rsBase() }
+				n.ResourceLoc = func(string) func(string) string { return rsPath }
+			}
+			for _, c := range s.cols {
+				if err := n.Init(ctx, c.name, c.st); err != nil {
+					return nil, fmt.Errorf("sdshare/server: notifications of %s: %w", c.name, err)
+				}
+			}
+		}
+		if err := s.publishRS(ctx); err != nil {
+			return nil, err
+		}
+		for _, c := range s.cols {
+			c.OnChange(s.wakeRS)
+		}
+	}
 	ok = true
 	return s, nil
 }
@@ -205,6 +246,9 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	for _, w := range s.senders {
 		wg.Go(func() { w.run(ctx) })
+	}
+	if s.rsWake != nil {
+		wg.Go(func() { s.runRS(ctx) })
 	}
 	wg.Wait()
 	return nil

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/resourcesync-go/resourcesync/rdf"
 )
@@ -33,6 +34,22 @@ func (c *Collection) chunks(v *version) int {
 		return 0
 	}
 	return (len(v.res) + n - 1) / n
+}
+
+// chunksOnDisk counts the chunk files of snapshot key and returns the
+// snapshot file's modification time as its updated instant.
+func (c *Collection) chunksOnDisk(key string) (int, time.Time) {
+	fi, err := os.Stat(c.snapFile(key))
+	if err != nil {
+		return 0, time.Time{}
+	}
+	n := 0
+	for {
+		if _, err := os.Stat(c.chunkFile(key, n)); err != nil {
+			return n, fi.ModTime().UTC()
+		}
+		n++
+	}
 }
 
 // snapshotReady reports whether the snapshot files of key are complete.

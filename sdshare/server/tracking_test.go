@@ -81,9 +81,10 @@ func TestChangeTracking(t *testing.T) {
 		if _, body := e.get(e.base + "healthz"); !strings.Contains(string(body), "degraded") {
 			t.Errorf("healthz does not report the failed reload: %s", body)
 		}
-		if !strings.Contains(e.logs.String(), "not valid RDF") || !strings.Contains(e.logs.String(), "b.nt") {
-			t.Errorf("no clear log line:\n%s", e.logs.String())
-		}
+		// The line is logged just after the failed load is counted.
+		waitFor(t, "a log line naming the file", func() bool {
+			return strings.Contains(e.logs.String(), "not valid RDF") && strings.Contains(e.logs.String(), "b.nt")
+		})
 		e.write("sub/b.nt", "<http://ex/b> <http://ex/p> \"3\" .\n")
 		waitFor(t, "recovery", func() bool { return c.LastError() == nil && len(journal(t, c)) == n+1 })
 	})
@@ -225,6 +226,17 @@ func TestPush(t *testing.T) {
 	waitFor(t, "every push", func() bool {
 		return len(dedupe(rcv.received())) >= len(want)
 	})
+	// The cursor is stored after the receiver's 2xx: wait for it.
+	waitFor(t, "the metrics", func() bool {
+		_, metrics := e.get(e.base + "metrics")
+		for _, want := range []string{`sdshare_server_resources{collection="c"} 4`, `sdshare_server_journal_seq{collection="c"} 26`,
+			`sdshare_server_push_cursor{collection="c",receiver="` + rcv.srv.URL + `/push"} 26`} {
+			if !strings.Contains(string(metrics), want) {
+				return false
+			}
+		}
+		return true
+	})
 	got := dedupe(rcv.received())
 	if !slices.Equal(got, want) {
 		t.Errorf("pushed in order %v, want %v", got, want)
@@ -246,4 +258,34 @@ func TestPush(t *testing.T) {
 // item whose acknowledgement was not yet stored when the sender stopped.
 func dedupe(s []string) []string {
 	return slices.Compact(slices.Clone(s))
+}
+
+// TestPushNewReceiver: a receiver added to a server that already has a
+// baseline and a journal first gets every resource's current fragment,
+// then the changes that follow; it ends with the collection's graph.
+func TestPushNewReceiver(t *testing.T) {
+	rcv := newReceiver(t)
+	e := newEnv(t, map[string]string{"a.nt": "<http://ex/a> <http://ex/p> \"1\" .\n<http://ex/b> <http://ex/p> _:x .\n_:x <http://ex/q> \"b\" .\n"}, nil)
+	e.write("a.nt", "<http://ex/a> <http://ex/p> \"2\" .\n<http://ex/b> <http://ex/p> _:x .\n_:x <http://ex/q> \"b\" .\n<http://ex/c> <http://ex/p> \"1\" .\n")
+	waitFor(t, "two changes", func() bool { return len(journal(t, e.coll())) == 2 })
+	e.stop()
+	e.cfg.Push = []string{rcv.srv.URL + "/push"}
+	e.start()
+	e.write("a.nt", "<http://ex/a> <http://ex/p> \"3\" .\n<http://ex/b> <http://ex/p> _:x .\n_:x <http://ex/q> \"b\" .\n")
+	c := e.coll()
+	waitFor(t, "the next changes", func() bool { return len(journal(t, c)) == 4 })
+	waitFor(t, "the receiver to hold the graph", func() bool {
+		rcv.mu.Lock()
+		defer rcv.mu.Unlock()
+		for _, iri := range []string{"http://ex/a", "http://ex/b", "http://ex/c"} {
+			cur, _ := c.Fragment(context.Background(), iri, rdf.NTriples)
+			if b, ok := rcv.body[iri]; !ok || b != string(cur) {
+				return false
+			}
+		}
+		return true
+	})
+	if got := rcv.received(); !slices.Contains(got, "http://ex/b") {
+		t.Errorf("baseline resource b never pushed: %v", got)
+	}
 }

@@ -76,6 +76,10 @@ type Notifier struct {
 	Topic          func(set string) string
 	CapabilityList func(set string) string
 	ResourceBase   func(set string) string
+	// ResourceLoc, if set, gives a set's mapping of resource paths to URL
+	// paths below its ResourceBase (see publish.Set.Loc); nil, or a nil
+	// result, means scan.EscapePath.
+	ResourceLoc func(set string) func(path string) string
 	// MaxEntries per payload (default 1000): a burst becomes several
 	// notifications (RS-CN-4).
 	MaxEntries int
@@ -217,6 +221,10 @@ func (n *Notifier) links(set string) []string {
 }
 
 func (n *Notifier) payload(set, base string, from, until time.Time, batch []store.Change) ([]byte, error) {
+	ps := &publish.Set{ResourceBase: base}
+	if n.ResourceLoc != nil {
+		ps.Loc = n.ResourceLoc(set)
+	}
 	var buf bytes.Buffer
 	enc := rs.NewEncoder(&buf)
 	h := &rs.Head{MD: rs.Metadata{Capability: rs.CapChangeNotification, From: rs.NewTime(from.UTC()), Until: rs.NewTime(until.UTC())}}
@@ -227,7 +235,7 @@ func (n *Notifier) payload(set, base string, from, until time.Time, batch []stor
 		return nil, err
 	}
 	for i := range batch {
-		e := publish.ChangeEntry(base, &batch[i])
+		e := publish.SetChangeEntry(ps, &batch[i])
 		if err := enc.WriteEntry(&e); err != nil {
 			return nil, err
 		}

@@ -190,8 +190,8 @@ func (p *publisher) changeLists(ctx context.Context, s *Set, sr *SetReport) ([]c
 }
 
 // changeEntry returns the Change List entry of journal record c.
-func changeEntry(base string, c *store.Change) rs.Entry {
-	e := resourceEntry(base, &c.Resource)
+func changeEntry(s *Set, c *store.Change) rs.Entry {
+	e := resourceEntry(s, &c.Resource)
 	e.MD.Change = c.Kind
 	e.MD.DateTime = rs.NewTime(c.Time.UTC())
 	return e
@@ -228,7 +228,7 @@ func (p *publisher) writeChangeList(ctx context.Context, s *Set, l *clList, last
 	}
 	err := writeDocSeq(p.file(p.clRel(s.Name, l)), &h, func(emit func(*rs.Entry) error) error {
 		return journalRange(ctx, s.Store, l.First, last, func(c *store.Change) error {
-			e := changeEntry(s.ResourceBase, c)
+			e := changeEntry(s, c)
 			return emit(&e)
 		})
 	})
@@ -289,4 +289,10 @@ func (p *publisher) writeChangeListArchive(s *Set, st *clState) error {
 
 // ChangeEntry returns the entry a Change List (or change notification)
 // gives journal record c of a set whose resources are under base.
-func ChangeEntry(base string, c *store.Change) rs.Entry { return changeEntry(base, c) }
+func ChangeEntry(base string, c *store.Change) rs.Entry {
+	return changeEntry(&Set{ResourceBase: base}, c)
+}
+
+// SetChangeEntry is ChangeEntry for a resource of set s (its ResourceBase
+// and Loc).
+func SetChangeEntry(s *Set, c *store.Change) rs.Entry { return changeEntry(s, c) }

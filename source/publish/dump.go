@@ -300,7 +300,7 @@ func (p *publisher) resourceDump(ctx context.Context, s *Set, sr *SetReport) err
 		name := fmt.Sprintf("part-%05d", len(st.Parts)+1)
 		info, err := b.finish(&mhead, func(emit func(*rs.Entry) error) error {
 			for i := range batch {
-				e := resourceEntry(s.ResourceBase, &batch[i])
+				e := resourceEntry(s, &batch[i])
 				e.MD.Path = "/resources/" + scan.EscapePath(batch[i].Path)
 				if err := emit(&e); err != nil {
 					return err
@@ -506,7 +506,7 @@ func (p *publisher) changeDump(ctx context.Context, s *Set, l *clList, sr *SetRe
 		Links: []rs.Link{{Rel: rs.RelUp, Href: p.capListURL(s.Name)}}}
 	info, err := b.finish(&h, func(emit func(*rs.Entry) error) error {
 		for i := range kept {
-			e := changeEntry(s.ResourceBase, &kept[i])
+			e := changeEntry(s, &kept[i])
 			if kept[i].Kind != rs.Deleted {
 				e.MD.Path = cdPath(&kept[i])
 			}

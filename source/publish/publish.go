@@ -36,6 +36,19 @@ type Set struct {
 	// ResourceBase is the URL prefix of the set's resources, ending with
 	// "/": a resource's loc is ResourceBase + scan.EscapePath(path).
 	ResourceBase string
+	// Loc, if set, replaces scan.EscapePath: it maps a resource's path to
+	// its escaped URL path below ResourceBase. A store whose paths are not
+	// file paths (the SDShare server keys resources by IRI) gives locs
+	// that a Destination can map to files.
+	Loc func(path string) string
+}
+
+// loc returns the URL of the resource at path.
+func (s *Set) loc(path string) string {
+	if s.Loc != nil {
+		return s.ResourceBase + s.Loc(path)
+	}
+	return s.ResourceBase + scan.EscapePath(path)
 }
 
 // Config configures Publish.
@@ -374,9 +387,9 @@ func resourceMD(r *store.Resource) rs.Metadata {
 	}
 }
 
-// resourceEntry returns the entry of r under base.
-func resourceEntry(base string, r *store.Resource) rs.Entry {
-	e := rs.Entry{Loc: base + scan.EscapePath(r.Path), MD: resourceMD(r)}
+// resourceEntry returns the entry of r in set s.
+func resourceEntry(s *Set, r *store.Resource) rs.Entry {
+	e := rs.Entry{Loc: s.loc(r.Path), MD: resourceMD(r)}
 	if !r.LastMod.IsZero() {
 		e.LastMod = rs.NewTime(r.LastMod.UTC())
 	}

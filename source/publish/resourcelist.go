@@ -232,7 +232,7 @@ func (p *publisher) resourceList(ctx context.Context, s *Set, sr *SetReport) (st
 			return "", nil, fmt.Errorf("resource list: %w", err)
 		}
 		fp.add(&r)
-		e = resourceEntry(s.ResourceBase, &r)
+		e = resourceEntry(s, &r)
 		if err := sp.Add(&e); err != nil {
 			sp.Close()
 			ps.abort()

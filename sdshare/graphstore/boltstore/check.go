@@ -68,7 +68,15 @@ func (s *Store) Check(ctx context.Context) error {
 				if isBlank(pid) {
 					return bad("graph %s: blank predicate", name)
 				}
-				for _, id := range [3]uint64{sid, pid, oid} {
+				if oid == 0 {
+					if _, err := decodeTerm(k[17:]); err != nil || len(k) > 16+maxInline {
+						return bad("graph %s: inline object %q", name, k[16:])
+					}
+				}
+				for i, id := range [3]uint64{sid, pid, oid} {
+					if i == 2 && id == 0 {
+						continue // the inline object
+					}
 					if id>>1 == 0 || id>>1 > next {
 						return bad("graph %s: node id %d beyond the counter %d", name, id, next)
 					}

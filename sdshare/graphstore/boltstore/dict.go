@@ -68,20 +68,61 @@ func isBlank(id uint64) bool { return id&1 == 1 }
 // blankTerm is how the store writes out its blank node id.
 func blankTerm(id uint64) rdf.Term { return rdf.Blank("b" + strconv.FormatUint(id>>1, 10)) }
 
-// tripleKey is an SPO index key.
-func tripleKey(s, p, o uint64) []byte {
-	k := make([]byte, 24)
-	binary.BigEndian.PutUint64(k, s)
-	binary.BigEndian.PutUint64(k[8:], p)
-	binary.BigEndian.PutUint64(k[16:], o)
-	return k
+// maxInline is the longest literal encoding kept in the index key itself
+// rather than in the dictionary. Most distinct terms of real data are
+// literals used once; inline they cost no dictionary entry, lookup or
+// reference count.
+const maxInline = 200
+
+// Object tags, the first byte of an index key's object part.
+const (
+	objID     = 0 // 8-byte node id follows
+	objInline = 1 // a literal's encoding follows
+)
+
+// inline returns the object part of an inline literal, or nil when t is
+// kept in the dictionary.
+func inline(t rdf.Term) []byte {
+	if !t.IsLiteral() {
+		return nil
+	}
+	b := encodeTerm([]byte{objInline}, t)
+	if len(b) > maxInline {
+		return nil
+	}
+	return b
 }
 
+// idObject is the object part of a node id.
+func idObject(id uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{objID}, id)
+}
+
+// tripleKey is an SPO index key: s, p and the object part.
+func tripleKey(s, p uint64, o []byte) []byte {
+	k := make([]byte, 16, 16+len(o))
+	binary.BigEndian.PutUint64(k, s)
+	binary.BigEndian.PutUint64(k[8:], p)
+	return append(k, o...)
+}
+
+// splitKey returns the ids of an index key; o is 0 for an inline literal
+// (then k[17:] is its encoding).
 func splitKey(k []byte) (s, p, o uint64, ok bool) {
-	if len(k) != 24 {
+	if len(k) < 18 {
 		return 0, 0, 0, false
 	}
-	return binary.BigEndian.Uint64(k), binary.BigEndian.Uint64(k[8:]), binary.BigEndian.Uint64(k[16:]), true
+	s, p = binary.BigEndian.Uint64(k), binary.BigEndian.Uint64(k[8:])
+	switch k[16] {
+	case objID:
+		if len(k) != 25 {
+			return 0, 0, 0, false
+		}
+		return s, p, binary.BigEndian.Uint64(k[17:]), true
+	case objInline:
+		return s, p, 0, true
+	}
+	return 0, 0, 0, false
 }
 
 // wtx is one write transaction's view of the dictionary: it interns
@@ -145,23 +186,30 @@ func (w *wtx) intern(t rdf.Term) (uint64, error) {
 	return id, nil
 }
 
-// insert adds s p o to the graph bucket gb; false if it was there.
-func (w *wtx) insert(gb *bbolt.Bucket, s, p, o uint64) (bool, error) {
-	k := tripleKey(s, p, o)
+// insert adds the index key k to the graph bucket gb; false if it was
+// there.
+func (w *wtx) insert(gb *bbolt.Bucket, k []byte) (bool, error) {
 	if gb.Get(k) != nil {
 		return false, nil
 	}
 	if err := gb.Put(k, nil); err != nil {
 		return false, err
 	}
-	w.ref(s, 1)
-	w.ref(p, 1)
-	w.ref(o, 1)
+	w.refKey(k, 1)
 	return true, nil
 }
 
+// refKey changes the reference counts of the terms index key k names.
+func (w *wtx) refKey(k []byte, d int64) {
+	if s, p, o, ok := splitKey(k); ok {
+		w.ref(s, d)
+		w.ref(p, d)
+		w.ref(o, d)
+	}
+}
+
 func (w *wtx) ref(id uint64, d int64) {
-	if !isBlank(id) {
+	if id != 0 && !isBlank(id) {
 		w.delta[id] += d
 	}
 }
@@ -281,6 +329,10 @@ func (d *decoder) triple(k []byte) (rdf.Triple, error) {
 	if t.P, err = d.term(p); err != nil {
 		return t, err
 	}
-	t.O, err = d.term(o)
+	if o == 0 {
+		t.O, err = decodeTerm(k[17:])
+	} else {
+		t.O, err = d.term(o)
+	}
 	return t, err
 }

@@ -88,6 +88,9 @@ func (s *Store) Triples(ctx context.Context, g string) iter.Seq2[rdf.Triple, err
 					if err := ctx.Err(); err != nil {
 						return err
 					}
+					if n%(64<<10) == 0 {
+						s.releaseMapped()
+					}
 				}
 				t, err := d.triple(k)
 				if err != nil {

@@ -3,6 +3,7 @@ package boltstore
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"iter"
@@ -86,10 +87,7 @@ func (s *Store) ApplyFragment(ctx context.Context, g string, r rdf.Term, ts []rd
 				if err := gb.Delete(k); err != nil {
 					return err
 				}
-				sid, pid, oid, _ := splitKey(k)
-				w.ref(sid, -1)
-				w.ref(pid, -1)
-				w.ref(oid, -1)
+				w.refKey(k, -1)
 			}
 		}
 		blanks := map[string]uint64{}
@@ -122,20 +120,34 @@ func (s *Store) ApplyFragment(ctx context.Context, g string, r rdf.Term, ts []rd
 }
 
 func (w *wtx) insertTriple(gb *bbolt.Bucket, t rdf.Triple, node func(rdf.Term) (uint64, error)) error {
-	s, err := node(t.S)
+	k, err := w.key(t, node)
 	if err != nil {
 		return err
+	}
+	_, err = w.insert(gb, k)
+	return err
+}
+
+// key returns t's index key; node gives subjects, predicates and objects
+// not inlined their ids.
+func (w *wtx) key(t rdf.Triple, node func(rdf.Term) (uint64, error)) ([]byte, error) {
+	s, err := node(t.S)
+	if err != nil {
+		return nil, err
 	}
 	p, err := node(t.P)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	o, err := node(t.O)
-	if err != nil {
-		return err
+	o := inline(t.O)
+	if o == nil {
+		id, err := node(t.O)
+		if err != nil {
+			return nil, err
+		}
+		o = idObject(id)
 	}
-	_, err = w.insert(gb, s, p, o)
-	return err
+	return tripleKey(s, p, o), nil
 }
 
 func newGraphID(tx *bbolt.Tx) (uint64, error) {
@@ -190,6 +202,7 @@ func (s *Store) ReplaceGraph(ctx context.Context, g string, ts iter.Seq2[rdf.Tri
 		}
 	}()
 	batch := make([]rdf.Triple, 0, min(s.batch, 4096))
+	size := s.batch
 	n := 0
 	for t, terr := range ts {
 		if terr != nil {
@@ -204,14 +217,16 @@ func (s *Store) ReplaceGraph(ctx context.Context, g string, ts iter.Seq2[rdf.Tri
 			}
 		}
 		batch = append(batch, t)
-		if len(batch) >= s.batch {
-			if err := s.load(ctx, gid, batch); err != nil {
+		if len(batch) >= size {
+			nodes, err := s.load(ctx, gid, batch)
+			if err != nil {
 				return err
 			}
+			size = nextBatch(size, nodes, s.batch)
 			batch = batch[:0]
 		}
 	}
-	if err := s.load(ctx, gid, batch); err != nil {
+	if _, err := s.load(ctx, gid, batch); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -250,12 +265,48 @@ func (s *Store) ReplaceGraph(ctx context.Context, g string, ts iter.Seq2[rdf.Tri
 	return nil
 }
 
-// load writes one batch of a ReplaceGraph into graph id gid.
-func (s *Store) load(ctx context.Context, gid uint64, batch []rdf.Triple) error {
-	if len(batch) == 0 {
-		return nil
+// labelKey is the tmp bucket key of a blank node label: the label, or a
+// hash of it when it is too long to be a bbolt key (a hostile snapshot
+// may have any label).
+func labelKey(l string) []byte {
+	if len(l) <= maxKeyLen {
+		return append([]byte{'L'}, l...)
 	}
-	return s.update(func(tx *bbolt.Tx) error {
+	h := sha256.Sum256([]byte(l))
+	return append([]byte{'H'}, h[:]...)
+}
+
+// maxNodes is how many B-tree nodes one load transaction should touch.
+// A commit holds every touched node in memory and rewrites its page, and
+// as the dictionary grows a batch's random lookups and inserts touch more
+// of them: ReplaceGraph shrinks its batches to stay near this bound, so
+// its memory does not grow with the store (about 10 KiB per node).
+const maxNodes = 2048
+
+// nextBatch is the size of the next load batch after one of size that
+// touched nodes B-tree nodes: halved above maxNodes, grown by a quarter
+// well below it, between 500 and max.
+func nextBatch(size, nodes, limit int) int {
+	switch {
+	case nodes > maxNodes:
+		size /= 2
+	case nodes < maxNodes/2:
+		size += size / 4
+	}
+	return min(max(size, 500), limit)
+}
+
+// load writes one batch of a ReplaceGraph into graph id gid and returns
+// how many B-tree nodes the transaction touched.
+func (s *Store) load(ctx context.Context, gid uint64, batch []rdf.Triple) (nodes int, err error) {
+	if len(batch) == 0 {
+		return 0, nil
+	}
+	err = s.update(func(tx *bbolt.Tx) error {
+		defer func() {
+			st := tx.Stats()
+			nodes = int(st.GetNodeCount())
+		}()
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -275,7 +326,7 @@ func (s *Store) load(ctx context.Context, gid uint64, batch []rdf.Triple) error 
 			if id, ok := blanks[t.Value]; ok {
 				return id, nil
 			}
-			id := be(labels.Get([]byte(t.Value)))
+			id := be(labels.Get(labelKey(t.Value)))
 			if id == 0 {
 				id = w.alloc(true)
 				newLabels = append(newLabels, t.Value)
@@ -284,32 +335,39 @@ func (s *Store) load(ctx context.Context, gid uint64, batch []rdf.Triple) error 
 			return id, nil
 		}
 		// Keys are put in order (see intern for why).
-		keys := make([][3]uint64, 0, len(batch))
+		keys := make([][]byte, 0, len(batch))
 		for _, t := range batch {
-			var k [3]uint64
-			var err error
-			for i, x := range [3]rdf.Term{t.S, t.P, t.O} {
-				if k[i], err = node(x); err != nil {
-					return err
-				}
+			k, err := w.key(t, node)
+			if err != nil {
+				return err
 			}
 			keys = append(keys, k)
 		}
-		slices.SortFunc(keys, func(a, b [3]uint64) int { return slices.Compare(a[:], b[:]) })
-		keys = slices.Compact(keys)
+		slices.SortFunc(keys, bytes.Compare)
+		keys = slices.CompactFunc(keys, bytes.Equal)
 		for _, k := range keys {
-			if _, err := w.insert(gb, k[0], k[1], k[2]); err != nil {
+			if _, err := w.insert(gb, k); err != nil {
 				return err
 			}
 		}
-		slices.Sort(newLabels)
-		for _, l := range newLabels {
-			if err := labels.Put([]byte(l), u64(blanks[l])); err != nil {
+		type label struct {
+			key []byte
+			id  uint64
+		}
+		put := make([]label, len(newLabels))
+		for i, l := range newLabels {
+			put[i] = label{labelKey(l), blanks[l]}
+		}
+		slices.SortFunc(put, func(a, b label) int { return bytes.Compare(a.key, b.key) })
+		for _, l := range put {
+			if err := labels.Put(l.key, u64(l.id)); err != nil {
 				return err
 			}
 		}
+		s.releaseMapped()
 		return w.finish()
 	})
+	return nodes, err
 }
 
 // dropGraph deletes the keys of graph id gid in batches, then the id.
@@ -337,14 +395,9 @@ func (s *Store) dropGraph(gid uint64) error {
 				if err := gb.Delete(k); err != nil {
 					return err
 				}
-				sid, pid, oid, ok := splitKey(k)
-				if !ok {
-					continue // a bad key names no terms
-				}
-				w.ref(sid, -1)
-				w.ref(pid, -1)
-				w.ref(oid, -1)
+				w.refKey(k, -1) // a bad key names no terms
 			}
+			s.releaseMapped()
 			if len(doomed) < s.batch {
 				if err := w.data.DeleteBucket(gk); err != nil {
 					return err

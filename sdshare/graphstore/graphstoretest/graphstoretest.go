@@ -9,6 +9,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -128,34 +129,17 @@ func Expect(t testing.TB, s graphstore.Store, want map[string]string) {
 	for _, g := range slices.Sorted(maps.Keys(want)) {
 		w := NT(want[g])
 		if tr := All(t, s, g); !Isomorphic(tr, w) {
-			t.Errorf("graph %s:\n%s\nwant (up to blank node labels):\n%s", g, format(tr), format(w))
+			t.Errorf("graph %s: %s\n%s\nwant (up to blank node labels):\n%s", g, rdf.IsomorphicDiff(tr, w), format(tr), format(w))
 		}
 	}
 }
 
 func format(ts []rdf.Triple) string {
-	var b []byte
-	term := func(x rdf.Term) string {
-		switch x.Kind {
-		case rdf.KindIRI:
-			return "<" + x.Value + ">"
-		case rdf.KindBlank:
-			return "_:" + x.Value
-		case rdf.KindLiteral:
-			if x.Lang != "" {
-				return fmt.Sprintf("%q@%s", x.Value, x.Lang)
-			}
-			if x.Datatype != rdf.XSDString {
-				return fmt.Sprintf("%q^^<%s>", x.Value, x.Datatype)
-			}
-			return fmt.Sprintf("%q", x.Value)
-		}
-		return "?"
-	}
+	var b strings.Builder
 	for _, t := range ts {
-		b = fmt.Appendf(b, "  %s %s %s .\n", term(t.S), term(t.P), term(t.O))
+		fmt.Fprintf(&b, "  %s %s %s .\n", t.S, t.P, t.O)
 	}
-	return string(b)
+	return b.String()
 }
 
 func testWrites(t *testing.T, open func(t *testing.T) graphstore.Store) {

@@ -155,16 +155,16 @@ func TestHostileEndpoint(t *testing.T) {
 				return s.ReplaceGraph(ctx, "http://example.org/g", seq(frag))
 			},
 			want: ErrEndpoint, wantText: []string{"/gsp answered 503", "overloaded"},
-			wantPuts: 3, wantUpdates: 1, // the DROP, no MOVE
+			wantPuts: 3, wantUpdates: 1, // the DROP of the temporary graph, no replace
 		},
 		{
-			name: "a failed MOVE is not repeated",
+			name: "a failed replace request is not repeated",
 			f:    &fake{status: 500, contentType: "text/plain", body: "Virtuoso 08C01 Error: lost"},
 			run: func(s *Store) error {
 				return s.ReplaceGraph(ctx, "http://example.org/g", seq(nil))
 			},
 			want: ErrEndpoint, wantText: []string{"replace graph"},
-			wantUpdates: 2, // the MOVE once, then the DROP
+			wantUpdates: 2, // the replace once, then the DROP of the temporary graph
 		},
 	}
 	for i := range tests {
@@ -220,15 +220,15 @@ func TestInvalidInput(t *testing.T) {
 	}
 	for _, b := range bad {
 		t.Run(b.name, func(t *testing.T) {
-			if err := s.ApplyFragment(ctx, "http://example.org/g", p, []rdf.Triple{b.t}); !errors.Is(err, ErrInvalidTerm) {
-				t.Errorf("ApplyFragment: %v, want ErrInvalidTerm", err)
+			if err := s.ApplyFragment(ctx, "http://example.org/g", p, []rdf.Triple{b.t}); !errors.Is(err, graphstore.ErrInvalid) {
+				t.Errorf("ApplyFragment: %v, want graphstore.ErrInvalid", err)
 			}
-			if err := s.ReplaceGraph(ctx, "http://example.org/g", seq([]rdf.Triple{b.t})); !errors.Is(err, ErrInvalidTerm) {
-				t.Errorf("ReplaceGraph: %v, want ErrInvalidTerm", err)
+			if err := s.ReplaceGraph(ctx, "http://example.org/g", seq([]rdf.Triple{b.t})); !errors.Is(err, graphstore.ErrInvalid) {
+				t.Errorf("ReplaceGraph: %v, want graphstore.ErrInvalid", err)
 			}
 		})
 	}
-	if err := s.ApplyFragment(ctx, "not an iri>", p, nil); !errors.Is(err, ErrInvalidTerm) {
+	if err := s.ApplyFragment(ctx, "not an iri>", p, nil); !errors.Is(err, graphstore.ErrInvalid) {
 		t.Errorf("bad graph name: %v", err)
 	}
 	if n := f.queries.Load() + f.updates.Load() + f.puts.Load(); n != 0 {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/resourcesync-go/resourcesync/internal/retry"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 )
 
 // Errors; match with errors.Is.
@@ -28,8 +29,9 @@ var (
 	// MaxDepth.
 	ErrTooDeep = errors.New("sparql: blank-node closure deeper than MaxDepth")
 	// ErrInvalidTerm: a triple cannot be written in SPARQL (a literal
-	// subject, an IRI with characters IRIs may not hold, …).
-	ErrInvalidTerm = errors.New("sparql: invalid term")
+	// subject, an IRI with characters IRIs may not hold, …). It matches
+	// graphstore.ErrInvalid too.
+	ErrInvalidTerm = fmt.Errorf("%w: a term SPARQL cannot carry", graphstore.ErrInvalid)
 )
 
 // EndpointError is a non-2xx answer.

@@ -39,8 +39,9 @@ const (
 	StartDepth = 4
 	// MaxDepth is the deepest blank-node nesting handled. The queries grow
 	// with its square; Virtuoso 7 refuses a probe beyond depth 41 ("The
-	// length of generated SQL text has exceeded 10000 lines of code").
-	MaxDepth = 32
+	// length of generated SQL text has exceeded 10000 lines of code"), and
+	// a probe of depth 33 on a busy store made it exit without a word.
+	MaxDepth = 16
 )
 
 // Endpoints are the URLs of the service.
@@ -139,7 +140,7 @@ func (s *Store) construct(ctx context.Context, op, q string) iter.Seq2[rdf.Tripl
 			return
 		}
 		defer resp.Body.Close()
-		for t, err := range parseNT(resp.Body) {
+		for t, err := range rdf.Parse(resp.Body, rdf.NTriples, "") {
 			if err != nil {
 				if ctx.Err() != nil {
 					err = fmt.Errorf("sparql: %s: %w", op, ctx.Err())
@@ -167,6 +168,9 @@ func (s *Store) ReplaceGraph(ctx context.Context, g string, ts iter.Seq2[rdf.Tri
 	if err := s.check(ctx); err != nil {
 		return err
 	}
+	if err := graphstore.CheckGraph(g); err != nil {
+		return err
+	}
 	gref, err := iriRef(g)
 	if err != nil {
 		return err
@@ -187,7 +191,7 @@ func (s *Store) ReplaceGraph(ctx context.Context, g string, ts iter.Seq2[rdf.Tri
 		return err
 	}
 	// From here on the temporary graph may hold data: drop it unless the
-	// MOVE took it.
+	// replace request took it.
 	moved := false
 	defer func() {
 		if !moved {
@@ -206,7 +210,7 @@ func (s *Store) ReplaceGraph(ctx context.Context, g string, ts iter.Seq2[rdf.Tri
 	switch {
 	case n == 0:
 		// Nothing to load (and an empty INSERT template is a syntax
-		// error): MOVE SILENT of the absent temporary graph empties g.
+		// error): ADD SILENT of the absent temporary graph leaves g empty.
 	case s.ep.GraphStore != "":
 		u, perr := url.Parse(s.ep.GraphStore)
 		if perr != nil {
@@ -231,13 +235,22 @@ func (s *Store) ReplaceGraph(ctx context.Context, g string, ts iter.Seq2[rdf.Tri
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	// Not retried once sent: a repeat of a MOVE that took effect would
-	// move the (now empty) temporary graph over g.
-	err = s.update(ctx, "replace graph", []byte("MOVE SILENT <"+tmp+"> TO "+gref+" ;\n"+registryEntry(gref)), false)
+	// Not MOVE: Virtuoso 7.2.5 empties the target of a MOVE row by row
+	// (28 s for 10,000 triples, measured on a fresh database) while DROP GRAPH
+	// takes a fast path (0.3 s). Not retried once sent: a repeat of a
+	// replace that took effect would copy the (now absent) temporary graph
+	// over g and empty it.
+	err = s.update(ctx, "replace graph", []byte(replaceOp(gref, tmp)), false)
 	if err == nil {
 		moved = true
 	}
 	return err
+}
+
+// replaceOp is the one update request that puts tmp's triples in place
+// of g's.
+func replaceOp(gref, tmp string) string {
+	return "DROP SILENT GRAPH " + gref + " ;\nADD SILENT <" + tmp + "> TO " + gref + " ;\nDROP SILENT GRAPH <" + tmp + "> ;\n" + registryEntry(gref)
 }
 
 // spool writes ts to f as the body of the load request: N-Triples for the
@@ -257,6 +270,9 @@ func (s *Store) spool(ctx context.Context, f *os.File, tmp string, ts iter.Seq2[
 			if err := s.check(ctx); err != nil {
 				return 0, 0, err
 			}
+		}
+		if err := graphstore.CheckTriple(t); err != nil {
+			return 0, 0, fmt.Errorf("sparql: replace graph: triple %d: %w", n, err)
 		}
 		if line, err = appendTriple(line[:0], t); err != nil {
 			return 0, 0, fmt.Errorf("sparql: replace graph: triple %d: %w", n, err)
@@ -393,17 +409,23 @@ func (s *Store) ApplyFragment(ctx context.Context, g string, r rdf.Term, ts []rd
 	if err := s.check(ctx); err != nil {
 		return err
 	}
+	if err := graphstore.CheckResource(g, r); err != nil {
+		return err
+	}
 	gref, err := iriRef(g)
 	if err != nil {
 		return err
 	}
 	rb, err := appendTerm(nil, r)
-	if err != nil || r.IsLiteral() {
+	if err != nil {
 		return fmt.Errorf("%w: resource %v", ErrInvalidTerm, r)
 	}
 	rref := string(rb)
 	var ins []byte
 	for _, t := range ts {
+		if err := graphstore.CheckTriple(t); err != nil {
+			return fmt.Errorf("sparql: apply fragment: %w", err)
+		}
 		if ins, err = appendTriple(ins, t); err != nil {
 			return fmt.Errorf("sparql: apply fragment: %w", err)
 		}
@@ -430,18 +452,43 @@ func (s *Store) Fragment(ctx context.Context, g string, r rdf.Term) ([]rdf.Tripl
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
+	if err := graphstore.CheckResource(g, r); err != nil {
+		return nil, err
+	}
 	gref, err := iriRef(g)
 	if err != nil {
 		return nil, err
 	}
 	rb, err := appendTerm(nil, r)
-	if err != nil || r.IsLiteral() {
+	if err != nil {
 		return nil, fmt.Errorf("%w: resource %v", ErrInvalidTerm, r)
 	}
-	d, err := s.depth(ctx, gref, string(rb))
+	// Virtuoso reads at READ COMMITTED: a write committing between the
+	// probe and the CONSTRUCT, or between the CONSTRUCT's own joins, can
+	// give a torn fragment (observed under the contract suite's
+	// concurrent writers). A fragment read twice alike is taken.
+	var prev []rdf.Triple
+	for try := 0; ; try++ {
+		cur, err := s.fragmentOnce(ctx, gref, string(rb))
+		if err != nil {
+			return nil, err
+		}
+		if try > 0 && (rdf.Isomorphic(prev, cur) || try == fragmentReads) {
+			return cur, nil
+		}
+		prev = cur
+	}
+}
+
+// fragmentReads bounds Fragment's reads under constant concurrent writes.
+const fragmentReads = 5
+
+func (s *Store) fragmentOnce(ctx context.Context, gref, rref string) ([]rdf.Triple, error) {
+	d, err := s.depth(ctx, gref, rref)
 	if err != nil {
 		return nil, err
 	}
+	rb := []byte(rref)
 	var q strings.Builder
 	q.WriteString("CONSTRUCT { ?s ?p ?o } WHERE { GRAPH " + gref + " {\n  ")
 	closurePattern(&q, string(rb), d)
@@ -460,6 +507,10 @@ func (s *Store) Fragment(ctx context.Context, g string, r rdf.Term) ([]rdf.Tripl
 func (s *Store) Triples(ctx context.Context, g string) iter.Seq2[rdf.Triple, error] {
 	return func(yield func(rdf.Triple, error) bool) {
 		if err := s.check(ctx); err != nil {
+			yield(rdf.Triple{}, err)
+			return
+		}
+		if err := graphstore.CheckGraph(g); err != nil {
 			yield(rdf.Triple{}, err)
 			return
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/sparqltest"
 	"github.com/resourcesync-go/resourcesync/internal/testnet"
@@ -21,6 +22,9 @@ func open(t testing.TB, gsp bool) (*Store, *sparqltest.Server) {
 	srv := sparqltest.Shared(t)
 	srv.Reset(t)
 	c, _ := testnet.Client(t)
+	// Loading and moving 100,000 triples takes Virtuoso ~20 s on a busy
+	// machine: more than testnet's default per-request limit.
+	c.Timeout = 5 * time.Minute
 	ep := Endpoints{Update: srv.UpdateURL, Query: srv.QueryURL}
 	if gsp {
 		ep.GraphStore = srv.GraphStoreURL

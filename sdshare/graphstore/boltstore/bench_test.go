@@ -1,0 +1,89 @@
+package boltstore_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/resourcesync-go/resourcesync/rdf"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/boltstore"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/memstore"
+)
+
+// benchStores are the stores the benchmarks compare: memstore is the
+// baseline the others are read against.
+var benchStores = []struct {
+	name string
+	open func(b *testing.B) graphstore.Store
+}{
+	{"memstore", func(*testing.B) graphstore.Store { return memstore.New() }},
+	{"boltstore", func(b *testing.B) graphstore.Store { return openBench(b, false) }},
+	{"boltstore-nosync", func(b *testing.B) graphstore.Store { return openBench(b, true) }},
+}
+
+func openBench(b *testing.B, noSync bool) graphstore.Store {
+	s, err := boltstore.Open(filepath.Join(b.TempDir(), "graph.db"), &boltstore.Options{NoSync: noSync})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// BenchmarkLoad replaces a graph with a generated snapshot of 100,000
+// triples (see generated) per iteration.
+func BenchmarkLoad(b *testing.B) {
+	const n = 100000
+	for _, st := range benchStores {
+		b.Run(st.name, func(b *testing.B) {
+			s := st.open(b)
+			defer s.Close()
+			ctx := context.Background()
+			for b.Loop() {
+				if err := s.ReplaceGraph(ctx, "http://e/g", generated(n)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "triples/s")
+		})
+	}
+}
+
+// BenchmarkApplyFragment replaces one resource's fragment (six triples,
+// two blank nodes) per iteration in a graph of 10,000 resources.
+func BenchmarkApplyFragment(b *testing.B) {
+	const resources = 10000
+	for _, st := range benchStores {
+		b.Run(st.name, func(b *testing.B) {
+			s := st.open(b)
+			defer s.Close()
+			ctx := context.Background()
+			if err := s.ReplaceGraph(ctx, "http://e/g", generated(resources*9)); err != nil {
+				b.Fatal(err)
+			}
+			p := rdf.IRI("http://e/p")
+			i := 0
+			triples := 0
+			for b.Loop() {
+				r := rdf.IRI(fmt.Sprint("http://example.org/collection/resource/", (i*7919)%resources))
+				x, y := rdf.Blank("x"), rdf.Blank("y")
+				ts := []rdf.Triple{
+					{S: r, P: p, O: rdf.Literal(fmt.Sprint("version ", i))},
+					{S: r, P: genPreds[3], O: rdf.IRI("http://example.org/people/1")},
+					{S: r, P: genPreds[6], O: x},
+					{S: x, P: p, O: rdf.Literal("part")},
+					{S: x, P: genPreds[6], O: y},
+					{S: y, P: p, O: rdf.LangLiteral(fmt.Sprint("deep ", i), "en")},
+				}
+				if err := s.ApplyFragment(ctx, "http://e/g", r, ts); err != nil {
+					b.Fatal(err)
+				}
+				i++
+				triples += len(ts)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "fragments/s")
+			b.ReportMetric(float64(triples)/b.Elapsed().Seconds(), "triples/s")
+		})
+	}
+}
