@@ -102,7 +102,6 @@ var (
 // a check that fails on one of them logs "KNOWN ..." instead of failing,
 // unless RESOURCESYNC_MODEL_STRICT=1. An entry goes when its fix is merged.
 var sdmKnownOpen = map[string]string{
-	"superseded chunks": "the server keeps the previous snapshot's files (and serves its data) but answers 404 for its chunks feed, so a client that began loading a chunked snapshot just before a change fails the run (TestSDShareSupersededChunks); with changes more frequent than a load takes, a new client never gets in step",
 	"virtuoso integers": `Virtuoso keeps "042"^^xsd:integer as "42": the SPARQL store loses a literal's non-canonical lexical form (another RDF term)`,
 }
 
@@ -859,7 +858,7 @@ func (h *sdmHistory) racing() {
 	}
 	outcome := "ok"
 	if r.err == nil && !r.rep.OK() && strings.Contains(fmt.Sprint(r.rep), "/chunks: 404") {
-		h.known("superseded chunks", "a fresh client.Sync racing with changes: %+v", r.rep)
+		h.fatalf("a fresh client.Sync racing with changes got 404 for a superseded snapshot's chunks feed (fixed on main at 0f6a811): %+v", r.rep)
 	}
 	if r.err != nil || !r.rep.OK() {
 		outcome = fmt.Sprintf("not in step: %v", r.err)
@@ -1644,8 +1643,8 @@ func (h *sdmHistory) checkFeeds() {
 	}
 }
 
-// TestSDShareSupersededChunks is the minimal reproduction of the bug
-// "superseded chunks" that TestSDShareModel found: a client reads the
+// TestSDShareSupersededChunks is the minimal reproduction of a bug
+// TestSDShareModel found (fixed in 0f6a811): a client reads the
 // snapshots feed, the collection changes, and the chunked snapshot feed
 // the client was told about answers 404, although the server keeps that
 // snapshot's files and still serves its data.
@@ -1682,11 +1681,7 @@ func TestSDShareSupersededChunks(t *testing.T) {
 	chunks, body, _ := h.get(old+"/chunks", "")
 	if data == http.StatusOK && chunks != http.StatusOK {
 		msg := fmt.Sprintf("superseded snapshot %s: its data answers %d, its chunks feed %d (%s)", old, data, chunks, strings.TrimSpace(string(body)))
-		if _, ok := sdmKnownOpen["superseded chunks"]; ok && os.Getenv("RESOURCESYNC_MODEL_STRICT") != "1" {
-			t.Logf("KNOWN superseded chunks, not failing: %s", msg)
-		} else {
-			t.Error(msg)
-		}
+		t.Error(msg)
 	}
 	p.kill()
 }
