@@ -1,0 +1,513 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/rdf"
+	"github.com/resourcesync-go/resourcesync/sdshare"
+	"github.com/resourcesync-go/resourcesync/sdshare/atom"
+	"github.com/resourcesync-go/resourcesync/sdshare/client"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/boltstore"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/memstore"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/sparql"
+	"github.com/resourcesync-go/resourcesync/sdshare/server"
+)
+
+// childEnv carries a step's spec (JSON) to the child process that runs it.
+const childEnv = "SDSHAREBENCH_STEP"
+
+// Spec is what one child runs.
+type Spec struct {
+	Step      string
+	Dir       string // the run's directory (dataset files, stores)
+	Triples   int    // the dataset's size as asked (the files hold resources(Triples)*15)
+	Small     int
+	Fragments int
+	NoSync    bool
+	Virtuoso  sparql.Endpoints
+	// CPUProfile, if set, is a file the child writes its CPU profile to.
+	CPUProfile string
+}
+
+// Result is one row of the table.
+type Result struct {
+	Step      string  `json:"step"`
+	What      string  `json:"what"`
+	Triples   int64   `json:"triples"`
+	Bytes     int64   `json:"bytes,omitempty"`
+	Fragments int     `json:"fragments,omitempty"`
+	Seconds   float64 `json:"seconds"`
+	// TriplesPerSec and FragmentsPerSec are the rates; RatioToParse is
+	// TriplesPerSec over the N-Triples parse rate of the same run.
+	TriplesPerSec   float64 `json:"triplesPerSec"`
+	MBPerSec        float64 `json:"mbPerSec,omitempty"`
+	FragmentsPerSec float64 `json:"fragmentsPerSec,omitempty"`
+	RatioToParse    float64 `json:"ratioToParse,omitempty"`
+	// PeakRSSKiB is the child's VmHWM (each step runs in a process of its
+	// own); CPUSec its user+system time.
+	PeakRSSKiB int64   `json:"peakRSSKiB"`
+	CPUSec     float64 `json:"cpuSec"`
+	Note       string  `json:"note,omitempty"`
+}
+
+func (r *Result) finish(d time.Duration) {
+	r.Seconds = d.Seconds()
+	if r.Seconds > 0 {
+		r.TriplesPerSec = float64(r.Triples) / r.Seconds
+		r.MBPerSec = float64(r.Bytes) / r.Seconds / 1e6
+		r.FragmentsPerSec = float64(r.Fragments) / r.Seconds
+	}
+}
+
+// childMain runs the step spec (JSON) and writes its results as JSON to
+// out; the exit code is for os.Exit.
+func childMain(specJSON string, out io.Writer) int {
+	var sp Spec
+	if err := json.Unmarshal([]byte(specJSON), &sp); err != nil {
+		fmt.Fprintln(os.Stderr, "sdsharebench child:", err)
+		return 2
+	}
+	if sp.CPUProfile != "" {
+		f, err := os.Create(sp.CPUProfile)
+		if err == nil {
+			pprof.StartCPUProfile(f)
+			defer f.Close()
+			defer pprof.StopCPUProfile()
+		}
+	}
+	rs, err := runStep(context.Background(), sp)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sdsharebench step %s: %v\n", sp.Step, err)
+		return 1
+	}
+	hwm := vmHWM()
+	for i := range rs {
+		rs[i].Step = sp.Step
+		rs[i].PeakRSSKiB = hwm
+	}
+	if err := json.NewEncoder(out).Encode(rs); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// Steps, in the order the parent runs them.
+const (
+	stepParseNT       = "parse-nt"
+	stepParseTurtle   = "parse-ttl"
+	stepParseRDFXML   = "parse-rdfxml"
+	stepBoltLoadSmall = "bolt-load-small"
+	stepBoltLoad      = "bolt-load"
+	stepBoltApply     = "bolt-apply"
+	stepMemApply      = "mem-apply"
+	stepSPARQLLoad    = "virtuoso-load"
+	stepSPARQLApply   = "virtuoso-apply"
+	stepEndToEnd      = "end-to-end"
+)
+
+const graphName = "http://example.org/graph/bench"
+
+func runStep(ctx context.Context, sp Spec) ([]Result, error) {
+	in := func(name string) string { return filepath.Join(sp.Dir, name) }
+	switch sp.Step {
+	case stepParseNT:
+		return parseStep(in(fileNT), rdf.NTriples, "parse N-Triples (rdf.Parse)")
+	case stepParseTurtle:
+		return parseStep(in(fileTurtle), rdf.Turtle, "parse Turtle (rdf.Parse)")
+	case stepParseRDFXML:
+		return parseStep(in(fileRDFXML), rdf.RDFXML, "parse RDF/XML (rdf.Parse)")
+	case stepBoltLoadSmall, stepBoltLoad:
+		file := in(fileNT)
+		if sp.Step == stepBoltLoadSmall {
+			file = in(fileSmallNT)
+		}
+		s, err := boltstore.OpenDir(in(sp.Step), &boltstore.Options{NoSync: sp.NoSync})
+		if err != nil {
+			return nil, err
+		}
+		defer s.Close()
+		what := "snapshot load: boltstore.ReplaceGraph"
+		if sp.Step == stepBoltLoadSmall {
+			what += " (small)"
+		}
+		r, err := loadStep(ctx, s, file, what)
+		if err != nil {
+			return nil, err
+		}
+		st, err := s.Stats(ctx)
+		if err == nil && st.Triples != int(r[0].Triples) {
+			return nil, fmt.Errorf("boltstore holds %d triples after loading %d", st.Triples, r[0].Triples)
+		}
+		return r, err
+	case stepBoltApply:
+		// Into the store the full load left: fragments replace resources
+		// that are there, as in a client that follows a server.
+		s, err := boltstore.OpenDir(in(stepBoltLoad), &boltstore.Options{NoSync: sp.NoSync})
+		if err != nil {
+			return nil, err
+		}
+		defer s.Close()
+		return applyStep(ctx, s, sp, "fragment apply: boltstore.ApplyFragment")
+	case stepMemApply:
+		s := memstore.New()
+		defer s.Close()
+		t := time.Now()
+		if err := s.ReplaceGraph(ctx, graphName, parseFile(in(fileNT))); err != nil {
+			return nil, err
+		}
+		loaded := time.Since(t)
+		r, err := applyStep(ctx, s, sp, "fragment apply: memstore.ApplyFragment")
+		if err == nil {
+			r[0].Note = fmt.Sprintf("store preloaded with the snapshot in %.1fs (RSS includes it)", loaded.Seconds())
+		}
+		return r, err
+	case stepSPARQLLoad, stepSPARQLApply:
+		if sp.Virtuoso.Update == "" {
+			return nil, errors.New("no SPARQL endpoint")
+		}
+		s := sparql.New(sp.Virtuoso, &http.Client{Transport: &http.Transport{DialContext: loopbackDial}})
+		defer s.Close()
+		if sp.Step == stepSPARQLLoad {
+			return loadStep(ctx, s, in(fileNT), "snapshot load: sparql store (Virtuoso, GSP PUT + MOVE)")
+		}
+		return applyStep(ctx, s, sp, "fragment apply: sparql store (Virtuoso, probe + update)")
+	case stepEndToEnd:
+		return endToEnd(ctx, sp)
+	}
+	return nil, fmt.Errorf("unknown step %q", sp.Step)
+}
+
+// loopbackDial refuses anything but loopback addresses: the bench never
+// talks to the network.
+func loopbackDial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("sdsharebench: refusing to dial %s (loopback only)", addr)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+// parseFile yields the N-Triples file's triples; a file that cannot be
+// opened is the iterator's error.
+func parseFile(path string) iter.Seq2[rdf.Triple, error] {
+	return func(yield func(rdf.Triple, error) bool) {
+		f, err := os.Open(path)
+		if err != nil {
+			yield(rdf.Triple{}, err)
+			return
+		}
+		defer f.Close()
+		for t, err := range rdf.Parse(f, rdf.NTriples, "") {
+			if !yield(t, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+func parseStep(path string, f rdf.Format, what string) ([]Result, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	fi, err := file.Stat()
+	if err != nil {
+		return nil, err
+	}
+	r := Result{What: what, Bytes: fi.Size()}
+	t := time.Now()
+	for _, err := range rdf.Parse(file, f, "http://example.org/base") {
+		if err != nil {
+			return nil, err
+		}
+		r.Triples++
+	}
+	r.finish(time.Since(t))
+	return []Result{r}, nil
+}
+
+// loadStep streams the N-Triples file into s.ReplaceGraph: the parse is
+// part of the load, as in a client reading a snapshot.
+func loadStep(ctx context.Context, s graphstore.Store, path, what string) ([]Result, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	r := Result{What: what, Bytes: fi.Size()}
+	counted := func(yield func(rdf.Triple, error) bool) {
+		for t, err := range parseFile(path) {
+			if err == nil {
+				r.Triples++
+			}
+			if !yield(t, err) {
+				return
+			}
+		}
+	}
+	t := time.Now()
+	if err := s.ReplaceGraph(ctx, graphName, counted); err != nil {
+		return nil, err
+	}
+	r.finish(time.Since(t))
+	return []Result{r}, nil
+}
+
+// applyStep applies the run's fragments, one ApplyFragment each, to the
+// graph loaded from the dataset.
+func applyStep(ctx context.Context, s graphstore.Store, sp Spec, what string) ([]Result, error) {
+	frags := fragments(fragmentCount(sp.Fragments, resources(sp.Triples)), resources(sp.Triples))
+	r := Result{What: what, Fragments: len(frags)}
+	t := time.Now()
+	for _, ts := range frags {
+		if err := s.ApplyFragment(ctx, graphName, ts[0].S, ts); err != nil {
+			return nil, err
+		}
+		r.Triples += int64(len(ts))
+	}
+	r.finish(time.Since(t))
+	// One applied fragment read back: the step fails rather than report
+	// the rate of a store that dropped the writes.
+	last := frags[len(frags)-1]
+	got, err := s.Fragment(ctx, graphName, last[0].S)
+	if err != nil {
+		return nil, err
+	}
+	if !rdf.Isomorphic(got, last) {
+		return nil, fmt.Errorf("%s: fragment of %s not as applied:\n%s", what, last[0].S.Value, rdf.IsomorphicDiff(got, last))
+	}
+	return []Result{r}, nil
+}
+
+// endToEnd serves the dataset with sdshare/server on 127.0.0.1 and keeps a
+// boltstore in step with sdshare/client: the snapshot first, then, after
+// the collection file changed, the fragments through the feeds.
+func endToEnd(ctx context.Context, sp Spec) ([]Result, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	dir := filepath.Join(sp.Dir, "e2e")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	coll := filepath.Join(dir, "collection.nt")
+	os.Remove(coll)
+	if err := os.Link(filepath.Join(sp.Dir, fileNT), coll); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	defer ln.Close()
+	base := "http://" + ln.Addr().String() + "/sdshare/"
+	t := time.Now()
+	srv, err := server.Open(ctx, server.Config{
+		BaseURL:     base,
+		StateDir:    filepath.Join(dir, "server"),
+		Collections: []server.CollectionConfig{{Name: "bench", Path: coll}},
+		// One snapshot document, as the brief measures; chunking is a
+		// different path of the client.
+		ChunkSize: 1 << 30,
+		Rescan:    -1,
+		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		NoSync:    sp.NoSync,
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	opened := time.Since(t)
+	hs := &http.Server{Handler: srv.Handler()}
+	go hs.Serve(ln)
+	defer hs.Close()
+	runDone := make(chan struct{})
+	go func() { srv.Run(ctx); close(runDone) }()
+	defer func() { cancel(); <-runDone }()
+
+	hc := &http.Client{Transport: &http.Transport{DialContext: loopbackDial}}
+	// Wait for the background snapshot and read it once over HTTP: the
+	// client's load then measures loading, not the server's build, and the
+	// transfer alone is a row of its own.
+	t = time.Now()
+	snapBytes, err := fetchSnapshot(ctx, hc, base+"bench/snapshots")
+	if err != nil {
+		return nil, err
+	}
+	built := time.Since(t)
+	t = time.Now()
+	if _, err := fetchSnapshot(ctx, hc, base+"bench/snapshots"); err != nil {
+		return nil, err
+	}
+	transfer := Result{What: "end to end: snapshot GET over HTTP only", Bytes: snapBytes, Triples: int64(resources(sp.Triples) * perResource)}
+	transfer.finish(time.Since(t))
+	transfer.Note = fmt.Sprintf("server.Open (baseline load) %.1fs, snapshot built in %.1fs", opened.Seconds(), built.Seconds())
+
+	store, err := boltstore.OpenDir(filepath.Join(dir, "client-store"), &boltstore.Options{NoSync: sp.NoSync})
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	state, err := client.OpenState(filepath.Join(dir, "client-state"))
+	if err != nil {
+		return nil, err
+	}
+	defer state.Close()
+	cfg := client.Config{Overview: base, Store: store, State: state, HTTPClient: hc,
+		Graph: func(client.Collection) string { return graphName }}
+
+	t = time.Now()
+	rep, err := client.Sync(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	snap := Result{What: "end to end: client snapshot load into boltstore", Bytes: snapBytes}
+	snap.finish(time.Since(t))
+	if !rep.OK() || len(rep.Collections) != 1 || !rep.Collections[0].SnapshotLoaded {
+		return nil, fmt.Errorf("first sync: %+v", rep)
+	}
+	snap.Triples = rep.Collections[0].SnapshotTriples
+	snap.finish(time.Since(t))
+
+	// The collection changes: the server journals one update per changed
+	// resource, which the client then reads from the fragments feed.
+	next := filepath.Join(dir, "collection.next")
+	os.Remove(next)
+	if err := os.Link(filepath.Join(sp.Dir, fileNextNT), next); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(next, coll); err != nil {
+		return nil, err
+	}
+	t = time.Now()
+	lr, err := srv.Collection("bench").Load(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	reload := time.Since(t)
+	want := fragmentCount(sp.Fragments, resources(sp.Triples))
+	if lr.Updated != want && lr.Updated != 0 { // 0: the watcher's load came first
+		return nil, fmt.Errorf("server journalled %d updates, want %d", lr.Updated, want)
+	}
+	t = time.Now()
+	rep, err = client.Sync(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	frag := Result{What: "end to end: client fragments via feeds into boltstore"}
+	if !rep.OK() || len(rep.Collections) != 1 {
+		return nil, fmt.Errorf("second sync: %+v", rep)
+	}
+	frag.Fragments = rep.Collections[0].Applied
+	frag.Triples = int64(frag.Fragments * perResource)
+	frag.finish(time.Since(t))
+	frag.Note = fmt.Sprintf("%d feed pages; server re-diff of the changed file %.1fs", rep.Collections[0].Pages, reload.Seconds())
+	if frag.Fragments != want {
+		return nil, fmt.Errorf("client applied %d fragments, want %d", frag.Fragments, want)
+	}
+	return []Result{transfer, snap, frag}, nil
+}
+
+// fetchSnapshot reads the snapshots feed at u, then GETs its snapshot
+// (waiting while the server answers 202) and discards it; it returns the
+// snapshot's length.
+func fetchSnapshot(ctx context.Context, hc *http.Client, u string) (int64, error) {
+	body, err := get(ctx, hc, u)
+	if err != nil {
+		return 0, err
+	}
+	feed, err := atom.Decode(body, u)
+	body.Close()
+	if err != nil {
+		return 0, err
+	}
+	if len(feed.Entries) == 0 || len(feed.Entries[0].LinksRel(sdshare.RelSnapshot)) == 0 {
+		return 0, fmt.Errorf("%s: no snapshot entry", u)
+	}
+	href := feed.Entries[0].LinksRel(sdshare.RelSnapshot)[0].Href
+	base, _ := url.Parse(u)
+	ref, err := url.Parse(href)
+	if err != nil {
+		return 0, err
+	}
+	snap := base.ResolveReference(ref).String()
+	deadline := time.Now().Add(30 * time.Minute)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, snap, nil)
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("Accept", "application/n-triples")
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		switch {
+		case err != nil:
+			return 0, err
+		case resp.StatusCode == http.StatusOK:
+			return n, nil
+		case resp.StatusCode != http.StatusAccepted || time.Now().After(deadline):
+			return 0, fmt.Errorf("GET %s: %s", snap, resp.Status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func get(ctx context.Context, hc *http.Client, u string) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	return resp.Body, nil
+}
+
+// vmHWM is the process's peak resident set in KiB (0 if unknown).
+func vmHWM() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	return statusKiB(string(b), "VmHWM:")
+}
+
+func statusKiB(status, key string) int64 {
+	for _, l := range strings.Split(status, "\n") {
+		if v, ok := strings.CutPrefix(l, key); ok {
+			var kib int64
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kib)
+			return kib
+		}
+	}
+	return 0
+}
