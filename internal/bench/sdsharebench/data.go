@@ -14,9 +14,10 @@ import (
 // The generated dataset: resources of 15 triples each, shaped like a
 // catalogue record. 12 triples have the resource as subject (a type, labels
 // in two languages, a title with characters N-Triples escapes, a long
-// description, two xsd:dateTime values, an xsd:integer, three links to other
-// resources and a link to an address), and 3 have the address's blank node
-// as subject: 20% of the triples are in blank-node structures, and every
+// description, two xsd:dateTime values, an xsd:integer, three links to
+// other resources by three predicates, so that no two triples are equal,
+// and a link to an address), and 3 have the address's blank node as
+// subject: 20% of the triples are in blank-node structures, and every
 // fragment carries a blank-node closure.
 const (
 	ns          = "http://example.org/"
@@ -56,7 +57,7 @@ func resourceTriples(i, r, v int, bnode string) []rdf.Triple {
 		{S: s, P: dc("modified"), O: rdf.TypedLiteral(modified, xsdDateTime)},
 		{S: s, P: p("count"), O: rdf.TypedLiteral(fmt.Sprint(i*7), xsdInteger)},
 		{S: s, P: p("cites"), O: resourceIRI((i*7919 + 1) % r)},
-		{S: s, P: p("cites"), O: resourceIRI((i*31 + 2) % r)},
+		{S: s, P: p("seeAlso"), O: resourceIRI((i*31 + 2) % r)},
 		{S: s, P: p("next"), O: resourceIRI((i + 1) % r)},
 		{S: s, P: p("address"), O: b},
 		{S: b, P: p("street"), O: rdf.Literal(fmt.Sprintf("%d Main Street", i))},

@@ -57,11 +57,16 @@ import (
 type Config struct {
 	Triples, Small, Fragments int
 	Virtuoso                  bool
-	NoSync                    bool
-	Dir                       string // scratch directory (default: a temporary one, removed)
-	CPUProfile                string // prefix of per-step CPU profiles
-	Steps                     []string
-	Log                       io.Writer // progress
+	// VirtuosoTxnLimit, if not 0, is set as Virtuoso's
+	// TransactionAfterImageLimit (bytes) before its steps: with the
+	// default, 50 MB, the MOVE of a 1,000,000-triple snapshot aborts
+	// (SR325).
+	VirtuosoTxnLimit int64
+	NoSync           bool
+	Dir              string // scratch directory (default: a temporary one, removed)
+	CPUProfile       string // prefix of per-step CPU profiles
+	Steps            []string
+	Log              io.Writer // progress
 }
 
 // Machine describes where the run happened.
@@ -79,14 +84,17 @@ type Machine struct {
 type Report struct {
 	Machine Machine  `json:"machine"`
 	Results []Result `json:"results"`
-	// BoundedMemory compares the peak RSS of the small and the full
-	// boltstore load.
-	SmallLoadRSSKiB int64 `json:"smallLoadPeakRSSKiB,omitempty"`
-	FullLoadRSSKiB  int64 `json:"fullLoadPeakRSSKiB,omitempty"`
+	// The peak RSS and anonymous RSS of the small and the full boltstore
+	// load: whether memory is bounded.
+	SmallLoadRSSKiB  int64 `json:"smallLoadPeakRSSKiB,omitempty"`
+	FullLoadRSSKiB   int64 `json:"fullLoadPeakRSSKiB,omitempty"`
+	SmallLoadAnonKiB int64 `json:"smallLoadPeakAnonKiB,omitempty"`
+	FullLoadAnonKiB  int64 `json:"fullLoadPeakAnonKiB,omitempty"`
 	// VirtuosoRSSKiB is the Virtuoso server's peak RSS (VmHWM), not a
 	// child's.
-	VirtuosoRSSKiB int64  `json:"virtuosoPeakRSSKiB,omitempty"`
-	VirtuosoSkip   string `json:"virtuosoSkipped,omitempty"`
+	VirtuosoRSSKiB   int64  `json:"virtuosoPeakRSSKiB,omitempty"`
+	VirtuosoTxnLimit int64  `json:"virtuosoTxnAfterImageLimit,omitempty"`
+	VirtuosoSkip     string `json:"virtuosoSkipped,omitempty"`
 }
 
 func main() {
@@ -98,6 +106,7 @@ func main() {
 	flag.IntVar(&cfg.Small, "small", 100000, "triples of the small snapshot whose load is compared with the full one (peak RSS)")
 	flag.IntVar(&cfg.Fragments, "fragments", 10000, "changed fragments to apply (at most one per resource)")
 	flag.BoolVar(&cfg.Virtuoso, "virtuoso", true, "also measure the sparql store against a Virtuoso 7 started for the run (needs virtuoso-t and isql-vt)")
+	flag.Int64Var(&cfg.VirtuosoTxnLimit, "virtuoso-txn-limit", 2000000000, "set Virtuoso's TransactionAfterImageLimit to this many bytes (0: keep its default, 50 MB, with which the MOVE of a 1,000,000-triple snapshot aborts with SR325)")
 	flag.BoolVar(&cfg.NoSync, "nosync", false, "open the stores without fsync (to measure the cost of durability)")
 	flag.StringVar(&cfg.Dir, "dir", "", "scratch directory (default: a new temporary directory, removed at the end)")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of each step to `PREFIX`-STEP.pprof")
@@ -174,6 +183,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		if cfg.VirtuosoTxnLimit != 0 {
+			if err := virtuosoSQL(ctx, virtuoso, fmt.Sprintf("__dbf_set('txn_after_image_limit', %d);", cfg.VirtuosoTxnLimit)); err != nil {
+				return nil, err
+			}
+			rep.VirtuosoTxnLimit = cfg.VirtuosoTxnLimit
+		}
 		spec.Virtuoso = sparql.Endpoints{Update: virtuoso.UpdateURL, Query: virtuoso.QueryURL, GraphStore: virtuoso.GraphStoreURL}
 	} else if !cfg.Virtuoso {
 		rep.VirtuosoSkip = "-virtuoso=false"
@@ -193,14 +208,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("step %s: %w", step, err)
 		}
 		for _, r := range rs {
-			fmt.Fprintf(cfg.Log, "  %s: %.0f triples/s in %.1fs, peak RSS %d MiB\n", r.What, r.TriplesPerSec, r.Seconds, r.PeakRSSKiB>>10)
+			fmt.Fprintf(cfg.Log, "  %s: %.0f triples/s in %.1fs, peak RSS %d MiB (anon %d MiB)\n", r.What, r.TriplesPerSec, r.Seconds, r.PeakRSSKiB>>10, r.PeakAnonKiB>>10)
 		}
 		rep.Results = append(rep.Results, rs...)
 		switch step {
 		case stepBoltLoadSmall:
-			rep.SmallLoadRSSKiB = rs[0].PeakRSSKiB
+			rep.SmallLoadRSSKiB, rep.SmallLoadAnonKiB = rs[0].PeakRSSKiB, rs[0].PeakAnonKiB
 		case stepBoltLoad:
-			rep.FullLoadRSSKiB = rs[0].PeakRSSKiB
+			rep.FullLoadRSSKiB, rep.FullLoadAnonKiB = rs[0].PeakRSSKiB, rs[0].PeakAnonKiB
 		}
 	}
 	if virtuoso != nil {
@@ -282,6 +297,18 @@ func startVirtuoso() (s *sparqltest.Server, err error) {
 	return sparqltest.Shared(benchTB{}), nil
 }
 
+// virtuosoSQL runs one SQL statement as dba (the password of sparqltest's
+// fresh database).
+func virtuosoSQL(ctx context.Context, s *sparqltest.Server, stmt string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "isql-vt", fmt.Sprintf("127.0.0.1:%d", s.SQLPort), "dba", "dba", "exec="+stmt).CombinedOutput()
+	if err != nil || bytes.Contains(out, []byte("*** Error")) {
+		return fmt.Errorf("sdsharebench: isql-vt %q: %v: %s", stmt, err, out)
+	}
+	return nil
+}
+
 // processHWM returns the VmHWM of the process named comm whose working
 // directory is dir (0 if none is found).
 func processHWM(comm, dir string) int64 {
@@ -347,7 +374,7 @@ func printReport(w io.Writer, cfg Config, rep *Report) {
 		resources(cfg.Triples)*perResource, resources(cfg.Triples), fragmentCount(cfg.Fragments, resources(cfg.Triples)), perResource)
 	fmt.Fprintf(w, "machine: %d CPUs, %s, %s RAM, %s; durability: %s\n", m.CPUs, m.Model, m.MemTotal, m.GoVersion, m.Durability)
 	fmt.Fprintf(w, "load average (1/5/15 min) at start %s, at end %s — the machine is shared with other jobs, so wall times include waiting for a CPU (compare CPU s)\n\n", m.LoadStart, m.LoadEnd)
-	fmt.Fprintf(w, "%-58s %10s %6s %8s %7s %10s %7s %8s %6s %7s\n", "step", "triples", "frags", "wall s", "CPU s", "triples/s", "MB/s", "frags/s", "×parse", "RSS MiB")
+	fmt.Fprintf(w, "%-58s %10s %6s %8s %7s %10s %7s %8s %6s %7s %8s\n", "step", "triples", "frags", "wall s", "CPU s", "triples/s", "MB/s", "frags/s", "×parse", "RSS MiB", "anon MiB")
 	for _, r := range rep.Results {
 		opt := func(v float64, f string) string {
 			if v == 0 {
@@ -355,8 +382,8 @@ func printReport(w io.Writer, cfg Config, rep *Report) {
 			}
 			return fmt.Sprintf(f, v)
 		}
-		fmt.Fprintf(w, "%-58s %10d %6s %8.2f %7.2f %10s %7s %8s %6s %7d\n", r.What, r.Triples, opt(float64(r.Fragments), "%.0f"), r.Seconds, r.CPUSec,
-			commas(r.TriplesPerSec), opt(r.MBPerSec, "%.1f"), opt(r.FragmentsPerSec, "%.0f"), opt(r.RatioToParse, "%.3f"), r.PeakRSSKiB>>10)
+		fmt.Fprintf(w, "%-58s %10d %6s %8.2f %7.2f %10s %7s %8s %6s %7d %8d\n", r.What, r.Triples, opt(float64(r.Fragments), "%.0f"), r.Seconds, r.CPUSec,
+			commas(r.TriplesPerSec), opt(r.MBPerSec, "%.1f"), opt(r.FragmentsPerSec, "%.0f"), opt(r.RatioToParse, "%.3f"), r.PeakRSSKiB>>10, r.PeakAnonKiB>>10)
 	}
 	fmt.Fprintln(w)
 	for _, r := range rep.Results {
@@ -365,12 +392,18 @@ func printReport(w io.Writer, cfg Config, rep *Report) {
 		}
 	}
 	if rep.SmallLoadRSSKiB > 0 && rep.FullLoadRSSKiB > 0 {
-		fmt.Fprintf(w, "bounded memory: boltstore snapshot load peak RSS %d MiB for %d triples, %d MiB for %d triples: difference %+d MiB for %.0f× the triples\n",
-			rep.SmallLoadRSSKiB>>10, resources(cfg.Small)*perResource, rep.FullLoadRSSKiB>>10, resources(cfg.Triples)*perResource,
-			(rep.FullLoadRSSKiB-rep.SmallLoadRSSKiB)>>10, float64(resources(cfg.Triples))/float64(resources(cfg.Small)))
+		fmt.Fprintf(w, "bounded memory: boltstore snapshot load of %d triples: peak RSS %d MiB, anon %d MiB; of %d triples (%.0f×): peak RSS %d MiB, anon %d MiB; difference: RSS %+d MiB, anon %+d MiB\n",
+			resources(cfg.Small)*perResource, rep.SmallLoadRSSKiB>>10, rep.SmallLoadAnonKiB>>10,
+			resources(cfg.Triples)*perResource, float64(resources(cfg.Triples))/float64(resources(cfg.Small)), rep.FullLoadRSSKiB>>10, rep.FullLoadAnonKiB>>10,
+			(rep.FullLoadRSSKiB-rep.SmallLoadRSSKiB)>>10, (rep.FullLoadAnonKiB-rep.SmallLoadAnonKiB)>>10)
+		fmt.Fprintln(w, "  (RSS = VmHWM, includes the pages of bbolt's memory-mapped file that the load touched, which the kernel can drop; anon = peak RssAnon sampled every 10ms, the process's own memory)")
 	}
 	if rep.VirtuosoRSSKiB > 0 {
-		fmt.Fprintf(w, "Virtuoso server (NumberOfBuffers 10000, sparqltest's configuration) peak RSS: %d MiB\n", rep.VirtuosoRSSKiB>>10)
+		limit := "Virtuoso's default TransactionAfterImageLimit (50 MB)"
+		if rep.VirtuosoTxnLimit != 0 {
+			limit = fmt.Sprintf("TransactionAfterImageLimit raised to %d bytes (with the default 50 MB the MOVE of a 1,000,000-triple snapshot aborts: SR325)", rep.VirtuosoTxnLimit)
+		}
+		fmt.Fprintf(w, "Virtuoso 7 server (sparqltest's configuration: NumberOfBuffers 10000; %s) peak RSS: %d MiB\n", limit, rep.VirtuosoRSSKiB>>10)
 	}
 	if rep.VirtuosoSkip != "" {
 		fmt.Fprintf(w, "Virtuoso steps skipped: %s\n", rep.VirtuosoSkip)

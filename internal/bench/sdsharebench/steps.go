@@ -61,10 +61,13 @@ type Result struct {
 	FragmentsPerSec float64 `json:"fragmentsPerSec,omitempty"`
 	RatioToParse    float64 `json:"ratioToParse,omitempty"`
 	// PeakRSSKiB is the child's VmHWM (each step runs in a process of its
-	// own); CPUSec its user+system time.
-	PeakRSSKiB int64   `json:"peakRSSKiB"`
-	CPUSec     float64 `json:"cpuSec"`
-	Note       string  `json:"note,omitempty"`
+	// own); it counts the pages of mapped files too (bbolt maps its whole
+	// file), so PeakAnonKiB, the highest RssAnon sampled every 10ms, is
+	// the process's own memory. CPUSec is its user+system time.
+	PeakRSSKiB  int64   `json:"peakRSSKiB"`
+	PeakAnonKiB int64   `json:"peakAnonKiB"`
+	CPUSec      float64 `json:"cpuSec"`
+	Note        string  `json:"note,omitempty"`
 }
 
 func (r *Result) finish(d time.Duration) {
@@ -92,7 +95,9 @@ func childMain(specJSON string, out io.Writer) int {
 			defer pprof.StopCPUProfile()
 		}
 	}
+	anon := sampleAnon()
 	rs, err := runStep(context.Background(), sp)
+	peakAnon := anon()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sdsharebench step %s: %v\n", sp.Step, err)
 		return 1
@@ -101,6 +106,7 @@ func childMain(specJSON string, out io.Writer) int {
 	for i := range rs {
 		rs[i].Step = sp.Step
 		rs[i].PeakRSSKiB = hwm
+		rs[i].PeakAnonKiB = peakAnon
 	}
 	if err := json.NewEncoder(out).Encode(rs); err != nil {
 		return 1
@@ -499,6 +505,31 @@ func vmHWM() int64 {
 		return 0
 	}
 	return statusKiB(string(b), "VmHWM:")
+}
+
+// sampleAnon samples the process's RssAnon every 10ms until the function
+// it returns is called, which returns the highest sample. Linux keeps a
+// peak only of the whole RSS (VmHWM), which includes mapped file pages.
+func sampleAnon() (stop func() int64) {
+	done := make(chan struct{})
+	result := make(chan int64)
+	go func() {
+		var peak int64
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if b, err := os.ReadFile("/proc/self/status"); err == nil {
+				peak = max(peak, statusKiB(string(b), "RssAnon:"))
+			}
+			select {
+			case <-done:
+				result <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() int64 { close(done); return <-result }
 }
 
 func statusKiB(status, key string) int64 {
