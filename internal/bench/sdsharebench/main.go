@@ -261,7 +261,9 @@ func runChild(ctx context.Context, sp Spec, log io.Writer) ([]Result, error) {
 	}
 	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	for i := range rs {
-		rs[i].CPUSec = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+		if rs[i].CPUSec == 0 { // else another process's, measured there
+			rs[i].CPUSec = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+		}
 		if rs[i].PeakRSSKiB == 0 && ru != nil {
 			rs[i].PeakRSSKiB = ru.Maxrss // KiB on Linux
 		}

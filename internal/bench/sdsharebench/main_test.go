@@ -38,7 +38,7 @@ func checkResults(t *testing.T, cfg Config, rep *Report, want []string) {
 	rows := map[string]int{}
 	for _, r := range rep.Results {
 		rows[r.Step]++
-		if r.Seconds <= 0 || r.TriplesPerSec <= 0 || r.PeakRSSKiB <= 0 || r.CPUSec <= 0 {
+		if r.Seconds <= 0 || r.TriplesPerSec <= 0 || r.PeakRSSKiB <= 0 || r.PeakAnonKiB <= 0 || r.CPUSec <= 0 {
 			t.Errorf("%s: %+v", r.What, r)
 		}
 		if (r.Step == stepParseNT) != (r.RatioToParse == 0) {
@@ -68,7 +68,7 @@ func checkResults(t *testing.T, cfg Config, rep *Report, want []string) {
 	for _, s := range want {
 		wantRows := 1
 		if s == stepEndToEnd {
-			wantRows = 3
+			wantRows = 4
 		}
 		if rows[s] != wantRows {
 			t.Errorf("step %s: %d rows, want %d", s, rows[s], wantRows)

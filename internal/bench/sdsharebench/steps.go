@@ -9,10 +9,8 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -20,14 +18,10 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/rdf"
-	"github.com/resourcesync-go/resourcesync/sdshare"
-	"github.com/resourcesync-go/resourcesync/sdshare/atom"
-	"github.com/resourcesync-go/resourcesync/sdshare/client"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/boltstore"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/memstore"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/sparql"
-	"github.com/resourcesync-go/resourcesync/sdshare/server"
 )
 
 // childEnv carries a step's spec (JSON) to the child process that runs it.
@@ -87,6 +81,9 @@ func childMain(specJSON string, out io.Writer) int {
 		fmt.Fprintln(os.Stderr, "sdsharebench child:", err)
 		return 2
 	}
+	if sp.Step == stepE2EServer {
+		return serverChild(sp, os.Stdin, out)
+	}
 	if sp.CPUProfile != "" {
 		f, err := os.Create(sp.CPUProfile)
 		if err == nil {
@@ -105,8 +102,9 @@ func childMain(specJSON string, out io.Writer) int {
 	hwm := vmHWM()
 	for i := range rs {
 		rs[i].Step = sp.Step
-		rs[i].PeakRSSKiB = hwm
-		rs[i].PeakAnonKiB = peakAnon
+		if rs[i].PeakRSSKiB == 0 { // else another process's, measured there
+			rs[i].PeakRSSKiB, rs[i].PeakAnonKiB = hwm, peakAnon
+		}
 	}
 	if err := json.NewEncoder(out).Encode(rs); err != nil {
 		return 1
@@ -304,198 +302,6 @@ func applyStep(ctx context.Context, s graphstore.Store, sp Spec, what string) ([
 		return nil, fmt.Errorf("%s: fragment of %s not as applied:\n%s", what, last[0].S.Value, rdf.IsomorphicDiff(got, last))
 	}
 	return []Result{r}, nil
-}
-
-// endToEnd serves the dataset with sdshare/server on 127.0.0.1 and keeps a
-// boltstore in step with sdshare/client: the snapshot first, then, after
-// the collection file changed, the fragments through the feeds.
-func endToEnd(ctx context.Context, sp Spec) ([]Result, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	dir := filepath.Join(sp.Dir, "e2e")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	coll := filepath.Join(dir, "collection.nt")
-	os.Remove(coll)
-	if err := os.Link(filepath.Join(sp.Dir, fileNT), coll); err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	defer ln.Close()
-	base := "http://" + ln.Addr().String() + "/sdshare/"
-	t := time.Now()
-	srv, err := server.Open(ctx, server.Config{
-		BaseURL:     base,
-		StateDir:    filepath.Join(dir, "server"),
-		Collections: []server.CollectionConfig{{Name: "bench", Path: coll}},
-		// One snapshot document, as the brief measures; chunking is a
-		// different path of the client.
-		ChunkSize: 1 << 30,
-		Rescan:    -1,
-		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-		NoSync:    sp.NoSync,
-	})
-	if err != nil {
-		return nil, err
-	}
-	defer srv.Close()
-	opened := time.Since(t)
-	hs := &http.Server{Handler: srv.Handler()}
-	go hs.Serve(ln)
-	defer hs.Close()
-	runDone := make(chan struct{})
-	go func() { srv.Run(ctx); close(runDone) }()
-	defer func() { cancel(); <-runDone }()
-
-	hc := &http.Client{Transport: &http.Transport{DialContext: loopbackDial}}
-	// Wait for the background snapshot and read it once over HTTP: the
-	// client's load then measures loading, not the server's build, and the
-	// transfer alone is a row of its own.
-	t = time.Now()
-	snapBytes, err := fetchSnapshot(ctx, hc, base+"bench/snapshots")
-	if err != nil {
-		return nil, err
-	}
-	built := time.Since(t)
-	t = time.Now()
-	if _, err := fetchSnapshot(ctx, hc, base+"bench/snapshots"); err != nil {
-		return nil, err
-	}
-	transfer := Result{What: "end to end: snapshot GET over HTTP only", Bytes: snapBytes, Triples: int64(resources(sp.Triples) * perResource)}
-	transfer.finish(time.Since(t))
-	transfer.Note = fmt.Sprintf("server.Open (baseline load) %.1fs, snapshot built in %.1fs", opened.Seconds(), built.Seconds())
-
-	store, err := boltstore.OpenDir(filepath.Join(dir, "client-store"), &boltstore.Options{NoSync: sp.NoSync})
-	if err != nil {
-		return nil, err
-	}
-	defer store.Close()
-	state, err := client.OpenState(filepath.Join(dir, "client-state"))
-	if err != nil {
-		return nil, err
-	}
-	defer state.Close()
-	cfg := client.Config{Overview: base, Store: store, State: state, HTTPClient: hc,
-		Graph: func(client.Collection) string { return graphName }}
-
-	t = time.Now()
-	rep, err := client.Sync(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	snap := Result{What: "end to end: client snapshot load into boltstore", Bytes: snapBytes}
-	snap.finish(time.Since(t))
-	if !rep.OK() || len(rep.Collections) != 1 || !rep.Collections[0].SnapshotLoaded {
-		return nil, fmt.Errorf("first sync: %+v", rep)
-	}
-	snap.Triples = rep.Collections[0].SnapshotTriples
-	snap.finish(time.Since(t))
-
-	// The collection changes: the server journals one update per changed
-	// resource, which the client then reads from the fragments feed.
-	next := filepath.Join(dir, "collection.next")
-	os.Remove(next)
-	if err := os.Link(filepath.Join(sp.Dir, fileNextNT), next); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(next, coll); err != nil {
-		return nil, err
-	}
-	t = time.Now()
-	lr, err := srv.Collection("bench").Load(ctx, true)
-	if err != nil {
-		return nil, err
-	}
-	reload := time.Since(t)
-	want := fragmentCount(sp.Fragments, resources(sp.Triples))
-	if lr.Updated != want && lr.Updated != 0 { // 0: the watcher's load came first
-		return nil, fmt.Errorf("server journalled %d updates, want %d", lr.Updated, want)
-	}
-	t = time.Now()
-	rep, err = client.Sync(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	frag := Result{What: "end to end: client fragments via feeds into boltstore"}
-	if !rep.OK() || len(rep.Collections) != 1 {
-		return nil, fmt.Errorf("second sync: %+v", rep)
-	}
-	frag.Fragments = rep.Collections[0].Applied
-	frag.Triples = int64(frag.Fragments * perResource)
-	frag.finish(time.Since(t))
-	frag.Note = fmt.Sprintf("%d feed pages; server re-diff of the changed file %.1fs", rep.Collections[0].Pages, reload.Seconds())
-	if frag.Fragments != want {
-		return nil, fmt.Errorf("client applied %d fragments, want %d", frag.Fragments, want)
-	}
-	return []Result{transfer, snap, frag}, nil
-}
-
-// fetchSnapshot reads the snapshots feed at u, then GETs its snapshot
-// (waiting while the server answers 202) and discards it; it returns the
-// snapshot's length.
-func fetchSnapshot(ctx context.Context, hc *http.Client, u string) (int64, error) {
-	body, err := get(ctx, hc, u)
-	if err != nil {
-		return 0, err
-	}
-	feed, err := atom.Decode(body, u)
-	body.Close()
-	if err != nil {
-		return 0, err
-	}
-	if len(feed.Entries) == 0 || len(feed.Entries[0].LinksRel(sdshare.RelSnapshot)) == 0 {
-		return 0, fmt.Errorf("%s: no snapshot entry", u)
-	}
-	href := feed.Entries[0].LinksRel(sdshare.RelSnapshot)[0].Href
-	base, _ := url.Parse(u)
-	ref, err := url.Parse(href)
-	if err != nil {
-		return 0, err
-	}
-	snap := base.ResolveReference(ref).String()
-	deadline := time.Now().Add(30 * time.Minute)
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, snap, nil)
-		if err != nil {
-			return 0, err
-		}
-		req.Header.Set("Accept", "application/n-triples")
-		resp, err := hc.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		n, err := io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		switch {
-		case err != nil:
-			return 0, err
-		case resp.StatusCode == http.StatusOK:
-			return n, nil
-		case resp.StatusCode != http.StatusAccepted || time.Now().After(deadline):
-			return 0, fmt.Errorf("GET %s: %s", snap, resp.Status)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-func get(ctx context.Context, hc *http.Client, u string) (io.ReadCloser, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
-	}
-	return resp.Body, nil
 }
 
 // vmHWM is the process's peak resident set in KiB (0 if unknown).
