@@ -1,0 +1,322 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/sdshare"
+	"github.com/resourcesync-go/resourcesync/sdshare/atom"
+	"github.com/resourcesync-go/resourcesync/sdshare/client"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/boltstore"
+	"github.com/resourcesync-go/resourcesync/sdshare/server"
+)
+
+// stepE2EServer is the end-to-end step's server, a process of its own so
+// that the client's peak RSS is the client's: the end-to-end child starts
+// it and talks to it by JSON lines (serverMsg) on its stdout and commands
+// on its stdin.
+const stepE2EServer = "end-to-end-server"
+
+// serverMsg is what the server process reports: its base URL once open,
+// the outcome of each "reload" command, and its peak RSS when its stdin
+// closes.
+type serverMsg struct {
+	Base        string  `json:",omitempty"`
+	OpenSec     float64 `json:",omitempty"`
+	Updated     int     `json:",omitempty"`
+	ReloadSec   float64 `json:",omitempty"`
+	PeakRSSKiB  int64   `json:",omitempty"`
+	PeakAnonKiB int64   `json:",omitempty"`
+	Err         string  `json:",omitempty"`
+}
+
+func e2eDir(sp Spec) string { return filepath.Join(sp.Dir, "e2e") }
+
+// serverChild serves the dataset with sdshare/server on 127.0.0.1 until
+// in closes; on "reload" it swaps in the changed dataset and loads it.
+func serverChild(sp Spec, in io.Reader, out io.Writer) int {
+	anon := sampleAnon()
+	enc := json.NewEncoder(out)
+	fail := func(err error) int {
+		enc.Encode(serverMsg{Err: err.Error()})
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := e2eDir(sp)
+	coll := filepath.Join(dir, "collection.nt")
+	os.Remove(coll)
+	if err := os.Link(filepath.Join(sp.Dir, fileNT), coll); err != nil {
+		return fail(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fail(err)
+	}
+	defer ln.Close()
+	base := "http://" + ln.Addr().String() + "/sdshare/"
+	t := time.Now()
+	srv, err := server.Open(ctx, server.Config{
+		BaseURL:     base,
+		StateDir:    filepath.Join(dir, "server"),
+		Collections: []server.CollectionConfig{{Name: "bench", Path: coll}},
+		// One snapshot document, as the brief measures; chunked snapshots
+		// are another path of the client.
+		ChunkSize: 1 << 30,
+		Rescan:    -1,
+		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		NoSync:    sp.NoSync,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	defer srv.Close()
+	opened := time.Since(t)
+	hs := &http.Server{Handler: srv.Handler()}
+	go hs.Serve(ln)
+	defer hs.Close()
+	runDone := make(chan struct{})
+	go func() { srv.Run(ctx); close(runDone) }()
+	defer func() { cancel(); <-runDone }()
+	enc.Encode(serverMsg{Base: base, OpenSec: opened.Seconds()})
+
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		if sc.Text() != "reload" {
+			return fail(fmt.Errorf("unknown command %q", sc.Text()))
+		}
+		next := filepath.Join(dir, "collection.next")
+		os.Remove(next)
+		if err := os.Link(filepath.Join(sp.Dir, fileNextNT), next); err != nil {
+			return fail(err)
+		}
+		if err := os.Rename(next, coll); err != nil {
+			return fail(err)
+		}
+		t := time.Now()
+		rep, err := srv.Collection("bench").Load(ctx, true)
+		if err != nil {
+			return fail(err)
+		}
+		enc.Encode(serverMsg{Updated: rep.Updated, ReloadSec: time.Since(t).Seconds()})
+	}
+	enc.Encode(serverMsg{PeakRSSKiB: vmHWM(), PeakAnonKiB: anon()})
+	return 0
+}
+
+// endToEnd starts the server process, and keeps a boltstore in step with
+// it with sdshare/client: the snapshot first, then, after the collection
+// file changed, the changed fragments through the feeds.
+func endToEnd(ctx context.Context, sp Spec) ([]Result, error) {
+	if err := os.MkdirAll(e2eDir(sp), 0o755); err != nil {
+		return nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	ssp := sp
+	ssp.Step, ssp.CPUProfile = stepE2EServer, ""
+	js, err := json.Marshal(ssp)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), childEnv+"="+string(js))
+	cmd.Stderr = os.Stderr
+	cmdIn, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmdOut, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	defer cmd.Wait()
+	defer cmdIn.Close()
+	dec := json.NewDecoder(cmdOut)
+	recv := func() (serverMsg, error) {
+		var m serverMsg
+		if err := dec.Decode(&m); err != nil {
+			return m, fmt.Errorf("server process: %w", err)
+		}
+		if m.Err != "" {
+			return m, fmt.Errorf("server process: %s", m.Err)
+		}
+		return m, nil
+	}
+	opened, err := recv()
+	if err != nil {
+		return nil, err
+	}
+	base := opened.Base
+	n := int64(resources(sp.Triples) * perResource)
+
+	hc := &http.Client{Transport: &http.Transport{DialContext: loopbackDial}}
+	// Wait for the background snapshot and read it once over HTTP: the
+	// client's load then measures loading, not the server's build, and the
+	// transfer alone is a row of its own.
+	t := time.Now()
+	snapBytes, err := fetchSnapshot(ctx, hc, base+"bench/snapshots")
+	if err != nil {
+		return nil, err
+	}
+	built := time.Since(t)
+	t = time.Now()
+	if _, err := fetchSnapshot(ctx, hc, base+"bench/snapshots"); err != nil {
+		return nil, err
+	}
+	transfer := Result{What: "end to end: snapshot GET over HTTP only", Bytes: snapBytes, Triples: n}
+	transfer.finish(time.Since(t))
+
+	store, err := boltstore.OpenDir(filepath.Join(e2eDir(sp), "client-store"), &boltstore.Options{NoSync: sp.NoSync})
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	state, err := client.OpenState(filepath.Join(e2eDir(sp), "client-state"))
+	if err != nil {
+		return nil, err
+	}
+	defer state.Close()
+	cfg := client.Config{Overview: base, Store: store, State: state, HTTPClient: hc,
+		Graph: func(client.Collection) string { return graphName }}
+
+	t = time.Now()
+	rep, err := client.Sync(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	snap := Result{What: "end to end: client snapshot load into boltstore", Bytes: snapBytes}
+	if !rep.OK() || len(rep.Collections) != 1 || !rep.Collections[0].SnapshotLoaded {
+		return nil, fmt.Errorf("first sync: %+v", rep)
+	}
+	snap.Triples = rep.Collections[0].SnapshotTriples
+	snap.finish(time.Since(t))
+
+	// The collection changes: the server journals one update per changed
+	// resource, which the client then reads from the fragments feed.
+	if _, err := io.WriteString(cmdIn, "reload\n"); err != nil {
+		return nil, err
+	}
+	reloaded, err := recv()
+	if err != nil {
+		return nil, err
+	}
+	want := fragmentCount(sp.Fragments, resources(sp.Triples))
+	if reloaded.Updated != want {
+		return nil, fmt.Errorf("server journalled %d updates, want %d", reloaded.Updated, want)
+	}
+	t = time.Now()
+	rep, err = client.Sync(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	frag := Result{What: "end to end: client fragments via feeds into boltstore"}
+	if !rep.OK() || len(rep.Collections) != 1 {
+		return nil, fmt.Errorf("second sync: %+v", rep)
+	}
+	frag.Fragments = rep.Collections[0].Applied
+	frag.Triples = int64(frag.Fragments * perResource)
+	frag.finish(time.Since(t))
+	frag.Note = fmt.Sprintf("%d feed pages", rep.Collections[0].Pages)
+	if frag.Fragments != want {
+		return nil, fmt.Errorf("client applied %d fragments, want %d", frag.Fragments, want)
+	}
+
+	cmdIn.Close()
+	last, err := recv()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("server process: %w", err)
+	}
+	srvRow := Result{What: "end to end: server process, baseline load (server.Open)", Triples: n,
+		PeakRSSKiB: last.PeakRSSKiB, PeakAnonKiB: last.PeakAnonKiB,
+		CPUSec: (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds(),
+		Note: fmt.Sprintf("server: snapshot built %.1fs after Open; re-diff of the changed file (%d updates journalled) %.1fs; RSS and CPU are the server process's, whole run",
+			built.Seconds(), reloaded.Updated, reloaded.ReloadSec)}
+	srvRow.finish(time.Duration(opened.OpenSec * float64(time.Second)))
+	return []Result{srvRow, transfer, snap, frag}, nil
+}
+
+// fetchSnapshot reads the snapshots feed at u, then GETs its snapshot
+// (waiting while the server answers 202) and discards it; it returns the
+// snapshot's length.
+func fetchSnapshot(ctx context.Context, hc *http.Client, u string) (int64, error) {
+	body, err := get(ctx, hc, u)
+	if err != nil {
+		return 0, err
+	}
+	feed, err := atom.Decode(body, u)
+	body.Close()
+	if err != nil {
+		return 0, err
+	}
+	if len(feed.Entries) == 0 || len(feed.Entries[0].LinksRel(sdshare.RelSnapshot)) == 0 {
+		return 0, fmt.Errorf("%s: no snapshot entry", u)
+	}
+	href := feed.Entries[0].LinksRel(sdshare.RelSnapshot)[0].Href
+	base, _ := url.Parse(u)
+	ref, err := url.Parse(href)
+	if err != nil {
+		return 0, err
+	}
+	snap := base.ResolveReference(ref).String()
+	deadline := time.Now().Add(30 * time.Minute)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, snap, nil)
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("Accept", "application/n-triples")
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		switch {
+		case err != nil:
+			return 0, err
+		case resp.StatusCode == http.StatusOK:
+			return n, nil
+		case resp.StatusCode != http.StatusAccepted || time.Now().After(deadline):
+			return 0, fmt.Errorf("GET %s: %s", snap, resp.Status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func get(ctx context.Context, hc *http.Client, u string) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	return resp.Body, nil
+}
