@@ -48,6 +48,9 @@ type Server struct {
 
 // ini is a minimal configuration: the -bin package ships none. Relative
 // paths resolve against the working directory, the server's Dir.
+// TransactionAfterImageLimit is raised from its 50 MB default, with which
+// swapping in a snapshot of about a million triples aborts (SR325); a user's
+// Virtuoso needs the same for large snapshots.
 const ini = `[Database]
 DatabaseFile = virtuoso.db
 ErrorLogFile = virtuoso.log
@@ -60,6 +63,7 @@ TransactionFile = virtuoso-temp.trx
 ServerPort = 127.0.0.1:%d
 NumberOfBuffers = 10000
 MaxDirtyBuffers = 6000
+TransactionAfterImageLimit = 2000000000
 DirsAllowed = .
 [HTTPServer]
 ServerPort = 127.0.0.1:%d

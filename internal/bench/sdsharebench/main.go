@@ -19,7 +19,7 @@
 //   - snapshot load: boltstore.ReplaceGraph of the small and the full file
 //     (the difference of their peak RSS shows whether memory is bounded),
 //     and the sparql store's ReplaceGraph into a Virtuoso 7 started for the
-//     run (Graph Store PUT of a temporary graph, then MOVE);
+//     run (Graph Store PUT of a temporary graph, then DROP GRAPH + ADD);
 //   - fragment apply: -fragments ApplyFragment calls into boltstore (the
 //     graph the full load left), memstore (preloaded) and Virtuoso;
 //   - end to end: sdshare/server serving the file on 127.0.0.1 and
@@ -59,7 +59,7 @@ type Config struct {
 	Virtuoso                  bool
 	// VirtuosoTxnLimit, if not 0, is set as Virtuoso's
 	// TransactionAfterImageLimit (bytes) before its steps: with the
-	// default, 50 MB, the MOVE of a 1,000,000-triple snapshot aborts
+	// default, 50 MB, the swap of a 1,000,000-triple snapshot aborts
 	// (SR325).
 	VirtuosoTxnLimit int64
 	NoSync           bool
@@ -106,7 +106,7 @@ func main() {
 	flag.IntVar(&cfg.Small, "small", 100000, "triples of the small snapshot whose load is compared with the full one (peak RSS)")
 	flag.IntVar(&cfg.Fragments, "fragments", 10000, "changed fragments to apply (at most one per resource)")
 	flag.BoolVar(&cfg.Virtuoso, "virtuoso", true, "also measure the sparql store against a Virtuoso 7 started for the run (needs virtuoso-t and isql-vt)")
-	flag.Int64Var(&cfg.VirtuosoTxnLimit, "virtuoso-txn-limit", 2000000000, "set Virtuoso's TransactionAfterImageLimit to this many bytes (0: keep its default, 50 MB, with which the MOVE of a 1,000,000-triple snapshot aborts with SR325)")
+	flag.Int64Var(&cfg.VirtuosoTxnLimit, "virtuoso-txn-limit", 2000000000, "set Virtuoso's TransactionAfterImageLimit to this many bytes (0: keep its default, 50 MB, with which the swap of a 1,000,000-triple snapshot aborts with SR325)")
 	flag.BoolVar(&cfg.NoSync, "nosync", false, "open the stores without fsync (to measure the cost of durability)")
 	flag.StringVar(&cfg.Dir, "dir", "", "scratch directory (default: a new temporary directory, removed at the end)")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of each step to `PREFIX`-STEP.pprof")
@@ -403,7 +403,7 @@ func printReport(w io.Writer, cfg Config, rep *Report) {
 	if rep.VirtuosoRSSKiB > 0 {
 		limit := "Virtuoso's default TransactionAfterImageLimit (50 MB)"
 		if rep.VirtuosoTxnLimit != 0 {
-			limit = fmt.Sprintf("TransactionAfterImageLimit raised to %d bytes (with the default 50 MB the MOVE of a 1,000,000-triple snapshot aborts: SR325)", rep.VirtuosoTxnLimit)
+			limit = fmt.Sprintf("TransactionAfterImageLimit raised to %d bytes (with the default 50 MB the swap of a 1,000,000-triple snapshot aborts: SR325)", rep.VirtuosoTxnLimit)
 		}
 		fmt.Fprintf(w, "Virtuoso 7 server (sparqltest's configuration: NumberOfBuffers 10000; %s) peak RSS: %d MiB\n", limit, rep.VirtuosoRSSKiB>>10)
 	}

@@ -189,7 +189,7 @@ func runStep(ctx context.Context, sp Spec) ([]Result, error) {
 		s := sparql.New(sp.Virtuoso, &http.Client{Transport: &http.Transport{DialContext: loopbackDial}})
 		defer s.Close()
 		if sp.Step == stepSPARQLLoad {
-			return loadStep(ctx, s, in(fileNT), "snapshot load: sparql store (Virtuoso, GSP PUT + MOVE)")
+			return loadStep(ctx, s, in(fileNT), "snapshot load: sparql store (Virtuoso, GSP upload + DROP/ADD)")
 		}
 		return applyStep(ctx, s, sp, "fragment apply: sparql store (Virtuoso, probe + update)")
 	case stepEndToEnd:
