@@ -19,17 +19,20 @@ import (
 // is stable), then individualise one node of a tied colour class and
 // refine again, until every blank node has its own colour.
 //
-// Canonical takes one node of each tied class (the one with the smallest
-// label) and never backtracks: when the tied nodes are interchangeable (an
-// automorphism maps one to the other, as for repeated identical blank
-// structures, blank cycles, a resource's two identical addresses) the
-// result does not depend on the choice. It does when refinement ties
-// nodes that are not interchangeable: regular structures made only of
-// blank nodes, such as some strongly regular or Cai-Fürer-Immerman-like
-// graphs. There, isomorphic inputs with different labels may get
-// different canonical forms; inputs that differ only in triple order or
-// duplicates still get the same one. Non-isomorphic inputs never get the
-// same canonical form, since it is a relabelling of the input.
+// Canonical individualises each tied class's nodes in turn and keeps the
+// labelling whose sorted lines are smallest, which is independent of the
+// input's labels and order. That search is bounded; past the bound (large
+// graphs with ties) it takes one node of each tied class, the one with the
+// smallest label, and never backtracks. When the tied nodes are
+// interchangeable (an automorphism maps one to the other, as for repeated
+// identical blank structures, a blank cycle, a resource's two identical
+// addresses) that choice does not matter. It does when refinement ties
+// nodes that are not interchangeable (blank cycles of different lengths,
+// regular structures made only of blank nodes): there, past the bound,
+// isomorphic inputs with different labels may get different canonical
+// forms; inputs that differ only in triple order or duplicates still get
+// the same one. Non-isomorphic inputs never get the same canonical form,
+// since it is a relabelling of the input.
 //
 // Isomorphic is exact: it searches the candidates of each tied class with
 // backtracking and checks the final mapping triple by triple. Its worst
@@ -497,50 +500,120 @@ func Canonical(ts []Triple) []Triple {
 }
 
 // canonical returns the canonical triples and their N-Triples lines.
+//
+// When refinement leaves a tied class, the labelling depends on which of
+// its nodes is individualised first unless they are interchangeable (two
+// blank cycles of different lengths are tied but not interchangeable). So
+// canonical first tries every choice, recursively, and keeps the labelling
+// whose sorted lines are smallest: that does not depend on the input's
+// labels or order. The search is bounded (canonLeaves labellings, and
+// canonWork lines written or nodes cloned in all), so a large graph with
+// ties gets little or no search; past the bound it falls back to choosing the
+// node with the smallest label, as described at the top of canon.go.
 func canonical(ts []Triple) ([]Triple, []string) {
 	g := newBGraph(ts)
-	out := g.triples
-	if len(g.labels) > 0 {
-		r := g.refiner()
-		for {
-			ci := r.popTied()
-			if ci < 0 {
-				break
-			}
-			r.touched = r.touched[:0]
-			r.individualise(r.minMember(ci))
+	if len(g.labels) == 0 {
+		return sortedLines(g.triples)
+	}
+	b := &canonBudget{leaves: canonLeaves, work: canonWork, per: len(g.triples) + 1}
+	if out, lines, ok := g.search(g.refiner(), b); ok {
+		return out, lines
+	}
+	r := g.refiner()
+	for {
+		ci := r.popTied()
+		if ci < 0 {
+			break
 		}
-		// Every node has its own colour: number them in colour order.
-		order := make([]int32, len(g.labels))
-		for i := range order {
-			order[i] = int32(i)
+		r.touched = r.touched[:0]
+		r.individualise(r.minMember(ci))
+	}
+	return g.labelled(r)
+}
+
+// Bounds of canonical's search over individualisation choices.
+const (
+	canonLeaves = 512
+	canonWork   = 1 << 18
+)
+
+type canonBudget struct{ leaves, work, per int }
+
+// search returns the smallest labelling over every sequence of choices
+// from r on, or ok false when that would exceed b.
+func (g *bgraph) search(r *refiner, b *canonBudget) (out []Triple, lines []string, ok bool) {
+	ci := r.popTied()
+	if ci < 0 {
+		b.leaves--
+		b.work -= b.per
+		if b.leaves < 0 || b.work < 0 {
+			return nil, nil, false
 		}
-		slices.SortFunc(order, func(a, b int32) int { return bytes.Compare(r.colour[a][:], r.colour[b][:]) })
-		label := make(map[string]string, len(order))
-		for k, i := range order {
-			label[g.labels[i]] = "c" + strconv.Itoa(k)
+		out, lines = g.labelled(r)
+		return out, lines, true
+	}
+	members := slices.Clone(r.classes[ci].members)
+	if len(members) > b.leaves || len(members)*b.per > b.work {
+		return nil, nil, false // cannot finish: give up before any work
+	}
+	for _, x := range members {
+		// A clone and its refinement cost about as much as a leaf.
+		if b.work -= b.per; b.work < 0 {
+			return nil, nil, false
 		}
-		rename := func(t Term) Term {
-			if t.Kind == KindBlank {
-				t.Value = label[t.Value]
-			}
-			return t
+		rc := r.clone()
+		rc.individualise(x)
+		o, l, ok := g.search(rc, b)
+		if !ok {
+			return nil, nil, false
 		}
-		for i, t := range out {
-			out[i] = Triple{rename(t.S), t.P, rename(t.O)}
+		if lines == nil || slices.Compare(l, lines) < 0 {
+			out, lines = o, l
 		}
 	}
-	keys := make([]string, len(out))
-	idx := make([]int, len(out))
-	for i, t := range out {
+	return out, lines, true
+}
+
+// labelled numbers the blank nodes in the order of r's colours (every node
+// has its own colour) and returns the relabelled triples, sorted, with
+// their lines.
+func (g *bgraph) labelled(r *refiner) ([]Triple, []string) {
+	order := make([]int32, len(g.labels))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return bytes.Compare(r.colour[a][:], r.colour[b][:]) })
+	label := make(map[string]string, len(order))
+	for k, i := range order {
+		label[g.labels[i]] = "c" + strconv.Itoa(k)
+	}
+	rename := func(t Term) Term {
+		if t.Kind == KindBlank {
+			t.Value = label[t.Value]
+		}
+		return t
+	}
+	out := make([]Triple, len(g.triples))
+	for i, t := range g.triples {
+		out[i] = Triple{rename(t.S), t.P, rename(t.O)}
+	}
+	return sortedLines(out)
+}
+
+// sortedLines sorts ts by N-Triples text and returns them with their
+// lines.
+func sortedLines(ts []Triple) ([]Triple, []string) {
+	keys := make([]string, len(ts))
+	idx := make([]int, len(ts))
+	for i, t := range ts {
 		keys[i] = tripleString(t)
 		idx[i] = i
 	}
 	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
-	sorted := make([]Triple, len(out))
-	lines := make([]string, len(out))
+	sorted := make([]Triple, len(ts))
+	lines := make([]string, len(ts))
 	for k, i := range idx {
-		sorted[k], lines[k] = out[i], keys[i]
+		sorted[k], lines[k] = ts[i], keys[i]
 	}
 	return sorted, lines
 }

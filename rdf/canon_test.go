@@ -361,3 +361,40 @@ func TestIsomorphicManyTies(t *testing.T) {
 }
 
 var manyTies = 20_000
+
+// TestHashTiedCycles: blank cycles of different lengths are tied by
+// refinement without being interchangeable (a fuzz finding: a 3-cycle and a
+// 2-cycle); every labelling and order of them gets one Hash.
+func TestHashTiedCycles(t *testing.T) {
+	next := IRI("http://ex/next")
+	build := func(labels []string, sizes []int) []Triple {
+		var ts []Triple
+		k := 0
+		for _, n := range sizes {
+			for i := range n {
+				ts = append(ts, Triple{Blank(labels[k+i]), next, Blank(labels[k+(i+1)%n])})
+			}
+			k += n
+		}
+		return ts
+	}
+	labels := []string{"a", "b", "c", "d", "e", "f", "g"}
+	want := Hash(build(labels, []int{3, 2}))
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 50 {
+		l := slices.Clone(labels)
+		rng.Shuffle(len(l), func(i, j int) { l[i], l[j] = l[j], l[i] })
+		sizes := []int{3, 2}
+		if i%2 == 1 {
+			sizes = []int{2, 3}
+		}
+		ts := build(l, sizes)
+		rng.Shuffle(len(ts), func(i, j int) { ts[i], ts[j] = ts[j], ts[i] })
+		if got := Hash(ts); got != want {
+			t.Fatalf("relabelling %d: Hash differs\n%s", i, ntDoc(Canonical(ts)))
+		}
+	}
+	if Hash(build(labels, []int{5})) == want {
+		t.Error("a 5-cycle hashes like a 3-cycle and a 2-cycle")
+	}
+}
