@@ -188,6 +188,17 @@ type Store interface {
 	// hold a read transaction for the duration of the loop); collect first.
 	Resources(ctx context.Context) iter.Seq2[Resource, error]
 
+	// ResourcesIn yields the inventory records whose Path p satisfies
+	// from <= p and (to == "" or p < to), in ascending byte order, each at
+	// most once. Unlike Resources it reads in bounded pages, each from its
+	// own snapshot, and holds no transaction while the loop body runs: the
+	// body may call Apply, and a record not yet yielded may be seen as
+	// before or after a concurrent Apply. Memory does not grow with the
+	// inventory: this is what a scan merges against and what a Resource
+	// List part is written from. An error is yielded once and ends the
+	// iteration.
+	ResourcesIn(ctx context.Context, from, to string) iter.Seq2[Resource, error]
+
 	// Journal yields the journal records with seq >= from in ascending seq
 	// order. Records appended during the iteration may or may not be
 	// yielded; records committed before it starts are yielded exactly

@@ -32,6 +32,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
+	"github.com/resourcesync-go/resourcesync/internal/boltmem"
 	"github.com/resourcesync-go/resourcesync/internal/store"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
@@ -366,6 +367,84 @@ func (d *DB) Resources(ctx context.Context) iter.Seq2[store.Resource, error] {
 		})
 		if err != nil && !stopped {
 			yield(store.Resource{}, err)
+		}
+	}
+}
+
+// releaseEvery is how many records a long pass reads between two
+// releases of the mapped pages it touched (see package boltmem): the
+// resident set of a pass then stays bounded whatever the inventory's size.
+const releaseEvery = 32 << 10
+
+// release gives the pages of the mapping back to the page cache; a failure
+// only costs memory, so it is ignored.
+func (d *DB) release() {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if !d.closed {
+		_ = boltmem.Release(d.db)
+	}
+}
+
+// resourcesPage is how many inventory records one read transaction of
+// ResourcesIn reads before it is closed and the records are yielded.
+const resourcesPage = 1024
+
+// ResourcesIn implements store.Store: pages of resourcesPage records, one
+// read transaction each, so no transaction is open while the caller runs
+// (a long read transaction would also keep bbolt from reusing freed pages).
+func (d *DB) ResourcesIn(ctx context.Context, from, to string) iter.Seq2[store.Resource, error] {
+	return func(yield func(store.Resource, error) bool) {
+		page := make([]store.Resource, 0, resourcesPage)
+		next := []byte(from)
+		inclusive := true // next itself is still to be yielded
+		read := 0
+		for {
+			page = page[:0]
+			done := false
+			err := d.view(func(tx *bbolt.Tx) error {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				c := tx.Bucket(bInv).Cursor()
+				k, v := c.Seek(next)
+				if k != nil && !inclusive && bytes.Equal(k, next) {
+					k, v = c.Next()
+				}
+				for ; k != nil; k, v = c.Next() {
+					if to != "" && string(k) >= to {
+						done = true
+						return nil
+					}
+					r, err := decodeResource(string(k), v)
+					if err != nil {
+						return err
+					}
+					page = append(page, r)
+					if len(page) == resourcesPage {
+						return nil
+					}
+				}
+				done = true
+				return nil
+			})
+			if err != nil {
+				yield(store.Resource{}, err)
+				return
+			}
+			for _, r := range page {
+				if !yield(r, nil) {
+					return
+				}
+			}
+			if read += len(page); read >= releaseEvery {
+				read = 0
+				d.release()
+			}
+			if done || len(page) == 0 {
+				return
+			}
+			next, inclusive = []byte(page[len(page)-1].Path), false
 		}
 	}
 }

@@ -300,6 +300,72 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("ResourcesIn", func(t *testing.T) {
+		s := newStore(t)
+		var paths []string
+		for i := range 5000 { // several pages of any sane page size
+			paths = append(paths, fmt.Sprintf("d%d/f%05d", i%7, i))
+		}
+		paths = append(paths, "\xff\xfe", "a", "a/b", "a b")
+		var cs []store.Change
+		for _, p := range paths {
+			cs = append(cs, ch(rs.Created, T0, Res(p, p)))
+		}
+		apply(t, s, store.Batch{Changes: cs})
+		slices.Sort(paths)
+		in := func(from, to string) []string {
+			var out []string
+			for r, err := range s.ResourcesIn(ctx, from, to) {
+				if err != nil {
+					t.Fatalf("ResourcesIn(%q, %q): %v", from, to, err)
+				}
+				if r.MD5 != Res(r.Path, r.Path).MD5 {
+					t.Fatalf("ResourcesIn(%q, %q): record %q has other content", from, to, r.Path)
+				}
+				out = append(out, r.Path)
+			}
+			return out
+		}
+		want := func(from, to string) []string {
+			var out []string
+			for _, p := range paths {
+				if p >= from && (to == "" || p < to) {
+					out = append(out, p)
+				}
+			}
+			return out
+		}
+		for _, r := range [][2]string{{"", ""}, {"d3/", "d3/\xff"}, {"d2/f00100", "d5"}, {"a", "a/b"}, {"zz", ""}, {"d1/", "d1/"}, {"\xff", ""}} {
+			if got, w := in(r[0], r[1]), want(r[0], r[1]); !slices.Equal(got, w) {
+				t.Errorf("ResourcesIn(%q, %q): %d paths, want %d (first diff around %v)", r[0], r[1], len(got), len(w), firstDiff(got, w))
+			}
+		}
+		// The loop body may Apply: delete every path as it is yielded.
+		n := 0
+		for r, err := range s.ResourcesIn(ctx, "d4/", "d4/\xff") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+			apply(t, s, store.Batch{Changes: []store.Change{ch(rs.Deleted, T0, r)}})
+		}
+		if w := len(want("d4/", "d4/\xff")); n != w {
+			t.Errorf("deleting while iterating: %d yielded, want %d", n, w)
+		}
+		if got := in("d4/", "d4/\xff"); len(got) != 0 {
+			t.Errorf("after deleting d4/: %d left", len(got))
+		}
+		k := 0
+		for range s.ResourcesIn(ctx, "", "") {
+			if k++; k == 3 {
+				break
+			}
+		}
+		if k != 3 {
+			t.Errorf("break after 3: %d", k)
+		}
+	})
+
 	t.Run("JournalRanges", func(t *testing.T) {
 		s := newStore(t)
 		// 3000 records (more than any reasonable read chunk), 10 per second.
@@ -552,4 +618,13 @@ func CheckReplay(ctx context.Context, s store.Store) error {
 		return fmt.Errorf("journal replay has %d resources, inventory %d; missing %q", len(replay), n, missing)
 	}
 	return nil
+}
+
+func firstDiff(a, b []string) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("index %d: %q vs %q", i, a[i], b[i])
+		}
+	}
+	return fmt.Sprintf("lengths %d vs %d", len(a), len(b))
 }
