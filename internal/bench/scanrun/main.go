@@ -63,7 +63,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		cpu := time.Duration(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano())
+		cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
 		fmt.Printf("%+v\n%.3fs wall, %.3fs cpu, %.0f files/s, peak RSS %d KB\n", st, el.Seconds(), cpu.Seconds(), float64(st.Files)/el.Seconds(), hwm())
 	}
 }
