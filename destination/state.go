@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
+	"github.com/resourcesync-go/resourcesync/internal/boltmem"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
@@ -93,13 +94,20 @@ func openState(dest string, readOnly bool) (*state, error) {
 	}
 	// The state stays private whatever the umask (it is not part of the
 	// mirror); the mirrored files honour the umask.
-	db, err := bolt.Open(p, 0o600, &bolt.Options{Timeout: 300 * time.Millisecond, ReadOnly: readOnly, NoFreelistSync: true})
+	// The freelist is persisted: without it every open rebuilds it by
+	// reading every page of the file, which makes the resident set of even
+	// a run with nothing to do the size of the state. A state written
+	// without it (by an earlier version) is scanned once, at its first
+	// writable open, and has it from then on (bbolt writes it then).
+	db, err := bolt.Open(p, 0o600, &bolt.Options{Timeout: 300 * time.Millisecond, ReadOnly: readOnly, FreelistType: bolt.FreelistMapType})
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("%w: %s is locked", ErrLocked, p)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: open %s: %v", ErrState, p, err)
 	}
+	// Whatever the open read (a freelist rebuild, above) is given back.
+	boltmem.Release(db)
 	if !readOnly {
 		err = db.Update(func(tx *bolt.Tx) error {
 			for _, b := range [][]byte{bucketRes, bucketSets, bucketMeta, bucketPath} {
