@@ -26,6 +26,7 @@ import (
 	"io/fs"
 	"iter"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -75,6 +76,10 @@ type DB struct {
 	path   string
 	mu     sync.RWMutex // guards closed against Close
 	closed bool
+	// applied counts the records written since the mapped pages were last
+	// released: a write transaction reads the pages it changes through the
+	// mapping, so a long series of batches touches the whole inventory.
+	applied atomic.Int64
 }
 
 var _ store.Store = (*DB)(nil)
@@ -321,6 +326,10 @@ func (d *DB) Apply(ctx context.Context, b store.Batch) (first, last uint64, err 
 	if err != nil {
 		return 0, 0, err
 	}
+	if d.applied.Add(int64(len(b.Changes)+len(b.Touch))) >= releaseEvery {
+		d.applied.Store(0)
+		d.release()
+	}
 	return first, last, nil
 }
 
@@ -341,7 +350,8 @@ func (d *DB) Get(ctx context.Context, path string) (r store.Resource, err error)
 }
 
 // Resources implements store.Store. It holds one read transaction for the
-// whole iteration.
+// whole iteration, releasing the mapped pages it has read every
+// releaseEvery records.
 func (d *DB) Resources(ctx context.Context) iter.Seq2[store.Resource, error] {
 	return func(yield func(store.Resource, error) bool) {
 		stopped := false
@@ -352,6 +362,9 @@ func (d *DB) Resources(ctx context.Context) iter.Seq2[store.Resource, error] {
 				if n++; n%4096 == 0 {
 					if err := ctx.Err(); err != nil {
 						return err
+					}
+					if n%releaseEvery == 0 {
+						_ = boltmem.ReleaseTx(tx)
 					}
 				}
 				r, err := decodeResource(string(k), v)
