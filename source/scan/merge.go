@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"iter"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/resourcesync-go/resourcesync/internal/store"
@@ -32,6 +32,10 @@ type merge struct {
 	st      *Stats
 	chunk   []job
 	n       int // entries listed, for checking ctx now and then
+	buf     []byte
+	// openDirs counts the directory descriptors open for the walk and
+	// its jobs.
+	openDirs atomic.Int32
 }
 
 // cursor reads inventory records in path order, one page at a time.
@@ -215,6 +219,10 @@ func (m *merge) send() error {
 	select {
 	case m.jobs <- m.chunk:
 	case <-m.ctx.Done():
+		for _, j := range m.chunk {
+			j.done()
+		}
+		m.chunk = nil
 		return m.ctx.Err()
 	}
 	m.chunk = nil
@@ -226,7 +234,15 @@ func (m *merge) send() error {
 // only the root's listing error, ctx and the store's errors are returned.
 func (m *merge) dir(c *cursor, abs, rel string) error {
 	s := m.s
-	ents, err := listDir(abs)
+	d, err := openDir(abs, &m.openDirs)
+	var ents *dirEntries
+	if err == nil {
+		if m.buf == nil {
+			m.buf = make([]byte, 64<<10)
+		}
+		ents, err = d.list(m.buf)
+		defer d.release()
+	}
 	if err != nil {
 		if rel == "" {
 			return fmt.Errorf("scan %s: %w", s.root, err)
@@ -235,6 +251,7 @@ func (m *merge) dir(c *cursor, abs, rel string) error {
 		s.log.Warn("scan: cannot list directory; its files are left as they were", "path", rel, "err", err)
 		return m.protect(c, rel+"/")
 	}
+	shared := d.shared()
 	prefix := ""
 	if rel != "" {
 		prefix = rel + "/"
@@ -266,6 +283,10 @@ func (m *merge) dir(c *cursor, abs, rel string) error {
 			continue
 		}
 		j := job{rel: r, abs: p}
+		if shared {
+			d.acquire()
+			j.dir, j.name = d, name
+		}
 		known, err := m.upTo(c, r)
 		if err != nil {
 			return err
@@ -296,37 +317,11 @@ type dent struct {
 
 func (d *dirEntries) name(e *dent) string { return d.names[e.off : e.off+e.n] }
 
-// listChunk is how many entries one directory read returns.
-const listChunk = 1024
-
-// listDir lists a directory and sorts it in path order.
-func listDir(abs string) (*dirEntries, error) {
-	f, err := os.Open(abs)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	d := &dirEntries{}
-	var names []byte
-	for {
-		batch, err := f.ReadDir(listChunk)
-		for _, e := range batch {
-			n := e.Name()
-			d.ents = append(d.ents, dent{off: uint32(len(names)), n: uint32(len(n)), typ: e.Type()})
-			names = append(names, n...)
-		}
-		if err == io.EOF || (err == nil && len(batch) == 0) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
+func (d *dirEntries) sort(names []byte) {
 	d.names = string(names)
 	slices.SortFunc(d.ents, func(a, b dent) int {
 		return cmpEntry(d.name(&a), a.typ.IsDir(), d.name(&b), b.typ.IsDir())
 	})
-	return d, nil
 }
 
 // cmpEntry compares two names as the paths under them sort: a directory's

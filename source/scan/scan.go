@@ -139,6 +139,8 @@ func statOf(fi fs.FileInfo) statKey {
 type job struct {
 	rel   string
 	abs   string
+	dir   *dirRef // if not nil, the file is dir's entry name
+	name  string
 	st    statKey // from lstat, when known
 	known bool
 	prev  *store.Resource // nil for a new file
@@ -256,6 +258,7 @@ func (s *Scanner) run(ctx context.Context, targets []string) (Stats, error) {
 			for chunk := range jobs {
 				for _, j := range chunk {
 					r, ok := s.visit(ctx, j, &wstats[w], wk)
+					j.done()
 					if !ok {
 						continue
 					}
@@ -323,7 +326,14 @@ func (s *Scanner) visit(ctx context.Context, j job, ws *Stats, w *worker) (r res
 		ws.Files++
 		return s.hash(ctx, j, w), true
 	}
-	key, regular, err := lstat(j.abs)
+	var key statKey
+	var regular bool
+	var err error
+	if j.dir != nil {
+		key, regular, err = j.dir.lstat(j.name)
+	} else {
+		key, regular, err = lstat(j.abs)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			s.log.Info("scan: file vanished during the scan", "path", j.rel)
@@ -425,18 +435,28 @@ func newWorker() *worker {
 	return &worker{buf: make([]byte, 256<<10), md5: md5.New(), sha: sha256.New()}
 }
 
-func (s *Scanner) open(name string) (hashFile, error) {
-	if s.openHook != nil {
-		return s.openHook(name)
+func (s *Scanner) open(j job) (hashFile, error) {
+	switch {
+	case s.openHook != nil:
+		return s.openHook(j.abs)
+	case j.dir != nil:
+		return j.dir.openFile(j.name)
 	}
-	return openRaw(name)
+	return openRaw(j.abs)
+}
+
+// done releases the job's directory.
+func (j job) done() {
+	if j.dir != nil {
+		j.dir.release()
+	}
 }
 
 // hashOnce reads the file whose stat was j.st and returns its metadata, or
 // errChanged if the file is not the one stat'ed or changed while read.
 func (s *Scanner) hashOnce(j job, w *worker) (store.Resource, error) {
 	start := time.Now()
-	f, err := s.open(j.abs)
+	f, err := s.open(j)
 	if err != nil {
 		return store.Resource{}, err
 	}
