@@ -25,9 +25,15 @@ type dirRef struct {
 // the jobs use absolute paths.
 const maxOpenDirs = 256
 
-func openDir(abs string, open *atomic.Int32) (*dirRef, error) {
+// openDir opens a directory found by the walk; it is not followed if it
+// became a symbolic link meanwhile, unless follow (the root).
+func openDir(abs string, follow bool, open *atomic.Int32) (*dirRef, error) {
+	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
+	if !follow {
+		flags |= unix.O_NOFOLLOW
+	}
 	for {
-		fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		fd, err := unix.Open(abs, flags, 0)
 		if err == unix.EINTR {
 			continue
 		}

@@ -11,7 +11,7 @@ import (
 // dirRef is a directory being walked; here its jobs use absolute paths.
 type dirRef struct{ f *os.File }
 
-func openDir(abs string, _ *atomic.Int32) (*dirRef, error) {
+func openDir(abs string, _ bool, _ *atomic.Int32) (*dirRef, error) {
 	f, err := os.Open(abs)
 	if err != nil {
 		return nil, err

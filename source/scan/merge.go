@@ -234,7 +234,7 @@ func (m *merge) send() error {
 // only the root's listing error, ctx and the store's errors are returned.
 func (m *merge) dir(c *cursor, abs, rel string) error {
 	s := m.s
-	d, err := openDir(abs, &m.openDirs)
+	d, err := openDir(abs, rel == "", &m.openDirs) // the root may be a symbolic link
 	var ents *dirEntries
 	if err == nil {
 		if m.buf == nil {

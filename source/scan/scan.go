@@ -194,17 +194,33 @@ func (s *Scanner) ScanPaths(ctx context.Context, paths []string) (Stats, error) 
 	return s.run(ctx, normalisePaths(paths))
 }
 
-// normalisePaths cleans the paths, sorts them and drops those under
+// coalesce is how many paths in one directory ScanPaths scans one by one;
+// more are scanned as their directory (one listing instead of a lookup,
+// a store read and a range read each).
+const coalesce = 64
+
+// normalisePaths cleans the paths, replaces more than coalesce paths in
+// one directory by the directory, sorts them and drops those under
 // another one (or equal to it), so that their key ranges are disjoint and
 // ascending.
 func normalisePaths(paths []string) []string {
 	var out []string
+	perDir := map[string]int{}
 	for _, p := range paths {
 		p = strings.Trim(path.Clean("/"+p), "/")
 		if p == "" {
 			return []string{""}
 		}
 		out = append(out, p)
+		perDir[path.Dir(p)]++
+	}
+	for i, p := range out {
+		if d := path.Dir(p); perDir[d] > coalesce {
+			if d == "." {
+				return []string{""}
+			}
+			out[i] = d
+		}
 	}
 	slices.SortFunc(out, cmpPath)
 	keep := out[:0]
