@@ -15,6 +15,7 @@ import (
 // which is most of the cost of an unchanged rescan. The descriptor is
 // closed when the walk and the last job holding a reference are done.
 type dirRef struct {
+	abs  string
 	fd   int
 	refs atomic.Int32
 	open *atomic.Int32 // descriptors the scan holds open
@@ -40,7 +41,7 @@ func openDir(abs string, follow bool, open *atomic.Int32) (*dirRef, error) {
 		if err != nil {
 			return nil, &fs.PathError{Op: "open", Path: abs, Err: err}
 		}
-		d := &dirRef{fd: fd, open: open}
+		d := &dirRef{abs: abs, fd: fd, open: open}
 		d.refs.Store(1)
 		open.Add(1)
 		return d, nil

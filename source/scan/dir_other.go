@@ -9,14 +9,17 @@ import (
 )
 
 // dirRef is a directory being walked; here its jobs use absolute paths.
-type dirRef struct{ f *os.File }
+type dirRef struct {
+	abs string
+	f   *os.File
+}
 
 func openDir(abs string, _ bool, _ *atomic.Int32) (*dirRef, error) {
 	f, err := os.Open(abs)
 	if err != nil {
 		return nil, err
 	}
-	return &dirRef{f: f}, nil
+	return &dirRef{abs: abs, f: f}, nil
 }
 
 func (d *dirRef) shared() bool { return false }

@@ -100,7 +100,7 @@ func (m *merge) target(rel string) error {
 	if kind == kindFile {
 		j := job{rel: rel, abs: abs}
 		if err == nil {
-			j.prev = &prev
+			j.prev, j.old = prev, true
 		}
 		if err := m.queue(j); err != nil {
 			return err
@@ -194,7 +194,7 @@ func (m *merge) protect(c *cursor, prefix string) error {
 
 func (m *merge) remove(r store.Resource) error {
 	select {
-	case m.results <- result{job: job{rel: r.Path, prev: &r}, out: vanished}:
+	case m.results <- result{job: job{rel: r.Path, prev: r, old: true}, out: vanished}:
 		return nil
 	case <-m.ctx.Done():
 		return m.ctx.Err()
@@ -252,6 +252,7 @@ func (m *merge) dir(c *cursor, abs, rel string) error {
 		return m.protect(c, rel+"/")
 	}
 	shared := d.shared()
+	excluded := s.excludeIn[abs]
 	prefix := ""
 	if rel != "" {
 		prefix = rel + "/"
@@ -265,13 +266,12 @@ func (m *merge) dir(c *cursor, abs, rel string) error {
 		e := &ents.ents[i]
 		name := ents.name(e)
 		r := prefix + name
-		p := abs + string(filepath.Separator) + name
-		if strings.HasPrefix(name, ".") || (len(s.exclude) > 0 && s.exclude[p]) || s.skipped(r, name) {
+		if strings.HasPrefix(name, ".") || excluded[name] || s.skipped(r, name) {
 			continue
 		}
 		switch t := e.typ; {
 		case t.IsDir():
-			if err := m.dir(c, p, r); err != nil {
+			if err := m.dir(c, joinPath(abs, name), r); err != nil {
 				return err
 			}
 			continue
@@ -282,18 +282,19 @@ func (m *merge) dir(c *cursor, abs, rel string) error {
 			s.log.Debug("scan: not a regular file", "path", r, "type", t.String())
 			continue
 		}
-		j := job{rel: r, abs: p}
+		j := job{rel: r}
 		if shared {
 			d.acquire()
 			j.dir, j.name = d, name
+		} else {
+			j.abs = joinPath(abs, name)
 		}
 		known, err := m.upTo(c, r)
 		if err != nil {
 			return err
 		}
 		if known {
-			prev := c.rec
-			j.prev = &prev
+			j.prev, j.old = c.rec, true
 			c.load()
 		}
 		if err := m.queue(j); err != nil {

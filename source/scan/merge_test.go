@@ -284,3 +284,34 @@ func TestSymlinkedRoot(t *testing.T) {
 		t.Fatalf("ScanPaths: %+v %v", st, err)
 	}
 }
+
+// TestExclude: excluded paths (the state and output directories, which
+// need not be hidden) are neither walked nor scanned by path.
+func TestExclude(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "files")
+	for _, n := range []string{"a", "state/x", "out/docs/y", "out/z", "statex"} {
+		write(t, root, n, n)
+	}
+	db := openDB(t, filepath.Join(t.TempDir(), "state.db"))
+	s, err := scan.New(scan.Options{Root: root, Store: db, Logger: quiet(),
+		Exclude: []string{filepath.Join(root, "state"), filepath.Join(root, "out", "docs") + "/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a", "out/z", "statex"}
+	if got := inventoryPaths(t, db); !slices.Equal(got, want) {
+		t.Errorf("inventory %q, want %q", got, want)
+	}
+	write(t, root, "state/new", "n")
+	write(t, root, "out/docs/new", "n")
+	if st, err := s.ScanPaths(ctx, []string{"state/new", "out/docs", "state"}); err != nil || st.Files+st.Created != 0 {
+		t.Errorf("ScanPaths of excluded paths: %+v %v", st, err)
+	}
+	if got := inventoryPaths(t, db); !slices.Equal(got, want) {
+		t.Errorf("inventory %q, want %q", got, want)
+	}
+}

@@ -78,7 +78,8 @@ type Scanner struct {
 	opt        Options
 	root       string
 	exclude    map[string]bool
-	mu         sync.Mutex // one scan at a time
+	excludeIn  map[string]map[string]bool // directory -> names excluded in it
+	mu         sync.Mutex                 // one scan at a time
 	log        *slog.Logger
 	beforeHash func(rel string)                    // test hook: runs in the worker before a file is read
 	openHook   func(name string) (hashFile, error) // test hook: opens a file to hash
@@ -98,13 +99,21 @@ func New(opt Options) (*Scanner, error) {
 			return nil, fmt.Errorf("%w %q: %w", ErrSkipPattern, p, err)
 		}
 	}
-	s := &Scanner{opt: opt, root: root, exclude: map[string]bool{}, log: opt.Logger}
+	s := &Scanner{opt: opt, root: root, exclude: map[string]bool{}, excludeIn: map[string]map[string]bool{}, log: opt.Logger}
 	for _, e := range opt.Exclude {
 		a, err := filepath.Abs(e)
 		if err != nil {
 			return nil, fmt.Errorf("scan: exclude %q: %w", e, err)
 		}
 		s.exclude[a] = true
+		d, n := filepath.Split(a)
+		if d != string(filepath.Separator) {
+			d = strings.TrimSuffix(d, string(filepath.Separator))
+		}
+		if s.excludeIn[d] == nil {
+			s.excludeIn[d] = map[string]bool{}
+		}
+		s.excludeIn[d][n] = true
 	}
 	if s.opt.Workers <= 0 {
 		s.opt.Workers = runtime.NumCPU()
@@ -138,12 +147,13 @@ func statOf(fi fs.FileInfo) statKey {
 
 type job struct {
 	rel   string
-	abs   string
+	abs   string  // absolute path, unless dir is set (see path)
 	dir   *dirRef // if not nil, the file is dir's entry name
 	name  string
 	st    statKey // from lstat, when known
 	known bool
-	prev  *store.Resource // nil for a new file
+	prev  store.Resource // the inventory record, if old
+	old   bool           // the file has an inventory record
 }
 
 type outcome uint8
@@ -336,7 +346,7 @@ func (s *Scanner) run(ctx context.Context, targets []string) (Stats, error) {
 // fields match its inventory record. ok is false when there is nothing to
 // apply.
 func (s *Scanner) visit(ctx context.Context, j job, ws *Stats, w *worker) (r result, ok bool) {
-	if j.prev == nil {
+	if !j.old {
 		// A new file: no lstat, the worker's fstat after opening it is
 		// the stat to trust (one path lookup fewer per new file).
 		ws.Files++
@@ -454,11 +464,26 @@ func newWorker() *worker {
 func (s *Scanner) open(j job) (hashFile, error) {
 	switch {
 	case s.openHook != nil:
-		return s.openHook(j.abs)
+		return s.openHook(j.path())
 	case j.dir != nil:
 		return j.dir.openFile(j.name)
 	}
 	return openRaw(j.abs)
+}
+
+// path returns the file's absolute path.
+func (j job) path() string {
+	if j.dir != nil {
+		return joinPath(j.dir.abs, j.name)
+	}
+	return j.abs
+}
+
+func joinPath(dir, name string) string {
+	if strings.HasSuffix(dir, string(filepath.Separator)) {
+		return dir + name
+	}
+	return dir + string(filepath.Separator) + name
 }
 
 // done releases the job's directory.
@@ -507,7 +532,7 @@ func (s *Scanner) hashOnce(j job, w *worker) (store.Resource, error) {
 			break // shrank: caught below
 		}
 		if err != nil {
-			return store.Resource{}, fmt.Errorf("read %s: %w", j.abs, err)
+			return store.Resource{}, fmt.Errorf("read %s: %w", j.path(), err)
 		}
 	}
 	after, _, err := f.stat()
@@ -594,14 +619,14 @@ func (a *applier) add(r result) {
 		a.st.Skipped++
 		return
 	case vanished:
-		if r.prev != nil {
-			a.change(rs.Deleted, *r.prev)
+		if r.old {
+			a.change(rs.Deleted, r.prev)
 		}
 		return
 	}
 	a.st.Bytes += r.res.Size
 	switch {
-	case r.prev == nil:
+	case !r.old:
 		a.change(rs.Created, r.res)
 		return
 	case r.prev.Size != r.res.Size || r.prev.MD5 != r.res.MD5 || r.prev.SHA256 != r.res.SHA256:
@@ -610,7 +635,7 @@ func (a *applier) add(r result) {
 	}
 	// Touched: same bytes. Refresh the stat fields only; the content
 	// metadata (type and lastmod included) stay as journaled.
-	t := *r.prev
+	t := r.prev
 	t.ModTime, t.Inode = r.res.ModTime, r.res.Inode
 	a.touches = append(a.touches, t)
 	a.st.Touched++
