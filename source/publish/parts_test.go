@@ -378,3 +378,23 @@ func TestPartsInterrupted(t *testing.T) {
 		}
 	}
 }
+
+// TestPartsOlderMeta: the meta of the fingerprint-based format (a part
+// count, no part table) gets a full write, and later runs are incremental.
+func TestPartsOlderMeta(t *testing.T) {
+	f := newPartsFixture(t, true)
+	old := `{"Fingerprint":"0123","At":"2026-03-01T10:10:00Z","Gen":"x","Entries":100,"Parts":10,"TopSHA":"abcd"}`
+	if err := f.st.PutMeta(context.Background(), "publish.resourcelist", []byte(old)); err != nil {
+		t.Fatal(err)
+	}
+	f.clk.Set(f.t0.Add(time.Hour))
+	if rep := f.publish(); !rep.ResourceList || rep.PartsWritten != 10 {
+		t.Errorf("after the older meta: %+v, want a full write", rep)
+	}
+	f.clk.Set(f.t0.Add(2 * time.Hour))
+	f.change(rs.Updated, "p/050", "x")
+	if rep := f.publish(); rep.PartsWritten != 1 {
+		t.Errorf("next change: %+v, want one part written", rep)
+	}
+	mustWalkClean(t, f.base)
+}

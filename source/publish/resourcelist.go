@@ -26,9 +26,13 @@ type rlState struct {
 	At       time.Time   // the list's at
 	Gen      string      // Archives: generation directory of the list or index document
 	Entries  int64
-	Parts    []rlPart `json:",omitempty"` // the part table of a split list, in key order; none for one document
-	Archive  []rlGen  `json:",omitempty"` // previous generations named by the archive, oldest first
-	TopSHA   string   // sha-256 of resourcelist.xml as written
+	// Parts is the part table of a split list, in key order; none for one
+	// document. (Its key is not "Parts", which held a count in the
+	// fingerprint-based format: either version reads the other's meta and
+	// then makes a full write.)
+	Parts   []rlPart `json:"PartTable,omitempty"`
+	Archive []rlGen  `json:",omitempty"` // previous generations named by the archive, oldest first
+	TopSHA  string   // sha-256 of resourcelist.xml as written
 }
 
 // fileSHA returns the hex sha-256 of the file's bytes, "" if it cannot be
