@@ -159,6 +159,15 @@ func Publish(ctx context.Context, cfg Config) (Report, error) {
 	if err := removeTemps(filepath.Join(cfg.Out, docRoot)); err != nil {
 		return rep, err
 	}
+	// The Source Description and robots.txt are written outside docRoot:
+	// only their own temporary names are removed there.
+	for _, rel := range []string{wellKnownPath, robotsPath} {
+		f := filepath.Join(cfg.Out, filepath.FromSlash(rel))
+		olds, _ := filepath.Glob(filepath.Join(filepath.Dir(f), tmpPrefix+filepath.Base(f)+"-*"))
+		for _, o := range olds {
+			os.Remove(o)
+		}
+	}
 	for i := range cfg.Sets {
 		sr, err := p.publishSet(ctx, &cfg.Sets[i])
 		rep.Sets = append(rep.Sets, sr)
