@@ -492,10 +492,10 @@ func (eng *engine) verifyLocal(abs string, e *rs.Entry) (string, Record, error) 
 	return status, rec, nil
 }
 
-// verifyHashes returns the digests a download is checked against: all
-// offered, or with VerifyStrongest the strongest one we can compute.
+// verifyHashes returns the digests a download is checked against: the
+// strongest one we can compute, or with VerifyAll all offered.
 func (e *engine) verifyHashes(h rs.Hashes) rs.Hashes {
-	if !e.opt.VerifyStrongest {
+	if e.opt.VerifyAll {
 		return h
 	}
 	// Every token of the strongest algorithm is kept, so that two that
