@@ -118,6 +118,7 @@ func main() {
 		}
 		cfg.Sizes = append(cfg.Sizes, n)
 	}
+	cfg.Command = strings.TrimSpace("go run ./internal/bench/scalebench " + strings.Join(os.Args[1:], " "))
 	cfg.Log = os.Stdout
 	if *asJSON {
 		cfg.Log = os.Stderr
@@ -159,10 +160,13 @@ type Config struct {
 	Large          int
 	LargeSize      int
 	Log            io.Writer
+	// Command is the command line, for the report.
+	Command string
 }
 
 // Result is the outcome of Run.
 type Result struct {
+	Command string        `json:"command"`
 	Machine Machine       `json:"machine"`
 	Scratch string        `json:"scratch"`
 	Sizes   []*SizeResult `json:"sizes"`
@@ -286,7 +290,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	tr.MaxIdleConnsPerHost = 16
 	b.client = &http.Client{Transport: tr, Timeout: 5 * time.Minute}
 
-	res := &Result{Machine: machine(scratch), Scratch: scratch}
+	res := &Result{Machine: machine(scratch), Scratch: scratch, Command: cfg.Command}
 	fmt.Fprintf(b.log, "scalebench: sizes %v, scratch %s (%s), %s, %d cores, %s RAM, Go %s, commit %s\n",
 		cfg.Sizes, scratch, res.Machine.FS, res.Machine.CPU, res.Machine.Cores, res.Machine.RAM, res.Machine.GoVersion, res.Machine.Commit)
 	if res.Machine.FS == "tmpfs" {
@@ -1133,12 +1137,52 @@ func (r *Result) targets() []Target {
 	return ts
 }
 
+// mdIntro opens the markdown report (BENCHMARKS.md is written by -md).
+const mdIntro = `# Benchmarks: the command line at scale
+
+Written by ` + "`go run ./internal/bench/scalebench -md BENCHMARKS.md`" + ` (issue 11). Each
+step runs as a child process of the ` + "`resourcesync`" + ` binary built from this
+checkout; its wall time and peak RSS (ru_maxrss from wait4; for the
+long-running ` + "`serve`" + `, VmHWM from /proc, reset before the phase it is read for)
+are printed beside baselines measured in the same run on the same disk:
+
+- **creation ceiling**: the same N files written with os.WriteFile into a
+  fresh directory by 1 and by 2 writers (the faster counts) — what a
+  baseline sync of small files can at best reach;
+- **md5sum**: ` + "`find | xargs -0 -P2 -n 1000 md5sum`" + ` over the tree, page cache warm
+  (best of 2) — what the first publish (md5 + sha-256) is compared with;
+- **raw download**: plain HTTP GETs of every file from the running Source
+  (small files: 8 at a time into io.Discard; large: 4 at a time into files),
+  no hashing, no verification.
+
+Steps per size: generate (deterministic pseudo-random files of 512–1536
+bytes, ~1,000 a directory); ` + "`publish`" + ` first (default settings: Resource Dump
+included) and ` + "`publish --no-dumps`" + ` first (own state); ` + "`publish`" + ` again with
+nothing changed (the unchanged rescan, whole command); ` + "`publish`" + ` after one
+changed file (the update target); ` + "`serve`" + ` started on the published state
+(time to ready, peak RSS at ready and while it serves each sync); a
+baseline ` + "`sync`" + ` (from the Resource Dump the Source offers) and one with
+` + "`--no-dump`" + ` (every resource fetched on its own); 1,000 files changed and
+` + "`serve`" + ` restarted on its own state (its start-up scan picks them up); an
+incremental ` + "`sync`" + `; ` + "`sync --audit`" + `; ` + "`validate`" + ` of the whole tree. After every
+sync the destination is checked against the generator (file count, bytes of
+a ~10,000-file sample and of every changed file). Then 100 × 10 MiB served
+with ` + "`--no-dumps`" + `: baseline sync MB/s against the raw download.
+
+Timings on a shared 2-core machine are noisy; compare ratios within a run.
+Peak RSS is stable from run to run.
+
+`
+
 // Markdown is the report: machine, per-size tables, targets.
 func (r *Result) Markdown() string {
 	var w strings.Builder
 	m := r.Machine
-	fmt.Fprintf(&w, "## scalebench (%s)\n\n", m.Date)
-	fmt.Fprintf(&w, "Produced by `go run ./internal/bench/scalebench` (each step is a child process of the built `resourcesync` binary; peak RSS is its ru_maxrss, for `serve` its VmHWM).\n\n")
+	w.WriteString(mdIntro)
+	fmt.Fprintf(&w, "## Results (%s)\n\n", m.Date)
+	if r.Command != "" {
+		fmt.Fprintf(&w, "Command: `%s`\n\n", r.Command)
+	}
 	fmt.Fprintf(&w, "| machine | |\n|---|---|\n")
 	fmt.Fprintf(&w, "| CPU | %s |\n| cores | %d |\n| RAM | %s |\n| kernel | %s |\n| file system of the work directory | %s |\n| Go | %s |\n| date | %s |\n| commit | %s |\n\n",
 		m.CPU, m.Cores, m.RAM, m.Kernel, m.FS, m.GoVersion, m.Date, m.Commit)
