@@ -71,6 +71,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -791,6 +792,21 @@ func (s *Step) versus(name string, base float64, rate string) {
 	}
 }
 
+var changesRE = regexp.MustCompile(`(\d+) created, (\d+) updated, (\d+) deleted`)
+
+// expectChanges checks the counts on publish's result line, when it
+// prints them.
+func expectChanges(out string, created, updated, deleted int) error {
+	m := changesRE.FindStringSubmatch(out)
+	if m == nil {
+		return nil
+	}
+	if want := fmt.Sprintf("%d created, %d updated, %d deleted", created, updated, deleted); m[0] != want {
+		return fmt.Errorf("publish found %s, want %s", m[0], want)
+	}
+	return nil
+}
+
 // setLine is the "set NAME: ..." summary a sync printed.
 func setLine(out string) string {
 	var lines []string
@@ -880,8 +896,8 @@ func (b *bench) size(ctx context.Context, sr *SizeResult) error {
 	if err != nil {
 		return err
 	}
-	if !strings.Contains(pr.out, "0 created, 0 updated, 0 deleted") {
-		return fmt.Errorf("unchanged rescan found changes: %s", lastLine(pr.out))
+	if err := expectChanges(pr.out, 0, 0, 0); err != nil {
+		return fmt.Errorf("unchanged rescan: %w", err)
 	}
 	b.step(st, "publish again (unchanged rescan)", n, total, pr, "")
 	if err := src.change(0, 1); err != nil {
@@ -891,8 +907,8 @@ func (b *bench) size(ctx context.Context, sr *SizeResult) error {
 	if err != nil {
 		return err
 	}
-	if !strings.Contains(pr.out, "0 created, 1 updated, 0 deleted") {
-		return fmt.Errorf("publish after one change: %s", lastLine(pr.out))
+	if err := expectChanges(pr.out, 0, 1, 0); err != nil {
+		return fmt.Errorf("publish after one change: %w", err)
 	}
 	b.step(st, "publish after 1 change (update)", n, total, pr, "")
 	syscall.Sync()
