@@ -22,8 +22,17 @@ import (
 
 // memChildEnv, when set, makes the test binary run the command line it
 // holds (a JSON array of arguments) instead of the tests, so that a test
-// can measure a command's peak RSS in a process of its own.
-const memChildEnv = "RESOURCESYNC_MEMTEST_ARGS"
+// can measure a command's peak RSS in a process of its own; memHWMEnv
+// names the file the child then writes its VmHWM (KiB) to. The child
+// reports its own figure because wait4's ru_maxrss of a child is never
+// below the peak RSS of the parent that started it (Go starts children
+// with clone(CLONE_VM|CLONE_VFORK), and exec records the parent's mm
+// high-water mark as the child's), while VmHWM belongs to the mm that
+// exec made.
+const (
+	memChildEnv = "RESOURCESYNC_MEMTEST_ARGS"
+	memHWMEnv   = "RESOURCESYNC_MEMTEST_HWM"
+)
 
 func TestMain(m *testing.M) {
 	if a := os.Getenv(memChildEnv); a != "" {
@@ -35,6 +44,16 @@ func TestMain(m *testing.M) {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		code := run(ctx, append([]string{"resourcesync"}, args...), os.Stdout, os.Stderr)
 		stop()
+		if f := os.Getenv(memHWMEnv); f != "" {
+			hwm, err := vmHWM(os.Getpid())
+			if err == nil {
+				err = os.WriteFile(f, []byte(strconv.FormatInt(hwm, 10)), 0o644)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, memHWMEnv+":", err)
+				os.Exit(exitUsage)
+			}
+		}
 		os.Exit(code)
 	}
 	os.Exit(m.Run())
@@ -237,15 +256,25 @@ func memCmd(args ...string) *exec.Cmd {
 }
 
 // memRun runs the command line in a child process, requires exit 0 and
-// returns its peak RSS (ru_maxrss, KiB).
+// returns its peak RSS (VmHWM, KiB).
 func memRun(t *testing.T, args ...string) int64 {
 	t.Helper()
 	cmd := memCmd(args...)
+	f := filepath.Join(t.TempDir(), "hwm")
+	cmd.Env = append(cmd.Env, memHWMEnv+"="+f)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("resourcesync %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatalf("resourcesync %s: no peak RSS: %v", strings.Join(args, " "), err)
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 type memServer struct {
@@ -299,21 +328,26 @@ func memServe(t *testing.T, args ...string) *memServer {
 // hwm is the serve's peak RSS so far (VmHWM), in KiB.
 func (s *memServer) hwm(t *testing.T) int64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	n, err := vmHWM(s.cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return n
+}
+
+// vmHWM is the peak RSS of process pid's memory (since its exec, or the
+// last reset through clear_refs), in KiB.
+func vmHWM(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
 	for _, l := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
+			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 		}
 	}
-	t.Fatal("no VmHWM in /proc/PID/status")
-	return 0
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
 }
 
 // resetHWM starts a new peak RSS window (clear_refs 5, Linux 4.0+).

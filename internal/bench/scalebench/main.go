@@ -34,7 +34,9 @@
 // the raw download of the same files (4 GETs at a time into files).
 //
 // Wall time is measured around each child; peak RSS is the child's
-// ru_maxrss from wait4, and for the long-running `serve` its VmHWM from
+// ru_maxrss as GNU time (/usr/bin/time -f %M) reports it (wait4's figure
+// for a direct child of this process is never below this process's own
+// peak; see findTime), and for the long-running `serve` its VmHWM from
 // /proc/PID/status (reset through /proc/PID/clear_refs before the phase
 // it is read for, so "serve during sync" is the sync phase's peak). After
 // every sync DEST is checked: the number of files and the bytes of a
@@ -168,6 +170,7 @@ type Config struct {
 // Result is the outcome of Run.
 type Result struct {
 	Command string        `json:"command"`
+	RSSFrom string        `json:"peak_rss_from"`
 	Machine Machine       `json:"machine"`
 	Scratch string        `json:"scratch"`
 	Sizes   []*SizeResult `json:"sizes"`
@@ -254,6 +257,9 @@ type bench struct {
 	bin     string
 	logs    string
 	client  *http.Client
+	// timeBin is GNU time, which measures a child's peak RSS unaffected
+	// by this process's ("": wait4's ru_maxrss, floored by this process's).
+	timeBin string
 }
 
 // Run measures every size of cfg, then the large files.
@@ -292,6 +298,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	b.client = &http.Client{Transport: tr, Timeout: 5 * time.Minute}
 
 	res := &Result{Machine: machine(scratch), Scratch: scratch, Command: cfg.Command}
+	if b.timeBin = findTime(ctx, b.logs); b.timeBin == "" {
+		fmt.Fprintln(b.log, "warning: no GNU /usr/bin/time: a step's peak RSS is wait4's ru_maxrss, which is at least scalebench's own peak RSS")
+	}
+	res.RSSFrom = "GNU time -f %M (the child's ru_maxrss); serve: VmHWM"
+	if b.timeBin == "" {
+		res.RSSFrom = "wait4 ru_maxrss (floored by scalebench's own peak RSS); serve: VmHWM"
+	}
 	fmt.Fprintf(b.log, "scalebench: sizes %v, scratch %s (%s), %s, %d cores, %s RAM, Go %s, commit %s\n",
 		cfg.Sizes, scratch, res.Machine.FS, res.Machine.CPU, res.Machine.Cores, res.Machine.RAM, res.Machine.GoVersion, res.Machine.Commit)
 	if res.Machine.FS == "tmpfs" {
@@ -514,6 +527,10 @@ func (b *bench) run(ctx context.Context, name string, args ...string) (*proc, er
 	}
 	defer stderr.Close()
 	cmd := exec.CommandContext(ctx, b.bin, args...)
+	rssFile := filepath.Join(b.logs, name+".maxrss")
+	if b.timeBin != "" {
+		cmd = exec.CommandContext(ctx, b.timeBin, append([]string{"-f", "%M", "-o", rssFile, b.bin}, args...)...)
+	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	t := time.Now()
 	err = cmd.Run()
@@ -522,7 +539,11 @@ func (b *bench) run(ctx context.Context, name string, args ...string) (*proc, er
 		return nil, err
 	}
 	p.code = cmd.ProcessState.ExitCode()
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+	if b.timeBin != "" {
+		if p.maxRSS, err = readMaxRSS(rssFile); err != nil {
+			return p, fmt.Errorf("%s: %w", b.timeBin, err)
+		}
+	} else if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		p.maxRSS = ru.Maxrss
 	}
 	p.cpu = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
@@ -531,6 +552,38 @@ func (b *bench) run(ctx context.Context, name string, args ...string) (*proc, er
 		return p, err
 	}
 	return p, nil
+}
+
+// readMaxRSS reads the last line GNU time wrote with -f %M -o FILE (a
+// child killed by a signal gets a "Command terminated" line before it).
+func readMaxRSS(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(lastLine(string(b)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("maximum RSS %q: %w", b, err)
+	}
+	return n, nil
+}
+
+// findTime returns GNU time if it is there and works. A child's ru_maxrss
+// from wait4 is no less than the peak RSS of the process that started it:
+// Go starts children with clone(CLONE_VM|CLONE_VFORK), and exec records
+// the parent's mm high-water mark as the child's. GNU time forks a child
+// of its own, a process of about 1 MB, whose figure is the command's.
+func findTime(ctx context.Context, dir string) string {
+	const bin = "/usr/bin/time"
+	f := filepath.Join(dir, "time-check")
+	defer os.Remove(f)
+	if err := exec.CommandContext(ctx, bin, "-f", "%M", "-o", f, "true").Run(); err != nil {
+		return ""
+	}
+	if _, err := readMaxRSS(f); err != nil {
+		return ""
+	}
+	return bin
 }
 
 // mustRun is run that fails unless the child exits 0.
@@ -1158,8 +1211,8 @@ const mdIntro = `# Benchmarks: the command line at scale
 
 Written by ` + "`go run ./internal/bench/scalebench -md BENCHMARKS.md`" + ` (issue 11). Each
 step runs as a child process of the ` + "`resourcesync`" + ` binary built from this
-checkout; its wall time and peak RSS (ru_maxrss from wait4; for the
-long-running ` + "`serve`" + `, VmHWM from /proc, reset before the phase it is read for)
+checkout; its wall time and peak RSS (ru_maxrss as GNU time reports it; for
+the long-running ` + "`serve`" + `, VmHWM from /proc, reset before the phase it is read for)
 are printed beside baselines measured in the same run on the same disk:
 
 - **creation ceiling**: the same N files written with os.WriteFile into a
@@ -1202,6 +1255,9 @@ func (r *Result) Markdown() string {
 	fmt.Fprintf(&w, "| machine | |\n|---|---|\n")
 	fmt.Fprintf(&w, "| CPU | %s |\n| cores | %d |\n| RAM | %s |\n| kernel | %s |\n| file system of the work directory | %s |\n| Go | %s |\n| date | %s |\n| commit | %s |\n\n",
 		m.CPU, m.Cores, m.RAM, m.Kernel, m.FS, m.GoVersion, m.Date, m.Commit)
+	if r.RSSFrom != "" {
+		fmt.Fprintf(&w, "Peak RSS from: %s.\n\n", r.RSSFrom)
+	}
 	for _, sr := range r.Sizes {
 		bl := sr.Baselines
 		fmt.Fprintf(&w, "### %s files (%s)\n\n", commas(float64(sr.Files)), human(sr.Bytes))
