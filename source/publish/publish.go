@@ -73,8 +73,9 @@ type Config struct {
 	// Default 256 MiB.
 	DumpPartBytes int64
 	// DumpInterval is the least time between two Resource Dumps: a new
-	// dump is written when the inventory changed and the last dump is at
-	// least this old. Default ChangeListPeriod.
+	// dump (a full copy of the collection) is written when the collection
+	// changed since the last one and that one is at least this old.
+	// Default 24h; the Change Dumps carry the changes in between.
 	DumpInterval time.Duration
 	// Archives enables the Resource List Archive and the Change List
 	// Archive (see the package documentation for the layout it implies).
@@ -220,7 +221,7 @@ func (c *Config) defaults() error {
 		c.DumpPartBytes = 256 << 20
 	}
 	if c.DumpInterval <= 0 {
-		c.DumpInterval = c.ChangeListPeriod
+		c.DumpInterval = 24 * time.Hour
 	}
 	if c.ArchivedResourceLists <= 0 {
 		c.ArchivedResourceLists = 10
