@@ -27,6 +27,7 @@ type changeSpool struct {
 	removed []string
 	n       int // URIs stored
 	batch   int
+	rel     releaser
 }
 
 var (
@@ -135,6 +136,7 @@ func (s *changeSpool) flush() error {
 		}
 		return nil
 	})
+	s.rel.touch(s.db, len(s.pending)+len(s.removed))
 	clear(s.pending)
 	s.removed = s.removed[:0]
 	return err
@@ -155,29 +157,55 @@ func (s *changeSpool) get(uri string) (*rs.Entry, error) {
 		en = new(rs.Entry)
 		return json.Unmarshal(tx.Bucket(bucketByTime).Get(k), en)
 	})
+	s.rel.touch(s.db, 1)
 	return en, err
 }
 
 // each calls fn with every change kept, oldest first (ties in URI order),
 // and returns fn's first error. It must follow a flush; fn must not add or
-// remove.
+// remove. Changes are read in pages, outside of any transaction held
+// while fn runs, so that the pages read can be released.
 func (s *changeSpool) each(fn func(*rs.Entry) error) error {
 	if s.db == nil {
 		return nil
 	}
-	return s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketByTime).Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			en := new(rs.Entry)
-			if err := json.Unmarshal(v, en); err != nil {
-				return fmt.Errorf("%w: spooled change to %s: %v", ErrState, k[12:], err)
+	var after []byte
+	for {
+		var page []*rs.Entry
+		err := s.db.View(func(tx *bolt.Tx) error {
+			c := tx.Bucket(bucketByTime).Cursor()
+			k, v := c.First()
+			if after != nil {
+				if k, v = c.Seek(after); k != nil && bytes.Equal(k, after) {
+					k, v = c.Next()
+				}
 			}
+			for ; k != nil && len(page) < 1000; k, v = c.Next() {
+				en := new(rs.Entry)
+				if err := json.Unmarshal(v, en); err != nil {
+					return fmt.Errorf("%w: spooled change to %s: %v", ErrState, k[12:], err)
+				}
+				page = append(page, en)
+				after = append(after[:0], k...)
+			}
+			if k == nil {
+				after = nil
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		s.rel.touch(s.db, len(page))
+		for _, en := range page {
 			if err := fn(en); err != nil {
 				return err
 			}
 		}
-		return nil
-	})
+		if after == nil {
+			return nil
+		}
+	}
 }
 
 func (s *changeSpool) close() {

@@ -15,6 +15,7 @@ type seenSet struct {
 	db      *bolt.DB
 	path    string
 	pending map[string]string
+	rel     releaser
 }
 
 var bucketSeen = []byte("seen")
@@ -91,6 +92,7 @@ func (s *seenSet) flush() error {
 	sort.Strings(keys) // sequential inserts keep bbolt's pages full
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSeen)
+		b.FillPercent = 0.9
 		for _, k := range keys {
 			if err := b.Put([]byte(k), []byte(s.pending[k])); err != nil {
 				return err
@@ -98,6 +100,7 @@ func (s *seenSet) flush() error {
 		}
 		return nil
 	})
+	s.rel.touch(s.db, len(keys))
 	clear(s.pending)
 	return err
 }
@@ -111,6 +114,7 @@ func (s *seenSet) get(rel string) (uri string) {
 		uri = string(tx.Bucket(bucketSeen).Get([]byte(rel)))
 		return nil
 	})
+	s.rel.touch(s.db, 1)
 	return uri
 }
 

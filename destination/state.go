@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
+	"github.com/resourcesync-go/resourcesync/internal/boltmem"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
@@ -73,6 +75,26 @@ const layout = "2"
 type state struct {
 	db       *bolt.DB
 	readOnly bool
+	rel      releaser
+}
+
+// releaseEvery is how many records a pass reads between two releases of
+// a database's mapped pages (boltmem.Release): a pass over millions of
+// records then holds at most a few thousand pages resident, at the cost of
+// one madvise per batch.
+const releaseEvery = 4096
+
+// releaser gives a database's mapped pages back every releaseEvery
+// records read. touch must not be called inside a transaction (Release
+// opens one, and a writer waiting for the mmap lock between the two would
+// deadlock them).
+type releaser struct{ n atomic.Int64 }
+
+func (r *releaser) touch(db *bolt.DB, n int) {
+	if db != nil && r.n.Add(int64(n)) >= releaseEvery {
+		r.n.Store(0)
+		boltmem.Release(db)
+	}
 }
 
 func openState(dest string, readOnly bool) (*state, error) {
@@ -93,13 +115,20 @@ func openState(dest string, readOnly bool) (*state, error) {
 	}
 	// The state stays private whatever the umask (it is not part of the
 	// mirror); the mirrored files honour the umask.
-	db, err := bolt.Open(p, 0o600, &bolt.Options{Timeout: 300 * time.Millisecond, ReadOnly: readOnly, NoFreelistSync: true})
+	// The freelist is persisted: without it every open rebuilds it by
+	// reading every page of the file, which makes the resident set of even
+	// a run with nothing to do the size of the state. A state written
+	// without it (by an earlier version) is scanned once, at its first
+	// writable open, and has it from then on (bbolt writes it then).
+	db, err := bolt.Open(p, 0o600, &bolt.Options{Timeout: 300 * time.Millisecond, ReadOnly: readOnly, FreelistType: bolt.FreelistMapType})
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("%w: %s is locked", ErrLocked, p)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: open %s: %v", ErrState, p, err)
 	}
+	// Whatever the open read (a freelist rebuild, above) is given back.
+	boltmem.Release(db)
 	if !readOnly {
 		err = db.Update(func(tx *bolt.Tx) error {
 			for _, b := range [][]byte{bucketRes, bucketSets, bucketMeta, bucketPath} {
@@ -135,6 +164,10 @@ func migrate(tx *bolt.Tx) error {
 	}
 	for _, r := range all {
 		uri := NormalizeURI(string(r.k))
+		rec, err := decodeRecord(string(r.k), r.v)
+		if err != nil {
+			return fmt.Errorf("record %q: %v", r.k, err)
+		}
 		if uri != string(r.k) {
 			if err := res.Delete(r.k); err != nil {
 				return err
@@ -142,13 +175,9 @@ func migrate(tx *bolt.Tx) error {
 			if res.Get([]byte(uri)) != nil {
 				continue // an equivalent spelling was recorded already
 			}
-			if err := res.Put([]byte(uri), r.v); err != nil {
+			if err := res.Put([]byte(uri), encodeRecord(uri, &rec)); err != nil {
 				return err
 			}
-		}
-		var rec Record
-		if err := json.Unmarshal(r.v, &rec); err != nil {
-			return fmt.Errorf("record %q: %v", r.k, err)
 		}
 		if paths.Get([]byte(rec.Path)) == nil {
 			if err := paths.Put([]byte(rec.Path), []byte(uri)); err != nil {
@@ -230,8 +259,10 @@ func (s *state) get(uri string) (r Record, ok bool, err error) {
 			return nil
 		}
 		ok = true
-		return json.Unmarshal(v, &r)
+		r, err = decodeRecord(uri, v)
+		return err
 	})
+	s.rel.touch(s.db, 1)
 	return r, ok, err
 }
 
@@ -249,13 +280,17 @@ func (s *state) apply(ops []stateOp) error {
 	if len(ops) == 0 {
 		return nil
 	}
+	defer s.rel.touch(s.db, 2*len(ops))
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b, paths := tx.Bucket(bucketRes), tx.Bucket(bucketPath)
+		// Records mostly arrive in key order (lists are sorted): full
+		// pages then keep the file, and what a pass reads, small.
+		b.FillPercent, paths.FillPercent = 0.9, 0.9
 		for _, op := range ops {
 			key := []byte(op.uri)
 			if old := b.Get(key); old != nil {
-				var r Record
-				if err := json.Unmarshal(old, &r); err != nil {
+				r, err := decodeRecord(op.uri, old)
+				if err != nil {
 					return fmt.Errorf("record %q: %v", op.uri, err)
 				}
 				if (op.rec == nil || op.rec.Path != r.Path) && string(paths.Get([]byte(r.Path))) == op.uri {
@@ -275,11 +310,7 @@ func (s *state) apply(ops []stateOp) error {
 					return err
 				}
 			}
-			v, err := json.Marshal(op.rec)
-			if err != nil {
-				return err
-			}
-			if err := b.Put(key, v); err != nil {
+			if err := b.Put(key, encodeRecord(op.uri, op.rec)); err != nil {
 				return err
 			}
 			if err := paths.Put([]byte(op.rec.Path), key); err != nil {
@@ -290,6 +321,10 @@ func (s *state) apply(ops []stateOp) error {
 	})
 }
 
+// DecodeRecord reads a record as the state's resources bucket stores it
+// under the key uri (for tools and tests that read a state directly).
+func DecodeRecord(uri string, v []byte) (Record, error) { return decodeRecord(uri, v) }
+
 // pathOwner returns the URI whose record names rel, or "".
 func (s *state) pathOwner(rel string) (uri string, err error) {
 	err = s.view(func(tx *bolt.Tx) error {
@@ -298,6 +333,7 @@ func (s *state) pathOwner(rel string) (uri string, err error) {
 		}
 		return nil
 	})
+	s.rel.touch(s.db, 1)
 	return uri, err
 }
 
@@ -328,8 +364,8 @@ func (s *state) each(set string, fn func(uri string, r Record) error) error {
 				}
 			}
 			for ; k != nil && len(page) < 1000; k, v = c.Next() {
-				var r Record
-				if err := json.Unmarshal(v, &r); err != nil {
+				r, err := decodeRecord(string(k), v)
+				if err != nil {
 					return fmt.Errorf("%w: record %q: %v", ErrState, k, err)
 				}
 				if set == "" || r.Set == set {
@@ -345,6 +381,7 @@ func (s *state) each(set string, fn func(uri string, r Record) error) error {
 		if err != nil {
 			return err
 		}
+		s.rel.touch(s.db, 1000)
 		for _, p := range page {
 			if err := fn(p.uri, p.r); err != nil {
 				return err

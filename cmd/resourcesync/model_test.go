@@ -1261,10 +1261,11 @@ func (h *history) check(what string) {
 			return errors.New("no resources bucket")
 		}
 		return b.ForEach(func(k, v []byte) error {
-			var r stateRecord
-			if err := json.Unmarshal(v, &r); err != nil {
+			rec, err := destination.DecodeRecord(string(k), v)
+			if err != nil {
 				return fmt.Errorf("record %s: %v", k, err)
 			}
+			r := stateRecord{Record: rec, NotOwned: rec.NotOwned}
 			if o, dup := recs[r.Path]; dup {
 				problems = append(problems, fmt.Sprintf("two records for %s (%+v, %+v)", r.Path, o, r))
 			}

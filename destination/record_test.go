@@ -1,0 +1,149 @@
+package destination
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"os"
+	"reflect"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// TestRecordRoundTrip: every field survives the binary form, whichever
+// shortcut (path in the key, rebuilt hash attribute, mtime = lastmod)
+// applies or does not.
+func TestRecordRoundTrip(t *testing.T) {
+	lm := time.Date(2024, 3, 1, 12, 0, 0, 123456789, time.UTC)
+	sha := "6742683f31b2d49bd0708416f2cf34c2d5f559526f4d97d639946d02ff53da14"
+	md := "39493caacf60abdbf246128a5c279ed2"
+	sha1 := "a9993e364706816aba3e25717850c26c9cd0d89d"
+	cases := []struct {
+		uri string
+		r   Record
+	}{
+		{"http://h/d/f.bin", Record{Set: "default", Path: "d/f.bin", Length: 787, SHA256: sha, MD5: md,
+			RemoteHash: "md5:" + md + " sha-256:" + sha, LastMod: lm, MTime: lm.UnixNano()}},
+		{"http://h/d/f.bin", Record{Set: "s", Path: "other/f.bin", Length: 0, SHA1: sha1, RemoteHash: "sha-1:" + sha1,
+			Changed: lm.Add(time.Hour), MTime: 42, NotOwned: true}},
+		{"http://h/x", Record{Path: "x", SHA256: "ABC", MD5: "nothex", RemoteHash: "sha-256:ABC md5:nothex xyz:1", MTime: -5}},
+		{"http://h/%C3%A9", Record{Path: "é", Length: -1, LastMod: time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC), MTime: 7}},
+		{"http://h/a", Record{Path: "a", LastMod: lm, MTime: lm.UnixNano() + 1, RemoteHash: "sha-256:" + sha, SHA256: sha}},
+		{"http://h/", Record{}},
+	}
+	for i, c := range cases {
+		v := encodeRecord(c.uri, &c.r)
+		got, err := decodeRecord(c.uri, v)
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if !reflect.DeepEqual(got, c.r) {
+			t.Errorf("case %d:\n got %+v\nwant %+v", i, got, c.r)
+		}
+		js, _ := json.Marshal(c.r)
+		if i == 0 && len(v)*3 > len(js) {
+			t.Errorf("binary record %d bytes, JSON %d: not compact", len(v), len(js))
+		}
+		// Truncated or extended forms are errors, never a wrong record.
+		for n := 0; n < len(v); n++ {
+			if _, err := decodeRecord(c.uri, v[:n]); err == nil {
+				t.Errorf("case %d: %d of %d bytes decoded", i, n, len(v))
+			}
+		}
+		if _, err := decodeRecord(c.uri, append(v, 0)); err == nil {
+			t.Errorf("case %d: trailing byte accepted", i)
+		}
+	}
+}
+
+// TestStateReadsJSONRecords: a state written by an earlier version holds
+// JSON records and no persisted freelist; it opens, its records read,
+// and a record written again takes the binary form.
+func TestStateReadsJSONRecords(t *testing.T) {
+	dest := t.TempDir()
+	st, err := openState(dest, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	// As an earlier version left it: no freelist, JSON records.
+	p := dest + "/" + StateDirName + "/state.db"
+	db, err := bolt.Open(p, 0o600, &bolt.Options{NoFreelistSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm := time.Date(2024, 3, 1, 12, 0, 0, 5, time.UTC)
+	old := Record{Set: "s", Path: "a/b", Length: 3, MD5: "900150983cd24fb0d6963f7d28e17f72", RemoteHash: "md5:900150983cd24fb0d6963f7d28e17f72", LastMod: lm, MTime: lm.UnixNano()}
+	err = db.Update(func(tx *bolt.Tx) error {
+		v, _ := json.Marshal(old)
+		if err := tx.Bucket(bucketRes).Put([]byte("http://h/a/b"), v); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketPath).Put([]byte("a/b"), []byte("http://h/a/b"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if freelistSynced(t, p) {
+		t.Fatal("setup: the old-style state has a freelist")
+	}
+	for _, ro := range []bool{true, false} {
+		st, err := openState(dest, ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, ok, err := st.get("http://h/a/b")
+		if err != nil || !ok || !reflect.DeepEqual(r, old) {
+			t.Fatalf("read-only %v: %+v %v %v", ro, r, ok, err)
+		}
+		n := 0
+		if err := st.each("s", func(uri string, r Record) error { n++; return nil }); err != nil || n != 1 {
+			t.Fatalf("each: %d %v", n, err)
+		}
+		st.Close()
+	}
+	if !freelistSynced(t, p) {
+		t.Error("no freelist persisted after a writable open")
+	}
+	st, err = openState(dest, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	old.Length = 4
+	if err := st.apply([]stateOp{{uri: "http://h/a/b", rec: &old}}); err != nil {
+		t.Fatal(err)
+	}
+	st.view(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketRes).Get([]byte("http://h/a/b")); len(v) == 0 || v[0] != recordV1 {
+			t.Errorf("rewritten record: %q", v)
+		}
+		return nil
+	})
+	if r, _, err := st.get("http://h/a/b"); err != nil || !reflect.DeepEqual(r, old) {
+		t.Errorf("rewritten record reads %+v %v", r, err)
+	}
+}
+
+// freelistSynced reads the current meta page of the bbolt file at p and
+// reports whether it names a freelist page.
+func freelistSynced(t *testing.T, p string) bool {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Page header 16 bytes; meta: magic, version, pageSize, flags (4 each),
+	// root bucket (16), freelist, pgid, txid (8 each).
+	le := binary.LittleEndian
+	ps := int(le.Uint32(b[16+8:]))
+	var best, txid uint64
+	for i := 0; i < 2; i++ {
+		m := b[i*ps+16:]
+		if tx := le.Uint64(m[48:]); i == 0 || tx > txid {
+			txid, best = tx, le.Uint64(m[32:])
+		}
+	}
+	return best != ^uint64(0)
+}
