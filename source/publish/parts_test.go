@@ -395,3 +395,28 @@ func TestPartsOlderMeta(t *testing.T) {
 	}
 	mustWalkClean(t, f.base)
 }
+
+// TestPartsMergeBothSides: two small changed parts with one small clean
+// part between them: the first merges forward with it, and the second
+// must not merge backward into what was just written (that would drop
+// the first part's paths from the list).
+func TestPartsMergeBothSides(t *testing.T) {
+	f := newPartsFixture(t, false)
+	del := func(from, to int) {
+		for i := from; i < to; i++ {
+			f.change(rs.Deleted, fmt.Sprintf("p/%03d", i), "")
+		}
+	}
+	f.clk.Set(f.t0.Add(time.Hour))
+	del(40, 49) // part 4 keeps p/049
+	f.publish()
+	f.clk.Set(f.t0.Add(2 * time.Hour))
+	del(30, 39) // part 3 keeps p/039
+	del(50, 59) // part 5 keeps p/059
+	f.publish()
+	paths, counts := f.listed()
+	if inv := f.inventory(); !slices.Equal(paths, inv) {
+		t.Errorf("list names %v (parts %v), inventory has %d paths", paths, counts, len(inv))
+	}
+	mustWalkClean(t, f.base)
+}
