@@ -82,7 +82,7 @@ type state struct {
 // a database's mapped pages (boltmem.Release): a pass over millions of
 // records then holds at most a few thousand pages resident, at the cost of
 // one madvise per batch.
-const releaseEvery = 4096
+const releaseEvery = 1024
 
 // releaser gives a database's mapped pages back every releaseEvery
 // records read. touch must not be called inside a transaction (Release
