@@ -16,7 +16,11 @@ import (
 type RunOptions struct {
 	// RescanInterval, if positive, updates at this interval.
 	RescanInterval time.Duration
-	// Watch updates on filesystem events, debounced.
+	// Watch updates on filesystem events, debounced: only the paths
+	// named by the events are scanned (a full scan after an event
+	// overflow, or when more than MaxWatchPaths distinct paths are
+	// pending); RescanInterval's full scans remain the safety net for
+	// events a watch cannot see.
 	Watch bool
 	// Debounce is how long events must be quiet before an update
 	// (default 100ms); MaxDelay caps the wait under a steady stream of
@@ -25,6 +29,10 @@ type RunOptions struct {
 	// Trigger, if set, requests an update on each receive.
 	Trigger <-chan struct{}
 }
+
+// maxWatchPaths is how many distinct paths named by events are scanned one
+// by one; beyond that, one full scan.
+const maxWatchPaths = 10000
 
 // Run updates the Source when RunOptions say so until ctx is done. An
 // update that fails is logged and retried at the next occasion.
@@ -59,15 +67,33 @@ func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 	var debounce <-chan time.Time
 	var first time.Time
 	var timer *time.Timer
-	update := func() {
+	// The paths named by events since the last update, unless full: a
+	// full scan is due anyway.
+	pending := map[string]bool{}
+	full := false
+	update := func(all bool) {
 		first = time.Time{}
 		debounce = nil
+		paths := make([]string, 0, len(pending))
+		for p := range pending {
+			paths = append(paths, p)
+		}
+		all = all || full
+		clear(pending)
+		full = false
 		start := time.Now()
-		rep, err := s.Update(ctx)
+		var rep Report
+		var err error
+		if all {
+			rep, err = s.Update(ctx)
+		} else {
+			rep, err = s.UpdatePaths(ctx, paths)
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Error("update failed", "err", err)
 			}
+			full = !all // the paths' changes may not be recorded: scan them all next time
 			return
 		}
 		for name, st := range rep.Scans {
@@ -75,7 +101,7 @@ func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 			case st.Baseline:
 				s.log.Info("baseline scanned (no changes recorded)", "set", name, "added", st.Created, "complete", st.BaselineDone, "took", time.Since(start).Round(time.Millisecond))
 			case st.Created+st.Updated+st.Deleted > 0:
-				s.log.Info("updated", "set", name, "created", st.Created, "updated", st.Updated, "deleted", st.Deleted, "took", time.Since(start).Round(time.Millisecond))
+				s.log.Info("updated", "set", name, "created", st.Created, "updated", st.Updated, "deleted", st.Deleted, "files", st.Files, "full", all, "took", time.Since(start).Round(time.Millisecond))
 			}
 		}
 	}
@@ -84,9 +110,9 @@ func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 		case <-ctx.Done():
 			return nil
 		case <-tick:
-			update()
+			update(true)
 		case <-opt.Trigger:
-			update()
+			update(true)
 		case ev, ok := <-events:
 			if !ok {
 				events = nil
@@ -98,6 +124,13 @@ func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 			if ev.Has(fsnotify.Create) {
 				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
 					s.watchTree(w, ev.Name)
+				}
+			}
+			if !full {
+				pending[ev.Name] = true
+				if len(pending) > maxWatchPaths {
+					full = true // cheaper as one walk
+					clear(pending)
 				}
 			}
 			now := time.Now()
@@ -122,10 +155,10 @@ func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 			// Overflow loses events: a full rescan catches up.
 			s.log.Warn("filesystem watch", "err", err)
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				update()
+				update(true)
 			}
 		case <-debounce:
-			update()
+			update(false)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,6 +66,7 @@ var setName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]*$`)
 type set struct {
 	name    string
 	dir     string
+	abs     string // dir, absolute
 	st      store.Store
 	scanner *scan.Scanner
 	base    string // resource URL prefix
@@ -119,7 +121,8 @@ func Open(cfg Config) (*Source, error) {
 		}
 		seen[sc.Name] = true
 		fi, err := os.Stat(sc.Dir)
-		if err != nil || !fi.IsDir() {
+		abs, aerr := filepath.Abs(sc.Dir)
+		if err != nil || !fi.IsDir() || aerr != nil {
 			s.Close()
 			return nil, fmt.Errorf("source: set %s: %s is not a directory", sc.Name, sc.Dir)
 		}
@@ -147,7 +150,7 @@ func Open(cfg Config) (*Source, error) {
 			base += sc.Name + "/"
 			prefix += sc.Name + "/"
 		}
-		s.sets = append(s.sets, &set{name: sc.Name, dir: sc.Dir, st: st, scanner: scanner, base: base, prefix: prefix})
+		s.sets = append(s.sets, &set{name: sc.Name, dir: sc.Dir, abs: abs, st: st, scanner: scanner, base: base, prefix: prefix})
 	}
 	return s, nil
 }
@@ -203,13 +206,60 @@ func (s *Source) scan(ctx context.Context) (map[string]scan.Stats, error) {
 func (s *Source) Update(ctx context.Context) (Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.update(ctx, s.scan)
+}
+
+// UpdatePaths scans only the given paths (as filesystem events name them:
+// files or directories, existing or removed, in any set's directory) and
+// publishes the documents. Its cost follows the size of those paths, not
+// of the collection (see scan.Scanner.ScanPaths); paths outside every
+// set's directory are ignored.
+func (s *Source) UpdatePaths(ctx context.Context, paths []string) (Report, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.update(ctx, func(ctx context.Context) (map[string]scan.Stats, error) {
+		out := map[string]scan.Stats{}
+		for _, st := range s.sets {
+			rels := st.relPaths(paths)
+			if len(rels) == 0 {
+				continue
+			}
+			stats, err := st.scanner.ScanPaths(ctx, rels)
+			out[st.name] = stats
+			if err != nil {
+				return out, fmt.Errorf("scan of set %s: %w", st.name, err)
+			}
+		}
+		return out, nil
+	})
+}
+
+// relPaths returns the slash-separated paths relative to the set's
+// directory of those paths that lie in it.
+func (st *set) relPaths(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		rel, err := filepath.Rel(st.abs, a)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		out = append(out, filepath.ToSlash(rel))
+	}
+	return out
+}
+
+func (s *Source) update(ctx context.Context, scanFn func(context.Context) (map[string]scan.Stats, error)) (Report, error) {
 	before := map[string]uint64{}
 	for _, st := range s.sets {
 		if stt, err := st.st.Stats(ctx); err == nil {
 			before[st.name] = stt.LastSeq
 		}
 	}
-	scans, err := s.scan(ctx)
+	scans, err := scanFn(ctx)
 	rep := Report{Scans: scans}
 	if err != nil {
 		return rep, err

@@ -34,7 +34,7 @@ func TestOwnSourcePackages(t *testing.T) {
 	dir, out := t.TempDir(), t.TempDir()
 	clk := &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
 	src, err := source.Open(source.Config{BaseURL: base, Sets: []source.SetConfig{{Name: "default", Dir: dir}},
-		StateDir: t.TempDir(), Out: out, ChangeListPeriod: time.Hour, Dumps: true, Now: clk.Now,
+		StateDir: t.TempDir(), Out: out, ChangeListPeriod: time.Hour, Dumps: true, DumpInterval: time.Hour, Now: clk.Now,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -5,14 +5,16 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/gob"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/store"
@@ -37,10 +39,10 @@ type pkgInfo struct {
 }
 
 type rdState struct {
-	Fingerprint string
-	At          time.Time
-	Gen         string
-	Parts       []pkgInfo
+	Version dumpVersion // of the collection the dump was made from
+	At      time.Time
+	Gen     string
+	Parts   []pkgInfo
 }
 
 type cdState struct {
@@ -58,76 +60,50 @@ func safePath(p string) bool {
 	return true
 }
 
-// pkgBuilder writes one ZIP package. Bitstreams go to a temporary ZIP
-// first, each verified against the inventory's sha-256 while it is copied;
-// finish then writes the manifest and the package proper: manifest.xml
-// first, then the verified bitstreams copied raw from the temporary ZIP.
-type pkgBuilder struct {
-	p     *publisher
-	dir   string // absolute directory of the package
-	name  string
-	tmp   *os.File
-	zw    *zip.Writer
-	skip  map[string]bool
-	count int   // bitstreams added (verified or not)
-	bytes int64 // their sizes
-	buf   []byte
+// dumpItem is one manifest entry of a package: a resource of the
+// inventory or a journal record, and the bitstream it names unless it is
+// a deletion. Entries are built only while the manifest is written, so a
+// package of MaxEntries items holds little memory.
+type dumpItem struct {
+	c    store.Change // Seq, Kind and Time are zero for a Resource Dump item
+	file bool         // has a bitstream
 }
 
-func (p *publisher) newPkg(dir, name string) (*pkgBuilder, error) {
-	if err := os.MkdirAll(dir, dirPerm); err != nil {
-		return nil, fmt.Errorf("publish: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, tmpPrefix+name+"-bits-*")
-	if err != nil {
-		return nil, fmt.Errorf("publish: %w", err)
-	}
-	return &pkgBuilder{p: p, dir: dir, name: name, tmp: tmp, zw: zip.NewWriter(tmp),
-		skip: map[string]bool{}, buf: make([]byte, 256<<10)}, nil
+// pkgKind builds the manifest entries and bitstream names of one kind of
+// package.
+type pkgKind struct {
+	s      *Set
+	change bool // Change Dump: entries carry the change; paths /changes/<seq>/...
 }
 
-// add copies the file at file into the package as zipName. It returns
-// false (and logs why) when the file cannot be read or its bytes are no
-// longer those of r; an error only for a failure to write the package.
-func (b *pkgBuilder) add(file, zipName string, r *store.Resource) (bool, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		b.p.log.Warn("publish: dump: resource left out: cannot open", "path", r.Path, "err", err)
-		return false, nil
+// zipName returns the name of an item's bitstream in the package: its
+// manifest path without the leading "/".
+func (k pkgKind) zipName(it *dumpItem) string {
+	if k.change {
+		return cdPath(&it.c)[1:]
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || fi.Size() != r.Size || !fi.Mode().IsRegular() {
-		b.p.log.Warn("publish: dump: resource left out: changed since scanned", "path", r.Path)
-		return false, nil
-	}
-	w, err := b.zw.CreateHeader(&zip.FileHeader{Name: zipName, Method: zip.Store, Modified: r.LastMod})
-	if err != nil {
-		return false, fmt.Errorf("publish: package %s: %w", b.name, err)
-	}
-	b.count++
-	b.bytes += r.Size
-	h := sha256.New()
-	n, err := io.CopyBuffer(io.MultiWriter(errWriter{w}, h), struct{ io.Reader }{io.LimitReader(f, r.Size+1)}, b.buf)
-	var werr *writeErr
-	switch {
-	case errors.As(err, &werr):
-		return false, werr.err
-	case err != nil:
-		b.p.log.Warn("publish: dump: resource left out: read error", "path", r.Path, "err", err)
-	case n != r.Size || !bytes.Equal(h.Sum(nil), r.SHA256[:]):
-		b.p.log.Warn("publish: dump: resource left out: bytes changed since scanned", "path", r.Path)
-		err = errors.New("changed")
-	}
-	if err != nil {
-		b.skip[zipName] = true
-		return false, nil
-	}
-	return true, nil
+	return "resources/" + scan.EscapePath(it.c.Resource.Path)
 }
 
-// errWriter marks the errors of the package's writer, to tell them from
-// the errors of reading the resource.
+func (k pkgKind) entry(it *dumpItem) rs.Entry {
+	var e rs.Entry
+	if k.change {
+		e = changeEntry(k.s, &it.c)
+	} else {
+		e = resourceEntry(k.s, &it.c.Resource)
+	}
+	if it.file {
+		e.MD.Path = "/" + k.zipName(it)
+	}
+	return e
+}
+
+// errWritePkg marks the errors of writing a package, to tell them from
+// the errors of reading a resource.
+type writeErr struct{ err error }
+
+func (e *writeErr) Error() string { return e.err.Error() }
+
 type errWriter struct{ w io.Writer }
 
 func (e errWriter) Write(p []byte) (int, error) {
@@ -138,85 +114,277 @@ func (e errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-type writeErr struct{ err error }
-
-func (e *writeErr) Error() string { return e.err.Error() }
-
-// finish writes the manifest copy <name>.manifest.xml and the package
-// <name>.zip. The temporary ZIP is removed in any case.
-func (b *pkgBuilder) finish(h *rs.Head, entries func(emit func(*rs.Entry) error) error, n int) (pkgInfo, error) {
-	defer os.Remove(b.tmp.Name())
-	info := pkgInfo{Name: b.name, Bitstreams: n}
-	if err := b.zw.Close(); err != nil {
-		b.tmp.Close()
-		return info, fmt.Errorf("publish: package %s: %w", b.name, err)
+// writePackage writes the package dir/<name>.zip (manifest.xml first, then
+// the bitstreams, stored: already-compressed or random bytes gain nothing
+// from deflate, and it is the most expensive part of a dump) and the copy
+// of its manifest dir/<name>.manifest.xml, in one pass over the resources:
+// each bitstream is verified against the inventory's length and sha-256
+// while it is copied. A bitstream that cannot be read or no longer matches
+// is left out (logged, counted in skipped) and the package is written
+// again without it, so a package never lists what it does not hold (a
+// rare case: the file changed since the scan). It reports false when no
+// item is left.
+func (p *publisher) writePackage(k pkgKind, dir, name string, h *rs.Head, items []dumpItem, skipped *int, buf []byte) (pkgInfo, bool, error) {
+	if err := os.MkdirAll(dir, dirPerm); err != nil {
+		return pkgInfo{}, false, fmt.Errorf("publish: %w", err)
 	}
-	if err := b.tmp.Close(); err != nil {
-		return info, fmt.Errorf("publish: package %s: %w", b.name, err)
+	for {
+		if len(items) == 0 {
+			return pkgInfo{}, false, nil
+		}
+		info, bad, err := p.tryPackage(k, dir, name, h, items, buf)
+		if err != nil || len(bad) == 0 {
+			return info, err == nil, err
+		}
+		kept := items[:0]
+		j := 0
+		for i := range items {
+			if j < len(bad) && bad[j] == i {
+				j++
+				*skipped++
+				continue
+			}
+			kept = append(kept, items[i])
+		}
+		items = kept
 	}
-	manifest := filepath.Join(b.dir, b.name+".manifest.xml")
-	if err := writeDocSeq(manifest, h, entries); err != nil {
-		return info, err
-	}
-	a, err := createAtomic(filepath.Join(b.dir, b.name+".zip"), true)
-	if err != nil {
-		return info, err
-	}
-	err = b.writeZip(a, manifest, h)
-	if err == nil {
-		err = a.finish()
-	}
-	if err != nil {
-		a.abort()
-		return info, err
-	}
-	length, sum := a.digest()
-	info.Length, info.SHA256 = length, hex.EncodeToString(sum)
-	return info, a.commit()
 }
 
-func (b *pkgBuilder) writeZip(w io.Writer, manifest string, h *rs.Head) error {
-	zw := zip.NewWriter(w)
+// tryPackage writes the package of items, or returns the indexes of the
+// items whose bitstreams fail verification (once one fails, the others
+// are only verified, not written).
+func (p *publisher) tryPackage(k pkgKind, dir, name string, h *rs.Head, items []dumpItem, buf []byte) (pkgInfo, []int, error) {
+	info := pkgInfo{Name: name}
+	zf, err := createAtomic(filepath.Join(dir, name+".zip"), true)
+	if err != nil {
+		return info, nil, err
+	}
+	mf, err := createAtomic(filepath.Join(dir, name+".manifest.xml"), false)
+	if err != nil {
+		zf.abort()
+		return info, nil, err
+	}
+	fail := func(err error) (pkgInfo, []int, error) {
+		zf.abort()
+		mf.abort()
+		return info, nil, err
+	}
+	zw := zip.NewWriter(zf)
 	mod := h.MD.At.Time()
 	if mod.IsZero() {
 		mod = h.MD.Until.Time()
 	}
 	mw, err := zw.CreateHeader(&zip.FileHeader{Name: "manifest.xml", Method: zip.Store, Modified: mod})
 	if err != nil {
-		return fmt.Errorf("publish: package %s: %w", b.name, err)
+		return fail(fmt.Errorf("publish: package %s: %w", name, err))
 	}
-	mf, err := os.Open(manifest)
+	err = encodeDoc(io.MultiWriter(mw, mf), name+".manifest.xml", h, func(emit func(*rs.Entry) error) error {
+		for i := range items {
+			e := k.entry(&items[i])
+			if err := emit(&e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("publish: %w", err)
+		return fail(err)
 	}
-	_, err = io.CopyBuffer(mw, mf, b.buf)
-	mf.Close()
-	if err != nil {
-		return fmt.Errorf("publish: package %s: %w", b.name, err)
-	}
-	zr, err := zip.OpenReader(b.tmp.Name())
-	if err != nil {
-		return fmt.Errorf("publish: package %s: %w", b.name, err)
-	}
-	defer zr.Close()
-	for _, f := range zr.File {
-		if b.skip[f.Name] {
+	var bad []int
+	hs := sha256.New()
+	reads := p.prefetch(k, items)
+	defer reads.stop()
+	for sl := range reads.slots {
+		res := <-sl.res
+		i := sl.i
+		it := &items[i]
+		r := &it.c.Resource
+		if res.bad != "" {
+			p.log.Warn("publish: dump: resource left out: "+res.bad, "path", r.Path, "err", res.err)
+			bad = append(bad, i)
 			continue
 		}
-		if err := zw.Copy(f); err != nil {
-			return fmt.Errorf("publish: package %s: %w", b.name, err)
+		if !res.large {
+			if bad == nil {
+				zh := &zip.FileHeader{Name: k.zipName(it), Method: zip.Store, Modified: r.LastMod}
+				w, err := zw.CreateHeader(zh)
+				if err == nil {
+					_, err = w.Write(res.b)
+				}
+				if err != nil {
+					return fail(fmt.Errorf("publish: package %s: %w", name, err))
+				}
+			}
+			info.Bitstreams++
+			continue
 		}
+		// A large file: streamed and verified here.
+		f, err := os.Open(filepath.Join(k.s.Dir, filepath.FromSlash(r.Path)))
+		if err != nil {
+			p.log.Warn("publish: dump: resource left out: cannot open", "path", r.Path, "err", err)
+			bad = append(bad, i)
+			continue
+		}
+		fi, err := f.Stat()
+		if err != nil || fi.Size() != r.Size || !fi.Mode().IsRegular() {
+			f.Close()
+			p.log.Warn("publish: dump: resource left out: changed since scanned", "path", r.Path)
+			bad = append(bad, i)
+			continue
+		}
+		var w io.Writer = io.Discard
+		if bad == nil {
+			zh := &zip.FileHeader{Name: k.zipName(it), Method: zip.Store, Modified: r.LastMod}
+			if w, err = zw.CreateHeader(zh); err != nil {
+				f.Close()
+				return fail(fmt.Errorf("publish: package %s: %w", name, err))
+			}
+			w = errWriter{w}
+		}
+		hs.Reset()
+		n, err := io.CopyBuffer(io.MultiWriter(w, hs), struct{ io.Reader }{io.LimitReader(f, r.Size+1)}, buf)
+		f.Close()
+		var werr *writeErr
+		switch {
+		case errors.As(err, &werr):
+			return fail(werr.err)
+		case err != nil:
+			p.log.Warn("publish: dump: resource left out: read error", "path", r.Path, "err", err)
+		case n != r.Size || !bytes.Equal(hs.Sum(buf[:0:0]), r.SHA256[:]):
+			p.log.Warn("publish: dump: resource left out: bytes changed since scanned", "path", r.Path)
+			err = errors.New("changed")
+		}
+		if err != nil {
+			bad = append(bad, i)
+			continue
+		}
+		info.Bitstreams++
+	}
+	if bad != nil {
+		zf.abort()
+		mf.abort()
+		return info, bad, nil
 	}
 	if err := zw.Close(); err != nil {
-		return fmt.Errorf("publish: package %s: %w", b.name, err)
+		return fail(fmt.Errorf("publish: package %s: %w", name, err))
 	}
-	return nil
+	if err := zf.finish(); err != nil {
+		return fail(err)
+	}
+	// The manifest copy first: the package's entry links to it.
+	if err := mf.commit(); err != nil {
+		zf.abort()
+		return info, nil, err
+	}
+	length, sum := zf.digest()
+	info.Length, info.SHA256 = length, hex.EncodeToString(sum)
+	return info, nil, zf.commit()
 }
 
-// abort removes the temporary ZIP.
-func (b *pkgBuilder) abort() {
-	b.tmp.Close()
-	os.Remove(b.tmp.Name())
+// smallFile is the largest bitstream read ahead, whole, into memory.
+const smallFile = 256 << 10
+
+// readAhead is how many bitstreams may be read ahead of the writer (at
+// most readAhead * smallFile bytes in memory).
+const readAhead = 64
+
+// fetched is the outcome of reading one bitstream ahead.
+type fetched struct {
+	b     []byte // the verified bytes of a small file
+	large bool   // not read ahead: the writer streams it
+	bad   string // why it is left out, "" if it is not
+	err   error
+}
+
+type slot struct {
+	i   int
+	res chan fetched
+}
+
+// prefetcher reads the small bitstreams of a package ahead of the writer,
+// in parallel (opening, reading and hashing many small files is most of a
+// dump's cost; writing the package goes on meanwhile on another core).
+// Results come out of slots in item order.
+type prefetcher struct {
+	slots chan slot
+	quit  chan struct{}
+	wg    sync.WaitGroup
+}
+
+func (p *publisher) prefetch(k pkgKind, items []dumpItem) *prefetcher {
+	pf := &prefetcher{slots: make(chan slot, readAhead), quit: make(chan struct{})}
+	jobs := make(chan slot)
+	workers := min(max(runtime.GOMAXPROCS(0), 2), 4)
+	pf.wg.Add(1 + workers)
+	go func() {
+		defer pf.wg.Done()
+		defer close(pf.slots)
+		defer close(jobs)
+		for i := range items {
+			if !items[i].file {
+				continue
+			}
+			sl := slot{i: i, res: make(chan fetched, 1)}
+			select {
+			case pf.slots <- sl:
+			case <-pf.quit:
+				return
+			}
+			select {
+			case jobs <- sl:
+			case <-pf.quit:
+				return
+			}
+		}
+	}()
+	for range workers {
+		go func() {
+			defer pf.wg.Done()
+			h := sha256.New()
+			for sl := range jobs {
+				sl.res <- readSmall(k, &items[sl.i].c.Resource, h)
+			}
+		}()
+	}
+	return pf
+}
+
+// stop ends the read-ahead (early, when the package fails) and waits for
+// its goroutines.
+func (pf *prefetcher) stop() {
+	close(pf.quit)
+	for range pf.slots {
+	}
+	pf.wg.Wait()
+}
+
+// readSmall reads and verifies a small bitstream; a larger one is left to
+// the writer.
+func readSmall(k pkgKind, r *store.Resource, h hash.Hash) fetched {
+	if r.Size > smallFile {
+		return fetched{large: true}
+	}
+	f, err := os.Open(filepath.Join(k.s.Dir, filepath.FromSlash(r.Path)))
+	if err != nil {
+		return fetched{bad: "cannot open", err: err}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() != r.Size || !fi.Mode().IsRegular() {
+		return fetched{bad: "changed since scanned", err: err}
+	}
+	b := make([]byte, r.Size+1) // one more byte: a file that grew is seen
+	n, err := io.ReadFull(f, b)
+	if err != io.ErrUnexpectedEOF && err != nil && err != io.EOF {
+		return fetched{bad: "read error", err: err}
+	}
+	b = b[:n]
+	h.Reset()
+	h.Write(b)
+	if int64(n) != r.Size || !bytes.Equal(h.Sum(nil), r.SHA256[:]) {
+		return fetched{bad: "bytes changed since scanned"}
+	}
+	return fetched{b: b}
 }
 
 // dumpEntry returns the Resource Dump or Change Dump entry of a package.
@@ -227,24 +395,48 @@ func (p *publisher) dumpEntry(rel string, pk *pkgInfo) rs.Entry {
 		Links: []rs.Link{{Rel: rs.RelContents, Href: p.url(rel + ".manifest.xml"), Type: "application/xml"}}}
 }
 
-// resourceDump writes a new Resource Dump when the inventory changed since
-// the last one and that one is at least DumpInterval old (or there is
-// none). Packages go to a new generation directory, the Resource Dump
-// document is renamed into place after them, and older generations are
-// removed last.
+// dumpVersion identifies the state of the collection a Resource Dump was
+// made from without a pass over it: every change after the baseline is a
+// journal record, so the journal's last seq, the baseline and the count
+// tell an unchanged collection from a changed one (stat-only updates
+// change no published field).
+type dumpVersion struct {
+	Seq      uint64
+	Baseline string
+	Count    int
+}
+
+func currentVersion(ctx context.Context, st store.Store) (dumpVersion, error) {
+	ss, err := st.Stats(ctx)
+	if err != nil {
+		return dumpVersion{}, err
+	}
+	v := dumpVersion{Seq: ss.LastSeq, Count: ss.Resources}
+	if b, err := st.GetMeta(ctx, store.MetaBaseline); err == nil {
+		v.Baseline = string(b)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return v, err
+	}
+	return v, nil
+}
+
+// resourceDump writes a new Resource Dump when there is none, or when the
+// collection changed since the last one and that one is at least
+// DumpInterval old. Packages go to a new generation directory, the
+// Resource Dump document is renamed into place after them, and older
+// generations are removed last.
 func (p *publisher) resourceDump(ctx context.Context, s *Set, sr *SetReport) error {
 	var old rdState
 	had, err := getMeta(ctx, s.Store, metaResourceDump, &old)
 	if err != nil {
 		return err
 	}
-	var rl rlState
-	if _, err := getMeta(ctx, s.Store, metaResourceList, &rl); err != nil {
-		return err
+	ver, err := currentVersion(ctx, s.Store)
+	if err != nil {
+		return fmt.Errorf("resource dump: %w", err)
 	}
 	gensRel := setDoc(s.Name, "resourcedumps")
-	if had && old.complete(p, gensRel) &&
-		(old.Fingerprint == rl.Fingerprint || p.now.Sub(old.At) < p.cfg.DumpInterval) {
+	if had && old.complete(p, gensRel) && (old.Version == ver || p.now.Sub(old.At) < p.cfg.DumpInterval) {
 		// The published document may be a killed run's: write the one
 		// the meta describes before removing what it does not name.
 		if err := p.writeResourceDumpDoc(s, &old); err != nil {
@@ -252,114 +444,53 @@ func (p *publisher) resourceDump(ctx context.Context, s *Set, sr *SetReport) err
 		}
 		return removeExcept(p.file(gensRel), map[string]bool{old.Gen: true})
 	}
-	// Spool the snapshot so that no read transaction stays open while
-	// the files are read.
-	if err := os.MkdirAll(p.file(gensRel), dirPerm); err != nil {
-		return fmt.Errorf("publish: %w", err)
-	}
-	spool, err := os.CreateTemp(p.file(gensRel), tmpPrefix+"dump-spool-*")
-	if err != nil {
-		return fmt.Errorf("publish: %w", err)
-	}
-	defer func() { spool.Close(); os.Remove(spool.Name()) }()
-	// Seeded as the Resource List's, which the next run compares it with.
-	fp := newFingerprint(p.cfg.BaseURL, s.ResourceBase, fmt.Sprint(p.cfg.MaxEntries, p.cfg.Archives))
-	enc := gob.NewEncoder(spool)
-	n := 0
-	for r, err := range s.Store.Resources(ctx) {
-		if err != nil {
-			return fmt.Errorf("resource dump: %w", err)
-		}
-		fp.add(&r)
-		if err := enc.Encode(&r); err != nil {
-			return fmt.Errorf("resource dump: spool: %w", err)
-		}
-		n++
-	}
-	if _, err := spool.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("resource dump: spool: %w", err)
-	}
 	at := p.now
 	gen := compact(at)
 	for i := 1; gen == old.Gen || exists(p.file(gensRel+"/"+gen)); i++ {
 		gen = fmt.Sprintf("%s-%d", compact(at), i)
 	}
-	genRel := gensRel + "/" + gen
-	dir := p.file(genRel)
-	if err := os.MkdirAll(dir, dirPerm); err != nil {
+	dir := p.file(gensRel + "/" + gen)
+	if err := os.MkdirAll(dir, dirPerm); err != nil { // also for an empty dump
 		return fmt.Errorf("publish: %w", err)
 	}
-	st := rdState{Fingerprint: fp.sum(), At: at, Gen: gen}
+	st := rdState{Version: ver, At: at, Gen: gen}
 	mhead := rs.Head{MD: rs.Metadata{Capability: rs.CapResourceDumpManifest, At: rs.NewTime(at)},
 		Links: []rs.Link{{Rel: rs.RelUp, Href: p.capListURL(s.Name)}}}
 	var (
-		b     *pkgBuilder
-		batch []store.Resource
+		batch  []dumpItem
+		nbytes int64
+		buf    = make([]byte, 1<<20)
 	)
 	flush := func() error {
 		name := fmt.Sprintf("part-%05d", len(st.Parts)+1)
-		info, err := b.finish(&mhead, func(emit func(*rs.Entry) error) error {
-			for i := range batch {
-				e := resourceEntry(s, &batch[i])
-				e.MD.Path = "/resources/" + scan.EscapePath(batch[i].Path)
-				if err := emit(&e); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, len(batch))
-		b = nil
-		if err != nil {
+		info, ok, err := p.writePackage(pkgKind{s: s}, dir, name, &mhead, batch, &sr.SkippedBitstreams, buf)
+		batch, nbytes = batch[:0], 0
+		if err != nil || !ok {
 			return err
 		}
-		info.Name = name
 		st.Parts = append(st.Parts, info)
 		sr.DumpBytes += info.Length
-		batch = batch[:0]
 		return nil
 	}
-	dec := gob.NewDecoder(spool)
-	for range n {
-		if err := ctx.Err(); err != nil {
-			if b != nil {
-				b.abort()
-			}
-			return err
-		}
-		var r store.Resource
-		if err := dec.Decode(&r); err != nil {
-			return fmt.Errorf("resource dump: spool: %w", err)
+	// Paged reads: no read transaction is held while the files are read.
+	for r, err := range s.Store.ResourcesIn(ctx, "", "") {
+		if err != nil {
+			return fmt.Errorf("resource dump: %w", err)
 		}
 		if !safePath(r.Path) {
 			p.log.Warn("publish: dump: resource left out: unsafe path", "path", r.Path)
 			sr.SkippedBitstreams++
 			continue
 		}
-		if b != nil && len(batch) > 0 && (b.count >= p.cfg.MaxEntries || b.bytes+r.Size > p.cfg.DumpPartBytes) {
+		if len(batch) > 0 && (len(batch) >= p.cfg.MaxEntries || nbytes+r.Size > p.cfg.DumpPartBytes) {
 			if err := flush(); err != nil {
 				return err
 			}
 		}
-		if b == nil {
-			if b, err = p.newPkg(dir, fmt.Sprintf("part-%05d", len(st.Parts)+1)); err != nil {
-				return err
-			}
-		}
-		ok, err := b.add(filepath.Join(s.Dir, filepath.FromSlash(r.Path)), "resources/"+scan.EscapePath(r.Path), &r)
-		if err != nil {
-			b.abort()
-			return err
-		}
-		if !ok {
-			sr.SkippedBitstreams++
-			continue
-		}
-		batch = append(batch, r)
+		batch = append(batch, dumpItem{c: store.Change{Resource: r}, file: true})
+		nbytes += r.Size
 	}
-	switch {
-	case b != nil && len(batch) == 0:
-		b.abort()
-	case b != nil:
+	if len(batch) > 0 {
 		if err := flush(); err != nil {
 			return err
 		}
@@ -472,14 +603,10 @@ func (p *publisher) changeDumps(ctx context.Context, s *Set, closed []clList, sr
 // changeDump writes the package of closed list l: a bitstream per created
 // or updated record whose resource still has the bytes the record names.
 func (p *publisher) changeDump(ctx context.Context, s *Set, l *clList, sr *SetReport) (pkgInfo, error) {
-	b, err := p.newPkg(p.file(setDoc(s.Name, "changedumps")), l.name())
-	if err != nil {
-		return pkgInfo{}, err
-	}
-	var kept []store.Change
-	err = journalRange(ctx, s.Store, l.First, l.Next-1, func(c *store.Change) error {
+	var items []dumpItem // at most MaxEntries: a list closes when it has that many
+	err := journalRange(ctx, s.Store, l.First, l.Next-1, func(c *store.Change) error {
 		if c.Kind == rs.Deleted {
-			kept = append(kept, *c)
+			items = append(items, dumpItem{c: *c})
 			return nil
 		}
 		if !safePath(c.Path()) {
@@ -487,35 +614,21 @@ func (p *publisher) changeDump(ctx context.Context, s *Set, l *clList, sr *SetRe
 			sr.SkippedBitstreams++
 			return nil
 		}
-		ok, err := b.add(filepath.Join(s.Dir, filepath.FromSlash(c.Path())), cdPath(c)[1:], &c.Resource)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			sr.SkippedBitstreams++
-			return nil
-		}
-		kept = append(kept, *c)
+		items = append(items, dumpItem{c: *c, file: true})
 		return nil
 	})
 	if err != nil {
-		b.abort()
 		return pkgInfo{}, fmt.Errorf("change dump %s: %w", l.name(), err)
 	}
 	h := rs.Head{MD: rs.Metadata{Capability: rs.CapChangeDumpManifest, From: rs.NewTime(l.From), Until: rs.NewTime(l.Until)},
 		Links: []rs.Link{{Rel: rs.RelUp, Href: p.capListURL(s.Name)}}}
-	info, err := b.finish(&h, func(emit func(*rs.Entry) error) error {
-		for i := range kept {
-			e := changeEntry(s, &kept[i])
-			if kept[i].Kind != rs.Deleted {
-				e.MD.Path = cdPath(&kept[i])
-			}
-			if err := emit(&e); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, len(kept))
+	k := pkgKind{s: s, change: true}
+	info, ok, err := p.writePackage(k, p.file(setDoc(s.Name, "changedumps")), l.name(), &h, items, &sr.SkippedBitstreams, make([]byte, 1<<20))
+	if err == nil && !ok {
+		// Every record was left out: an empty package still marks the
+		// list as done and keeps the packages contiguous.
+		info, _, err = p.tryPackage(k, p.file(setDoc(s.Name, "changedumps")), l.name(), &h, nil, nil)
+	}
 	info.From, info.Until = l.From, l.Until
 	return info, err
 }

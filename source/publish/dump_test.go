@@ -123,7 +123,7 @@ func TestDumps(t *testing.T) {
 	base := server(t, out)
 	t0 := time.Date(2026, 3, 1, 10, 10, 0, 0, time.UTC)
 	clk := &clock{t: t0}
-	cfg := publish.Config{BaseURL: base, Out: out, Dumps: true, Archives: true, MaxEntries: 7, DumpPartBytes: 300,
+	cfg := publish.Config{BaseURL: base, Out: out, Dumps: true, Archives: true, MaxEntries: 7, DumpPartBytes: 300, DumpInterval: time.Hour,
 		Now: clk.Now, Logger: quiet,
 		Sets: []publish.Set{{Name: "default", Store: st, Dir: dir, ResourceBase: base + "res/"}}}
 	// Period 1: 20 creates of 50 bytes (a package holds 300 bytes: 6 of them).

@@ -41,7 +41,7 @@ func TestScanThenPublish(t *testing.T) {
 	if _, err := sc.Scan(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	cfg := publish.Config{BaseURL: base, Out: out, Dumps: true, Archives: true, Now: clk.Now, Logger: quiet,
+	cfg := publish.Config{BaseURL: base, Out: out, Dumps: true, Archives: true, DumpInterval: time.Hour, Now: clk.Now, Logger: quiet,
 		Sets: []publish.Set{{Name: "default", Store: st, Dir: dir, ResourceBase: base + "files/"}}}
 	if _, err := publish.Publish(context.Background(), cfg); err != nil {
 		t.Fatal(err)

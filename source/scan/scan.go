@@ -78,7 +78,8 @@ type Scanner struct {
 	opt        Options
 	root       string
 	exclude    map[string]bool
-	mu         sync.Mutex // one scan at a time
+	excludeIn  map[string]map[string]bool // directory -> names excluded in it
+	mu         sync.Mutex                 // one scan at a time
 	log        *slog.Logger
 	beforeHash func(rel string)                    // test hook: runs in the worker before a file is read
 	openHook   func(name string) (hashFile, error) // test hook: opens a file to hash
@@ -98,13 +99,21 @@ func New(opt Options) (*Scanner, error) {
 			return nil, fmt.Errorf("%w %q: %w", ErrSkipPattern, p, err)
 		}
 	}
-	s := &Scanner{opt: opt, root: root, exclude: map[string]bool{}, log: opt.Logger}
+	s := &Scanner{opt: opt, root: root, exclude: map[string]bool{}, excludeIn: map[string]map[string]bool{}, log: opt.Logger}
 	for _, e := range opt.Exclude {
 		a, err := filepath.Abs(e)
 		if err != nil {
 			return nil, fmt.Errorf("scan: exclude %q: %w", e, err)
 		}
 		s.exclude[a] = true
+		d, n := filepath.Split(a)
+		if d != string(filepath.Separator) {
+			d = strings.TrimSuffix(d, string(filepath.Separator))
+		}
+		if s.excludeIn[d] == nil {
+			s.excludeIn[d] = map[string]bool{}
+		}
+		s.excludeIn[d][n] = true
 	}
 	if s.opt.Workers <= 0 {
 		s.opt.Workers = runtime.NumCPU()
@@ -136,25 +145,22 @@ func statOf(fi fs.FileInfo) statKey {
 	return statKey{size: fi.Size(), mtime: fi.ModTime(), ino: inode(fi)}
 }
 
-// entry is an inventory record during a scan.
-type entry struct {
-	res  store.Resource
-	seen bool // found by the walk, or protected from deletion
-}
-
 type job struct {
 	rel   string
-	abs   string
+	abs   string  // absolute path, unless dir is set (see path)
+	dir   *dirRef // if not nil, the file is dir's entry name
+	name  string
 	st    statKey // from lstat, when known
 	known bool
-	prev  *store.Resource // nil for a new file
+	prev  store.Resource // the inventory record, if old
+	old   bool           // the file has an inventory record
 }
 
 type outcome uint8
 
 const (
 	okHashed outcome = iota
-	vanished         // gone before or while reading
+	vanished         // gone before or while reading: deleted if known
 	failed           // unreadable or kept changing: leave as it was
 )
 
@@ -164,10 +170,7 @@ type result struct {
 	res store.Resource // for okHashed
 }
 
-// file is a regular file found by the walk.
-type file struct{ rel, abs string }
-
-// walkChunk is how many files the walker hands to a worker at once.
+// walkChunk is how many files the merge hands to a worker at once.
 const walkChunk = 64
 
 // Scan walks the directory once and applies the differences with the
@@ -176,27 +179,80 @@ const walkChunk = 64
 // store fails. Problems with single files are logged and counted in
 // Stats.Skipped, not returned.
 //
-// The walk only lists directories; the workers lstat each file, compare it
-// with the inventory and hash it when needed, so both the stat calls of a
-// rescan and the reads of a first scan use every core; a committer
-// goroutine commits full batches while the workers go on.
+// The walk lists the directories in path order and merges them with the
+// inventory, read in pages in the same order (Store.ResourcesIn), so that
+// memory does not grow with the collection; the workers lstat each known
+// file, compare it with its inventory record and hash it when needed, so
+// both the stat calls of a rescan and the reads of a first scan use every
+// core; a committer goroutine commits full batches while the workers go
+// on.
 func (s *Scanner) Scan(ctx context.Context) (Stats, error) {
+	return s.run(ctx, []string{""})
+}
+
+// ScanPaths scans only the given paths (slash-separated, relative to the
+// root; "" is the whole tree): for each, the file at that path, or the
+// directory there and everything under it, is compared with the inventory
+// records of that path and of the paths under it, with the same rules as
+// Scan. A path that no longer exists has its records deleted, so the path
+// of a removed file or directory is scanned like any other. Records
+// outside the given paths are neither read nor changed, which makes the
+// cost of a scan follow the size of the paths, not of the collection:
+// this is what a filesystem event triggers. Until the first scan has
+// completed the baseline, ScanPaths scans the whole tree.
+func (s *Scanner) ScanPaths(ctx context.Context, paths []string) (Stats, error) {
+	return s.run(ctx, normalisePaths(paths))
+}
+
+// coalesce is how many paths in one directory ScanPaths scans one by one;
+// more are scanned as their directory (one listing instead of a lookup,
+// a store read and a range read each).
+const coalesce = 64
+
+// normalisePaths cleans the paths, replaces more than coalesce paths in
+// one directory by the directory, sorts them and drops those under
+// another one (or equal to it), so that their key ranges are disjoint and
+// ascending.
+func normalisePaths(paths []string) []string {
+	var out []string
+	perDir := map[string]int{}
+	for _, p := range paths {
+		p = strings.Trim(path.Clean("/"+p), "/")
+		if p == "" {
+			return []string{""}
+		}
+		out = append(out, p)
+		perDir[path.Dir(p)]++
+	}
+	for i, p := range out {
+		if d := path.Dir(p); perDir[d] > coalesce {
+			if d == "." {
+				return []string{""}
+			}
+			out[i] = d
+		}
+	}
+	slices.SortFunc(out, cmpPath)
+	keep := out[:0]
+	for _, p := range out {
+		if n := len(keep); n > 0 && (p == keep[n-1] || strings.HasPrefix(p, keep[n-1]+"/")) {
+			continue
+		}
+		keep = append(keep, p)
+	}
+	return keep
+}
+
+// cmpPath orders paths so that a path precedes the paths under it and
+// those come before any later sibling; with the walk's order and the
+// inventory's byte order, "a/x" sorts after "a.txt": comparing a path
+// as path+"/" gives exactly that.
+func cmpPath(a, b string) int { return cmpEntry(a, true, b, true) }
+
+func (s *Scanner) run(ctx context.Context, targets []string) (Stats, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var st Stats
-
-	// The inventory, in one read transaction.
-	var entries []entry
-	for r, err := range s.opt.Store.Resources(ctx) {
-		if err != nil {
-			return st, fmt.Errorf("scan: loading the inventory: %w", err)
-		}
-		entries = append(entries, entry{res: r})
-	}
-	index := make(map[string]int, len(entries))
-	for i := range entries {
-		index[entries[i].res.Path] = i
-	}
 	ss, err := s.opt.Store.Stats(ctx)
 	if err != nil {
 		return st, fmt.Errorf("scan: %w", err)
@@ -209,11 +265,14 @@ func (s *Scanner) Scan(ctx context.Context) (Stats, error) {
 	// establishes the baseline: the Resource List describes it, and the
 	// Change Lists only what changes after it.
 	st.Baseline = !hasBaseline && ss.LastSeq == 0
-	inv := &inventory{entries: entries, index: index}
+	if st.Baseline {
+		targets = []string{""}
+	}
+	whole := len(targets) == 1 && targets[0] == ""
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	files := make(chan []file, 16)
+	jobs := make(chan []job, 16)
 	results := make(chan result, 1024)
 	wstats := make([]Stats, s.opt.Workers)
 	var workers sync.WaitGroup
@@ -222,9 +281,10 @@ func (s *Scanner) Scan(ctx context.Context) (Stats, error) {
 		go func() {
 			defer workers.Done()
 			wk := newWorker()
-			for chunk := range files {
-				for _, f := range chunk {
-					r, ok := s.visit(ctx, f, inv, &wstats[w], wk)
+			for chunk := range jobs {
+				for _, j := range chunk {
+					r, ok := s.visit(ctx, j, &wstats[w], wk)
+					j.done()
 					if !ok {
 						continue
 					}
@@ -246,20 +306,18 @@ func (s *Scanner) Scan(ctx context.Context) (Stats, error) {
 		}
 	}()
 
-	protected, werr := s.walk(ctx, inv, files, &st)
-	close(files)
-	workers.Wait()
-	// Protect everything under directories that could not be listed (the
-	// workers are done writing seen flags).
-	if len(protected) > 0 {
-		for i := range entries {
-			for _, pre := range protected {
-				if strings.HasPrefix(entries[i].res.Path, pre) {
-					entries[i].seen = true
-				}
-			}
+	m := &merge{s: s, ctx: ctx, jobs: jobs, results: results, st: &st}
+	var werr error
+	for _, t := range targets {
+		if werr = m.target(t); werr != nil {
+			break
 		}
 	}
+	if werr == nil {
+		werr = m.send()
+	}
+	close(jobs)
+	workers.Wait()
 	close(results)
 	<-applied
 	for _, w := range wstats {
@@ -267,15 +325,7 @@ func (s *Scanner) Scan(ctx context.Context) (Stats, error) {
 		st.Unchanged += w.Unchanged
 		st.Skipped += w.Skipped
 	}
-	if werr == nil && ctx.Err() == nil {
-		// Deletes: inventory paths neither found nor protected, in path order.
-		for i := range entries {
-			if e := &entries[i]; !e.seen {
-				ap.change(rs.Deleted, e.res)
-			}
-		}
-	}
-	complete := werr == nil && ctx.Err() == nil
+	complete := werr == nil && ctx.Err() == nil && whole
 	if err := ap.close(st.Baseline && complete); err != nil {
 		return st, err
 	}
@@ -292,127 +342,43 @@ func (s *Scanner) Scan(ctx context.Context) (Stats, error) {
 	return st, nil
 }
 
-// inventory is the scan's in-memory copy of the store's inventory. Workers
-// read it concurrently; each entry's seen flag is written by the one
-// worker that visits its path (the walk yields each path once).
-type inventory struct {
-	entries []entry
-	index   map[string]int
-}
-
 // visit stats one file found by the walk and hashes it unless its stat
-// fields match the inventory. ok is false when there is nothing to apply.
-func (s *Scanner) visit(ctx context.Context, f file, inv *inventory, ws *Stats, w *worker) (r result, ok bool) {
-	i, inInv := inv.index[f.rel]
-	if !inInv {
+// fields match its inventory record. ok is false when there is nothing to
+// apply.
+func (s *Scanner) visit(ctx context.Context, j job, ws *Stats, w *worker) (r result, ok bool) {
+	if !j.old {
 		// A new file: no lstat, the worker's fstat after opening it is
 		// the stat to trust (one path lookup fewer per new file).
 		ws.Files++
-		return s.hash(ctx, job{rel: f.rel, abs: f.abs}, w), true
+		return s.hash(ctx, j, w), true
 	}
-	key, regular, err := lstat(f.abs)
+	var key statKey
+	var regular bool
+	var err error
+	if j.dir != nil {
+		key, regular, err = j.dir.lstat(j.name)
+	} else {
+		key, regular, err = lstat(j.abs)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			s.log.Info("scan: file vanished during the scan", "path", f.rel)
-			return r, false // not seen: deleted
+			s.log.Info("scan: file vanished during the scan", "path", j.rel)
+			return result{job: j, out: vanished}, true
 		}
 		ws.Skipped++
-		s.log.Warn("scan: cannot stat; left as it was", "path", f.rel, "err", err)
-		inv.protect(f.rel)
+		s.log.Warn("scan: cannot stat; left as it was", "path", j.rel, "err", err)
 		return r, false
 	}
-	if !regular { // replaced since its directory was listed: not seen, deleted
-		return r, false
+	if !regular { // replaced since its directory was listed: deleted
+		return result{job: j, out: vanished}, true
 	}
 	ws.Files++
-	e := &inv.entries[i]
-	e.seen = true
-	if key.equal(statKey{e.res.Size, e.res.ModTime, e.res.Inode}) {
+	if key.equal(statKey{j.prev.Size, j.prev.ModTime, j.prev.Inode}) {
 		ws.Unchanged++
 		return r, false
 	}
-	j := job{rel: f.rel, abs: f.abs, st: key, known: true, prev: &e.res}
+	j.st, j.known = key, true
 	return s.hash(ctx, j, w), true
-}
-
-// walk lists the directories and sends the regular files to the workers.
-// It returns the prefixes ("dir/") of the directories it could not list.
-func (s *Scanner) walk(ctx context.Context, inv *inventory, out chan<- []file, st *Stats) (protected []string, err error) {
-	n := 0
-	prefix := len(s.root) + 1
-	if strings.HasSuffix(s.root, string(filepath.Separator)) {
-		prefix--
-	}
-	chunk := make([]file, 0, walkChunk)
-	send := func() error {
-		if len(chunk) == 0 {
-			return nil
-		}
-		select {
-		case out <- chunk:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		chunk = make([]file, 0, walkChunk)
-		return nil
-	}
-	err = filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
-		if n++; n&1023 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		if p == s.root {
-			return err // the root itself must be readable
-		}
-		rel := filepath.ToSlash(p[prefix:])
-		if err != nil {
-			st.Skipped++
-			if d != nil && d.IsDir() {
-				s.log.Warn("scan: cannot list directory; its files are left as they were", "path", rel, "err", err)
-				protected = append(protected, rel+"/")
-				return nil
-			}
-			s.log.Warn("scan: cannot stat; left as it was", "path", rel, "err", err)
-			inv.protect(rel)
-			return nil
-		}
-		name := d.Name()
-		if strings.HasPrefix(name, ".") || s.exclude[p] || s.skipped(rel, name) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		switch t := d.Type(); {
-		case t.IsDir():
-			return nil
-		case t&fs.ModeSymlink != 0:
-			s.log.Debug("scan: symbolic link not followed", "path", rel)
-			return nil
-		case !t.IsRegular():
-			s.log.Debug("scan: not a regular file", "path", rel, "type", t.String())
-			return nil
-		}
-		chunk = append(chunk, file{rel: rel, abs: p})
-		if len(chunk) == walkChunk {
-			return send()
-		}
-		return nil
-	})
-	if err == nil {
-		err = send()
-	}
-	if err != nil {
-		return protected, fmt.Errorf("scan %s: %w", s.root, err)
-	}
-	return protected, nil
-}
-
-func (inv *inventory) protect(rel string) {
-	if i, ok := inv.index[rel]; ok {
-		inv.entries[i].seen = true
-	}
 }
 
 func (s *Scanner) skipped(rel, name string) bool {
@@ -495,18 +461,43 @@ func newWorker() *worker {
 	return &worker{buf: make([]byte, 256<<10), md5: md5.New(), sha: sha256.New()}
 }
 
-func (s *Scanner) open(name string) (hashFile, error) {
-	if s.openHook != nil {
-		return s.openHook(name)
+func (s *Scanner) open(j job) (hashFile, error) {
+	switch {
+	case s.openHook != nil:
+		return s.openHook(j.path())
+	case j.dir != nil:
+		return j.dir.openFile(j.name)
 	}
-	return openRaw(name)
+	return openRaw(j.abs)
+}
+
+// path returns the file's absolute path.
+func (j job) path() string {
+	if j.dir != nil {
+		return joinPath(j.dir.abs, j.name)
+	}
+	return j.abs
+}
+
+func joinPath(dir, name string) string {
+	if strings.HasSuffix(dir, string(filepath.Separator)) {
+		return dir + name
+	}
+	return dir + string(filepath.Separator) + name
+}
+
+// done releases the job's directory.
+func (j job) done() {
+	if j.dir != nil {
+		j.dir.release()
+	}
 }
 
 // hashOnce reads the file whose stat was j.st and returns its metadata, or
 // errChanged if the file is not the one stat'ed or changed while read.
 func (s *Scanner) hashOnce(j job, w *worker) (store.Resource, error) {
 	start := time.Now()
-	f, err := s.open(j.abs)
+	f, err := s.open(j)
 	if err != nil {
 		return store.Resource{}, err
 	}
@@ -541,7 +532,7 @@ func (s *Scanner) hashOnce(j job, w *worker) (store.Resource, error) {
 			break // shrank: caught below
 		}
 		if err != nil {
-			return store.Resource{}, fmt.Errorf("read %s: %w", j.abs, err)
+			return store.Resource{}, fmt.Errorf("read %s: %w", j.path(), err)
 		}
 	}
 	after, _, err := f.stat()
@@ -628,14 +619,14 @@ func (a *applier) add(r result) {
 		a.st.Skipped++
 		return
 	case vanished:
-		if r.prev != nil {
-			a.change(rs.Deleted, *r.prev)
+		if r.old {
+			a.change(rs.Deleted, r.prev)
 		}
 		return
 	}
 	a.st.Bytes += r.res.Size
 	switch {
-	case r.prev == nil:
+	case !r.old:
 		a.change(rs.Created, r.res)
 		return
 	case r.prev.Size != r.res.Size || r.prev.MD5 != r.res.MD5 || r.prev.SHA256 != r.res.SHA256:
@@ -644,7 +635,7 @@ func (a *applier) add(r result) {
 	}
 	// Touched: same bytes. Refresh the stat fields only; the content
 	// metadata (type and lastmod included) stay as journaled.
-	t := *r.prev
+	t := r.prev
 	t.ModTime, t.Inode = r.res.ModTime, r.res.Inode
 	a.touches = append(a.touches, t)
 	a.st.Touched++

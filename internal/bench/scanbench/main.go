@@ -210,6 +210,9 @@ func (nullStore) Get(_ context.Context, p string) (store.Resource, error) {
 func (nullStore) Resources(context.Context) iter.Seq2[store.Resource, error] {
 	return func(func(store.Resource, error) bool) {}
 }
+func (nullStore) ResourcesIn(context.Context, string, string) iter.Seq2[store.Resource, error] {
+	return func(func(store.Resource, error) bool) {}
+}
 func (nullStore) Journal(context.Context, uint64) iter.Seq2[store.Change, error] {
 	return func(func(store.Change, error) bool) {}
 }
