@@ -23,7 +23,9 @@
 //     rescan) and `publish` after changing one file (the update target),
 //     `serve` on the published state (time to ready, peak RSS at ready and
 //     over the following baseline `sync`), a baseline `sync` into an empty
-//     directory, then changes 1,000 files, restarts `serve` on its state
+//     directory (from the Resource Dump the Source offers by default), the
+//     same with `--no-dump` into another (every resource fetched on its own;
+//     -skip-nodump-sync leaves it out), then changes 1,000 files, restarts `serve` on its state
 //     (which picks them up in its start-up scan), runs an incremental
 //     `sync`, `sync --audit` and `validate` of the whole tree.
 //
@@ -32,7 +34,9 @@
 // the raw download of the same files (4 GETs at a time into files).
 //
 // Wall time is measured around each child; peak RSS is the child's
-// ru_maxrss from wait4, and for the long-running `serve` its VmHWM from
+// ru_maxrss as GNU time (/usr/bin/time -f %M) reports it (wait4's figure
+// for a direct child of this process is never below this process's own
+// peak; see findTime), and for the long-running `serve` its VmHWM from
 // /proc/PID/status (reset through /proc/PID/clear_refs before the phase
 // it is read for, so "serve during sync" is the sync phase's peak). After
 // every sync DEST is checked: the number of files and the bytes of a
@@ -69,6 +73,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -101,6 +106,7 @@ func main() {
 	asJSON := flag.Bool("json", false, "print the results as JSON on stdout (progress goes to stderr)")
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep the generated trees, states and logs")
 	flag.StringVar(&cfg.Bin, "bin", "", "use this resourcesync binary instead of building ./cmd/resourcesync")
+	flag.BoolVar(&cfg.SkipNoDumpSync, "skip-nodump-sync", false, "skip the second baseline sync with --no-dump (every resource fetched on its own)")
 	flag.IntVar(&cfg.Changes, "changes", 1000, "files changed for the incremental sync")
 	flag.IntVar(&cfg.Large, "large", 100, "number of large files (0: skip the large-files scenario)")
 	flag.IntVar(&cfg.LargeSize, "large-size", 10<<20, "bytes per large file")
@@ -115,6 +121,7 @@ func main() {
 		}
 		cfg.Sizes = append(cfg.Sizes, n)
 	}
+	cfg.Command = strings.TrimSpace("go run ./internal/bench/scalebench " + strings.Join(os.Args[1:], " "))
 	cfg.Log = os.Stdout
 	if *asJSON {
 		cfg.Log = os.Stderr
@@ -145,19 +152,25 @@ func main() {
 
 // Config is what Run measures.
 type Config struct {
-	Sizes     []int
-	Workdir   string
-	MD        string
-	Keep      bool
-	Bin       string
-	Changes   int
-	Large     int
-	LargeSize int
-	Log       io.Writer
+	Sizes   []int
+	Workdir string
+	MD      string
+	Keep    bool
+	Bin     string
+	Changes int
+	// SkipNoDumpSync skips the baseline sync with --no-dump.
+	SkipNoDumpSync bool
+	Large          int
+	LargeSize      int
+	Log            io.Writer
+	// Command is the command line, for the report.
+	Command string
 }
 
 // Result is the outcome of Run.
 type Result struct {
+	Command string        `json:"command"`
+	RSSFrom string        `json:"peak_rss_from"`
 	Machine Machine       `json:"machine"`
 	Scratch string        `json:"scratch"`
 	Sizes   []*SizeResult `json:"sizes"`
@@ -244,6 +257,9 @@ type bench struct {
 	bin     string
 	logs    string
 	client  *http.Client
+	// timeBin is GNU time, which measures a child's peak RSS unaffected
+	// by this process's ("": wait4's ru_maxrss, floored by this process's).
+	timeBin string
 }
 
 // Run measures every size of cfg, then the large files.
@@ -281,7 +297,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	tr.MaxIdleConnsPerHost = 16
 	b.client = &http.Client{Transport: tr, Timeout: 5 * time.Minute}
 
-	res := &Result{Machine: machine(scratch), Scratch: scratch}
+	res := &Result{Machine: machine(scratch), Scratch: scratch, Command: cfg.Command}
+	if b.timeBin = findTime(ctx, b.logs); b.timeBin == "" {
+		fmt.Fprintln(b.log, "warning: no GNU /usr/bin/time: a step's peak RSS is wait4's ru_maxrss, which is at least scalebench's own peak RSS")
+	}
+	res.RSSFrom = "GNU time -f %M (the child's ru_maxrss); serve: VmHWM"
+	if b.timeBin == "" {
+		res.RSSFrom = "wait4 ru_maxrss (floored by scalebench's own peak RSS); serve: VmHWM"
+	}
 	fmt.Fprintf(b.log, "scalebench: sizes %v, scratch %s (%s), %s, %d cores, %s RAM, Go %s, commit %s\n",
 		cfg.Sizes, scratch, res.Machine.FS, res.Machine.CPU, res.Machine.Cores, res.Machine.RAM, res.Machine.GoVersion, res.Machine.Commit)
 	if res.Machine.FS == "tmpfs" {
@@ -504,6 +527,10 @@ func (b *bench) run(ctx context.Context, name string, args ...string) (*proc, er
 	}
 	defer stderr.Close()
 	cmd := exec.CommandContext(ctx, b.bin, args...)
+	rssFile := filepath.Join(b.logs, name+".maxrss")
+	if b.timeBin != "" {
+		cmd = exec.CommandContext(ctx, b.timeBin, append([]string{"-f", "%M", "-o", rssFile, b.bin}, args...)...)
+	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	t := time.Now()
 	err = cmd.Run()
@@ -512,7 +539,11 @@ func (b *bench) run(ctx context.Context, name string, args ...string) (*proc, er
 		return nil, err
 	}
 	p.code = cmd.ProcessState.ExitCode()
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+	if b.timeBin != "" {
+		if p.maxRSS, err = readMaxRSS(rssFile); err != nil {
+			return p, fmt.Errorf("%s: %w", b.timeBin, err)
+		}
+	} else if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		p.maxRSS = ru.Maxrss
 	}
 	p.cpu = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
@@ -521,6 +552,38 @@ func (b *bench) run(ctx context.Context, name string, args ...string) (*proc, er
 		return p, err
 	}
 	return p, nil
+}
+
+// readMaxRSS reads the last line GNU time wrote with -f %M -o FILE (a
+// child killed by a signal gets a "Command terminated" line before it).
+func readMaxRSS(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(lastLine(string(b)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("maximum RSS %q: %w", b, err)
+	}
+	return n, nil
+}
+
+// findTime returns GNU time if it is there and works. A child's ru_maxrss
+// from wait4 is no less than the peak RSS of the process that started it:
+// Go starts children with clone(CLONE_VM|CLONE_VFORK), and exec records
+// the parent's mm high-water mark as the child's. GNU time forks a child
+// of its own, a process of about 1 MB, whose figure is the command's.
+func findTime(ctx context.Context, dir string) string {
+	const bin = "/usr/bin/time"
+	f := filepath.Join(dir, "time-check")
+	defer os.Remove(f)
+	if err := exec.CommandContext(ctx, bin, "-f", "%M", "-o", f, "true").Run(); err != nil {
+		return ""
+	}
+	if _, err := readMaxRSS(f); err != nil {
+		return ""
+	}
+	return bin
 }
 
 // mustRun is run that fails unless the child exits 0.
@@ -782,6 +845,21 @@ func (s *Step) versus(name string, base float64, rate string) {
 	}
 }
 
+var changesRE = regexp.MustCompile(`(\d+) created, (\d+) updated, (\d+) deleted`)
+
+// expectChanges checks the counts on publish's result line, when it
+// prints them.
+func expectChanges(out string, created, updated, deleted int) error {
+	m := changesRE.FindStringSubmatch(out)
+	if m == nil {
+		return nil
+	}
+	if want := fmt.Sprintf("%d created, %d updated, %d deleted", created, updated, deleted); m[0] != want {
+		return fmt.Errorf("publish found %s, want %s", m[0], want)
+	}
+	return nil
+}
+
 // setLine is the "set NAME: ..." summary a sync printed.
 func setLine(out string) string {
 	var lines []string
@@ -871,8 +949,8 @@ func (b *bench) size(ctx context.Context, sr *SizeResult) error {
 	if err != nil {
 		return err
 	}
-	if !strings.Contains(pr.out, "0 created, 0 updated, 0 deleted") {
-		return fmt.Errorf("unchanged rescan found changes: %s", lastLine(pr.out))
+	if err := expectChanges(pr.out, 0, 0, 0); err != nil {
+		return fmt.Errorf("unchanged rescan: %w", err)
 	}
 	b.step(st, "publish again (unchanged rescan)", n, total, pr, "")
 	if err := src.change(0, 1); err != nil {
@@ -882,8 +960,8 @@ func (b *bench) size(ctx context.Context, sr *SizeResult) error {
 	if err != nil {
 		return err
 	}
-	if !strings.Contains(pr.out, "0 created, 1 updated, 0 deleted") {
-		return fmt.Errorf("publish after one change: %s", lastLine(pr.out))
+	if err := expectChanges(pr.out, 0, 1, 0); err != nil {
+		return fmt.Errorf("publish after one change: %w", err)
 	}
 	b.step(st, "publish after 1 change (update)", n, total, pr, "")
 	syscall.Sync()
@@ -927,6 +1005,21 @@ func (b *bench) size(ctx context.Context, sr *SizeResult) error {
 	s := b.step(st, "sync baseline", n, src.bytes, pr, setLine(pr.out))
 	s.versus("creation ceiling", sr.Baselines.CreateFilesSec, "files")
 	b.step(st, "serve during baseline sync", 0, 0, &proc{seconds: pr.seconds, maxRSS: serveSync}, "peak RSS of serve while it served the sync")
+	if !b.cfg.SkipNoDumpSync {
+		// The same baseline fetching every resource on its own (the path
+		// a Source without dumps gets), into another DEST.
+		destND := p("dest-nodump")
+		srv.resetHWM()
+		pr, err = b.mustRun(ctx, tag("sync-baseline-nodump"), "sync", "--no-dump", "--progress", "quiet", base, destND)
+		if err != nil {
+			return err
+		}
+		if err := src.verify(destND); err != nil {
+			return fmt.Errorf("after the baseline sync --no-dump: %w", err)
+		}
+		b.step(st, "sync baseline --no-dump", n, src.bytes, pr, setLine(pr.out)).versus("creation ceiling", sr.Baselines.CreateFilesSec, "files")
+		b.step(st, "serve during baseline sync --no-dump", 0, 0, &proc{seconds: pr.seconds, maxRSS: srv.hwm()}, "peak RSS of serve while it served the sync")
+	}
 
 	// Change files; restart serve on its state (its start-up scan picks
 	// them up); incremental sync, audit, validate.
@@ -1065,7 +1158,7 @@ func (b *bench) large(ctx context.Context) (*LargeResult, error) {
 func (r *Result) targets() []Target {
 	var ts []Target
 	rssSteps := map[string]bool{"publish first": true, "publish --no-dumps first": true, "publish again (unchanged rescan)": true,
-		"publish after 1 change (update)": true, "sync baseline": true, "sync --audit": true, "serve during baseline sync": true,
+		"publish after 1 change (update)": true, "sync baseline": true, "sync baseline --no-dump": true, "sync --audit": true, "serve during baseline sync": true, "serve during baseline sync --no-dump": true,
 		"serve during incr./audit/validate": true}
 	for _, sr := range r.Sizes {
 		for _, s := range sr.Steps {
@@ -1079,11 +1172,19 @@ func (r *Result) targets() []Target {
 		}
 		for _, s := range sr.Steps {
 			switch s.Name {
-			case "sync baseline":
-				ts = append(ts, Target{What: "small-file baseline sync >= 10,000 files/s", Size: sr.Files,
+			case "sync baseline", "sync baseline --no-dump":
+				what := "small-file baseline sync >= 10,000 files/s"
+				if s.Name != "sync baseline" {
+					what += " (--no-dump)"
+				}
+				ts = append(ts, Target{What: what, Size: sr.Files,
 					Figure: fmt.Sprintf("%s files/s (%.2fx creation ceiling)", commas(s.FilesPerSec), s.Ratio), Met: s.FilesPerSec >= targetSmallFilesSec, Applies: true})
-			case "publish first":
-				ts = append(ts, Target{What: "first publish >= 0.8x md5sum", Size: sr.Files,
+			case "publish first", "publish --no-dumps first":
+				what := "first publish >= 0.8x md5sum"
+				if s.Name != "publish first" {
+					what += " (--no-dumps)"
+				}
+				ts = append(ts, Target{What: what, Size: sr.Files,
 					Figure: fmt.Sprintf("%.2fx (%s vs %s files/s)", s.Ratio, commas(s.FilesPerSec), commas(sr.Baselines.Md5sumFilesSec)), Met: s.Ratio >= targetPublishRatio, Applies: true})
 			case "publish again (unchanged rescan)":
 				ts = append(ts, Target{What: "unchanged rescan >= 300,000 files/s", Size: sr.Files,
@@ -1105,15 +1206,58 @@ func (r *Result) targets() []Target {
 	return ts
 }
 
+// mdIntro opens the markdown report (BENCHMARKS.md is written by -md).
+const mdIntro = `# Benchmarks: the command line at scale
+
+Written by ` + "`go run ./internal/bench/scalebench -md BENCHMARKS.md`" + ` (issue 11). Each
+step runs as a child process of the ` + "`resourcesync`" + ` binary built from this
+checkout; its wall time and peak RSS (ru_maxrss as GNU time reports it; for
+the long-running ` + "`serve`" + `, VmHWM from /proc, reset before the phase it is read for)
+are printed beside baselines measured in the same run on the same disk:
+
+- **creation ceiling**: the same N files written with os.WriteFile into a
+  fresh directory by 1 and by 2 writers (the faster counts) — what a
+  baseline sync of small files can at best reach;
+- **md5sum**: ` + "`find | xargs -0 -P2 -n 1000 md5sum`" + ` over the tree, page cache warm
+  (best of 2) — what the first publish (md5 + sha-256) is compared with;
+- **raw download**: plain HTTP GETs of every file from the running Source
+  (small files: 8 at a time into io.Discard; large: 4 at a time into files),
+  no hashing, no verification.
+
+Steps per size: generate (deterministic pseudo-random files of 512–1536
+bytes, ~1,000 a directory); ` + "`publish`" + ` first (default settings: Resource Dump
+included) and ` + "`publish --no-dumps`" + ` first (own state); ` + "`publish`" + ` again with
+nothing changed (the unchanged rescan, whole command); ` + "`publish`" + ` after one
+changed file (the update target); ` + "`serve`" + ` started on the published state
+(time to ready, peak RSS at ready and while it serves each sync); a
+baseline ` + "`sync`" + ` (from the Resource Dump the Source offers) and one with
+` + "`--no-dump`" + ` (every resource fetched on its own); 1,000 files changed and
+` + "`serve`" + ` restarted on its own state (its start-up scan picks them up); an
+incremental ` + "`sync`" + `; ` + "`sync --audit`" + `; ` + "`validate`" + ` of the whole tree. After every
+sync the destination is checked against the generator (file count, bytes of
+a ~10,000-file sample and of every changed file). Then 100 × 10 MiB served
+with ` + "`--no-dumps`" + `: baseline sync MB/s against the raw download.
+
+Timings on a shared 2-core machine are noisy; compare ratios within a run.
+Peak RSS is stable from run to run.
+
+`
+
 // Markdown is the report: machine, per-size tables, targets.
 func (r *Result) Markdown() string {
 	var w strings.Builder
 	m := r.Machine
-	fmt.Fprintf(&w, "## scalebench (%s)\n\n", m.Date)
-	fmt.Fprintf(&w, "Produced by `go run ./internal/bench/scalebench` (each step is a child process of the built `resourcesync` binary; peak RSS is its ru_maxrss, for `serve` its VmHWM).\n\n")
+	w.WriteString(mdIntro)
+	fmt.Fprintf(&w, "## Results (%s)\n\n", m.Date)
+	if r.Command != "" {
+		fmt.Fprintf(&w, "Command: `%s`\n\n", r.Command)
+	}
 	fmt.Fprintf(&w, "| machine | |\n|---|---|\n")
 	fmt.Fprintf(&w, "| CPU | %s |\n| cores | %d |\n| RAM | %s |\n| kernel | %s |\n| file system of the work directory | %s |\n| Go | %s |\n| date | %s |\n| commit | %s |\n\n",
 		m.CPU, m.Cores, m.RAM, m.Kernel, m.FS, m.GoVersion, m.Date, m.Commit)
+	if r.RSSFrom != "" {
+		fmt.Fprintf(&w, "Peak RSS from: %s.\n\n", r.RSSFrom)
+	}
 	for _, sr := range r.Sizes {
 		bl := sr.Baselines
 		fmt.Fprintf(&w, "### %s files (%s)\n\n", commas(float64(sr.Files)), human(sr.Bytes))
