@@ -48,8 +48,12 @@ func (e *engine) installPackage(ctx context.Context, s setInfo, sr *SetReport, p
 		e.packageFailed(s, sr, pk.Loc, fmt.Errorf("%w: package of %d bytes", dump.ErrTooLarge, pk.MD.Length))
 		return nil
 	}
+	if _, err := rs.DecodeDigests(pk.MD.Hashes); err != nil {
+		e.packageFailed(s, sr, pk.Loc, err) // fail closed, as for a resource
+		return nil
+	}
 	res, err := e.f.Fetch(ctx, fetch.Request{URLs: locations(pk), Length: pk.MD.Length, HasLength: pk.MD.HasLength,
-		Hashes: pk.MD.Hashes, Path: tmp, Dir: e.dir, NoSync: true})
+		Hashes: e.verifyHashes(pk.MD.Hashes), Path: tmp, Dir: e.dir, NoSync: true})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

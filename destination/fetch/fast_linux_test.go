@@ -145,3 +145,12 @@ func TestInstallReplaces(t *testing.T) {
 	}
 	noTemp(t, dest)
 }
+
+// BenchmarkInstallPortable is BenchmarkInstall's 1 KiB case through a Dir
+// on the portable path (os.Root, a check per component), for comparison
+// with the fast path that Linux takes.
+func BenchmarkInstallPortable(b *testing.B) {
+	noOpenat2.Store(true)
+	defer noOpenat2.Store(false)
+	benchInstall(b, 1<<10, true)
+}

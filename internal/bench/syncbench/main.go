@@ -105,7 +105,7 @@ const wrapEnv = "SYNCBENCH_WRAP"
 // The issue's absolute targets.
 const (
 	targetFilesPerSec = 10000
-	targetMBPerSec    = 500
+	targetMBPerSec    = 700 // 100 × 10 MiB with the default verification (issue 11)
 )
 
 // destinationDefaultWorkers is destination.Options.Workers' default, for
