@@ -147,3 +147,35 @@ func TestHostileDumps(t *testing.T) {
 		return nil
 	})
 }
+
+// TestBaselineFromDumpSizes: members around the size at which extraction
+// switches from queued bytes (installed by the extractor's goroutines) to
+// streaming, empty ones, and many small ones in few directories: all
+// installed from the dump, none fetched on its own.
+func TestBaselineFromDumpSizes(t *testing.T) {
+	dir := t.TempDir()
+	sizes := []int{0, 1, 64<<10 - 1, 64 << 10, 64<<10 + 1, 1 << 20, 3<<20 + 7}
+	for i, n := range sizes {
+		b := bytes.Repeat([]byte{byte('a' + i)}, n)
+		if n > 0 {
+			b[n-1] = '\n'
+		}
+		writeFile(t, dir, fmt.Sprintf("sizes/s%d.bin", i), b)
+	}
+	for i := range 500 {
+		writeFile(t, dir, fmt.Sprintf("many/d%d/f%03d.txt", i%3, i), []byte(fmt.Sprintf("small file %d", i)))
+	}
+	var log getLog
+	ts := startSource(t, dir, log.wrap, func(c *source.Config) { c.Dumps = true })
+	dest := t.TempDir()
+	log.start()
+	sr := one(t, mustSync(t, ts.base, syncOpts(t, dest)))
+	gets := log.stop()
+	if sr.Failed != 0 || !strings.Contains(sr.Mode, "baseline (dump)") || sr.Fetched != len(sizes)+500 {
+		t.Fatalf("%+v", sr)
+	}
+	if len(gets) != 0 {
+		t.Errorf("%d resources fetched one by one after a dump baseline: %v", len(gets), gets)
+	}
+	sameTree(t, dir, dest)
+}

@@ -1,13 +1,16 @@
 package destination
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/resourcesync-go/resourcesync/destination/dump"
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
@@ -72,7 +75,11 @@ func (e *engine) installPackage(ctx context.Context, s setInfo, sr *SetReport, p
 	defer pkg.Close()
 	e.phase(s.Name, "package %s: %d resources, %s", pk.Loc, pkg.Entries(), humanBytes(res.Length))
 	p := e.newPass(ctx, s.Name, sr)
+	x := newExtractor(e, p)
 	err = pkg.Each(ctx, func(en rs.Entry, r io.Reader) error {
+		if err := x.stopped(); err != nil {
+			return err
+		}
 		if r == nil || en.MD.Change == rs.Deleted {
 			return nil
 		}
@@ -82,28 +89,32 @@ func (e *engine) installPackage(ctx context.Context, s setInfo, sr *SetReport, p
 			p.fail(en.Loc, "", rs.Time{}, err)
 			return nil
 		}
-		if _, err := e.lstat(e.m.Path(rel)); err == nil {
-			return nil // a file the state does not name: the list pass judges it
-		}
 		if _, err := rs.DecodeDigests(en.MD.Hashes); err != nil {
 			return nil // not trusted; the list pass reports it (or fetches it, if the list's digests are fine)
 		}
-		res, err := fetch.Install(r, fetch.Request{Path: e.m.Path(rel), Dir: e.dir, Length: en.MD.Length, HasLength: en.MD.HasLength,
-			Hashes: e.verifyHashes(en.MD.Hashes), ModTime: en.LastMod.Time(), NoSync: !e.opt.FsyncEach})
-		if err != nil {
-			if errors.Is(err, fetch.ErrSymlinkInDest) {
-				return nil // the list pass reports it as this resource's failure
-			}
-			if errors.Is(err, fetch.ErrHashMismatch) || errors.Is(err, fetch.ErrLengthMismatch) {
-				// The list pass fetches it again.
-				e.emit(Event{Kind: EventRetry, Set: s.Name, URI: en.Loc, Path: rel, Error: "in dump package: " + err.Error()})
-				return nil
-			}
-			return err // a hostile or corrupt member: refuse the rest of the package
+		// A small member is read here (the package's checks: size,
+		// CRC-32) and installed by the extractor's workers; a large one
+		// streams here.
+		bp := memberBufs.Get().(*[]byte)
+		n, rerr := io.ReadFull(r, *bp)
+		switch rerr {
+		case io.EOF, io.ErrUnexpectedEOF:
+			x.submit(member{en: en, rel: rel, bp: bp, n: n})
+			return nil
+		case nil:
+			// Streamed by this goroutine, after the members queued before
+			// it (one may be of the same path).
+			x.pending.Wait()
+			err := x.install(en, rel, io.MultiReader(bytes.NewReader((*bp)[:n]), r))
+			memberBufs.Put(bp)
+			return err
 		}
-		p.installed(job{uri: en.Loc, rel: rel, e: en}, res)
-		return nil
+		memberBufs.Put(bp)
+		return rerr // a hostile or corrupt member: refuse the rest of the package
 	})
+	if xerr := x.finish(); err == nil {
+		err = xerr
+	}
 	if ferr := p.finish(); ferr != nil {
 		return ferr
 	}
@@ -113,6 +124,113 @@ func (e *engine) installPackage(ctx context.Context, s setInfo, sr *SetReport, p
 		}
 		e.packageFailed(s, sr, pk.Loc, err)
 	}
+	return nil
+}
+
+// smallMember is the largest member a package's reader hands to the
+// extractor's workers as bytes; larger ones stream.
+const smallMember = 64 << 10
+
+// memberBufs hold a small member (one byte more tells a larger one).
+var memberBufs = sync.Pool{New: func() any { b := make([]byte, smallMember+1); return &b }}
+
+// member is a small member read whole.
+type member struct {
+	en  rs.Entry
+	rel string
+	bp  *[]byte
+	n   int
+}
+
+// extractor installs a package's small members on a few goroutines while
+// the package is read: an install is mostly system calls, and reading
+// the next member (inflate, CRC-32) goes on meanwhile. Members are routed
+// by path, so two entries for one path are installed in manifest order by
+// one goroutine (the second finds the first's file and leaves it to the
+// list pass, as a sequential extraction did).
+type extractor struct {
+	e   *engine
+	p   *pass
+	chs []chan member
+	wg  sync.WaitGroup
+	// pending counts the members queued and not yet installed (Add and
+	// Wait both on the package's reading goroutine).
+	pending sync.WaitGroup
+	mu      sync.Mutex
+	stop    error
+}
+
+func newExtractor(e *engine, p *pass) *extractor {
+	n := min(max(e.opt.Workers, 1), 4)
+	x := &extractor{e: e, p: p}
+	for range n {
+		ch := make(chan member, 2)
+		x.chs = append(x.chs, ch)
+		x.wg.Add(1)
+		go func() {
+			defer x.wg.Done()
+			for m := range ch {
+				if x.stopped() == nil {
+					if err := x.install(m.en, m.rel, bytes.NewReader((*m.bp)[:m.n])); err != nil {
+						x.mu.Lock()
+						if x.stop == nil {
+							x.stop = err
+						}
+						x.mu.Unlock()
+					}
+				}
+				memberBufs.Put(m.bp)
+				x.pending.Done()
+			}
+		}()
+	}
+	return x
+}
+
+func (x *extractor) submit(m member) {
+	x.pending.Add(1)
+	h := fnv.New32a()
+	h.Write([]byte(m.rel))
+	x.chs[h.Sum32()%uint32(len(x.chs))] <- m
+}
+
+// stopped returns the error that refuses the rest of the package, if any.
+func (x *extractor) stopped() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.stop
+}
+
+// finish waits for the workers and returns what stopped them.
+func (x *extractor) finish() error {
+	for _, ch := range x.chs {
+		close(ch)
+	}
+	x.wg.Wait()
+	return x.stop
+}
+
+// install installs one member's bytes. A non-nil error refuses the rest
+// of the package.
+func (x *extractor) install(en rs.Entry, rel string, r io.Reader) error {
+	e, p := x.e, x.p
+	if _, err := e.lstat(e.m.Path(rel)); err == nil {
+		return nil // a file the state does not name: the list pass judges it
+	}
+	res, err := fetch.Install(r, fetch.Request{Path: e.m.Path(rel), Dir: e.dir, Length: en.MD.Length, HasLength: en.MD.HasLength,
+		Hashes: e.verifyHashes(en.MD.Hashes), ModTime: en.LastMod.Time(), NoSync: !e.opt.FsyncEach})
+	if err != nil {
+		if errors.Is(err, fetch.ErrSymlinkInDest) {
+			return nil // the list pass reports it as this resource's failure
+		}
+		if errors.Is(err, fetch.ErrHashMismatch) || errors.Is(err, fetch.ErrLengthMismatch) {
+			// The list pass fetches it again.
+			e.emit(Event{Kind: EventRetry, Set: p.set, URI: en.Loc, Path: rel, Error: "in dump package: " + err.Error()})
+			return nil
+		}
+		return err // a hostile or corrupt member, or DEST cannot be written
+	}
+	p.installed(job{uri: en.Loc, rel: rel, e: en}, res)
 	return nil
 }
 

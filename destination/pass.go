@@ -140,41 +140,77 @@ func (p *pass) submit(j job) error {
 	}
 }
 
+// Batches of state operations: one is handed to the flusher at
+// commitBatch operations (or every 250 ms) if it is free; the workers
+// block only when commitBacklog operations wait behind a flush (a syncfs
+// can take long on a busy disk, and the next batch is collected
+// meanwhile).
+const (
+	commitBatch   = 2000
+	commitBacklog = 8 * commitBatch
+)
+
 func (p *pass) committer() {
 	defer close(p.done)
+	batches := make(chan []stateOp) // unbuffered: taken only by a free flusher
+	flushed := make(chan struct{})
+	go func() {
+		defer close(flushed)
+		for b := range batches {
+			p.flush(b)
+		}
+	}()
 	var batch []stateOp
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
-	flush := func() {
-		if len(batch) == 0 || p.commitErr != nil {
-			batch = batch[:0]
+	hand := func(wait bool) {
+		if len(batch) == 0 {
 			return
 		}
-		// The files a record names must be durable before the record is:
-		// with one syncfs, or, when each file was fsynced before its
-		// rename, by fsyncing the directories that hold the new names.
-		// Either way the batch is recorded.
-		if err := p.durable(batch); err != nil {
-			p.commitErr = fmt.Errorf("%w: %v", ErrState, err)
-		} else if err := p.e.st.apply(batch); err != nil {
-			p.commitErr = fmt.Errorf("%w: %v", ErrState, err)
+		if wait {
+			batches <- batch
+		} else {
+			select {
+			case batches <- batch:
+			default:
+				return // the flusher is busy: keep collecting
+			}
 		}
-		batch = batch[:0]
+		batch = nil // the flusher owns it now
 	}
 	for {
 		select {
 		case op, ok := <-p.ops:
 			if !ok {
-				flush()
+				hand(true)
+				close(batches)
+				<-flushed
 				return
 			}
 			batch = append(batch, op)
-			if len(batch) >= 2000 {
-				flush()
+			if len(batch) >= commitBatch {
+				hand(len(batch) >= commitBacklog)
 			}
 		case <-t.C:
-			flush()
+			hand(false)
 		}
+	}
+}
+
+// flush makes a batch's files durable and records them; after an error
+// nothing more is recorded. Batches are flushed one at a time, in order.
+func (p *pass) flush(batch []stateOp) {
+	if p.commitErr != nil {
+		return
+	}
+	// The files a record names must be durable before the record is:
+	// with one syncfs, or, when each file was fsynced before its
+	// rename, by fsyncing the directories that hold the new names.
+	// Either way the batch is recorded.
+	if err := p.durable(batch); err != nil {
+		p.commitErr = fmt.Errorf("%w: %v", ErrState, err)
+	} else if err := p.e.st.apply(batch); err != nil {
+		p.commitErr = fmt.Errorf("%w: %v", ErrState, err)
 	}
 }
 
@@ -492,10 +528,10 @@ func (eng *engine) verifyLocal(abs string, e *rs.Entry) (string, Record, error) 
 	return status, rec, nil
 }
 
-// verifyHashes returns the digests a download is checked against: all
-// offered, or with VerifyStrongest the strongest one we can compute.
+// verifyHashes returns the digests a download is checked against: the
+// strongest one we can compute, or with VerifyAll all offered.
 func (e *engine) verifyHashes(h rs.Hashes) rs.Hashes {
-	if !e.opt.VerifyStrongest {
+	if e.opt.VerifyAll {
 		return h
 	}
 	// Every token of the strongest algorithm is kept, so that two that

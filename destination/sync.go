@@ -65,11 +65,12 @@ type Options struct {
 	FsyncEach bool
 	// Events, if set, receives progress; it must be safe for concurrent use.
 	Events func(Event)
-	// VerifyStrongest verifies only the strongest digest offered
-	// (sha-256, else sha-1, else md5) besides the length, instead of every
-	// one: md5 is the slowest step for large files, and a matching sha-256
-	// already implies the bytes are right.
-	VerifyStrongest bool
+	// VerifyAll verifies every digest offered besides the length. By
+	// default only the strongest one is (sha-256, else sha-1, else md5):
+	// md5 is the slowest step for large files, and a matching sha-256
+	// already implies the bytes are right. Every token of that algorithm
+	// is checked, so two that contradict each other still fail.
+	VerifyAll bool
 	// StallTimeout abandons and retries a download when no bytes arrive
 	// for this long (0: no limit but the context).
 	StallTimeout time.Duration

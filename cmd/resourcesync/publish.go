@@ -23,7 +23,7 @@ func publishCommand() *cli.Command {
 		Name:        "publish",
 		Usage:       "write a directory's ResourceSync documents as static files",
 		UsageText:   "resourcesync publish --base-url URL --out OUT [--state DIR] [--set NAME=DIR]... [DIR]",
-		Description: publishHelp,
+		Description: publishHelp + documentsHelp,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "base-url", Usage: "public base URL of the Source", Required: true},
 			&cli.StringFlag{Name: "out", Usage: "directory to write the documents into", Required: true, TakesFile: true},

@@ -13,6 +13,29 @@ import (
 	"github.com/resourcesync-go/resourcesync/source"
 )
 
+// documentsHelp is the part of serve's and publish's help on what the
+// documents cost on disk and when they are rewritten.
+const documentsHelp = `
+
+DOCUMENTS AND DISK
+   Resource List: one document up to 50,000 resources, else an index and parts
+   of at most 50,000 by path range; an update rewrites only the parts whose
+   range holds a change (and the index). Closed Change Lists are never
+   rewritten.
+   Dumps (unless --no-dumps) take disk beside the documents:
+   - the Resource Dump is a full copy of the collection (ZIP packages of at
+     most --dump-part-size, stored uncompressed, plus a manifest of about 350
+     bytes per resource). It is rebuilt only when the collection changed since
+     the last one, and at most once per --dump-interval (default 24h); the old
+     one is removed only once the new one is listed, so a rebuild briefly
+     needs a second copy.
+   - Change Dumps: one package per closed Change List holding the current
+     bytes of the resources created or updated in it, kept as long as the
+     Change Dump lists it (all closed lists): this grows with the changed
+     bytes.
+   Plan for about twice the collection's size during a Resource Dump rebuild,
+   plus the changed bytes.`
+
 // sourceFlags are the flags shared by serve and publish.
 func sourceFlags() []cli.Flag {
 	return []cli.Flag{
@@ -22,7 +45,7 @@ func sourceFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after this period", Value: time.Hour},
 		&cli.BoolFlag{Name: "no-dumps", Usage: "do not write Resource Dumps and Change Dumps"},
 		&cli.Int64Flag{Name: "dump-part-size", Usage: "largest Resource Dump package, in bytes", Value: 256 << 20},
-		&cli.DurationFlag{Name: "dump-interval", Usage: "least time between two Resource Dumps (default: the Change List period)"},
+		&cli.DurationFlag{Name: "dump-interval", Usage: "least time between two Resource Dumps (a new one is made only if the collection changed)", Value: 24 * time.Hour},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log every scan and publish (publish: also a line per set; without it, only warnings, errors and the result line)"},
 	}
 }

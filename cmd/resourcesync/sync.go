@@ -42,8 +42,9 @@ scheme, host and port (unless --allow-host names their host): that resource
 fails, or discovery stops, with "redirect to URL leaves the Source's
 authority". A request whose response stalls for --timeout, or whose body
 trickles in below --min-rate, is abandoned and retried.
-Every offered hash and length is verified while the body streams, files are
-installed with a rename, and state lives in DEST/.resourcesync (locked, so
+The length and the strongest offered digest (sha-256, else sha-1, else md5;
+--verify all: every offered one) are verified while the body streams, what
+was computed is recorded for later audits, files are installed with a rename, and state lives in DEST/.resourcesync (locked, so
 two runs cannot overlap). Only files this tool wrote are ever deleted: a
 file already in DEST with the Source's bytes is adopted but never deleted,
 one with other bytes is not overwritten (reported as a failure). URIs are
@@ -80,7 +81,7 @@ func syncCommand() *cli.Command {
 			&cli.StringFlag{Name: "set", Usage: "synchronize only the set (capability list) `NAME`"},
 			&cli.StringFlag{Name: "base", Usage: "the Source's base `URL` (default: discovered)"},
 			&cli.BoolFlag{Name: "no-dump", Usage: "never use Resource Dumps for a baseline"},
-			&cli.StringFlag{Name: "verify", Value: "all", Usage: "digests to verify while downloading: all offered, or only the strongest (sha-256 > sha-1 > md5; about twice as fast for large files)"},
+			&cli.StringFlag{Name: "verify", Value: "strongest", Usage: "digests to verify while downloading besides the length: the strongest offered (sha-256 > sha-1 > md5), or all offered (md5 makes large files about twice as slow)"},
 			&cli.BoolFlag{Name: "fsync", Usage: "fsync every file before its rename (default on Linux: one syncfs per batch, before the state records it; elsewhere always per file)"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a request (document or resource; retried) when no response headers or body bytes arrive for `D`"},
 			&cli.FloatFlag{Name: "min-rate", Value: 1024, Usage: "give up on a download (retried) whose body averages less than `BYTES` per second over --min-rate-window (0: no limit)"},
@@ -141,22 +142,22 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	}
 	audit := &auditTable{max: 10000}
 	opt := destination.Options{
-		Dest:            args[1],
-		Client:          syncClient(workers, cmd.Duration("timeout")),
-		Workers:         workers,
-		RatePerHost:     cmd.Float("rate"),
-		NoDelete:        cmd.Bool("no-delete"),
-		DryRun:          cmd.Bool("dry-run"),
-		Repair:          cmd.Bool("repair"),
-		Set:             cmd.String("set"),
-		Base:            cmd.String("base"),
-		NoDump:          cmd.Bool("no-dump"),
-		FsyncEach:       cmd.Bool("fsync"),
-		VerifyStrongest: cmd.String("verify") == "strongest",
-		StallTimeout:    cmd.Duration("timeout"),
-		MinRate:         cmd.Float("min-rate"),
-		MinRateWindow:   cmd.Duration("min-rate-window"),
-		AllowHosts:      cmd.StringSlice("allow-host"),
+		Dest:          args[1],
+		Client:        syncClient(workers, cmd.Duration("timeout")),
+		Workers:       workers,
+		RatePerHost:   cmd.Float("rate"),
+		NoDelete:      cmd.Bool("no-delete"),
+		DryRun:        cmd.Bool("dry-run"),
+		Repair:        cmd.Bool("repair"),
+		Set:           cmd.String("set"),
+		Base:          cmd.String("base"),
+		NoDump:        cmd.Bool("no-dump"),
+		FsyncEach:     cmd.Bool("fsync"),
+		VerifyAll:     cmd.String("verify") == "all",
+		StallTimeout:  cmd.Duration("timeout"),
+		MinRate:       cmd.Float("min-rate"),
+		MinRateWindow: cmd.Duration("min-rate-window"),
+		AllowHosts:    cmd.StringSlice("allow-host"),
 		Events: func(e destination.Event) {
 			r.Handle(e)
 			audit.add(e)

@@ -34,11 +34,8 @@ func TestOwnSourcePackages(t *testing.T) {
 	dir, out := t.TempDir(), t.TempDir()
 	clk := &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
 	src, err := source.Open(source.Config{BaseURL: base, Sets: []source.SetConfig{{Name: "default", Dir: dir}},
-		StateDir: t.TempDir(), Out: out, ChangeListPeriod: time.Hour, Dumps: true, Now: clk.Now,
-		// Hourly: the test's clock moves 3.5 h and expects a second Resource
-		// Dump (the default is at most daily).
-		DumpInterval: time.Hour,
-		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil))})
+		StateDir: t.TempDir(), Out: out, ChangeListPeriod: time.Hour, Dumps: true, DumpInterval: time.Hour, Now: clk.Now,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/resourcesync-go/resourcesync/rs"
@@ -59,6 +60,7 @@ func (e *SymlinkError) Unwrap() error { return ErrSymlinkInDest }
 type Dir struct {
 	root *os.Root
 	path string
+	fd   int // the same directory for the fast path (Linux), or -1
 }
 
 // OpenDir opens the directory at path.
@@ -71,14 +73,18 @@ func OpenDir(path string) (*Dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Dir{root: r, path: abs}, nil
+	return &Dir{root: r, path: abs, fd: rawRoot(abs, r)}, nil
 }
 
 // Path returns the directory's absolute path.
 func (d *Dir) Path() string { return d.path }
 
 // Close releases the handle.
-func (d *Dir) Close() error { return d.root.Close() }
+func (d *Dir) Close() error {
+	closeRaw(d.fd)
+	d.fd = -1
+	return d.root.Close()
+}
 
 // Rel returns the slash-separated path of abs (absolute, or relative to
 // the Dir) inside the Dir.
@@ -134,6 +140,9 @@ func (d *Dir) Lstat(abs string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if fi, err := d.lstatFast(rel); err != errNoFast {
+		return fi, err
+	}
 	if err := d.check(rel, "read", true); err != nil {
 		return nil, err
 	}
@@ -146,6 +155,9 @@ func (d *Dir) Open(abs string) (*os.File, error) {
 	rel, err := d.Rel(abs)
 	if err != nil {
 		return nil, err
+	}
+	if f, err := d.openFast(rel); err != errNoFast {
+		return f, err
 	}
 	if err := d.check(rel, "read", true); err != nil {
 		return nil, err
@@ -209,6 +221,20 @@ func Install(body io.Reader, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, &permanentError{err}
 	}
+	if t, err := d.createFast(rel); err == nil {
+		defer t.release()
+		res, err := copyVerify(body, t, req, dg)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := t.finish(req.ModTime, req.NoSync); err != nil {
+			if err == errLinkAtName {
+				err = &SymlinkError{Path: filepath.Join(d.path, filepath.FromSlash(rel)), Op: "write"}
+			}
+			return Result{}, &permanentError{err}
+		}
+		return res, nil
+	}
 	if err := d.check(rel, "write", true); err != nil {
 		return Result{}, &permanentError{err}
 	}
@@ -244,54 +270,9 @@ func Install(body io.Reader, req Request) (Result, error) {
 			parent.Remove(tmpName)
 		}
 	}()
-	hs := []io.Writer{tmp}
-	var m5, s1, s256 hash.Hash
-	if dg.MD5 != nil {
-		m5 = md5.New()
-		hs = append(hs, m5)
-	}
-	if dg.SHA1 != nil {
-		s1 = sha1.New()
-		hs = append(hs, s1)
-	}
-	// sha-256 is computed when offered, or when nothing else is, so that
-	// every installed file has at least one digest to audit it by.
-	if dg.SHA256 != nil || (m5 == nil && s1 == nil) {
-		s256 = sha256.New()
-		hs = append(hs, s256)
-	}
-	src := body
-	if req.HasLength {
-		// Read one byte past the expected length to detect a longer body
-		// without trusting the server to stop.
-		src = io.LimitReader(body, req.Length+1)
-	}
-	n, err := io.Copy(io.MultiWriter(hs...), src)
+	res, err := copyVerify(body, tmp, req, dg)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return Result{}, &permanentError{err}
-		}
-		return Result{}, fmt.Errorf("reading body after %d bytes: %w", n, err)
-	}
-	if req.HasLength && n != req.Length {
-		return Result{}, fmt.Errorf("%w: got %d bytes, expected %d", ErrLengthMismatch, n, req.Length)
-	}
-	res := Result{Length: n, Unverified: dg.Unknown}
-	for _, c := range [...]struct {
-		alg  string
-		h    hash.Hash
-		want []byte
-		dst  *string
-	}{{rs.SHA256, s256, dg.SHA256, &res.SHA256}, {rs.MD5, m5, dg.MD5, &res.MD5}, {rs.SHA1, s1, dg.SHA1, &res.SHA1}} {
-		if c.h == nil {
-			continue
-		}
-		got := c.h.Sum(nil)
-		*c.dst = hex.EncodeToString(got)
-		if c.want != nil && string(got) != string(c.want) {
-			return Result{}, fmt.Errorf("%w: %s %s, expected %s", ErrHashMismatch, c.alg, *c.dst, hex.EncodeToString(c.want))
-		}
+		return Result{}, err
 	}
 	if !req.NoSync {
 		if err := tmp.Sync(); err != nil {
@@ -313,11 +294,88 @@ func Install(body io.Reader, req Request) (Result, error) {
 	return res, nil
 }
 
+// copyBufs holds the buffers copyVerify reads bodies into.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
+// copyVerify copies body to w while hashing it and verifies length and
+// digests as Install documents. A write error is permanent; a read error
+// is the body's (retried).
+func copyVerify(body io.Reader, w io.Writer, req Request, dg rs.Digests) (Result, error) {
+	var hs []hash.Hash
+	var m5, s1, s256 hash.Hash
+	if dg.MD5 != nil {
+		m5 = md5.New()
+		hs = append(hs, m5)
+	}
+	if dg.SHA1 != nil {
+		s1 = sha1.New()
+		hs = append(hs, s1)
+	}
+	// sha-256 is computed when offered, or when nothing else is, so that
+	// every installed file has at least one digest to audit it by.
+	if dg.SHA256 != nil || (m5 == nil && s1 == nil) {
+		s256 = sha256.New()
+		hs = append(hs, s256)
+	}
+	src := body
+	if req.HasLength {
+		// Read one byte past the expected length to detect a longer body
+		// without trusting the server to stop.
+		src = io.LimitReader(body, req.Length+1)
+	}
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
+	var n int64
+	for eof := false; !eof; {
+		// Fill the buffer before writing it: a small file is one write.
+		m, err := io.ReadFull(src, buf)
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			eof = true
+		case err != nil:
+			return Result{}, fmt.Errorf("reading body after %d bytes: %w", n+int64(m), err)
+		}
+		if m == 0 {
+			break
+		}
+		for _, h := range hs {
+			h.Write(buf[:m])
+		}
+		if _, err := w.Write(buf[:m]); err != nil {
+			return Result{}, &permanentError{err}
+		}
+		n += int64(m)
+	}
+	if req.HasLength && n != req.Length {
+		return Result{}, fmt.Errorf("%w: got %d bytes, expected %d", ErrLengthMismatch, n, req.Length)
+	}
+	res := Result{Length: n, Unverified: dg.Unknown}
+	for _, c := range [...]struct {
+		alg  string
+		h    hash.Hash
+		want []byte
+		dst  *string
+	}{{rs.SHA256, s256, dg.SHA256, &res.SHA256}, {rs.MD5, m5, dg.MD5, &res.MD5}, {rs.SHA1, s1, dg.SHA1, &res.SHA1}} {
+		if c.h == nil {
+			continue
+		}
+		got := c.h.Sum(nil)
+		*c.dst = hex.EncodeToString(got)
+		if c.want != nil && string(got) != string(c.want) {
+			return Result{}, fmt.Errorf("%w: %s %s, expected %s", ErrHashMismatch, c.alg, *c.dst, hex.EncodeToString(c.want))
+		}
+	}
+	return res, nil
+}
+
+func tempName() string { return TempPrefix + strconv.FormatUint(rand.Uint64(), 36) }
+
 // createTemp creates a new temporary file in dir, FilePerm less the umask
 // (os.CreateTemp would make it 0600, and the rename would keep that).
 func createTemp(dir *os.Root) (*os.File, string, error) {
 	for range 10000 {
-		name := TempPrefix + strconv.FormatUint(rand.Uint64(), 36)
+		name := tempName()
 		f, err := dir.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, FilePerm)
 		if errors.Is(err, fs.ErrExist) {
 			continue

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,8 +18,9 @@ import (
 // version key: KEY.nt (the whole graph) and, for a chunked snapshot,
 // KEY.chunk-I.nt. KEY.nt is renamed into place last, so its presence says
 // the whole snapshot (chunks included) is complete. The builder keeps the
-// current and the previous complete snapshot, so that a client that read
-// the snapshots feed just before a change can still fetch what it named.
+// current snapshot, the previous complete one, and any superseded less than
+// snapshotGrace ago, so that a client that read the snapshots feed just
+// before a burst of changes can still fetch what it named.
 
 func (c *Collection) snapFile(key string) string { return filepath.Join(c.snapDir, key+".nt") }
 
@@ -130,27 +132,46 @@ func sliceSeq(ts []rdf.Triple) iter.Seq[rdf.Triple] {
 	}
 }
 
-// prune removes snapshot files of versions other than key and the newest
-// complete one before it.
+// snapshotGrace is how long a superseded snapshot stays on disk after a
+// newer one is complete: a client that read the snapshots feed before a
+// burst of changes can still fetch the snapshot (and chunks) it was
+// offered, however many versions were built meanwhile.
+const snapshotGrace = 2 * time.Minute
+
+// prune removes the files of snapshots other than key that were superseded
+// more than snapshotGrace ago (a snapshot is superseded when the next newer
+// complete one was written), always keeping the newest complete one before
+// key, and the files of builds that never completed.
 func (c *Collection) prune(key string) {
 	ents, err := os.ReadDir(c.snapDir)
 	if err != nil {
 		return
 	}
-	keep := map[string]bool{key: true}
-	var prev string
-	var prevMod int64
+	type snap struct {
+		key string
+		mod time.Time
+	}
+	var done []snap // complete snapshots other than key
 	for _, e := range ents {
 		k, ok := strings.CutSuffix(e.Name(), ".nt")
 		if !ok || strings.Contains(k, ".chunk-") || k == key {
 			continue
 		}
-		if fi, err := e.Info(); err == nil && fi.ModTime().UnixNano() > prevMod {
-			prev, prevMod = k, fi.ModTime().UnixNano()
+		if fi, err := e.Info(); err == nil {
+			done = append(done, snap{k, fi.ModTime()})
 		}
 	}
-	if prev != "" {
-		keep[prev] = true
+	slices.SortFunc(done, func(a, b snap) int { return a.mod.Compare(b.mod) })
+	keep := map[string]bool{key: true}
+	now := time.Now()
+	for i, s := range done {
+		if i == len(done)-1 {
+			keep[s.key] = true // the newest before key
+			break
+		}
+		if now.Sub(done[i+1].mod) < snapshotGrace {
+			keep[s.key] = true
+		}
 	}
 	for _, e := range ents {
 		k, _, _ := strings.Cut(e.Name(), ".")

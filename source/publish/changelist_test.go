@@ -236,15 +236,20 @@ func TestResourceListArchive(t *testing.T) {
 		}
 	}
 	gens, _ := os.ReadDir(filepath.Join(out, ".resourcesync/default/resourcelists"))
-	if len(gens) != 3 {
-		t.Errorf("%d generations kept, want 3", len(gens))
+	if len(gens) != 3+1 { // and the parts they share
+		t.Errorf("%d generations kept, want 3 and the parts", len(gens))
 	}
-	// The Capability List names the current generation; resourcelist.xml
-	// is a copy of it.
+	// The Capability List names resourcelist.xml (the URL the parts'
+	// rel="index" names), a copy of the current generation's document.
 	_, caps := decodeFile(t, filepath.Join(out, ".resourcesync/default/capabilitylist.xml"))
-	cur, _ := os.ReadFile(listFile(out, base, caps[0].Loc))
 	top, _ := os.ReadFile(filepath.Join(out, ".resourcesync/default/resourcelist.xml"))
-	if caps[0].MD.Capability != rs.CapResourceList || !strings.Contains(caps[0].Loc, "/resourcelists/") || string(cur) != string(top) {
+	copies := 0
+	for _, g := range gens {
+		if b, err := os.ReadFile(filepath.Join(out, ".resourcesync/default/resourcelists", g.Name(), "resourcelist.xml")); err == nil && string(b) == string(top) {
+			copies++
+		}
+	}
+	if caps[0].MD.Capability != rs.CapResourceList || !strings.HasSuffix(caps[0].Loc, "/default/resourcelist.xml") || copies != 1 {
 		t.Errorf("capability list names %s", caps[0].Loc)
 	}
 }

@@ -12,8 +12,8 @@
 //	.resourcesync/robots.txt                      the same, always written
 //	.resourcesync/<set>/capabilitylist.xml        Capability List (up → Source Description)
 //	.resourcesync/<set>/resourcelist.xml          Resource List, or Resource List Index when split
-//	.resourcesync/<set>/resourcelists/<at>/part-00001.xml   parts of the split Resource List
-//	.resourcesync/<set>/resourcelists/<at>/resourcelist.xml the list or index itself (Config.Archives)
+//	.resourcesync/<set>/resourcelists/parts/<at>-00001.xml  parts of the split Resource List
+//	.resourcesync/<set>/resourcelists/<at>/resourcelist.xml the list or index of a generation (Config.Archives)
 //	.resourcesync/<set>/resourcelist-archive.xml  Resource List Archive (Config.Archives)
 //	.resourcesync/<set>/changelist.xml            Change List Index (always an index)
 //	.resourcesync/<set>/changelists/<from>-<seq>.xml        Change Lists, closed and open
@@ -41,23 +41,49 @@
 // Every Resource List, Change List and manifest entry carries loc, lastmod,
 // length, type and md5 + sha-256 hashes; Change List and Change Dump
 // Manifest entries also carry change and datetime (deleted entries keep the
-// last known metadata). Documents are streamed through rs.Encoder and
-// rs.Splitter: memory does not grow with the inventory or the journal
-// (one Resource List part of up to MaxEntries entries is spooled by the
-// Splitter, one dump package's manifest entries are held in memory).
+// last known metadata). Documents are streamed through rs.Encoder from
+// paged reads of the store: memory does not grow with the inventory or the
+// journal (one dump package's inventory records, at most MaxEntries, are
+// held in memory, and the zip writer's directory of that package).
 //
-// The Resource List is rewritten only when the inventory changed since
-// the published one (a fingerprint of every published field is kept in the
-// store's meta); its at is then the time of the run.
+// # Resource List
 //
-// With Config.Archives, every Resource List generation is self-contained
-// in its directory (resourcelists/<at>/resourcelist.xml, with its parts
-// beside it, their rel="index" pointing at it), the Capability List names
-// the current generation's document, resourcelist.xml is a byte copy of
-// it (the stable URL for robots.txt), and the Resource List Archive names
-// the previous ArchivedResourceLists generations, which are kept; older
-// ones are removed. Without Archives the list or index is
-// resourcelist.xml itself and only the current parts are kept.
+// The Resource List is rewritten only when the collection changed since
+// the published one: every change after the baseline is a journal record,
+// so the journal's last seq, the baseline and the inventory's count
+// (kept in the store's meta) tell, without a pass over the inventory.
+// Stat-only updates (touches) change no published field.
+//
+// Up to MaxEntries resources it is one document, written whole. Beyond, it
+// is a Resource List Index of parts by key range: the meta keeps a part
+// table (each part's first path, entry count, file name and at). An update
+// reads the journal records since the published list, marks the parts
+// whose range holds one of their paths, and rewrites only those, reading
+// just their range of the inventory (store.ResourcesIn), under new file
+// names: a part that outgrows MaxEntries is split in even halves, a run of
+// changed parts that shrinks below a quarter of MaxEntries is merged with
+// a neighbour when the two fit in three quarters, an emptied part leaves
+// the table. Then the index is written with the run's time as at: an
+// unchanged part was accurate when written and still is (no record touched
+// its range), so the whole list is accurate at the index's at; each
+// index entry (and part) carries its own part's at. A full write (parts
+// filled to MaxEntries) is done instead when there is no part table (a
+// first run, or a state published by an older version), the settings or
+// the baseline changed, the journal no longer reaches back to the
+// published list, more than half of the parts changed, the list fits one
+// document again, or the published resourcelist.xml is not the one the
+// meta describes (a killed run). Memory holds one flag per part, never a
+// set of paths.
+//
+// Every part's rel="index" names resourcelist.xml, which the Capability
+// List names. With Config.Archives, every list or index is also written as
+// resourcelists/<at>/resourcelist.xml (resourcelist.xml is a byte copy of
+// the current one), and the Resource List Archive names the previous
+// ArchivedResourceLists generations, which are kept with the parts they
+// name; older ones are removed. Parts are shared by the generations that
+// name them, so a part of an archived index has its rel="index" at the
+// current list (validators warn, RS-REL-2). Part files named by no kept
+// index are removed once the Capability List is rewritten.
 //
 // # Change Lists
 //
@@ -84,8 +110,11 @@
 //
 // # Dumps
 //
-// A Resource Dump is written when the inventory changed since the last one
-// and that one is at least DumpInterval old. It is a set of ZIP packages
+// A Resource Dump is written when there is none, or when the collection
+// changed since the last one (the same journal seq, baseline and count as
+// for the Resource List) and that one is at least DumpInterval (default
+// 24h) old; the Change Dumps carry the changes in between. It is a full
+// copy of the collection: a set of ZIP packages
 // (entries stored, not compressed; ZIP64 where needed, by archive/zip) of
 // at most MaxEntries resources and DumpPartBytes bytes of resources each
 // (one larger resource makes a package alone), each starting with
@@ -93,10 +122,15 @@
 // a copy of which is written next to the package and linked with
 // rel="contents"; the dump entry of a package carries its length and
 // sha-256 (no md5: it is the slowest hash and nothing needs it). A
-// resource's bytes are read from Set.Dir and verified
-// against the inventory's length and sha-256 while being copied; a file
-// that cannot be read or no longer matches is left out of the package and
-// its manifest, with a log line (the next scan records its change).
+// package is written in one pass: manifest.xml first (from the inventory
+// records, teed into the manifest copy), then each resource's bytes, read
+// once from Set.Dir and verified against the inventory's length and
+// sha-256 while being copied into the package (no temporary ZIP, no
+// deflate: small files and already-compressed media gain little, and
+// deflate would dominate the cost). A file that cannot be read or no
+// longer matches is left out of the package and its manifest, with a log
+// line (the next scan records its change): the package is then written
+// again without it (rare; the others are only verified once one fails).
 //
 // A Change Dump package is written for each closed Change List, once:
 // a changedump-manifest with the list's from and until and one entry per
@@ -107,19 +141,27 @@
 // again later, or is gone) the record is left out of the package and its
 // manifest with a log line. Its later state is in a later package.
 //
+// Disk: the Resource Dump costs a copy of the collection (plus about 350
+// bytes of manifest per resource, twice: in the package and its copy),
+// and while a new one is written the previous one is kept until the
+// Resource Dump document names the new one; the Change Dump packages hold
+// the changed bytes of every closed Change List and are kept as long as
+// the Change Dump lists them (always).
+//
 // # Crash safety
 //
 // Every file is written under a temporary name (".tmp-…") in its final
 // directory, fsynced, renamed into place and its directory fsynced, so a
 // reader sees an old file or a complete new one. Files are written leaves
-// first: Resource List parts before the index that names them, dump
+// first: Resource List parts (under names no document uses yet) before
+// the index that names them, dump
 // packages and manifest copies before the dump document, Change Lists
 // before the Change List Index, all of a set's documents before its
 // Capability List, and the Capability Lists before the Source Description.
-// New parts and packages go to a new generation directory; older
-// generations are removed only after the documents naming the new one are
-// in place (Resource List generations only after the Capability List is
-// rewritten, since with Archives it names a generation). Closed Change
+// New packages go to a new generation directory, new parts to new file
+// names; older generations and parts no kept index names are removed only
+// after the documents naming the new ones are in place (and after the
+// Capability List is rewritten). Closed Change
 // Lists and Change Dump packages are never removed. So at every moment,
 // also after kill -9, every document reachable from the Source Description
 // exists and is complete.
@@ -130,8 +172,9 @@
 // a Resource Dump's record is committed before its document, and a run
 // that finds the dump unchanged rewrites the document from the record
 // before removing other generations; the Resource List's record (committed
-// after the files) holds the sha-256 of resourcelist.xml, and the list is
-// considered unchanged only if the published file still has it. Each run
+// after the files) holds the part table and the sha-256 of
+// resourcelist.xml, and the list is considered unchanged, or updated part
+// by part, only if the published file still has it (else a full write). Each run
 // first removes the temporary files a killed run left.
 //
 // Runs that write to one Out must not overlap: Publish serialises the

@@ -8,10 +8,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/store"
@@ -189,12 +192,33 @@ func (p *publisher) tryPackage(k pkgKind, dir, name string, h *rs.Head, items []
 	}
 	var bad []int
 	hs := sha256.New()
-	for i := range items {
+	reads := p.prefetch(k, items)
+	defer reads.stop()
+	for sl := range reads.slots {
+		res := <-sl.res
+		i := sl.i
 		it := &items[i]
-		if !it.file {
+		r := &it.c.Resource
+		if res.bad != "" {
+			p.log.Warn("publish: dump: resource left out: "+res.bad, "path", r.Path, "err", res.err)
+			bad = append(bad, i)
 			continue
 		}
-		r := &it.c.Resource
+		if !res.large {
+			if bad == nil {
+				zh := &zip.FileHeader{Name: k.zipName(it), Method: zip.Store, Modified: r.LastMod}
+				w, err := zw.CreateHeader(zh)
+				if err == nil {
+					_, err = w.Write(res.b)
+				}
+				if err != nil {
+					return fail(fmt.Errorf("publish: package %s: %w", name, err))
+				}
+			}
+			info.Bitstreams++
+			continue
+		}
+		// A large file: streamed and verified here.
 		f, err := os.Open(filepath.Join(k.s.Dir, filepath.FromSlash(r.Path)))
 		if err != nil {
 			p.log.Warn("publish: dump: resource left out: cannot open", "path", r.Path, "err", err)
@@ -255,6 +279,112 @@ func (p *publisher) tryPackage(k pkgKind, dir, name string, h *rs.Head, items []
 	length, sum := zf.digest()
 	info.Length, info.SHA256 = length, hex.EncodeToString(sum)
 	return info, nil, zf.commit()
+}
+
+// smallFile is the largest bitstream read ahead, whole, into memory.
+const smallFile = 256 << 10
+
+// readAhead is how many bitstreams may be read ahead of the writer (at
+// most readAhead * smallFile bytes in memory).
+const readAhead = 64
+
+// fetched is the outcome of reading one bitstream ahead.
+type fetched struct {
+	b     []byte // the verified bytes of a small file
+	large bool   // not read ahead: the writer streams it
+	bad   string // why it is left out, "" if it is not
+	err   error
+}
+
+type slot struct {
+	i   int
+	res chan fetched
+}
+
+// prefetcher reads the small bitstreams of a package ahead of the writer,
+// in parallel (opening, reading and hashing many small files is most of a
+// dump's cost; writing the package goes on meanwhile on another core).
+// Results come out of slots in item order.
+type prefetcher struct {
+	slots chan slot
+	quit  chan struct{}
+	wg    sync.WaitGroup
+}
+
+func (p *publisher) prefetch(k pkgKind, items []dumpItem) *prefetcher {
+	pf := &prefetcher{slots: make(chan slot, readAhead), quit: make(chan struct{})}
+	jobs := make(chan slot)
+	workers := min(max(runtime.GOMAXPROCS(0), 2), 4)
+	pf.wg.Add(1 + workers)
+	go func() {
+		defer pf.wg.Done()
+		defer close(pf.slots)
+		defer close(jobs)
+		for i := range items {
+			if !items[i].file {
+				continue
+			}
+			sl := slot{i: i, res: make(chan fetched, 1)}
+			select {
+			case pf.slots <- sl:
+			case <-pf.quit:
+				return
+			}
+			select {
+			case jobs <- sl:
+			case <-pf.quit:
+				return
+			}
+		}
+	}()
+	for range workers {
+		go func() {
+			defer pf.wg.Done()
+			h := sha256.New()
+			for sl := range jobs {
+				sl.res <- readSmall(k, &items[sl.i].c.Resource, h)
+			}
+		}()
+	}
+	return pf
+}
+
+// stop ends the read-ahead (early, when the package fails) and waits for
+// its goroutines.
+func (pf *prefetcher) stop() {
+	close(pf.quit)
+	for range pf.slots {
+	}
+	pf.wg.Wait()
+}
+
+// readSmall reads and verifies a small bitstream; a larger one is left to
+// the writer.
+func readSmall(k pkgKind, r *store.Resource, h hash.Hash) fetched {
+	if r.Size > smallFile {
+		return fetched{large: true}
+	}
+	f, err := os.Open(filepath.Join(k.s.Dir, filepath.FromSlash(r.Path)))
+	if err != nil {
+		return fetched{bad: "cannot open", err: err}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() != r.Size || !fi.Mode().IsRegular() {
+		return fetched{bad: "changed since scanned", err: err}
+	}
+	b := make([]byte, r.Size+1) // one more byte: a file that grew is seen
+	n, err := io.ReadFull(f, b)
+	if err != io.ErrUnexpectedEOF && err != nil && err != io.EOF {
+		return fetched{bad: "read error", err: err}
+	}
+	b = b[:n]
+	h.Reset()
+	h.Write(b)
+	if int64(n) != r.Size || !bytes.Equal(h.Sum(nil), r.SHA256[:]) {
+		return fetched{bad: "bytes changed since scanned"}
+	}
+	return fetched{b: b}
 }
 
 // dumpEntry returns the Resource Dump or Change Dump entry of a package.

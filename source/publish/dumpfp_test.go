@@ -11,7 +11,7 @@ import (
 
 // TestResourceDumpOnlyWhenChanged: once DumpInterval has passed, a new
 // Resource Dump is written only if the inventory changed since the last one
-// (the dump's fingerprint is compared with the Resource List's).
+// (the journal seq, baseline and count it was made from are compared).
 func TestResourceDumpOnlyWhenChanged(t *testing.T) {
 	out, dir := t.TempDir(), t.TempDir()
 	st := openStore(t, "")

@@ -107,6 +107,7 @@ type SetReport struct {
 	Resources         int64 // entries in the Resource List
 	ResourceListParts int   // 1 when not split
 	ResourceList      bool  // a new Resource List was written (the inventory changed)
+	PartsWritten      int   // Resource List parts (or the single list) written by this run
 	// Change Lists
 	ChangeLists int // lists in the Change List Index (closed + open)
 	NewlyClosed int // lists closed by this run
@@ -157,6 +158,15 @@ func Publish(ctx context.Context, cfg Config) (Report, error) {
 	var rep Report
 	if err := removeTemps(filepath.Join(cfg.Out, docRoot)); err != nil {
 		return rep, err
+	}
+	// The Source Description and robots.txt are written outside docRoot:
+	// only their own temporary names are removed there.
+	for _, rel := range []string{wellKnownPath, robotsPath} {
+		f := filepath.Join(cfg.Out, filepath.FromSlash(rel))
+		olds, _ := filepath.Glob(filepath.Join(filepath.Dir(f), tmpPrefix+filepath.Base(f)+"-*"))
+		for _, o := range olds {
+			os.Remove(o)
+		}
 	}
 	for i := range cfg.Sets {
 		sr, err := p.publishSet(ctx, &cfg.Sets[i])
@@ -255,6 +265,9 @@ func (p *publisher) spoolDir() string {
 
 func (p *publisher) publishSet(ctx context.Context, s *Set) (SetReport, error) {
 	sr := SetReport{Name: s.Name}
+	if err := p.ensureBaseline(ctx, s); err != nil {
+		return sr, err
+	}
 	rlURL, cleanup, err := p.resourceList(ctx, s, &sr)
 	if err != nil {
 		return sr, err
@@ -275,6 +288,29 @@ func (p *publisher) publishSet(ctx context.Context, s *Set) (SetReport, error) {
 		return sr, err
 	}
 	return sr, cleanup()
+}
+
+// ensureBaseline records the baseline of a set never published whose
+// journal is empty and that has no baseline (a state filled by other means,
+// or a first scan not completed): the baseline is what is published now, so
+// that a later scan journals what it adds instead of changing the inventory
+// behind the documents. It is done first, so that the Resource List and
+// the dumps describe the state with its baseline.
+func (p *publisher) ensureBaseline(ctx context.Context, s *Set) error {
+	if _, err := s.Store.GetMeta(ctx, metaChangeLists); !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if _, ok, err := store.BaselineTime(ctx, s.Store); err != nil || ok {
+		return err
+	}
+	ss, err := s.Store.Stats(ctx)
+	if err != nil || ss.LastSeq != 0 {
+		return err
+	}
+	if err := s.Store.PutMeta(ctx, store.MetaBaseline, store.FormatBaseline(p.now)); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	return nil
 }
 
 // writeCapabilityList writes the set's Capability List. Every document it

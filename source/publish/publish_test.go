@@ -356,3 +356,34 @@ func TestDumpSkipsUnsafeAndMissing(t *testing.T) {
 	checkResourceDump(t, out, base, "default", dir, 1)
 	mustWalkClean(t, base)
 }
+
+// TestKilledRunTempsOutsideDocRoot: the temporary files a killed run left
+// beside the Source Description and the root robots.txt are removed; other
+// files there are not.
+func TestKilledRunTempsOutsideDocRoot(t *testing.T) {
+	out := t.TempDir()
+	st := openStore(t, "")
+	os.MkdirAll(filepath.Join(out, ".well-known"), 0o755)
+	left := []string{filepath.Join(out, ".well-known", ".tmp-resourcesync-3qzbc7e49lp36"), filepath.Join(out, ".tmp-robots.txt-abc")}
+	users := []string{filepath.Join(out, ".tmp-mine"), filepath.Join(out, ".well-known", "other")}
+	for _, f := range append(left, users...) {
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := publish.Config{BaseURL: "http://127.0.0.1:1/", Out: out, Logger: quiet,
+		Sets: []publish.Set{{Name: "s", Store: st, ResourceBase: "http://127.0.0.1:1/r/"}}}
+	if _, err := publish.Publish(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range left {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("%s left: %v", f, err)
+		}
+	}
+	for _, f := range users {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("%s removed: %v", f, err)
+		}
+	}
+}

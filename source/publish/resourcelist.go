@@ -9,7 +9,8 @@ import (
 	"hash"
 	"io"
 	"os"
-	"strings"
+	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/store"
@@ -20,13 +21,18 @@ const metaResourceList = "publish.resourcelist"
 
 // rlState is what Publish remembers of the published Resource List.
 type rlState struct {
-	Fingerprint string    // of the inventory and the settings that shape the list
-	At          time.Time // the list's at
-	Gen         string    // generation directory of the parts, "" when not split
-	Entries     int64
-	Parts       int
-	Archive     []rlGen `json:",omitempty"` // previous generations named by the archive, oldest first
-	TopSHA      string  // sha-256 of resourcelist.xml as written
+	Settings string      // fingerprint of the settings and layout that shape the documents
+	Version  dumpVersion // the state of the collection the list describes
+	At       time.Time   // the list's at
+	Gen      string      // Archives: generation directory of the list or index document
+	Entries  int64
+	// Parts is the part table of a split list, in key order; none for one
+	// document. (Its key is not "Parts", which held a count in the
+	// fingerprint-based format: either version reads the other's meta and
+	// then makes a full write.)
+	Parts   []rlPart `json:"PartTable,omitempty"`
+	Archive []rlGen  `json:",omitempty"` // previous generations named by the archive, oldest first
+	TopSHA  string   // sha-256 of resourcelist.xml as written
 }
 
 // fileSHA returns the hex sha-256 of the file's bytes, "" if it cannot be
@@ -65,82 +71,67 @@ func (f *fingerprint) str(s string) {
 	f.h.Write(f.buf)
 }
 
-func (f *fingerprint) add(r *store.Resource) {
-	f.str(r.Path)
-	b := binary.AppendVarint(f.buf[:0], r.Size)
-	b = append(b, r.MD5[:]...)
-	b = append(b, r.SHA256[:]...)
-	b = binary.AppendVarint(b, r.LastMod.UnixNano())
-	f.buf = b
-	f.h.Write(b)
-	f.str(r.Type)
-}
-
 func (f *fingerprint) sum() string { return hex.EncodeToString(f.h.Sum(nil)) }
-
-// pendingFile is a complete document waiting to be renamed into place.
-type pendingFile struct{ *atomicFile }
-
-func (p pendingFile) Close() error { return p.finish() }
-
-// pendingSet collects the files a Splitter writes, to rename them in order
-// once the whole document is complete.
-type pendingSet struct {
-	p     *publisher
-	files []*atomicFile
-}
-
-func (ps *pendingSet) create(url string) (io.WriteCloser, error) {
-	rel, ok := strings.CutPrefix(url, ps.p.cfg.BaseURL)
-	if !ok {
-		return nil, fmt.Errorf("publish: URL %s outside the base URL", url)
-	}
-	a, err := createAtomic(ps.p.file(rel), false)
-	if err != nil {
-		return nil, err
-	}
-	ps.files = append(ps.files, a)
-	return pendingFile{a}, nil
-}
-
-// commit renames the files in the order they were written: parts before
-// the index that names them.
-func (ps *pendingSet) commit() error {
-	for i, a := range ps.files {
-		if err := a.commit(); err != nil {
-			for _, b := range ps.files[i+1:] {
-				b.abort()
-			}
-			return err
-		}
-	}
-	return nil
-}
-
-func (ps *pendingSet) abort() {
-	for _, a := range ps.files {
-		a.abort()
-	}
-}
 
 // rlGen is an archived Resource List generation.
 type rlGen struct {
-	Gen string
-	At  time.Time
+	Gen   string
+	At    time.Time
+	Parts []string `json:",omitempty"` // file names (in resourcelists/parts) its index names
 }
 
-// resourceList writes the set's Resource List (or Resource List Index and
-// its parts) from one snapshot of the inventory, unless the inventory is
+// rlPart is one part of a split Resource List: the inventory's paths from
+// First (inclusive) up to the next part's First. The first part's First
+// is "". Part files are never rewritten in place: a changed part gets a
+// new file name, so a document that names the old one (the published
+// index until it is replaced, an archived index) stays valid.
+type rlPart struct {
+	First string
+	Count int
+	Name  string    // file name in resourcelists/parts
+	At    time.Time // the part's at: when it was written (it is accurate since)
+}
+
+const partsDir = "parts" // in resourcelists/
+
+// rlLayout is the version of the layout the settings fingerprint names:
+// a state published with another layout gets a full write.
+const rlLayout = "parts-v2"
+
+func (p *publisher) rlSettings(s *Set) string {
+	return newFingerprint(rlLayout, p.cfg.BaseURL, s.ResourceBase, fmt.Sprint(p.cfg.MaxEntries, p.cfg.Archives)).sum()
+}
+
+// partFor returns the index of the part whose key range holds path.
+func partFor(parts []rlPart, path string) int {
+	i := sort.Search(len(parts), func(i int) bool { return parts[i].First > path })
+	return max(i-1, 0)
+}
+
+// maxPartBytes: a part is cut before it can exceed a document's size limit
+// (an entry is far smaller than the margin).
+const maxPartBytes = rs.DefaultMaxBytes - 1<<20
+
+// resourceList writes the set's Resource List unless the collection is
 // unchanged since the published one. It returns the URL the Capability
-// List names.
+// List names: resourcelist.xml, the list or (once it has more than
+// MaxEntries entries) the Resource List Index.
 //
-// Without Archives the list (or index) is at resourcelist.xml and the
-// parts of a split list in a generation directory. With Archives every
-// generation is self-contained in its directory
-// (resourcelists/<at>/resourcelist.xml and its parts), the Capability List
-// names the current generation's document, resourcelist.xml is a copy of
-// it for robots.txt, and the Resource List Archive names the previous
-// ArchivedResourceLists generations, which are kept.
+// A split list is kept as a table of parts by key range in the meta. An
+// update rewrites only the parts whose range holds a path of a journal
+// record since the published list (split in even halves when a part
+// outgrows MaxEntries, merged into a neighbour when it shrinks below a
+// quarter), under new file names, then the index, whose at is the time of
+// the run: an unchanged part is still accurate then, and keeps its own at.
+// A state without a part table, other settings, a changed baseline, a
+// journal that no longer reaches back to the published list, or a
+// published index that is not the one the meta describes (a killed run)
+// gets a full write.
+//
+// With Archives every index (or single list) also goes to
+// resourcelists/<gen>/resourcelist.xml, which the Resource List Archive
+// names once a later one replaces it; parts are shared by the indexes
+// that name them and kept while one of them is kept.
 func (p *publisher) resourceList(ctx context.Context, s *Set, sr *SetReport) (string, func() error, error) {
 	var old rlState
 	had, err := getMeta(ctx, s.Store, metaResourceList, &old)
@@ -150,44 +141,55 @@ func (p *publisher) resourceList(ctx context.Context, s *Set, sr *SetReport) (st
 	archive := p.cfg.Archives
 	listRel := setDoc(s.Name, "resourcelist.xml")
 	gensRel := setDoc(s.Name, "resourcelists")
+	partsRel := gensRel + "/" + partsDir
 	genDoc := func(gen string) string {
-		if archive {
+		if archive && gen != "" {
 			return gensRel + "/" + gen + "/resourcelist.xml"
 		}
 		return listRel
 	}
-	keep := func(st *rlState) map[string]bool {
-		k := map[string]bool{}
-		if st.Gen != "" {
-			k[st.Gen] = true
-		}
-		for _, g := range st.Archive {
-			k[g.Gen] = true
-		}
-		return k
-	}
-	// Unchanged only if the published document is the one the meta
-	// describes (a killed run may have replaced it before its meta) and a
-	// pass over the inventory (much cheaper than encoding it) finds the
-	// same fingerprint.
-	if had && old.TopSHA != "" && old.TopSHA == fileSHA(p.file(listRel)) &&
-		(old.Gen == "" || exists(p.file(gensRel+"/"+old.Gen))) && exists(p.file(genDoc(old.Gen))) {
-		fp := newFingerprint(p.cfg.BaseURL, s.ResourceBase, fmt.Sprint(p.cfg.MaxEntries, archive))
-		for r, err := range s.Store.Resources(ctx) {
-			if err != nil {
-				return "", nil, fmt.Errorf("resource list: %w", err)
+	cleanup := func(st *rlState) func() error {
+		return func() error {
+			keep := map[string]bool{partsDir: true} // generations: a handful
+			names := map[string]bool{}              // parts of the kept indexes: a few per million resources
+			if st.Gen != "" {
+				keep[st.Gen] = true
 			}
-			fp.add(&r)
-		}
-		if fp.sum() == old.Fingerprint {
-			sr.Resources, sr.ResourceListParts = old.Entries, old.Parts
-			if archive {
-				if err := p.writeResourceListArchive(s, old.Archive, genDoc); err != nil {
-					return "", nil, err
+			for _, pt := range st.Parts {
+				names[pt.Name+".xml"] = true
+			}
+			for _, g := range st.Archive {
+				keep[g.Gen] = true
+				for _, n := range g.Parts {
+					names[n+".xml"] = true
 				}
 			}
-			return p.url(genDoc(old.Gen)), func() error { return removeExcept(p.file(gensRel), keep(&old)) }, nil
+			if err := removeExcept(p.file(gensRel), keep); err != nil {
+				return err
+			}
+			return removeExcept(p.file(partsRel), names)
 		}
+	}
+	ver, err := currentVersion(ctx, s.Store)
+	if err != nil {
+		return "", nil, fmt.Errorf("resource list: %w", err)
+	}
+	settings := p.rlSettings(s)
+	// The published documents are the ones the meta describes (a killed
+	// run may have replaced resourcelist.xml before its meta)?
+	valid := had && old.Settings == settings && old.TopSHA != "" && old.TopSHA == fileSHA(p.file(listRel)) &&
+		exists(p.file(genDoc(old.Gen)))
+	for i := 0; valid && i < len(old.Parts); i++ {
+		valid = exists(p.file(partsRel + "/" + old.Parts[i].Name + ".xml"))
+	}
+	if valid && old.Version == ver {
+		sr.Resources, sr.ResourceListParts = old.Entries, max(len(old.Parts), 1)
+		if archive {
+			if err := p.writeResourceListArchive(s, old.Archive, genDoc); err != nil {
+				return "", nil, err
+			}
+		}
+		return p.url(listRel), cleanup(&old), nil
 	}
 	at := p.now
 	if !had {
@@ -198,68 +200,71 @@ func (p *publisher) resourceList(ctx context.Context, s *Set, sr *SetReport) (st
 		if err != nil {
 			return "", nil, fmt.Errorf("resource list: %w", err)
 		}
-		if ss, err := s.Store.Stats(ctx); err != nil {
-			return "", nil, fmt.Errorf("resource list: %w", err)
-		} else if ok && ss.LastSeq == 0 && !bt.After(at) {
+		if ok && ver.Seq == 0 && !bt.After(at) {
 			at = bt
 		}
 	}
-	gen := compact(at)
-	for i := 1; gen == old.Gen || exists(p.file(gensRel+"/"+gen)); i++ {
-		gen = fmt.Sprintf("%s-%d", compact(at), i)
+	gen := ""
+	if archive {
+		gen = compact(at)
+		for i := 1; gen == old.Gen || exists(p.file(gensRel+"/"+gen)); i++ {
+			gen = fmt.Sprintf("%s-%d", compact(at), i)
+		}
 	}
-	ps := &pendingSet{p: p}
-	sp, err := rs.NewSplitter(rs.SplitConfig{
-		Head: rs.Head{MD: rs.Metadata{Capability: rs.CapResourceList, At: rs.NewTime(at)},
-			Links: []rs.Link{{Rel: rs.RelUp, Href: p.capListURL(s.Name)}}},
-		URL: p.url(genDoc(gen)),
-		PartURL: func(n int) string {
-			return p.url(fmt.Sprintf("%s/%s/part-%05d.xml", gensRel, gen, n))
-		},
-		Create:     ps.create,
-		MaxEntries: p.cfg.MaxEntries,
-		TempDir:    p.spoolDir(),
-	})
-	if err != nil {
-		return "", nil, fmt.Errorf("resource list: %w", err)
-	}
-	fp := newFingerprint(p.cfg.BaseURL, s.ResourceBase, fmt.Sprint(p.cfg.MaxEntries, archive))
-	var e rs.Entry
-	for r, err := range s.Store.Resources(ctx) {
+	w := &partWriter{p: p, s: s, at: at, dir: p.file(partsRel), partsURL: p.url(partsRel) + "/",
+		head: rs.Head{MD: rs.Metadata{Capability: rs.CapResourceList, At: rs.NewTime(at)},
+			Links: []rs.Link{{Rel: rs.RelUp, Href: p.capListURL(s.Name)}, {Rel: rs.RelIndex, Href: p.url(listRel)}}}}
+	var parts []rlPart
+	single := false
+	incremental := false
+	if valid && len(old.Parts) > 0 && old.Version.Baseline == ver.Baseline && ver.Seq >= old.Version.Seq {
+		parts, incremental, err = p.updateParts(ctx, s, &old, ver, w)
 		if err != nil {
-			sp.Close()
-			ps.abort()
-			return "", nil, fmt.Errorf("resource list: %w", err)
-		}
-		fp.add(&r)
-		e = resourceEntry(s, &r)
-		if err := sp.Add(&e); err != nil {
-			sp.Close()
-			ps.abort()
-			return "", nil, fmt.Errorf("resource list: %w", err)
+			w.abort()
+			return "", nil, err
 		}
 	}
-	res, err := sp.Close()
-	if err != nil {
-		ps.abort()
-		return "", nil, fmt.Errorf("resource list: %w", err)
+	if !incremental {
+		if ver.Count <= p.cfg.MaxEntries {
+			// One document: written whole, it is small.
+			single, err = w.single(ctx, p.file(genDoc(gen)), &rs.Head{MD: w.head.MD, Links: w.head.Links[:1]})
+			if err != nil {
+				return "", nil, err
+			}
+		}
+		if !single {
+			parts, err = w.run(ctx, "", "", p.cfg.MaxEntries)
+			if err != nil {
+				w.abort()
+				return "", nil, err
+			}
+		}
 	}
-	st := rlState{Fingerprint: fp.sum(), At: at, Entries: res.Entries, Parts: res.Parts}
-	if res.Indexed || archive {
-		st.Gen = gen
-	}
-	if err := ps.commit(); err != nil {
-		return "", nil, fmt.Errorf("resource list: %w", err)
+	st := rlState{Settings: settings, Version: ver, At: at, Gen: gen, Parts: parts}
+	if single {
+		st.Entries = w.entries
+	} else {
+		for _, pt := range parts {
+			st.Entries += int64(pt.Count)
+		}
+		if err := p.writeResourceListIndex(s, p.file(genDoc(gen)), at, parts, partsRel); err != nil {
+			return "", nil, err
+		}
 	}
 	if archive {
-		// The stable copy for robots.txt, then the archive naming the
+		// The stable copy (the URL the Capability List and robots.txt
+		// name, and the parts' rel="index"), then the archive naming the
 		// previous generations (kept, so they still exist).
 		if err := copyAtomic(p.file(genDoc(gen)), p.file(listRel)); err != nil {
 			return "", nil, err
 		}
 		st.Archive = old.Archive
 		if had && old.Gen != "" && exists(p.file(genDoc(old.Gen))) {
-			st.Archive = append(st.Archive, rlGen{Gen: old.Gen, At: old.At})
+			g := rlGen{Gen: old.Gen, At: old.At}
+			for _, pt := range old.Parts {
+				g.Parts = append(g.Parts, pt.Name)
+			}
+			st.Archive = append(st.Archive, g)
 		}
 		if n := len(st.Archive) - p.cfg.ArchivedResourceLists; n > 0 {
 			st.Archive = st.Archive[n:]
@@ -272,12 +277,265 @@ func (p *publisher) resourceList(ctx context.Context, s *Set, sr *SetReport) (st
 	if err := putMeta(ctx, s.Store, metaResourceList, st); err != nil {
 		return "", nil, err
 	}
-	sr.Resources, sr.ResourceListParts, sr.ResourceList = st.Entries, st.Parts, true
-	p.log.Info("publish: resource list", "set", s.Name, "entries", st.Entries, "parts", st.Parts)
-	// Other generations are removed once the Capability List names the
-	// new one: in archive mode the published Capability List may still
-	// name a generation that a killed run already dropped from the meta.
-	return p.url(genDoc(gen)), func() error { return removeExcept(p.file(gensRel), keep(&st)) }, nil
+	sr.Resources, sr.ResourceListParts, sr.ResourceList = st.Entries, max(len(st.Parts), 1), true
+	sr.PartsWritten = w.written
+	if single {
+		sr.PartsWritten = 1
+	}
+	p.log.Info("publish: resource list", "set", s.Name, "entries", st.Entries, "parts", len(st.Parts),
+		"written", sr.PartsWritten, "incremental", incremental)
+	// Part files and generations no longer named are removed once the
+	// Capability List is rewritten.
+	return p.url(listRel), cleanup(&st), nil
+}
+
+// updateParts rewrites the parts whose key range holds a path of a journal
+// record after old.Version.Seq, and returns the new part table. It reports
+// false (having written nothing) when a full write is the better choice:
+// the journal does not reach back, most parts changed, or the list fits
+// one document again.
+func (p *publisher) updateParts(ctx context.Context, s *Set, old *rlState, ver dumpVersion, w *partWriter) ([]rlPart, bool, error) {
+	parts := old.Parts
+	ss, err := s.Store.Stats(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("resource list: %w", err)
+	}
+	if ver.Seq > old.Version.Seq && ss.FirstSeq > old.Version.Seq+1 {
+		return nil, false, nil // records were pruned
+	}
+	dirty := make([]bool, len(parts)) // one flag per part: memory follows the parts, not the changes
+	delta := make([]int, len(parts))
+	ndirty, total := 0, old.Entries
+	if ver.Seq > old.Version.Seq {
+		for c, err := range s.Store.Journal(ctx, old.Version.Seq+1) {
+			if err != nil {
+				return nil, false, fmt.Errorf("resource list: %w", err)
+			}
+			if c.Seq > ver.Seq {
+				break
+			}
+			i := partFor(parts, c.Path())
+			if !dirty[i] {
+				dirty[i] = true
+				ndirty++
+			}
+			switch c.Kind {
+			case rs.Created:
+				delta[i]++
+				total++
+			case rs.Deleted:
+				delta[i]--
+				total--
+			}
+		}
+	}
+	if total <= int64(p.cfg.MaxEntries) || (ndirty > 2 && ndirty*2 > len(parts)) {
+		return nil, false, nil
+	}
+	var out []rlPart
+	quarter := max(p.cfg.MaxEntries/4, 1)
+	for i := 0; i < len(parts); {
+		if !dirty[i] {
+			out = append(out, parts[i])
+			i++
+			continue
+		}
+		// A run of dirty parts, and its estimated size (exact unless the
+		// inventory moved on since ver).
+		j, n := i, 0
+		for ; j < len(parts) && dirty[j]; j++ {
+			n += parts[j].Count + delta[j]
+		}
+		// Merge a small run into a clean neighbour when they fit in three
+		// quarters of a part (room to grow before the next split).
+		if n < quarter {
+			switch {
+			case j < len(parts) && n+parts[j].Count <= 3*quarter:
+				n += parts[j].Count
+				j++
+			case len(out) > 0 && i > 0 && !dirty[i-1] && n+out[len(out)-1].Count <= 3*quarter:
+				out = out[:len(out)-1]
+				i--
+				n += parts[i].Count
+			}
+		}
+		from, to := parts[i].First, ""
+		if j < len(parts) {
+			to = parts[j].First
+		}
+		k := max((n+p.cfg.MaxEntries-1)/p.cfg.MaxEntries, 1)
+		written, err := w.run(ctx, from, to, (max(n, 1)+k-1)/k)
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, written...)
+		i = j
+	}
+	if len(out) == 0 {
+		return nil, false, nil
+	}
+	out[0].First = "" // the first part covers every path below the next one
+	return out, true, nil
+}
+
+// partWriter writes Resource List parts (or the single list) from ranges
+// of the inventory.
+type partWriter struct {
+	p        *publisher
+	s        *Set
+	at       time.Time
+	dir      string // absolute directory of the part files
+	partsURL string
+	head     rs.Head
+	seq      int
+	written  int   // parts written
+	entries  int64 // entries of the single list
+	done     []string
+}
+
+// name returns a file name (without .xml) not in use in the parts
+// directory.
+func (w *partWriter) name() string {
+	for {
+		w.seq++
+		n := fmt.Sprintf("%s-%05d", compact(w.at), w.seq)
+		if !exists(filepath.Join(w.dir, n+".xml")) {
+			return n
+		}
+	}
+}
+
+// run writes the paths in [from, to) as parts of about target entries
+// (at most MaxEntries and maxPartBytes each); every part is complete and
+// renamed into place before the next is started. The first part's First
+// is from, so the parts keep covering the range.
+func (w *partWriter) run(ctx context.Context, from, to string, target int) ([]rlPart, error) {
+	target = min(max(target, 1), w.p.cfg.MaxEntries)
+	var (
+		out []rlPart
+		a   *atomicFile
+		enc *rs.Encoder
+		cur rlPart
+	)
+	finish := func() error {
+		if err := enc.Close(); err != nil {
+			a.abort()
+			return fmt.Errorf("publish: resource list part: %w", err)
+		}
+		if err := a.commit(); err != nil {
+			return err
+		}
+		w.written++
+		w.done = append(w.done, cur.Name)
+		out = append(out, cur)
+		a = nil
+		return nil
+	}
+	first := true
+	var e rs.Entry
+	for r, err := range w.s.Store.ResourcesIn(ctx, from, to) {
+		if err != nil {
+			if a != nil {
+				a.abort()
+			}
+			return nil, fmt.Errorf("resource list: %w", err)
+		}
+		if a != nil && (cur.Count >= target || enc.Written() >= maxPartBytes) {
+			if err := finish(); err != nil {
+				return nil, err
+			}
+		}
+		if a == nil {
+			cur = rlPart{First: r.Path, Name: w.name(), At: w.at}
+			if first {
+				cur.First, first = from, false
+			}
+			var err error
+			if a, err = createAtomic(filepath.Join(w.dir, cur.Name+".xml"), false); err != nil {
+				return nil, err
+			}
+			enc = rs.NewEncoder(a)
+			if err := enc.WriteHead(&w.head); err != nil {
+				a.abort()
+				return nil, fmt.Errorf("publish: resource list part: %w", err)
+			}
+		}
+		e = resourceEntry(w.s, &r)
+		if err := enc.WriteEntry(&e); err != nil {
+			a.abort()
+			return nil, fmt.Errorf("publish: resource list part: %w", err)
+		}
+		cur.Count++
+	}
+	if a != nil {
+		if err := finish(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// single writes the whole inventory as one document at path. It reports
+// false (having written nothing) when the entries do not fit in one
+// document after all.
+func (w *partWriter) single(ctx context.Context, path string, h *rs.Head) (bool, error) {
+	a, err := createAtomic(path, false)
+	if err != nil {
+		return false, err
+	}
+	enc := rs.NewEncoder(a)
+	if err := enc.WriteHead(h); err != nil {
+		a.abort()
+		return false, fmt.Errorf("publish: resource list: %w", err)
+	}
+	var e rs.Entry
+	n := 0
+	for r, err := range w.s.Store.ResourcesIn(ctx, "", "") {
+		if err != nil {
+			a.abort()
+			return false, fmt.Errorf("resource list: %w", err)
+		}
+		if n >= w.p.cfg.MaxEntries || enc.Written() >= maxPartBytes {
+			a.abort()
+			return false, nil
+		}
+		e = resourceEntry(w.s, &r)
+		if err := enc.WriteEntry(&e); err != nil {
+			a.abort()
+			return false, fmt.Errorf("publish: resource list: %w", err)
+		}
+		n++
+	}
+	if err := enc.Close(); err != nil {
+		a.abort()
+		return false, fmt.Errorf("publish: resource list: %w", err)
+	}
+	w.entries = int64(n)
+	return true, a.commit()
+}
+
+// abort removes the parts written by a run that fails: no document names
+// them yet.
+func (w *partWriter) abort() {
+	for _, n := range w.done {
+		os.Remove(filepath.Join(w.dir, n+".xml"))
+	}
+}
+
+// writeResourceListIndex writes the Resource List Index at path: one entry
+// per part, with the part's own at.
+func (p *publisher) writeResourceListIndex(s *Set, path string, at time.Time, parts []rlPart, partsRel string) error {
+	h := rs.Head{Root: rs.SitemapIndex, MD: rs.Metadata{Capability: rs.CapResourceList, At: rs.NewTime(at)},
+		Links: []rs.Link{{Rel: rs.RelUp, Href: p.capListURL(s.Name)}}}
+	return writeDocSeq(path, &h, func(emit func(*rs.Entry) error) error {
+		for _, pt := range parts {
+			e := rs.Entry{Loc: p.url(partsRel + "/" + pt.Name + ".xml"), MD: rs.Metadata{At: rs.NewTime(pt.At)}}
+			if err := emit(&e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // writeResourceListArchive writes the Resource List Archive: one entry per

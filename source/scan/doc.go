@@ -1,20 +1,34 @@
 // Package scan keeps a Source's inventory and change journal (package
 // internal/store) in step with a directory.
 //
-// A Scanner walks the directory with filepath.WalkDir, skipping hidden files
-// and directories (names starting with "."), the excluded paths (the state
-// directory) and the user's skip patterns, and never following symbolic
-// links. The walk only lists directories; a pool of runtime.NumCPU()
-// workers takes the files in chunks and compares each known file's size,
-// mtime and inode (one lstat) with the inventory, which was loaded into
-// memory in one read transaction at the start of the scan, so a rescan of
-// unchanged files costs one lstat per file on every core and no database
-// reads. New files and files whose stat fields differ are opened (not
-// following symbolic links), fstat'ed, read once through a fixed buffer
-// computing md5 and sha-256 in the same pass (files of any size are never
-// held in memory), and fstat'ed again; the media type comes from the
-// extension, else from the first 512 bytes. A committer goroutine applies
-// full batches while the workers go on.
+// A Scanner walks the directory, skipping hidden files and directories
+// (names starting with "."), the excluded paths (the state directory) and
+// the user's skip patterns, and never following symbolic links. It walks in
+// the byte order of the slash-separated paths relative to the root (each
+// directory's entries sorted by name, a directory compared as name+"/", so
+// "a.txt" < "a/b" < "a0"), which is the inventory's order, and merges the
+// walk with the inventory read in pages (Store.ResourcesIn): each file is
+// paired with its record or none, and a record the walk passes without
+// finding its file is deleted. Memory therefore holds the directories
+// being walked and a page of records, not the inventory: it does not grow
+// with the collection (it grows with the largest directory's listing).
+//
+// The walk only lists directories; a pool of runtime.NumCPU() workers
+// takes the files in chunks and compares each known file's size, mtime
+// and inode (one lstat, relative to its directory's open descriptor on
+// Linux) with its record, so a rescan of unchanged files costs one stat
+// per file on every core and a sequential read of the inventory. New files
+// and files whose stat fields differ are opened (not following symbolic
+// links), fstat'ed, read once through a fixed buffer computing md5 and
+// sha-256 in the same pass (files of any size are never held in memory),
+// and fstat'ed again; the media type comes from the extension, else from
+// the first 512 bytes. A committer goroutine applies full batches while
+// the workers go on.
+//
+// ScanPaths does the same for some paths only (the paths filesystem events
+// name): the walk starts at each path and the merge reads only the records
+// of that path and of the paths under it, so its cost follows the size of
+// those subtrees, not of the collection.
 //
 // # Changes
 //
@@ -48,7 +62,8 @@
 //   - a file or directory that cannot be read (permissions, I/O error) is
 //     left as the inventory has it: no change is recorded, and in particular
 //     it is not deleted, since it still exists; everything under a
-//     directory that cannot be listed is protected the same way;
+//     directory that cannot be listed is protected the same way (the merge
+//     passes over its range of records);
 //   - a file that vanishes between the walk and its reading is deleted (if
 //     the inventory had it), since it no longer exists;
 //   - a file whose size, mtime or inode after reading differ from before
@@ -72,9 +87,10 @@
 // changes and touches, each one atomic store transaction that appends the
 // journal records and updates the inventory together, so that at every
 // committed state the inventory equals the replay of the journal. Batches
-// are applied while the walk and the hashing go on (each batch's creates
-// and updates sorted by path, all with one datetime), then the deletes in
-// path order.
+// are applied while the walk and the hashing go on (each batch's changes
+// sorted by path, all with one datetime); deletes come out of the merge
+// as the walk passes the records, so they are committed along with the
+// rest.
 //
 // A crash (kill -9, power loss) between or during batches therefore leaves
 // the state of the last committed batch: some of the scan's changes are in

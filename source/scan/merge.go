@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"iter"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/resourcesync-go/resourcesync/internal/store"
@@ -32,6 +32,10 @@ type merge struct {
 	st      *Stats
 	chunk   []job
 	n       int // entries listed, for checking ctx now and then
+	buf     []byte
+	// openDirs counts the directory descriptors open for the walk and
+	// its jobs.
+	openDirs atomic.Int32
 }
 
 // cursor reads inventory records in path order, one page at a time.
@@ -96,7 +100,7 @@ func (m *merge) target(rel string) error {
 	if kind == kindFile {
 		j := job{rel: rel, abs: abs}
 		if err == nil {
-			j.prev = &prev
+			j.prev, j.old = prev, true
 		}
 		if err := m.queue(j); err != nil {
 			return err
@@ -190,7 +194,7 @@ func (m *merge) protect(c *cursor, prefix string) error {
 
 func (m *merge) remove(r store.Resource) error {
 	select {
-	case m.results <- result{job: job{rel: r.Path, prev: &r}, out: vanished}:
+	case m.results <- result{job: job{rel: r.Path, prev: r, old: true}, out: vanished}:
 		return nil
 	case <-m.ctx.Done():
 		return m.ctx.Err()
@@ -215,6 +219,10 @@ func (m *merge) send() error {
 	select {
 	case m.jobs <- m.chunk:
 	case <-m.ctx.Done():
+		for _, j := range m.chunk {
+			j.done()
+		}
+		m.chunk = nil
 		return m.ctx.Err()
 	}
 	m.chunk = nil
@@ -226,7 +234,15 @@ func (m *merge) send() error {
 // only the root's listing error, ctx and the store's errors are returned.
 func (m *merge) dir(c *cursor, abs, rel string) error {
 	s := m.s
-	ents, err := listDir(abs)
+	d, err := openDir(abs, rel == "", &m.openDirs) // the root may be a symbolic link
+	var ents *dirEntries
+	if err == nil {
+		if m.buf == nil {
+			m.buf = make([]byte, 64<<10)
+		}
+		ents, err = d.list(m.buf)
+		defer d.release()
+	}
 	if err != nil {
 		if rel == "" {
 			return fmt.Errorf("scan %s: %w", s.root, err)
@@ -235,6 +251,8 @@ func (m *merge) dir(c *cursor, abs, rel string) error {
 		s.log.Warn("scan: cannot list directory; its files are left as they were", "path", rel, "err", err)
 		return m.protect(c, rel+"/")
 	}
+	shared := d.shared()
+	excluded := s.excludeIn[abs]
 	prefix := ""
 	if rel != "" {
 		prefix = rel + "/"
@@ -248,13 +266,12 @@ func (m *merge) dir(c *cursor, abs, rel string) error {
 		e := &ents.ents[i]
 		name := ents.name(e)
 		r := prefix + name
-		p := abs + string(filepath.Separator) + name
-		if strings.HasPrefix(name, ".") || (len(s.exclude) > 0 && s.exclude[p]) || s.skipped(r, name) {
+		if strings.HasPrefix(name, ".") || excluded[name] || s.skipped(r, name) {
 			continue
 		}
 		switch t := e.typ; {
 		case t.IsDir():
-			if err := m.dir(c, p, r); err != nil {
+			if err := m.dir(c, joinPath(abs, name), r); err != nil {
 				return err
 			}
 			continue
@@ -265,14 +282,19 @@ func (m *merge) dir(c *cursor, abs, rel string) error {
 			s.log.Debug("scan: not a regular file", "path", r, "type", t.String())
 			continue
 		}
-		j := job{rel: r, abs: p}
+		j := job{rel: r}
+		if shared {
+			d.acquire()
+			j.dir, j.name = d, name
+		} else {
+			j.abs = joinPath(abs, name)
+		}
 		known, err := m.upTo(c, r)
 		if err != nil {
 			return err
 		}
 		if known {
-			prev := c.rec
-			j.prev = &prev
+			j.prev, j.old = c.rec, true
 			c.load()
 		}
 		if err := m.queue(j); err != nil {
@@ -296,37 +318,11 @@ type dent struct {
 
 func (d *dirEntries) name(e *dent) string { return d.names[e.off : e.off+e.n] }
 
-// listChunk is how many entries one directory read returns.
-const listChunk = 1024
-
-// listDir lists a directory and sorts it in path order.
-func listDir(abs string) (*dirEntries, error) {
-	f, err := os.Open(abs)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	d := &dirEntries{}
-	var names []byte
-	for {
-		batch, err := f.ReadDir(listChunk)
-		for _, e := range batch {
-			n := e.Name()
-			d.ents = append(d.ents, dent{off: uint32(len(names)), n: uint32(len(n)), typ: e.Type()})
-			names = append(names, n...)
-		}
-		if err == io.EOF || (err == nil && len(batch) == 0) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
+func (d *dirEntries) sort(names []byte) {
 	d.names = string(names)
 	slices.SortFunc(d.ents, func(a, b dent) int {
 		return cmpEntry(d.name(&a), a.typ.IsDir(), d.name(&b), b.typ.IsDir())
 	})
-	return d, nil
 }
 
 // cmpEntry compares two names as the paths under them sort: a directory's

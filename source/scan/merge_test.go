@@ -2,6 +2,7 @@ package scan_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -211,5 +212,106 @@ func TestScanPathsLeavesOthers(t *testing.T) {
 	}
 	if got := inventoryPaths(t, db); !slices.Equal(got, []string{"a/1", "c/3"}) {
 		t.Errorf("inventory %q", got)
+	}
+}
+
+// TestScanPathsMany: more paths in one directory than are scanned one by
+// one are scanned as their directory, with the same result.
+func TestScanPathsMany(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "files")
+	write(t, root, "other/o", "o")
+	write(t, root, "many/keep", "k")
+	db := openDB(t, filepath.Join(t.TempDir(), "state.db"))
+	s, err := scan.New(scan.Options{Root: root, Store: db, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for i := range 100 {
+		p := fmt.Sprintf("many/f%03d", i)
+		write(t, root, p, p)
+		paths = append(paths, p)
+	}
+	os.Remove(filepath.Join(root, "many/keep"))
+	os.Remove(filepath.Join(root, "other/o"))
+	st, err := s.ScanPaths(ctx, paths)
+	if err != nil || st.Created != 100 || st.Deleted != 1 {
+		t.Fatalf("ScanPaths: %+v %v", st, err)
+	}
+	if _, err := db.Get(ctx, "other/o"); err != nil {
+		t.Errorf("other/o, outside the paths: %v", err)
+	}
+	// The coalesced scan of many/ found many/keep gone; a full scan
+	// finds other/o.
+	if st, err := s.Scan(ctx); err != nil || st.Deleted+st.Created+st.Updated != 1 {
+		t.Fatalf("Scan: %+v %v", st, err)
+	}
+	checkInventory(t, db, root, nil)
+}
+
+// TestSymlinkedRoot: the root may be a symbolic link to the directory
+// (links under it are still not followed).
+func TestSymlinkedRoot(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	write(t, real, "a/b", "b")
+	write(t, real, "c", "c")
+	if err := os.Symlink(filepath.Join(real, "a"), filepath.Join(real, "link")); err != nil {
+		t.Skip(err)
+	}
+	root := filepath.Join(dir, "root")
+	if err := os.Symlink(real, root); err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t, filepath.Join(t.TempDir(), "state.db"))
+	s, err := scan.New(scan.Options{Root: root, Store: db, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.Scan(ctx); err != nil || st.Created != 2 {
+		t.Fatalf("Scan: %+v %v", st, err)
+	}
+	if got := inventoryPaths(t, db); !slices.Equal(got, []string{"a/b", "c"}) {
+		t.Errorf("inventory %q", got)
+	}
+	write(t, real, "a/new", "new")
+	if st, err := s.ScanPaths(ctx, []string{"a"}); err != nil || st.Created != 1 {
+		t.Fatalf("ScanPaths: %+v %v", st, err)
+	}
+}
+
+// TestExclude: excluded paths (the state and output directories, which
+// need not be hidden) are neither walked nor scanned by path.
+func TestExclude(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "files")
+	for _, n := range []string{"a", "state/x", "out/docs/y", "out/z", "statex"} {
+		write(t, root, n, n)
+	}
+	db := openDB(t, filepath.Join(t.TempDir(), "state.db"))
+	s, err := scan.New(scan.Options{Root: root, Store: db, Logger: quiet(),
+		Exclude: []string{filepath.Join(root, "state"), filepath.Join(root, "out", "docs") + "/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a", "out/z", "statex"}
+	if got := inventoryPaths(t, db); !slices.Equal(got, want) {
+		t.Errorf("inventory %q, want %q", got, want)
+	}
+	write(t, root, "state/new", "n")
+	write(t, root, "out/docs/new", "n")
+	if st, err := s.ScanPaths(ctx, []string{"state/new", "out/docs", "state"}); err != nil || st.Files+st.Created != 0 {
+		t.Errorf("ScanPaths of excluded paths: %+v %v", st, err)
+	}
+	if got := inventoryPaths(t, db); !slices.Equal(got, want) {
+		t.Errorf("inventory %q, want %q", got, want)
 	}
 }

@@ -78,7 +78,8 @@ type Scanner struct {
 	opt        Options
 	root       string
 	exclude    map[string]bool
-	mu         sync.Mutex // one scan at a time
+	excludeIn  map[string]map[string]bool // directory -> names excluded in it
+	mu         sync.Mutex                 // one scan at a time
 	log        *slog.Logger
 	beforeHash func(rel string)                    // test hook: runs in the worker before a file is read
 	openHook   func(name string) (hashFile, error) // test hook: opens a file to hash
@@ -98,13 +99,21 @@ func New(opt Options) (*Scanner, error) {
 			return nil, fmt.Errorf("%w %q: %w", ErrSkipPattern, p, err)
 		}
 	}
-	s := &Scanner{opt: opt, root: root, exclude: map[string]bool{}, log: opt.Logger}
+	s := &Scanner{opt: opt, root: root, exclude: map[string]bool{}, excludeIn: map[string]map[string]bool{}, log: opt.Logger}
 	for _, e := range opt.Exclude {
 		a, err := filepath.Abs(e)
 		if err != nil {
 			return nil, fmt.Errorf("scan: exclude %q: %w", e, err)
 		}
 		s.exclude[a] = true
+		d, n := filepath.Split(a)
+		if d != string(filepath.Separator) {
+			d = strings.TrimSuffix(d, string(filepath.Separator))
+		}
+		if s.excludeIn[d] == nil {
+			s.excludeIn[d] = map[string]bool{}
+		}
+		s.excludeIn[d][n] = true
 	}
 	if s.opt.Workers <= 0 {
 		s.opt.Workers = runtime.NumCPU()
@@ -138,10 +147,13 @@ func statOf(fi fs.FileInfo) statKey {
 
 type job struct {
 	rel   string
-	abs   string
+	abs   string  // absolute path, unless dir is set (see path)
+	dir   *dirRef // if not nil, the file is dir's entry name
+	name  string
 	st    statKey // from lstat, when known
 	known bool
-	prev  *store.Resource // nil for a new file
+	prev  store.Resource // the inventory record, if old
+	old   bool           // the file has an inventory record
 }
 
 type outcome uint8
@@ -192,17 +204,33 @@ func (s *Scanner) ScanPaths(ctx context.Context, paths []string) (Stats, error) 
 	return s.run(ctx, normalisePaths(paths))
 }
 
-// normalisePaths cleans the paths, sorts them and drops those under
+// coalesce is how many paths in one directory ScanPaths scans one by one;
+// more are scanned as their directory (one listing instead of a lookup,
+// a store read and a range read each).
+const coalesce = 64
+
+// normalisePaths cleans the paths, replaces more than coalesce paths in
+// one directory by the directory, sorts them and drops those under
 // another one (or equal to it), so that their key ranges are disjoint and
 // ascending.
 func normalisePaths(paths []string) []string {
 	var out []string
+	perDir := map[string]int{}
 	for _, p := range paths {
 		p = strings.Trim(path.Clean("/"+p), "/")
 		if p == "" {
 			return []string{""}
 		}
 		out = append(out, p)
+		perDir[path.Dir(p)]++
+	}
+	for i, p := range out {
+		if d := path.Dir(p); perDir[d] > coalesce {
+			if d == "." {
+				return []string{""}
+			}
+			out[i] = d
+		}
 	}
 	slices.SortFunc(out, cmpPath)
 	keep := out[:0]
@@ -256,6 +284,7 @@ func (s *Scanner) run(ctx context.Context, targets []string) (Stats, error) {
 			for chunk := range jobs {
 				for _, j := range chunk {
 					r, ok := s.visit(ctx, j, &wstats[w], wk)
+					j.done()
 					if !ok {
 						continue
 					}
@@ -317,13 +346,20 @@ func (s *Scanner) run(ctx context.Context, targets []string) (Stats, error) {
 // fields match its inventory record. ok is false when there is nothing to
 // apply.
 func (s *Scanner) visit(ctx context.Context, j job, ws *Stats, w *worker) (r result, ok bool) {
-	if j.prev == nil {
+	if !j.old {
 		// A new file: no lstat, the worker's fstat after opening it is
 		// the stat to trust (one path lookup fewer per new file).
 		ws.Files++
 		return s.hash(ctx, j, w), true
 	}
-	key, regular, err := lstat(j.abs)
+	var key statKey
+	var regular bool
+	var err error
+	if j.dir != nil {
+		key, regular, err = j.dir.lstat(j.name)
+	} else {
+		key, regular, err = lstat(j.abs)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			s.log.Info("scan: file vanished during the scan", "path", j.rel)
@@ -425,18 +461,43 @@ func newWorker() *worker {
 	return &worker{buf: make([]byte, 256<<10), md5: md5.New(), sha: sha256.New()}
 }
 
-func (s *Scanner) open(name string) (hashFile, error) {
-	if s.openHook != nil {
-		return s.openHook(name)
+func (s *Scanner) open(j job) (hashFile, error) {
+	switch {
+	case s.openHook != nil:
+		return s.openHook(j.path())
+	case j.dir != nil:
+		return j.dir.openFile(j.name)
 	}
-	return openRaw(name)
+	return openRaw(j.abs)
+}
+
+// path returns the file's absolute path.
+func (j job) path() string {
+	if j.dir != nil {
+		return joinPath(j.dir.abs, j.name)
+	}
+	return j.abs
+}
+
+func joinPath(dir, name string) string {
+	if strings.HasSuffix(dir, string(filepath.Separator)) {
+		return dir + name
+	}
+	return dir + string(filepath.Separator) + name
+}
+
+// done releases the job's directory.
+func (j job) done() {
+	if j.dir != nil {
+		j.dir.release()
+	}
 }
 
 // hashOnce reads the file whose stat was j.st and returns its metadata, or
 // errChanged if the file is not the one stat'ed or changed while read.
 func (s *Scanner) hashOnce(j job, w *worker) (store.Resource, error) {
 	start := time.Now()
-	f, err := s.open(j.abs)
+	f, err := s.open(j)
 	if err != nil {
 		return store.Resource{}, err
 	}
@@ -471,7 +532,7 @@ func (s *Scanner) hashOnce(j job, w *worker) (store.Resource, error) {
 			break // shrank: caught below
 		}
 		if err != nil {
-			return store.Resource{}, fmt.Errorf("read %s: %w", j.abs, err)
+			return store.Resource{}, fmt.Errorf("read %s: %w", j.path(), err)
 		}
 	}
 	after, _, err := f.stat()
@@ -558,14 +619,14 @@ func (a *applier) add(r result) {
 		a.st.Skipped++
 		return
 	case vanished:
-		if r.prev != nil {
-			a.change(rs.Deleted, *r.prev)
+		if r.old {
+			a.change(rs.Deleted, r.prev)
 		}
 		return
 	}
 	a.st.Bytes += r.res.Size
 	switch {
-	case r.prev == nil:
+	case !r.old:
 		a.change(rs.Created, r.res)
 		return
 	case r.prev.Size != r.res.Size || r.prev.MD5 != r.res.MD5 || r.prev.SHA256 != r.res.SHA256:
@@ -574,7 +635,7 @@ func (a *applier) add(r result) {
 	}
 	// Touched: same bytes. Refresh the stat fields only; the content
 	// metadata (type and lastmod included) stay as journaled.
-	t := *r.prev
+	t := r.prev
 	t.ModTime, t.Inode = r.res.ModTime, r.res.Inode
 	a.touches = append(a.touches, t)
 	a.st.Touched++

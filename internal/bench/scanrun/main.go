@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command scanrun runs one scan of a directory into a state file and
 // prints its statistics, time, CPU time and peak RSS (VmHWM), for
 // measuring the scanner alone at scale:

@@ -12,7 +12,9 @@
 //   - generates the files (deterministic random bytes) in a scratch
 //     directory on the file system of the working directory (not /tmp,
 //     which may be a tmpfs), and publishes them with a Source served on
-//     127.0.0.1 by this process;
+//     127.0.0.1 by this process (with -dumps, with a Resource Dump, which
+//     the sync's baseline then installs from: one download of its ZIP
+//     packages instead of one GET per file);
 //   - runs destination.Sync into an empty DEST in a child process (this
 //     binary re-executed), so that the peak RSS (VmHWM) it reports is the
 //     sync's own, not the generator's or the server's;
@@ -121,13 +123,14 @@ func main() {
 	flag.IntVar(&cfg.LargeSize, "large-size", 10<<20, "bytes per large file")
 	workers := flag.String("workers", "0", fmt.Sprintf("destination.Options.Workers, or a comma-separated list to compare in each run (0: the destination's default, %d)", destinationDefaultWorkers))
 	flag.IntVar(&cfg.Runs, "runs", 1, "runs of each baseline and sync")
-	verify := flag.String("verify", "all", "digests the sync verifies: all (the default of resourcesync sync) or strongest")
+	flag.BoolVar(&cfg.Dumps, "dumps", false, "the Source publishes a Resource Dump and the baseline starts from it (as resourcesync serve does by default; without: from the Resource List, as serve --no-dumps)")
+	verify := flag.String("verify", "strongest", "digests the sync verifies besides the length: strongest (the default of resourcesync sync) or all")
 	flag.StringVar(&cfg.Dir, "dir", "", "scratch directory, on the disk to measure (default: ./.syncbench-tmp; what the bench creates there is removed)")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of each sync child to `PREFIX`-small-RUN-wWORKERS.pprof (and -large-), and of the Source serving it to ...-server.pprof")
 	flag.StringVar(&cfg.BlockProfile, "blockprofile", "", "write a goroutine blocking profile of each sync child to `PREFIX`-small-RUN-wWORKERS.pprof (and -large-); it slows the sync down")
 	asJSON := flag.Bool("json", false, "print the results as JSON on stdout (progress goes to stderr)")
 	flag.Parse()
-	cfg.VerifyStrongest = *verify == "strongest"
+	cfg.VerifyAll = *verify == "all"
 	for _, w := range strings.Split(*workers, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(w))
 		if err != nil || n < 0 {
@@ -162,8 +165,12 @@ type Config struct {
 	// syncs with (0: the destination's default; none: just that).
 	Workers []int
 	Runs    int
-	// VerifyStrongest syncs with destination.Options.VerifyStrongest.
-	VerifyStrongest bool
+	// Dumps makes the Source publish Resource Dumps: the sync's
+	// baseline then installs from the dump's packages.
+	Dumps bool
+	// VerifyAll syncs with destination.Options.VerifyAll (every offered
+	// digest; by default the strongest).
+	VerifyAll bool
 	// Dir is the scratch directory (default ./.syncbench-tmp); Run works
 	// in a new directory below it and removes it at the end.
 	Dir          string
@@ -383,7 +390,7 @@ func (b *bench) collection(ctx context.Context, name string, n, size int) (*Coll
 	}
 	base := "http://" + ln.Addr().String() + "/"
 	src, err := source.Open(source.Config{BaseURL: base, Sets: []source.SetConfig{{Name: "default", Dir: dir}},
-		StateDir: filepath.Join(b.scratch, name+"-state"), ChangeListPeriod: time.Hour,
+		StateDir: filepath.Join(b.scratch, name+"-state"), ChangeListPeriod: time.Hour, Dumps: b.cfg.Dumps,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		ln.Close()
@@ -484,7 +491,7 @@ func (b *bench) sync(ctx context.Context, c *Collection, run *RunResult, base st
 	small := name == "small"
 	log := b.cfg.Log
 	dest := filepath.Join(b.scratch, fmt.Sprintf("%s-dest-%d-w%d", name, r, run.Workers))
-	spec := childSpec{Source: base, Dest: dest, Workers: run.Workers, Strongest: b.cfg.VerifyStrongest}
+	spec := childSpec{Source: base, Dest: dest, Workers: run.Workers, All: b.cfg.VerifyAll}
 	if b.cfg.CPUProfile != "" {
 		spec.CPUProfile = fmt.Sprintf("%s-%s-%d-w%d.pprof", b.cfg.CPUProfile, name, r, run.Workers)
 	}
@@ -709,7 +716,7 @@ type childSpec struct {
 	Source       string `json:"source"`
 	Dest         string `json:"dest"`
 	Workers      int    `json:"workers"`
-	Strongest    bool   `json:"strongest,omitempty"`
+	All          bool   `json:"all,omitempty"`
 	CPUProfile   string `json:"cpuprofile,omitempty"`
 	BlockProfile string `json:"blockprofile,omitempty"`
 }
@@ -828,7 +835,7 @@ func childMain(specJSON string, out io.Writer) int {
 		}
 	}
 	t0 = time.Now()
-	rep, err := destination.Sync(context.Background(), spec.Source, destination.Options{Dest: spec.Dest, Client: client, Workers: spec.Workers, VerifyStrongest: spec.Strongest, Events: events})
+	rep, err := destination.Sync(context.Background(), spec.Source, destination.Options{Dest: spec.Dest, Client: client, Workers: spec.Workers, VerifyAll: spec.All, Events: events})
 	cr.Seconds = time.Since(t0).Seconds()
 	cr.VmHWMKiB = vmHWM()
 	cr.Refused = len(g.Refused())

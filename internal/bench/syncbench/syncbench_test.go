@@ -43,6 +43,14 @@ func TestRun(t *testing.T) {
 	if res.Targets.SmallMet == nil || res.Targets.LargeMet == nil {
 		t.Errorf("targets: %+v", res.Targets)
 	}
+	// -dumps: the baseline comes from the Resource Dump.
+	res, err = Run(context.Background(), Config{Small: 200, SmallSize: 1024, Dumps: true, Dir: t.TempDir(), Client: client, Log: testWriter{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Small.Best; r.Fetched != 200 || !strings.Contains(r.Mode, "dump") {
+		t.Errorf("with dumps: %+v", r)
+	}
 }
 
 func TestCommas(t *testing.T) {

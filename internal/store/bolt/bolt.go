@@ -26,6 +26,7 @@ import (
 	"io/fs"
 	"iter"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -47,7 +48,14 @@ var (
 	kCount   = []byte("count")
 )
 
-const formatVersion = 1
+// formatVersion is the state's format. Version 2 (compact resource
+// values, see appendResource) reads version 1 states and marks them
+// version 2 when it opens them, so that an older program refuses them
+// instead of misreading the new values.
+const (
+	formatVersion  = 2
+	formatVersion1 = 1
+)
 
 // journalChunk is how many journal records one read transaction reads
 // before it is closed and the records are yielded.
@@ -75,6 +83,10 @@ type DB struct {
 	path   string
 	mu     sync.RWMutex // guards closed against Close
 	closed bool
+	// applied counts the records written since the mapped pages were last
+	// released: a write transaction reads the pages it changes through the
+	// mapping, so a long series of batches touches the whole inventory.
+	applied atomic.Int64
 }
 
 var _ store.Store = (*DB)(nil)
@@ -141,8 +153,12 @@ func (d *DB) init() error {
 			info, _ = tx.CreateBucket(bInfo)
 			info.Put(kVersion, binary.BigEndian.AppendUint32(nil, formatVersion))
 			info.Put(kCount, make([]byte, 8))
-		} else if v := info.Get(kVersion); len(v) != 4 || binary.BigEndian.Uint32(v) != formatVersion {
+		} else if v := info.Get(kVersion); len(v) != 4 || (binary.BigEndian.Uint32(v) != formatVersion && binary.BigEndian.Uint32(v) != formatVersion1) {
 			return fmt.Errorf("%w: %s has unknown state format %x", store.ErrCorrupt, d.path, v)
+		} else if binary.BigEndian.Uint32(v) == formatVersion1 {
+			if err := info.Put(kVersion, binary.BigEndian.AppendUint32(nil, formatVersion)); err != nil {
+				return err
+			}
 		}
 		for _, name := range [][]byte{bInv, bJnl, bMeta} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
@@ -321,6 +337,10 @@ func (d *DB) Apply(ctx context.Context, b store.Batch) (first, last uint64, err 
 	if err != nil {
 		return 0, 0, err
 	}
+	if d.applied.Add(int64(len(b.Changes)+len(b.Touch))) >= releaseEvery {
+		d.applied.Store(0)
+		d.release()
+	}
 	return first, last, nil
 }
 
@@ -341,7 +361,8 @@ func (d *DB) Get(ctx context.Context, path string) (r store.Resource, err error)
 }
 
 // Resources implements store.Store. It holds one read transaction for the
-// whole iteration.
+// whole iteration, releasing the mapped pages it has read every
+// releaseEvery records.
 func (d *DB) Resources(ctx context.Context) iter.Seq2[store.Resource, error] {
 	return func(yield func(store.Resource, error) bool) {
 		stopped := false
@@ -352,6 +373,9 @@ func (d *DB) Resources(ctx context.Context) iter.Seq2[store.Resource, error] {
 				if n++; n%4096 == 0 {
 					if err := ctx.Err(); err != nil {
 						return err
+					}
+					if n%releaseEvery == 0 {
+						_ = boltmem.ReleaseTx(tx)
 					}
 				}
 				r, err := decodeResource(string(k), v)
@@ -591,15 +615,63 @@ func (d *DB) PutMeta(ctx context.Context, key string, value []byte) error {
 
 // Encoding. A resource value is:
 //
-//	version byte (1) | flags byte | uvarint size | varint mtime ns |
-//	uvarint inode | md5[16] | sha256[32] | uvarint len(type) | type |
+//	version byte (2) | flags byte | uvarint size | varint mtime ns |
+//	uvarint inode | md5[16] | sha256[32] | type |
 //	varint lastmod ns | varint changed ns
 //
-// flags bit i set means time i (mtime, lastmod, changed) is non-zero.
+// flags bit i set means time i (mtime, lastmod, changed) is non-zero; bit
+// 3 set means lastmod equals mtime and is not stored (the scanner's usual
+// record). type is uvarint i: 1..len(knownTypes) names knownTypes[i-1], 0
+// is followed by uvarint len(type) | type. Version 1 values (states written
+// before version 2) are read as well: the same fields with the type always
+// as uvarint len | bytes and lastmod always stored when non-zero.
+//
 // A change value is: kind byte ('c','u','d') | varint time ns |
 // uvarint len(path) | path | resource value.
 
-const resVersion = 1
+const (
+	resVersion1 = 1
+	resVersion  = 2
+
+	flagLastModIsMTime = 1 << 3
+)
+
+// knownTypes are media types stored as one byte. The list is part of the
+// format: append only, never reorder.
+var knownTypes = [...]string{
+	"text/plain; charset=utf-8",
+	"application/octet-stream",
+	"text/html; charset=utf-8",
+	"text/xml; charset=utf-8",
+	"application/json",
+	"application/pdf",
+	"image/jpeg",
+	"image/png",
+	"image/gif",
+	"image/svg+xml",
+	"image/webp",
+	"image/tiff",
+	"text/css; charset=utf-8",
+	"text/javascript; charset=utf-8",
+	"text/csv; charset=utf-8",
+	"application/zip",
+	"application/gzip",
+	"application/x-gzip",
+	"application/xml",
+	"video/mp4",
+	"audio/mpeg",
+	"text/plain; charset=utf-16be",
+	"text/plain; charset=utf-16le",
+	"application/wasm",
+}
+
+var knownTypeIndex = func() map[string]uint64 {
+	m := make(map[string]uint64, len(knownTypes))
+	for i, t := range knownTypes {
+		m[t] = uint64(i + 1)
+	}
+	return m
+}()
 
 func appendTime(b []byte, t time.Time) []byte {
 	if t.IsZero() {
@@ -615,15 +687,26 @@ func appendResource(b []byte, r *store.Resource) []byte {
 			flags |= 1 << i
 		}
 	}
+	sameLastMod := !r.ModTime.IsZero() && r.LastMod.Equal(r.ModTime)
+	if sameLastMod {
+		flags |= flagLastModIsMTime
+	}
 	b = append(b, resVersion, flags)
 	b = binary.AppendUvarint(b, uint64(r.Size))
 	b = appendTime(b, r.ModTime)
 	b = binary.AppendUvarint(b, r.Inode)
 	b = append(b, r.MD5[:]...)
 	b = append(b, r.SHA256[:]...)
-	b = binary.AppendUvarint(b, uint64(len(r.Type)))
-	b = append(b, r.Type...)
-	b = appendTime(b, r.LastMod)
+	if i, ok := knownTypeIndex[r.Type]; ok {
+		b = binary.AppendUvarint(b, i)
+	} else {
+		b = append(b, 0)
+		b = binary.AppendUvarint(b, uint64(len(r.Type)))
+		b = append(b, r.Type...)
+	}
+	if !sameLastMod {
+		b = appendTime(b, r.LastMod)
+	}
 	return appendTime(b, r.Changed)
 }
 
@@ -688,18 +771,33 @@ func (d *decoder) time(present bool) time.Time {
 
 func (d *decoder) resource(r *store.Resource) {
 	h := d.bytes(2)
-	if d.bad || h[0] != resVersion {
+	if d.bad || (h[0] != resVersion && h[0] != resVersion1) {
 		d.bad = true
 		return
 	}
-	flags := h[1]
+	v2, flags := h[0] == resVersion, h[1]
 	r.Size = int64(d.uvarint())
 	r.ModTime = d.time(flags&1 != 0)
 	r.Inode = d.uvarint()
 	copy(r.MD5[:], d.bytes(16))
 	copy(r.SHA256[:], d.bytes(32))
-	r.Type = string(d.bytes(d.uvarint()))
-	r.LastMod = d.time(flags&2 != 0)
+	t := uint64(0)
+	if v2 {
+		t = d.uvarint()
+	}
+	switch {
+	case t == 0:
+		r.Type = string(d.bytes(d.uvarint()))
+	case t <= uint64(len(knownTypes)):
+		r.Type = knownTypes[t-1]
+	default:
+		d.bad = true // a type of a later version
+	}
+	if v2 && flags&flagLastModIsMTime != 0 {
+		r.LastMod = r.ModTime
+	} else {
+		r.LastMod = d.time(flags&2 != 0)
+	}
 	r.Changed = d.time(flags&4 != 0)
 }
 

@@ -1,0 +1,293 @@
+package fetch
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The fast path: on Linux, openat2(2) with RESOLVE_BENEATH and
+// RESOLVE_NO_SYMLINKS resolves a whole path below DEST in one system call
+// and refuses every symbolic link on the way, which is what Dir.check does
+// one lstat per component (and os.Root one openat per component again).
+// Files are then written with plain system calls on the descriptor: an
+// install costs about eight system calls instead of about forty. Whatever
+// the fast path does not handle plainly (a missing directory, a link, an
+// error) falls back to the portable path, which says why.
+
+// noOpenat2 is set when the kernel (or a seccomp filter) refuses
+// openat2: the portable path is used from then on.
+var noOpenat2 atomic.Bool
+
+// rawRoot opens path as a descriptor for the fast path and checks that it
+// is the directory root holds; -1 when there is none.
+func rawRoot(path string, root *os.Root) int {
+	if noOpenat2.Load() {
+		return -1
+	}
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1
+	}
+	var st unix.Stat_t
+	fi, err := root.Stat(".")
+	rs, ok := fi.Sys().(*syscall.Stat_t)
+	if err != nil || !ok || unix.Fstat(fd, &st) != nil || st.Dev != rs.Dev || st.Ino != rs.Ino {
+		unix.Close(fd) // swapped between the two opens: no fast path
+		return -1
+	}
+	return fd
+}
+
+func closeRaw(fd int) {
+	if fd >= 0 {
+		unix.Close(fd)
+	}
+}
+
+// errNoFast tells the caller to take the portable path.
+var errNoFast = errors.New("no fast path")
+
+// errLinkAtName: the file was written but a symbolic link is at its name;
+// the caller reports it as the portable path does.
+var errLinkAtName = errors.New("symbolic link at the name")
+
+// openBeneath opens rel (relative to the Dir, "" for the Dir itself)
+// refusing any symbolic link and anything outside the Dir. An error is the
+// kernel's errno.
+func (d *Dir) openBeneath(rel string, flags int) (int, error) {
+	if rel == "" {
+		rel = "."
+	}
+	how := unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC),
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	for {
+		fd, err := unix.Openat2(d.fd, rel, &how)
+		switch err {
+		case nil:
+			return fd, nil
+		case unix.EINTR, unix.EAGAIN: // EAGAIN: a concurrent rename; retried
+			continue
+		case unix.ENOSYS, unix.EPERM:
+			// No openat2 here (an old kernel, a seccomp filter): the
+			// portable path from now on.
+			noOpenat2.Store(true)
+		}
+		return -1, err
+	}
+}
+
+// lstatFast is Lstat on the fast path. errNoFast: take the portable path.
+func (d *Dir) lstatFast(rel string) (fs.FileInfo, error) {
+	if d.fd < 0 || noOpenat2.Load() {
+		return nil, errNoFast
+	}
+	dir, base := filepath.Split(rel)
+	pfd, err := d.openBeneath(dir, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		if err == unix.ENOENT || err == unix.ENOTDIR {
+			// A parent is missing (or a file): so is the path. A link among
+			// the parents gives ELOOP, which the portable path names.
+			return nil, &fs.PathError{Op: "lstat", Path: rel, Err: err}
+		}
+		return nil, errNoFast
+	}
+	defer unix.Close(pfd)
+	fi := &statInfo{name: base}
+	st := (*unix.Stat_t)(unsafe.Pointer(&fi.st)) // the same struct stat (sizes asserted below)
+	if err := retryEINTR(func() error { return unix.Fstatat(pfd, base, st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
+		return nil, &fs.PathError{Op: "lstat", Path: rel, Err: err}
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, errNoFast // the portable path makes the *SymlinkError
+	}
+	return fi, nil
+}
+
+// openFast is Open on the fast path.
+func (d *Dir) openFast(rel string) (*os.File, error) {
+	if d.fd < 0 || noOpenat2.Load() {
+		return nil, errNoFast
+	}
+	fd, err := d.openBeneath(rel, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK)
+	if err != nil {
+		if err == unix.ENOENT {
+			return nil, &fs.PathError{Op: "open", Path: rel, Err: err}
+		}
+		return nil, errNoFast
+	}
+	// O_NONBLOCK kept a FIFO swapped in from blocking the open; reads of
+	// regular files ignore it.
+	return os.NewFile(uintptr(fd), filepath.Join(d.path, rel)), nil
+}
+
+// fastTemp is a temporary file created on the fast path, in the
+// directory pfd, to be renamed to base.
+type fastTemp struct {
+	pfd, fd    int
+	name, base string
+	path       string // for errors
+}
+
+// createFast opens the parent directory of rel and creates a temporary
+// file in it. errNoFast: take the portable path (nothing was created).
+func (d *Dir) createFast(rel string) (*fastTemp, error) {
+	if d.fd < 0 || noOpenat2.Load() {
+		return nil, errNoFast
+	}
+	dir, base := filepath.Split(rel)
+	pfd, err := d.openBeneath(dir, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, errNoFast // missing (created by the portable path), a link, …
+	}
+	for range 10000 {
+		name := tempName()
+		fd, err := unix.Openat(pfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, FilePerm)
+		if err == unix.EEXIST || err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			unix.Close(pfd)
+			return nil, errNoFast
+		}
+		return &fastTemp{pfd: pfd, fd: fd, name: name, base: base, path: filepath.Join(d.path, rel)}, nil
+	}
+	unix.Close(pfd)
+	return nil, errNoFast
+}
+
+func (t *fastTemp) Write(b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := unix.Write(t.fd, b[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, &os.PathError{Op: "write", Path: t.path, Err: err}
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// finish sets the mtime, fsyncs unless noSync, closes and renames the
+// temporary file into place. A symbolic link at the final name is not
+// replaced: errNoFast, for the portable path to refuse it by name.
+func (t *fastTemp) finish(mtime time.Time, noSync bool) error {
+	if !mtime.IsZero() {
+		// futimens(2): utimensat on the descriptor itself (no path).
+		ts := [2]unix.Timespec{unix.NsecToTimespec(mtime.UnixNano()), unix.NsecToTimespec(mtime.UnixNano())}
+		if err := retryEINTR(func() error {
+			_, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(t.fd), 0, uintptr(unsafe.Pointer(&ts[0])), 0, 0, 0)
+			if e != 0 {
+				return e
+			}
+			return nil
+		}); err != nil {
+			return &os.PathError{Op: "chtimes", Path: t.path, Err: err}
+		}
+	}
+	if !noSync {
+		if err := retryEINTR(func() error { return unix.Fsync(t.fd) }); err != nil {
+			return &os.PathError{Op: "sync", Path: t.path, Err: err}
+		}
+	}
+	err := unix.Close(t.fd)
+	t.fd = -1
+	if err != nil && err != unix.EINTR {
+		return &os.PathError{Op: "close", Path: t.path, Err: err}
+	}
+	// A new file (a baseline's) takes one renameat2 that refuses to
+	// replace anything; only when something is there already is it
+	// looked at: a regular file is replaced, a link is left to the
+	// portable path, which refuses it by name.
+	err = retryEINTR(func() error { return unix.Renameat2(t.pfd, t.name, t.pfd, t.base, unix.RENAME_NOREPLACE) })
+	if err == unix.EEXIST || err == unix.EINVAL || err == unix.ENOSYS {
+		var st unix.Stat_t
+		if unix.Fstatat(t.pfd, t.base, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			return errLinkAtName
+		}
+		err = retryEINTR(func() error { return unix.Renameat(t.pfd, t.name, t.pfd, t.base) })
+	}
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: t.name, New: t.path, Err: err}
+	}
+	t.name = ""
+	return nil
+}
+
+// release removes the temporary file unless it was renamed, and closes
+// the descriptors.
+func (t *fastTemp) release() {
+	if t.fd >= 0 {
+		unix.Close(t.fd)
+	}
+	if t.name != "" {
+		unix.Unlinkat(t.pfd, t.name, 0)
+	}
+	unix.Close(t.pfd)
+}
+
+func retryEINTR(f func() error) error {
+	for {
+		if err := f(); err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// Both packages declare the kernel's struct stat; a size mismatch fails
+// the build.
+var (
+	_ [unsafe.Sizeof(syscall.Stat_t{}) - unsafe.Sizeof(unix.Stat_t{})]byte
+	_ [unsafe.Sizeof(unix.Stat_t{}) - unsafe.Sizeof(syscall.Stat_t{})]byte
+)
+
+// statInfo is an fs.FileInfo from a stat(2) result, as os makes them.
+type statInfo struct {
+	name string
+	st   syscall.Stat_t
+}
+
+func (fi *statInfo) Name() string       { return fi.name }
+func (fi *statInfo) Size() int64        { return fi.st.Size }
+func (fi *statInfo) IsDir() bool        { return fi.Mode().IsDir() }
+func (fi *statInfo) Sys() any           { return &fi.st }
+func (fi *statInfo) ModTime() time.Time { return time.Unix(fi.st.Mtim.Unix()) }
+
+// Mode converts st_mode as os.Lstat does.
+func (fi *statInfo) Mode() fs.FileMode {
+	m := fs.FileMode(fi.st.Mode & 0o777)
+	switch fi.st.Mode & syscall.S_IFMT {
+	case syscall.S_IFBLK:
+		m |= fs.ModeDevice
+	case syscall.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFDIR:
+		m |= fs.ModeDir
+	case syscall.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case syscall.S_IFLNK:
+		m |= fs.ModeSymlink
+	case syscall.S_IFSOCK:
+		m |= fs.ModeSocket
+	}
+	if fi.st.Mode&syscall.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if fi.st.Mode&syscall.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if fi.st.Mode&syscall.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
+}

@@ -1,0 +1,15 @@
+//go:build !linux
+
+package server
+
+import (
+	"net/http"
+
+	"github.com/resourcesync-go/resourcesync/internal/store"
+)
+
+// serveSmall is the Linux fast path; elsewhere the general path serves
+// every resource.
+func serveSmall(http.ResponseWriter, *http.Request, string, string, *store.Resource, *Set) bool {
+	return false
+}
