@@ -552,6 +552,11 @@ func (p *publisher) writeResourceListArchive(s *Set, gens []rlGen, doc func(stri
 		Links: []rs.Link{{Rel: rs.RelUp, Href: p.capListURL(s.Name)}}}
 	return writeDocSeq(p.file(setDoc(s.Name, "resourcelist-archive.xml")), &h, func(emit func(*rs.Entry) error) error {
 		for _, g := range gens {
+			if !exists(p.file(doc(g.Gen))) {
+				// Written into another output tree (a state published
+				// with `publish --out` and then served): not here to list.
+				continue
+			}
 			e := rs.Entry{Loc: p.url(doc(g.Gen)), MD: rs.Metadata{At: rs.NewTime(g.At)}}
 			if err := emit(&e); err != nil {
 				return err
