@@ -62,7 +62,7 @@ func Walk(ctx context.Context, client *http.Client, start string, opts Options, 
 		opts.Timeout = 60 * time.Second
 	}
 	w := &walker{client: client, opts: opts, out: report, seen: map[string]bool{},
-		sem: make(chan struct{}, opts.Concurrency), sum: &WalkSummary{}}
+		listers: map[string][]string{}, sem: make(chan struct{}, opts.Concurrency), sum: &WalkSummary{}}
 	info, u, err := w.start(ctx, start)
 	if err != nil {
 		return w.sum, err
@@ -71,7 +71,19 @@ func Walk(ctx context.Context, client *http.Client, start string, opts Options, 
 	if info != nil {
 		w.descend(ctx, u, info)
 	}
+	for _, c := range w.relIndex {
+		if !slices.ContainsFunc(w.listers[c.doc], func(l string) bool { return sameURL(l, c.target) }) {
+			w.report(c.problem)
+		}
+	}
 	return w.sum, ctx.Err()
+}
+
+// relIndexCheck is an RS-REL-2 problem that stands unless the index its
+// component names also lists it.
+type relIndexCheck struct {
+	doc, target string
+	problem     Problem
 }
 
 type walker struct {
@@ -80,8 +92,15 @@ type walker struct {
 	out    func(Problem)
 	sem    chan struct{}
 
-	mu        sync.Mutex
-	seen      map[string]bool
+	mu   sync.Mutex
+	seen map[string]bool
+	// listers maps a document to the indexes that list it, and relIndex
+	// holds the components whose rel="index" names another index than
+	// the one that claimed them: a component shared by several indexes
+	// (Resource List parts kept across generations of an archive) may
+	// name any of them, which is known only once the walk is over.
+	listers   map[string][]string
+	relIndex  []relIndexCheck
 	sum       *WalkSummary
 	warnedMax bool
 	claimed   int
@@ -394,6 +413,11 @@ func (w *walker) descend(ctx context.Context, u string, info *Info) {
 		}
 		if j.url != "" {
 			jobs = append(jobs, j)
+			if idx {
+				w.mu.Lock()
+				w.listers[j.url] = append(w.listers[j.url], u)
+				w.mu.Unlock()
+			}
 		}
 	}
 	if a := h.Link(rs.RelArchives); a != "" && cp.Known() && !cp.IsArchive() {
@@ -476,7 +500,11 @@ func (w *walker) crossCheck(p *parent, j job, u string, info *Info) {
 		case ix == "":
 			emit("RS-REL-2", rs.SevWarning, "component of the index %s has no root rs:ln rel=\"index\" back to it", p.url)
 		case !sameURL(resolve(u, ix), p.url):
-			emit("RS-REL-2", rs.SevWarning, "rel=\"index\" points at %s, but the document is listed by the index %s", ix, p.url)
+			w.mu.Lock()
+			w.relIndex = append(w.relIndex, relIndexCheck{doc: u, target: resolve(u, ix), problem: Problem{
+				Doc: u, Line: pos.Line, Col: pos.Col, Rule: "RS-REL-2", Severity: rs.SevWarning,
+				Message: fmt.Sprintf("rel=\"index\" points at %s, but the document is listed by the index %s (and by no index it names)", ix, p.url)}})
+			w.mu.Unlock()
 		}
 	}
 	if !p.index && !pc.IsArchive() {

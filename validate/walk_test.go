@@ -138,6 +138,15 @@ func TestWalk(t *testing.T) {
 			wantDocs:  13,
 			wantRules: map[string]rs.Severity{"RS-REL-2": rs.SevWarning},
 		},
+		{
+			name:  "component naming another index",
+			start: "/",
+			edits: map[string]func(string) string{
+				"dataset1/resourcelist-part2.xml": replace(`/dataset1/resourcelist-index.xml"`, `/dataset1/resourcelist-other.xml"`),
+			},
+			wantDocs:  13,
+			wantRules: map[string]rs.Severity{"RS-REL-2": rs.SevWarning},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
