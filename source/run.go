@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,6 +23,11 @@ type RunOptions struct {
 	// pending); RescanInterval's full scans remain the safety net for
 	// events a watch cannot see.
 	Watch bool
+	// Watcher, if set, is the watch Run uses (Watch is then implied): made
+	// with Source.Watch before the first Update, it sees every change
+	// made after that Update's scan started, which a watch Run installs
+	// itself could miss (changes between the Update and the watch).
+	Watcher *Watcher
 	// Debounce is how long events must be quiet before an update
 	// (default 100ms); MaxDelay caps the wait under a steady stream of
 	// events (default 2s).
@@ -52,16 +58,16 @@ func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 	var events <-chan fsnotify.Event
 	var werrs <-chan error
 	var w *fsnotify.Watcher
-	if opt.Watch {
-		var err error
-		w, err = fsnotify.NewWatcher()
+	if opt.Watcher == nil && opt.Watch {
+		wt, err := s.Watch()
 		if err != nil {
 			return err
 		}
-		defer w.Close()
-		for _, st := range s.sets {
-			s.watchTree(w, st.dir)
-		}
+		defer wt.Close()
+		opt.Watcher = wt
+	}
+	if opt.Watcher != nil {
+		w = opt.Watcher.w
 		events, werrs = w.Events, w.Errors
 	}
 	var debounce <-chan time.Time
@@ -162,6 +168,26 @@ func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 		}
 	}
 }
+
+// Watcher watches a Source's directories for changes (see
+// RunOptions.Watcher). Events queue in the kernel until Run reads them; a
+// queue that overflows makes Run scan everything.
+type Watcher struct{ w *fsnotify.Watcher }
+
+// Watch installs a watch on every directory of the Source's sets.
+func (s *Source) Watch() (*Watcher, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("source: watch: %w", err)
+	}
+	for _, st := range s.sets {
+		s.watchTree(w, st.dir)
+	}
+	return &Watcher{w: w}, nil
+}
+
+// Close removes the watch.
+func (w *Watcher) Close() error { return w.w.Close() }
 
 // ignored reports whether a path is the state, the output, or hidden.
 func (s *Source) ignored(p string) bool {

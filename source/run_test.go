@@ -112,3 +112,42 @@ func TestWatchScansPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchBeforeFirstUpdate: a watch made with Source.Watch before the
+// first Update sees a change made after that Update and before Run starts
+// (serve prints "serving" between the two); no rescan interval covers it.
+func TestWatchBeforeFirstUpdate(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a/1", "one")
+	src, err := Open(Config{BaseURL: "http://127.0.0.1/", Sets: []SetConfig{{Name: "default", Dir: dir}}, StateDir: t.TempDir(),
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	w, err := src.Watch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := src.Update(ctx); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "a/1", "one, changed before Run")
+	done := make(chan error, 1)
+	go func() { done <- src.Run(ctx, RunOptions{Watcher: w, Debounce: 20 * time.Millisecond}) }()
+	defer func() { cancel(); <-done }()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		r, err := src.Store("default").Get(ctx, "a/1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Size == int64(len("one, changed before Run")) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the change made before Run was not recorded (size %d)", r.Size)
+		}
+	}
+}

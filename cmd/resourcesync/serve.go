@@ -88,6 +88,16 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 		extra = nt.Handlers()
 	}
 	start := time.Now()
+	if ro.Watch && ro.Watcher == nil {
+		// Watch before the first scan, so that a change made while it
+		// runs (or before Run starts) is not missed.
+		w, err := src.Watch()
+		if err != nil {
+			return cli.Exit(err.Error(), exitUsage)
+		}
+		defer w.Close()
+		ro.Watcher = w
+	}
 	rep, err := src.Update(ctx)
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
