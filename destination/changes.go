@@ -36,7 +36,7 @@ var (
 )
 
 // spoolBatch is how many changes are merged into the database at once.
-const spoolBatch = 10000
+const spoolBatch = 4096
 
 func newChangeSpool(dir string) *changeSpool {
 	return &changeSpool{dir: dir, pending: map[string]*rs.Entry{}, batch: spoolBatch}

@@ -514,7 +514,11 @@ func (eng *engine) verifyLocal(abs string, e *rs.Entry) (string, Record, error) 
 	for i := range ds {
 		ws[i] = ds[i].h
 	}
-	if _, err := io.Copy(io.MultiWriter(ws...), f); err != nil {
+	buf := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(buf)
+	// Through a bare Reader: *os.File's WriteTo would allocate a buffer
+	// per file.
+	if _, err := io.CopyBuffer(io.MultiWriter(ws...), struct{ io.Reader }{f}, *buf); err != nil {
 		return "", rec, fmt.Errorf("reading %s: %w", abs, err)
 	}
 	status := AuditInSync
@@ -527,6 +531,9 @@ func (eng *engine) verifyLocal(abs string, e *rs.Entry) (string, Record, error) 
 	}
 	return status, rec, nil
 }
+
+// copyBufs are the buffers verifyLocal hashes files through.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // verifyHashes returns the digests a download is checked against: the
 // strongest one we can compute, or with VerifyAll all offered.

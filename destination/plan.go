@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -792,35 +793,47 @@ func (e *engine) auditExtras(ctx context.Context, sr *SetReport) error {
 		return fmt.Errorf("%w: %v", ErrState, err)
 	}
 	root := e.m.Root()
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	// Directories are read in batches, unsorted (the report sorts): a
+	// directory of millions of files is never held in memory at once.
+	var walk func(dir, rel string) error
+	walk = func(dir, rel string) error {
+		f, err := os.Open(dir)
 		if err != nil {
 			return nil
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if d.IsDir() {
-			if p != root && filepath.Dir(p) == root && d.Name() == StateDirName {
-				return filepath.SkipDir
+		defer f.Close()
+		for {
+			ents, err := f.ReadDir(512)
+			for _, d := range ents {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				r := d.Name()
+				if rel != "" {
+					r = rel + "/" + r
+				}
+				if d.IsDir() {
+					if rel == "" && d.Name() == StateDirName {
+						continue
+					}
+					if err := walk(filepath.Join(dir, d.Name()), r); err != nil {
+						return err
+					}
+					continue
+				}
+				if strings.HasPrefix(d.Name(), tempPrefix) || e.seen.has(r) {
+					continue
+				}
+				if sr.Audit == nil {
+					sr.Audit = map[string]int{}
+				}
+				sr.Audit[AuditExtra]++
+				e.emit(Event{Kind: EventAudit, Set: sr.Set, Path: r, Status: AuditExtra, Message: "not at the Source and not written by resourcesync: left alone"})
 			}
-			return nil
+			if err != nil {
+				return nil // io.EOF, or a directory that cannot be read: skipped, as before
+			}
 		}
-		if strings.HasPrefix(d.Name(), tempPrefix) {
-			return nil
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return nil
-		}
-		rel = filepath.ToSlash(rel)
-		if e.seen.has(rel) {
-			return nil
-		}
-		if sr.Audit == nil {
-			sr.Audit = map[string]int{}
-		}
-		sr.Audit[AuditExtra]++
-		e.emit(Event{Kind: EventAudit, Set: sr.Set, Path: rel, Status: AuditExtra, Message: "not at the Source and not written by resourcesync: left alone"})
-		return nil
-	})
+	}
+	return walk(root, "")
 }

@@ -28,7 +28,21 @@ import (
 // digest (sha-256, md5, sha-1) is one kind byte — 0 absent, 1 raw bytes
 // of its algorithm's length (the hex was lower-case), 2 a string — and
 // its data.
-const recordV1 = 0x01
+//
+// Version 2 differs in the hash attribute only: with fRHashCombo it is a
+// count of tokens, each a kind byte — 0 a string "alg:value", 1–3 the
+// record's own md5, sha-1 or sha-256, 4–6 a digest of md5, sha-1 or
+// sha-256 as raw bytes (a Source's md5 that was not verified here).
+// Version 1 records (the first binary form) are still read.
+const (
+	recordV1 = 0x01
+	recordV2 = 0x02
+)
+
+var rhashAlgs = [...]struct {
+	alg string
+	n   int
+}{{"md5", 16}, {"sha-1", 20}, {"sha-256", 32}}
 
 const (
 	fNotOwned   = 1 << iota
@@ -36,10 +50,10 @@ const (
 	fHasLastMod // lastmod follows
 	fHasChanged // changed follows
 	fMTimeIsLM  // mtime equals lastmod (in ns): not stored
-	fRHashCombo // rhash is rhashCombos[next byte] of the record's own digests
+	fRHashCombo // v1: rhash is rhashCombos[next byte]; v2: rhash is tokens
 )
 
-// rhashCombos are the spellings of the Source's hash attribute that can be
+// rhashCombos (version 1) are the spellings of the Source's hash attribute that can be
 // rebuilt from the record's digests: most Sources write the digests the
 // destination verified, in this order.
 var rhashCombos = [][]string{
@@ -85,6 +99,74 @@ outer:
 	return -1
 }
 
+// rhashTokens encodes r.RemoteHash as tokens (version 2), or ok=false
+// when the tokens would not spell it exactly.
+func (r *Record) rhashTokens() (_ []byte, ok bool) {
+	if r.RemoteHash == "" {
+		return nil, false
+	}
+	toks := strings.Split(r.RemoteHash, " ")
+	b := binary.AppendUvarint(nil, uint64(len(toks)))
+	for _, t := range toks {
+		alg, val, found := strings.Cut(t, ":")
+		kind := -1
+		for i, a := range rhashAlgs {
+			if found && alg == a.alg && val != "" {
+				if val == r.digest(alg) {
+					kind = 1 + i
+				} else if raw, err := hex.DecodeString(val); err == nil && len(raw) == a.n && hex.EncodeToString(raw) == val {
+					kind = 4 + i
+					b = append(b, byte(kind))
+					b = append(b, raw...)
+				}
+			}
+		}
+		switch {
+		case kind < 0:
+			if t == "" {
+				return nil, false // two spaces in a row: kept as written
+			}
+			b = append(b, 0)
+			b = appendString(b, t)
+		case kind <= 3:
+			b = append(b, byte(kind))
+		}
+	}
+	return b, true
+}
+
+// readTokens decodes what rhashTokens wrote (the record's digests are
+// read already).
+func (r *Record) readTokens(d *recDecoder) string {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return ""
+	}
+	var sb strings.Builder
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		if i > 0 {
+			sb.WriteByte(' ')
+		}
+		switch k := d.byte(); {
+		case k == 0:
+			sb.WriteString(d.str())
+		case k >= 1 && k <= 3:
+			a := rhashAlgs[k-1]
+			if r.digest(a.alg) == "" {
+				d.fail()
+			}
+			sb.WriteString(a.alg + ":" + r.digest(a.alg))
+		case k >= 4 && k <= 6:
+			a := rhashAlgs[k-4]
+			sb.WriteString(a.alg + ":" + hex.EncodeToString(d.bytes(a.n)))
+		default:
+			d.fail()
+		}
+	}
+	return sb.String()
+}
+
 func pathInKey(uri, path string) bool {
 	return path != "" && len(uri) > len(path) && strings.HasSuffix(uri, path) && uri[len(uri)-len(path)-1] == '/'
 }
@@ -92,7 +174,7 @@ func pathInKey(uri, path string) bool {
 // encodeRecord returns the stored form of r, the record of uri.
 func encodeRecord(uri string, r *Record) []byte {
 	b := make([]byte, 2, 128)
-	b[0] = recordV1
+	b[0] = recordV2
 	var flags byte
 	if r.NotOwned {
 		flags |= fNotOwned
@@ -120,9 +202,9 @@ func encodeRecord(uri string, r *Record) []byte {
 			b = appendString(b, d.hex)
 		}
 	}
-	if c := r.rhashCombo(); c >= 0 {
+	if t, ok := r.rhashTokens(); ok {
 		flags |= fRHashCombo
-		b = append(b, byte(c))
+		b = append(b, t...)
 	} else {
 		b = appendString(b, r.RemoteHash)
 	}
@@ -157,7 +239,7 @@ func decodeRecord(uri string, v []byte) (Record, error) {
 		err := json.Unmarshal(v, &r)
 		return r, err
 	}
-	if len(v) < 2 || v[0] != recordV1 {
+	if len(v) < 2 || v[0] != recordV1 && v[0] != recordV2 {
 		return r, fmt.Errorf("%w: unknown format", errRecord)
 	}
 	d := recDecoder{b: v[2:]}
@@ -188,7 +270,9 @@ func decodeRecord(uri string, v []byte) (Record, error) {
 			d.err = errRecord
 		}
 	}
-	if flags&fRHashCombo != 0 {
+	if flags&fRHashCombo != 0 && v[0] == recordV2 {
+		r.RemoteHash = r.readTokens(&d)
+	} else if flags&fRHashCombo != 0 {
 		c := int(d.byte())
 		if c >= len(rhashCombos) {
 			d.err = errRecord

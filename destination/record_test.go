@@ -2,9 +2,11 @@ package destination
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +33,11 @@ func TestRecordRoundTrip(t *testing.T) {
 		{"http://h/%C3%A9", Record{Path: "é", Length: -1, LastMod: time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC), MTime: 7}},
 		{"http://h/a", Record{Path: "a", LastMod: lm, MTime: lm.UnixNano() + 1, RemoteHash: "sha-256:" + sha, SHA256: sha}},
 		{"http://h/", Record{}},
+		// Verified the strongest only: the Source's md5 is not the record's.
+		{"http://h/s", Record{Path: "s", SHA256: sha, RemoteHash: "md5:" + md + " sha-256:" + sha + " sha-1:" + sha1}},
+		{"http://h/t", Record{Path: "t", MD5: md, RemoteHash: "md5:" + strings.ToUpper(md) + " xyz:abc foo"}},
+		{"http://h/u", Record{Path: "u", MD5: md, RemoteHash: "md5:" + md + "  md5:" + md}},
+		{"http://h/v", Record{Path: "v", RemoteHash: " "}},
 	}
 	for i, c := range cases {
 		v := encodeRecord(c.uri, &c.r)
@@ -54,6 +61,19 @@ func TestRecordRoundTrip(t *testing.T) {
 		if _, err := decodeRecord(c.uri, append(v, 0)); err == nil {
 			t.Errorf("case %d: trailing byte accepted", i)
 		}
+	}
+}
+
+// TestRecordV1: records in the first binary form are still read.
+func TestRecordV1(t *testing.T) {
+	md := "900150983cd24fb0d6963f7d28e17f72"
+	raw, _ := hex.DecodeString(md)
+	v := append([]byte{recordV1, fPathInKey | fRHashCombo, 1, 's', 1, 6, 0, 1}, raw...)
+	v = append(v, 0, 2, 14) // no sha-1; rhashCombos[2] ("md5"); mtime 7
+	got, err := decodeRecord("http://h/a", v)
+	want := Record{Set: "s", Path: "a", Length: 3, MD5: md, RemoteHash: "md5:" + md, MTime: 7}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v %v, want %+v", got, err, want)
 	}
 }
 
@@ -117,7 +137,7 @@ func TestStateReadsJSONRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.view(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bucketRes).Get([]byte("http://h/a/b")); len(v) == 0 || v[0] != recordV1 {
+		if v := tx.Bucket(bucketRes).Get([]byte("http://h/a/b")); len(v) == 0 || v[0] != recordV2 {
 			t.Errorf("rewritten record: %q", v)
 		}
 		return nil

@@ -62,10 +62,15 @@ func openScratch(dir, pattern string, buckets ...[]byte) (*bolt.DB, string, erro
 	return db, f.Name(), nil
 }
 
+// seenBatch is how many paths are held before they are written: a batch
+// costs its entries and, while it is written, bbolt's nodes for them,
+// several MB at 20,000.
+const seenBatch = 4096
+
 // add marks rel as named by uri.
 func (s *seenSet) add(rel, uri string) error {
 	s.pending[rel] = uri
-	if len(s.pending) >= 20000 {
+	if len(s.pending) >= seenBatch {
 		return s.flush()
 	}
 	return nil

@@ -97,7 +97,7 @@ func TestWatchScansPaths(t *testing.T) {
 	// must be a path scan that visits no file but the changed ones.
 	write(t, dir, "b/2", "changed b/2")
 	for _, u := range waitFor("a/1=2 a/2=2 a/3=2 a/4=2 b/1=2 b/2=11 b/3=2 b/4=2 c/1=2 c/2=2 c/3=2 c/4=2", "updated", 1) {
-		if u["full"] != false || u["files"].(int64) > 1 {
+		if u["full"] != false || (u["updated"] != int64(0) && u["files"].(int64) > 1) {
 			t.Errorf("after a write: %v", u)
 		}
 	}
@@ -106,7 +106,8 @@ func TestWatchScansPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, u := range waitFor("a/1=2 a/2=2 a/3=2 a/4=2 b/1=2 b/2=11 b/3=2 b/4=2", "deleted", 4) {
-		if u["full"] != false || u["files"].(int64) != 0 {
+		// (A late update of the write's last event may be logged here.)
+		if u["full"] != false || (u["deleted"] != int64(0) && u["files"].(int64) != 0) {
 			t.Errorf("after removing a directory: %v", u)
 		}
 	}

@@ -525,6 +525,10 @@ func (w *walker) continuity(p *parent, jobs []job, sums []*docSum) {
 	var prev *docSum
 	for _, s := range sums {
 		if s == nil {
+			// Not visited from here (claimed by another parent, e.g. the
+			// archive that also names it, or not fetched): its neighbours
+			// are not consecutive, so nothing is compared across it.
+			prev = nil
 			continue
 		}
 		if prev != nil {

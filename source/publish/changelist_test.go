@@ -254,6 +254,41 @@ func TestResourceListArchive(t *testing.T) {
 	}
 }
 
+// TestResourceListArchiveOtherOut: a state published into one output tree
+// and then into another (`publish --out` first, `serve` on the same state
+// later) lists in the second tree's Resource List Archive only the
+// generations that tree holds: the others would answer 404.
+func TestResourceListArchiveOtherOut(t *testing.T) {
+	outA, outB := t.TempDir(), t.TempDir()
+	st := openStore(t, "")
+	t0 := time.Date(2026, 3, 1, 10, 10, 0, 0, time.UTC)
+	clk := &clock{}
+	cfg := publish.Config{BaseURL: "http://127.0.0.1:1/", Out: outA, Archives: true, ArchivedResourceLists: 5,
+		Now: clk.Now, Logger: quiet, Sets: []publish.Set{{Name: "default", Store: st, ResourceBase: "http://127.0.0.1:1/r/"}}}
+	for i := range 3 {
+		at := t0.Add(time.Duration(i) * time.Hour)
+		apply(t, st, "", rs.Created, fmt.Sprint("f", i), "x", at)
+		clk.Set(at.Add(time.Minute))
+		if i == 2 {
+			cfg.Out = outB
+		}
+		if _, err := publish.Publish(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, archA := decodeFile(t, filepath.Join(outA, ".resourcesync/default/resourcelist-archive.xml"))
+	if len(archA) != 1 {
+		t.Fatalf("first tree's archive: %d entries, want 1", len(archA))
+	}
+	_, archB := decodeFile(t, filepath.Join(outB, ".resourcesync/default/resourcelist-archive.xml"))
+	for _, e := range archB {
+		rel := strings.TrimPrefix(e.Loc, cfg.BaseURL)
+		if _, err := os.Stat(filepath.Join(outB, filepath.FromSlash(rel))); err != nil {
+			t.Errorf("second tree's archive lists %s, which it does not hold: %v", e.Loc, err)
+		}
+	}
+}
+
 func TestChangeListCloseGrace(t *testing.T) {
 	out := t.TempDir()
 	st := openStore(t, "")

@@ -116,7 +116,8 @@
 // 24h) old; the Change Dumps carry the changes in between. It is a full
 // copy of the collection: a set of ZIP packages
 // (entries stored, not compressed; ZIP64 where needed, by archive/zip) of
-// at most MaxEntries resources and DumpPartBytes bytes of resources each
+// at most MaxEntries and 10,000 resources (a package's records are held in
+// memory until it is complete) and DumpPartBytes bytes of resources each
 // (one larger resource makes a package alone), each starting with
 // manifest.xml (a resourcedump-manifest, paths /resources/<escaped path>),
 // a copy of which is written next to the package and linked with

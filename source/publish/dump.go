@@ -281,6 +281,12 @@ func (p *publisher) tryPackage(k pkgKind, dir, name string, h *rs.Head, items []
 	return info, nil, zf.commit()
 }
 
+// maxPackageEntries caps the resources of one Resource Dump package: a
+// package's records and the ZIP writer's central directory are held in
+// memory until it is complete (about 400 bytes a resource), so this keeps
+// a dump's memory the same at 20,000 and at 10 million resources.
+const maxPackageEntries = 10000
+
 // smallFile is the largest bitstream read ahead, whole, into memory.
 const smallFile = 256 << 10
 
@@ -482,7 +488,7 @@ func (p *publisher) resourceDump(ctx context.Context, s *Set, sr *SetReport) err
 			sr.SkippedBitstreams++
 			continue
 		}
-		if len(batch) > 0 && (len(batch) >= p.cfg.MaxEntries || nbytes+r.Size > p.cfg.DumpPartBytes) {
+		if len(batch) > 0 && (len(batch) >= min(p.cfg.MaxEntries, maxPackageEntries) || nbytes+r.Size > p.cfg.DumpPartBytes) {
 			if err := flush(); err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -394,4 +395,89 @@ func TestPartsOlderMeta(t *testing.T) {
 		t.Errorf("next change: %+v, want one part written", rep)
 	}
 	mustWalkClean(t, f.base)
+}
+
+// TestPartsMergeBothSides: two small changed parts with one small clean
+// part between them: the first merges forward with it, and the second
+// must not merge backward into what was just written (that would drop
+// the first part's paths from the list).
+func TestPartsMergeBothSides(t *testing.T) {
+	f := newPartsFixture(t, false)
+	del := func(from, to int) {
+		for i := from; i < to; i++ {
+			f.change(rs.Deleted, fmt.Sprintf("p/%03d", i), "")
+		}
+	}
+	f.clk.Set(f.t0.Add(time.Hour))
+	del(40, 49) // part 4 keeps p/049
+	f.publish()
+	f.clk.Set(f.t0.Add(2 * time.Hour))
+	del(30, 39) // part 3 keeps p/039
+	del(50, 59) // part 5 keeps p/059
+	f.publish()
+	paths, counts := f.listed()
+	if inv := f.inventory(); !slices.Equal(paths, inv) {
+		t.Errorf("list names %v (parts %v), inventory has %d paths", paths, counts, len(inv))
+	}
+	mustWalkClean(t, f.base)
+}
+
+// TestPartsRandomChanges: rounds of random creates, updates and deletes
+// (a few, or many in a narrow range, so that parts split, shrink, merge
+// and empty); after every publish the list names exactly the inventory,
+// no part exceeds MaxEntries, and every part is non-empty.
+func TestPartsRandomChanges(t *testing.T) {
+	f := newPartsFixture(t, true)
+	rng := rand.New(rand.NewPCG(11, 7))
+	incremental := 0
+	for round := range 40 {
+		f.clk.Set(f.t0.Add(time.Duration(round+1) * time.Hour))
+		lo := rng.IntN(150)
+		width := 1 + rng.IntN(30)
+		for range 1 + rng.IntN(12) {
+			p := fmt.Sprintf("p/%03d", lo+rng.IntN(width))
+			if rng.IntN(3) == 0 {
+				p += fmt.Sprint(rng.IntN(10))
+			}
+			_, err := f.st.Get(context.Background(), p)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				f.change(rs.Created, p, "c")
+			case err != nil:
+				t.Fatal(err)
+			case rng.IntN(2) == 0:
+				f.change(rs.Deleted, p, "")
+			default:
+				f.change(rs.Updated, p, fmt.Sprint(round))
+			}
+		}
+		rep := f.publish()
+		inv := f.inventory()
+		if h, _ := decodeFile(t, filepath.Join(f.out, ".resourcesync/default/resourcelist.xml")); !h.IsIndex() {
+			if len(inv) > 10 {
+				t.Fatalf("round %d: one document for %d resources", round, len(inv))
+			}
+			continue
+		}
+		paths, counts := f.listed()
+		if !slices.Equal(paths, inv) {
+			t.Fatalf("round %d (%+v): list names %d paths, inventory %d", round, rep, len(paths), len(inv))
+		}
+		if rep.PartsWritten < rep.ResourceListParts {
+			incremental++
+		}
+		for _, c := range counts {
+			if c == 0 || c > 10 {
+				t.Errorf("round %d: part counts %v", round, counts)
+				break
+			}
+		}
+		if round%10 == 9 {
+			mustWalkClean(t, f.base)
+		}
+	}
+	if incremental < 20 {
+		t.Errorf("only %d of 40 rounds rewrote some parts only", incremental)
+	}
+	t.Logf("%d of 40 rounds incremental", incremental)
 }

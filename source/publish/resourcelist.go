@@ -300,33 +300,33 @@ func (p *publisher) updateParts(ctx context.Context, s *Set, old *rlState, ver d
 	if err != nil {
 		return nil, false, fmt.Errorf("resource list: %w", err)
 	}
-	if ver.Seq > old.Version.Seq && ss.FirstSeq > old.Version.Seq+1 {
-		return nil, false, nil // records were pruned
+	if ver.Seq == old.Version.Seq || ss.FirstSeq > old.Version.Seq+1 {
+		// The inventory changed without a journal record (the version
+		// differs in its baseline or count), or records were pruned.
+		return nil, false, nil
 	}
 	dirty := make([]bool, len(parts)) // one flag per part: memory follows the parts, not the changes
 	delta := make([]int, len(parts))
 	ndirty, total := 0, old.Entries
-	if ver.Seq > old.Version.Seq {
-		for c, err := range s.Store.Journal(ctx, old.Version.Seq+1) {
-			if err != nil {
-				return nil, false, fmt.Errorf("resource list: %w", err)
-			}
-			if c.Seq > ver.Seq {
-				break
-			}
-			i := partFor(parts, c.Path())
-			if !dirty[i] {
-				dirty[i] = true
-				ndirty++
-			}
-			switch c.Kind {
-			case rs.Created:
-				delta[i]++
-				total++
-			case rs.Deleted:
-				delta[i]--
-				total--
-			}
+	for c, err := range s.Store.Journal(ctx, old.Version.Seq+1) {
+		if err != nil {
+			return nil, false, fmt.Errorf("resource list: %w", err)
+		}
+		if c.Seq > ver.Seq {
+			break
+		}
+		i := partFor(parts, c.Path())
+		if !dirty[i] {
+			dirty[i] = true
+			ndirty++
+		}
+		switch c.Kind {
+		case rs.Created:
+			delta[i]++
+			total++
+		case rs.Deleted:
+			delta[i]--
+			total--
 		}
 	}
 	if total <= int64(p.cfg.MaxEntries) || (ndirty > 2 && ndirty*2 > len(parts)) {
@@ -353,7 +353,9 @@ func (p *publisher) updateParts(ctx context.Context, s *Set, old *rlState, ver d
 			case j < len(parts) && n+parts[j].Count <= 3*quarter:
 				n += parts[j].Count
 				j++
-			case len(out) > 0 && i > 0 && !dirty[i-1] && n+out[len(out)-1].Count <= 3*quarter:
+			case len(out) > 0 && i > 0 && out[len(out)-1].Name == parts[i-1].Name && n+parts[i-1].Count <= 3*quarter:
+				// (Only an unchanged neighbour: one just written by the
+				// previous run covers more than parts[i-1].)
 				out = out[:len(out)-1]
 				i--
 				n += parts[i].Count
@@ -363,8 +365,13 @@ func (p *publisher) updateParts(ctx context.Context, s *Set, old *rlState, ver d
 		if j < len(parts) {
 			to = parts[j].First
 		}
-		k := max((n+p.cfg.MaxEntries-1)/p.cfg.MaxEntries, 1)
-		written, err := w.run(ctx, from, to, (max(n, 1)+k-1)/k)
+		// Even parts when it must split; one part (up to MaxEntries, should
+		// the estimate be short) otherwise.
+		target := p.cfg.MaxEntries
+		if k := (n + p.cfg.MaxEntries - 1) / p.cfg.MaxEntries; k > 1 {
+			target = (n + k - 1) / k
+		}
+		written, err := w.run(ctx, from, to, target)
 		if err != nil {
 			return nil, false, err
 		}
@@ -545,6 +552,11 @@ func (p *publisher) writeResourceListArchive(s *Set, gens []rlGen, doc func(stri
 		Links: []rs.Link{{Rel: rs.RelUp, Href: p.capListURL(s.Name)}}}
 	return writeDocSeq(p.file(setDoc(s.Name, "resourcelist-archive.xml")), &h, func(emit func(*rs.Entry) error) error {
 		for _, g := range gens {
+			if !exists(p.file(doc(g.Gen))) {
+				// Written into another output tree (a state published
+				// with `publish --out` and then served): not here to list.
+				continue
+			}
 			e := rs.Entry{Loc: p.url(doc(g.Gen)), MD: rs.Metadata{At: rs.NewTime(g.At)}}
 			if err := emit(&e); err != nil {
 				return err

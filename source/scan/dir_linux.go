@@ -102,8 +102,12 @@ func (d *dirRef) list(buf []byte) (*dirEntries, error) {
 				t = fs.ModeSymlink
 			case unix.DT_UNKNOWN: // some filesystems: ask
 				var st unix.Stat_t
-				if err := unix.Fstatat(d.fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-					continue // gone meanwhile; any other fault shows when it is read
+				err := unix.Fstatat(d.fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW)
+				if err == unix.ENOENT {
+					continue // gone meanwhile
+				}
+				if err != nil { // as os.ReadDir: the listing fails, its files are protected
+					return nil, &fs.PathError{Op: "lstat", Path: string(name), Err: err}
 				}
 				t = modeType(st.Mode)
 			default:
