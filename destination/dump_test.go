@@ -179,3 +179,28 @@ func TestBaselineFromDumpSizes(t *testing.T) {
 	}
 	sameTree(t, dir, dest)
 }
+
+// TestDumpLeavesForeignFiles: a file already in DEST at a member's path,
+// which the state does not name, is not replaced by the dump: the list
+// pass judges it (adopted with the Source's bytes, kept and reported with
+// other bytes).
+func TestDumpLeavesForeignFiles(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 50 {
+		writeFile(t, dir, fmt.Sprintf("f%02d.txt", i), []byte(fmt.Sprintf("file %d", i)))
+	}
+	ts := startSource(t, dir, nil, func(c *source.Config) { c.Dumps = true })
+	dest := t.TempDir()
+	writeFile(t, dest, "f01.txt", []byte("someone else's"))
+	writeFile(t, dest, "f02.txt", []byte("file 2"))
+	sr := one(t, mustSync(t, ts.base, syncOpts(t, dest)))
+	if !strings.Contains(sr.Mode, "dump") || sr.Failed != 1 || !strings.Contains(sr.Failures[0].Error, "not written by resourcesync") || sr.Adopted != 1 {
+		t.Fatalf("%+v", sr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dest, "f01.txt")); string(b) != "someone else's" {
+		t.Errorf("foreign file replaced: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dest, "f03.txt")); string(b) != "file 3" {
+		t.Errorf("f03: %q", b)
+	}
+}

@@ -218,12 +218,15 @@ func (x *extractor) finish() error {
 // of the package.
 func (x *extractor) install(en rs.Entry, rel string, r io.Reader) error {
 	e, p := x.e, x.p
-	if _, err := e.lstat(e.m.Path(rel)); err == nil {
-		return nil // a file the state does not name: the list pass judges it
-	}
+	// Nothing is replaced: a file there is one the state does not name
+	// (a baseline from a dump starts with none of the set's), which the
+	// list pass judges.
 	res, err := fetch.Install(r, fetch.Request{Path: e.m.Path(rel), Dir: e.dir, Length: en.MD.Length, HasLength: en.MD.HasLength,
-		Hashes: e.verifyHashes(en.MD.Hashes), ModTime: en.LastMod.Time(), NoSync: !e.opt.FsyncEach})
+		Hashes: e.verifyHashes(en.MD.Hashes), ModTime: en.LastMod.Time(), NoSync: !e.opt.FsyncEach, NoReplace: true})
 	if err != nil {
+		if errors.Is(err, fetch.ErrExists) {
+			return nil
+		}
 		if errors.Is(err, fetch.ErrSymlinkInDest) {
 			return nil // the list pass reports it as this resource's failure
 		}

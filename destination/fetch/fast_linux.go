@@ -59,6 +59,10 @@ var errNoFast = errors.New("no fast path")
 // the caller reports it as the portable path does.
 var errLinkAtName = errors.New("symbolic link at the name")
 
+// errExistsAtName: the file was written, NoReplace was asked and something
+// is at its name.
+var errExistsAtName = errors.New("something at the name")
+
 // openBeneath opens rel (relative to the Dir, "" for the Dir itself)
 // refusing any symbolic link and anything outside the Dir. An error is the
 // kernel's errno.
@@ -181,7 +185,7 @@ func (t *fastTemp) Write(b []byte) (int, error) {
 // finish sets the mtime, fsyncs unless noSync, closes and renames the
 // temporary file into place. A symbolic link at the final name is not
 // replaced: errNoFast, for the portable path to refuse it by name.
-func (t *fastTemp) finish(mtime time.Time, noSync bool) error {
+func (t *fastTemp) finish(mtime time.Time, noSync, noReplace bool) error {
 	if !mtime.IsZero() {
 		// futimens(2): utimensat on the descriptor itself (no path).
 		ts := [2]unix.Timespec{unix.NsecToTimespec(mtime.UnixNano()), unix.NsecToTimespec(mtime.UnixNano())}
@@ -210,10 +214,18 @@ func (t *fastTemp) finish(mtime time.Time, noSync bool) error {
 	// looked at: a regular file is replaced, a link is left to the
 	// portable path, which refuses it by name.
 	err = retryEINTR(func() error { return unix.Renameat2(t.pfd, t.name, t.pfd, t.base, unix.RENAME_NOREPLACE) })
+	if noReplace && err == unix.EEXIST {
+		return errExistsAtName
+	}
 	if err == unix.EEXIST || err == unix.EINVAL || err == unix.ENOSYS {
 		var st unix.Stat_t
-		if unix.Fstatat(t.pfd, t.base, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
-			return errLinkAtName
+		if unix.Fstatat(t.pfd, t.base, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			if noReplace {
+				return errExistsAtName // no RENAME_NOREPLACE on this file system
+			}
+			if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				return errLinkAtName
+			}
 		}
 		err = retryEINTR(func() error { return unix.Renameat(t.pfd, t.name, t.pfd, t.base) })
 	}

@@ -23,6 +23,7 @@ func TestPortablePathOnLinux(t *testing.T) {
 	t.Run("DigestSpellings", TestInstallDigestSpellings)
 	t.Run("DirLstatOpen", TestDirLstatOpen)
 	t.Run("InstallReplaces", TestInstallReplaces)
+	t.Run("InstallNoReplace", TestInstallNoReplace)
 }
 
 // The fast path is taken where openat2 works (else the portable tests
@@ -153,4 +154,39 @@ func BenchmarkInstallPortable(b *testing.B) {
 	noOpenat2.Store(true)
 	defer noOpenat2.Store(false)
 	benchInstall(b, 1<<10, true)
+}
+
+// NoReplace installs where nothing is, and leaves whatever is at the name
+// (a file, a directory, a link) as it is, with no temporary file left.
+func TestInstallNoReplace(t *testing.T) {
+	dest := t.TempDir()
+	d, err := OpenDir(dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	os.WriteFile(filepath.Join(dest, "file"), []byte("theirs"), 0o644)
+	os.MkdirAll(filepath.Join(dest, "dir"), 0o755)
+	os.Symlink("file", filepath.Join(dest, "link"))
+	for _, name := range []string{"file", "dir", "link"} {
+		_, err := Install(bytes.NewReader([]byte("ours")), Request{Path: filepath.Join(dest, name), Dir: d, NoReplace: true})
+		// A link at the name: refused either way (the portable path
+		// checks for links first).
+		if !errors.Is(err, ErrExists) && !(name == "link" && errors.Is(err, ErrSymlinkInDest)) {
+			t.Errorf("%s: %v, want ErrExists", name, err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dest, "file")); string(b) != "theirs" {
+		t.Errorf("file replaced: %q", b)
+	}
+	if fi, err := os.Lstat(filepath.Join(dest, "link")); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("link replaced: %v", err)
+	}
+	if _, err := Install(bytes.NewReader([]byte("ours")), Request{Path: filepath.Join(dest, "new", "f"), Dir: d, NoReplace: true}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dest, "new", "f")); string(b) != "ours" {
+		t.Errorf("new file: %q", b)
+	}
+	noTemp(t, dest)
 }

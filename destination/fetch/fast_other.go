@@ -12,8 +12,9 @@ import (
 // Without openat2 every operation takes the portable path.
 
 var (
-	errNoFast     = errors.New("no fast path")
-	errLinkAtName = errors.New("symbolic link at the name")
+	errNoFast       = errors.New("no fast path")
+	errLinkAtName   = errors.New("symbolic link at the name")
+	errExistsAtName = errors.New("something at the name")
 )
 
 func rawRoot(string, *os.Root) int { return -1 }
@@ -28,6 +29,6 @@ type fastTemp struct{}
 
 func (d *Dir) createFast(string) (*fastTemp, error) { return nil, errNoFast }
 
-func (t *fastTemp) Write([]byte) (int, error)    { return 0, errNoFast }
-func (t *fastTemp) finish(time.Time, bool) error { return errNoFast }
-func (t *fastTemp) release()                     {}
+func (t *fastTemp) Write([]byte) (int, error)          { return 0, errNoFast }
+func (t *fastTemp) finish(time.Time, bool, bool) error { return errNoFast }
+func (t *fastTemp) release()                           {}

@@ -35,6 +35,8 @@ var (
 	// ErrOffOrigin: a location or a redirect outside the Fetcher's Origin
 	// policy. Not retried; the next location is tried.
 	ErrOffOrigin = origin.ErrOffOrigin
+	// ErrExists: Request.NoReplace and something is at the path.
+	ErrExists = errors.New("something is at the path already")
 )
 
 // StatusError is an HTTP status other than 200.
@@ -75,6 +77,11 @@ type Request struct {
 	// must make the file durable itself (one syncfs over many files)
 	// before recording it anywhere as installed.
 	NoSync bool
+	// NoReplace installs only where nothing is at Path yet; otherwise
+	// nothing is installed and the error wraps ErrExists. On Linux the
+	// rename itself refuses (renameat2 RENAME_NOREPLACE): no window
+	// between a check and the rename.
+	NoReplace bool
 }
 
 // Result tells what was installed.

@@ -227,7 +227,10 @@ func Install(body io.Reader, req Request) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		if err := t.finish(req.ModTime, req.NoSync); err != nil {
+		if err := t.finish(req.ModTime, req.NoSync, req.NoReplace); err != nil {
+			if err == errExistsAtName {
+				err = fmt.Errorf("%w: %s", ErrExists, req.Path)
+			}
 			if err == errLinkAtName {
 				err = &SymlinkError{Path: filepath.Join(d.path, filepath.FromSlash(rel)), Op: "write"}
 			}
@@ -285,6 +288,11 @@ func Install(body io.Reader, req Request) (Result, error) {
 	if !req.ModTime.IsZero() {
 		if err := parent.Chtimes(tmpName, req.ModTime, req.ModTime); err != nil {
 			return Result{}, &permanentError{err}
+		}
+	}
+	if req.NoReplace {
+		if _, err := parent.Lstat(base); err == nil {
+			return Result{}, &permanentError{fmt.Errorf("%w: %s", ErrExists, req.Path)}
 		}
 	}
 	if err := parent.Rename(tmpName, base); err != nil {
