@@ -40,9 +40,13 @@ type pkgInfo struct {
 
 type rdState struct {
 	Version dumpVersion // of the collection the dump was made from
-	At      time.Time
-	Gen     string
-	Parts   []pkgInfo
+	// Locs names the URLs the dump's manifests use (the Source's base and
+	// the set's resource base): a dump made under other URLs is rebuilt
+	// whatever its age, its locs would be outside the Source.
+	Locs  string `json:",omitempty"`
+	At    time.Time
+	Gen   string
+	Parts []pkgInfo
 }
 
 type cdState struct {
@@ -442,7 +446,8 @@ func (p *publisher) resourceDump(ctx context.Context, s *Set, sr *SetReport) err
 		return fmt.Errorf("resource dump: %w", err)
 	}
 	gensRel := setDoc(s.Name, "resourcedumps")
-	if had && old.complete(p, gensRel) && (old.Version == ver || p.now.Sub(old.At) < p.cfg.DumpInterval) {
+	locs := p.cfg.BaseURL + " " + s.ResourceBase + " " + fmt.Sprint(s.Loc != nil)
+	if had && old.complete(p, gensRel) && old.Locs == locs && (old.Version == ver || p.now.Sub(old.At) < p.cfg.DumpInterval) {
 		// The published document may be a killed run's: write the one
 		// the meta describes before removing what it does not name.
 		if err := p.writeResourceDumpDoc(s, &old); err != nil {
@@ -459,7 +464,7 @@ func (p *publisher) resourceDump(ctx context.Context, s *Set, sr *SetReport) err
 	if err := os.MkdirAll(dir, dirPerm); err != nil { // also for an empty dump
 		return fmt.Errorf("publish: %w", err)
 	}
-	st := rdState{Version: ver, At: at, Gen: gen}
+	st := rdState{Version: ver, At: at, Gen: gen, Locs: locs}
 	mhead := rs.Head{MD: rs.Metadata{Capability: rs.CapResourceDumpManifest, At: rs.NewTime(at)},
 		Links: []rs.Link{{Rel: rs.RelUp, Href: p.capListURL(s.Name)}}}
 	var (

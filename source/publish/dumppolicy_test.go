@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,4 +104,34 @@ func TestResourceDumpOldKeptWhileListed(t *testing.T) {
 		t.Errorf("old package kept after the new dump was listed: %v", err)
 	}
 	mustWalkClean(t, base)
+}
+
+// TestResourceDumpRebuiltForNewBase: a Source published again under another
+// base URL (serve started with another --base-url on the same state) gets
+// a new Resource Dump at once, whatever the interval: the old one's locs
+// are outside the Source now.
+func TestResourceDumpRebuiltForNewBase(t *testing.T) {
+	out, dir := t.TempDir(), t.TempDir()
+	st := openStore(t, "")
+	t0 := time.Date(2026, 3, 1, 10, 10, 0, 0, time.UTC)
+	clk := &clock{t: t0}
+	apply(t, st, dir, rs.Created, "a.txt", "a", t0)
+	for i, base := range []string{"http://127.0.0.1:1/", "http://127.0.0.1:1/", "http://127.0.0.1:2/"} {
+		clk.Set(t0.Add(time.Duration(i+1) * time.Minute))
+		cfg := publish.Config{BaseURL: base, Out: out, Dumps: true, Now: clk.Now, Logger: quiet,
+			Sets: []publish.Set{{Name: "default", Store: st, Dir: dir, ResourceBase: base + "res/"}}}
+		rep, err := publish.Publish(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := i != 1; rep.Sets[0].ResourceDump != want {
+			t.Errorf("publish %d under %s: new Resource Dump %v, want %v", i, base, rep.Sets[0].ResourceDump, want)
+		}
+	}
+	_, es := decodeFile(t, filepath.Join(out, ".resourcesync/default/resourcedump.xml"))
+	for _, e := range es {
+		if !strings.HasPrefix(e.Loc, "http://127.0.0.1:2/") {
+			t.Errorf("Resource Dump lists %s, not under the new base", e.Loc)
+		}
+	}
 }
