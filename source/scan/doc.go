@@ -84,7 +84,8 @@
 // # Batches and crash safety
 //
 // Changes are applied in batches of Options.BatchSize (default 10,000)
-// changes and touches, each one atomic store transaction that appends the
+// changes and touches (at most 256 after the baseline, whose changes are
+// scattered over the inventory: a transaction holds every page it changes), each one atomic store transaction that appends the
 // journal records and updates the inventory together, so that at every
 // committed state the inventory equals the replay of the journal. Batches
 // are applied while the walk and the hashing go on (each batch's changes

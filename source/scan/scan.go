@@ -658,8 +658,20 @@ func (a *applier) change(kind rs.Change, r store.Resource) {
 	a.maybeFlush()
 }
 
+// rescanBatch caps the batches of a scan after the baseline: their changes
+// land at random places in the inventory, and a store transaction holds
+// every page it changes (a 16 KiB bbolt leaf, decoded, for each): 1,000
+// scattered changes in a 1,000,000-resource state held ~40 MB of heap for
+// the commit. The baseline's inserts arrive in key order and fill pages
+// left to right, so its batches stay large.
+const rescanBatch = 256
+
 func (a *applier) maybeFlush() {
-	if len(a.changes)+len(a.touches) >= a.s.opt.BatchSize {
+	limit := a.s.opt.BatchSize
+	if !a.baseline {
+		limit = min(limit, rescanBatch)
+	}
+	if len(a.changes)+len(a.touches) >= limit {
 		a.flush()
 	}
 }
