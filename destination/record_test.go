@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -166,4 +167,51 @@ func freelistSynced(t *testing.T, p string) bool {
 		}
 	}
 	return best != ^uint64(0)
+}
+
+// TestStateApplySplit: a batch that modifies more pages than one
+// transaction takes (maxTxNodes) is applied whole, in several.
+func TestStateApplySplit(t *testing.T) {
+	st, err := openState(t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const n = 20000
+	uri := func(i int) string { return fmt.Sprintf("http://h/d/%06d", i) }
+	var ops []stateOp
+	for i := 0; i < n; i++ {
+		ops = append(ops, stateOp{uri: uri(i), rec: &Record{Set: "s", Path: fmt.Sprintf("d/%06d", i), Length: 1}})
+	}
+	if err := st.apply(ops); err != nil {
+		t.Fatal(err)
+	}
+	// Every 7th record, in an order that spreads over all pages.
+	ops = ops[:0]
+	for k := 0; k < n/7; k++ {
+		i := (k * 7919 * 7) % n
+		ops = append(ops, stateOp{uri: uri(i), rec: &Record{Set: "s", Path: fmt.Sprintf("d/%06d", i), Length: 2}})
+	}
+	ops = append(ops, stateOp{uri: uri(1)}) // and a deletion
+	if err := st.apply(ops); err != nil {
+		t.Fatal(err)
+	}
+	changed := map[string]bool{}
+	for _, op := range ops[:len(ops)-1] {
+		changed[op.uri] = true
+	}
+	got := 0
+	err = st.each("s", func(u string, r Record) error {
+		got++
+		if want := map[bool]int64{true: 2, false: 1}[changed[u]]; r.Length != want {
+			t.Errorf("%s: length %d, want %d", u, r.Length, want)
+		}
+		if o, _ := st.pathOwner(r.Path); o != u {
+			t.Errorf("%s: path owner %q", r.Path, o)
+		}
+		return nil
+	})
+	if err != nil || got != n-1 || changed[uri(1)] {
+		t.Errorf("%d records (%v), want %d", got, err, n-1)
+	}
 }

@@ -280,23 +280,46 @@ type stateOp struct {
 // another URI's record names replaces that record (the file is the new
 // URI's now), so that no record names a file it did not write.
 func (s *state) apply(ops []stateOp) error {
-	if len(ops) == 0 {
-		return nil
-	}
 	defer s.rel.touch(s.db, 2*len(ops))
-	return s.db.Update(func(tx *bolt.Tx) error {
+	for len(ops) > 0 {
+		n, err := s.applySome(ops)
+		if err != nil {
+			return err
+		}
+		if ops = ops[n:]; len(ops) > 0 {
+			boltmem.Release(s.db)
+		}
+	}
+	return nil
+}
+
+// maxTxNodes bounds the pages one transaction of apply modifies. Its
+// commit reads the header of every page it replaces (to free it), and
+// each such read maps up to 64 KB (fault-around): ops in random order
+// (an incremental run's changes) would otherwise map ~64 KB each until
+// the commit, the whole state for a large batch. A batch in key order
+// (a baseline) modifies few pages and stays one transaction. Splitting a
+// batch is safe: its files are durable already, and each record stands
+// alone, as between two batches.
+const maxTxNodes = 256
+
+// applySome applies ops in one transaction, up to maxTxNodes modified
+// pages, and returns how many it applied.
+func (s *state) applySome(ops []stateOp) (int, error) {
+	applied := 0
+	err := s.db.Update(func(tx *bolt.Tx) error {
 		b, paths := tx.Bucket(bucketRes), tx.Bucket(bucketPath)
 		// Records mostly arrive in key order (lists are sorted): full
 		// pages then keep the file, and what a pass reads, small.
 		b.FillPercent, paths.FillPercent = 0.9, 0.9
-		for i, op := range ops {
-			if i > 0 && i%(releaseEvery/2) == 0 {
-				// A batch's old records are read in random order. The
-				// release's read transaction is safe here: only this
-				// transaction could remap the file, and it does so at
-				// its commit.
-				boltmem.Release(s.db)
+		applied = 0
+		for _, op := range ops {
+			if applied > 0 {
+				if st := tx.Stats(); st.GetNodeCount() >= maxTxNodes {
+					return nil
+				}
 			}
+			applied++
 			key := []byte(op.uri)
 			if old := b.Get(key); old != nil {
 				r, err := decodeRecord(op.uri, old)
@@ -329,6 +352,7 @@ func (s *state) apply(ops []stateOp) error {
 		}
 		return nil
 	})
+	return applied, err
 }
 
 // DecodeRecord reads a record as the state's resources bucket stores it
