@@ -84,7 +84,7 @@
 // # Batches and crash safety
 //
 // Changes are applied in batches of Options.BatchSize (default 10,000)
-// changes and touches (at most 256 after the baseline, whose changes are
+// changes and touches (at most 128 after the baseline, whose changes are
 // scattered over the inventory: a transaction holds every page it changes), each one atomic store transaction that appends the
 // journal records and updates the inventory together, so that at every
 // committed state the inventory equals the replay of the journal. Batches

@@ -664,7 +664,7 @@ func (a *applier) change(kind rs.Change, r store.Resource) {
 // scattered changes in a 1,000,000-resource state held ~40 MB of heap for
 // the commit. The baseline's inserts arrive in key order and fill pages
 // left to right, so its batches stay large.
-const rescanBatch = 256
+const rescanBatch = 128
 
 func (a *applier) maybeFlush() {
 	limit := a.s.opt.BatchSize
