@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -306,7 +307,16 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case "reorder":
 		p.mu.Lock()
-		p.delayed = append(p.delayed, delayedReq{due: p.n + 1 + p.rng.IntN(2000), query: r.URL.RawQuery, header: r.Header.Clone(), body: body})
+		// Half the copies come back within 2,000 requests (often before
+		// the resource's next version: applied again, equal instant),
+		// half only at the end (after every newer version: stale unless
+		// this was the last one). Delays alone would leave the stale
+		// case to how the workers happen to be scheduled.
+		due := p.n + 1 + p.rng.IntN(2000)
+		if p.rng.IntN(2) == 0 {
+			due = math.MaxInt
+		}
+		p.delayed = append(p.delayed, delayedReq{due: due, query: r.URL.RawQuery, header: r.Header.Clone(), body: body})
 		p.mu.Unlock()
 	case "reset":
 		conn, _, err := w.(http.Hijacker).Hijack()
