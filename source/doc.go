@@ -1,6 +1,6 @@
 // Package source runs a ResourceSync Source over one or more directories:
 // it keeps each set's state (inventory and change journal, package
-// internal/store) up to date with the directory (package source/scan),
+// source/store) up to date with the directory (package source/scan),
 // publishes the documents (package source/publish) and serves documents
 // and resources over HTTP (package source/server). Rescans run at an
 // interval, on filesystem events, or on demand; each Update is a scan of

@@ -11,7 +11,7 @@
 // # Change tracking
 //
 // Changes are tracked per resource (every IRI subject) with the Source's
-// state store (internal/store): one bbolt file per collection, whose
+// state store (source/store): one bbolt file per collection, whose
 // inventory holds one record per resource (Path = the IRI, SHA256 = the
 // hash of its fragment, Size = the fragment's N-Triples length) and whose
 // journal holds a created, updated or deleted record per change. The first

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/store"
+	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare"
 	"github.com/resourcesync-go/resourcesync/sdshare/atom"

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/store/bolt"
+	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 	"github.com/resourcesync-go/resourcesync/source/notify"
 )
 

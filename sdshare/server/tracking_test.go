@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/internal/store"
+	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/rdf"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/store"
+	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/store"
+	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 )

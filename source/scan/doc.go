@@ -1,5 +1,5 @@
 // Package scan keeps a Source's inventory and change journal (package
-// internal/store) in step with a directory.
+// source/store) in step with a directory.
 //
 // A Scanner walks the directory, skipping hidden files and directories
 // (names starting with "."), the excluded paths (the state directory) and

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/internal/store"
-	"github.com/resourcesync-go/resourcesync/internal/store/storetest"
+	"github.com/resourcesync-go/resourcesync/source/store"
+	"github.com/resourcesync-go/resourcesync/source/store/storetest"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 )
 

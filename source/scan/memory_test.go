@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/internal/store/bolt"
+	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 )
 

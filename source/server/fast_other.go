@@ -5,7 +5,7 @@ package server
 import (
 	"net/http"
 
-	"github.com/resourcesync-go/resourcesync/internal/store"
+	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
 // serveSmall is the Linux fast path; elsewhere the general path serves

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/store/bolt"
+	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 	"github.com/resourcesync-go/resourcesync/internal/testnet"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 )

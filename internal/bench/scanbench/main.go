@@ -29,8 +29,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/store"
-	"github.com/resourcesync-go/resourcesync/internal/store/bolt"
+	"github.com/resourcesync-go/resourcesync/source/store"
+	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 )
 

@@ -20,7 +20,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/store/bolt"
+	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 )
 

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/store"
+	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 

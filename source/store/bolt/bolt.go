@@ -34,7 +34,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/resourcesync-go/resourcesync/internal/boltmem"
-	"github.com/resourcesync-go/resourcesync/internal/store"
+	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 

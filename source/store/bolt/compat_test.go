@@ -9,9 +9,9 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
-	"github.com/resourcesync-go/resourcesync/internal/store"
-	"github.com/resourcesync-go/resourcesync/internal/store/bolt"
-	"github.com/resourcesync-go/resourcesync/internal/store/storetest"
+	"github.com/resourcesync-go/resourcesync/source/store"
+	"github.com/resourcesync-go/resourcesync/source/store/bolt"
+	"github.com/resourcesync-go/resourcesync/source/store/storetest"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
