@@ -12,11 +12,15 @@ FUZZTIME="${FUZZTIME:-10s}"
 #   virtuoso-t, isql-vt (virtuoso-opensource-7-bin): the real SPARQL 1.1 endpoint
 #     the SDShare graph store tests start on loopback (internal/sparqltest);
 #   rapper (raptor2-utils): a second RDF parser our Turtle/RDF-XML readers and
-#     writers are cross-checked against.
+#     writers are cross-checked against;
+#   initdb, postgres (postgresql): the throwaway PostgreSQL the store, replica
+#     and hub-cluster tests start on loopback (internal/pgtest; as root they
+#     run it as the user postgres, which the package creates).
 need=()
 command -v xmllint >/dev/null 2>&1 || need+=(libxml2-utils)
 command -v virtuoso-t >/dev/null 2>&1 || need+=(virtuoso-opensource-7-bin)
 command -v rapper >/dev/null 2>&1 || need+=(raptor2-utils)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 if [ ${#need[@]} -gt 0 ]; then
   echo "== installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
