@@ -150,18 +150,20 @@ func (s *Store) Apply(ctx context.Context, b store.Batch) (first, last uint64, e
 	if len(b.Changes) == 0 && len(b.Touch) == 0 && len(b.Meta) == 0 {
 		return 0, 0, nil
 	}
+	var inserted int
 	err = pgx.BeginTxFunc(ctx, s.pool, txRC, func(tx pgx.Tx) error {
 		var err error
-		first, last, err = s.apply(ctx, tx, &b, onlyCreates)
+		first, last, inserted, err = s.apply(ctx, tx, &b, onlyCreates)
 		return err
 	})
 	if err != nil {
 		return 0, 0, s.wrap(ctx, "apply", err)
 	}
+	s.grew(inserted)
 	return first, last, nil
 }
 
-func (s *Store) apply(ctx context.Context, tx pgx.Tx, b *store.Batch, onlyCreates bool) (first, last uint64, err error) {
+func (s *Store) apply(ctx context.Context, tx pgx.Tx, b *store.Batch, onlyCreates bool) (first, last uint64, inserted int, err error) {
 	// The head row lock, and the existence of the batch's paths.
 	var lookup [][]byte
 	entries := make(map[string]*entry, len(b.Changes)+len(b.Touch))
@@ -193,7 +195,7 @@ func (s *Store) apply(ctx context.Context, tx pgx.Tx, b *store.Batch, onlyCreate
 	var firstSeq, lastSeq, lastTime int64
 	if err := br.QueryRow().Scan(&firstSeq, &lastSeq, &lastTime); err != nil {
 		br.Close()
-		return 0, 0, fmt.Errorf("reading the set's head: %w", err)
+		return 0, 0, 0, fmt.Errorf("reading the set's head: %w", err)
 	}
 	if len(lookup) > 0 {
 		rows, _ := br.Query()
@@ -205,19 +207,19 @@ func (s *Store) apply(ctx context.Context, tx pgx.Tx, b *store.Batch, onlyCreate
 		})
 		if err != nil {
 			br.Close()
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 	}
 	if err := br.Close(); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 
 	if len(b.Changes) > 0 {
 		if b.Baseline && lastSeq > 0 {
-			return 0, 0, fmt.Errorf("%w: a baseline batch after journal record %d", store.ErrConflict, lastSeq)
+			return 0, 0, 0, fmt.Errorf("%w: a baseline batch after journal record %d", store.ErrConflict, lastSeq)
 		}
 		if lt := fromChangeNS(lastTime); lastSeq > 0 && b.Changes[0].Time.Before(lt) {
-			return 0, 0, fmt.Errorf("%w: %v is before seq %d at %v", store.ErrTimeOrder, b.Changes[0].Time, lastSeq, lt)
+			return 0, 0, 0, fmt.Errorf("%w: %v is before seq %d at %v", store.ErrTimeOrder, b.Changes[0].Time, lastSeq, lt)
 		}
 	}
 
@@ -231,7 +233,7 @@ func (s *Store) apply(ctx context.Context, tx pgx.Tx, b *store.Batch, onlyCreate
 		c := b.Changes[i]
 		e := entries[c.Resource.Path]
 		if (c.Kind == rs.Created) == e.present {
-			return 0, 0, fmt.Errorf("%w: %s of %q (in inventory: %v)", store.ErrConflict, c.Kind, c.Resource.Path, e.present)
+			return 0, 0, 0, fmt.Errorf("%w: %s of %q (in inventory: %v)", store.ErrConflict, c.Kind, c.Resource.Path, e.present)
 		}
 		if c.Kind == rs.Deleted {
 			e.present, e.final = false, nil
@@ -255,7 +257,7 @@ func (s *Store) apply(ctx context.Context, tx pgx.Tx, b *store.Batch, onlyCreate
 		r := b.Touch[i]
 		e := entries[r.Path]
 		if !e.present {
-			return 0, 0, fmt.Errorf("%w: touch of %q, not in the inventory", store.ErrConflict, r.Path)
+			return 0, 0, 0, fmt.Errorf("%w: touch of %q, not in the inventory", store.ErrConflict, r.Path)
 		}
 		e.final = &r
 	}
@@ -279,7 +281,7 @@ func (s *Store) apply(ctx context.Context, tx pgx.Tx, b *store.Batch, onlyCreate
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"rs_inventory"}, invColNames,
 			pgx.CopyFromSlice(len(ins), func(i int) ([]any, error) { return invRow(s.id, ins[i]), nil }))
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 	}
 	if len(jnl) >= copyMin {
@@ -291,7 +293,7 @@ func (s *Store) apply(ctx context.Context, tx pgx.Tx, b *store.Batch, onlyCreate
 					int64(r.Inode), r.MD5[:], r.SHA256[:], []byte(r.Type), ns(r.LastMod), ns(r.Changed)}, nil
 			}))
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 	}
 	var wb pgx.Batch
@@ -341,7 +343,7 @@ func (s *Store) apply(ctx context.Context, tx pgx.Tx, b *store.Batch, onlyCreate
 	}
 	wb.Queue(sqlNotify, s.channel())
 	if err := tx.SendBatch(ctx, &wb).Close(); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	return first, last, nil
+	return first, last, len(ins) + len(jnl), nil
 }

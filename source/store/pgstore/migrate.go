@@ -27,7 +27,7 @@ var migrations = []string{
 		resources bigint  NOT NULL DEFAULT 0
 	);
 	CREATE TABLE rs_inventory (
-		set_id  integer NOT NULL REFERENCES rs_sets (id) ON DELETE CASCADE,
+		set_id  integer NOT NULL,
 		path    bytea   NOT NULL,
 		size    bigint  NOT NULL,
 		mtime   bigint,
@@ -40,7 +40,7 @@ var migrations = []string{
 		PRIMARY KEY (set_id, path)
 	);
 	CREATE TABLE rs_journal (
-		set_id  integer  NOT NULL REFERENCES rs_sets (id) ON DELETE CASCADE,
+		set_id  integer  NOT NULL,
 		seq     bigint   NOT NULL,
 		time    bigint   NOT NULL,
 		kind    "char"   NOT NULL CHECK (kind IN ('c', 'u', 'd')),
@@ -57,7 +57,7 @@ var migrations = []string{
 	);
 	CREATE INDEX rs_journal_time ON rs_journal (set_id, time, seq);
 	CREATE TABLE rs_meta (
-		set_id integer NOT NULL REFERENCES rs_sets (id) ON DELETE CASCADE,
+		set_id integer NOT NULL,
 		key    text    NOT NULL,
 		value  bytea   NOT NULL,
 		PRIMARY KEY (set_id, key)

@@ -52,6 +52,12 @@ type Store struct {
 	mu   sync.Mutex
 	// leads are the releases of the roles held, run by Close.
 	leads map[*lead]struct{}
+
+	// Statistics: rows inserted since the last ANALYZE this process ran,
+	// the inventory's size then, and whether one is running.
+	grown     atomic.Int64
+	analyzedN atomic.Int64
+	analyzing atomic.Bool
 }
 
 var (
@@ -95,15 +101,18 @@ func Open(ctx context.Context, rawURL, set string, opts *Options) (*Store, error
 			d.Timeout = cc.ConnectTimeout
 		}
 		cc.DialFunc = d.DialContext
-		secs := fmt.Sprint(max(1, int(ka/time.Second)))
-		for k, v := range map[string]string{"tcp_keepalives_idle": secs, "tcp_keepalives_interval": secs, "tcp_keepalives_count": "3"} {
-			if _, ok := cc.RuntimeParams[k]; !ok {
-				cc.RuntimeParams[k] = v
-			}
-		}
 	}
 	if cc.RuntimeParams["application_name"] == "" {
 		cc.RuntimeParams["application_name"] = "resourcesync"
+	}
+	session := sessionSettings
+	if ka > 0 {
+		secs := max(1, int(ka/time.Second))
+		session += fmt.Sprintf(", set_config('tcp_keepalives_idle', '%d', false), set_config('tcp_keepalives_interval', '%d', false), set_config('tcp_keepalives_count', '3', false)", secs, secs)
+	}
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		_, err := c.Exec(ctx, session)
+		return err
 	}
 	where := fmt.Sprintf("%s:%d/%s", cc.Host, cc.Port, cc.Database)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -150,6 +159,16 @@ func (s *Store) Set() string { return s.set }
 // directly (tests, operators' checks). Writes must go through Apply.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
+// sessionSettings are set on each connection of the pool. Every query of
+// the store is an index lookup or an index range scan in index order, and
+// must stay one whatever the planner's statistics say: a table loaded
+// faster than autovacuum analyzes it is estimated at a few hundred rows,
+// and the planner would then sort or scan the whole table for each page
+// or lookup. Disabling the other plan types on these sessions makes the
+// index plans win; the settings concern this store's connections only.
+const sessionSettings = `SELECT set_config('enable_seqscan', 'off', false), set_config('enable_bitmapscan', 'off', false),
+	set_config('enable_sort', 'off', false), set_config('enable_hashjoin', 'off', false), set_config('enable_mergejoin', 'off', false)`
+
 // Close implements store.Store: it releases the scanner role if held, ends
 // the Watch channels and closes the pool (waiting for queries in flight).
 func (s *Store) Close() error {
@@ -169,6 +188,56 @@ func (s *Store) Close() error {
 	s.bg.Wait()
 	s.pool.Close()
 	return nil
+}
+
+// analyzeMin is the number of rows inserted after which Apply has the
+// tables analyzed (then again each time they grew by half): the planner
+// of a table loaded faster than autovacuum analyzes it (a baseline of a
+// million rows in a few seconds) estimates a few hundred rows and picks a
+// sort of the whole range for each keyset page, which makes a pass over
+// the inventory quadratic.
+const analyzeMin = 20000
+
+// grew records n inserted rows and starts an ANALYZE in the background
+// when the tables grew enough since the last one.
+func (s *Store) grew(n int) {
+	if n == 0 {
+		return
+	}
+	g := s.grown.Add(int64(n))
+	if g < max(analyzeMin, s.analyzedN.Load()/2) || !s.analyzing.CompareAndSwap(false, true) {
+		return
+	}
+	s.mu.Lock()
+	if s.closed.Load() {
+		s.mu.Unlock()
+		s.analyzing.Store(false)
+		return
+	}
+	s.bg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.bg.Done()
+		defer s.analyzing.Store(false)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			select {
+			case <-s.done:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		s.grown.Add(-g)
+		// Failures (a role that does not own the tables) leave it to
+		// autovacuum.
+		if _, err := s.pool.Exec(ctx, `ANALYZE rs_inventory, rs_journal`); err == nil {
+			var n int64
+			if s.pool.QueryRow(ctx, `SELECT resources FROM rs_sets WHERE id = $1`, s.id).Scan(&n) == nil {
+				s.analyzedN.Store(n)
+			}
+		}
+	}()
 }
 
 // wrap maps an error of an operation to the store's errors.
