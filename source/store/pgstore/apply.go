@@ -106,7 +106,7 @@ const (
 	sqlInsertJnl = `INSERT INTO rs_journal (set_id, seq, time, kind, ` + invCols + `)
 		SELECT $1, u.seq, u.time, u.kind::"char", u.path, u.size, u.mtime, u.inode, u.md5, u.sha256, u.type, u.lastmod, u.changed
 		FROM unnest($11::int8[], $12::int8[], $13::text[], ` + unnestRes + `) AS u(seq, time, kind, ` + invCols + `)`
-	sqlHead       = `SELECT first_seq, last_seq, last_time FROM rs_sets WHERE id = $1 FOR UPDATE`
+	sqlHead       = `SELECT first_seq, last_seq, last_time, lead_epoch FROM rs_sets WHERE id = $1 FOR UPDATE`
 	sqlExisting   = `SELECT path FROM rs_inventory WHERE set_id = $1 AND path = ANY($2::bytea[])`
 	sqlSetHead    = `UPDATE rs_sets SET first_seq = $2, last_seq = $3, last_time = $4, resources = resources + $5 WHERE id = $1`
 	sqlPutMeta    = `INSERT INTO rs_meta (set_id, key, value) VALUES ($1, $2, $3) ON CONFLICT (set_id, key) DO UPDATE SET value = excluded.value`
@@ -192,10 +192,16 @@ func (s *Store) apply(ctx context.Context, tx pgx.Tx, b *store.Batch, onlyCreate
 		qb.Queue(sqlExisting, s.id, lookup)
 	}
 	br := tx.SendBatch(ctx, &qb)
-	var firstSeq, lastSeq, lastTime int64
-	if err := br.QueryRow().Scan(&firstSeq, &lastSeq, &lastTime); err != nil {
+	var firstSeq, lastSeq, lastTime, epoch int64
+	if err := br.QueryRow().Scan(&firstSeq, &lastSeq, &lastTime, &epoch); err != nil {
 		br.Close()
 		return 0, 0, 0, fmt.Errorf("reading the set's head: %w", err)
+	}
+	// Fencing: a Store that took the scanner role writes only while no
+	// one took it after it.
+	if mine := s.epoch.Load(); mine != 0 && mine != epoch {
+		br.Close()
+		return 0, 0, 0, fmt.Errorf("%w: the scanner role was taken by another process (lead %d, ours %d)", store.ErrLocked, epoch, mine)
 	}
 	if len(lookup) > 0 {
 		rows, _ := br.Query()

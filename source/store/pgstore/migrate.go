@@ -24,7 +24,8 @@ var migrations = []string{
 		first_seq bigint  NOT NULL DEFAULT 0,
 		last_seq  bigint  NOT NULL DEFAULT 0,
 		last_time bigint  NOT NULL DEFAULT 0,
-		resources bigint  NOT NULL DEFAULT 0
+		resources bigint  NOT NULL DEFAULT 0,
+		lead_epoch bigint NOT NULL DEFAULT 0
 	);
 	CREATE TABLE rs_inventory (
 		set_id  integer NOT NULL,

@@ -58,6 +58,11 @@ type Store struct {
 	grown     atomic.Int64
 	analyzedN atomic.Int64
 	analyzing atomic.Bool
+
+	// epoch is rs_sets.lead_epoch as set by this Store's Lead, 0 when it
+	// does not hold the role: Apply refuses to write when the set's epoch
+	// moved on (another process took the role).
+	epoch atomic.Int64
 }
 
 var (
@@ -245,7 +250,7 @@ func (s *Store) wrap(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	for _, e := range []error{store.ErrConflict, store.ErrTimeOrder, store.ErrNotFound, store.ErrClosed, store.ErrCorrupt, store.ErrNoSpace} {
+	for _, e := range []error{store.ErrLocked, store.ErrConflict, store.ErrTimeOrder, store.ErrNotFound, store.ErrClosed, store.ErrCorrupt, store.ErrNoSpace} {
 		if errors.Is(err, e) {
 			return err
 		}
@@ -262,7 +267,7 @@ func (s *Store) wrap(ctx context.Context, op string, err error) error {
 		case "53100": // disk_full
 			return fmt.Errorf("%w: pgstore %s: %s: %w", store.ErrNoSpace, s.where, op, err)
 		case "23505": // unique_violation: a created path that exists
-			return fmt.Errorf("%w: pgstore: %s: %s", store.ErrConflict, op, pe.Detail)
+			return fmt.Errorf("%w: pgstore: %s: a created path is in the inventory already: %s", store.ErrConflict, op, pe.Detail)
 		case "54000": // program_limit_exceeded: e.g. a path too long for the index
 			return fmt.Errorf("pgstore: %s: a value exceeds a PostgreSQL limit (paths are limited to about 2,700 bytes by the B-tree index): %w", op, err)
 		}

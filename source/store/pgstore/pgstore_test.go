@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/pgtest"
 	"github.com/resourcesync-go/resourcesync/rs"
@@ -155,5 +156,81 @@ func TestBadURL(t *testing.T) {
 			t.Errorf("Open(%q): %q: want the host %s named and no password", tc.url, msg, tc.host)
 		}
 		t.Log(err)
+	}
+}
+
+// TestLargeMixedBatch: a batch large enough for COPY that also updates,
+// deletes and touches (so the paths are looked up), and one that creates
+// a path that exists among a thousand new ones (refused by the primary
+// key during COPY: nothing written).
+func TestLargeMixedBatch(t *testing.T) {
+	pgtest.Skip(t)
+	ctx := context.Background()
+	s := open(t, pgtest.Database(t), "")
+	var cs []store.Change
+	for i := range 1000 {
+		cs = append(cs, store.Change{Kind: rs.Created, Time: storetest.T0, Resource: storetest.Res(path(i), "v1")})
+	}
+	if _, _, err := s.Apply(ctx, store.Batch{Changes: cs}); err != nil {
+		t.Fatal(err)
+	}
+	cs = cs[:0]
+	var touch []store.Resource
+	for i := range 1000 {
+		t1 := storetest.T0.Add(time.Second)
+		switch i % 4 {
+		case 0:
+			cs = append(cs, store.Change{Kind: rs.Updated, Time: t1, Resource: storetest.Res(path(i), "v2")})
+		case 1:
+			cs = append(cs, store.Change{Kind: rs.Deleted, Time: t1, Resource: storetest.Res(path(i), "v1")})
+		case 2:
+			r, err := s.Get(ctx, path(i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Inode = 7
+			touch = append(touch, r)
+		}
+		cs = append(cs, store.Change{Kind: rs.Created, Time: t1, Resource: storetest.Res(path(i+1000), "new")})
+	}
+	// deleted then created again in the same batch: an update in the end
+	cs = append(cs, store.Change{Kind: rs.Deleted, Time: storetest.T0.Add(2 * time.Second), Resource: storetest.Res(path(3), "v1")},
+		store.Change{Kind: rs.Created, Time: storetest.T0.Add(2 * time.Second), Resource: storetest.Res(path(3), "v3")})
+	first, last, err := s.Apply(ctx, store.Batch{Changes: cs, Touch: touch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != 1001 || last != uint64(1000+len(cs)) {
+		t.Errorf("seqs %d..%d", first, last)
+	}
+	if err := storetest.CheckReplay(ctx, s); err != nil {
+		t.Error(err)
+	}
+	st, _ := s.Stats(ctx)
+	if want := 1000 - 250 + 1000; st.Resources != want || st.LastSeq != last {
+		t.Errorf("stats %+v, want %d resources", st, want)
+	}
+	if r, _ := s.Get(ctx, path(2)); r.Inode != 7 {
+		t.Errorf("touch: inode %d", r.Inode)
+	}
+	if r, _ := s.Get(ctx, path(3)); r.MD5 != storetest.Res("", "v3").MD5 {
+		t.Errorf("delete+create: %+v", r)
+	}
+	// A COPY that hits an existing path.
+	cs = cs[:0]
+	for i := range 1000 {
+		cs = append(cs, store.Change{Kind: rs.Created, Time: storetest.T0.Add(3 * time.Second), Resource: storetest.Res(path(5000+i), "x")})
+	}
+	cs[500].Resource.Path = path(0)
+	if _, _, err := s.Apply(ctx, store.Batch{Changes: cs}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("creating an existing path in a COPY: %v, want ErrConflict", err)
+	} else {
+		t.Log(err)
+	}
+	if st2, _ := s.Stats(ctx); st2 != st {
+		t.Errorf("refused batch changed the stats: %+v, was %+v", st2, st)
+	}
+	if _, err := s.Get(ctx, path(5000)); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("refused batch wrote: %v", err)
 	}
 }

@@ -45,6 +45,7 @@ func closeConn(c *pgx.Conn) {
 type lead struct {
 	s      *Store
 	conn   *pgx.Conn
+	epoch  int64
 	lost   chan struct{}
 	stop   chan struct{}
 	done   chan struct{} // the monitor has exited
@@ -104,13 +105,23 @@ func (s *Store) Lead(ctx context.Context) (lost <-chan struct{}, release func(),
 		case <-t.C:
 		}
 	}
-	l := &lead{s: s, conn: conn, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	// A new epoch fences writes of earlier holders that have not noticed
+	// their loss yet.
+	var epoch int64
+	if err := conn.QueryRow(ctx, `UPDATE rs_sets SET lead_epoch = lead_epoch + 1 WHERE id = $1 RETURNING lead_epoch`, s.id).Scan(&epoch); err != nil {
+		if ctx.Err() != nil {
+			return fail(ctx.Err())
+		}
+		return fail(s.wrap(ctx, "lead", err))
+	}
+	l := &lead{s: s, conn: conn, epoch: epoch, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	s.mu.Lock()
 	if s.closed.Load() {
 		s.mu.Unlock()
 		return fail(store.ErrClosed)
 	}
 	s.leads[l] = struct{}{}
+	s.epoch.Store(epoch)
 	s.bg.Add(1)
 	s.mu.Unlock()
 	go l.monitor()
@@ -148,6 +159,7 @@ func (l *lead) release() {
 		l.s.mu.Lock()
 		delete(l.s.leads, l)
 		l.s.mu.Unlock()
+		l.s.epoch.CompareAndSwap(l.epoch, 0)
 		if !l.broken {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			l.conn.Exec(ctx, `SELECT pg_advisory_unlock($1, $2)`, leadClass, l.s.id)

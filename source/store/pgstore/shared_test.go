@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -180,12 +181,25 @@ func TestLeadLost(t *testing.T) {
 	}
 	lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	if _, rel, err := b.Lead(lctx); err != nil {
+	_, rel, err := b.Lead(lctx)
+	if err != nil {
 		t.Fatal(err)
-	} else {
-		rel()
 	}
+	// The former holder is fenced: its writes are refused while it has
+	// not led again.
+	if _, _, err := a.Apply(ctx, store.Batch{Changes: []store.Change{change(a, rs.Created, "stale")}}); !errors.Is(err, store.ErrLocked) {
+		t.Errorf("Apply of the former holder: %v, want ErrLocked", err)
+	} else {
+		t.Log(err)
+	}
+	if _, _, err := b.Apply(ctx, store.Batch{Changes: []store.Change{change(b, rs.Created, "fresh")}}); err != nil {
+		t.Errorf("Apply of the new holder: %v", err)
+	}
+	rel()
 	release() // after a loss: a no-op, no panic
+	if _, _, err := b.Apply(ctx, store.Batch{Changes: []store.Change{change(b, rs.Created, "after release")}}); err != nil {
+		t.Errorf("Apply after release: %v", err)
+	}
 }
 
 // TestWatchReconnect: when the LISTEN connection breaks, Watch listens
