@@ -88,10 +88,18 @@ func migrateOne(ctx context.Context, pool *pgxpool.Pool) (done bool, err error) 
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS rs_schema_migrations (
-			version    integer     PRIMARY KEY,
-			applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		// CREATE ... IF NOT EXISTS would need the CREATE privilege even
+		// when the table exists: look first.
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT to_regclass('rs_schema_migrations') IS NOT NULL`).Scan(&exists); err != nil {
 			return err
+		}
+		if !exists {
+			if _, err := tx.Exec(ctx, `CREATE TABLE rs_schema_migrations (
+				version    integer     PRIMARY KEY,
+				applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+				return err
+			}
 		}
 		var v int
 		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM rs_schema_migrations`).Scan(&v); err != nil {

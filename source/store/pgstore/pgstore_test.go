@@ -234,3 +234,36 @@ func TestLargeMixedBatch(t *testing.T) {
 		t.Errorf("refused batch wrote: %v", err)
 	}
 }
+
+// TestLeastPrivilege: once the schema exists, a role with only SELECT,
+// INSERT, UPDATE and DELETE on the tables opens and uses the store.
+func TestLeastPrivilege(t *testing.T) {
+	pgtest.Skip(t)
+	ctx := context.Background()
+	u := pgtest.Database(t)
+	admin := open(t, u, "p")
+	role := "rs_app_" + strings.ToLower(strings.TrimPrefix(u[strings.LastIndex(u, "/")+1:strings.Index(u, "?")], "t_"))
+	for _, q := range []string{
+		`CREATE ROLE ` + role + ` LOGIN`,
+		`REVOKE CREATE ON SCHEMA public FROM PUBLIC`,
+		`GRANT USAGE ON SCHEMA public TO ` + role,
+		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ` + role,
+	} {
+		if _, err := admin.Pool().Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() { admin.Pool().Exec(context.Background(), `DROP OWNED BY `+role+`; DROP ROLE `+role) })
+	app := open(t, strings.Replace(u, "postgres@", role+"@", 1), "p")
+	if _, _, err := app.Apply(ctx, store.Batch{Changes: []store.Change{{Kind: rs.Created, Time: storetest.T0, Resource: storetest.Res("a", "A")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, rel, err := app.Lead(ctx); err != nil {
+		t.Fatal(err)
+	} else {
+		rel()
+	}
+	if err := storetest.CheckReplay(ctx, app); err != nil {
+		t.Error(err)
+	}
+}
