@@ -55,7 +55,7 @@
 // written: inserts of 256 rows or more (the scanner's baseline batches of
 // 10,000, large journal appends) with COPY, the rest with one statement per
 // kind over arrays (unnest), meta values, the head row, and
-// pg_notify(channel, '') for Watch — all in one transaction, pipelined.
+// a pg_notify (empty payload) for Watch, all in one pipelined transaction.
 // SQLSTATE 53100 (disk full) is store.ErrNoSpace. A path longer than about
 // 2,700 bytes exceeds the B-tree's row limit and is refused with an error
 // saying so.
@@ -105,7 +105,7 @@
 //
 // # Watch
 //
-// Apply and PutMeta call pg_notify('rs_source_<set id>', '') in their
+// Apply and PutMeta notify channel rs_source_<set id> (empty payload) in their
 // transaction; PostgreSQL delivers it at commit (and coalesces the
 // notifications of one transaction). Watch LISTENs on that channel on a
 // connection of its own and coalesces notifications into a channel of
