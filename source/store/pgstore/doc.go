@@ -109,7 +109,8 @@
 // transaction; PostgreSQL delivers it at commit (and coalesces the
 // notifications of one transaction). Watch LISTENs on that channel on a
 // connection of its own and coalesces notifications into a channel of
-// capacity 1. When that connection breaks, Watch connects and LISTENs
+// capacity 1; one connection per Store serves all its Watch channels.
+// When that connection breaks, Watch connects and LISTENs
 // again (every 500 ms until it succeeds) and then sends one value, since
 // commits may have been missed meanwhile. Watching costs no polling.
 //
@@ -117,7 +118,8 @@
 //
 // The pool has Options.MaxConns connections (default 8, or the URL's
 // pool_max_conns), opened on demand and closed after 5 minutes idle; each
-// Lead (holding or waiting) and each Watch uses one more. Sessions are
+// Lead (holding or waiting) uses one more, and the first Watch one more
+// for all Watch channels of the Store. Sessions are
 // named application_name=resourcesync unless the URL says otherwise. Other
 // connection settings come from the URL (sslmode, connect_timeout,
 // search_path via options=-csearch_path=..., and so on). A connection

@@ -46,10 +46,18 @@ type Store struct {
 	where  string // host:port/database for messages
 	closed atomic.Bool
 
-	// done is closed by Close: it ends Lead waits and Watch loops.
-	done chan struct{}
-	bg   sync.WaitGroup
-	mu   sync.Mutex
+	// life ends with Close: it ends Lead waits, the listener and
+	// background work.
+	life    context.Context
+	endLife context.CancelFunc
+	done    <-chan struct{} // life.Done()
+
+	// The Watch channels, fed by one listener connection per Store.
+	wmu       sync.Mutex
+	subs      map[chan struct{}]struct{}
+	listening bool
+	bg        sync.WaitGroup
+	mu        sync.Mutex
 	// leads are the releases of the roles held, run by Close.
 	leads map[*lead]struct{}
 
@@ -124,8 +132,11 @@ func Open(ctx context.Context, rawURL, set string, opts *Options) (*Store, error
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %s: %w", where, scrub(err, rawURL))
 	}
-	s := &Store{pool: pool, set: set, where: where, done: make(chan struct{}), leads: map[*lead]struct{}{}}
+	life, endLife := context.WithCancel(context.Background())
+	s := &Store{pool: pool, set: set, where: where, life: life, endLife: endLife, done: life.Done(),
+		leads: map[*lead]struct{}{}, subs: map[chan struct{}]struct{}{}}
 	if err := s.open(ctx); err != nil {
+		s.endLife()
 		pool.Close()
 		var ce *pgconn.ConnectError
 		if errors.As(err, &ce) {
@@ -180,7 +191,7 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
-	close(s.done)
+	s.endLife()
 	s.mu.Lock()
 	leads := make([]*lead, 0, len(s.leads))
 	for l := range s.leads {
@@ -224,15 +235,7 @@ func (s *Store) grew(n int) {
 	go func() {
 		defer s.bg.Done()
 		defer s.analyzing.Store(false)
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go func() {
-			select {
-			case <-s.done:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+		ctx := s.life
 		s.grown.Add(-g)
 		// Failures (a role that does not own the tables) leave it to
 		// autovacuum.

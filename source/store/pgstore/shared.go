@@ -169,74 +169,116 @@ func (l *lead) release() {
 	})
 }
 
-// Watch implements store.Shared: LISTEN on the set's channel on a
-// connection of its own; Apply and PutMeta send pg_notify in their
-// transaction, delivered at commit. Notifications are coalesced into a
-// channel of capacity 1. When the connection breaks, Watch connects and
-// LISTENs again (every watchRetry until it succeeds) and then sends one
-// value, since commits may have been missed meanwhile. The channel is
-// closed when ctx ends or the Store is closed.
+// Watch implements store.Shared: Apply and PutMeta send pg_notify in their
+// transaction, delivered at commit, and one connection per Store LISTENs
+// on the set's channel (opened by the first Watch, kept until Close) and
+// feeds every Watch channel, each of capacity 1 (coalesced). When that
+// connection breaks, the listener connects and LISTENs again (every
+// watchRetry until it succeeds) and then sends one value on every channel,
+// since commits may have been missed meanwhile. A channel is closed when
+// its ctx ends or the Store is closed.
 func (s *Store) Watch(ctx context.Context) (<-chan struct{}, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	conn, err := s.listen(ctx)
-	if err != nil {
-		return nil, s.wrap(ctx, "watch", err)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if !s.listening {
+		conn, err := s.listen(ctx)
+		if err != nil {
+			return nil, s.wrap(ctx, "watch", err)
+		}
+		if !s.background() {
+			closeConn(conn)
+			return nil, store.ErrClosed
+		}
+		s.listening = true
+		go s.listenLoop(conn)
 	}
-	s.mu.Lock()
-	if s.closed.Load() {
-		s.mu.Unlock()
-		closeConn(conn)
+	if !s.background() {
 		return nil, store.ErrClosed
 	}
-	s.bg.Add(1)
-	s.mu.Unlock()
-	wctx, cancel := context.WithCancel(ctx)
-	go func() {
-		select {
-		case <-s.done:
-			cancel()
-		case <-wctx.Done():
-		}
-	}()
 	ch := make(chan struct{}, 1)
-	send := func() {
+	s.subs[ch] = struct{}{}
+	go func() {
+		defer s.bg.Done()
+		select {
+		case <-ctx.Done():
+		case <-s.done:
+		}
+		s.unsubscribe(ch)
+	}()
+	return ch, nil
+}
+
+// background registers a goroutine that Close waits for; false after
+// Close.
+func (s *Store) background() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return false
+	}
+	s.bg.Add(1)
+	return true
+}
+
+func (s *Store) unsubscribe(ch chan struct{}) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if _, ok := s.subs[ch]; ok {
+		delete(s.subs, ch)
+		close(ch)
+	}
+}
+
+func (s *Store) broadcast() {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	for ch := range s.subs {
 		select {
 		case ch <- struct{}{}:
 		default:
 		}
 	}
-	go func() {
-		defer s.bg.Done()
-		defer close(ch)
-		defer cancel()
+}
+
+// listenLoop waits for notifications on conn until the Store closes,
+// listening again on a new connection when conn breaks.
+func (s *Store) listenLoop(conn *pgx.Conn) {
+	defer s.bg.Done()
+	defer func() {
+		s.wmu.Lock()
+		for ch := range s.subs {
+			delete(s.subs, ch)
+			close(ch)
+		}
+		s.wmu.Unlock()
+	}()
+	for {
+		_, err := conn.WaitForNotification(s.life)
+		if err == nil {
+			s.broadcast()
+			continue
+		}
+		closeConn(conn)
 		for {
-			_, err := conn.WaitForNotification(wctx)
-			if err == nil {
-				send()
-				continue
+			if s.life.Err() != nil {
+				return
 			}
-			closeConn(conn)
-			for {
-				if wctx.Err() != nil {
-					return
-				}
-				if conn, err = s.listen(wctx); err == nil {
-					send()
-					break
-				}
-				t := time.NewTimer(watchRetry)
-				select {
-				case <-wctx.Done():
-					t.Stop()
-					return
-				case <-t.C:
-				}
+			if conn, err = s.listen(s.life); err == nil {
+				s.broadcast()
+				break
+			}
+			t := time.NewTimer(watchRetry)
+			select {
+			case <-s.done:
+				t.Stop()
+				return
+			case <-t.C:
 			}
 		}
-	}()
-	return ch, nil
+	}
 }
 
 // listen returns a dedicated connection that LISTENs on the set's channel.
