@@ -121,3 +121,37 @@ func TestRates(t *testing.T) {
 func slicesSortChanges(cs []store.Change) {
 	slices.SortFunc(cs, func(a, b store.Change) int { return strings.Compare(a.Resource.Path, b.Resource.Path) })
 }
+
+// BenchmarkBaseline loads a 100,000-resource baseline in the scanner's
+// batches into PostgreSQL (COPY) and into bolt:
+//
+//	go test -run '^$' -bench Baseline -benchtime 3x ./source/store/pgstore/
+func BenchmarkBaseline(b *testing.B) {
+	pgtest.Skip(b)
+	const n = 100000
+	b.Run("pgstore", func(b *testing.B) {
+		u := pgtest.Database(b)
+		iters := 0
+		for b.Loop() {
+			s := open(b, u, fmt.Sprint("bench", iters))
+			loadBaseline(b, s, n)
+			s.Close()
+			iters++
+		}
+		b.ReportMetric(float64(n*iters)/b.Elapsed().Seconds(), "rows/s")
+	})
+	b.Run("bolt", func(b *testing.B) {
+		dir := b.TempDir()
+		iters := 0
+		for b.Loop() {
+			s, err := bolt.Open(filepath.Join(dir, fmt.Sprint(iters)), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			loadBaseline(b, s, n)
+			s.Close()
+			iters++
+		}
+		b.ReportMetric(float64(n*iters)/b.Elapsed().Seconds(), "rows/s")
+	})
+}
