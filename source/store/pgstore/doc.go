@@ -116,10 +116,12 @@
 //
 // # Connections
 //
-// The pool has Options.MaxConns connections (default 8, or the URL's
+// The Stores of a process opened on one URL (with the same Options) share
+// one pool of Options.MaxConns connections (default 8, or the URL's
 // pool_max_conns), opened on demand and closed after 5 minutes idle; each
-// Lead (holding or waiting) uses one more, and the first Watch one more
-// for all Watch channels of the Store. Sessions are
+// Lead (holding or waiting) uses one more, and each Store's Watch channels
+// one more. A replica serving one set thus holds at most 10 connections,
+// and 8 + 2 per set with several. Sessions are
 // named application_name=resourcesync unless the URL says otherwise. Other
 // connection settings come from the URL (sslmode, connect_timeout,
 // search_path via options=-csearch_path=..., and so on). A connection

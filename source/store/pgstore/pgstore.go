@@ -20,14 +20,16 @@ import (
 
 // Options configure Open. The zero value (or nil) is the default.
 type Options struct {
-	// MaxConns is the size of the connection pool. Default: the URL's
-	// pool_max_conns if given, else 8. Lead and Watch each use one more
-	// connection of their own while they run.
+	// MaxConns is the size of the connection pool, which the Stores of a
+	// process opened with the same URL and Options share (one Store per
+	// set). Default: the URL's pool_max_conns if given, else 8. Each Lead
+	// (holding or waiting) uses one more connection of its own, and the
+	// Watch channels of a Store one more.
 	MaxConns int32
 	// KeepAlive is the TCP keepalive idle time (and probe interval) of the
 	// connections, on both ends: the client's sockets, and the server's
-	// via tcp_keepalives_idle / _interval / _count sent at connection
-	// start-up (3 probes). It bounds how long a leader that vanished from
+	// via tcp_keepalives_idle / _interval / _count set on each
+	// connection (3 probes). It bounds how long a leader that vanished from
 	// the network (power loss, partition: no FIN) keeps the scanner role:
 	// about 4 x KeepAlive. Default 5s; negative disables the setting (the
 	// system and server defaults apply, typically 2 hours).
@@ -40,11 +42,12 @@ const DefaultSet = "default"
 // Store is a store.Store and store.Shared on PostgreSQL. One Store is one
 // set of one database; many Stores (processes) may open the same set.
 type Store struct {
-	pool   *pgxpool.Pool
-	set    string
-	id     int32  // rs_sets.id
-	where  string // host:port/database for messages
-	closed atomic.Bool
+	pool    *pgxpool.Pool
+	poolKey string // in pools
+	set     string
+	id      int32  // rs_sets.id
+	where   string // host:port/database for messages
+	closed  atomic.Bool
 
 	// life ends with Close: it ends Lead waits, the listener and
 	// background work.
@@ -128,16 +131,17 @@ func Open(ctx context.Context, rawURL, set string, opts *Options) (*Store, error
 		return err
 	}
 	where := fmt.Sprintf("%s:%d/%s", cc.Host, cc.Port, cc.Database)
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	key := fmt.Sprint(rawURL, "\x00", opts.MaxConns, "\x00", opts.KeepAlive)
+	pool, err := pools.get(key, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %s: %w", where, scrub(err, rawURL))
 	}
 	life, endLife := context.WithCancel(context.Background())
-	s := &Store{pool: pool, set: set, where: where, life: life, endLife: endLife, done: life.Done(),
+	s := &Store{pool: pool, poolKey: key, set: set, where: where, life: life, endLife: endLife, done: life.Done(),
 		leads: map[*lead]struct{}{}, subs: map[chan struct{}]struct{}{}}
 	if err := s.open(ctx); err != nil {
 		s.endLife()
-		pool.Close()
+		pools.put(key)
 		var ce *pgconn.ConnectError
 		if errors.As(err, &ce) {
 			return nil, fmt.Errorf("pgstore: cannot connect to PostgreSQL at %s (user %s): %w", where, cc.User, scrub(err, rawURL))
@@ -172,7 +176,9 @@ func (s *Store) open(ctx context.Context) error {
 func (s *Store) Set() string { return s.set }
 
 // Pool returns the connection pool, for tools that query the tables
-// directly (tests, operators' checks). Writes must go through Apply.
+// directly (tests, operators' checks). Writes must go through Apply. The
+// pool is shared by the Stores of the process opened with the same URL
+// and options; do not close it.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // sessionSettings are set on each connection of the pool. Every query of
@@ -202,8 +208,55 @@ func (s *Store) Close() error {
 		l.release()
 	}
 	s.bg.Wait()
-	s.pool.Close()
+	pools.put(s.poolKey)
 	return nil
+}
+
+// pools are the connection pools of the process, one per URL and
+// options, shared by the Stores of its sets (a Source opens one Store per
+// set): the connections a process opens do not grow with its sets.
+var pools = poolSet{m: map[string]*sharedPool{}}
+
+type poolSet struct {
+	mu sync.Mutex
+	m  map[string]*sharedPool
+}
+
+type sharedPool struct {
+	pool *pgxpool.Pool
+	refs int
+}
+
+func (ps *poolSet) get(key string, cfg *pgxpool.Config) (*pgxpool.Pool, error) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if sp := ps.m[key]; sp != nil {
+		sp.refs++
+		return sp.pool, nil
+	}
+	// NewWithConfig does not connect: it only checks the configuration.
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	ps.m[key] = &sharedPool{pool: pool, refs: 1}
+	return pool, nil
+}
+
+// put releases a reference; the last one closes the pool (waiting for
+// the connections in use to be returned).
+func (ps *poolSet) put(key string) {
+	ps.mu.Lock()
+	sp := ps.m[key]
+	sp.refs--
+	last := sp.refs == 0
+	if last {
+		delete(ps.m, key)
+	}
+	ps.mu.Unlock()
+	if last {
+		sp.pool.Close()
+	}
 }
 
 // analyzeMin is the number of rows inserted after which Apply has the

@@ -267,3 +267,35 @@ func TestLeastPrivilege(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestPoolShared: the Stores of one process on one URL share a pool;
+// closing one leaves the others working.
+func TestPoolShared(t *testing.T) {
+	pgtest.Skip(t)
+	ctx := context.Background()
+	u := pgtest.Database(t)
+	a, b := open(t, u, "a"), open(t, u, "b")
+	if a.Pool() != b.Pool() {
+		t.Error("two Stores on one URL have two pools")
+	}
+	c, err := pgstore.Open(ctx, u, "c", &pgstore.Options{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Pool() == a.Pool() {
+		t.Error("other options, same pool")
+	}
+	a.Close()
+	if err := b.PutMeta(ctx, "k", []byte("v")); err != nil {
+		t.Fatalf("b after a's Close: %v", err)
+	}
+	if _, err := a.Stats(ctx); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("a after Close: %v", err)
+	}
+	b.Close()
+	d := open(t, u, "a") // a new pool after the last Close
+	if _, err := d.Stats(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
