@@ -133,9 +133,8 @@
 //   - Privileges: the first Open (and each upgrade that adds a migration)
 //     needs CREATE on the schema the tables go into (the first schema of
 //     the search_path); afterwards SELECT, INSERT, UPDATE and DELETE on the
-//     rs_ tables suffice (plus USAGE on the sequence of rs_sets.id for the
-//     first Open of a new set name): tested. Owning the tables lets the
-//     store ANALYZE them.
+//     rs_ tables suffice (tested). Owning the tables lets the store
+//     ANALYZE them.
 //   - Vacuum: rs_journal is append-only (autovacuum's insert threshold keeps
 //     its visibility map current); rs_inventory gets an update or a delete
 //     per changed file; the head row of rs_sets is updated by every Apply

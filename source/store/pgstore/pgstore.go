@@ -155,19 +155,21 @@ func (s *Store) open(ctx context.Context) error {
 	if err := migrate(ctx, s.pool); err != nil {
 		return err
 	}
-	// The set's head row: created once, then found. When another
-	// process inserts it at the same moment, the statement's snapshot
-	// misses the other's row: the next attempt sees it.
+	// The set's head row: found, or created once. When another process
+	// inserts it at the same moment, the INSERT does nothing and the
+	// next SELECT finds the other's row.
 	for range 5 {
-		err := s.pool.QueryRow(ctx, `WITH ins AS (
-			INSERT INTO rs_sets (name) VALUES ($1) ON CONFLICT (name) DO NOTHING RETURNING id)
-			SELECT id FROM ins UNION ALL SELECT id FROM rs_sets WHERE name = $1 LIMIT 1`, s.set).Scan(&s.id)
-		if !errors.Is(err, pgx.ErrNoRows) {
-			if err != nil {
-				return fmt.Errorf("set %q: %w", s.set, err)
-			}
-			return nil
+		err := s.pool.QueryRow(ctx, `SELECT id FROM rs_sets WHERE name = $1`, s.set).Scan(&s.id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = s.pool.QueryRow(ctx, `INSERT INTO rs_sets (name) VALUES ($1) ON CONFLICT (name) DO NOTHING RETURNING id`, s.set).Scan(&s.id)
 		}
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("set %q: %w", s.set, err)
+		}
+		return nil
 	}
 	return fmt.Errorf("set %q: could not create or find its row", s.set)
 }

@@ -266,6 +266,11 @@ func TestLeastPrivilege(t *testing.T) {
 	if err := storetest.CheckReplay(ctx, app); err != nil {
 		t.Error(err)
 	}
+	// A new set needs no more than that.
+	other := open(t, strings.Replace(u, "postgres@", role+"@", 1), "new set")
+	if err := other.PutMeta(ctx, "k", nil); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestPoolShared: the Stores of one process on one URL share a pool;
