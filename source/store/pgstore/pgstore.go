@@ -96,7 +96,7 @@ func Open(ctx context.Context, rawURL, set string, opts *Options) (*Store, error
 	}
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: invalid PostgreSQL URL (host %s): %w", urlHost(rawURL), scrub(err, rawURL))
+		return nil, fmt.Errorf("pgstore: invalid PostgreSQL URL (host %s): %w", urlHost(rawURL), parseError(err, rawURL))
 	}
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
@@ -362,6 +362,16 @@ func urlHost(raw string) string {
 		}
 	}
 	return "(unknown)"
+}
+
+// parseError is the error of an unparsable URL without the URL: pgx
+// quotes it with the password redacted, on a best-effort basis only.
+func parseError(err error, raw string) error {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, "`: "); strings.HasPrefix(msg, "cannot parse `") && i >= 0 {
+		msg = msg[i+3:]
+	}
+	return scrub(&scrubbed{msg, err}, raw)
 }
 
 // scrubbed is an error whose message has the password removed; errors.Is
