@@ -63,7 +63,7 @@ func (h *Hub) claim(ctx context.Context) {
 	nodesChanged := c.Nodes != h.lastNodes
 	h.lastNodes, h.lastTotal = c.Nodes, c.Subscriptions
 	h.adopt(c.Held)
-	if nodesChanged && c.Nodes > 1 {
+	if nodesChanged {
 		h.kickClaim() // take the share computed with the new count
 	}
 	fair = (c.Subscriptions + c.Nodes - 1) / max(c.Nodes, 1)
