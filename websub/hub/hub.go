@@ -197,11 +197,11 @@ type Hub struct {
 	st       hubstore.Store
 	ownStore bool // opened by Open, closed by Close
 	node     string
-	log    *slog.Logger
-	client *http.Client // verification and delivery: no redirects
-	fetch  *http.Client // thin-ping topic fetch: at most 3 redirects
-	tr     *http.Transport
-	m      *metrics
+	log      *slog.Logger
+	client   *http.Client // verification and delivery: no redirects
+	fetch    *http.Client // thin-ping topic fetch: at most 3 redirects
+	tr       *http.Transport
+	m        *metrics
 
 	mu      sync.Mutex
 	topics  map[string]*topicState
@@ -225,7 +225,7 @@ type Hub struct {
 }
 
 type topicState struct {
-	head uint64 // last committed seq (as far as this node knows)
+	head uint64          // last committed seq (as far as this node knows)
 	subs map[string]*sub // the subscriptions this node holds
 }
 
@@ -252,15 +252,15 @@ func Open(cfg Config) (*Hub, error) {
 	}
 	h := &Hub{
 		cfg: cfg, st: st, ownStore: own, node: cfg.Node, log: cfg.Logger,
-		topics:      map[string]*topicState{},
-		subs:        map[string]*sub{},
-		hostSem:     map[string]chan struct{}{},
-		global:      make(chan struct{}, cfg.MaxConcurrentDeliveries),
-		cache:       newEntryCache(64 << 20),
-		verifyWake:  make(chan struct{}, 1),
-		claimWake:   make(chan struct{}, 1),
-		pubRate:     rate.NewLimiter(rate.Limit(cfg.PublishRate), max(1, int(cfg.PublishRate))),
-		lastNodes:   1,
+		topics:     map[string]*topicState{},
+		subs:       map[string]*sub{},
+		hostSem:    map[string]chan struct{}{},
+		global:     make(chan struct{}, cfg.MaxConcurrentDeliveries),
+		cache:      newEntryCache(64 << 20),
+		verifyWake: make(chan struct{}, 1),
+		claimWake:  make(chan struct{}, 1),
+		pubRate:    rate.NewLimiter(rate.Limit(cfg.PublishRate), max(1, int(cfg.PublishRate))),
+		lastNodes:  1,
 	}
 	h.m = newMetrics(h)
 	h.tr = &http.Transport{
