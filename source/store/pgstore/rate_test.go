@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -154,4 +155,39 @@ func BenchmarkBaseline(b *testing.B) {
 		}
 		b.ReportMetric(float64(n*iters)/b.Elapsed().Seconds(), "rows/s")
 	})
+}
+
+// BenchmarkGet looks up random resources of a 100,000-resource inventory
+// from parallel goroutines (what a server does per request):
+//
+//	go test -run '^$' -bench Get -cpu 1,4,16 ./source/store/pgstore/
+func BenchmarkGet(b *testing.B) {
+	pgtest.Skip(b)
+	const n = 100000
+	pg := open(b, pgtest.Database(b), "")
+	loadBaseline(b, pg, n)
+	bdb, err := bolt.Open(filepath.Join(b.TempDir(), "state.db"), &bolt.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bdb.Close()
+	loadBaseline(b, bdb, n)
+	for _, tc := range []struct {
+		name string
+		s    store.Store
+	}{{"pgstore", pg}, {"bolt", bdb}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var seed atomic.Int64
+			b.RunParallel(func(pb *testing.PB) {
+				i := int(seed.Add(7919))
+				for pb.Next() {
+					i = (i + 104729) % n
+					if _, err := tc.s.Get(context.Background(), path(i)); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
 }
