@@ -304,3 +304,31 @@ func TestPoolShared(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSessionSettings: the store's sessions carry the keepalive settings
+// that bound a vanished leader's hold on the role, and the planner
+// settings that keep every query on its index.
+func TestSessionSettings(t *testing.T) {
+	pgtest.Skip(t)
+	ctx := context.Background()
+	u := pgtest.Database(t)
+	for _, tc := range []struct {
+		opts *pgstore.Options
+		idle string
+	}{{nil, "5"}, {&pgstore.Options{KeepAlive: 2 * time.Second}, "2"}} {
+		s, err := pgstore.Open(ctx, u, "", tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var idle, count, seqscan, app string
+		err = s.Pool().QueryRow(ctx, `SELECT current_setting('tcp_keepalives_idle'), current_setting('tcp_keepalives_count'),
+			current_setting('enable_seqscan'), current_setting('application_name')`).Scan(&idle, &count, &seqscan, &app)
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if idle != tc.idle || count != "3" || seqscan != "off" || app != "resourcesync" {
+			t.Errorf("options %+v: keepalive idle %s count %s, enable_seqscan %s, application_name %s", tc.opts, idle, count, seqscan, app)
+		}
+	}
+}
