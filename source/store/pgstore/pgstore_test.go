@@ -332,3 +332,44 @@ func TestSessionSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestResourcesSnapshot: Resources reads one snapshot across its pages:
+// commits made (by another goroutine) during the loop are not seen.
+func TestResourcesSnapshot(t *testing.T) {
+	pgtest.Skip(t)
+	ctx := context.Background()
+	s := open(t, pgtest.Database(t), "")
+	var cs []store.Change
+	for i := range 2500 { // three pages
+		cs = append(cs, store.Change{Kind: rs.Created, Time: storetest.T0, Resource: storetest.Res(path(i), "x")})
+	}
+	if _, _, err := s.Apply(ctx, store.Batch{Changes: cs}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for r, err := range s.Resources(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			done := make(chan error)
+			go func() {
+				_, _, err := s.Apply(ctx, store.Batch{Changes: []store.Change{
+					{Kind: rs.Deleted, Time: storetest.T0, Resource: storetest.Res(path(2400), "x")},
+					{Kind: rs.Created, Time: storetest.T0, Resource: storetest.Res(path(9999), "x")},
+				}})
+				done <- err
+			}()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if r.Path == path(9999) {
+			t.Errorf("a record created during the loop was seen")
+		}
+		n++
+	}
+	if n != 2500 {
+		t.Errorf("%d records, want the 2500 of the snapshot", n)
+	}
+}
