@@ -36,6 +36,38 @@ func (h *Hub) claimer(ctx context.Context) {
 	}
 }
 
+// leaseWatch stops every delivery of this node, in-flight requests
+// included, when its claims were not renewed in time (the store
+// unreachable or slow): a quarter of the ttl before they may expire, so
+// that no two nodes deliver one subscription at once (the others can take
+// the claims only after the ttl, counted from a later instant). A later successful claim round resumes from the
+// stored cursors.
+func (h *Hub) leaseWatch(ctx context.Context) {
+	t := time.NewTimer(h.cfg.ClaimTTL)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if wait := time.Until(time.Unix(0, h.leaseUntil.Load())); wait > 0 {
+			t.Reset(wait + time.Millisecond)
+			continue
+		}
+		h.mu.Lock()
+		n := len(h.subs)
+		for _, s := range h.subs {
+			h.removeSubLocked(s)
+		}
+		h.mu.Unlock()
+		if n > 0 {
+			h.log.Warn("claims not renewed in time; deliveries stopped", "subscriptions", n)
+		}
+		t.Reset(h.cfg.ClaimTTL / 10)
+	}
+}
+
 // claim runs one claim round: renew, take up to this node's fair share
 // (the subscriptions spread over the live nodes), release what is beyond
 // it, and start or stop delivery goroutines to match what is held.
@@ -51,15 +83,22 @@ func (h *Hub) claim(ctx context.Context) {
 		want = 1 << 30 // alone (as far as we know): take all
 	}
 	start := time.Now()
-	c, err := h.st.Claim(ctx, h.node, h.cfg.ClaimTTL, want)
+	// Bounded, so that a hung call does not hold up the renewals after it.
+	cctx, cancel := context.WithTimeout(ctx, h.cfg.ClaimTTL/2)
+	c, err := h.st.Claim(cctx, h.node, h.cfg.ClaimTTL, want)
+	cancel()
 	if err != nil {
 		if ctx.Err() == nil && !errors.Is(err, hubstore.ErrClosed) {
 			h.log.Error("claiming subscriptions", "err", err)
 		}
 		return
 	}
-	// Our leases run from before the call: a safe lower bound.
-	h.leaseUntil.Store(start.Add(h.cfg.ClaimTTL).UnixNano())
+	// Our leases run from before the call (a lower bound on the store's
+	// clock too, durations being alike); this node stops a quarter of the
+	// ttl earlier still, so that a late timer or a descheduled goroutine
+	// (up to that long) does not let it deliver after another node took
+	// over.
+	h.leaseUntil.Store(start.Add(h.cfg.ClaimTTL - h.cfg.ClaimTTL/4).UnixNano())
 	nodesChanged := c.Nodes != h.lastNodes
 	h.lastNodes, h.lastTotal = c.Nodes, c.Subscriptions
 	h.adopt(c.Held)

@@ -258,10 +258,18 @@ func (s *subscriber) serve(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	if s.delay > 0 {
-		time.Sleep(s.delay)
-	}
+	// Read first: only then does the server notice (in the background)
+	// that the hub closed the connection, and cancel r.Context().
 	b, _ := io.ReadAll(r.Body)
+	if s.delay > 0 {
+		t := time.NewTimer(s.delay)
+		select {
+		case <-t.C:
+		case <-r.Context().Done(): // the hub gave up the request: not received
+			t.Stop()
+			return
+		}
+	}
 	d := delivery{Body: string(b), Header: r.Header.Clone(), URL: r.URL.String()}
 	s.mu.Lock()
 	idx := int(s.attempts.Load())

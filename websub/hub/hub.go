@@ -40,7 +40,8 @@ type Config struct {
 	// ClaimTTL is how long a node's claims on subscriptions and
 	// verification jobs last unless renewed (default 6s); a node renews
 	// them every ClaimTTL/3, so after a node dies its work resumes on
-	// another node within about ClaimTTL.
+	// another node within about ClaimTTL. A node that could not renew
+	// stops delivering ClaimTTL/4 before its claims may pass to another.
 	ClaimTTL time.Duration
 	// URL is the hub's public URL, sent as rel="hub" on deliveries. When
 	// empty, a fat ping's rel="hub" link (or the request URL) is used.
@@ -358,8 +359,9 @@ func (h *Hub) Run(ctx context.Context) error {
 		return fmt.Errorf("hub: watching the state: %w", err)
 	}
 	h.claim(ctx)
-	h.runWG.Add(4)
+	h.runWG.Add(5)
 	go func() { defer h.runWG.Done(); h.watch(ctx, events) }()
+	go func() { defer h.runWG.Done(); h.leaseWatch(ctx) }()
 	go func() { defer h.runWG.Done(); h.claimer(ctx) }()
 	go func() { defer h.runWG.Done(); h.verifier(ctx) }()
 	go func() { defer h.runWG.Done(); h.housekeeping(ctx) }()

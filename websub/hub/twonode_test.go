@@ -1,9 +1,12 @@
 package hub
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,5 +147,83 @@ func TestTwoNodesCleanHandover(t *testing.T) {
 		if n := strings.Count(d.Body, "<"); n != 1 {
 			t.Fatalf("body %q", d.Body)
 		}
+	}
+}
+
+// partitionable is a Store whose Claim calls fail on demand: the node
+// cannot reach the state to renew its claims.
+type partitionable struct {
+	hubstore.Store
+	cut atomic.Bool
+}
+
+func (p *partitionable) Claim(ctx context.Context, node string, ttl time.Duration, max int) (hubstore.Claims, error) {
+	if p.cut.Load() {
+		return hubstore.Claims{}, errors.New("partitioned")
+	}
+	return p.Store.Claim(ctx, node, ttl, max)
+}
+
+// A node that cannot renew its claims stops delivering (in-flight
+// requests included) before another node may take them over: the
+// subscriber never sees two deliveries at once, and gets everything in
+// order.
+func TestTwoNodesPartitionedNodeStopsFirst(t *testing.T) {
+	const ttl = 2 * time.Second
+	db := memstore.New(nil)
+	stores := []*partitionable{{Store: db.Open()}, {Store: db.Open()}}
+	nodes := make([]*testHub, 2)
+	for i := range nodes {
+		nodes[i] = newTestHub(t, func(c *Config) {
+			c.Store, c.Node, c.ClaimTTL = stores[i], fmt.Sprint("node-", i), ttl
+			c.StateDir = ""
+		})
+		t.Cleanup(func() { stores[i].Close() })
+	}
+	sub := newSubscriber(t)
+	sub.delay = 150 * time.Millisecond
+	nodes[0].subscribe(t, topicA, sub.url("/cb"), nil)
+	holder := -1
+	waitFor(t, 5*time.Second, "a node to hold the subscription", func() bool {
+		for i, n := range nodes {
+			if n.heldCount() == 1 {
+				holder = i
+				return true
+			}
+		}
+		return false
+	})
+	const n = 24 // 3.6 s of deliveries: the cut falls in the middle
+	for i := 1; i <= n; i++ {
+		nodes[i%2].mustPublish(t, topicA, fmt.Sprintf("<n%d/>", i))
+	}
+	time.Sleep(300 * time.Millisecond)
+	stores[holder].cut.Store(true)
+	other := nodes[1-holder]
+	waitFor(t, 15*time.Second, "all notifications", func() bool {
+		seen := map[string]bool{}
+		for _, d := range sub.deliveries() {
+			seen[d.Header.Get("X-Hub-Delivery-Id")] = true
+		}
+		return len(seen) == n
+	})
+	if other.heldCount() != 1 {
+		t.Errorf("the other node does not hold the subscription")
+	}
+	if m := sub.maxInfl.Load(); m != 1 {
+		t.Fatalf("%d deliveries at once to one subscriber: two nodes delivered together", m)
+	}
+	last, seen := 0, map[string]bool{}
+	for _, d := range sub.deliveries() {
+		id := d.Header.Get("X-Hub-Delivery-Id")
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		k, _ := strconv.Atoi(id[strings.LastIndexByte(id, '-')+1:])
+		if k != last+1 {
+			t.Fatalf("got %d after %d", k, last)
+		}
+		last = k
 	}
 }

@@ -463,7 +463,16 @@ func Run(t *testing.T, open func(t *testing.T) hubstore.Store) {
 
 	t.Run("Closed", func(t *testing.T) {
 		s := open(t)
+		ch := must(s.Watch(ctx))(t)
 		ok(t, s.Close())
+		select {
+		case _, open := <-ch:
+			for open {
+				_, open = <-ch
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Watch channel not closed by Close")
+		}
 		if _, err := s.Append(ctx, "https://a.example/", entry("x")); !errors.Is(err, hubstore.ErrClosed) {
 			t.Fatalf("append after close: %v", err)
 		}
