@@ -49,6 +49,9 @@ type Config struct {
 	// Skip lists path.Match patterns of files and directories not
 	// published (see scan.Options.Skip).
 	Skip []string
+	// Exclude lists more paths that are not scanned (StateDir and Out
+	// never are), e.g. a state directory apart from StateDir.
+	Exclude []string
 
 	ChangeListPeriod time.Duration
 	Dumps            bool
@@ -152,7 +155,7 @@ func Open(cfg Config) (*Source, error) {
 		}
 		s.shared = sh != nil
 		scanner, err := scan.New(scan.Options{
-			Root: sc.Dir, Store: st, Exclude: []string{cfg.StateDir, s.out}, Skip: cfg.Skip,
+			Root: sc.Dir, Store: st, Exclude: append([]string{cfg.StateDir, s.out}, cfg.Exclude...), Skip: cfg.Skip,
 			Logger: s.log.With("set", sc.Name), Now: cfg.Now,
 		})
 		if err != nil {

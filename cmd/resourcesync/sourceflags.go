@@ -39,7 +39,8 @@ DOCUMENTS AND DISK
 // sourceFlags are the flags shared by serve and publish.
 func sourceFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "state", Usage: "state directory (inventory, change journal; documents for serve)", Value: "", DefaultText: "DIR/.resourcesync"},
+		&cli.StringFlag{Name: "state", Usage: "state directory (inventory, change journal unless --store says otherwise; documents for serve)", Value: "", DefaultText: "DIR/.resourcesync"},
+		storeFlag(),
 		&cli.StringSliceFlag{Name: "set", Usage: "publish DIR as the set NAME (repeatable; resources then live under BASE/NAME/)", TakesFile: true},
 		&cli.StringSliceFlag{Name: "skip", Usage: "skip files and directories matching this path.Match pattern (repeatable)"},
 		&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after this period", Value: time.Hour},
@@ -48,6 +49,10 @@ func sourceFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "dump-interval", Usage: "least time between two Resource Dumps (a new one is made only if the collection changed)", Value: 24 * time.Hour},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log every scan and publish (publish: also a line per set; without it, only warnings, errors and the result line)"},
 	}
+}
+
+func storeFlag() cli.Flag {
+	return &cli.StringFlag{Name: "store", Usage: "state store: bolt:PATH or postgres://... (see STATE STORE below)", DefaultText: "bolt:STATE"}
 }
 
 // sourceConfig builds a source.Config from the shared flags.
@@ -77,6 +82,9 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 	}
 	if len(cfg.Sets) == 0 {
 		return cfg, cli.Exit("no directory to publish: give DIR or --set NAME=DIR", exitUsage)
+	}
+	if err := applyStore(cmd, &cfg); err != nil {
+		return cfg, err
 	}
 	if cfg.StateDir == "" {
 		cfg.StateDir = filepath.Join(cfg.Sets[0].Dir, ".resourcesync")
