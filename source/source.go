@@ -54,10 +54,13 @@ type Config struct {
 	Exclude []string
 
 	ChangeListPeriod time.Duration
-	Dumps            bool
-	DumpPartBytes    int64
-	DumpInterval     time.Duration
-	Archives         bool
+	// MaxEntries is the largest number of entries per document (see
+	// publish.Config.MaxEntries); default rs.MaxEntries.
+	MaxEntries    int
+	Dumps         bool
+	DumpPartBytes int64
+	DumpInterval  time.Duration
+	Archives      bool
 	// Notification, if set, gives each set's change-notification channel
 	// (see publish.Config.Notification).
 	Notification func(set string) (topicURL, hubURL string)
@@ -361,7 +364,7 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 
 	pc := publish.Config{
 		BaseURL: s.cfg.BaseURL, Out: s.out,
-		ChangeListPeriod: s.cfg.ChangeListPeriod, Dumps: s.cfg.Dumps, DumpPartBytes: s.cfg.DumpPartBytes,
+		ChangeListPeriod: s.cfg.ChangeListPeriod, MaxEntries: s.cfg.MaxEntries, Dumps: s.cfg.Dumps, DumpPartBytes: s.cfg.DumpPartBytes,
 		DumpInterval: s.cfg.DumpInterval, Archives: s.cfg.Archives, Notification: s.cfg.Notification,
 		Now: s.cfg.Now, Logger: s.log, Replicas: s.shared,
 	}

@@ -314,7 +314,7 @@ func TestReplicasEndToEnd(t *testing.T) {
 
 	args := func(i int) []string {
 		return []string{"--store", pgURL, "--state", filepath.Join(t.TempDir(), fmt.Sprintf("state%d", i)), "--base-url", base,
-			"--no-hub", "--rescan-interval", "300ms", "--changelist-period", "1h", dir}
+			"--no-hub", "--rescan-interval", "300ms", "--changelist-period", "1h", "--max-entries", fmt.Sprint(n / 6), dir}
 	}
 	reps := []*replicaProc{startReplicaProc(t, "A", args(0)...), startReplicaProc(t, "B", args(1)...)}
 	lb.mu.Lock()
@@ -360,11 +360,26 @@ func TestReplicasEndToEnd(t *testing.T) {
 	}
 	hasEntries := func(k int) func(map[string][]byte) bool {
 		return func(d map[string][]byte) bool {
-			return bytes.Count(d[".resourcesync/default/resourcelist.xml"], []byte("<url>")) == k
+			c := 0
+			for rel, b := range d {
+				if strings.Contains(rel, "/resourcelists/parts/") {
+					c += bytes.Count(b, []byte("<url>"))
+				}
+			}
+			return c == k
 		}
 	}
 	docs := identical("baseline documents", reps, hasEntries(n))
-	t.Logf("%d documents identical on both replicas", len(docs))
+	parts := 0
+	for rel := range docs {
+		if strings.Contains(rel, "/resourcelists/parts/") {
+			parts++
+		}
+	}
+	if parts < 6 {
+		t.Errorf("%d Resource List parts, want the list split by key range", parts)
+	}
+	t.Logf("%d documents (%d Resource List parts) identical on both replicas", len(docs), parts)
 
 	mirror := filepath.Join(t.TempDir(), "mirror")
 	sync := func(what string) {

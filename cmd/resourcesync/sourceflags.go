@@ -41,6 +41,8 @@ func sourceFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "state", Usage: "state directory (inventory, change journal unless --store says otherwise; documents for serve)", Value: "", DefaultText: "DIR/.resourcesync"},
 		storeFlag(),
+		// Hidden: tests split the Resource List of a small collection.
+		&cli.IntFlag{Name: "max-entries", Hidden: true, Usage: "largest number of entries per document"},
 		&cli.StringSliceFlag{Name: "set", Usage: "publish DIR as the set NAME (repeatable; resources then live under BASE/NAME/)", TakesFile: true},
 		&cli.StringSliceFlag{Name: "skip", Usage: "skip files and directories matching this path.Match pattern (repeatable)"},
 		&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after this period", Value: time.Hour},
@@ -62,6 +64,7 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 		StateDir:         cmd.String("state"),
 		Skip:             cmd.StringSlice("skip"),
 		ChangeListPeriod: cmd.Duration("changelist-period"),
+		MaxEntries:       int(cmd.Int("max-entries")),
 		Dumps:            !cmd.Bool("no-dumps"),
 		DumpPartBytes:    cmd.Int64("dump-part-size"),
 		DumpInterval:     cmd.Duration("dump-interval"),
