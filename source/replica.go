@@ -142,3 +142,16 @@ func (s *Source) render(ctx context.Context) (behind bool) {
 	}
 	return behind
 }
+
+// Leads reports whether this process holds the scanner role of set (always
+// true for a set whose store is not shared): only the leader writes to the
+// set's state, change-notification cursors included.
+func (s *Source) Leads(set string) bool {
+	for _, st := range s.sets {
+		if st.name == set {
+			_, ok := st.leads()
+			return ok
+		}
+	}
+	return false
+}

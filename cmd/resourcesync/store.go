@@ -33,7 +33,10 @@ STATE STORE (--store URL)
                     database into its own --state, which must be local to each
                     replica. Resource Dumps, Change Dumps and the archives are
                     off with a shared store: their files exist only where they
-                    were written.
+                    were written. Change notifications are sent by the leader
+                    only; give replicas --hub URL (one hub for all, e.g.
+                    'hub --store postgres://...') or --no-hub: an embedded hub
+                    would be one per replica.
    --state still holds the local files (the documents) with either store.`
 
 // applyStore sets cfg's store from --store (see storeHelp).
