@@ -165,9 +165,17 @@ func (p *publisher) changeLists(ctx context.Context, s *Set, sr *SetReport) ([]c
 		}
 	}
 	final := st.Final
+	known := len(st.Closed) // closed lists known written closed in this Out
+	if p.cfg.Replicas {
+		// Final was recorded by whichever replica led then, about its own
+		// Out: this one's files are known closed only as far as it wrote
+		// or rendered them (or their heads say so).
+		known = p.closedKnown(s)
+	}
 	for i := range st.Closed {
 		l := &st.Closed[i]
-		if i < final && exists(p.file(p.clRel(s.Name, l))) {
+		f := p.file(p.clRel(s.Name, l))
+		if i < final && ((i < known && exists(f)) || (known < 0 && isClosedList(f))) {
 			continue
 		}
 		if err := p.writeChangeList(ctx, s, l, l.Next-1); err != nil {

@@ -82,6 +82,16 @@ func (p *publisher) remember(ctx context.Context, s *Set, closed int) error {
 	return nil
 }
 
+// closedKnown returns how many of the set's closed Change Lists this
+// process knows to be written in their closed form in Out, -1 if it does
+// not know (it has neither published nor rendered the set yet).
+func (p *publisher) closedKnown(s *Set) int {
+	if v, ok := renderCache.Load(p.cacheKey(s)); ok {
+		return v.(*rendered).closedOK
+	}
+	return -1
+}
+
 // renderSet renders a followed set's documents from its meta.
 func (p *publisher) renderSet(ctx context.Context, s *Set, sr *SetReport) error {
 	rlRaw, err := rawMeta(ctx, s.Store, metaResourceList)

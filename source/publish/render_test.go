@@ -162,6 +162,18 @@ func TestRenderIdentical(t *testing.T) {
 					leader, follower = follower, leader
 					lout, fout = fout, lout
 				}
+				if round == 5 {
+					// The leader closes a list (its period ends) and the
+					// follower does not render before it takes over: its
+					// open-form file must be rewritten closed when it
+					// publishes as the new leader.
+					step += 6
+					clk.Set(t0.Add(time.Duration(step) * 20 * time.Minute))
+					if sr := run(cfg(lout, leader, false)); sr.NewlyClosed == 0 {
+						t.Fatalf("round 5 closed no list: %+v", sr)
+					}
+					continue
+				}
 				run(cfg(lout, leader, false))
 				run(cfg(fout, follower, true))
 				sameTree(t, fmt.Sprintf("round %d", round), lout, fout)
