@@ -283,9 +283,6 @@ func changeLists(t *testing.T, docs map[string][]byte, base string) []changeReco
 // documents validate and the Change Lists are contiguous with each change
 // exactly once.
 func TestReplicasEndToEnd(t *testing.T) {
-	if !postgresBuilt {
-		t.Skip("the PostgreSQL store (package pgstore) is not merged yet")
-	}
 	pgURL := pgtest.Database(t)
 	loopbackOnly(t)
 	syncLoopbackOnly(t)

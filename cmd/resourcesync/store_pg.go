@@ -2,15 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 
 	"github.com/resourcesync-go/resourcesync/source/store"
+	"github.com/resourcesync-go/resourcesync/source/store/pgstore"
 )
-
-// postgresBuilt is false until package pgstore is merged.
-const postgresBuilt = false
 
 // openPostgres opens a set's state in the PostgreSQL database at url.
 func openPostgres(ctx context.Context, url, set string) (store.Store, error) {
-	return nil, errors.New("the PostgreSQL store is not in this build yet")
+	st, err := pgstore.Open(ctx, url, set, nil)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
 }

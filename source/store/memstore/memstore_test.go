@@ -93,3 +93,10 @@ func TestSharedHandles(t *testing.T) {
 		t.Fatal("Watch channel not closed by Close")
 	}
 }
+
+func TestShared(t *testing.T) {
+	storetest.RunShared(t, func(t *testing.T) (a, b store.Shared) {
+		db := memstore.New()
+		return db.Open("set"), db.Open("set")
+	})
+}
