@@ -59,6 +59,11 @@ func serveCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if cfg.OpenStore != nil && isPostgresURL(cmd.String("store")) && !cmd.IsSet("state") {
+				// The default, DIR/.resourcesync, would be one directory for
+				// every replica of DIR on shared storage.
+				return cli.Exit("--store postgres://...: give --state, a directory of this replica's own (its documents)", exitUsage)
+			}
 			return serveSource(ctx, cmd, ln, cfg, source.RunOptions{
 				RescanInterval: cmd.Duration("rescan-interval"), Watch: cmd.Bool("watch"), Debounce: cmd.Duration("debounce"),
 			}, nil)

@@ -30,8 +30,8 @@ STATE STORE (--store URL)
                     set's scanner role (scans, journals, decides the documents)
                     and another takes it over within seconds when it dies; every
                     replica renders the same documents (byte for byte) from the
-                    database into its own --state, which must be local to each
-                    replica. Resource Dumps, Change Dumps and the archives are
+                    database into its own --state (required with serve), which
+                    must be local to each replica. Resource Dumps, Change Dumps and the archives are
                     off with a shared store: their files exist only where they
                     were written. Change notifications are sent by the leader
                     only; give replicas --hub URL (one hub for all, e.g.
@@ -63,12 +63,16 @@ func applyStore(cmd *cli.Command, cfg *source.Config) error {
 			return bolt.Open(filepath.Join(sd, "state.db"), nil)
 		}
 		return nil
-	case strings.HasPrefix(u, "postgres://"), strings.HasPrefix(u, "postgresql://"):
+	case isPostgresURL(u):
 		cfg.OpenStore = func(ctx context.Context, set string) (store.Store, error) { return openPostgres(ctx, u, set) }
 		return nil
 	default:
 		return cli.Exit(fmt.Sprintf("--store %q: want bolt:PATH or postgres://...", redactURL(u)), exitUsage)
 	}
+}
+
+func isPostgresURL(u string) bool {
+	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
 }
 
 // redactURL hides a password in a store URL for messages.
