@@ -165,3 +165,55 @@ func testLogger() *slog.Logger {
 	}
 	return slog.New(slog.DiscardHandler)
 }
+
+// TestReplicaLosesRole: a leader whose role is lost (its connection broke;
+// memstore.Lose) stops writing at once, renders what the new leader
+// publishes, and leads again when that one stops.
+func TestReplicaLosesRole(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 10 {
+		write(t, dir, filepath.Join("d", string(rune('a'+i))), "v1")
+	}
+	db := memstore.New()
+	a := startReplica(t, db, dir, t.TempDir())
+	b := startReplica(t, db, dir, t.TempDir())
+	until := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	until("identical documents", func() bool { return sameDocs(docs(t, a.src.Out()), docs(t, b.src.Out())) })
+	leader, other := a, b
+	if b.leads() {
+		leader, other = b, a
+	}
+	ctx := context.Background()
+	st := db.Open("default") // an observer's handle
+	defer st.Close()
+	lastSeq := func() uint64 { s, _ := st.Stats(ctx); return s.LastSeq }
+
+	leader.src.Store("default").(*memstore.Store).Lose()
+	until("the other replica to lead", func() bool { return other.leads() && !leader.leads() })
+	write(t, dir, "d/a", "v2")
+	write(t, dir, "d/new", "new")
+	until("the changes journaled", func() bool { return lastSeq() >= 2 })
+	time.Sleep(300 * time.Millisecond) // several rescan intervals of both
+	if n := lastSeq(); n != 2 {
+		t.Errorf("journal has %d records after 2 changes: the former leader wrote too", n)
+	}
+	until("identical documents after the change", func() bool {
+		d := docs(t, leader.src.Out())
+		return sameDocs(d, docs(t, other.src.Out())) && bytes.Contains(d[".resourcesync/default/resourcelist.xml"], []byte("/d/new<"))
+	})
+
+	other.stop()
+	until("the former leader to lead again", leader.leads)
+	os.Remove(filepath.Join(dir, "d", "b"))
+	until("the deletion journaled", func() bool { return lastSeq() == 3 })
+	if err := storetest.CheckReplay(ctx, leader.src.Store("default")); err != nil {
+		t.Error(err)
+	}
+}

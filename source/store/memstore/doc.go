@@ -11,7 +11,8 @@
 //   - Lead is exclusive among the handles of one set: it blocks until no
 //     other handle holds the role; the role is held until release is
 //     called or the handle is closed (Close also closes lost, standing
-//     for a holder whose connection broke);
+//     for a holder whose connection broke; Lose does so and keeps the
+//     handle open);
 //   - Watch signals commits (Apply, PutMeta) by any handle, coalesced in a
 //     channel of capacity one.
 //

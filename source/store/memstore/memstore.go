@@ -384,6 +384,23 @@ func (s *Store) Lead(ctx context.Context) (lost <-chan struct{}, release func(),
 	return l.lost, release, nil
 }
 
+// Lose ends the role held through this handle as a broken connection
+// would: lost is closed and another handle may lead, while this handle
+// stays open (for tests of a holder that must stop writing). It does
+// nothing when the handle does not lead.
+func (s *Store) Lose() {
+	s.mu.Lock()
+	l := s.leading
+	s.leading = nil
+	s.mu.Unlock()
+	if l != nil {
+		l.once.Do(func() {
+			close(l.lost)
+			<-s.st.lead
+		})
+	}
+}
+
 // Watch implements store.Shared.
 func (s *Store) Watch(ctx context.Context) (<-chan struct{}, error) {
 	if err := s.check(ctx); err != nil {
