@@ -174,6 +174,9 @@ func Open(cfg Config) (*Source, error) {
 		s.sets = append(s.sets, &set{name: sc.Name, dir: sc.Dir, abs: abs, st: st, shared: sh, scanner: scanner, base: base, prefix: prefix})
 	}
 	if s.shared {
+		if s.cfg.Dumps || s.cfg.Archives {
+			s.log.Info("shared store: Resource Dumps, Change Dumps and archives are off (replicas render every document from the store; those files would exist only where they were written)")
+		}
 		s.cfg.Dumps, s.cfg.Archives = false, false
 	}
 	return s, nil
