@@ -14,11 +14,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/source/store"
-	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 	"github.com/resourcesync-go/resourcesync/source/publish"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/server"
+	"github.com/resourcesync-go/resourcesync/source/store"
+	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 )
 
 // SetConfig names a directory published as one set of resources.

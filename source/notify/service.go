@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/source"
+	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/websub/hub"
 )
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/rs"
+	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
 const metaChangeLists = "publish.changelists"

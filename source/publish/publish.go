@@ -16,9 +16,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/scan"
+	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
 // Set is one set of resources: it gets its own Capability List.

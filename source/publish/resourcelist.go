@@ -13,8 +13,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/rs"
+	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
 const metaResourceList = "publish.resourcelist"

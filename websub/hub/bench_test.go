@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 )
 
 // BenchmarkFanOut1000 publishes one notification (fsync'd) to 1,000
@@ -46,9 +48,9 @@ func BenchmarkFanOut1000(b *testing.B) {
 	defer func() { cancel(); <-done; h.Close() }()
 	topic := "http://127.0.0.1:1/changes.xml"
 	for i := range n {
-		j := &job{Key: subKey(topic, sub.URL+"/cb/"+strconv.Itoa(i)), Mode: "subscribe", Topic: topic,
+		j := &hubstore.Job{Key: subKey(topic, sub.URL+"/cb/"+strconv.Itoa(i)), Mode: "subscribe", Topic: topic,
 			Callback: sub.URL + "/cb/" + strconv.Itoa(i), Lease: 3600}
-		if err := h.addJob(j); err != nil {
+		if err := h.addJob(ctx, j); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -20,26 +21,25 @@ import (
 	"sync"
 	"time"
 
-	bbolt "go.etcd.io/bbolt"
-
 	"github.com/resourcesync-go/resourcesync/internal/retry"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 )
 
-// sub is an active subscription and its delivery state.
+// sub is a subscription this node holds and its delivery state.
 type sub struct {
 	key     string
 	mu      sync.Mutex
-	rec     subRecord
-	nextAt  time.Time // no attempt before (backoff); memory only
-	dirty   bool      // rec changed since the last flush
+	rec     hubstore.Subscription
+	dirty   bool // rec's delivery state changed since the last flush
 	removed bool
 	running bool
 	stop    context.CancelFunc
+	done    chan struct{} // closed when the delivery goroutine has returned
 	wakeC   chan struct{}
 }
 
-func newSub(r subRecord) *sub {
-	return &sub{key: subKey(r.Topic, r.Callback), rec: r, wakeC: make(chan struct{}, 1)}
+func newSub(r hubstore.Subscription) *sub {
+	return &sub{key: r.Key, rec: r, wakeC: make(chan struct{}, 1)}
 }
 
 func (s *sub) wake() {
@@ -49,6 +49,12 @@ func (s *sub) wake() {
 	}
 }
 
+// update returns the delivery state to persist.
+func (s *sub) update() hubstore.CursorUpdate {
+	r := &s.rec
+	return hubstore.CursorUpdate{Key: s.key, Cursor: r.Cursor, Attempt: r.Attempt, FirstFail: r.FirstFail, LastError: r.LastError, NextAt: r.NextAt}
+}
+
 // startSubLocked starts s's delivery goroutine if Run is running. h.mu
 // must be held.
 func (h *Hub) startSubLocked(s *sub) {
@@ -56,16 +62,19 @@ func (h *Hub) startSubLocked(s *sub) {
 		return
 	}
 	ctx, cancel := context.WithCancel(h.runCtx)
-	s.running, s.stop = true, cancel
+	done := make(chan struct{})
+	s.running, s.stop, s.done = true, cancel, done
 	h.runWG.Add(1)
 	go func() {
 		defer h.runWG.Done()
+		defer close(done)
 		h.deliverLoop(ctx, s)
 	}()
 }
 
-// removeSubLocked forgets s in memory and stops its goroutine. h.mu must
-// be held; the caller deletes the record.
+// removeSubLocked forgets s in memory and stops its goroutine (without
+// waiting for it). h.mu must be held; the caller deletes the record or
+// has lost the claim.
 func (h *Hub) removeSubLocked(s *sub) {
 	s.mu.Lock()
 	s.removed = true
@@ -90,27 +99,28 @@ func (h *Hub) dropSub(s *sub, reason string) {
 	s.mu.Lock()
 	gone := s.removed
 	s.removed = true
+	topic, cb := s.rec.Topic, s.rec.Callback
 	s.mu.Unlock()
 	if gone {
 		return
 	}
-	err := h.st.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bSubs).Delete([]byte(s.key)) })
-	if err != nil {
+	if err := h.st.DeleteSubscription(context.Background(), s.key); err != nil {
 		h.log.Error("deleting subscription", "err", err)
 	}
 	h.removeSubLocked(s)
 	h.m.ended.WithLabelValues(reason).Inc()
-	s.mu.Lock()
-	topic, cb := s.rec.Topic, s.rec.Callback
-	s.mu.Unlock()
 	h.log.Info("subscription ended", "reason", reason, "topic", topic, "callback", cb)
 }
+
+// leaseLive reports whether this node's claims are surely still live (on
+// the wall clock, as the store's leases).
+func (h *Hub) leaseLive() bool { return time.Now().UnixNano() < h.leaseUntil.Load() }
 
 // deliverLoop delivers s's notifications in order, one at a time.
 func (h *Hub) deliverLoop(ctx context.Context, s *sub) {
 	for ctx.Err() == nil {
 		s.mu.Lock()
-		rec, nextAt, removed := s.rec, s.nextAt, s.removed
+		rec, removed := s.rec, s.removed
 		s.mu.Unlock()
 		if removed {
 			return
@@ -133,7 +143,7 @@ func (h *Hub) deliverLoop(ctx context.Context, s *sub) {
 			t.Stop()
 			continue
 		}
-		if wait := nextAt.Sub(now); wait > 0 {
+		if wait := rec.NextAt.Sub(now); wait > 0 {
 			t := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():
@@ -142,11 +152,26 @@ func (h *Hub) deliverLoop(ctx context.Context, s *sub) {
 			t.Stop()
 			continue
 		}
-		e, err := h.entryAfter(rec.Topic, rec.Cursor)
+		if !h.leaseLive() {
+			// The claim may have passed to another node: deliver
+			// nothing until it is renewed (or taken from us).
+			t := time.NewTimer(h.cfg.ClaimTTL / 10)
+			select {
+			case <-ctx.Done():
+			case <-s.wakeC:
+			case <-t.C:
+			}
+			t.Stop()
+			continue
+		}
+		e, err := h.entryAfter(ctx, rec.Topic, rec.Cursor)
 		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
 			h.log.Error("reading the log", "topic", rec.Topic, "err", err)
 			s.mu.Lock()
-			s.nextAt = h.now().Add(time.Second)
+			s.rec.NextAt = h.now().Add(time.Second)
 			s.mu.Unlock()
 			continue
 		}
@@ -224,16 +249,20 @@ func (h *Hub) release(host string) {
 	<-sem
 }
 
-// entryAfter returns the first log entry of topic after seq.
-func (h *Hub) entryAfter(topic string, seq uint64) (*entry, error) {
+// entryAfter returns the first log entry of topic after seq (nil if
+// none), reading a few ahead into the cache for subscribers catching up.
+func (h *Hub) entryAfter(ctx context.Context, topic string, seq uint64) (*hubstore.Entry, error) {
 	if e := h.cache.get(topic, seq+1); e != nil {
 		return e, nil
 	}
-	e, err := h.st.nextEntry(topic, seq)
-	if e != nil {
-		h.cache.put(topic, e)
+	es, err := h.st.Entries(ctx, topic, seq, 16)
+	if err != nil || len(es) == 0 {
+		return nil, err
 	}
-	return e, err
+	for i := range es {
+		h.cache.put(topic, &es[i])
+	}
+	return &es[0], nil
 }
 
 type result struct {
@@ -244,7 +273,7 @@ type result struct {
 }
 
 // deliver POSTs e to the subscription's callback (WS-HUB-21..26).
-func (h *Hub) deliver(ctx context.Context, rec *subRecord, e *entry, attempt int) result {
+func (h *Hub) deliver(ctx context.Context, rec *hubstore.Subscription, e *hubstore.Entry, attempt int) result {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.Callback, bytes.NewReader(e.Body))
 	if err != nil {
 		return result{err: err.Error()}
@@ -280,7 +309,7 @@ func (h *Hub) deliver(ctx context.Context, rec *subRecord, e *entry, attempt int
 	return r
 }
 
-func linkHeader(topic string, e *entry) string {
+func linkHeader(topic string, e *hubstore.Entry) string {
 	var b strings.Builder
 	b.WriteString("<" + topic + `>; rel="self"`)
 	if e.HubURL != "" {
@@ -315,7 +344,7 @@ func sign(alg, secret string, body []byte) string {
 }
 
 // settle records the outcome of a delivery attempt.
-func (h *Hub) settle(s *sub, e *entry, r result) {
+func (h *Hub) settle(s *sub, e *hubstore.Entry, r result) {
 	now := h.now()
 	switch {
 	case r.ok:
@@ -323,8 +352,8 @@ func (h *Hub) settle(s *sub, e *entry, r result) {
 		h.m.lag.Observe(now.Sub(e.Published).Seconds())
 		s.mu.Lock()
 		s.rec.Cursor = max(s.rec.Cursor, e.Seq)
-		s.rec.Attempt, s.rec.FirstFail, s.rec.LastError = 0, time.Time{}, ""
-		s.nextAt, s.dirty = time.Time{}, true
+		s.rec.Attempt, s.rec.FirstFail, s.rec.LastError, s.rec.NextAt = 0, time.Time{}, "", time.Time{}
+		s.dirty = true
 		s.mu.Unlock()
 	case r.gone:
 		h.m.deliveries.WithLabelValues("gone").Inc()
@@ -349,7 +378,7 @@ func (h *Hub) settle(s *sub, e *entry, r result) {
 			if deadline := s.rec.FirstFail.Add(h.cfg.GiveUpAfter); now.Add(d).After(deadline) {
 				d = max(deadline.Sub(now), 0)
 			}
-			s.nextAt, s.dirty = now.Add(d), true
+			s.rec.NextAt, s.dirty = now.Add(d), true
 		}
 		s.mu.Unlock()
 		if giveUp {
@@ -361,52 +390,53 @@ func (h *Hub) settle(s *sub, e *entry, r result) {
 }
 
 // deadLetter moves e to the dead-letter store for s and advances the
-// cursor past it, in one transaction; the subscription stays.
-func (h *Hub) deadLetter(s *sub, e *entry) {
-	err := h.st.db.Update(func(tx *bbolt.Tx) error {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.removed {
-			return nil
-		}
-		d := &DeadLetter{Topic: s.rec.Topic, Callback: s.rec.Callback, Seq: e.Seq, Published: e.Published,
-			ContentType: e.ContentType, HubURL: e.HubURL, Links: e.Links, Body: e.Body,
-			Attempts: s.rec.Attempt, FirstFail: s.rec.FirstFail, LastError: s.rec.LastError, At: h.now()}
-		if err := putDead(tx, d); err != nil {
-			return err
-		}
-		next := s.rec
-		next.Cursor = max(next.Cursor, e.Seq)
-		next.Attempt, next.FirstFail, next.LastError = 0, time.Time{}, ""
-		if err := putSub(tx, s.key, &next); err != nil {
-			return err
-		}
-		s.rec, s.nextAt = next, time.Time{}
-		return nil
-	})
-	if err != nil {
-		h.log.Error("dead-lettering", "err", err)
-		s.mu.Lock()
-		s.nextAt = h.now().Add(time.Minute)
+// cursor past it, in one transaction, if this node still holds s; the
+// subscription stays.
+func (h *Hub) deadLetter(s *sub, e *hubstore.Entry) {
+	s.mu.Lock()
+	if s.removed {
 		s.mu.Unlock()
 		return
 	}
+	d := DeadLetter{Topic: s.rec.Topic, Callback: s.rec.Callback, Seq: e.Seq, Published: e.Published,
+		ContentType: e.ContentType, HubURL: e.HubURL, Links: e.Links, Body: e.Body,
+		Attempts: s.rec.Attempt, FirstFail: s.rec.FirstFail, LastError: s.rec.LastError, At: h.now()}
+	next := s.rec
+	next.Cursor = max(next.Cursor, e.Seq)
+	next.Attempt, next.FirstFail, next.LastError, next.NextAt = 0, time.Time{}, "", time.Time{}
+	u := hubstore.CursorUpdate{Key: s.key, Cursor: next.Cursor}
+	s.mu.Unlock()
+	_, err := h.st.AddDeadLetter(context.Background(), h.node, d, u)
+	if errors.Is(err, hubstore.ErrNotHolder) {
+		h.lost([]string{s.key})
+		return
+	}
+	if err != nil {
+		h.log.Error("dead-lettering", "err", err)
+		s.mu.Lock()
+		s.rec.NextAt = h.now().Add(time.Minute)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Lock()
+	// Only the delivery state: a renewal may have changed the rest.
+	s.rec.Cursor = max(s.rec.Cursor, next.Cursor)
+	s.rec.Attempt, s.rec.FirstFail, s.rec.LastError, s.rec.NextAt = 0, time.Time{}, "", time.Time{}
+	s.mu.Unlock()
 	h.m.deliveries.WithLabelValues("dead").Inc()
 	h.m.dead.Inc()
-	s.mu.Lock()
-	topic, cb := s.rec.Topic, s.rec.Callback
-	s.mu.Unlock()
-	h.log.Warn("notification dead-lettered", "seq", e.Seq, "topic", topic, "callback", cb)
+	h.log.Warn("notification dead-lettered", "seq", e.Seq, "topic", d.Topic, "callback", d.Callback)
 }
 
 // flush persists the advanced cursors and retry states in one
-// transaction.
+// transaction; updates the store refuses (the claim was lost) stop the
+// delivery of those subscriptions here.
 func (h *Hub) flush() {
 	h.mu.Lock()
 	var dirty []*sub
 	for _, s := range h.subs {
 		s.mu.Lock()
-		if s.dirty {
+		if s.dirty && !s.removed {
 			dirty = append(dirty, s)
 		}
 		s.mu.Unlock()
@@ -415,101 +445,86 @@ func (h *Hub) flush() {
 	if len(dirty) == 0 {
 		return
 	}
-	var done []*sub
-	err := h.st.db.Update(func(tx *bbolt.Tx) error {
-		done = done[:0]
-		for _, s := range dirty {
-			s.mu.Lock()
-			if !s.removed && s.dirty {
-				if err := putSub(tx, s.key, &s.rec); err != nil {
-					s.mu.Unlock()
-					return err
-				}
-				s.dirty = false
-				done = append(done, s)
-			}
-			s.mu.Unlock()
-		}
-		return nil
-	})
+	us := make([]hubstore.CursorUpdate, 0, len(dirty))
+	for _, s := range dirty {
+		s.mu.Lock()
+		us = append(us, s.update())
+		s.dirty = false
+		s.mu.Unlock()
+	}
+	refused, err := h.st.UpdateCursors(context.Background(), h.node, us)
 	if err != nil {
-		if !errors.Is(err, bbolt.ErrDatabaseNotOpen) {
+		if !errors.Is(err, hubstore.ErrClosed) {
 			h.log.Error("persisting cursors", "err", err)
 		}
-		for _, s := range done {
+		for _, s := range dirty {
 			s.mu.Lock()
 			s.dirty = true
 			s.mu.Unlock()
 		}
+		return
+	}
+	if len(refused) > 0 {
+		h.lost(refused)
 	}
 }
 
-// sweep ends expired subscriptions and prunes log entries that every
-// subscription of their topic has passed.
-func (h *Hub) sweep() {
+// sweep ends expired subscriptions (of any node) and prunes log entries
+// that every subscription of their topic has passed, by the stored
+// cursors: what a node that takes over would resume from.
+func (h *Hub) sweep(ctx context.Context) {
+	heads, err := h.st.Heads(ctx)
+	if err != nil {
+		h.log.Error("sweeping", "err", err)
+		return
+	}
 	now := h.now()
-	h.mu.Lock()
-	var expired []*sub
-	floor := map[string]uint64{}
-	for t, ts := range h.topics {
-		f := ts.head
-		for _, s := range ts.subs {
-			s.mu.Lock()
-			if !now.Before(s.rec.Expires) {
-				expired = append(expired, s)
-			} else {
-				f = min(f, s.rec.Cursor)
-			}
-			s.mu.Unlock()
+	floor := maps.Clone(heads)
+	var expired []string
+	for r, err := range h.st.Subscriptions(ctx, "") {
+		if err != nil {
+			h.log.Error("sweeping", "err", err)
+			return
 		}
-		floor[t] = f
-	}
-	h.mu.Unlock()
-	for _, s := range expired {
-		h.dropSub(s, "expired")
-	}
-	err := h.st.db.Update(func(tx *bbolt.Tx) error {
-		lb := tx.Bucket(bLog)
-		for t, f := range floor {
-			b := lb.Bucket([]byte(t))
-			if b == nil {
-				continue
-			}
-			c := b.Cursor()
-			n := 0
-			for k, _ := c.First(); k != nil && bytesLE(k, f) && n < 10000; k, _ = c.Next() {
-				if err := c.Delete(); err != nil {
-					return err
-				}
-				n++
-			}
+		if !now.Before(r.Expires) {
+			expired = append(expired, r.Key)
+			continue
 		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, bbolt.ErrDatabaseNotOpen) {
-		h.log.Error("pruning the log", "err", err)
+		if f, ok := floor[r.Topic]; ok {
+			floor[r.Topic] = min(f, r.Cursor)
+		}
+	}
+	for _, key := range expired {
+		h.mu.Lock()
+		s := h.subs[key]
+		h.mu.Unlock()
+		if s != nil {
+			h.dropSub(s, "expired")
+			continue
+		}
+		if err := h.st.DeleteSubscription(ctx, key); err != nil {
+			h.log.Error("deleting subscription", "err", err)
+			continue
+		}
+		h.m.ended.WithLabelValues("expired").Inc()
+	}
+	for t, f := range floor {
+		if _, err := h.st.Prune(ctx, t, f+1); err != nil && !errors.Is(err, hubstore.ErrClosed) && ctx.Err() == nil {
+			h.log.Error("pruning the log", "topic", t, "err", err)
+		}
 	}
 }
-
-func bytesLE(k []byte, f uint64) bool { return bytes.Compare(k, u64(f)) <= 0 }
 
 // DeadLetters lists the dead-lettered notifications (bodies included).
 func (h *Hub) DeadLetters(ctx context.Context) ([]DeadLetter, error) {
 	var out []DeadLetter
-	err := h.st.db.View(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bDead).ForEach(func(k, v []byte) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			var d DeadLetter
-			if err := jsonUnmarshal(v, &d); err != nil {
-				return err
-			}
-			out = append(out, d)
-			return nil
-		})
-	})
-	return out, err
+	for d, err := range h.st.DeadLetters(ctx) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 // ErrNoSubscription is returned by Replay when the dead letter's
@@ -519,28 +534,28 @@ var ErrNoSubscription = errors.New("hub: no active subscription for this dead le
 // Replay delivers dead letter id once more to its subscription (with the
 // subscription's current secret) and removes it on success.
 func (h *Hub) Replay(ctx context.Context, id uint64) error {
-	var d *DeadLetter
-	err := h.st.db.View(func(tx *bbolt.Tx) error {
-		v := tx.Bucket(bDead).Get(u64(id))
-		if v == nil {
-			return fmt.Errorf("hub: no dead letter %d", id)
-		}
-		d = new(DeadLetter)
-		return jsonUnmarshal(v, d)
-	})
+	d, err := h.st.GetDeadLetter(ctx, id)
+	if errors.Is(err, hubstore.ErrNotFound) {
+		return fmt.Errorf("hub: no dead letter %d", id)
+	}
 	if err != nil {
 		return err
 	}
+	key := subKey(d.Topic, d.Callback)
 	h.mu.Lock()
-	s := h.subs[subKey(d.Topic, d.Callback)]
+	s := h.subs[key]
 	h.mu.Unlock()
-	if s == nil {
+	var rec hubstore.Subscription
+	if s != nil {
+		s.mu.Lock()
+		rec = s.rec
+		s.mu.Unlock()
+	} else if rec, err = h.st.GetSubscription(ctx, key); errors.Is(err, hubstore.ErrNotFound) {
 		return ErrNoSubscription
+	} else if err != nil {
+		return err
 	}
-	s.mu.Lock()
-	rec := s.rec
-	s.mu.Unlock()
-	e := &entry{Seq: d.Seq, Published: d.Published, ContentType: d.ContentType, HubURL: d.HubURL, Links: d.Links, Body: d.Body}
+	e := &hubstore.Entry{Seq: d.Seq, Published: d.Published, ContentType: d.ContentType, HubURL: d.HubURL, Links: d.Links, Body: d.Body}
 	host := hostOf(rec.Callback)
 	if !h.acquire(ctx, host) {
 		return ctx.Err()
@@ -549,13 +564,17 @@ func (h *Hub) Replay(ctx context.Context, id uint64) error {
 	h.release(host)
 	if !r.ok {
 		if r.gone {
-			h.dropSub(s, "gone")
+			if s != nil {
+				h.dropSub(s, "gone")
+			} else if err := h.st.DeleteSubscription(ctx, key); err == nil {
+				h.m.ended.WithLabelValues("gone").Inc()
+			}
 		}
 		return fmt.Errorf("hub: replay failed: %s (status %d)", r.err, r.status)
 	}
 	h.m.deliveries.WithLabelValues("replayed").Inc()
 	h.m.dead.Dec()
-	return h.st.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bDead).Delete(u64(id)) })
+	return h.st.DeleteDeadLetter(ctx, id)
 }
 
 // entryCache keeps recently published or read entries so that a fan-out
@@ -564,7 +583,7 @@ type entryCache struct {
 	mu    sync.Mutex
 	max   int
 	size  int
-	m     map[cacheKey]*entry
+	m     map[cacheKey]*hubstore.Entry
 	order []cacheKey
 }
 
@@ -574,17 +593,19 @@ type cacheKey struct {
 }
 
 func newEntryCache(maxBytes int) *entryCache {
-	return &entryCache{max: maxBytes, m: map[cacheKey]*entry{}}
+	return &entryCache{max: maxBytes, m: map[cacheKey]*hubstore.Entry{}}
 }
 
-func (c *entryCache) get(topic string, seq uint64) *entry {
+func entrySize(e *hubstore.Entry) int { return len(e.Body) + len(e.ContentType) + 64 }
+
+func (c *entryCache) get(topic string, seq uint64) *hubstore.Entry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.m[cacheKey{topic, seq}]
 }
 
-func (c *entryCache) put(topic string, e *entry) {
-	if e.size() > c.max/4 {
+func (c *entryCache) put(topic string, e *hubstore.Entry) {
+	if entrySize(e) > c.max/4 {
 		return
 	}
 	c.mu.Lock()
@@ -595,12 +616,12 @@ func (c *entryCache) put(topic string, e *entry) {
 	}
 	c.m[k] = e
 	c.order = append(c.order, k)
-	c.size += e.size()
+	c.size += entrySize(e)
 	for c.size > c.max && len(c.order) > 0 {
 		old := c.order[0]
 		c.order = c.order[1:]
 		if oe := c.m[old]; oe != nil {
-			c.size -= oe.size()
+			c.size -= entrySize(oe)
 			delete(c.m, old)
 		}
 	}

@@ -7,28 +7,46 @@
 //
 // # Model: fan-out by cursor
 //
-// Every notification is appended once to its topic's append-only log (a
-// bbolt bucket per topic, keyed by an 8-byte big-endian sequence number);
-// Publish and the publish endpoint answer only after that append is
-// committed (fsync'd). Each subscription keeps a cursor: the last sequence
-// number delivered. One goroutine per active subscription delivers the
-// entries after its cursor, one at a time and in order, so a slow or
-// failing subscriber only ever delays itself. On a 2xx the cursor advances
-// in memory and is persisted by a flusher every FlushInterval, so a crash
-// redelivers at most that window: delivery is at-least-once and FIFO per
-// subscription (a receiver may de-duplicate with X-Hub-Delivery-Id). A
-// failed delivery is retried with exponential backoff and jitter
-// (RetrySchedule, honouring Retry-After) until GiveUpAfter has passed since
-// its first failure; it then goes to the dead-letter store (DeadLetters,
-// Replay) and the cursor moves on: the subscription stays until its lease
-// ends (WS-HUB-28). 410 Gone ends the subscription (WS-HUB-27). Log entries
-// every subscription has passed are pruned.
+// The hub's state is a hubstore.Store: the embedded bbolt file in
+// StateDir by default (package hubstore/boltstore), or one passed in
+// Config.Store (in memory, PostgreSQL). Every notification is appended once
+// to its topic's append-only log, numbered per topic; Publish and the
+// publish endpoint answer only after that append is committed. Each
+// subscription keeps a cursor: the last sequence number delivered. One
+// goroutine per active subscription delivers the entries after its cursor,
+// one at a time and in order, so a slow or failing subscriber only ever
+// delays itself. On a 2xx the cursor advances in memory and is persisted
+// by a flusher every FlushInterval, so a crash redelivers at most that
+// window: delivery is at-least-once and FIFO per subscription (a receiver
+// may de-duplicate with X-Hub-Delivery-Id). A failed delivery is retried
+// with exponential backoff and jitter (RetrySchedule, honouring
+// Retry-After) until GiveUpAfter has passed since its first failure; it
+// then goes to the dead-letter store (DeadLetters, Replay) and the cursor
+// moves on: the subscription stays until its lease ends (WS-HUB-28). 410
+// Gone ends the subscription (WS-HUB-27). Log entries every subscription
+// has passed (by its stored cursor) are pruned.
 //
 // Subscription requests are validated synchronously (4xx with a plain-text
 // reason) and answered 202; the verification of intent is a durable job
-// (bucket "verif") run asynchronously with its own retries (WS-HUB-5,
-// WS-HUB-17). A subscription's state changes only when the verification
-// succeeds (WS-HUB-9).
+// run asynchronously with its own retries (WS-HUB-5, WS-HUB-17). A
+// subscription's state changes only when the verification succeeds
+// (WS-HUB-9).
+//
+// # Cluster
+//
+// Several hubs ("nodes", Config.Node) may share one state. Any node accepts
+// subscriptions and publishes. A node delivers only the subscriptions it
+// has claimed in the store: it renews its claims every ClaimTTL/3, takes
+// its fair share of the subscriptions (their number over the live nodes),
+// hands the excess over when a node joins, and learns of the other nodes'
+// appends and subscription changes through Store.Watch instead of polling.
+// Cursor writes are fenced: a node that lost a claim cannot move the
+// cursor, and stops delivering. When a node dies its claims expire after
+// ClaimTTL and the others resume its subscriptions from their stored
+// cursors, so nothing is lost and order is kept (what the dead node
+// delivered after its last flush is delivered again). Verification jobs
+// are claimed the same way. A clean stop (Run's context ending) flushes
+// and releases the claims, so the others take over at once.
 //
 // # Outbound requests
 //

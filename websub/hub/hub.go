@@ -11,17 +11,37 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
+
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/boltstore"
 )
 
 // Config configures a Hub. Zero values take the defaults named below.
 type Config struct {
-	// StateDir holds the state file (hub.db). Required.
+	// StateDir holds the state file (hub.db). Required unless Store is set.
 	StateDir string
+	// Store is the hub's state. Nil: the embedded store (bbolt) at
+	// StateDir/hub.db, opened by Open and closed by Close. A Store passed
+	// here is the caller's (Close does not close it). Several hubs
+	// ("nodes") may share one state, each through its own Store handle:
+	// each delivers only the subscriptions it has claimed (see
+	// package hubstore).
+	Store hubstore.Store
+	// Node names this hub among the nodes sharing the state (default:
+	// host name, process id and a random suffix). Nodes running at the
+	// same time must have different names.
+	Node string
+	// ClaimTTL is how long a node's claims on subscriptions and
+	// verification jobs last unless renewed (default 6s); a node renews
+	// them every ClaimTTL/3, so after a node dies its work resumes on
+	// another node within about ClaimTTL.
+	ClaimTTL time.Duration
 	// URL is the hub's public URL, sent as rel="hub" on deliveries. When
 	// empty, a fat ping's rel="hub" link (or the request URL) is used.
 	URL string
@@ -101,8 +121,12 @@ type Config struct {
 }
 
 func (c *Config) defaults() error {
-	if c.StateDir == "" {
-		return errors.New("hub: Config.StateDir is required")
+	if c.StateDir == "" && c.Store == nil {
+		return errors.New("hub: Config.StateDir (or Config.Store) is required")
+	}
+	if c.Node == "" {
+		host, _ := os.Hostname()
+		c.Node = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), challenge()[:8])
 	}
 	d := func(p *time.Duration, v time.Duration) {
 		if *p <= 0 {
@@ -149,6 +173,7 @@ func (c *Config) defaults() error {
 	d(&c.RequestTimeout, 30*time.Second)
 	d(&c.FlushInterval, 100*time.Millisecond)
 	d(&c.SweepInterval, time.Minute)
+	d(&c.ClaimTTL, 6*time.Second)
 	switch c.SignatureAlg {
 	case "":
 		c.SignatureAlg = "sha256"
@@ -168,13 +193,15 @@ func (c *Config) defaults() error {
 // Hub is a WebSub hub. Open it, serve ServeHTTP, and call Run to verify
 // and deliver.
 type Hub struct {
-	cfg    Config
-	st     *store
-	log    *slog.Logger
-	client *http.Client // verification and delivery: no redirects
-	fetch  *http.Client // thin-ping topic fetch: at most 3 redirects
-	tr     *http.Transport
-	m      *metrics
+	cfg      Config
+	st       hubstore.Store
+	ownStore bool // opened by Open, closed by Close
+	node     string
+	log      *slog.Logger
+	client   *http.Client // verification and delivery: no redirects
+	fetch    *http.Client // thin-ping topic fetch: at most 3 redirects
+	tr       *http.Transport
+	m        *metrics
 
 	mu      sync.Mutex
 	topics  map[string]*topicState
@@ -188,41 +215,52 @@ type Hub struct {
 	pubRate *rate.Limiter
 
 	verifyWake chan struct{}
+	claimWake  chan struct{}
 	closeOnce  sync.Once
 
-	jobsMu      sync.Mutex
-	pending     map[uint64]job // mirror of the verif bucket
-	pendingHost map[string]int
+	claimMu    sync.Mutex // one claim round at a time
+	lastNodes  int        // from the last claim round (claimMu)
+	lastTotal  int
+	leaseUntil atomic.Int64 // wall-clock ns until which this node's claims are surely live
 }
 
 type topicState struct {
-	head uint64 // last committed seq
-	subs map[string]*sub
+	head uint64          // last committed seq (as far as this node knows)
+	subs map[string]*sub // the subscriptions this node holds
 }
 
-// Open opens (or creates) the hub's state in cfg.StateDir.
+// Open opens (or creates) the hub's state: cfg.Store, or the embedded
+// store in cfg.StateDir.
 func Open(cfg Config) (*Hub, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-		return nil, fmt.Errorf("hub: %w", err)
-	}
-	st, err := openStore(filepath.Join(cfg.StateDir, "hub.db"), cfg.NoSync)
-	if err != nil {
-		return nil, err
+	st, own := cfg.Store, false
+	if st == nil {
+		if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+			return nil, fmt.Errorf("hub: %w", err)
+		}
+		path := filepath.Join(cfg.StateDir, "hub.db")
+		bs, err := boltstore.Open(path, &boltstore.Options{NoSync: cfg.NoSync})
+		if errors.Is(err, hubstore.ErrLocked) {
+			return nil, fmt.Errorf("hub: %s is held open by another process", path)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("hub: open state: %w", err)
+		}
+		st, own = bs, true
 	}
 	h := &Hub{
-		cfg: cfg, st: st, log: cfg.Logger,
-		topics:      map[string]*topicState{},
-		subs:        map[string]*sub{},
-		hostSem:     map[string]chan struct{}{},
-		global:      make(chan struct{}, cfg.MaxConcurrentDeliveries),
-		cache:       newEntryCache(64 << 20),
-		verifyWake:  make(chan struct{}, 1),
-		pubRate:     rate.NewLimiter(rate.Limit(cfg.PublishRate), max(1, int(cfg.PublishRate))),
-		pending:     map[uint64]job{},
-		pendingHost: map[string]int{},
+		cfg: cfg, st: st, ownStore: own, node: cfg.Node, log: cfg.Logger,
+		topics:     map[string]*topicState{},
+		subs:       map[string]*sub{},
+		hostSem:    map[string]chan struct{}{},
+		global:     make(chan struct{}, cfg.MaxConcurrentDeliveries),
+		cache:      newEntryCache(64 << 20),
+		verifyWake: make(chan struct{}, 1),
+		claimWake:  make(chan struct{}, 1),
+		pubRate:    rate.NewLimiter(rate.Limit(cfg.PublishRate), max(1, int(cfg.PublishRate))),
+		lastNodes:  1,
 	}
 	h.m = newMetrics(h)
 	h.tr = &http.Transport{
@@ -246,35 +284,36 @@ func Open(cfg Config) (*Hub, error) {
 		}
 		return nil
 	}}
-	if err := h.load(); err != nil {
-		st.close()
+	if err := h.loadHeads(context.Background()); err != nil {
+		if own {
+			st.Close()
+		}
 		return nil, err
 	}
 	return h, nil
 }
 
-// load reads subscriptions and topic heads into memory.
-func (h *Hub) load() error {
-	heads, recs, err := h.st.loadAll()
+// loadHeads reads the topic heads (appends by any node) and wakes the
+// subscriptions of topics that moved.
+func (h *Hub) loadHeads(ctx context.Context) error {
+	heads, err := h.st.Heads(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("hub: reading topic heads: %w", err)
 	}
+	var wake []*sub
+	h.mu.Lock()
 	for topic, head := range heads {
-		h.topic(topic).head = head
+		ts := h.topic(topic)
+		if head > ts.head {
+			ts.head = head
+			for _, s := range ts.subs {
+				wake = append(wake, s)
+			}
+		}
 	}
-	for _, r := range recs {
-		s := newSub(r)
-		h.subs[s.key] = s
-		h.topic(r.Topic).subs[s.key] = s
-	}
-	h.m.subscriptions.Set(float64(len(h.subs)))
-	jobs, err := h.st.jobs()
-	if err != nil {
-		return err
-	}
-	for _, j := range jobs {
-		h.pending[j.ID] = j
-		h.pendingHost[authorityOf(j.Callback)]++
+	h.mu.Unlock()
+	for _, s := range wake {
+		s.wake()
 	}
 	return nil
 }
@@ -305,19 +344,38 @@ func (h *Hub) Run(ctx context.Context) error {
 		return errors.New("hub: Run called twice")
 	}
 	h.runCtx = ctx
-	for _, s := range h.subs {
-		h.startSubLocked(s)
-	}
 	h.mu.Unlock()
 
-	h.runWG.Add(2)
+	// Watch before the first claim round, so that no change between the
+	// two is missed.
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
+	events, err := h.st.Watch(wctx)
+	if err != nil {
+		h.mu.Lock()
+		h.runCtx = nil
+		h.mu.Unlock()
+		return fmt.Errorf("hub: watching the state: %w", err)
+	}
+	h.claim(ctx)
+	h.runWG.Add(4)
+	go func() { defer h.runWG.Done(); h.watch(ctx, events) }()
+	go func() { defer h.runWG.Done(); h.claimer(ctx) }()
 	go func() { defer h.runWG.Done(); h.verifier(ctx) }()
 	go func() { defer h.runWG.Done(); h.housekeeping(ctx) }()
 	<-ctx.Done()
 	h.runWG.Wait()
+	// A clean stop: persist the cursors, then hand the claims over at
+	// once (a crash leaves them to expire).
 	h.flush()
+	if err := h.st.Release(context.Background(), h.node); err != nil && !errors.Is(err, hubstore.ErrClosed) {
+		h.log.Error("releasing claims", "err", err)
+	}
 	h.mu.Lock()
 	h.runCtx = nil
+	for _, s := range h.subs {
+		h.removeSubLocked(s)
+	}
 	h.mu.Unlock()
 	return nil
 }
@@ -334,19 +392,21 @@ func (h *Hub) housekeeping(ctx context.Context) {
 		case <-flush.C:
 			h.flush()
 		case <-sweep.C:
-			h.sweep()
+			h.sweep(ctx)
 		}
 	}
 }
 
-// Close persists the cursors and closes the state. Call it after Run
-// has returned.
+// Close persists the cursors and closes the state (unless it was passed
+// in Config.Store). Call it after Run has returned.
 func (h *Hub) Close() error {
 	var err error
 	h.closeOnce.Do(func() {
 		h.flush()
 		h.tr.CloseIdleConnections()
-		err = h.st.close()
+		if h.ownStore {
+			err = h.st.Close()
+		}
 	})
 	return err
 }
@@ -360,16 +420,14 @@ type Stats struct {
 	DeadLetters          int
 }
 
-// Stats counts subscriptions, pending verifications and dead letters.
+// Stats counts subscriptions, pending verifications and dead letters
+// (of all nodes sharing the state).
 func (h *Hub) Stats() Stats {
-	h.mu.Lock()
-	n := len(h.subs)
-	h.mu.Unlock()
-	h.jobsMu.Lock()
-	v := len(h.pending)
-	h.jobsMu.Unlock()
-	_, d := h.st.counts()
-	return Stats{Subscriptions: n, PendingVerifications: v, DeadLetters: d}
+	c, err := h.st.Counts(context.Background())
+	if err != nil {
+		h.log.Error("counting", "err", err)
+	}
+	return Stats{Subscriptions: c.Subscriptions, PendingVerifications: c.Jobs, DeadLetters: c.DeadLetters}
 }
 
 // Subscription describes an active subscription (secrets omitted).
@@ -380,18 +438,25 @@ type Subscription struct {
 	HasSecret       bool
 }
 
-// Subscriptions lists the active subscriptions of topic ("" for all).
+// Subscriptions lists the active subscriptions of topic ("" for all),
+// of all nodes sharing the state; the cursors of those this node
+// delivers are as in memory (ahead of the stored ones by at most
+// FlushInterval).
 func (h *Hub) Subscriptions(topic string) []Subscription {
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	var out []Subscription
-	for _, s := range h.subs {
-		s.mu.Lock()
-		r := s.rec
-		s.mu.Unlock()
-		if topic == "" || r.Topic == topic {
-			out = append(out, Subscription{Topic: r.Topic, Callback: r.Callback, Expires: r.Expires, Cursor: r.Cursor, HasSecret: r.Secret != ""})
+	for r, err := range h.st.Subscriptions(context.Background(), topic) {
+		if err != nil {
+			h.log.Error("listing subscriptions", "err", err)
+			break
 		}
+		h.mu.Lock()
+		if s := h.subs[r.Key]; s != nil {
+			s.mu.Lock()
+			r.Cursor = max(r.Cursor, s.rec.Cursor)
+			s.mu.Unlock()
+		}
+		h.mu.Unlock()
+		out = append(out, Subscription{Topic: r.Topic, Callback: r.Callback, Expires: r.Expires, Cursor: r.Cursor, HasSecret: r.Secret != ""})
 	}
 	return out
 }

@@ -1,15 +1,13 @@
 package hub
 
 import (
-	"encoding/json"
+	"context"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 // metrics live in the hub's own registry, never the global one.
 type metrics struct {
@@ -74,16 +72,15 @@ func newMetrics(h *Hub) *metrics {
 		return float64(n)
 	})
 	pending := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "pending_verifications",
-		Help: "Verifications of intent waiting or in progress."}, func() float64 {
-		h.jobsMu.Lock()
-		defer h.jobsMu.Unlock()
-		return float64(len(h.pending))
+		Help: "Verifications of intent waiting or in progress (all nodes)."}, func() float64 {
+		c, _ := h.st.Counts(context.Background())
+		return float64(c.Jobs)
 	})
 	m.reg.MustRegister(backlog, pending, m.subscriptions, m.dead, m.requests, m.publishes, m.deliveries, m.verifications,
 		m.ended, m.retries, m.failures, m.refused, m.latency, m.lag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	_, d := h.st.counts()
-	m.dead.Set(float64(d))
+	c, _ := h.st.Counts(context.Background())
+	m.dead.Set(float64(c.DeadLetters))
 	return m
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/linkheader"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 )
 
 const (
@@ -190,23 +191,24 @@ func (h *Hub) subscribe(w http.ResponseWriter, r *http.Request, mode string) {
 	}
 	key := subKey(topic, callback)
 	if mode == "subscribe" {
-		h.mu.Lock()
-		ts := h.topics[topic]
-		_, exists := h.subs[key]
-		full := ts != nil && len(ts.subs) >= h.cfg.MaxSubscriptionsPerTopic && !exists
-		h.mu.Unlock()
+		n, err := h.st.CountSubscriptions(r.Context(), topic)
+		full := err == nil && n >= h.cfg.MaxSubscriptionsPerTopic
+		if full {
+			_, err := h.st.GetSubscription(r.Context(), key)
+			full = errors.Is(err, hubstore.ErrNotFound)
+		}
 		if full {
 			httpError(w, http.StatusTooManyRequests, "too many subscriptions to this topic")
 			return
 		}
 	}
 	lease := h.grantLease(f.Get("hub.lease_seconds"))
-	j := &job{Key: key, Mode: mode, Topic: topic, Callback: rawCallback, Lease: lease,
+	j := &hubstore.Job{Key: key, Mode: mode, Topic: topic, Callback: rawCallback, Lease: lease,
 		VerifyToken: f.Get("hub.verify_token"), HasToken: f.Has("hub.verify_token"), NextAt: h.now()}
 	if mode == "subscribe" {
 		j.Secret = secret
 	}
-	if err := h.addJob(j); errors.Is(err, errTooManyPending) {
+	if err := h.addJob(r.Context(), j); errors.Is(err, errTooManyPending) {
 		w.Header().Set("Retry-After", "60")
 		httpError(w, http.StatusTooManyRequests, err.Error())
 		return
@@ -455,10 +457,12 @@ func (h *Hub) Publish(ctx context.Context, topic, contentType string, body []byt
 }
 
 func (h *Hub) publish(topic, ct, hubURL string, body []byte, links []string, kind string) (uint64, error) {
-	e := &entry{Published: h.now(), ContentType: ct, HubURL: hubURL, Links: links, Body: body}
-	if err := h.st.appendEntry(topic, e); err != nil {
+	e := &hubstore.Entry{Published: h.now(), ContentType: ct, HubURL: hubURL, Links: links, Body: body}
+	seq, err := h.st.Append(context.Background(), topic, *e)
+	if err != nil {
 		return 0, err
 	}
+	e.Seq = seq
 	h.m.publishes.WithLabelValues(kind).Inc()
 	h.cache.put(topic, e)
 	h.mu.Lock()

@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -10,15 +9,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	bbolt "go.etcd.io/bbolt"
-
 	"github.com/resourcesync-go/resourcesync/internal/retry"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 )
 
 const userAgent = "resourcesync-hub/1 (WebSub)"
@@ -30,57 +27,57 @@ func (h *Hub) wakeVerifier() {
 	}
 }
 
-// verifier runs the due verification jobs: at most one per subscription
-// key at a time, in the order they were requested, at most 32 at once.
+// verifier runs the due verification jobs this node claims: at most
+// one per subscription key at a time, in the order they were requested,
+// at most 32 at once. It claims again when woken (a new job on any node,
+// a job done), when the next retry is due, and every ClaimTTL/3 (to renew
+// the claims of jobs in progress and to take those of dead nodes).
 func (h *Hub) verifier(ctx context.Context) {
-	inflight := map[string]bool{}
+	const slots = 32
+	inflight := map[uint64]bool{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	sem := make(chan struct{}, 32)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	renew := time.NewTicker(h.cfg.ClaimTTL / 3)
+	defer renew.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-timer.C:
+		case <-renew.C:
 		case <-h.verifyWake:
 		}
-		jobs := h.pendingJobs()
 		next := time.Hour
-		now := h.now()
-		seenKey := map[string]bool{}
-		for _, j := range jobs { // in ID order
-			if seenKey[j.Key] {
-				continue
+		due, at, err := h.st.ClaimJobs(ctx, h.node, h.now(), h.cfg.ClaimTTL, slots)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
 			}
-			seenKey[j.Key] = true
+			if !errors.Is(err, hubstore.ErrClosed) {
+				h.log.Error("claiming verification jobs", "err", err)
+			}
+			next = time.Second
+		}
+		if !at.IsZero() {
+			next = min(next, max(at.Sub(h.now()), time.Millisecond))
+		}
+		for _, j := range due {
 			mu.Lock()
-			busy := inflight[j.Key]
+			busy := inflight[j.ID]
+			inflight[j.ID] = true
 			mu.Unlock()
 			if busy {
 				continue
 			}
-			if wait := j.NextAt.Sub(now); wait > 0 {
-				next = min(next, wait)
-				continue
-			}
-			mu.Lock()
-			inflight[j.Key] = true
-			mu.Unlock()
 			wg.Add(1)
-			go func(j job) {
+			go func(j hubstore.Job) {
 				defer wg.Done()
-				select {
-				case sem <- struct{}{}:
-				case <-ctx.Done():
-					return
-				}
 				h.verify(ctx, &j)
-				<-sem
 				mu.Lock()
-				delete(inflight, j.Key)
+				delete(inflight, j.ID)
 				mu.Unlock()
 				h.wakeVerifier()
 			}(j)
@@ -126,7 +123,7 @@ func verifyURL(callback string, params [][2]string) string {
 
 // verify runs one verification of intent (WS-HUB-13..17) and applies
 // the result.
-func (h *Hub) verify(ctx context.Context, j *job) {
+func (h *Hub) verify(ctx context.Context, j *hubstore.Job) {
 	ch := challenge()
 	params := [][2]string{{"hub.mode", j.Mode}, {"hub.topic", j.Topic}, {"hub.challenge", ch},
 		{"hub.lease_seconds", strconv.FormatInt(j.Lease, 10)}}
@@ -150,7 +147,7 @@ func (h *Hub) verify(ctx context.Context, j *job) {
 	case again && j.Attempts < len(h.cfg.VerifyRetrySchedule):
 		j.NextAt = h.now().Add(retry.HalfJitter(h.cfg.VerifyRetrySchedule[j.Attempts]))
 		j.Attempts++
-		if err := h.saveJob(j); err != nil {
+		if err := h.st.UpdateJob(context.Background(), *j); err != nil {
 			h.log.Error("rescheduling verification", "err", err)
 		}
 		h.m.verifications.WithLabelValues("retry").Inc()
@@ -165,64 +162,23 @@ func (h *Hub) verify(ctx context.Context, j *job) {
 var errTooManyPending = errors.New("too many verifications pending for this callback host and port; try later")
 
 // addJob stores a new verification job, within the pending limits.
-func (h *Hub) addJob(j *job) error {
-	host := authorityOf(j.Callback)
-	h.jobsMu.Lock()
-	defer h.jobsMu.Unlock()
-	if len(h.pending) >= h.cfg.MaxPendingVerifications || h.pendingHost[host] >= h.cfg.MaxPendingPerHost {
+func (h *Hub) addJob(ctx context.Context, j *hubstore.Job) error {
+	j.Host = authorityOf(j.Callback)
+	stored, err := h.st.AddJob(ctx, *j, h.cfg.MaxPendingVerifications, h.cfg.MaxPendingPerHost)
+	if errors.Is(err, hubstore.ErrTooManyJobs) {
 		return errTooManyPending
 	}
-	if err := h.st.putJob(j); err != nil {
-		return err
-	}
-	h.pending[j.ID] = *j
-	h.pendingHost[host]++
-	return nil
-}
-
-// saveJob stores a rescheduled job.
-func (h *Hub) saveJob(j *job) error {
-	h.jobsMu.Lock()
-	defer h.jobsMu.Unlock()
-	if err := h.st.putJob(j); err != nil {
-		return err
-	}
-	h.pending[j.ID] = *j
-	return nil
-}
-
-// forgetJob drops a job from memory once its record is deleted.
-func (h *Hub) forgetJob(j *job) {
-	h.jobsMu.Lock()
-	defer h.jobsMu.Unlock()
-	if _, ok := h.pending[j.ID]; ok {
-		delete(h.pending, j.ID)
-		host := authorityOf(j.Callback)
-		if h.pendingHost[host]--; h.pendingHost[host] <= 0 {
-			delete(h.pendingHost, host)
-		}
-	}
-}
-
-// pendingJobs returns the pending jobs in ID (request) order.
-func (h *Hub) pendingJobs() []job {
-	h.jobsMu.Lock()
-	out := make([]job, 0, len(h.pending))
-	for _, j := range h.pending {
-		out = append(out, j)
-	}
-	h.jobsMu.Unlock()
-	slices.SortFunc(out, func(a, b job) int { return cmp.Compare(a.ID, b.ID) })
-	return out
-}
-
-func (h *Hub) deleteJob(j *job) {
-	err := h.st.db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bVerif).Delete(u64(j.ID)) })
 	if err != nil {
-		h.log.Error("deleting verification job", "err", err)
-		return
+		return err
 	}
-	h.forgetJob(j)
+	*j = stored
+	return nil
+}
+
+func (h *Hub) deleteJob(j *hubstore.Job) {
+	if err := h.st.DeleteJob(context.Background(), j.ID); err != nil {
+		h.log.Error("deleting verification job", "err", err)
+	}
 }
 
 // askCallback sends the verification GET: success is any 2xx whose body
@@ -255,81 +211,39 @@ func (h *Hub) askCallback(ctx context.Context, u, ch string) (ok, again bool, wh
 
 // apply changes the subscription state after a successful verification,
 // and removes the job, in one transaction (WS-HUB-9).
-func (h *Hub) apply(j *job, started time.Time) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	old := h.subs[j.Key]
-	var rec subRecord
-	var capped bool
-	if j.Mode == "unsubscribe" && old != nil {
-		// Marked before the delete commits, so that a cursor flush
-		// cannot write the record back.
-		old.mu.Lock()
-		old.removed = true
-		old.mu.Unlock()
-	}
-	err := h.st.db.Update(func(tx *bbolt.Tx) error {
-		if err := tx.Bucket(bVerif).Delete(u64(j.ID)); err != nil {
+func (h *Hub) apply(j *hubstore.Job, started time.Time) error {
+	ctx := context.Background()
+	if j.Mode == "unsubscribe" {
+		if err := h.st.Unsubscribe(ctx, j.ID, j.Key); err != nil {
 			return err
 		}
-		if j.Mode == "unsubscribe" {
-			return tx.Bucket(bSubs).Delete([]byte(j.Key))
+		h.mu.Lock()
+		if s := h.subs[j.Key]; s != nil {
+			h.removeSubLocked(s)
 		}
-		if old == nil {
-			if ts := h.topics[j.Topic]; ts != nil && len(ts.subs) >= h.cfg.MaxSubscriptionsPerTopic {
-				capped = true
-				return nil
-			}
-		}
-		cur, err := getSub(tx, j.Key)
-		if err != nil {
-			return err
-		}
-		expires := started.Add(time.Duration(j.Lease) * time.Second)
-		if old != nil {
-			// Updated in memory inside the transaction, so that a
-			// concurrent cursor flush cannot write the old secret back.
-			old.mu.Lock()
-			old.rec.Callback, old.rec.Secret, old.rec.Lease, old.rec.Expires = j.Callback, j.Secret, j.Lease, expires
-			rec = old.rec
-			old.mu.Unlock()
-		} else {
-			if cur != nil {
-				rec = *cur
-			} else {
-				rec = subRecord{Cursor: head(tx, j.Topic)}
-			}
-			rec.Topic, rec.Callback, rec.Secret, rec.Lease, rec.Expires = j.Topic, j.Callback, j.Secret, j.Lease, expires
-		}
-		return putSub(tx, j.Key, &rec)
-	})
-	if err == nil {
-		h.forgetJob(j)
-	} else if j.Mode == "unsubscribe" && old != nil {
-		old.mu.Lock()
-		old.removed = false
-		old.mu.Unlock()
+		h.mu.Unlock()
+		return nil
 	}
-	if err != nil || capped {
-		if capped {
-			h.log.Info("subscription refused: topic full", "topic", j.Topic)
-		}
+	expires := started.Add(time.Duration(j.Lease) * time.Second)
+	rec, err := h.st.Subscribe(ctx, j.ID, hubstore.Subscription{Key: j.Key, Topic: j.Topic, Callback: j.Callback,
+		Secret: j.Secret, Lease: j.Lease, Expires: expires}, h.cfg.MaxSubscriptionsPerTopic)
+	if errors.Is(err, hubstore.ErrTopicFull) {
+		h.log.Info("subscription refused: topic full", "topic", j.Topic)
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	if j.Mode == "unsubscribe" {
-		if old != nil {
-			h.removeSubLocked(old)
-		}
+	h.mu.Lock()
+	s := h.subs[j.Key]
+	h.mu.Unlock()
+	if s != nil { // held here: take the new secret and lease at once
+		s.mu.Lock()
+		s.rec.Callback, s.rec.Secret, s.rec.Lease, s.rec.Expires = rec.Callback, rec.Secret, rec.Lease, rec.Expires
+		s.mu.Unlock()
+		s.wake()
 		return nil
 	}
-	if old != nil {
-		old.wake()
-		return nil
-	}
-	s := newSub(rec)
-	h.subs[s.key] = s
-	h.topic(rec.Topic).subs[s.key] = s
-	h.m.subscriptions.Set(float64(len(h.subs)))
-	h.startSubLocked(s)
+	h.kickClaim()
 	return nil
 }

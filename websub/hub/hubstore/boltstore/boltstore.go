@@ -1,0 +1,819 @@
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/internal/shared"
+)
+
+var (
+	bLog   = []byte("log")
+	bSubs  = []byte("subs")
+	bVerif = []byte("verif")
+	bDead  = []byte("dead")
+)
+
+const (
+	page       = 256   // records per read transaction when iterating
+	maxEntries = 1000  // cap on one Entries page
+	prunePage  = 10000 // deletions per Prune call
+)
+
+// Options tune Open. The zero value is the default.
+type Options struct {
+	// NoSync skips fsync on commit (benchmarks and tests only).
+	NoSync bool
+	// Now is the clock of claim leases (default time.Now).
+	Now func() time.Time
+}
+
+// Store is a hubstore.Store on one bbolt file.
+type Store struct {
+	db     *bbolt.DB
+	w      shared.Watchers
+	closed atomic.Bool
+
+	mu     sync.Mutex // leases; taken before a bolt write transaction, never inside one
+	leases *shared.Leases
+
+	cmu      sync.Mutex // counts below; taken inside write transactions only (or alone)
+	perTopic map[string]int
+	jobs     int
+	perHost  map[string]int
+}
+
+var _ hubstore.Store = (*Store)(nil)
+
+// Open opens (or creates) the state file at path.
+func Open(path string, opts *Options) (*Store, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 2 * time.Second, FreelistType: bbolt.FreelistMapType})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("boltstore: %s is held open by another process: %w", path, hubstore.ErrLocked)
+	}
+	if err != nil {
+		if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrVersionMismatch) || errors.Is(err, berrors.ErrChecksum) {
+			return nil, fmt.Errorf("boltstore: open %s: %w: %w", path, hubstore.ErrCorrupt, err)
+		}
+		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+	}
+	db.NoSync = opts.NoSync
+	s := &Store{db: db, leases: shared.NewLeases(opts.Now), perTopic: map[string]int{}, perHost: map[string]int{}}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		for _, b := range [][]byte{bLog, bSubs, bVerif, bDead} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		err := tx.Bucket(bSubs).ForEach(func(k, v []byte) error {
+			var r subRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("subscription %q: %w: %v", k, hubstore.ErrCorrupt, err)
+			}
+			s.perTopic[r.Topic]++
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(bVerif).ForEach(func(k, v []byte) error {
+			var r jobRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("verification job %x: %w: %v", k, hubstore.ErrCorrupt, err)
+			}
+			s.jobs++
+			s.perHost[r.job().Host]++
+			return nil
+		})
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("boltstore: init %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func (s *Store) check(ctx context.Context) error {
+	if s.closed.Load() {
+		return hubstore.ErrClosed
+	}
+	return ctx.Err()
+}
+
+func (s *Store) view(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	return s.mapErr(s.db.View(fn))
+}
+
+func (s *Store) update(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	return s.mapErr(s.db.Update(fn))
+}
+
+func (s *Store) mapErr(err error) error {
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		return fmt.Errorf("boltstore: %w", hubstore.ErrClosed)
+	}
+	if err != nil {
+		return fmt.Errorf("boltstore: %w", err)
+	}
+	return nil
+}
+
+func invalid(format string, a ...any) error {
+	return fmt.Errorf("boltstore: %w: "+format, append([]any{hubstore.ErrInvalid}, a...)...)
+}
+
+func (s *Store) Append(ctx context.Context, topic string, e hubstore.Entry) (uint64, error) {
+	if topic == "" {
+		return 0, invalid("empty topic")
+	}
+	var seq uint64
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		b, err := tx.Bucket(bLog).CreateBucketIfNotExists([]byte(topic))
+		if err != nil {
+			return err
+		}
+		if seq, err = b.NextSequence(); err != nil {
+			return err
+		}
+		return b.Put(u64(seq), encodeEntry(&e))
+	})
+	if err != nil {
+		return 0, err
+	}
+	s.w.Notify(hubstore.EventEntries)
+	return seq, nil
+}
+
+func (s *Store) Head(ctx context.Context, topic string) (uint64, error) {
+	var h uint64
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		h = head(tx, topic)
+		return nil
+	})
+	return h, err
+}
+
+func head(tx *bbolt.Tx, topic string) uint64 {
+	if b := tx.Bucket(bLog).Bucket([]byte(topic)); b != nil {
+		return b.Sequence()
+	}
+	return 0
+}
+
+func (s *Store) Heads(ctx context.Context) (map[string]uint64, error) {
+	out := map[string]uint64{}
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		lb := tx.Bucket(bLog)
+		return lb.ForEachBucket(func(k []byte) error {
+			out[string(k)] = lb.Bucket(k).Sequence()
+			return nil
+		})
+	})
+	return out, err
+}
+
+func (s *Store) Entries(ctx context.Context, topic string, after uint64, max int) ([]hubstore.Entry, error) {
+	if max < 1 {
+		return nil, invalid("max %d < 1", max)
+	}
+	max = min(max, maxEntries)
+	var out []hubstore.Entry
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bLog).Bucket([]byte(topic))
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.Seek(u64(after + 1)); k != nil && len(out) < max; k, v = c.Next() {
+			if len(k) != 8 {
+				return errBadEntry
+			}
+			e, err := decodeEntry(binary.BigEndian.Uint64(k), v)
+			if err != nil {
+				return fmt.Errorf("topic %q seq %d: %w", topic, binary.BigEndian.Uint64(k), err)
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (s *Store) Prune(ctx context.Context, topic string, below uint64) (int, error) {
+	n := 0
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		n = 0
+		b := tx.Bucket(bLog).Bucket([]byte(topic))
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		lim := u64(below)
+		for k, _ := c.First(); k != nil && bytes.Compare(k, lim) < 0 && n < prunePage; k, _ = c.First() {
+			if err := c.Delete(); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+func getSub(tx *bbolt.Tx, key string) (*subRecord, error) {
+	v := tx.Bucket(bSubs).Get([]byte(key))
+	if v == nil {
+		return nil, nil
+	}
+	var r subRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return nil, fmt.Errorf("subscription %q: %w: %v", key, hubstore.ErrCorrupt, err)
+	}
+	return &r, nil
+}
+
+func putSub(tx *bbolt.Tx, key string, r *subRecord) error {
+	v, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bSubs).Put([]byte(key), v)
+}
+
+// countSub adjusts the per-topic count when tx commits.
+func (s *Store) countSub(tx *bbolt.Tx, topic string, d int) {
+	tx.OnCommit(func() {
+		s.cmu.Lock()
+		if s.perTopic[topic] += d; s.perTopic[topic] <= 0 {
+			delete(s.perTopic, topic)
+		}
+		s.cmu.Unlock()
+	})
+}
+
+func (s *Store) PutSubscription(ctx context.Context, r hubstore.Subscription) error {
+	if r.Key == "" || r.Topic == "" {
+		return invalid("subscription without key or topic")
+	}
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		old, err := getSub(tx, r.Key)
+		if err != nil {
+			return err
+		}
+		if old != nil {
+			s.countSub(tx, old.Topic, -1)
+		}
+		s.countSub(tx, r.Topic, 1)
+		rec := toRecord(&r)
+		return putSub(tx, r.Key, &rec)
+	})
+	if err == nil {
+		s.w.Notify(hubstore.EventSubscriptions)
+	}
+	return err
+}
+
+func (s *Store) GetSubscription(ctx context.Context, key string) (hubstore.Subscription, error) {
+	var out hubstore.Subscription
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		r, err := getSub(tx, key)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			return fmt.Errorf("subscription %q: %w", key, hubstore.ErrNotFound)
+		}
+		out = r.sub(key)
+		return nil
+	})
+	return out, err
+}
+
+// deleteSub deletes key within tx; it reports whether it existed.
+func (s *Store) deleteSub(tx *bbolt.Tx, key string) (bool, error) {
+	old, err := getSub(tx, key)
+	if err != nil || old == nil {
+		return false, err
+	}
+	s.countSub(tx, old.Topic, -1)
+	return true, tx.Bucket(bSubs).Delete([]byte(key))
+}
+
+func (s *Store) DeleteSubscription(ctx context.Context, key string) error {
+	var existed bool
+	err := s.update(ctx, func(tx *bbolt.Tx) (err error) {
+		existed, err = s.deleteSub(tx, key)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.leases.Drop(key)
+	s.mu.Unlock()
+	if existed {
+		s.w.Notify(hubstore.EventSubscriptions)
+	}
+	return nil
+}
+
+func (s *Store) Subscriptions(ctx context.Context, topic string) iter.Seq2[hubstore.Subscription, error] {
+	return func(yield func(hubstore.Subscription, error) bool) {
+		var after []byte
+		for {
+			var recs []hubstore.Subscription
+			var last []byte
+			err := s.view(ctx, func(tx *bbolt.Tx) error {
+				c := tx.Bucket(bSubs).Cursor()
+				k, v := c.First()
+				if after != nil {
+					if k, v = c.Seek(after); k != nil && bytes.Equal(k, after) {
+						k, v = c.Next()
+					}
+				}
+				n := 0
+				for ; k != nil && n < page; k, v = c.Next() {
+					n++
+					last = bytes.Clone(k)
+					var r subRecord
+					if err := json.Unmarshal(v, &r); err != nil {
+						return fmt.Errorf("subscription %q: %w: %v", k, hubstore.ErrCorrupt, err)
+					}
+					if topic == "" || r.Topic == topic {
+						recs = append(recs, r.sub(string(k)))
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				yield(hubstore.Subscription{}, err)
+				return
+			}
+			for _, r := range recs {
+				if !yield(r, nil) {
+					return
+				}
+			}
+			if last == nil || bytes.Equal(last, after) {
+				return
+			}
+			after = last
+		}
+	}
+}
+
+func (s *Store) CountSubscriptions(ctx context.Context, topic string) (int, error) {
+	if err := s.check(ctx); err != nil {
+		return 0, err
+	}
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	return s.perTopic[topic], nil
+}
+
+func (s *Store) Counts(ctx context.Context) (hubstore.Counts, error) {
+	var c hubstore.Counts
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		c.Subscriptions = tx.Bucket(bSubs).Stats().KeyN
+		c.Jobs = tx.Bucket(bVerif).Stats().KeyN
+		c.DeadLetters = tx.Bucket(bDead).Stats().KeyN
+		return nil
+	})
+	return c, err
+}
+
+// deleteJob deletes job id within tx; it reports whether it existed.
+func (s *Store) deleteJob(tx *bbolt.Tx, id uint64) (bool, error) {
+	b := tx.Bucket(bVerif)
+	v := b.Get(u64(id))
+	if v == nil {
+		return false, nil
+	}
+	var r jobRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return false, fmt.Errorf("verification job %d: %w: %v", id, hubstore.ErrCorrupt, err)
+	}
+	host := r.job().Host
+	tx.OnCommit(func() {
+		s.cmu.Lock()
+		s.jobs--
+		if s.perHost[host]--; s.perHost[host] <= 0 {
+			delete(s.perHost, host)
+		}
+		s.cmu.Unlock()
+	})
+	return true, b.Delete(u64(id))
+}
+
+func (s *Store) Subscribe(ctx context.Context, jobID uint64, r hubstore.Subscription, maxPerTopic int) (hubstore.Subscription, error) {
+	if r.Key == "" || r.Topic == "" {
+		return r, invalid("subscription without key or topic")
+	}
+	var out hubstore.Subscription
+	var full, hadJob bool
+	err := s.update(ctx, func(tx *bbolt.Tx) (err error) {
+		full = false
+		if hadJob, err = s.deleteJob(tx, jobID); err != nil {
+			return err
+		}
+		cur, err := getSub(tx, r.Key)
+		if err != nil {
+			return err
+		}
+		if cur == nil {
+			s.cmu.Lock()
+			n := s.perTopic[r.Topic]
+			s.cmu.Unlock()
+			if maxPerTopic > 0 && n >= maxPerTopic {
+				full = true
+				return nil
+			}
+			cur = &subRecord{Cursor: head(tx, r.Topic)}
+			s.countSub(tx, r.Topic, 1)
+		} else if cur.Topic != r.Topic {
+			s.countSub(tx, cur.Topic, -1)
+			s.countSub(tx, r.Topic, 1)
+		}
+		cur.Topic, cur.Callback, cur.Secret, cur.Lease, cur.Expires = r.Topic, r.Callback, r.Secret, r.Lease, shared.Time(r.Expires)
+		out = cur.sub(r.Key)
+		return putSub(tx, r.Key, cur)
+	})
+	if err != nil {
+		return r, err
+	}
+	if hadJob {
+		s.mu.Lock()
+		s.leases.DropJob(jobID)
+		s.mu.Unlock()
+	}
+	if full {
+		if hadJob {
+			s.w.Notify(hubstore.EventJobs)
+		}
+		return r, fmt.Errorf("boltstore: %w", hubstore.ErrTopicFull)
+	}
+	s.w.Notify(hubstore.EventSubscriptions | hubstore.EventJobs)
+	return out, nil
+}
+
+func (s *Store) Unsubscribe(ctx context.Context, jobID uint64, key string) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		if _, err := s.deleteJob(tx, jobID); err != nil {
+			return err
+		}
+		_, err := s.deleteSub(tx, key)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.leases.DropJob(jobID)
+	s.leases.Drop(key)
+	s.mu.Unlock()
+	s.w.Notify(hubstore.EventSubscriptions | hubstore.EventJobs)
+	return nil
+}
+
+func applyUpdate(r *subRecord, u *hubstore.CursorUpdate) {
+	r.Cursor = max(r.Cursor, u.Cursor)
+	r.Attempt, r.FirstFail, r.LastError, r.NextAt = u.Attempt, shared.Time(u.FirstFail), u.LastError, shared.Time(u.NextAt)
+}
+
+func (s *Store) UpdateCursors(ctx context.Context, node string, us []hubstore.CursorUpdate) ([]string, error) {
+	if node == "" {
+		return nil, invalid("empty node name")
+	}
+	if len(us) == 0 {
+		return nil, s.check(ctx)
+	}
+	// s.mu is held over the transaction so that no claim changes hands
+	// between the check and the commit.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var refused []string
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		refused = refused[:0]
+		for i := range us {
+			u := &us[i]
+			if !s.leases.Holds(node, u.Key) {
+				refused = append(refused, u.Key)
+				continue
+			}
+			r, err := getSub(tx, u.Key)
+			if err != nil {
+				return err
+			}
+			if r == nil {
+				refused = append(refused, u.Key)
+				continue
+			}
+			applyUpdate(r, u)
+			if err := putSub(tx, u.Key, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return refused, nil
+}
+
+func (s *Store) AddDeadLetter(ctx context.Context, node string, d hubstore.DeadLetter, u hubstore.CursorUpdate) (hubstore.DeadLetter, error) {
+	if node == "" {
+		return d, invalid("empty node name")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d = normDead(d)
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		r, err := getSub(tx, u.Key)
+		if err != nil {
+			return err
+		}
+		if r == nil || !s.leases.Holds(node, u.Key) {
+			return fmt.Errorf("subscription %q: %w", u.Key, hubstore.ErrNotHolder)
+		}
+		applyUpdate(r, &u)
+		if err := putSub(tx, u.Key, r); err != nil {
+			return err
+		}
+		b := tx.Bucket(bDead)
+		if d.ID, err = b.NextSequence(); err != nil {
+			return err
+		}
+		v, err := json.Marshal(&d)
+		if err != nil {
+			return err
+		}
+		return b.Put(u64(d.ID), v)
+	})
+	return d, err
+}
+
+func (s *Store) DeadLetters(ctx context.Context) iter.Seq2[hubstore.DeadLetter, error] {
+	return func(yield func(hubstore.DeadLetter, error) bool) {
+		var after uint64
+		for {
+			var ds []hubstore.DeadLetter
+			err := s.view(ctx, func(tx *bbolt.Tx) error {
+				c := tx.Bucket(bDead).Cursor()
+				for k, v := c.Seek(u64(after + 1)); k != nil && len(ds) < page; k, v = c.Next() {
+					var d hubstore.DeadLetter
+					if err := json.Unmarshal(v, &d); err != nil {
+						return fmt.Errorf("dead letter %x: %w: %v", k, hubstore.ErrCorrupt, err)
+					}
+					ds = append(ds, normDead(d))
+				}
+				return nil
+			})
+			if err != nil {
+				yield(hubstore.DeadLetter{}, err)
+				return
+			}
+			for _, d := range ds {
+				if !yield(d, nil) {
+					return
+				}
+			}
+			if len(ds) < page {
+				return
+			}
+			after = ds[len(ds)-1].ID
+		}
+	}
+}
+
+func (s *Store) GetDeadLetter(ctx context.Context, id uint64) (hubstore.DeadLetter, error) {
+	var d hubstore.DeadLetter
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		v := tx.Bucket(bDead).Get(u64(id))
+		if v == nil {
+			return fmt.Errorf("dead letter %d: %w", id, hubstore.ErrNotFound)
+		}
+		if err := json.Unmarshal(v, &d); err != nil {
+			return fmt.Errorf("dead letter %d: %w: %v", id, hubstore.ErrCorrupt, err)
+		}
+		return nil
+	})
+	return normDead(d), err
+}
+
+func (s *Store) DeleteDeadLetter(ctx context.Context, id uint64) error {
+	return s.update(ctx, func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bDead)
+		if b.Get(u64(id)) == nil {
+			return fmt.Errorf("dead letter %d: %w", id, hubstore.ErrNotFound)
+		}
+		return b.Delete(u64(id))
+	})
+}
+
+func putJob(tx *bbolt.Tx, j *hubstore.Job) error {
+	v, err := json.Marshal(toJobRecord(j))
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bVerif).Put(u64(j.ID), v)
+}
+
+func (s *Store) AddJob(ctx context.Context, j hubstore.Job, maxTotal, maxPerHost int) (hubstore.Job, error) {
+	if j.Key == "" {
+		return j, invalid("job without key")
+	}
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		s.cmu.Lock()
+		full := maxTotal > 0 && s.jobs >= maxTotal || maxPerHost > 0 && s.perHost[j.Host] >= maxPerHost
+		s.cmu.Unlock()
+		if full {
+			return hubstore.ErrTooManyJobs
+		}
+		id, err := tx.Bucket(bVerif).NextSequence()
+		if err != nil {
+			return err
+		}
+		j.ID = id
+		tx.OnCommit(func() {
+			s.cmu.Lock()
+			s.jobs++
+			s.perHost[j.Host]++
+			s.cmu.Unlock()
+		})
+		return putJob(tx, &j)
+	})
+	if err != nil {
+		return j, err
+	}
+	j.NextAt = shared.Time(j.NextAt)
+	s.w.Notify(hubstore.EventJobs)
+	return j, nil
+}
+
+func (s *Store) UpdateJob(ctx context.Context, j hubstore.Job) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		v := tx.Bucket(bVerif).Get(u64(j.ID))
+		if v == nil {
+			return fmt.Errorf("job %d: %w", j.ID, hubstore.ErrNotFound)
+		}
+		var old jobRecord
+		if err := json.Unmarshal(v, &old); err != nil {
+			return fmt.Errorf("verification job %d: %w: %v", j.ID, hubstore.ErrCorrupt, err)
+		}
+		j.Host = old.job().Host // the count is by the stored host
+		return putJob(tx, &j)
+	})
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.leases.DropJob(j.ID)
+	s.mu.Unlock()
+	s.w.Notify(hubstore.EventJobs)
+	return nil
+}
+
+func (s *Store) DeleteJob(ctx context.Context, id uint64) error {
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		_, err := s.deleteJob(tx, id)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.leases.DropJob(id)
+	s.mu.Unlock()
+	return nil
+}
+
+// allJobs reads every job in ID order (bounded by the pending limit).
+func (s *Store) allJobs(ctx context.Context) ([]hubstore.Job, error) {
+	var out []hubstore.Job
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		return tx.Bucket(bVerif).ForEach(func(k, v []byte) error {
+			var r jobRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("verification job %x: %w: %v", k, hubstore.ErrCorrupt, err)
+			}
+			out = append(out, r.job())
+			return nil
+		})
+	})
+	return out, err
+}
+
+func (s *Store) Jobs(ctx context.Context) iter.Seq2[hubstore.Job, error] {
+	return func(yield func(hubstore.Job, error) bool) {
+		js, err := s.allJobs(ctx)
+		if err != nil {
+			yield(hubstore.Job{}, err)
+			return
+		}
+		for _, j := range js {
+			if !yield(j, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (s *Store) ClaimJobs(ctx context.Context, node string, now time.Time, ttl time.Duration, max int) ([]hubstore.Job, time.Time, error) {
+	if node == "" || max < 1 {
+		return nil, time.Time{}, invalid("ClaimJobs(%q, max %d)", node, max)
+	}
+	js, err := s.allJobs(ctx)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return shared.ClaimJobs(s.leases, js, node, now, ttl, max)
+}
+
+func (s *Store) Claim(ctx context.Context, node string, ttl time.Duration, max int) (hubstore.Claims, error) {
+	if node == "" || max < 0 || ttl <= 0 {
+		return hubstore.Claims{}, invalid("Claim(%q, ttl %v, max %d)", node, ttl, max)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var c hubstore.Claims
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bSubs)
+		var keys []string
+		b.ForEach(func(k, _ []byte) error {
+			keys = append(keys, string(k))
+			return nil
+		})
+		c.Subscriptions = len(keys)
+		var held []string
+		held, c.Nodes = s.leases.Claim(node, ttl, max, keys)
+		c.Held = make([]hubstore.Subscription, 0, len(held))
+		for _, k := range held {
+			r, err := getSub(tx, k)
+			if err != nil {
+				return err
+			}
+			if r == nil { // deleted: forget the claim
+				s.leases.Drop(k)
+				continue
+			}
+			c.Held = append(c.Held, r.sub(k))
+		}
+		return nil
+	})
+	return c, err
+}
+
+func (s *Store) Release(ctx context.Context, node string, keys ...string) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.leases.Release(node, keys)
+	s.mu.Unlock()
+	ev := hubstore.EventSubscriptions
+	if len(keys) == 0 {
+		ev |= hubstore.EventJobs
+	}
+	s.w.Notify(ev)
+	return nil
+}
+
+func (s *Store) Watch(ctx context.Context) (<-chan hubstore.Event, error) {
+	if s.closed.Load() {
+		return nil, hubstore.ErrClosed
+	}
+	return s.w.Add(ctx)
+}
+
+// Close closes the file and the Watch channels.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.w.Close()
+	return s.db.Close()
+}

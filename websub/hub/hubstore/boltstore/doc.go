@@ -1,0 +1,16 @@
+// Package boltstore is the embedded hubstore.Store: one bbolt file
+// (hub.db), opened by one process at a time (ErrLocked otherwise). It is
+// the hub's default and keeps the layout the hub has always written, so
+// existing state files open with their subscriptions, logs, pending
+// verifications and dead letters:
+//
+//	log/<topic>/<seq 8 bytes BE> -> entry   (the bucket's Sequence is the head)
+//	subs/<key>                    -> subscription (JSON)
+//	verif/<id 8 bytes BE>         -> job (JSON)
+//	dead/<id 8 bytes BE>          -> dead letter (JSON)
+//
+// Every write is one bbolt transaction, fsync'd unless NoSync. Claims live
+// in memory with the contract's semantics (one process; node names
+// distinguish only the callers): they do not survive a restart, which a
+// single process does not need.
+package boltstore
