@@ -2,68 +2,64 @@ package pgstore
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 )
 
-// channel is the NOTIFY channel of every commit that Watch reports. The
-// writing transactions call pg_notify(channel, what) themselves, so a
-// notification is sent if and only if the change commits.
+// channel is the NOTIFY channel of the changes Watch reports; the payload
+// is the hubstore.Event in decimal. The writing transactions call
+// pg_notify themselves, so a notification is sent if and only if the
+// change commits (and PostgreSQL folds identical ones of a transaction).
 const channel = "resourcesync_hub"
 
-// listener owns one connection of its own (not from the pool: LISTEN is a
-// property of a session) and fans notifications out to the watchers. After
-// the connection breaks it reconnects with backoff, listens again and
-// signals every watcher once, since notifications sent meanwhile are lost.
+const allEvents = hubstore.EventEntries | hubstore.EventSubscriptions | hubstore.EventJobs
+
+// listener owns a connection of its own (not from the pool: LISTEN
+// belongs to a session) and passes notifications to emit. When the
+// connection breaks it reconnects with backoff, listens again and emits
+// every event once, since what was sent meanwhile is lost.
 type listener struct {
 	connect func(ctx context.Context) (*pgx.Conn, error)
+	emit    func(hubstore.Event)
 
-	mu       sync.Mutex
-	watchers map[*watcher]struct{}
-	closed   bool
-
-	ready chan struct{} // closed once the first LISTEN succeeded (or failed for good)
+	ready chan struct{} // closed after the first LISTEN (or attempt)
 	stop  context.CancelFunc
 	done  chan struct{}
+
+	mu   sync.Mutex
+	conn *pgx.Conn // the current connection (tests break it)
 }
 
-type watcher struct {
-	c    chan struct{}
-	want func(payload string) bool // nil: every notification
-}
-
-func (w *watcher) signal() {
-	select {
-	case w.c <- struct{}{}:
-	default:
-	}
-}
-
-func startListener(connect func(ctx context.Context) (*pgx.Conn, error)) *listener {
+func startListener(connect func(ctx context.Context) (*pgx.Conn, error), emit func(hubstore.Event)) *listener {
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &listener{connect: connect, watchers: map[*watcher]struct{}{}, ready: make(chan struct{}), stop: cancel, done: make(chan struct{})}
+	l := &listener{connect: connect, emit: emit, ready: make(chan struct{}), stop: cancel, done: make(chan struct{})}
 	go l.run(ctx)
 	return l
 }
 
 func (l *listener) run(ctx context.Context) {
 	defer close(l.done)
-	readyOnce := sync.OnceFunc(func() { close(l.ready) })
-	defer readyOnce()
+	ready := sync.OnceFunc(func() { close(l.ready) })
+	defer ready()
 	backoff := 50 * time.Millisecond
 	first := true
 	for ctx.Err() == nil {
 		conn, err := l.connect(ctx)
 		if err == nil {
-			_, err = conn.Exec(ctx, "LISTEN "+channel)
-			if err != nil {
+			if _, err = conn.Exec(ctx, "LISTEN "+channel); err != nil {
 				conn.Close(context.Background())
 			}
 		}
 		if err != nil {
-			readyOnce() // Watch works (with the resignal after reconnecting) even if the first try failed
+			// Watch returns all the same; the first successful LISTEN
+			// emits every event, which covers what was missed.
+			ready()
+			first = false
 			select {
 			case <-ctx.Done():
 			case <-time.After(backoff):
@@ -72,9 +68,12 @@ func (l *listener) run(ctx context.Context) {
 			continue
 		}
 		backoff = 50 * time.Millisecond
-		readyOnce()
+		l.mu.Lock()
+		l.conn = conn
+		l.mu.Unlock()
+		ready()
 		if !first {
-			l.broadcast(nil) // whatever was sent while we were away
+			l.emit(allEvents)
 		}
 		first = false
 		for {
@@ -82,60 +81,31 @@ func (l *listener) run(ctx context.Context) {
 			if err != nil {
 				break
 			}
-			l.broadcast(&n.Payload)
+			ev, err := strconv.ParseUint(n.Payload, 10, 8)
+			if err != nil || hubstore.Event(ev)&^allEvents != 0 {
+				ev = uint64(allEvents) // not ours to parse: assume anything changed
+			}
+			l.emit(hubstore.Event(ev))
 		}
+		l.mu.Lock()
+		l.conn = nil
+		l.mu.Unlock()
 		conn.Close(context.Background())
 	}
 }
 
-// broadcast signals the watchers that want payload (all of them when
-// payload is nil).
-func (l *listener) broadcast(payload *string) {
+// backendPID is the listening session's process ID (0 when not
+// connected), for tests that terminate it.
+func (l *listener) backendPID() uint32 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for w := range l.watchers {
-		if payload == nil || w.want == nil || w.want(*payload) {
-			w.signal()
-		}
+	if l.conn == nil {
+		return 0
 	}
-}
-
-// watch registers a watcher until ctx ends or the listener closes; the
-// channel is then closed.
-func (l *listener) watch(ctx context.Context, want func(string) bool) <-chan struct{} {
-	w := &watcher{c: make(chan struct{}, 1), want: want}
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		close(w.c)
-		return w.c
-	}
-	l.watchers[w] = struct{}{}
-	l.mu.Unlock()
-	<-l.ready
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-l.done:
-		}
-		l.mu.Lock()
-		if _, ok := l.watchers[w]; ok {
-			delete(l.watchers, w)
-			close(w.c)
-		}
-		l.mu.Unlock()
-	}()
-	return w.c
+	return l.conn.PgConn().PID()
 }
 
 func (l *listener) close() {
 	l.stop()
 	<-l.done
-	l.mu.Lock()
-	l.closed = true
-	for w := range l.watchers {
-		delete(l.watchers, w)
-		close(w.c)
-	}
-	l.mu.Unlock()
 }
