@@ -420,6 +420,9 @@ func pgVersion() string {
 	if err != nil {
 		return "?"
 	}
-	f := strings.Fields(string(out))
-	return f[len(f)-1]
+	// "postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)"
+	if f := strings.Fields(string(out)); len(f) >= 3 {
+		return f[2]
+	}
+	return "?"
 }

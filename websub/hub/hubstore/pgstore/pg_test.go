@@ -247,7 +247,10 @@ func TestClaimsDisjointUnderContention(t *testing.T) {
 		if round == 0 && len(held) != n {
 			t.Fatalf("round %d: %d of %d held", round, len(held), n)
 		}
-		if ca.Subscriptions != n || cb.Nodes != 2 {
+		// In round 0 the claim that commits second may have started
+		// before the first committed and count one node; both are alive
+		// from round 1 on.
+		if ca.Subscriptions != n || (round > 0 && (ca.Nodes != 2 || cb.Nodes != 2)) {
 			t.Fatalf("round %d: counts %d subscriptions, %d nodes", round, ca.Subscriptions, cb.Nodes)
 		}
 		// Give some back, as a node above its fair share does.
