@@ -382,15 +382,15 @@ func TestReplicasEndToEnd(t *testing.T) {
 	t.Logf("%d documents (%d Resource List parts) identical on both replicas", len(docs), parts)
 
 	mirror := filepath.Join(t.TempDir(), "mirror")
-	sync := func(what string) {
+	sync := func(what, want string) {
 		t.Helper()
-		code, out, errOut := runCLI(t, "sync", "--progress", "quiet", base, mirror)
-		if code != 0 {
-			t.Fatalf("%s: sync exit %d\n%s\n%s", what, code, out, errOut)
+		code, out, errOut := runCLI(t, "sync", "--progress", "lines", base, mirror)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("%s: sync exit %d, want 0 and %q in the output\n%s\n%s", what, code, want, out, errOut)
 		}
 		sameTreeFiles(t, what, treeFiles(t, dir), treeFiles(t, mirror))
 	}
-	sync("baseline sync through the balancer")
+	sync("baseline sync through the balancer", "baseline")
 
 	// Changes journaled by the first scanner.
 	time.Sleep(20 * time.Millisecond)
@@ -452,7 +452,7 @@ func TestReplicasEndToEnd(t *testing.T) {
 	lb.mu.Unlock()
 	identical("documents with a new replica", []*replicaProc{other, c}, hasChanges(9))
 
-	sync("incremental sync through the balancer after the takeover")
+	sync("incremental sync through the balancer after the takeover", "incremental: fetched 7")
 
 	code, out, errOut := runCLI(t, "validate", base+".well-known/resourcesync")
 	if code != 0 || !strings.Contains(out, " 0 errors") {
