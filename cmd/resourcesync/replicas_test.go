@@ -484,6 +484,16 @@ func TestReplicasEndToEnd(t *testing.T) {
 	if len(recs) != len(want) {
 		t.Errorf("%d change records, want %d (no gap, no duplicate)", len(recs), len(want))
 	}
+	// A one-shot publish on the same database waits for the scanner role,
+	// which the serving replica holds: a clear error after leadWait.
+	old := leadWait
+	leadWait = 500 * time.Millisecond
+	defer func() { leadWait = old }()
+	code, out, errOut = runCLI(t, "publish", "--store", pgURL, "--state", t.TempDir(), "--out", t.TempDir(), "--base-url", base, dir)
+	if code != exitUsage || !strings.Contains(errOut, "has held the scanner role") {
+		t.Errorf("publish while a replica leads: exit %d\n%s\n%s", code, out, errOut)
+	}
+
 	hits := map[string]int64{}
 	lb.hits.Range(func(k, v any) bool { hits[k.(string)] = v.(*atomic.Int64).Load(); return true })
 	t.Logf("requests per replica through the balancer: %v", hits)

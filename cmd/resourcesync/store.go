@@ -37,6 +37,8 @@ STATE STORE (--store URL)
                     only; give replicas --hub URL (one hub for all, e.g.
                     'hub --store postgres://...') or --no-hub: an embedded hub
                     would be one per replica.
+   publish on a shared store takes the scanner role of every set for its run
+   (it waits up to 30 s for a holder, e.g. a serve replica, and fails after).
    --state still holds the local files (the documents) with either store.`
 
 // applyStore sets cfg's store from --store (see storeHelp).
