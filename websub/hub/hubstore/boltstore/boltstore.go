@@ -55,7 +55,7 @@ type Store struct {
 	// earlier one there.
 	wmu sync.Mutex
 
-	cmu      sync.Mutex // the memory below: written in commit handlers only
+	cmu      sync.Mutex           // the memory below: written in commit handlers only
 	subs     map[string]subRecord // mirror of the subs bucket (the hub kept it in memory too)
 	perTopic map[string]int
 	jobs     int
