@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -225,5 +227,65 @@ func TestTwoNodesPartitionedNodeStopsFirst(t *testing.T) {
 			t.Fatalf("got %d after %d", k, last)
 		}
 		last = k
+	}
+}
+
+// jobCounter is a Store that counts the verification jobs it hands out.
+type jobCounter struct {
+	hubstore.Store
+	claimed atomic.Int32
+}
+
+func (j *jobCounter) ClaimJobs(ctx context.Context, node string, now time.Time, ttl time.Duration, max int) ([]hubstore.Job, time.Time, error) {
+	due, next, err := j.Store.ClaimJobs(ctx, node, now, ttl, max)
+	j.claimed.Add(int32(len(due)))
+	return due, next, err
+}
+
+// A node that dies during a verification of intent leaves the job to the
+// other node, which runs it once the claim expires.
+func TestTwoNodesVerificationSurvivesAbruptStop(t *testing.T) {
+	const ttl = time.Second
+	db := memstore.New(nil)
+	stores := []*jobCounter{{Store: db.Open()}, {Store: db.Open()}}
+	nodes := make([]*testHub, 2)
+	for i := range nodes {
+		nodes[i] = newTestHub(t, func(c *Config) {
+			c.Store, c.Node, c.ClaimTTL = stores[i], fmt.Sprint("node-", i), ttl
+			c.StateDir = ""
+		})
+		t.Cleanup(func() { stores[i].Close() })
+	}
+	sub := newSubscriber(t)
+	var calls atomic.Int32
+	sub.verify = func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 { // the first verifier hangs until it is stopped
+			<-r.Context().Done()
+			return
+		}
+		io.WriteString(w, r.URL.Query().Get("hub.challenge"))
+	}
+	code, _ := nodes[0].post(t, form("hub.mode", "subscribe", "hub.topic", topicA, "hub.callback", sub.url("/cb")))
+	if code != http.StatusAccepted {
+		t.Fatalf("subscribe answered %d", code)
+	}
+	waitFor(t, 5*time.Second, "the first verification", func() bool { return calls.Load() == 1 })
+	time.Sleep(ttl / 3) // the other node wakes meanwhile, and must not take the job
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("%d verifications while the first node holds the job", n)
+	}
+	holder := 0
+	if stores[1].claimed.Load() > 0 {
+		holder = 1
+	}
+	stores[holder].Close()
+	nodes[holder].cancel()
+	<-nodes[holder].done
+	other := nodes[1-holder]
+	other.waitActive(t, topicA, sub.url("/cb"))
+	other.mustPublish(t, topicA, "<after/>")
+	waitFor(t, 5*time.Second, "delivery", func() bool { return len(sub.deliveries()) == 1 })
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("%d verification requests, want 2", n)
 	}
 }
