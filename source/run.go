@@ -42,6 +42,12 @@ const maxWatchPaths = 10000
 
 // Run updates the Source when RunOptions say so until ctx is done. An
 // update that fails is logged and retried at the next occasion.
+//
+// With shared stores (a replica, see LeadAll and publish.Set.Follow), Run
+// also competes for each set's scanner role: only the sets it holds are
+// scanned (on taking a role, the whole directory at once); and it renders
+// the documents again whenever a commit is signalled by the store (Watch),
+// whoever made it.
 func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 	if opt.Debounce <= 0 {
 		opt.Debounce = 100 * time.Millisecond
@@ -70,6 +76,26 @@ func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 		w = opt.Watcher.w
 		events, werrs = w.Events, w.Errors
 	}
+	var changed <-chan struct{}
+	var acquired chan struct{}
+	var retry <-chan time.Time
+	if s.shared {
+		c, err := s.watchShared(ctx)
+		if err != nil {
+			return err
+		}
+		changed = c
+		acquired = make(chan struct{}, 1)
+		for _, st := range s.sets {
+			go s.leadLoop(ctx, st, acquired)
+		}
+	}
+	render := func() {
+		retry = nil
+		if s.render(ctx) && ctx.Err() == nil {
+			retry = time.After(renderRetry)
+		}
+	}
 	var debounce <-chan time.Time
 	var first time.Time
 	var timer *time.Timer
@@ -96,7 +122,11 @@ func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 			rep, err = s.UpdatePaths(ctx, paths)
 		}
 		if err != nil {
-			if ctx.Err() == nil {
+			switch {
+			case ctx.Err() != nil:
+			case s.shared && errors.Is(err, context.Canceled):
+				s.log.Warn("update stopped: scanner role lost", "err", err)
+			default:
 				s.log.Error("update failed", "err", err)
 			}
 			full = !all // the paths' changes may not be recorded: scan them all next time
@@ -165,6 +195,16 @@ func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 			}
 		case <-debounce:
 			update(false)
+		case <-changed:
+			render()
+		case <-retry:
+			render()
+		case <-acquired:
+			// A role taken (at start or over from a replica that died):
+			// the tree first becomes what the meta describes, then the
+			// whole directory is compared with the shared inventory.
+			render()
+			update(true)
 		}
 	}
 }

@@ -12,13 +12,14 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/source/store"
-	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 	"github.com/resourcesync-go/resourcesync/source/publish"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/server"
+	"github.com/resourcesync-go/resourcesync/source/store"
+	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 )
 
 // SetConfig names a directory published as one set of resources.
@@ -34,20 +35,32 @@ type Config struct {
 	// "/" + path.
 	BaseURL string
 	Sets    []SetConfig
-	// StateDir holds each set's state (<StateDir>/<set>/state.db) and, when
-	// Out is empty, the published documents (<StateDir>/docs).
+	// StateDir holds each set's state (<StateDir>/<set>/state.db, unless
+	// OpenStore is set) and, when Out is empty, the published documents
+	// (<StateDir>/docs).
 	StateDir string
+	// OpenStore, if set, opens each set's state instead of the embedded
+	// store in StateDir. When it returns a store.Shared (a database that
+	// several Source processes open), the Source is a replica: see Run.
+	// Dumps and Archives are then off (see publish.Config.Replicas).
+	OpenStore func(ctx context.Context, set string) (store.Store, error)
 	// Out, if set, is where documents are written (publish's OUT).
 	Out string
 	// Skip lists path.Match patterns of files and directories not
 	// published (see scan.Options.Skip).
 	Skip []string
+	// Exclude lists more paths that are not scanned (StateDir and Out
+	// never are), e.g. a state directory apart from StateDir.
+	Exclude []string
 
 	ChangeListPeriod time.Duration
-	Dumps            bool
-	DumpPartBytes    int64
-	DumpInterval     time.Duration
-	Archives         bool
+	// MaxEntries is the largest number of entries per document (see
+	// publish.Config.MaxEntries); default rs.MaxEntries.
+	MaxEntries    int
+	Dumps         bool
+	DumpPartBytes int64
+	DumpInterval  time.Duration
+	Archives      bool
 	// Notification, if set, gives each set's change-notification channel
 	// (see publish.Config.Notification).
 	Notification func(set string) (topicURL, hubURL string)
@@ -64,10 +77,15 @@ type Config struct {
 var setName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]*$`)
 
 type set struct {
-	name    string
-	dir     string
-	abs     string // dir, absolute
-	st      store.Store
+	name   string
+	dir    string
+	abs    string // dir, absolute
+	st     store.Store
+	shared store.Shared // st, when several processes share it
+	// lead is done when the scanner role of a shared set is lost; nil
+	// while this process does not hold it. Sets that are not shared are
+	// always led.
+	lead    atomic.Pointer[context.Context]
 	scanner *scan.Scanner
 	base    string // resource URL prefix
 	prefix  string // resource URL path prefix
@@ -76,12 +94,13 @@ type set struct {
 // Source is a running Source. Update and Run may be called from one
 // goroutine at a time; Handler may serve concurrently with them.
 type Source struct {
-	cfg   Config
-	log   *slog.Logger
-	out   string
-	mount string
-	sets  []*set
-	mu    sync.Mutex // serialises Update
+	cfg    Config
+	shared bool // the sets' stores are store.Shared: this process is a replica
+	log    *slog.Logger
+	out    string
+	mount  string
+	sets   []*set
+	mu     sync.Mutex // serialises Update
 }
 
 // Open opens (creating if needed) the state of every set. It does not scan.
@@ -126,18 +145,20 @@ func Open(cfg Config) (*Source, error) {
 			s.Close()
 			return nil, fmt.Errorf("source: set %s: %s is not a directory", sc.Name, sc.Dir)
 		}
-		sd := filepath.Join(cfg.StateDir, sc.Name)
-		if err := os.MkdirAll(sd, 0o755); err != nil {
-			s.Close()
-			return nil, fmt.Errorf("source: %w", err)
-		}
-		st, err := bolt.Open(filepath.Join(sd, "state.db"), nil)
+		st, err := s.openStore(sc.Name)
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("source: set %s: %w", sc.Name, err)
 		}
+		sh, _ := st.(store.Shared)
+		if len(s.sets) > 0 && (sh != nil) != s.shared {
+			st.Close()
+			s.Close()
+			return nil, fmt.Errorf("source: set %s: shared and embedded stores mixed", sc.Name)
+		}
+		s.shared = sh != nil
 		scanner, err := scan.New(scan.Options{
-			Root: sc.Dir, Store: st, Exclude: []string{cfg.StateDir, s.out}, Skip: cfg.Skip,
+			Root: sc.Dir, Store: st, Exclude: append([]string{cfg.StateDir, s.out}, cfg.Exclude...), Skip: cfg.Skip,
 			Logger: s.log.With("set", sc.Name), Now: cfg.Now,
 		})
 		if err != nil {
@@ -150,9 +171,44 @@ func Open(cfg Config) (*Source, error) {
 			base += sc.Name + "/"
 			prefix += sc.Name + "/"
 		}
-		s.sets = append(s.sets, &set{name: sc.Name, dir: sc.Dir, abs: abs, st: st, scanner: scanner, base: base, prefix: prefix})
+		s.sets = append(s.sets, &set{name: sc.Name, dir: sc.Dir, abs: abs, st: st, shared: sh, scanner: scanner, base: base, prefix: prefix})
+	}
+	if s.shared {
+		if s.cfg.Dumps || s.cfg.Archives {
+			s.log.Info("shared store: Resource Dumps, Change Dumps and archives are off (replicas render every document from the store; those files would exist only where they were written)")
+		}
+		s.cfg.Dumps, s.cfg.Archives = false, false
 	}
 	return s, nil
+}
+
+// openStore opens a set's state: cfg.OpenStore, or the embedded store in
+// StateDir.
+func (s *Source) openStore(name string) (store.Store, error) {
+	if s.cfg.OpenStore != nil {
+		return s.cfg.OpenStore(context.Background(), name)
+	}
+	sd := filepath.Join(s.cfg.StateDir, name)
+	if err := os.MkdirAll(sd, 0o755); err != nil {
+		return nil, err
+	}
+	return bolt.Open(filepath.Join(sd, "state.db"), nil)
+}
+
+// Shared reports whether the sets' stores are shared with other Source
+// processes (replicas).
+func (s *Source) Shared() bool { return s.shared }
+
+// leads reports whether this process may write st's state now, and the
+// context that ends when it may no longer (the role is lost).
+func (st *set) leads() (context.Context, bool) {
+	if st.shared == nil {
+		return context.Background(), true
+	}
+	if c := st.lead.Load(); c != nil && (*c).Err() == nil {
+		return *c, true
+	}
+	return nil, false
 }
 
 // BaseURL returns the normalised base URL.
@@ -193,6 +249,9 @@ func (s *Source) Scan(ctx context.Context) (map[string]scan.Stats, error) {
 func (s *Source) scan(ctx context.Context) (map[string]scan.Stats, error) {
 	out := map[string]scan.Stats{}
 	for _, st := range s.sets {
+		if _, ok := st.leads(); !ok {
+			continue
+		}
 		stats, err := st.scanner.Scan(ctx)
 		out[st.name] = stats
 		if err != nil {
@@ -221,7 +280,7 @@ func (s *Source) UpdatePaths(ctx context.Context, paths []string) (Report, error
 		out := map[string]scan.Stats{}
 		for _, st := range s.sets {
 			rels := st.relPaths(paths)
-			if len(rels) == 0 {
+			if _, ok := st.leads(); !ok || len(rels) == 0 {
 				continue
 			}
 			stats, err := st.scanner.ScanPaths(ctx, rels)
@@ -253,6 +312,34 @@ func (st *set) relPaths(paths []string) []string {
 }
 
 func (s *Source) update(ctx context.Context, scanFn func(context.Context) (map[string]scan.Stats, error)) (Report, error) {
+	return s.publish(ctx, scanFn, false)
+}
+
+// Render brings a replica's documents up to date with its shared stores
+// without scanning: every set's documents are rendered from the meta its
+// leader (maybe this process) recorded, which costs nothing for a set whose
+// meta did not change since this process last wrote or rendered it (see
+// publish.Set.Follow). A set whose report says Behind is to be rendered
+// again later. Without shared stores it is Update without the scan.
+func (s *Source) Render(ctx context.Context) (Report, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.publish(ctx, func(context.Context) (map[string]scan.Stats, error) { return nil, nil }, s.shared)
+}
+
+func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[string]scan.Stats, error), follow bool) (Report, error) {
+	if s.shared {
+		// Stop writing at once when a scanner role is lost: the update
+		// ends with the context of every role it holds.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		for _, st := range s.sets {
+			if lctx, ok := st.leads(); ok {
+				defer context.AfterFunc(lctx, cancel)()
+			}
+		}
+	}
 	before := map[string]uint64{}
 	for _, st := range s.sets {
 		if stt, err := st.st.Stats(ctx); err == nil {
@@ -268,6 +355,9 @@ func (s *Source) update(ctx context.Context, scanFn func(context.Context) (map[s
 	// not after the documents are rewritten, which takes longer.
 	if s.cfg.OnUpdate != nil {
 		for _, st := range s.sets {
+			if _, ok := st.leads(); !ok {
+				continue // another process scanned: it notifies
+			}
 			stt, err := st.st.Stats(ctx)
 			if err == nil && stt.LastSeq > before[st.name] {
 				s.cfg.OnUpdate(ctx, st.name, st.st, before[st.name], stt.LastSeq)
@@ -277,12 +367,13 @@ func (s *Source) update(ctx context.Context, scanFn func(context.Context) (map[s
 
 	pc := publish.Config{
 		BaseURL: s.cfg.BaseURL, Out: s.out,
-		ChangeListPeriod: s.cfg.ChangeListPeriod, Dumps: s.cfg.Dumps, DumpPartBytes: s.cfg.DumpPartBytes,
+		ChangeListPeriod: s.cfg.ChangeListPeriod, MaxEntries: s.cfg.MaxEntries, Dumps: s.cfg.Dumps, DumpPartBytes: s.cfg.DumpPartBytes,
 		DumpInterval: s.cfg.DumpInterval, Archives: s.cfg.Archives, Notification: s.cfg.Notification,
-		Now: s.cfg.Now, Logger: s.log,
+		Now: s.cfg.Now, Logger: s.log, Replicas: s.shared,
 	}
 	for _, st := range s.sets {
-		pc.Sets = append(pc.Sets, publish.Set{Name: st.name, Store: st.st, Dir: st.dir, ResourceBase: st.base})
+		_, led := st.leads()
+		pc.Sets = append(pc.Sets, publish.Set{Name: st.name, Store: st.st, Dir: st.dir, ResourceBase: st.base, Follow: follow || !led})
 	}
 	pr, err := publish.Publish(ctx, pc)
 	rep.Publish = pr

@@ -7,11 +7,17 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/resourcesync-go/resourcesync/websub/hub"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/boltstore"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/pgstore"
 )
 
 const hubHelp = `Runs a WebSub hub for ResourceSync Change Notification on its own.
@@ -26,21 +32,44 @@ ENDPOINTS (BASE is --url)
    /admin/         with --admin-token: GET /admin/dead-letters, POST
                    /admin/replay?id=N, GET /admin/stats
 
-Notifications and each subscription's position are stored in --state before
-a publish is acknowledged; a restarted hub resumes every delivery. Failed
-deliveries are retried with backoff for about 48 hours, then kept as dead
-letters. Callbacks on loopback, private or link-local addresses are refused
-unless --allow-private-callbacks is given.`
+Notifications and each subscription's position are stored before a publish
+is acknowledged; a restarted hub resumes every delivery. Failed deliveries are
+retried with backoff for about 48 hours, then kept as dead letters. Callbacks
+on loopback, private or link-local addresses are refused unless
+--allow-private-callbacks is given.
+
+STATE STORE (--store URL)
+   bolt:DIR         the embedded store (the default): DIR/hub.db, one process
+                    at a time. Without --store, DIR is --state.
+   postgres://USER@HOST:PORT/DB?sslmode=...  (or postgresql://)
+                    one PostgreSQL database shared by several hub processes
+                    ("nodes") behind one URL (give them the same --url); the
+                    schema is created or migrated on start. Any node accepts
+                    subscriptions and publishes; each subscription is
+                    delivered by one node at a time, which claims it for
+                    --claim-ttl and renews the claim every third of it. When a
+                    node dies (even kill -9), another takes its subscriptions
+                    over within about --claim-ttl and resumes from the last
+                    stored position: delivery stays at-least-once and in order.
+                    --node names this process among the nodes (default: host
+                    name, process ID and a random suffix); live nodes need
+                    different names.
+                    --import-state DIR copies a hub's embedded state (DIR/hub.db)
+                    into an empty database first (moving a hub to PostgreSQL).`
 
 func hubCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "hub",
 		Usage:       "run a WebSub hub (ResourceSync Change Notification)",
-		UsageText:   "resourcesync hub [--addr HOST:PORT] [--state DIR] [--url URL] [--allow-private-callbacks] [--publish-token TOKEN]",
+		UsageText:   "resourcesync hub [--addr HOST:PORT] [--state DIR | --store bolt:DIR | --store postgres://...] [--node NAME] [--url URL] [--allow-private-callbacks] [--publish-token TOKEN]",
 		Description: hubHelp,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8090"},
-			&cli.StringFlag{Name: "state", Usage: "state directory", Value: "hub-state"},
+			&cli.StringFlag{Name: "state", Usage: "state directory (the embedded store)", Value: "hub-state"},
+			&cli.StringFlag{Name: "store", Usage: "state store: bolt:DIR or postgres://... (see STATE STORE above)", DefaultText: "bolt:STATE", Sources: cli.EnvVars("RESOURCESYNC_HUB_STORE")},
+			&cli.StringFlag{Name: "node", Usage: "this node's name among the hubs sharing a PostgreSQL store", DefaultText: "HOSTNAME-PID-RANDOM"},
+			&cli.DurationFlag{Name: "claim-ttl", Usage: "how long a node's claim on a subscription lasts unless renewed (takeover time after a node dies)", Value: 6 * time.Second},
+			&cli.StringFlag{Name: "import-state", Usage: "with a postgres:// store: first copy the embedded state in `DIR` (DIR/hub.db) into the empty database"},
 			&cli.StringFlag{Name: "url", Usage: "public URL of the hub (rel=\"hub\")", DefaultText: "http://ADDR/"},
 			&cli.BoolFlag{Name: "allow-private-callbacks", Usage: "allow callbacks and topics on loopback, private and link-local addresses"},
 			&cli.StringFlag{Name: "publish-token", Usage: "require \"Authorization: Bearer TOKEN\" on published notifications", Sources: cli.EnvVars("RESOURCESYNC_HUB_PUBLISH_TOKEN")},
@@ -69,8 +98,18 @@ func hubCommand() *cli.Command {
 			if cmd.Bool("verbose") {
 				level = slog.LevelInfo
 			}
+			st, where, err := openHubStore(ctx, cmd)
+			if err != nil {
+				return err
+			}
+			if st != nil {
+				defer st.Close()
+			}
 			h, err := hub.Open(hub.Config{
 				StateDir:                 cmd.String("state"),
+				Store:                    st,
+				Node:                     cmd.String("node"),
+				ClaimTTL:                 cmd.Duration("claim-ttl"),
 				URL:                      u,
 				LeaseDefault:             cmd.Duration("lease-default"),
 				LeaseMin:                 cmd.Duration("lease-min"),
@@ -88,14 +127,14 @@ func hubCommand() *cli.Command {
 				return cli.Exit(err.Error(), exitUsage)
 			}
 			defer h.Close()
-			return serveHub(ctx, cmd, ln, h, u)
+			return serveHub(ctx, cmd, ln, h, u, where)
 		},
 	}
 }
 
 // serveHub serves h on ln (hub at /, metrics at /metrics) and runs it
 // until ctx is done, then shuts down gracefully.
-func serveHub(ctx context.Context, cmd *cli.Command, ln net.Listener, h *hub.Hub, u string) error {
+func serveHub(ctx context.Context, cmd *cli.Command, ln net.Listener, h *hub.Hub, u, where string) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", h.Metrics())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
@@ -110,7 +149,7 @@ func serveHub(ctx context.Context, cmd *cli.Command, ln net.Listener, h *hub.Hub
 	defer stop()
 	runDone := make(chan struct{})
 	go func() { h.Run(rctx); close(runDone) }()
-	fmt.Fprintf(cmd.Root().Writer, "hub at %s (metrics at %s, state in %s)\n", u, "http://"+ln.Addr().String()+"/metrics", cmd.String("state"))
+	fmt.Fprintf(cmd.Root().Writer, "hub at %s (metrics at %s, state in %s)\n", u, "http://"+ln.Addr().String()+"/metrics", where)
 	var serveErr error
 	select {
 	case <-ctx.Done():
@@ -125,4 +164,74 @@ func serveHub(ctx context.Context, cmd *cli.Command, ln net.Listener, h *hub.Hub
 	stop()
 	<-runDone
 	return serveErr
+}
+
+// openHubStore opens the store --store names: nil for the embedded store
+// (hub.Open opens DIR/hub.db itself), a pgstore for postgres://. where
+// describes it for the start-up line (a password hidden).
+func openHubStore(ctx context.Context, cmd *cli.Command) (st hubstore.Store, where string, err error) {
+	u := cmd.String("store")
+	pg := strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+	if cmd.String("import-state") != "" && !pg {
+		return nil, "", cli.Exit("--import-state needs a postgres:// --store", exitUsage)
+	}
+	switch {
+	case u == "":
+		return nil, cmd.String("state"), nil
+	case strings.HasPrefix(u, "bolt:"):
+		dir := strings.TrimPrefix(u, "bolt:")
+		if dir == "" {
+			return nil, "", cli.Exit("--store bolt:DIR: no DIR", exitUsage)
+		}
+		if cmd.IsSet("state") && cmd.String("state") != dir {
+			return nil, "", cli.Exit("--store bolt:DIR and --state name two different directories", exitUsage)
+		}
+		cmd.Set("state", dir)
+		return nil, dir, nil
+	case pg:
+		where = hubRedactURL(u)
+		octx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		ps, err := pgstore.Open(octx, u, nil)
+		if err != nil {
+			return nil, "", cli.Exit(fmt.Sprintf("--store %s: %v", where, err), exitUsage)
+		}
+		if dir := cmd.String("import-state"); dir != "" {
+			if err := importHubState(ctx, cmd, ps, dir); err != nil {
+				ps.Close()
+				return nil, "", err
+			}
+		}
+		return ps, where, nil
+	default:
+		return nil, "", cli.Exit(fmt.Sprintf("--store %q: want bolt:DIR or postgres://...", hubRedactURL(u)), exitUsage)
+	}
+}
+
+// importHubState copies DIR/hub.db into the empty PostgreSQL store.
+func importHubState(ctx context.Context, cmd *cli.Command, ps *pgstore.Store, dir string) error {
+	src, err := boltstore.Open(filepath.Join(dir, "hub.db"), nil)
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("--import-state %s: %v", dir, err), exitUsage)
+	}
+	defer src.Close()
+	n, err := ps.Import(ctx, src)
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("--import-state %s: %v", dir, err), exitUsage)
+	}
+	fmt.Fprintf(cmd.Root().Writer, "imported %s: %d topics, %d log entries, %d subscriptions, %d pending verifications, %d dead letters\n",
+		dir, n.Topics, n.Entries, n.Subscriptions, n.Jobs, n.DeadLetters)
+	return nil
+}
+
+// hubRedactURL hides a password in a store URL for messages.
+func hubRedactURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.User == nil {
+		return u
+	}
+	if _, ok := p.User.Password(); ok {
+		p.User = url.UserPassword(p.User.Username(), "xxxxx")
+	}
+	return p.String()
 }

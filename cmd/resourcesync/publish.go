@@ -22,8 +22,8 @@ func publishCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "publish",
 		Usage:       "write a directory's ResourceSync documents as static files",
-		UsageText:   "resourcesync publish --base-url URL --out OUT [--state DIR] [--set NAME=DIR]... [DIR]",
-		Description: publishHelp + documentsHelp,
+		UsageText:   "resourcesync publish --base-url URL --out OUT [--state DIR] [--store URL] [--set NAME=DIR]... [DIR]",
+		Description: publishHelp + documentsHelp + storeHelp,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "base-url", Usage: "public base URL of the Source", Required: true},
 			&cli.StringFlag{Name: "out", Usage: "directory to write the documents into", Required: true, TakesFile: true},
@@ -44,6 +44,13 @@ func publishCommand() *cli.Command {
 			}
 			defer src.Close()
 			start := time.Now()
+			// With a shared store, wait for the scanner role of every set
+			// (a serve replica may hold it; a one-shot publish then waits).
+			release, err := src.LeadAll(ctx)
+			if err != nil {
+				return cli.Exit(err.Error(), exitUsage)
+			}
+			defer release()
 			rep, err := src.Update(ctx)
 			if err != nil {
 				return cli.Exit(err.Error(), exitUsage)

@@ -36,8 +36,8 @@ func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "serve",
 		Usage:       "publish a directory as a ResourceSync Source over HTTP",
-		UsageText:   "resourcesync serve [--addr HOST:PORT] [--base-url URL] [--state DIR] [--watch] [--rescan-interval D] [--set NAME=DIR]... [DIR]",
-		Description: serveHelp + documentsHelp,
+		UsageText:   "resourcesync serve [--addr HOST:PORT] [--base-url URL] [--state DIR] [--store URL] [--watch] [--rescan-interval D] [--set NAME=DIR]... [DIR]",
+		Description: serveHelp + documentsHelp + storeHelp,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
 			&cli.StringFlag{Name: "base-url", Usage: "public base URL of the Source", DefaultText: "http://ADDR/"},
@@ -58,6 +58,11 @@ func serveCommand() *cli.Command {
 			cfg, err := sourceConfig(cmd, base, cmd.Root().ErrWriter)
 			if err != nil {
 				return err
+			}
+			if cfg.OpenStore != nil && isPostgresURL(cmd.String("store")) && !cmd.IsSet("state") {
+				// The default, DIR/.resourcesync, would be one directory for
+				// every replica of DIR on shared storage.
+				return cli.Exit("--store postgres://...: give --state, a directory of this replica's own (its documents)", exitUsage)
 			}
 			return serveSource(ctx, cmd, ln, cfg, source.RunOptions{
 				RescanInterval: cmd.Duration("rescan-interval"), Watch: cmd.Bool("watch"), Debounce: cmd.Duration("debounce"),

@@ -28,7 +28,7 @@ func simulateCommand() *cli.Command {
 		Name:        "simulate",
 		Usage:       "serve a synthetic Source whose resources change at a given rate",
 		UsageText:   "resourcesync simulate [--addr HOST:PORT] [--resources N] [--rate CHANGES_PER_SECOND] [--seed S]",
-		Description: simulateHelp,
+		Description: simulateHelp + storeHelp,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
 			&cli.StringFlag{Name: "base-url", Usage: "public base URL of the Source", DefaultText: "http://ADDR/"},
@@ -38,6 +38,7 @@ func simulateCommand() *cli.Command {
 			&cli.StringFlag{Name: "dir", Usage: "directory for the collection and its state", TakesFile: true},
 			&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after this period", Value: time.Minute},
 			&cli.BoolFlag{Name: "no-dumps", Usage: "do not write Resource Dumps and Change Dumps"},
+			storeFlag(),
 		}, notificationFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			dir := cmd.String("dir")
@@ -70,6 +71,9 @@ func simulateCommand() *cli.Command {
 				BaseURL: base, Sets: []source.SetConfig{{Name: "default", Dir: coll}},
 				StateDir: filepath.Join(dir, "state"), ChangeListPeriod: cmd.Duration("changelist-period"),
 				Dumps: !cmd.Bool("no-dumps"), Archives: true,
+			}
+			if err := applyStore(cmd, &cfg); err != nil {
+				return err
 			}
 			trigger := make(chan struct{}, 1)
 			rate := cmd.Float("rate")

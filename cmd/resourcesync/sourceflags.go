@@ -39,7 +39,10 @@ DOCUMENTS AND DISK
 // sourceFlags are the flags shared by serve and publish.
 func sourceFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "state", Usage: "state directory (inventory, change journal; documents for serve)", Value: "", DefaultText: "DIR/.resourcesync"},
+		&cli.StringFlag{Name: "state", Usage: "state directory (inventory, change journal unless --store says otherwise; documents for serve)", Value: "", DefaultText: "DIR/.resourcesync"},
+		storeFlag(),
+		// Hidden: tests split the Resource List of a small collection.
+		&cli.IntFlag{Name: "max-entries", Hidden: true, Usage: "largest number of entries per document"},
 		&cli.StringSliceFlag{Name: "set", Usage: "publish DIR as the set NAME (repeatable; resources then live under BASE/NAME/)", TakesFile: true},
 		&cli.StringSliceFlag{Name: "skip", Usage: "skip files and directories matching this path.Match pattern (repeatable)"},
 		&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after this period", Value: time.Hour},
@@ -50,6 +53,10 @@ func sourceFlags() []cli.Flag {
 	}
 }
 
+func storeFlag() cli.Flag {
+	return &cli.StringFlag{Name: "store", Usage: "state store: bolt:PATH or postgres://... (see STATE STORE above)", DefaultText: "bolt:STATE"}
+}
+
 // sourceConfig builds a source.Config from the shared flags.
 func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Config, error) {
 	cfg := source.Config{
@@ -57,6 +64,7 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 		StateDir:         cmd.String("state"),
 		Skip:             cmd.StringSlice("skip"),
 		ChangeListPeriod: cmd.Duration("changelist-period"),
+		MaxEntries:       int(cmd.Int("max-entries")),
 		Dumps:            !cmd.Bool("no-dumps"),
 		DumpPartBytes:    cmd.Int64("dump-part-size"),
 		DumpInterval:     cmd.Duration("dump-interval"),
@@ -77,6 +85,9 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 	}
 	if len(cfg.Sets) == 0 {
 		return cfg, cli.Exit("no directory to publish: give DIR or --set NAME=DIR", exitUsage)
+	}
+	if err := applyStore(cmd, &cfg); err != nil {
+		return cfg, err
 	}
 	if cfg.StateDir == "" {
 		cfg.StateDir = filepath.Join(cfg.Sets[0].Dir, ".resourcesync")

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare"
+	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
 const label = "<http://www.w3.org/2000/01/rdf-schema#label>"

@@ -13,10 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare"
 	"github.com/resourcesync-go/resourcesync/sdshare/atom"
+	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
 // URL layout below the base URL B (see the package documentation):

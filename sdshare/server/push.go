@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/retry"
-	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare/push"
+	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
 // pushWorker pushes one collection's journal to one receiver. Its cursor

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/rdf"
+	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
 func journal(t *testing.T, c *Collection) []store.Change {

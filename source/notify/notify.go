@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/publish"
+	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
 // ContentType of change notification payloads.

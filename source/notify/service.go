@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/source"
+	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/websub/hub"
 )
 
@@ -116,6 +116,9 @@ func (s *Service) Bind(ctx context.Context, src *source.Source) error {
 	s.n.CapabilityList = src.CapabilityListURL
 	s.n.ResourceBase = src.ResourceBase
 	for _, set := range s.sets {
+		if !src.Leads(set) {
+			continue // a replica: the set's leader starts the channel
+		}
 		if err := s.n.Init(ctx, set, src.Store(set)); err != nil {
 			return err
 		}
@@ -153,6 +156,9 @@ func (s *Service) Run(ctx context.Context, src *source.Source) {
 				return
 			case <-t.C:
 				for _, set := range s.sets {
+					if !src.Leads(set) {
+						continue // only the leader notifies (replicas)
+					}
 					if err := s.n.Notify(ctx, set, src.Store(set)); err != nil && ctx.Err() == nil {
 						s.log.Warn("change notification not published yet; retrying", "set", set, "err", err)
 					}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/rs"
+	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
 const metaChangeLists = "publish.changelists"
@@ -28,6 +28,10 @@ type clState struct {
 	// Final is how many of Closed are known to be written in their closed
 	// form; lists from Final on are (re)written by the next run.
 	Final int
+	// OpenLast is the seq of the open list's last record as published
+	// (Config.Replicas only; 0 otherwise): a replica renders the open
+	// list with the records Open.First..OpenLast, as published.
+	OpenLast uint64 `json:",omitempty"`
 }
 
 // name returns the list's file name: its from and first seq, both fixed
@@ -149,7 +153,11 @@ func (p *publisher) changeLists(ctx context.Context, s *Set, sr *SetReport) ([]c
 	sr.NewlyClosed = len(st.Closed) - before
 	sr.OpenEntries = count
 	sr.ChangeLists = len(st.Closed) + 1
-	if !had || sr.NewlyClosed > 0 {
+	openMoved := false
+	if p.cfg.Replicas && st.OpenLast != last {
+		st.OpenLast, openMoved = last, true
+	}
+	if !had || sr.NewlyClosed > 0 || openMoved {
 		// The decision is recorded before any file is written, so that a
 		// rerun after a crash writes the same lists.
 		if err := putMeta(ctx, s.Store, metaChangeLists, st); err != nil {
@@ -157,9 +165,17 @@ func (p *publisher) changeLists(ctx context.Context, s *Set, sr *SetReport) ([]c
 		}
 	}
 	final := st.Final
+	known := len(st.Closed) // closed lists known written closed in this Out
+	if p.cfg.Replicas {
+		// Final was recorded by whichever replica led then, about its own
+		// Out: this one's files are known closed only as far as it wrote
+		// or rendered them (or their heads say so).
+		known = p.closedKnown(s)
+	}
 	for i := range st.Closed {
 		l := &st.Closed[i]
-		if i < final && exists(p.file(p.clRel(s.Name, l))) {
+		f := p.file(p.clRel(s.Name, l))
+		if i < final && ((i < known && exists(f)) || (known < 0 && isClosedList(f))) {
 			continue
 		}
 		if err := p.writeChangeList(ctx, s, l, l.Next-1); err != nil {

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/publish"
+	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
 // fill creates n synthetic resources (no files) at time at, in batches.

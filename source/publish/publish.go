@@ -16,9 +16,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/scan"
+	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
 // Set is one set of resources: it gets its own Capability List.
@@ -41,6 +41,10 @@ type Set struct {
 	// file paths (the SDShare server keys resources by IRI) gives locs
 	// that a Destination can map to files.
 	Loc func(path string) string
+	// Follow renders the set's documents from the meta that the process
+	// holding its scanner role recorded (Config.Replicas), instead of
+	// deciding them: nothing is written to the store. See Render.
+	Follow bool
 }
 
 // loc returns the URL of the resource at path.
@@ -87,6 +91,14 @@ type Config struct {
 	// set's change notification channel; the Capability List then carries
 	// a change-notification entry. Empty strings mean no channel.
 	Notification func(set string) (topicURL, hubURL string)
+	// Replicas: the stores are shared by several processes (Source
+	// replicas), each with its own Out. Publish then records in the meta
+	// what a replica needs to render identical documents (each Resource
+	// List part's sha-256, the open Change List's last record), and Sets
+	// with Follow are rendered from that meta. Dumps and Archives are
+	// turned off: their documents depend on files only the process that
+	// wrote them has.
+	Replicas bool
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// Logger receives one line per notable event; default slog.Default().
@@ -118,6 +130,11 @@ type SetReport struct {
 	DumpBytes         int64 // bytes of the new Resource Dump's packages
 	ChangeDumps       int   // Change Dump packages written by this run
 	SkippedBitstreams int   // resources left out of packages: unreadable or changed since scanned
+	// Behind: a followed set (Set.Follow) whose Resource List could not
+	// be rendered as its leader published it (nothing published yet, or
+	// the inventory moved on since): the previous documents are kept;
+	// render again after the leader's next Publish.
+	Behind bool
 }
 
 // Paths of the documents relative to Out.
@@ -217,9 +234,12 @@ func (c *Config) defaults() error {
 		if !strings.HasSuffix(s.ResourceBase, "/") {
 			return fmt.Errorf("%w: set %q: ResourceBase %q must end with /", ErrConfig, s.Name, s.ResourceBase)
 		}
-		if c.Dumps && s.Dir == "" {
+		if c.Dumps && !c.Replicas && s.Dir == "" {
 			return fmt.Errorf("%w: set %q: dumps need Dir", ErrConfig, s.Name)
 		}
+	}
+	if c.Replicas {
+		c.Dumps, c.Archives = false, false
 	}
 	if c.ChangeListPeriod <= 0 {
 		c.ChangeListPeriod = time.Hour
@@ -265,6 +285,12 @@ func (p *publisher) spoolDir() string {
 
 func (p *publisher) publishSet(ctx context.Context, s *Set) (SetReport, error) {
 	sr := SetReport{Name: s.Name}
+	if s.Follow {
+		if !p.cfg.Replicas {
+			return sr, fmt.Errorf("%w: set %q follows without Replicas", ErrConfig, s.Name)
+		}
+		return sr, p.renderSet(ctx, s, &sr)
+	}
 	if err := p.ensureBaseline(ctx, s); err != nil {
 		return sr, err
 	}
@@ -287,7 +313,15 @@ func (p *publisher) publishSet(ctx context.Context, s *Set) (SetReport, error) {
 	if err := p.writeCapabilityList(s, rlURL); err != nil {
 		return sr, err
 	}
-	return sr, cleanup()
+	if err := cleanup(); err != nil {
+		return sr, err
+	}
+	if p.cfg.Replicas {
+		// What this tree now holds, so that a render of the same meta
+		// (this process following again) has nothing to do.
+		return sr, p.remember(ctx, s, len(cl))
+	}
+	return sr, nil
 }
 
 // ensureBaseline records the baseline of a set never published whose

@@ -13,8 +13,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/rs"
+	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
 const metaResourceList = "publish.resourcelist"
@@ -90,6 +90,10 @@ type rlPart struct {
 	Count int
 	Name  string    // file name in resourcelists/parts
 	At    time.Time // the part's at: when it was written (it is accurate since)
+	// SHA is the hex sha-256 of the part file (Config.Replicas only): a
+	// replica renders the part from the inventory and keeps it only if
+	// its bytes are these.
+	SHA string `json:",omitempty"`
 }
 
 const partsDir = "parts" // in resourcelists/
@@ -432,6 +436,10 @@ func (w *partWriter) run(ctx context.Context, from, to string, target int) ([]rl
 		if err := a.commit(); err != nil {
 			return err
 		}
+		if a.sha != nil {
+			_, sum := a.digest()
+			cur.SHA = hex.EncodeToString(sum)
+		}
 		w.written++
 		w.done = append(w.done, cur.Name)
 		out = append(out, cur)
@@ -458,7 +466,7 @@ func (w *partWriter) run(ctx context.Context, from, to string, target int) ([]rl
 				cur.First, first = from, false
 			}
 			var err error
-			if a, err = createAtomic(filepath.Join(w.dir, cur.Name+".xml"), false); err != nil {
+			if a, err = createAtomic(filepath.Join(w.dir, cur.Name+".xml"), w.p.cfg.Replicas); err != nil {
 				return nil, err
 			}
 			enc = rs.NewEncoder(a)

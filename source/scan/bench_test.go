@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 	"github.com/resourcesync-go/resourcesync/source/scan"
+	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 )
 
 // benchFiles is the number of 1 KiB files of the benchmarks; the 100,000

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 	"github.com/resourcesync-go/resourcesync/source/store/storetest"
-	"github.com/resourcesync-go/resourcesync/source/scan"
 )
 
 const (

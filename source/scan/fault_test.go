@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/source/store/storetest"
-	"github.com/resourcesync-go/resourcesync/source/scan"
 )
 
 // fullStore fails every Apply after the first ok ones with ErrNoSpace, as

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 	"github.com/resourcesync-go/resourcesync/source/scan"
+	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 )
 
 const memFilesEnv = "RESOURCESYNC_SCAN_MEM_FILES"

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/source/scan"
+	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
 // mergeNames are names whose byte order differs from a naive walk's:

@@ -19,10 +19,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 	"github.com/resourcesync-go/resourcesync/source/store/storetest"
-	"github.com/resourcesync-go/resourcesync/source/scan"
 )
 
 // old is the mtime given to test files, so that their stat fields are

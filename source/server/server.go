@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/source/scan"
+	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
 // Set is one set of resources served by a Handler.

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 	"github.com/resourcesync-go/resourcesync/internal/testnet"
 	"github.com/resourcesync-go/resourcesync/source/scan"
+	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 )
 
 func setup(t *testing.T, files map[string]string) (*httptest.Server, string) {

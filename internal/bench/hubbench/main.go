@@ -1,17 +1,24 @@
-// Command hubbench measures the hub's fan-out on loopback:
+// Command hubbench measures the hub's fan-out on loopback, on the embedded
+// store and on PostgreSQL with one and two nodes, in the same run, and
+// prints a markdown table:
 //
 //	go run ./internal/bench/hubbench -subs 1000 -notes 20 -per-host 64
 //
-// It subscribes -subs callbacks (through the hub endpoint, with real
-// verification GETs) on one loopback subscriber server, then
+// For each store it subscribes -subs callbacks (through the hub endpoint,
+// with real verification GETs; with two nodes, alternately on either) on
+// one loopback subscriber server, then
 //   - publishes one notification and reports when the first and the last
 //     subscriber received it (target: last within 1 s for 1,000);
-//   - publishes -notes notifications back to back and reports the
-//     sustained delivery rate (target: at least 2,000 deliveries/s).
+//   - publishes -notes notifications back to back (with two nodes,
+//     alternately to either) and reports the sustained delivery rate
+//     (target: at least 2,000 deliveries/s).
 //
-// Publishes are fsync'd unless -nosync. All callbacks share the host
-// 127.0.0.1, so -per-host (MaxConcurrentPerHost) bounds the concurrency.
-// Nothing is dialled outside 127.0.0.0/8.
+// Publishes are fsync'd unless -nosync (bolt). PostgreSQL is a throwaway
+// server started here (internal/pgtest: Debian's postgresql package,
+// loopback, fsync off as for every test server): compare the ratios, not
+// the absolute rates, with a production server. All callbacks share the
+// host 127.0.0.1, so -per-host (MaxConcurrentPerHost, per node) bounds the
+// concurrency. Nothing is dialled outside 127.0.0.0/8.
 package main
 
 import (
@@ -34,128 +41,336 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/resourcesync-go/resourcesync/internal/pgtest"
 	"github.com/resourcesync-go/resourcesync/websub/hub"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/pgstore"
 )
 
+type options struct {
+	subs, notes, perHost, size int
+	noSync                     bool
+}
+
+type result struct {
+	store                string
+	nodes                int
+	verify               time.Duration
+	acked, first, last   time.Duration
+	sustained            time.Duration
+	deliveries, repeated int64
+	note                 string
+}
+
 func main() {
-	subs := flag.Int("subs", 1000, "subscriptions")
-	notes := flag.Int("notes", 20, "notifications for the sustained rate")
-	perHost := flag.Int("per-host", 64, "MaxConcurrentPerHost")
-	noSync := flag.Bool("nosync", false, "skip fsync on publish")
-	size := flag.Int("size", 2048, "notification size in bytes")
+	var o options
+	flag.IntVar(&o.subs, "subs", 1000, "subscriptions")
+	flag.IntVar(&o.notes, "notes", 20, "notifications for the sustained rate")
+	flag.IntVar(&o.perHost, "per-host", 64, "MaxConcurrentPerHost (per node)")
+	flag.BoolVar(&o.noSync, "nosync", false, "skip fsync on publish (bolt)")
+	flag.IntVar(&o.size, "size", 2048, "notification size in bytes")
+	stores := flag.String("stores", "bolt,pg1,pg2", "what to measure: bolt (1 node), pg1 and pg2 (PostgreSQL, 1 and 2 nodes)")
 	flag.Parse()
 
-	dir, err := os.MkdirTemp("", "hubbench")
-	if err != nil {
-		log.Fatal(err)
+	ctx := context.Background()
+	var pg *pgtest.Server
+	var results []result
+	for i, which := range strings.Split(*stores, ",") {
+		var r result
+		var err error
+		switch which {
+		case "bolt":
+			r, err = runBolt(ctx, o)
+		case "pg1", "pg2":
+			if pg == nil {
+				if why := pgtest.Available(); why != "" {
+					log.Fatal(why)
+				}
+				if pg, err = pgtest.Start(); err != nil {
+					log.Fatal(err)
+				}
+				defer pg.Stop()
+			}
+			r, err = runPG(ctx, o, pg, fmt.Sprintf("hubbench_%d_%d", os.Getpid(), i), int(which[2]-'0'))
+		default:
+			log.Fatalf("-stores: unknown %q", which)
+		}
+		if err != nil {
+			log.Fatalf("%s: %v", which, err)
+		}
+		results = append(results, r)
+		fmt.Fprintf(os.Stderr, "%s, %d node(s): %.0f deliveries/s\n", r.store, r.nodes, float64(r.deliveries)/r.sustained.Seconds())
 	}
-	defer os.RemoveAll(dir)
+	fmt.Print(markdown(o, results))
+}
 
-	var delivered atomic.Int64
-	var mu sync.Mutex
-	var firstAt, lastAt time.Time
-	sub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func markdown(o options, rs []result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Hub fan-out on loopback: %d subscribers (one subscriber server), %d-byte notifications, %d per host per node, GOMAXPROCS %d.\n\n",
+		o.subs, o.size, o.perHost, runtime.GOMAXPROCS(0))
+	b.WriteString("| store | nodes | subscribe + verify | 1 notification: acked / first / last delivery | sustained deliveries/s | note |\n")
+	b.WriteString("|---|---:|---:|---|---:|---|\n")
+	for _, r := range rs {
+		fmt.Fprintf(&b, "| %s | %d | %v | %v / %v / %v | %s | %s |\n", r.store, r.nodes, r.verify.Round(time.Millisecond),
+			r.acked.Round(10*time.Microsecond), r.first.Round(10*time.Microsecond), r.last.Round(time.Millisecond),
+			commas(float64(r.deliveries)/r.sustained.Seconds()), r.note)
+	}
+	return b.String()
+}
+
+func commas(f float64) string {
+	s := strconv.FormatInt(int64(f+0.5), 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// sink is the subscriber server: it answers verification and counts
+// deliveries.
+type sink struct {
+	srv       *httptest.Server
+	delivered atomic.Int64
+	mu        sync.Mutex
+	firstAt   time.Time
+	lastAt    time.Time
+}
+
+func newSink() *sink {
+	s := &sink{}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			io.WriteString(w, r.URL.Query().Get("hub.challenge"))
 			return
 		}
 		io.Copy(io.Discard, r.Body)
 		now := time.Now()
-		mu.Lock()
-		if firstAt.IsZero() {
-			firstAt = now
+		s.mu.Lock()
+		if s.firstAt.IsZero() {
+			s.firstAt = now
 		}
-		lastAt = now
-		mu.Unlock()
-		delivered.Add(1)
+		s.lastAt = now
+		s.mu.Unlock()
+		s.delivered.Add(1)
 		w.WriteHeader(http.StatusNoContent)
 	}))
-	defer sub.Close()
+	return s
+}
 
+func (s *sink) reset() {
+	s.mu.Lock()
+	s.firstAt, s.lastAt = time.Time{}, time.Time{}
+	s.mu.Unlock()
+}
+
+func (s *sink) wait(n int64, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for s.delivered.Load() < n {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d deliveries after %v", s.delivered.Load(), n, limit)
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	return nil
+}
+
+// node is one running hub.
+type node struct {
+	h    *hub.Hub
+	srv  *httptest.Server
+	stop func()
+}
+
+func startNode(o options, cfg hub.Config) (*node, error) {
 	srv := httptest.NewUnstartedServer(nil)
-	h, err := hub.Open(hub.Config{
-		StateDir: dir, URL: "http://" + srv.Listener.Addr().String() + "/",
-		AllowPrivateCallbacks: true, MaxConcurrentPerHost: *perHost, NoSync: *noSync,
-		MaxSubscriptionsPerTopic: *subs, MaxPendingPerHost: *subs,
-		LookupIP: func(context.Context, string) ([]net.IP, error) { return nil, fmt.Errorf("no DNS") },
-		DialControl: func(_, a string, _ syscall.RawConn) error {
-			if ap, err := netip.ParseAddrPort(a); err != nil || !ap.Addr().IsLoopback() {
-				return fmt.Errorf("refused %s", a)
-			}
-			return nil
-		},
-	})
+	cfg.URL = "http://hub.invalid/" // the nodes' common public URL
+	cfg.AllowPrivateCallbacks = true
+	cfg.MaxConcurrentPerHost = o.perHost
+	cfg.MaxSubscriptionsPerTopic = o.subs
+	cfg.MaxPendingPerHost = o.subs
+	cfg.MaxPendingVerifications = o.subs
+	cfg.LookupIP = func(context.Context, string) ([]net.IP, error) { return nil, fmt.Errorf("no DNS") }
+	cfg.DialControl = func(_, a string, _ syscall.RawConn) error {
+		if ap, err := netip.ParseAddrPort(a); err != nil || !ap.Addr().IsLoopback() {
+			return fmt.Errorf("refused %s", a)
+		}
+		return nil
+	}
+	h, err := hub.Open(cfg)
 	if err != nil {
-		log.Fatal(err)
+		return nil, err
 	}
 	srv.Config.Handler = h
 	srv.Start()
-	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	runDone := make(chan struct{})
-	go func() { h.Run(ctx); close(runDone) }()
+	done := make(chan struct{})
+	go func() { h.Run(ctx); close(done) }()
+	return &node{h: h, srv: srv, stop: func() { srv.Close(); cancel(); <-done; h.Close() }}, nil
+}
 
-	topic := "http://127.0.0.1:1/changes/notification.xml"
+const topic = "http://127.0.0.1:1/changes/notification.xml"
+
+func runBolt(ctx context.Context, o options) (result, error) {
+	dir, err := os.MkdirTemp("", "hubbench")
+	if err != nil {
+		return result{}, err
+	}
+	defer os.RemoveAll(dir)
+	n, err := startNode(o, hub.Config{StateDir: dir, NoSync: o.noSync})
+	if err != nil {
+		return result{}, err
+	}
+	defer n.stop()
+	note := "bbolt, fsync on publish"
+	if o.noSync {
+		note = "bbolt, no fsync"
+	}
+	return measure(ctx, o, "bolt", []*node{n}, func() (int, error) { return n.h.Stats().Subscriptions, nil }, nil, note)
+}
+
+func runPG(ctx context.Context, o options, pg *pgtest.Server, db string, nodes int) (result, error) {
+	conn, err := pgx.Connect(ctx, pg.URL)
+	if err != nil {
+		return result{}, err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+db); err != nil {
+		return result{}, err
+	}
+	u := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", pg.Port, db)
+	var ns []*node
+	for i := range nodes {
+		st, err := pgstore.Open(ctx, u, nil)
+		if err != nil {
+			return result{}, err
+		}
+		defer st.Close()
+		n, err := startNode(o, hub.Config{Store: st, Node: fmt.Sprintf("node-%d", i)})
+		if err != nil {
+			return result{}, err
+		}
+		defer n.stop()
+		ns = append(ns, n)
+	}
+	dbc, err := pgx.Connect(ctx, u)
+	if err != nil {
+		return result{}, err
+	}
+	defer dbc.Close(ctx)
+	// Ready when every subscription is verified and, with several nodes,
+	// each holds a share.
+	ready := func() (int, error) {
+		var total, holders int
+		err := dbc.QueryRow(ctx, `SELECT count(*), count(DISTINCT holder) FROM hub_subs WHERE lease_until > now()`).Scan(&total, &holders)
+		if holders < nodes {
+			return 0, err
+		}
+		return total, err
+	}
+	spread := func() string {
+		rows, _ := dbc.Query(ctx, `SELECT holder, count(*) FROM hub_subs GROUP BY holder ORDER BY holder`)
+		var parts []string
+		var h string
+		var c int
+		pgx.ForEachRow(rows, []any{&h, &c}, func() error { parts = append(parts, fmt.Sprintf("%s %d", h, c)); return nil })
+		return strings.Join(parts, ", ")
+	}
+	return measure(ctx, o, "PostgreSQL", ns, ready, spread, "pgtest server (fsync off)")
+}
+
+// measure subscribes o.subs callbacks through the nodes, waits for
+// subscribed() to reach o.subs, then times one fan-out and the sustained
+// rate.
+func measure(ctx context.Context, o options, store string, ns []*node, subscribed func() (int, error), spread func() string, note string) (result, error) {
+	r := result{store: store, nodes: len(ns), note: note}
+	sk := newSink()
+	defer sk.srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 	t0 := time.Now()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
-	for i := range *subs {
+	errc := make(chan error, 1)
+	for i := range o.subs {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			resp, err := client.PostForm(srv.URL, url.Values{"hub.mode": {"subscribe"}, "hub.topic": {topic},
-				"hub.callback": {sub.URL + "/cb/" + strconv.Itoa(i)}})
-			if err != nil || resp.StatusCode != http.StatusAccepted {
-				log.Fatalf("subscribe: %v %v", resp, err)
+			resp, err := client.PostForm(ns[i%len(ns)].srv.URL, url.Values{"hub.mode": {"subscribe"}, "hub.topic": {topic},
+				"hub.callback": {sk.srv.URL + "/cb/" + strconv.Itoa(i)}})
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusAccepted {
+					err = fmt.Errorf("subscribe: %s", resp.Status)
+				}
 			}
-			resp.Body.Close()
+			if err != nil {
+				select {
+				case errc <- err:
+				default:
+				}
+			}
 		}()
 	}
 	wg.Wait()
-	for h.Stats().Subscriptions < *subs {
+	select {
+	case err := <-errc:
+		return r, err
+	default:
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		n, err := subscribed()
+		if err != nil {
+			return r, err
+		}
+		if n >= o.subs {
+			break
+		}
+		if time.Now().After(deadline) {
+			return r, fmt.Errorf("%d of %d subscriptions verified and claimed", n, o.subs)
+		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	fmt.Printf("subscribed and verified %d callbacks in %v\n", *subs, time.Since(t0).Round(time.Millisecond))
-
-	body := []byte("<?xml version=\"1.0\"?><urlset>" + strings.Repeat("x", max(0, *size-40)) + "</urlset>")
-	wait := func(n int64) {
-		for delivered.Load() < n {
-			time.Sleep(200 * time.Microsecond)
-		}
+	r.verify = time.Since(t0)
+	if spread != nil {
+		r.note += "; claims: " + spread()
 	}
+
+	body := []byte("<?xml version=\"1.0\"?><urlset>" + strings.Repeat("x", max(0, o.size-40)) + "</urlset>")
 	// One notification to every subscriber.
+	sk.reset()
 	start := time.Now()
-	if _, err := h.Publish(ctx, topic, "application/xml", body, nil); err != nil {
-		log.Fatal(err)
+	if _, err := ns[0].h.Publish(ctx, topic, "application/xml", body, nil); err != nil {
+		return r, err
 	}
-	acked := time.Since(start)
-	wait(int64(*subs))
-	mu.Lock()
-	first, last := firstAt.Sub(start), lastAt.Sub(start)
-	mu.Unlock()
-	fmt.Printf("fan-out of 1 notification (%d bytes) to %d subscribers: publish acknowledged after %v, first delivery %v, last delivery %v\n",
-		len(body), *subs, acked.Round(time.Microsecond), first.Round(time.Microsecond), last.Round(time.Millisecond))
+	r.acked = time.Since(start)
+	if err := sk.wait(int64(o.subs), time.Minute); err != nil {
+		return r, err
+	}
+	sk.mu.Lock()
+	r.first, r.last = sk.firstAt.Sub(start), sk.lastAt.Sub(start)
+	sk.mu.Unlock()
 
-	// Sustained.
-	base := delivered.Load()
+	// Sustained: back to back, alternately to each node.
+	base := sk.delivered.Load()
 	start = time.Now()
-	for range *notes {
-		if _, err := h.Publish(ctx, topic, "application/xml", body, nil); err != nil {
-			log.Fatal(err)
+	for i := range o.notes {
+		if _, err := ns[i%len(ns)].h.Publish(ctx, topic, "application/xml", body, nil); err != nil {
+			return r, err
 		}
 	}
-	want := base + int64(*notes**subs)
-	wait(want)
-	el := time.Since(start)
-	fmt.Printf("sustained: %d notifications x %d subscribers = %d deliveries in %v: %.0f deliveries/s\n",
-		*notes, *subs, *notes**subs, el.Round(time.Millisecond), float64(*notes**subs)/el.Seconds())
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	fmt.Printf("per-host limit %d, fsync %v, GOMAXPROCS %d, heap in use %d MiB\n", *perHost, !*noSync, runtime.GOMAXPROCS(0), ms.HeapInuse>>20)
-	cancel()
-	<-runDone
-	h.Close()
+	want := base + int64(o.notes*o.subs)
+	if err := sk.wait(want, 5*time.Minute); err != nil {
+		return r, err
+	}
+	r.sustained = time.Since(start)
+	r.deliveries = int64(o.notes * o.subs)
+	time.Sleep(100 * time.Millisecond)
+	r.repeated = sk.delivered.Load() - want
+	if r.repeated > 0 {
+		r.note += fmt.Sprintf("; %d repeated deliveries", r.repeated)
+	}
+	return r, nil
 }

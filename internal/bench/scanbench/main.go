@@ -29,9 +29,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/source/store/bolt"
-	"github.com/resourcesync-go/resourcesync/source/scan"
 )
 
 var (

@@ -20,8 +20,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 	"github.com/resourcesync-go/resourcesync/source/scan"
+	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 )
 
 func main() {

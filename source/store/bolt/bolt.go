@@ -34,8 +34,8 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/resourcesync-go/resourcesync/internal/boltmem"
-	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/rs"
+	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
 var (

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 	"github.com/resourcesync-go/resourcesync/source/store/storetest"
-	"github.com/resourcesync-go/resourcesync/rs"
 )
 
 func TestContract(t *testing.T) {

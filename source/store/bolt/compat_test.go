@@ -9,10 +9,10 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
+	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 	"github.com/resourcesync-go/resourcesync/source/store/storetest"
-	"github.com/resourcesync-go/resourcesync/rs"
 )
 
 // appendV1 encodes a resource value as format version 1 wrote it.

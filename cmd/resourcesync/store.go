@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/resourcesync-go/resourcesync/source"
+	"github.com/resourcesync-go/resourcesync/source/store"
+	"github.com/resourcesync-go/resourcesync/source/store/bolt"
+)
+
+// storeHelp is the part of serve's, publish's and simulate's help on --store.
+const storeHelp = `
+
+STATE STORE (--store URL)
+   bolt:PATH        the embedded store (the default): each set's state in
+                    PATH/SET/state.db, one process at a time. Without --store,
+                    PATH is --state; with --store bolt:PATH and no --state,
+                    --state is PATH.
+   postgres://USER@HOST:PORT/DB?sslmode=...  (or postgresql://)
+                    one PostgreSQL database, sets namespaced by name; the
+                    schema is created or migrated on start. Several processes
+                    may serve the same DIR (shared storage) and the same
+                    --base-url behind a load balancer: replicas. One holds each
+                    set's scanner role (scans, journals, decides the documents)
+                    and another takes it over within seconds when it dies; every
+                    replica renders the same documents (byte for byte) from the
+                    database into its own --state (required with serve), which
+                    must be local to each replica. Resource Dumps, Change Dumps and the archives are
+                    off with a shared store: their files exist only where they
+                    were written. Change notifications are sent by the leader
+                    only; give replicas --hub URL (one hub for all, e.g.
+                    'hub --store postgres://...') or --no-hub: an embedded hub
+                    would be one per replica.
+   --state still holds the local files (the documents) with either store.`
+
+// applyStore sets cfg's store from --store (see storeHelp).
+func applyStore(cmd *cli.Command, cfg *source.Config) error {
+	u := cmd.String("store")
+	switch {
+	case u == "":
+		return nil
+	case strings.HasPrefix(u, "bolt:"):
+		path := strings.TrimPrefix(u, "bolt:")
+		if path == "" {
+			return cli.Exit("--store bolt:PATH: no PATH", exitUsage)
+		}
+		if !cmd.IsSet("state") {
+			cfg.StateDir = path
+			return nil
+		}
+		cfg.Exclude = append(cfg.Exclude, path)
+		cfg.OpenStore = func(_ context.Context, set string) (store.Store, error) {
+			sd := filepath.Join(path, set)
+			if err := os.MkdirAll(sd, 0o755); err != nil {
+				return nil, err
+			}
+			return bolt.Open(filepath.Join(sd, "state.db"), nil)
+		}
+		return nil
+	case isPostgresURL(u):
+		cfg.OpenStore = func(ctx context.Context, set string) (store.Store, error) { return openPostgres(ctx, u, set) }
+		return nil
+	default:
+		return cli.Exit(fmt.Sprintf("--store %q: want bolt:PATH or postgres://...", redactURL(u)), exitUsage)
+	}
+}
+
+func isPostgresURL(u string) bool {
+	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+}
+
+// redactURL hides a password in a store URL for messages.
+func redactURL(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return u
+	}
+	user, _, _ := strings.Cut(rest[:at], ":")
+	return scheme + "://" + user + ":xxxxx" + rest[at:]
+}

@@ -1,0 +1,219 @@
+package source
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/rs"
+	"github.com/resourcesync-go/resourcesync/source/store"
+	"github.com/resourcesync-go/resourcesync/source/store/memstore"
+	"github.com/resourcesync-go/resourcesync/source/store/storetest"
+)
+
+// docs returns the files of a document tree.
+func docs(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err == nil {
+			rel, _ := filepath.Rel(dir, p)
+			out[filepath.ToSlash(rel)] = b
+		}
+		return nil
+	})
+	return out
+}
+
+func sameDocs(a, b map[string][]byte) bool {
+	if len(a) != len(b) || a[".resourcesync/default/resourcelist.xml"] == nil {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || !bytes.Equal(v, w) {
+			return false
+		}
+	}
+	return true
+}
+
+type replica struct {
+	src    *Source
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startReplica(t *testing.T, db *memstore.DB, dir, state string) *replica {
+	t.Helper()
+	src, err := Open(Config{BaseURL: "http://127.0.0.1:1/", Sets: []SetConfig{{Name: "default", Dir: dir}}, StateDir: state,
+		OpenStore: func(_ context.Context, set string) (store.Store, error) { return db.Open(set), nil },
+		Dumps:     true, Archives: true, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := src.Update(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := &replica{src: src, cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- src.Run(ctx, RunOptions{RescanInterval: 50 * time.Millisecond}) }()
+	t.Cleanup(r.stop)
+	return r
+}
+
+// stop ends the replica as a crash would for its peers: its role is freed
+// (memstore: on Close) and it writes nothing more.
+func (r *replica) stop() {
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	<-r.done
+	r.src.Close()
+	r.cancel = nil
+}
+
+func (r *replica) leads() bool {
+	_, ok := r.src.sets[0].leads()
+	return ok
+}
+
+// TestReplicasTakeOver: two Sources on one memstore DB and one directory:
+// one scans, both serve identical documents; the scanner stops, the
+// directory changes, the other takes over and the journal continues.
+func TestReplicasTakeOver(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 20 {
+		write(t, dir, filepath.Join("d", string(rune('a'+i))), "v1")
+	}
+	db := memstore.New()
+	a := startReplica(t, db, dir, t.TempDir())
+	b := startReplica(t, db, dir, t.TempDir())
+	if !a.src.Shared() {
+		t.Fatal("a memstore Source is not shared")
+	}
+	until := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	until("identical documents", func() bool { return sameDocs(docs(t, a.src.Out()), docs(t, b.src.Out())) })
+	if a.leads() == b.leads() {
+		t.Fatalf("leads: a %v, b %v; want exactly one", a.leads(), b.leads())
+	}
+	leader, other := a, b
+	if b.leads() {
+		leader, other = b, a
+	}
+	for p := range docs(t, a.src.Out()) {
+		if filepath.Ext(p) == ".zip" || bytes.Contains([]byte(p), []byte("archive")) {
+			t.Errorf("%s: dumps and archives should be off on replicas", p)
+		}
+	}
+
+	leader.stop()
+	write(t, dir, "d/new", "new")
+	write(t, dir, "d/a", "v2 longer")
+	os.Remove(filepath.Join(dir, "d", "b"))
+	st := other.src.Store("default")
+	start := time.Now()
+	until("the other replica to take over and journal the changes", func() bool {
+		s, _ := st.Stats(context.Background())
+		return other.leads() && s.LastSeq >= 3
+	})
+	t.Logf("takeover and journal in %v", time.Since(start).Round(time.Millisecond))
+	var kinds []rs.Change
+	for c, err := range st.Journal(context.Background(), 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Seq != uint64(len(kinds)+1) {
+			t.Errorf("journal seq %d at position %d", c.Seq, len(kinds)+1)
+		}
+		kinds = append(kinds, c.Kind)
+	}
+	if len(kinds) != 3 {
+		t.Errorf("journal %v, want exactly 3 records (created, updated, deleted)", kinds)
+	}
+	if err := storetest.CheckReplay(context.Background(), st); err != nil {
+		t.Error(err)
+	}
+	// A new replica in the stopped one's place renders the same tree.
+	c := startReplica(t, db, dir, t.TempDir())
+	until("the new replica's documents", func() bool { return sameDocs(docs(t, c.src.Out()), docs(t, other.src.Out())) })
+	cl := docs(t, c.src.Out())[".resourcesync/default/changelist.xml"]
+	if !bytes.Contains(cl, []byte("changelists/")) {
+		t.Errorf("change list index: %s", cl)
+	}
+}
+
+func testLogger() *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// TestReplicaLosesRole: a leader whose role is lost (its connection broke;
+// memstore.Lose) stops writing at once, renders what the new leader
+// publishes, and leads again when that one stops.
+func TestReplicaLosesRole(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 10 {
+		write(t, dir, filepath.Join("d", string(rune('a'+i))), "v1")
+	}
+	db := memstore.New()
+	a := startReplica(t, db, dir, t.TempDir())
+	b := startReplica(t, db, dir, t.TempDir())
+	until := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	until("identical documents", func() bool { return sameDocs(docs(t, a.src.Out()), docs(t, b.src.Out())) })
+	leader, other := a, b
+	if b.leads() {
+		leader, other = b, a
+	}
+	ctx := context.Background()
+	st := db.Open("default") // an observer's handle
+	defer st.Close()
+	lastSeq := func() uint64 { s, _ := st.Stats(ctx); return s.LastSeq }
+
+	leader.src.Store("default").(*memstore.Store).Lose()
+	until("the other replica to lead", func() bool { return other.leads() && !leader.leads() })
+	write(t, dir, "d/a", "v2")
+	write(t, dir, "d/new", "new")
+	until("the changes journaled", func() bool { return lastSeq() >= 2 })
+	time.Sleep(300 * time.Millisecond) // several rescan intervals of both
+	if n := lastSeq(); n != 2 {
+		t.Errorf("journal has %d records after 2 changes: the former leader wrote too", n)
+	}
+	until("identical documents after the change", func() bool {
+		d := docs(t, leader.src.Out())
+		return sameDocs(d, docs(t, other.src.Out())) && bytes.Contains(d[".resourcesync/default/resourcelist.xml"], []byte("/d/new<"))
+	})
+
+	other.stop()
+	until("the former leader to lead again", leader.leads)
+	os.Remove(filepath.Join(dir, "d", "b"))
+	until("the deletion journaled", func() bool { return lastSeq() == 3 })
+	if err := storetest.CheckReplay(ctx, leader.src.Store("default")); err != nil {
+		t.Error(err)
+	}
+}
