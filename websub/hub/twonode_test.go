@@ -12,9 +12,36 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/pgtest"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/memstore"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/pgstore"
 )
+
+// backends are the states two nodes share in these tests: in memory, and
+// PostgreSQL where internal/pgtest can start a server.
+var backends = []struct {
+	name  string
+	open2 func(t *testing.T) [2]hubstore.Store
+}{
+	{"memstore", func(t *testing.T) [2]hubstore.Store {
+		db := memstore.New(nil)
+		return [2]hubstore.Store{db.Open(), db.Open()}
+	}},
+	{"pgstore", func(t *testing.T) [2]hubstore.Store {
+		pgtest.Skip(t)
+		url := pgtest.Database(t)
+		var two [2]hubstore.Store
+		for i := range two {
+			s, err := pgstore.Open(context.Background(), url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			two[i] = s
+		}
+		return two
+	}},
+}
 
 // heldCount is how many subscriptions this node delivers.
 func (h *Hub) heldCount() int {
@@ -29,14 +56,14 @@ func (h *Hub) heldCount() int {
 // The other node takes over the dead node's subscriptions once their
 // claims expire and resumes from the stored cursors: every subscriber gets
 // every notification, the first copies in order.
-func TestTwoNodesSurviveAbruptStop(t *testing.T) {
+func testTwoNodesSurviveAbruptStop(t *testing.T, open2 func(t *testing.T) [2]hubstore.Store) {
 	const (
 		nSubs  = 20
 		nNotes = 20
 		ttl    = time.Second
 	)
-	db := memstore.New(nil)
-	stores := []hubstore.Store{db.Open(), db.Open()}
+	two := open2(t)
+	stores := two[:]
 	nodes := make([]*testHub, 2)
 	for i := range nodes {
 		nodes[i] = newTestHub(t, func(c *Config) {
@@ -116,9 +143,9 @@ func TestTwoNodesSurviveAbruptStop(t *testing.T) {
 // A subscription made through one node and notifications published to
 // the other are delivered (the nodes learn of each other's changes by
 // Watch, without polling), and a clean stop hands the claims over at once.
-func TestTwoNodesCleanHandover(t *testing.T) {
-	db := memstore.New(nil)
-	stores := []hubstore.Store{db.Open(), db.Open()}
+func testTwoNodesCleanHandover(t *testing.T, open2 func(t *testing.T) [2]hubstore.Store) {
+	two := open2(t)
+	stores := two[:]
 	nodes := make([]*testHub, 2)
 	for i := range nodes {
 		nodes[i] = newTestHub(t, func(c *Config) {
@@ -170,10 +197,10 @@ func (p *partitionable) Claim(ctx context.Context, node string, ttl time.Duratio
 // requests included) before another node may take them over: the
 // subscriber never sees two deliveries at once, and gets everything in
 // order.
-func TestTwoNodesPartitionedNodeStopsFirst(t *testing.T) {
+func testTwoNodesPartitionedNodeStopsFirst(t *testing.T, open2 func(t *testing.T) [2]hubstore.Store) {
 	const ttl = 2 * time.Second
-	db := memstore.New(nil)
-	stores := []*partitionable{{Store: db.Open()}, {Store: db.Open()}}
+	two := open2(t)
+	stores := []*partitionable{{Store: two[0]}, {Store: two[1]}}
 	nodes := make([]*testHub, 2)
 	for i := range nodes {
 		nodes[i] = newTestHub(t, func(c *Config) {
@@ -244,10 +271,10 @@ func (j *jobCounter) ClaimJobs(ctx context.Context, node string, now time.Time, 
 
 // A node that dies during a verification of intent leaves the job to the
 // other node, which runs it once the claim expires.
-func TestTwoNodesVerificationSurvivesAbruptStop(t *testing.T) {
+func testTwoNodesVerificationSurvivesAbruptStop(t *testing.T, open2 func(t *testing.T) [2]hubstore.Store) {
 	const ttl = time.Second
-	db := memstore.New(nil)
-	stores := []*jobCounter{{Store: db.Open()}, {Store: db.Open()}}
+	two := open2(t)
+	stores := []*jobCounter{{Store: two[0]}, {Store: two[1]}}
 	nodes := make([]*testHub, 2)
 	for i := range nodes {
 		nodes[i] = newTestHub(t, func(c *Config) {
@@ -287,5 +314,29 @@ func TestTwoNodesVerificationSurvivesAbruptStop(t *testing.T) {
 	waitFor(t, 5*time.Second, "delivery", func() bool { return len(sub.deliveries()) == 1 })
 	if n := calls.Load(); n != 2 {
 		t.Fatalf("%d verification requests, want 2", n)
+	}
+}
+
+func TestTwoNodesSurviveAbruptStop(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testTwoNodesSurviveAbruptStop(t, b.open2) })
+	}
+}
+
+func TestTwoNodesCleanHandover(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testTwoNodesCleanHandover(t, b.open2) })
+	}
+}
+
+func TestTwoNodesPartitionedNodeStopsFirst(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testTwoNodesPartitionedNodeStopsFirst(t, b.open2) })
+	}
+}
+
+func TestTwoNodesVerificationSurvivesAbruptStop(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testTwoNodesVerificationSurvivesAbruptStop(t, b.open2) })
 	}
 }
