@@ -340,3 +340,48 @@ func TestTwoNodesVerificationSurvivesAbruptStop(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) { testTwoNodesVerificationSurvivesAbruptStop(t, b.open2) })
 	}
 }
+
+// A thin ping to a node that holds none of the topic's subscriptions is
+// fetched and delivered all the same (by the node that holds them).
+func testTwoNodesThinPingAnyNode(t *testing.T, open2 func(t *testing.T) [2]hubstore.Store) {
+	two := open2(t)
+	nodes := make([]*testHub, 2)
+	for i := range nodes {
+		nodes[i] = newTestHub(t, func(c *Config) {
+			c.Store, c.Node, c.ClaimTTL = two[i], fmt.Sprint("node-", i), time.Minute
+			c.StateDir = ""
+		})
+		t.Cleanup(func() { two[i].Close() })
+	}
+	topicSrv := newSubscriber(t) // reused as a plain server
+	topicSrv.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "content of "+r.URL.Path)
+	})
+	topic := topicSrv.url("/t")
+	sub := newSubscriber(t)
+	nodes[0].subscribe(t, topic, sub.url("/cb"), nil)
+	holder := -1
+	waitFor(t, 5*time.Second, "a node to hold the subscription", func() bool {
+		for i, n := range nodes {
+			if n.heldCount() == 1 {
+				holder = i
+				return true
+			}
+		}
+		return false
+	})
+	if code, msg := nodes[1-holder].post(t, form("hub.mode", "publish", "hub.url", topic)); code != http.StatusAccepted {
+		t.Fatalf("thin ping: %d %s", code, msg)
+	}
+	waitFor(t, 5*time.Second, "the delivery", func() bool { return len(sub.deliveries()) == 1 })
+	if got := sub.deliveries()[0].Body; got != "content of /t" {
+		t.Fatalf("delivered %q", got)
+	}
+}
+
+func TestTwoNodesThinPingAnyNode(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testTwoNodesThinPingAnyNode(t, b.open2) })
+	}
+}
