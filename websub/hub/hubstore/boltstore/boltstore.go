@@ -2,6 +2,7 @@ package boltstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -58,7 +59,7 @@ type Store struct {
 	cmu      sync.Mutex           // the memory below: written in commit handlers only
 	subs     map[string]subRecord // mirror of the subs bucket (the hub kept it in memory too)
 	perTopic map[string]int
-	jobs     int
+	jobs     map[uint64]hubstore.Job // mirror of the verif bucket (bounded by the pending limit)
 	perHost  map[string]int
 }
 
@@ -80,7 +81,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
 	db.NoSync = opts.NoSync
-	s := &Store{db: db, leases: shared.NewLeases(opts.Now), subs: map[string]subRecord{}, perTopic: map[string]int{}, perHost: map[string]int{}}
+	s := &Store{db: db, leases: shared.NewLeases(opts.Now), subs: map[string]subRecord{}, jobs: map[uint64]hubstore.Job{}, perTopic: map[string]int{}, perHost: map[string]int{}}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, b := range [][]byte{bLog, bSubs, bVerif, bDead} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
@@ -104,8 +105,13 @@ func Open(path string, opts *Options) (*Store, error) {
 			if err := json.Unmarshal(v, &r); err != nil {
 				return fmt.Errorf("verification job %x: %w: %v", k, hubstore.ErrCorrupt, err)
 			}
-			s.jobs++
-			s.perHost[r.job().Host]++
+			if len(k) != 8 {
+				return fmt.Errorf("verification job key %x: %w", k, hubstore.ErrCorrupt)
+			}
+			j := r.job()
+			j.ID = binary.BigEndian.Uint64(k)
+			s.jobs[j.ID] = j
+			s.perHost[j.Host]++
 			return nil
 		})
 	})
@@ -406,9 +412,10 @@ func (s *Store) CountSubscriptions(ctx context.Context, topic string) (int, erro
 func (s *Store) Counts(ctx context.Context) (hubstore.Counts, error) {
 	var c hubstore.Counts
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		c.Subscriptions = tx.Bucket(bSubs).Stats().KeyN
-		c.Jobs = tx.Bucket(bVerif).Stats().KeyN
 		c.DeadLetters = tx.Bucket(bDead).Stats().KeyN
+		s.cmu.Lock()
+		c.Subscriptions, c.Jobs = len(s.subs), len(s.jobs)
+		s.cmu.Unlock()
 		return nil
 	})
 	return c, err
@@ -416,25 +423,21 @@ func (s *Store) Counts(ctx context.Context) (hubstore.Counts, error) {
 
 // deleteJob deletes job id within tx; it reports whether it existed.
 func (s *Store) deleteJob(tx *bbolt.Tx, id uint64) (bool, error) {
-	b := tx.Bucket(bVerif)
-	v := b.Get(u64(id))
-	if v == nil {
+	s.cmu.Lock()
+	j, ok := s.jobs[id]
+	s.cmu.Unlock()
+	if !ok {
 		return false, nil
 	}
-	var r jobRecord
-	if err := json.Unmarshal(v, &r); err != nil {
-		return false, fmt.Errorf("verification job %d: %w: %v", id, hubstore.ErrCorrupt, err)
-	}
-	host := r.job().Host
 	tx.OnCommit(func() {
 		s.cmu.Lock()
-		s.jobs--
-		if s.perHost[host]--; s.perHost[host] <= 0 {
-			delete(s.perHost, host)
+		delete(s.jobs, id)
+		if s.perHost[j.Host]--; s.perHost[j.Host] <= 0 {
+			delete(s.perHost, j.Host)
 		}
 		s.cmu.Unlock()
 	})
-	return true, b.Delete(u64(id))
+	return true, tx.Bucket(bVerif).Delete(u64(id))
 }
 
 func (s *Store) Subscribe(ctx context.Context, jobID uint64, r hubstore.Subscription, maxPerTopic int) (hubstore.Subscription, error) {
@@ -645,7 +648,7 @@ func (s *Store) AddJob(ctx context.Context, j hubstore.Job, maxTotal, maxPerHost
 	}
 	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		s.cmu.Lock()
-		full := maxTotal > 0 && s.jobs >= maxTotal || maxPerHost > 0 && s.perHost[j.Host] >= maxPerHost
+		full := maxTotal > 0 && len(s.jobs) >= maxTotal || maxPerHost > 0 && s.perHost[j.Host] >= maxPerHost
 		s.cmu.Unlock()
 		if full {
 			return hubstore.ErrTooManyJobs
@@ -655,10 +658,12 @@ func (s *Store) AddJob(ctx context.Context, j hubstore.Job, maxTotal, maxPerHost
 			return err
 		}
 		j.ID = id
+		j.NextAt = shared.Time(j.NextAt)
+		stored := j
 		tx.OnCommit(func() {
 			s.cmu.Lock()
-			s.jobs++
-			s.perHost[j.Host]++
+			s.jobs[stored.ID] = stored
+			s.perHost[stored.Host]++
 			s.cmu.Unlock()
 		})
 		return putJob(tx, &j)
@@ -666,22 +671,26 @@ func (s *Store) AddJob(ctx context.Context, j hubstore.Job, maxTotal, maxPerHost
 	if err != nil {
 		return j, err
 	}
-	j.NextAt = shared.Time(j.NextAt)
 	s.w.Notify(hubstore.EventJobs)
 	return j, nil
 }
 
 func (s *Store) UpdateJob(ctx context.Context, j hubstore.Job) error {
 	err := s.update(ctx, func(tx *bbolt.Tx) error {
-		v := tx.Bucket(bVerif).Get(u64(j.ID))
-		if v == nil {
+		s.cmu.Lock()
+		old, ok := s.jobs[j.ID]
+		s.cmu.Unlock()
+		if !ok {
 			return fmt.Errorf("job %d: %w", j.ID, hubstore.ErrNotFound)
 		}
-		var old jobRecord
-		if err := json.Unmarshal(v, &old); err != nil {
-			return fmt.Errorf("verification job %d: %w: %v", j.ID, hubstore.ErrCorrupt, err)
-		}
-		j.Host = old.job().Host // the count is by the stored host
+		j.Host = old.Host // the count is by the stored host
+		j.NextAt = shared.Time(j.NextAt)
+		stored := j
+		tx.OnCommit(func() {
+			s.cmu.Lock()
+			s.jobs[stored.ID] = stored
+			s.cmu.Unlock()
+		})
 		return putJob(tx, &j)
 	})
 	if err != nil {
@@ -708,20 +717,19 @@ func (s *Store) DeleteJob(ctx context.Context, id uint64) error {
 	return nil
 }
 
-// allJobs reads every job in ID order (bounded by the pending limit).
+// allJobs returns every job in ID order (bounded by the pending limit).
 func (s *Store) allJobs(ctx context.Context) ([]hubstore.Job, error) {
-	var out []hubstore.Job
-	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		return tx.Bucket(bVerif).ForEach(func(k, v []byte) error {
-			var r jobRecord
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("verification job %x: %w: %v", k, hubstore.ErrCorrupt, err)
-			}
-			out = append(out, r.job())
-			return nil
-		})
-	})
-	return out, err
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	s.cmu.Lock()
+	out := make([]hubstore.Job, 0, len(s.jobs))
+	for _, j := range s.jobs {
+		out = append(out, j)
+	}
+	s.cmu.Unlock()
+	slices.SortFunc(out, func(a, b hubstore.Job) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
 }
 
 func (s *Store) Jobs(ctx context.Context) iter.Seq2[hubstore.Job, error] {
