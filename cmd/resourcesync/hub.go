@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
@@ -171,7 +170,7 @@ func serveHub(ctx context.Context, cmd *cli.Command, ln net.Listener, h *hub.Hub
 // describes it for the start-up line (a password hidden).
 func openHubStore(ctx context.Context, cmd *cli.Command) (st hubstore.Store, where string, err error) {
 	u := cmd.String("store")
-	pg := strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+	pg := isPostgresURL(u)
 	if cmd.String("import-state") != "" && !pg {
 		return nil, "", cli.Exit("--import-state needs a postgres:// --store", exitUsage)
 	}
@@ -189,7 +188,7 @@ func openHubStore(ctx context.Context, cmd *cli.Command) (st hubstore.Store, whe
 		cmd.Set("state", dir)
 		return nil, dir, nil
 	case pg:
-		where = hubRedactURL(u)
+		where = redactURL(u)
 		octx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 		ps, err := pgstore.Open(octx, u, nil)
@@ -204,7 +203,7 @@ func openHubStore(ctx context.Context, cmd *cli.Command) (st hubstore.Store, whe
 		}
 		return ps, where, nil
 	default:
-		return nil, "", cli.Exit(fmt.Sprintf("--store %q: want bolt:DIR or postgres://...", hubRedactURL(u)), exitUsage)
+		return nil, "", cli.Exit(fmt.Sprintf("--store %q: want bolt:DIR or postgres://...", redactURL(u)), exitUsage)
 	}
 }
 
@@ -222,16 +221,4 @@ func importHubState(ctx context.Context, cmd *cli.Command, ps *pgstore.Store, di
 	fmt.Fprintf(cmd.Root().Writer, "imported %s: %d topics, %d log entries, %d subscriptions, %d pending verifications, %d dead letters\n",
 		dir, n.Topics, n.Entries, n.Subscriptions, n.Jobs, n.DeadLetters)
 	return nil
-}
-
-// hubRedactURL hides a password in a store URL for messages.
-func hubRedactURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil || p.User == nil {
-		return u
-	}
-	if _, ok := p.User.Password(); ok {
-		p.User = url.UserPassword(p.User.Username(), "xxxxx")
-	}
-	return p.String()
 }

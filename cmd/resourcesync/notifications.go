@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"time"
+
 	"github.com/urfave/cli/v3"
 
 	"github.com/resourcesync-go/resourcesync/source"
 	"github.com/resourcesync-go/resourcesync/source/notify"
+	hubpgstore "github.com/resourcesync-go/resourcesync/websub/hub/hubstore/pgstore"
 )
 
 // notificationFlags configure a served Source's change notifications.
@@ -21,8 +26,19 @@ func setupNotifications(cmd *cli.Command, cfg *source.Config) (*notify.Service, 
 	if cmd.Bool("no-hub") {
 		return nil, nil
 	}
-	s, err := notify.Setup(cfg, notify.ServiceConfig{ExternalHub: cmd.String("hub"), Token: cmd.String("hub-token"),
-		AllowPrivateCallbacks: cmd.Bool("allow-private-callbacks")})
+	sc := notify.ServiceConfig{ExternalHub: cmd.String("hub"), Token: cmd.String("hub-token"),
+		AllowPrivateCallbacks: cmd.Bool("allow-private-callbacks")}
+	if u := cmd.String("store"); sc.ExternalHub == "" && isPostgresURL(u) {
+		// The embedded hubs of the replicas share one state (see hub --help).
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		st, err := hubpgstore.Open(ctx, u, nil)
+		cancel()
+		if err != nil {
+			return nil, cli.Exit(fmt.Sprintf("hub: --store %s: %v", redactURL(u), err), exitUsage)
+		}
+		sc.HubStore = st
+	}
+	s, err := notify.Setup(cfg, sc)
 	if err != nil {
 		return nil, cli.Exit("hub: "+err.Error(), exitUsage)
 	}

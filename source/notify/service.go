@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/source"
 	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/websub/hub"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 )
 
 // ServiceConfig says where a served Source's notifications go.
@@ -26,6 +28,12 @@ type ServiceConfig struct {
 	AllowPrivateCallbacks bool
 	// Hub, if set, adjusts the embedded hub's configuration.
 	Hub func(*hub.Config)
+	// HubStore, if set, is the embedded hub's state instead of a bbolt
+	// file in the Source's state directory: a PostgreSQL store shared by
+	// the replicas of a Source, so that a subscription made through any
+	// replica receives what the scanner replica publishes. Setup takes it
+	// over: Close (or a failing Setup) closes it.
+	HubStore hubstore.Store
 	// RetryInterval is how often held-back notifications are retried
 	// (default 5s).
 	RetryInterval time.Duration
@@ -36,6 +44,7 @@ type ServiceConfig struct {
 // ticker retries what a hub outage held back.
 type Service struct {
 	hub    *hub.Hub // embedded; nil with an external hub
+	hubSt  hubstore.Store
 	n      *Notifier
 	hubURL string
 	sets   []string
@@ -75,7 +84,7 @@ func Setup(cfg *source.Config, sc ServiceConfig) (*Service, error) {
 	} else {
 		s.hubURL = base + ".resourcesync/hub"
 		hc := hub.Config{
-			StateDir: filepath.Join(cfg.StateDir, "hub"), URL: s.hubURL,
+			StateDir: filepath.Join(cfg.StateDir, "hub"), Store: sc.HubStore, URL: s.hubURL,
 			AllowPrivateCallbacks: sc.AllowPrivateCallbacks, PublishToken: sc.Token,
 			TopicAllowed: func(t string) bool { return strings.HasPrefix(t, base) },
 			Logger:       cfg.Logger,
@@ -85,9 +94,12 @@ func Setup(cfg *source.Config, sc ServiceConfig) (*Service, error) {
 		}
 		h, err := hub.Open(hc)
 		if err != nil {
+			if sc.HubStore != nil {
+				sc.HubStore.Close()
+			}
 			return nil, err
 		}
-		s.hub = h
+		s.hub, s.hubSt = h, sc.HubStore
 		pub = hubPublisher{h}
 	}
 	s.n = &Notifier{Pub: pub, Hub: s.hubURL, Topic: topic, Logger: cfg.Logger}
@@ -168,10 +180,14 @@ func (s *Service) Run(ctx context.Context, src *source.Source) {
 	}()
 }
 
-// Close closes the embedded hub.
+// Close closes the embedded hub and its HubStore.
 func (s *Service) Close() error {
-	if s != nil && s.hub != nil {
-		return s.hub.Close()
+	if s == nil || s.hub == nil {
+		return nil
 	}
-	return nil
+	err := s.hub.Close()
+	if s.hubSt != nil {
+		err = errors.Join(err, s.hubSt.Close())
+	}
+	return err
 }
