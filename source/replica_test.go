@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/pgtest"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/source/store/memstore"
+	"github.com/resourcesync-go/resourcesync/source/store/pgstore"
 	"github.com/resourcesync-go/resourcesync/source/store/storetest"
 )
 
@@ -52,10 +54,17 @@ type replica struct {
 	done   chan error
 }
 
-func startReplica(t *testing.T, db *memstore.DB, dir, state string) *replica {
+// opener opens a handle on a set's shared state.
+type opener func(ctx context.Context, set string) (store.Store, error)
+
+func memOpener(db *memstore.DB) opener {
+	return func(_ context.Context, set string) (store.Store, error) { return db.Open(set), nil }
+}
+
+func startReplica(t *testing.T, open opener, dir, state string) *replica {
 	t.Helper()
 	src, err := Open(Config{BaseURL: "http://127.0.0.1:1/", Sets: []SetConfig{{Name: "default", Dir: dir}}, StateDir: state,
-		OpenStore: func(_ context.Context, set string) (store.Store, error) { return db.Open(set), nil },
+		OpenStore: open,
 		Dumps:     true, Archives: true, Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
@@ -87,17 +96,25 @@ func (r *replica) leads() bool {
 	return ok
 }
 
-// TestReplicasTakeOver: two Sources on one memstore DB and one directory:
-// one scans, both serve identical documents; the scanner stops, the
-// directory changes, the other takes over and the journal continues.
+// TestReplicasTakeOver: two Sources on one shared state (memstore, and
+// PostgreSQL where it can run) and one directory: one scans, both serve
+// identical documents; the scanner stops, the directory changes, the other
+// takes over and the journal continues.
 func TestReplicasTakeOver(t *testing.T) {
+	t.Run("memstore", func(t *testing.T) { testTakeOver(t, memOpener(memstore.New())) })
+	t.Run("pgstore", func(t *testing.T) {
+		url := pgtest.Database(t)
+		testTakeOver(t, func(ctx context.Context, set string) (store.Store, error) { return pgstore.Open(ctx, url, set, nil) })
+	})
+}
+
+func testTakeOver(t *testing.T, open opener) {
 	dir := t.TempDir()
 	for i := range 20 {
 		write(t, dir, filepath.Join("d", string(rune('a'+i))), "v1")
 	}
-	db := memstore.New()
-	a := startReplica(t, db, dir, t.TempDir())
-	b := startReplica(t, db, dir, t.TempDir())
+	a := startReplica(t, open, dir, t.TempDir())
+	b := startReplica(t, open, dir, t.TempDir())
 	if !a.src.Shared() {
 		t.Fatal("a memstore Source is not shared")
 	}
@@ -151,7 +168,7 @@ func TestReplicasTakeOver(t *testing.T) {
 		t.Error(err)
 	}
 	// A new replica in the stopped one's place renders the same tree.
-	c := startReplica(t, db, dir, t.TempDir())
+	c := startReplica(t, open, dir, t.TempDir())
 	until("the new replica's documents", func() bool { return sameDocs(docs(t, c.src.Out()), docs(t, other.src.Out())) })
 	cl := docs(t, c.src.Out())[".resourcesync/default/changelist.xml"]
 	if !bytes.Contains(cl, []byte("changelists/")) {
@@ -175,8 +192,8 @@ func TestReplicaLosesRole(t *testing.T) {
 		write(t, dir, filepath.Join("d", string(rune('a'+i))), "v1")
 	}
 	db := memstore.New()
-	a := startReplica(t, db, dir, t.TempDir())
-	b := startReplica(t, db, dir, t.TempDir())
+	a := startReplica(t, memOpener(db), dir, t.TempDir())
+	b := startReplica(t, memOpener(db), dir, t.TempDir())
 	until := func(what string, ok func() bool) {
 		t.Helper()
 		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -17,6 +18,10 @@ files at BASE/<path>). Running it again scans DIR, records what changed in
 the change journal (--state, default DIR/.resourcesync) and updates the
 documents; closed Change Lists are never rewritten. See 'serve --help' for
 the layout.`
+
+// leadWait is how long publish waits for the scanner roles of a shared
+// store: a holder that died frees its role within about 20 s.
+var leadWait = 30 * time.Second
 
 func publishCommand() *cli.Command {
 	return &cli.Command{
@@ -46,8 +51,13 @@ func publishCommand() *cli.Command {
 			start := time.Now()
 			// With a shared store, wait for the scanner role of every set
 			// (a serve replica may hold it; a one-shot publish then waits).
-			release, err := src.LeadAll(ctx)
+			lctx, cancel := context.WithTimeout(ctx, leadWait)
+			release, err := src.LeadAll(lctx)
+			cancel()
 			if err != nil {
+				if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+					err = fmt.Errorf("another process (a serve replica?) has held the scanner role for %v: %w", leadWait, err)
+				}
 				return cli.Exit(err.Error(), exitUsage)
 			}
 			defer release()

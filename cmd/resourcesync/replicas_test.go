@@ -382,15 +382,15 @@ func TestReplicasEndToEnd(t *testing.T) {
 	t.Logf("%d documents (%d Resource List parts) identical on both replicas", len(docs), parts)
 
 	mirror := filepath.Join(t.TempDir(), "mirror")
-	sync := func(what string) {
+	sync := func(what, want string) {
 		t.Helper()
-		code, out, errOut := runCLI(t, "sync", "--progress", "quiet", base, mirror)
-		if code != 0 {
-			t.Fatalf("%s: sync exit %d\n%s\n%s", what, code, out, errOut)
+		code, out, errOut := runCLI(t, "sync", "--progress", "lines", base, mirror)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("%s: sync exit %d, want 0 and %q in the output\n%s\n%s", what, code, want, out, errOut)
 		}
 		sameTreeFiles(t, what, treeFiles(t, dir), treeFiles(t, mirror))
 	}
-	sync("baseline sync through the balancer")
+	sync("baseline sync through the balancer", "baseline")
 
 	// Changes journaled by the first scanner.
 	time.Sleep(20 * time.Millisecond)
@@ -452,7 +452,7 @@ func TestReplicasEndToEnd(t *testing.T) {
 	lb.mu.Unlock()
 	identical("documents with a new replica", []*replicaProc{other, c}, hasChanges(9))
 
-	sync("incremental sync through the balancer after the takeover")
+	sync("incremental sync through the balancer after the takeover", "incremental: fetched 7")
 
 	code, out, errOut := runCLI(t, "validate", base+".well-known/resourcesync")
 	if code != 0 || !strings.Contains(out, " 0 errors") {
@@ -484,6 +484,16 @@ func TestReplicasEndToEnd(t *testing.T) {
 	if len(recs) != len(want) {
 		t.Errorf("%d change records, want %d (no gap, no duplicate)", len(recs), len(want))
 	}
+	// A one-shot publish on the same database waits for the scanner role,
+	// which the serving replica holds: a clear error after leadWait.
+	old := leadWait
+	leadWait = 500 * time.Millisecond
+	defer func() { leadWait = old }()
+	code, out, errOut = runCLI(t, "publish", "--store", pgURL, "--state", t.TempDir(), "--out", t.TempDir(), "--base-url", base, dir)
+	if code != exitUsage || !strings.Contains(errOut, "has held the scanner role") {
+		t.Errorf("publish while a replica leads: exit %d\n%s\n%s", code, out, errOut)
+	}
+
 	hits := map[string]int64{}
 	lb.hits.Range(func(k, v any) bool { hits[k.(string)] = v.(*atomic.Int64).Load(); return true })
 	t.Logf("requests per replica through the balancer: %v", hits)

@@ -31,12 +31,15 @@ STATE STORE (--store URL)
                     and another takes it over within seconds when it dies; every
                     replica renders the same documents (byte for byte) from the
                     database into its own --state (required with serve), which
-                    must be local to each replica. Resource Dumps, Change Dumps and the archives are
-                    off with a shared store: their files exist only where they
-                    were written. Change notifications are sent by the leader
-                    only; give replicas --hub URL (one hub for all, e.g.
-                    'hub --store postgres://...') or --no-hub: an embedded hub
-                    would be one per replica.
+                    must be local to each replica. Resource Dumps, Change
+                    Dumps and the archives are off with a shared store: their
+                    files exist only where they were written. Change
+                    notifications are sent by the leader only; the replicas'
+                    embedded hubs are nodes of one hub cluster on the same
+                    database, so a subscription made through any replica gets
+                    what the leader publishes (or give --hub URL, --no-hub).
+   publish on a shared store takes the scanner role of every set for its run
+   (it waits up to 30 s for a holder, e.g. a serve replica, and fails after).
    --state still holds the local files (the documents) with either store.`
 
 // applyStore sets cfg's store from --store (see storeHelp).

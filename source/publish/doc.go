@@ -182,5 +182,38 @@
 // calls in one process that name the same Out; across processes the
 // store's own lock (package bolt takes an exclusive flock) keeps two
 // publishers of one set apart. Each store should be published to one Out
-// only (its meta records what that tree holds).
+// only (its meta records what that tree holds), except with Replicas.
+//
+// # Replicas
+//
+// With Config.Replicas the store is shared by several processes (Source
+// replicas behind one base URL), each writing its own Out; one of them,
+// the holder of the set's scanner role, runs Publish, the others render
+// (Set.Follow). Everything in a document that the clock or the process
+// decides is already in the meta: the Resource List's at, part table and
+// the sha-256 of resourcelist.xml; the Change List boundaries. Replicas
+// adds what a render still needs: each part's sha-256 (rlPart.SHA) and
+// the open Change List's last record (clState.OpenLast). A render writes
+// nothing to the store and uses no clock:
+//
+//   - a Resource List part missing from this Out is rendered from its key
+//     range of the inventory and renamed into place only if its sha-256 is
+//     the recorded one; the index (or the single list) likewise against
+//     the recorded sha-256. If the inventory has moved on since the
+//     leader's Publish (its next scan committed), a part does not match:
+//     the set's Resource List is left as it was, SetReport.Behind is set,
+//     and the caller renders again after the leader's next Publish. Parts
+//     already rendered are kept (part names are never reused);
+//   - closed Change Lists are rendered from the journal (records never
+//     change) unless this Out is known to hold them closed; the open list
+//     holds the records Open.First..OpenLast; the index follows the meta;
+//   - the Capability List, the Source Description and robots.txt depend
+//     on the Config only (which must be the same on every replica).
+//
+// A render of a set whose two meta values are those this process last
+// published or rendered into this Out does nothing. A leader's Publish
+// rewrites a closed list its own Out holds in open form even when the
+// meta's Final says it was written (by another replica, into its Out).
+// Dumps and Archives are off with Replicas: a dump package's bytes and
+// an archived generation exist only in the Out that wrote them.
 package publish

@@ -173,6 +173,15 @@ func Publish(ctx context.Context, cfg Config) (Report, error) {
 	defer unlock()
 	p := &publisher{cfg: cfg, log: cfg.Logger, now: cfg.Now().UTC()}
 	var rep Report
+	if ok, err := p.renderedAll(ctx); err != nil || ok {
+		// A render with nothing new (replicas are signalled on every
+		// commit, most of which change no document): no file is touched.
+		for _, s := range cfg.Sets {
+			rep.Sets = append(rep.Sets, SetReport{Name: s.Name})
+		}
+		rep.Duration = time.Since(start)
+		return rep, err
+	}
 	if err := removeTemps(filepath.Join(cfg.Out, docRoot)); err != nil {
 		return rep, err
 	}

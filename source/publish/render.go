@@ -92,6 +92,36 @@ func (p *publisher) closedKnown(s *Set) int {
 	return -1
 }
 
+// renderedAll reports whether every set is followed and this Out already
+// holds what each set's meta describes.
+func (p *publisher) renderedAll(ctx context.Context) (bool, error) {
+	if !p.cfg.Replicas {
+		return false, nil
+	}
+	for i := range p.cfg.Sets {
+		s := &p.cfg.Sets[i]
+		if !s.Follow {
+			return false, nil
+		}
+		v, ok := renderCache.Load(p.cacheKey(s))
+		if !ok {
+			return false, nil
+		}
+		rl, err := rawMeta(ctx, s.Store, metaResourceList)
+		if err != nil {
+			return false, err
+		}
+		cl, err := rawMeta(ctx, s.Store, metaChangeLists)
+		if err != nil {
+			return false, err
+		}
+		if r := v.(*rendered); rl == nil || cl == nil || !bytes.Equal(r.rl, rl) || !bytes.Equal(r.cl, cl) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 // renderSet renders a followed set's documents from its meta.
 func (p *publisher) renderSet(ctx context.Context, s *Set, sr *SetReport) error {
 	rlRaw, err := rawMeta(ctx, s.Store, metaResourceList)

@@ -177,6 +177,13 @@ func TestRenderIdentical(t *testing.T) {
 				run(cfg(lout, leader, false))
 				run(cfg(fout, follower, true))
 				sameTree(t, fmt.Sprintf("round %d", round), lout, fout)
+				// Nothing new: a second render touches no file.
+				sd := filepath.Join(fout, ".well-known/resourcesync")
+				before, _ := os.Stat(sd)
+				run(cfg(fout, follower, true))
+				if after, _ := os.Stat(sd); !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+					t.Errorf("round %d: a render with nothing new rewrote the Source Description", round)
+				}
 			}
 			if n == 100 {
 				if ents, _ := os.ReadDir(filepath.Join(outA, ".resourcesync/default/resourcelists/parts")); len(ents) < 5 {

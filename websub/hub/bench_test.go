@@ -55,7 +55,7 @@ func BenchmarkFanOut1000(b *testing.B) {
 		}
 	}
 	h.wakeVerifier()
-	for h.Stats().Subscriptions < n {
+	for h.heldCount() < n { // verified and delivered by this node
 		time.Sleep(5 * time.Millisecond)
 	}
 	body := make([]byte, 2048)

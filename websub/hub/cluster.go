@@ -128,7 +128,7 @@ func (h *Hub) adopt(held []hubstore.Subscription) {
 		keep[r.Key] = true
 		if s := h.subs[r.Key]; s != nil {
 			s.mu.Lock()
-			changed := s.rec.Expires != r.Expires || s.rec.Secret != r.Secret || s.rec.Callback != r.Callback
+			changed := !s.rec.Expires.Equal(r.Expires) || s.rec.Secret != r.Secret || s.rec.Callback != r.Callback
 			s.rec.Callback, s.rec.Secret, s.rec.Lease, s.rec.Expires = r.Callback, r.Secret, r.Lease, r.Expires
 			s.mu.Unlock()
 			if changed {

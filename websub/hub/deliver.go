@@ -94,11 +94,9 @@ func (h *Hub) removeSubLocked(s *sub) {
 
 // dropSub ends a subscription (lease expired, 410 Gone).
 func (h *Hub) dropSub(s *sub, reason string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	s.mu.Lock()
 	gone := s.removed
-	s.removed = true
+	s.removed = true // no flush writes it any more
 	topic, cb := s.rec.Topic, s.rec.Callback
 	s.mu.Unlock()
 	if gone {
@@ -107,7 +105,9 @@ func (h *Hub) dropSub(s *sub, reason string) {
 	if err := h.st.DeleteSubscription(context.Background(), s.key); err != nil {
 		h.log.Error("deleting subscription", "err", err)
 	}
+	h.mu.Lock()
 	h.removeSubLocked(s)
+	h.mu.Unlock()
 	h.m.ended.WithLabelValues(reason).Inc()
 	h.log.Info("subscription ended", "reason", reason, "topic", topic, "callback", cb)
 }

@@ -417,9 +417,11 @@ func (h *Hub) now() time.Time { return h.cfg.Now() }
 
 // Stats is a snapshot for tests and admin pages.
 type Stats struct {
-	Subscriptions        int
+	Subscriptions        int // all nodes'
 	PendingVerifications int
 	DeadLetters          int
+	Node                 string // this hub's node name
+	Held                 int    // subscriptions this node delivers (holds the claims of)
 }
 
 // Stats counts subscriptions, pending verifications and dead letters
@@ -429,7 +431,10 @@ func (h *Hub) Stats() Stats {
 	if err != nil {
 		h.log.Error("counting", "err", err)
 	}
-	return Stats{Subscriptions: c.Subscriptions, PendingVerifications: c.Jobs, DeadLetters: c.DeadLetters}
+	h.mu.Lock()
+	held := len(h.subs)
+	h.mu.Unlock()
+	return Stats{Subscriptions: c.Subscriptions, PendingVerifications: c.Jobs, DeadLetters: c.DeadLetters, Node: h.node, Held: held}
 }
 
 // Subscription describes an active subscription (secrets omitted).

@@ -311,7 +311,7 @@ func (h *Hub) fatPing(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "reading the notification: "+err.Error())
 		return
 	}
-	seq, err := h.publish(topic, ct, hubURL, body, extra, "fat")
+	seq, err := h.publish(r.Context(), topic, ct, hubURL, body, extra, "fat")
 	if err != nil {
 		h.log.Error("storing notification", "topic", topic, "err", err)
 		w.Header().Set("Retry-After", "30")
@@ -382,14 +382,8 @@ func (h *Hub) thinPing(w http.ResponseWriter, r *http.Request) {
 		hubURL = scheme + "://" + r.Host + r.URL.Path
 	}
 	for _, t := range topics {
-		h.mu.Lock()
-		ts := h.topics[t]
-		n := 0
-		if ts != nil {
-			n = len(ts.subs)
-		}
-		h.mu.Unlock()
-		if n == 0 {
+		// Subscribers on any node count.
+		if n, err := h.st.CountSubscriptions(r.Context(), t); err == nil && n == 0 {
 			continue // nobody to deliver to: nothing to fetch
 		}
 		ct, body, err := h.fetchTopic(r.Context(), t)
@@ -397,7 +391,7 @@ func (h *Hub) thinPing(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusBadGateway, fmt.Sprintf("fetching %s: %v", t, err))
 			return
 		}
-		if _, err := h.publish(t, ct, hubURL, body, nil, "thin"); err != nil {
+		if _, err := h.publish(r.Context(), t, ct, hubURL, body, nil, "thin"); err != nil {
 			w.Header().Set("Retry-After", "30")
 			httpError(w, http.StatusServiceUnavailable, "could not store the notification; try again")
 			return
@@ -453,12 +447,12 @@ func (h *Hub) Publish(ctx context.Context, topic, contentType string, body []byt
 	if int64(len(body)) > h.cfg.MaxPayloadBytes {
 		return 0, fmt.Errorf("hub: notification larger than %d bytes", h.cfg.MaxPayloadBytes)
 	}
-	return h.publish(topic, contentType, h.cfg.URL, body, links, "inproc")
+	return h.publish(ctx, topic, contentType, h.cfg.URL, body, links, "inproc")
 }
 
-func (h *Hub) publish(topic, ct, hubURL string, body []byte, links []string, kind string) (uint64, error) {
+func (h *Hub) publish(ctx context.Context, topic, ct, hubURL string, body []byte, links []string, kind string) (uint64, error) {
 	e := &hubstore.Entry{Published: h.now(), ContentType: ct, HubURL: hubURL, Links: links, Body: body}
-	seq, err := h.st.Append(context.Background(), topic, *e)
+	seq, err := h.st.Append(ctx, topic, *e)
 	if err != nil {
 		return 0, err
 	}

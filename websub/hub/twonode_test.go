@@ -4,15 +4,44 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/pgtest"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/memstore"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/pgstore"
 )
+
+// backends are the states two nodes share in these tests: in memory, and
+// PostgreSQL where internal/pgtest can start a server.
+var backends = []struct {
+	name  string
+	open2 func(t *testing.T) [2]hubstore.Store
+}{
+	{"memstore", func(t *testing.T) [2]hubstore.Store {
+		db := memstore.New(nil)
+		return [2]hubstore.Store{db.Open(), db.Open()}
+	}},
+	{"pgstore", func(t *testing.T) [2]hubstore.Store {
+		pgtest.Skip(t)
+		url := pgtest.Database(t)
+		var two [2]hubstore.Store
+		for i := range two {
+			s, err := pgstore.Open(context.Background(), url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			two[i] = s
+		}
+		return two
+	}},
+}
 
 // heldCount is how many subscriptions this node delivers.
 func (h *Hub) heldCount() int {
@@ -27,14 +56,14 @@ func (h *Hub) heldCount() int {
 // The other node takes over the dead node's subscriptions once their
 // claims expire and resumes from the stored cursors: every subscriber gets
 // every notification, the first copies in order.
-func TestTwoNodesSurviveAbruptStop(t *testing.T) {
+func testTwoNodesSurviveAbruptStop(t *testing.T, open2 func(t *testing.T) [2]hubstore.Store) {
 	const (
 		nSubs  = 20
 		nNotes = 20
 		ttl    = time.Second
 	)
-	db := memstore.New(nil)
-	stores := []hubstore.Store{db.Open(), db.Open()}
+	two := open2(t)
+	stores := two[:]
 	nodes := make([]*testHub, 2)
 	for i := range nodes {
 		nodes[i] = newTestHub(t, func(c *Config) {
@@ -114,9 +143,9 @@ func TestTwoNodesSurviveAbruptStop(t *testing.T) {
 // A subscription made through one node and notifications published to
 // the other are delivered (the nodes learn of each other's changes by
 // Watch, without polling), and a clean stop hands the claims over at once.
-func TestTwoNodesCleanHandover(t *testing.T) {
-	db := memstore.New(nil)
-	stores := []hubstore.Store{db.Open(), db.Open()}
+func testTwoNodesCleanHandover(t *testing.T, open2 func(t *testing.T) [2]hubstore.Store) {
+	two := open2(t)
+	stores := two[:]
 	nodes := make([]*testHub, 2)
 	for i := range nodes {
 		nodes[i] = newTestHub(t, func(c *Config) {
@@ -168,10 +197,10 @@ func (p *partitionable) Claim(ctx context.Context, node string, ttl time.Duratio
 // requests included) before another node may take them over: the
 // subscriber never sees two deliveries at once, and gets everything in
 // order.
-func TestTwoNodesPartitionedNodeStopsFirst(t *testing.T) {
+func testTwoNodesPartitionedNodeStopsFirst(t *testing.T, open2 func(t *testing.T) [2]hubstore.Store) {
 	const ttl = 2 * time.Second
-	db := memstore.New(nil)
-	stores := []*partitionable{{Store: db.Open()}, {Store: db.Open()}}
+	two := open2(t)
+	stores := []*partitionable{{Store: two[0]}, {Store: two[1]}}
 	nodes := make([]*testHub, 2)
 	for i := range nodes {
 		nodes[i] = newTestHub(t, func(c *Config) {
@@ -225,5 +254,134 @@ func TestTwoNodesPartitionedNodeStopsFirst(t *testing.T) {
 			t.Fatalf("got %d after %d", k, last)
 		}
 		last = k
+	}
+}
+
+// jobCounter is a Store that counts the verification jobs it hands out.
+type jobCounter struct {
+	hubstore.Store
+	claimed atomic.Int32
+}
+
+func (j *jobCounter) ClaimJobs(ctx context.Context, node string, now time.Time, ttl time.Duration, max int) ([]hubstore.Job, time.Time, error) {
+	due, next, err := j.Store.ClaimJobs(ctx, node, now, ttl, max)
+	j.claimed.Add(int32(len(due)))
+	return due, next, err
+}
+
+// A node that dies during a verification of intent leaves the job to the
+// other node, which runs it once the claim expires.
+func testTwoNodesVerificationSurvivesAbruptStop(t *testing.T, open2 func(t *testing.T) [2]hubstore.Store) {
+	const ttl = time.Second
+	two := open2(t)
+	stores := []*jobCounter{{Store: two[0]}, {Store: two[1]}}
+	nodes := make([]*testHub, 2)
+	for i := range nodes {
+		nodes[i] = newTestHub(t, func(c *Config) {
+			c.Store, c.Node, c.ClaimTTL = stores[i], fmt.Sprint("node-", i), ttl
+			c.StateDir = ""
+		})
+		t.Cleanup(func() { stores[i].Close() })
+	}
+	sub := newSubscriber(t)
+	var calls atomic.Int32
+	sub.verify = func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 { // the first verifier hangs until it is stopped
+			<-r.Context().Done()
+			return
+		}
+		io.WriteString(w, r.URL.Query().Get("hub.challenge"))
+	}
+	code, _ := nodes[0].post(t, form("hub.mode", "subscribe", "hub.topic", topicA, "hub.callback", sub.url("/cb")))
+	if code != http.StatusAccepted {
+		t.Fatalf("subscribe answered %d", code)
+	}
+	waitFor(t, 5*time.Second, "the first verification", func() bool { return calls.Load() == 1 })
+	time.Sleep(ttl / 3) // the other node wakes meanwhile, and must not take the job
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("%d verifications while the first node holds the job", n)
+	}
+	holder := 0
+	if stores[1].claimed.Load() > 0 {
+		holder = 1
+	}
+	stores[holder].Close()
+	nodes[holder].cancel()
+	<-nodes[holder].done
+	other := nodes[1-holder]
+	other.waitActive(t, topicA, sub.url("/cb"))
+	other.mustPublish(t, topicA, "<after/>")
+	waitFor(t, 5*time.Second, "delivery", func() bool { return len(sub.deliveries()) == 1 })
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("%d verification requests, want 2", n)
+	}
+}
+
+func TestTwoNodesSurviveAbruptStop(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testTwoNodesSurviveAbruptStop(t, b.open2) })
+	}
+}
+
+func TestTwoNodesCleanHandover(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testTwoNodesCleanHandover(t, b.open2) })
+	}
+}
+
+func TestTwoNodesPartitionedNodeStopsFirst(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testTwoNodesPartitionedNodeStopsFirst(t, b.open2) })
+	}
+}
+
+func TestTwoNodesVerificationSurvivesAbruptStop(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testTwoNodesVerificationSurvivesAbruptStop(t, b.open2) })
+	}
+}
+
+// A thin ping to a node that holds none of the topic's subscriptions is
+// fetched and delivered all the same (by the node that holds them).
+func testTwoNodesThinPingAnyNode(t *testing.T, open2 func(t *testing.T) [2]hubstore.Store) {
+	two := open2(t)
+	nodes := make([]*testHub, 2)
+	for i := range nodes {
+		nodes[i] = newTestHub(t, func(c *Config) {
+			c.Store, c.Node, c.ClaimTTL = two[i], fmt.Sprint("node-", i), time.Minute
+			c.StateDir = ""
+		})
+		t.Cleanup(func() { two[i].Close() })
+	}
+	topicSrv := newSubscriber(t) // reused as a plain server
+	topicSrv.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "content of "+r.URL.Path)
+	})
+	topic := topicSrv.url("/t")
+	sub := newSubscriber(t)
+	nodes[0].subscribe(t, topic, sub.url("/cb"), nil)
+	holder := -1
+	waitFor(t, 5*time.Second, "a node to hold the subscription", func() bool {
+		for i, n := range nodes {
+			if n.heldCount() == 1 {
+				holder = i
+				return true
+			}
+		}
+		return false
+	})
+	if code, msg := nodes[1-holder].post(t, form("hub.mode", "publish", "hub.url", topic)); code != http.StatusAccepted {
+		t.Fatalf("thin ping: %d %s", code, msg)
+	}
+	waitFor(t, 5*time.Second, "the delivery", func() bool { return len(sub.deliveries()) == 1 })
+	if got := sub.deliveries()[0].Body; got != "content of /t" {
+		t.Fatalf("delivered %q", got)
+	}
+}
+
+func TestTwoNodesThinPingAnyNode(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testTwoNodesThinPingAnyNode(t, b.open2) })
 	}
 }

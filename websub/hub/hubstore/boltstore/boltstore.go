@@ -2,12 +2,14 @@ package boltstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,12 +48,18 @@ type Store struct {
 	w      shared.Watchers
 	closed atomic.Bool
 
-	mu     sync.Mutex // leases; taken before a bolt write transaction, never inside one
+	// Lock order: mu, wmu, bbolt's writer lock, cmu.
+	mu     sync.Mutex // leases; held over a write when a claim is checked
 	leases *shared.Leases
+	// wmu serialises write transactions together with their commit
+	// handlers, which update the memory below: a write sees every
+	// earlier one there.
+	wmu sync.Mutex
 
-	cmu      sync.Mutex // counts below; taken inside write transactions only (or alone)
+	cmu      sync.Mutex           // the memory below: written in commit handlers only
+	subs     map[string]subRecord // mirror of the subs bucket (the hub kept it in memory too)
 	perTopic map[string]int
-	jobs     int
+	jobs     map[uint64]hubstore.Job // mirror of the verif bucket (bounded by the pending limit)
 	perHost  map[string]int
 }
 
@@ -73,7 +81,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
 	db.NoSync = opts.NoSync
-	s := &Store{db: db, leases: shared.NewLeases(opts.Now), perTopic: map[string]int{}, perHost: map[string]int{}}
+	s := &Store{db: db, leases: shared.NewLeases(opts.Now), subs: map[string]subRecord{}, jobs: map[uint64]hubstore.Job{}, perTopic: map[string]int{}, perHost: map[string]int{}}
 	err = db.Update(func(tx *bbolt.Tx) error {
 		for _, b := range [][]byte{bLog, bSubs, bVerif, bDead} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
@@ -86,6 +94,7 @@ func Open(path string, opts *Options) (*Store, error) {
 				return fmt.Errorf("subscription %q: %w: %v", k, hubstore.ErrCorrupt, err)
 			}
 			s.perTopic[r.Topic]++
+			s.subs[string(k)] = r
 			return nil
 		})
 		if err != nil {
@@ -96,8 +105,13 @@ func Open(path string, opts *Options) (*Store, error) {
 			if err := json.Unmarshal(v, &r); err != nil {
 				return fmt.Errorf("verification job %x: %w: %v", k, hubstore.ErrCorrupt, err)
 			}
-			s.jobs++
-			s.perHost[r.job().Host]++
+			if len(k) != 8 {
+				return fmt.Errorf("verification job key %x: %w", k, hubstore.ErrCorrupt)
+			}
+			j := r.job()
+			j.ID = binary.BigEndian.Uint64(k)
+			s.jobs[j.ID] = j
+			s.perHost[j.Host]++
 			return nil
 		})
 	})
@@ -126,6 +140,8 @@ func (s *Store) update(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	return s.mapErr(s.db.Update(fn))
 }
 
@@ -241,35 +257,43 @@ func (s *Store) Prune(ctx context.Context, topic string, below uint64) (int, err
 	return n, err
 }
 
-func getSub(tx *bbolt.Tx, key string) (*subRecord, error) {
-	v := tx.Bucket(bSubs).Get([]byte(key))
-	if v == nil {
-		return nil, nil
+// getSub returns the subscription key from memory (current for a
+// write transaction, which holds wmu, and for readers).
+func (s *Store) getSub(key string) *subRecord {
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	if r, ok := s.subs[key]; ok {
+		return &r
 	}
-	var r subRecord
-	if err := json.Unmarshal(v, &r); err != nil {
-		return nil, fmt.Errorf("subscription %q: %w: %v", key, hubstore.ErrCorrupt, err)
-	}
-	return &r, nil
+	return nil
 }
 
-func putSub(tx *bbolt.Tx, key string, r *subRecord) error {
+// putSub writes r within tx and into memory when tx commits.
+func (s *Store) putSub(tx *bbolt.Tx, key string, r *subRecord) error {
 	v, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	return tx.Bucket(bSubs).Put([]byte(key), v)
-}
-
-// countSub adjusts the per-topic count when tx commits.
-func (s *Store) countSub(tx *bbolt.Tx, topic string, d int) {
+	if err := tx.Bucket(bSubs).Put([]byte(key), v); err != nil {
+		return err
+	}
+	rec := *r
 	tx.OnCommit(func() {
 		s.cmu.Lock()
-		if s.perTopic[topic] += d; s.perTopic[topic] <= 0 {
-			delete(s.perTopic, topic)
+		defer s.cmu.Unlock()
+		if old, ok := s.subs[key]; ok {
+			s.countLocked(old.Topic, -1)
 		}
-		s.cmu.Unlock()
+		s.countLocked(rec.Topic, 1)
+		s.subs[key] = rec
 	})
+	return nil
+}
+
+func (s *Store) countLocked(topic string, d int) {
+	if s.perTopic[topic] += d; s.perTopic[topic] <= 0 {
+		delete(s.perTopic, topic)
+	}
 }
 
 func (s *Store) PutSubscription(ctx context.Context, r hubstore.Subscription) error {
@@ -277,16 +301,8 @@ func (s *Store) PutSubscription(ctx context.Context, r hubstore.Subscription) er
 		return invalid("subscription without key or topic")
 	}
 	err := s.update(ctx, func(tx *bbolt.Tx) error {
-		old, err := getSub(tx, r.Key)
-		if err != nil {
-			return err
-		}
-		if old != nil {
-			s.countSub(tx, old.Topic, -1)
-		}
-		s.countSub(tx, r.Topic, 1)
 		rec := toRecord(&r)
-		return putSub(tx, r.Key, &rec)
+		return s.putSub(tx, r.Key, &rec)
 	})
 	if err == nil {
 		s.w.Notify(hubstore.EventSubscriptions)
@@ -295,28 +311,29 @@ func (s *Store) PutSubscription(ctx context.Context, r hubstore.Subscription) er
 }
 
 func (s *Store) GetSubscription(ctx context.Context, key string) (hubstore.Subscription, error) {
-	var out hubstore.Subscription
-	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		r, err := getSub(tx, key)
-		if err != nil {
-			return err
-		}
-		if r == nil {
-			return fmt.Errorf("subscription %q: %w", key, hubstore.ErrNotFound)
-		}
-		out = r.sub(key)
-		return nil
-	})
-	return out, err
+	if err := s.check(ctx); err != nil {
+		return hubstore.Subscription{}, err
+	}
+	r := s.getSub(key)
+	if r == nil {
+		return hubstore.Subscription{}, fmt.Errorf("boltstore: subscription %q: %w", key, hubstore.ErrNotFound)
+	}
+	return r.sub(key), nil
 }
 
 // deleteSub deletes key within tx; it reports whether it existed.
 func (s *Store) deleteSub(tx *bbolt.Tx, key string) (bool, error) {
-	old, err := getSub(tx, key)
-	if err != nil || old == nil {
-		return false, err
+	if s.getSub(key) == nil {
+		return false, nil
 	}
-	s.countSub(tx, old.Topic, -1)
+	tx.OnCommit(func() {
+		s.cmu.Lock()
+		defer s.cmu.Unlock()
+		if old, ok := s.subs[key]; ok {
+			s.countLocked(old.Topic, -1)
+			delete(s.subs, key)
+		}
+	})
 	return true, tx.Bucket(bSubs).Delete([]byte(key))
 }
 
@@ -395,9 +412,10 @@ func (s *Store) CountSubscriptions(ctx context.Context, topic string) (int, erro
 func (s *Store) Counts(ctx context.Context) (hubstore.Counts, error) {
 	var c hubstore.Counts
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		c.Subscriptions = tx.Bucket(bSubs).Stats().KeyN
-		c.Jobs = tx.Bucket(bVerif).Stats().KeyN
 		c.DeadLetters = tx.Bucket(bDead).Stats().KeyN
+		s.cmu.Lock()
+		c.Subscriptions, c.Jobs = len(s.subs), len(s.jobs)
+		s.cmu.Unlock()
 		return nil
 	})
 	return c, err
@@ -405,25 +423,21 @@ func (s *Store) Counts(ctx context.Context) (hubstore.Counts, error) {
 
 // deleteJob deletes job id within tx; it reports whether it existed.
 func (s *Store) deleteJob(tx *bbolt.Tx, id uint64) (bool, error) {
-	b := tx.Bucket(bVerif)
-	v := b.Get(u64(id))
-	if v == nil {
+	s.cmu.Lock()
+	j, ok := s.jobs[id]
+	s.cmu.Unlock()
+	if !ok {
 		return false, nil
 	}
-	var r jobRecord
-	if err := json.Unmarshal(v, &r); err != nil {
-		return false, fmt.Errorf("verification job %d: %w: %v", id, hubstore.ErrCorrupt, err)
-	}
-	host := r.job().Host
 	tx.OnCommit(func() {
 		s.cmu.Lock()
-		s.jobs--
-		if s.perHost[host]--; s.perHost[host] <= 0 {
-			delete(s.perHost, host)
+		delete(s.jobs, id)
+		if s.perHost[j.Host]--; s.perHost[j.Host] <= 0 {
+			delete(s.perHost, j.Host)
 		}
 		s.cmu.Unlock()
 	})
-	return true, b.Delete(u64(id))
+	return true, tx.Bucket(bVerif).Delete(u64(id))
 }
 
 func (s *Store) Subscribe(ctx context.Context, jobID uint64, r hubstore.Subscription, maxPerTopic int) (hubstore.Subscription, error) {
@@ -437,10 +451,7 @@ func (s *Store) Subscribe(ctx context.Context, jobID uint64, r hubstore.Subscrip
 		if hadJob, err = s.deleteJob(tx, jobID); err != nil {
 			return err
 		}
-		cur, err := getSub(tx, r.Key)
-		if err != nil {
-			return err
-		}
+		cur := s.getSub(r.Key)
 		if cur == nil {
 			s.cmu.Lock()
 			n := s.perTopic[r.Topic]
@@ -450,14 +461,10 @@ func (s *Store) Subscribe(ctx context.Context, jobID uint64, r hubstore.Subscrip
 				return nil
 			}
 			cur = &subRecord{Cursor: head(tx, r.Topic)}
-			s.countSub(tx, r.Topic, 1)
-		} else if cur.Topic != r.Topic {
-			s.countSub(tx, cur.Topic, -1)
-			s.countSub(tx, r.Topic, 1)
 		}
 		cur.Topic, cur.Callback, cur.Secret, cur.Lease, cur.Expires = r.Topic, r.Callback, r.Secret, r.Lease, shared.Time(r.Expires)
 		out = cur.sub(r.Key)
-		return putSub(tx, r.Key, cur)
+		return s.putSub(tx, r.Key, cur)
 	})
 	if err != nil {
 		return r, err
@@ -521,16 +528,13 @@ func (s *Store) UpdateCursors(ctx context.Context, node string, us []hubstore.Cu
 				refused = append(refused, u.Key)
 				continue
 			}
-			r, err := getSub(tx, u.Key)
-			if err != nil {
-				return err
-			}
+			r := s.getSub(u.Key)
 			if r == nil {
 				refused = append(refused, u.Key)
 				continue
 			}
 			applyUpdate(r, u)
-			if err := putSub(tx, u.Key, r); err != nil {
+			if err := s.putSub(tx, u.Key, r); err != nil {
 				return err
 			}
 		}
@@ -550,17 +554,15 @@ func (s *Store) AddDeadLetter(ctx context.Context, node string, d hubstore.DeadL
 	defer s.mu.Unlock()
 	d = normDead(d)
 	err := s.update(ctx, func(tx *bbolt.Tx) error {
-		r, err := getSub(tx, u.Key)
-		if err != nil {
-			return err
-		}
+		r := s.getSub(u.Key)
 		if r == nil || !s.leases.Holds(node, u.Key) {
 			return fmt.Errorf("subscription %q: %w", u.Key, hubstore.ErrNotHolder)
 		}
 		applyUpdate(r, &u)
-		if err := putSub(tx, u.Key, r); err != nil {
+		if err := s.putSub(tx, u.Key, r); err != nil {
 			return err
 		}
+		var err error
 		b := tx.Bucket(bDead)
 		if d.ID, err = b.NextSequence(); err != nil {
 			return err
@@ -646,7 +648,7 @@ func (s *Store) AddJob(ctx context.Context, j hubstore.Job, maxTotal, maxPerHost
 	}
 	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		s.cmu.Lock()
-		full := maxTotal > 0 && s.jobs >= maxTotal || maxPerHost > 0 && s.perHost[j.Host] >= maxPerHost
+		full := maxTotal > 0 && len(s.jobs) >= maxTotal || maxPerHost > 0 && s.perHost[j.Host] >= maxPerHost
 		s.cmu.Unlock()
 		if full {
 			return hubstore.ErrTooManyJobs
@@ -656,10 +658,12 @@ func (s *Store) AddJob(ctx context.Context, j hubstore.Job, maxTotal, maxPerHost
 			return err
 		}
 		j.ID = id
+		j.NextAt = shared.Time(j.NextAt)
+		stored := j
 		tx.OnCommit(func() {
 			s.cmu.Lock()
-			s.jobs++
-			s.perHost[j.Host]++
+			s.jobs[stored.ID] = stored
+			s.perHost[stored.Host]++
 			s.cmu.Unlock()
 		})
 		return putJob(tx, &j)
@@ -667,22 +671,26 @@ func (s *Store) AddJob(ctx context.Context, j hubstore.Job, maxTotal, maxPerHost
 	if err != nil {
 		return j, err
 	}
-	j.NextAt = shared.Time(j.NextAt)
 	s.w.Notify(hubstore.EventJobs)
 	return j, nil
 }
 
 func (s *Store) UpdateJob(ctx context.Context, j hubstore.Job) error {
 	err := s.update(ctx, func(tx *bbolt.Tx) error {
-		v := tx.Bucket(bVerif).Get(u64(j.ID))
-		if v == nil {
+		s.cmu.Lock()
+		old, ok := s.jobs[j.ID]
+		s.cmu.Unlock()
+		if !ok {
 			return fmt.Errorf("job %d: %w", j.ID, hubstore.ErrNotFound)
 		}
-		var old jobRecord
-		if err := json.Unmarshal(v, &old); err != nil {
-			return fmt.Errorf("verification job %d: %w: %v", j.ID, hubstore.ErrCorrupt, err)
-		}
-		j.Host = old.job().Host // the count is by the stored host
+		j.Host = old.Host // the count is by the stored host
+		j.NextAt = shared.Time(j.NextAt)
+		stored := j
+		tx.OnCommit(func() {
+			s.cmu.Lock()
+			s.jobs[stored.ID] = stored
+			s.cmu.Unlock()
+		})
 		return putJob(tx, &j)
 	})
 	if err != nil {
@@ -709,20 +717,19 @@ func (s *Store) DeleteJob(ctx context.Context, id uint64) error {
 	return nil
 }
 
-// allJobs reads every job in ID order (bounded by the pending limit).
+// allJobs returns every job in ID order (bounded by the pending limit).
 func (s *Store) allJobs(ctx context.Context) ([]hubstore.Job, error) {
-	var out []hubstore.Job
-	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		return tx.Bucket(bVerif).ForEach(func(k, v []byte) error {
-			var r jobRecord
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("verification job %x: %w: %v", k, hubstore.ErrCorrupt, err)
-			}
-			out = append(out, r.job())
-			return nil
-		})
-	})
-	return out, err
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	s.cmu.Lock()
+	out := make([]hubstore.Job, 0, len(s.jobs))
+	for _, j := range s.jobs {
+		out = append(out, j)
+	}
+	s.cmu.Unlock()
+	slices.SortFunc(out, func(a, b hubstore.Job) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
 }
 
 func (s *Store) Jobs(ctx context.Context) iter.Seq2[hubstore.Job, error] {
@@ -759,32 +766,30 @@ func (s *Store) Claim(ctx context.Context, node string, ttl time.Duration, max i
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return hubstore.Claims{}, err
+	}
+	s.cmu.Lock()
+	keys := make([]string, 0, len(s.subs))
+	for k := range s.subs {
+		keys = append(keys, k)
+	}
+	s.cmu.Unlock()
+	slices.Sort(keys)
 	var c hubstore.Claims
-	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bSubs)
-		var keys []string
-		b.ForEach(func(k, _ []byte) error {
-			keys = append(keys, string(k))
-			return nil
-		})
-		c.Subscriptions = len(keys)
-		var held []string
-		held, c.Nodes = s.leases.Claim(node, ttl, max, keys)
-		c.Held = make([]hubstore.Subscription, 0, len(held))
-		for _, k := range held {
-			r, err := getSub(tx, k)
-			if err != nil {
-				return err
-			}
-			if r == nil { // deleted: forget the claim
-				s.leases.Drop(k)
-				continue
-			}
-			c.Held = append(c.Held, r.sub(k))
+	c.Subscriptions = len(keys)
+	var held []string
+	held, c.Nodes = s.leases.Claim(node, ttl, max, keys)
+	c.Held = make([]hubstore.Subscription, 0, len(held))
+	for _, k := range held {
+		r := s.getSub(k)
+		if r == nil { // deleted meanwhile: forget the claim
+			s.leases.Drop(k)
+			continue
 		}
-		return nil
-	})
-	return c, err
+		c.Held = append(c.Held, r.sub(k))
+	}
+	return c, nil
 }
 
 func (s *Store) Release(ctx context.Context, node string, keys ...string) error {

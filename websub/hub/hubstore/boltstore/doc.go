@@ -9,7 +9,10 @@
 //	verif/<id 8 bytes BE>         -> job (JSON)
 //	dead/<id 8 bytes BE>          -> dead letter (JSON)
 //
-// Every write is one bbolt transaction, fsync'd unless NoSync. Claims live
+// Every write is one bbolt transaction, fsync'd unless NoSync. The
+// subscriptions and the pending verification jobs are also kept in memory
+// (as the hub always kept them), so that claims, cursor flushes and the
+// verifier decode nothing; the file stays the truth on open. Claims live
 // in memory with the contract's semantics (one process; node names
 // distinguish only the callers): they do not survive a restart, which a
 // single process does not need.

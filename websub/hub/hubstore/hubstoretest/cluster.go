@@ -117,6 +117,26 @@ func RunCluster(t *testing.T, open2 func(t *testing.T) (a, b hubstore.Store)) {
 		}
 	})
 
+	t.Run("JobClaimExpires", func(t *testing.T) {
+		a, b := open2(t)
+		j := must(a.AddJob(ctx, hubstore.Job{Key: "k1", Host: "h:80", NextAt: t0}, 0, 0))(t)
+		const ttl = 300 * time.Millisecond
+		if due, _ := must2(t)(a.ClaimJobs(ctx, "A", t0, ttl, 10)); len(due) != 1 {
+			t.Fatalf("A got %d jobs", len(due))
+		}
+		if due, _ := must2(t)(b.ClaimJobs(ctx, "B", t0, ttl, 10)); len(due) != 0 {
+			t.Fatal("B got a job A holds")
+		}
+		time.Sleep(ttl + 100*time.Millisecond) // A died
+		due, _ := must2(t)(b.ClaimJobs(ctx, "B", t0, time.Minute, 10))
+		if len(due) != 1 || due[0].ID != j.ID {
+			t.Fatalf("B after A's claim ran out: %+v", due)
+		}
+		if due, _ := must2(t)(a.ClaimJobs(ctx, "A", t0, ttl, 10)); len(due) != 0 {
+			t.Fatal("A took the job back from B")
+		}
+	})
+
 	t.Run("Watch", func(t *testing.T) { a, b := open2(t); testWatch(t, a, b) })
 }
 
