@@ -21,7 +21,7 @@ import (
 // Options tunes Open; nil takes the defaults.
 type Options struct {
 	// MaxConns bounds the pool (default: the URL's pool_max_conns, else
-	// 16). The listening connection comes on top.
+	// 8). The listening connection comes on top.
 	MaxConns int32
 }
 
@@ -53,7 +53,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	case o.MaxConns > 0:
 		cfg.MaxConns = o.MaxConns
 	case !strings.Contains(url, "pool_max_conns"):
-		cfg.MaxConns = 16
+		cfg.MaxConns = 8
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
