@@ -83,6 +83,11 @@ func (s *Source) leadLoop(ctx context.Context, st *set, acquired chan<- struct{}
 		lctx, cancel := context.WithCancel(ctx)
 		st.lead.Store(&lctx)
 		s.log.Info("scanner role taken", "set", st.name)
+		if s.cfg.OnLead != nil {
+			if err := s.cfg.OnLead(lctx, st.name, st.st); err != nil && lctx.Err() == nil {
+				s.log.Warn("on taking the scanner role", "set", st.name, "err", err)
+			}
+		}
 		select {
 		case acquired <- struct{}{}:
 		default:

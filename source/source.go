@@ -69,6 +69,12 @@ type Config struct {
 	// after the update. It runs once the records are durable and before
 	// the documents are published again.
 	OnUpdate func(ctx context.Context, set string, st store.Store, fromSeq, toSeq uint64)
+	// OnLead, if set, runs each time this process takes a shared set's
+	// scanner role, before its first scan as the leader (a set whose store
+	// is not shared is led from Open on and never calls it). The change
+	// notifier starts its channel here, so that the first change the new
+	// leader journals is notified.
+	OnLead func(ctx context.Context, set string, st store.Store) error
 
 	Logger *slog.Logger
 	Now    func() time.Time

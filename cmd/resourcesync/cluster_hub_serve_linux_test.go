@@ -77,10 +77,9 @@ func TestServeReplicasShareEmbeddedHub(t *testing.T) {
 	}
 	// Verified (through either replica's hub, whichever claimed the job).
 	time.Sleep(500 * time.Millisecond)
-	// Two changes: on a shared Source store the Notifier's channel starts
-	// at the first Notify after the scanner took its role, so the first
-	// change after start may not be notified (a Notifier matter, reported
-	// separately); the second always is.
+	// Two changes, both notified: the scanner replica started the
+	// notification channel when it took its role, before its first scan
+	// (before that fix the first change after start was never notified).
 	for _, name := range []string{"new1.txt", "new2.txt"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o644); err != nil {
 			t.Fatal(err)
@@ -92,7 +91,8 @@ func TestServeReplicasShareEmbeddedHub(t *testing.T) {
 		mu.Lock()
 		a, b := strings.Join(got["/via-A"], ""), strings.Join(got["/via-B"], "")
 		mu.Unlock()
-		if strings.Contains(a, base+"new2.txt") && strings.Contains(b, base+"new2.txt") {
+		if strings.Contains(a, base+"new1.txt") && strings.Contains(b, base+"new1.txt") &&
+			strings.Contains(a, base+"new2.txt") && strings.Contains(b, base+"new2.txt") {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -103,7 +103,7 @@ func TestServeReplicasShareEmbeddedHub(t *testing.T) {
 				t.Logf("hub state: topics %s; subscriptions %s", heads, subs)
 				c.Close(context.Background())
 			}
-			t.Fatalf("notification of new2.txt: via A %d bytes, via B %d bytes", len(a), len(b))
+			t.Fatalf("notifications of new1.txt and new2.txt: via A %d bytes, via B %d bytes", len(a), len(b))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -104,6 +104,19 @@ func Setup(cfg *source.Config, sc ServiceConfig) (*Service, error) {
 	}
 	s.n = &Notifier{Pub: pub, Hub: s.hubURL, Topic: topic, Logger: cfg.Logger}
 	cfg.Notification = func(set string) (string, string) { return topic(set), s.hubURL }
+	prevLead := cfg.OnLead
+	cfg.OnLead = func(ctx context.Context, set string, st store.Store) error {
+		if prevLead != nil {
+			if err := prevLead(ctx, set, st); err != nil {
+				return err
+			}
+		}
+		// A replica that takes the role starts the channel (once per
+		// store) before it scans: Bind skipped the sets it did not lead.
+		s.n.mu.Lock()
+		defer s.n.mu.Unlock()
+		return s.n.Init(ctx, set, st)
+	}
 	prev := cfg.OnUpdate
 	cfg.OnUpdate = func(ctx context.Context, set string, st store.Store, from, to uint64) {
 		if prev != nil {
