@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,6 +77,7 @@ func runModel(t *testing.T, a, b hubstore.Store) {
 	nodes := []string{"A", "B"}
 	handle := map[string]hubstore.Store{"A": a, "B": b}
 	now := t0
+	outcomes := map[string]int{} // how often each kind of step ran, by outcome: coverage
 	pick := func(xs []string) string { return xs[rng.IntN(len(xs))] }
 	us := func() time.Time { return now.Add(time.Duration(rng.IntN(1e6)) * time.Microsecond) }
 	randSub := func(key string) hubstore.Subscription {
@@ -177,6 +179,7 @@ func runModel(t *testing.T, a, b hubstore.Store) {
 				if !errors.Is(err, wantErr) {
 					fatal(step, "%s: %v, want %v", desc, err, wantErr)
 				}
+				outcomes["ErrTopicFull"]++
 				break
 			}
 			if err != nil || !sameSub(got, want) {
@@ -219,8 +222,10 @@ func runModel(t *testing.T, a, b hubstore.Store) {
 			for _, u := range ups {
 				if !slices.Contains(wantRefused, u.Key) {
 					m.subs[u.Key] = applyUpdate(m.subs[u.Key], u)
+					outcomes["cursor written"]++
 				}
 			}
+			outcomes["cursor refused"] += len(wantRefused)
 		case r < 63:
 			max := rng.IntN(4)
 			desc = fmt.Sprintf("Claim(%s, %d)", node, max)
@@ -263,6 +268,7 @@ func runModel(t *testing.T, a, b hubstore.Store) {
 			for _, h := range c.Held {
 				m.holder[h.Key] = node
 			}
+			outcomes["claims taken"] += taken
 			if c.Nodes != len(m.alive) || c.Subscriptions != len(m.subs) {
 				fatal(step, "%s: %d nodes, %d subscriptions; want %d, %d", desc, c.Nodes, c.Subscriptions, len(m.alive), len(m.subs))
 			}
@@ -300,7 +306,10 @@ func runModel(t *testing.T, a, b hubstore.Store) {
 			j := hubstore.Job{Key: pick(modelKeys), Host: pick(modelHosts), Mode: "subscribe", Topic: pick(modelTopics),
 				Callback: "https://cb.example/", Secret: "x", Lease: 60, VerifyToken: "tok", HasToken: rng.IntN(2) == 0,
 				NextAt: now.Add(time.Duration(rng.IntN(5)-2) * time.Second)}
-			maxTotal, maxPerHost := rng.IntN(10), rng.IntN(5)
+			maxTotal, maxPerHost := 0, 0
+			if rng.IntN(3) == 0 {
+				maxTotal, maxPerHost = 1+rng.IntN(8), 1+rng.IntN(4)
+			}
 			desc = fmt.Sprintf("AddJob(%s, %s, %d, %d)", j.Key, j.Host, maxTotal, maxPerHost)
 			perHost := 0
 			for _, o := range m.jobs {
@@ -313,6 +322,7 @@ func runModel(t *testing.T, a, b hubstore.Store) {
 				if !errors.Is(err, hubstore.ErrTooManyJobs) {
 					fatal(step, "%s = %+v, %v; want ErrTooManyJobs", desc, got, err)
 				}
+				outcomes["ErrTooManyJobs"]++
 				break
 			}
 			if err != nil || got.ID <= m.lastJob {
@@ -365,8 +375,12 @@ func runModel(t *testing.T, a, b hubstore.Store) {
 				}
 				m.jobHold[due[i].ID] = node
 			}
+			outcomes["jobs due"] += len(due)
 		case r < 94:
 			key := pick(modelKeys)
+			if held := m.heldBy(node); len(held) > 0 && rng.IntN(3) > 0 {
+				key = held[rng.IntN(len(held))] // mostly by the holder
+			}
 			u := hubstore.CursorUpdate{Key: key, Cursor: uint64(rng.IntN(8)), LastError: "gave up"}
 			d := hubstore.DeadLetter{Topic: pick(modelTopics), Callback: "https://cb.example/" + key, Seq: uint64(rng.IntN(9)),
 				Published: us(), ContentType: "text/plain", Body: []byte(fmt.Sprint(rng.IntN(100))), Attempts: rng.IntN(9),
@@ -377,6 +391,7 @@ func runModel(t *testing.T, a, b hubstore.Store) {
 				if !errors.Is(err, hubstore.ErrNotHolder) {
 					fatal(step, "%s = %+v, %v; want ErrNotHolder (holder %q)", desc, got, err, m.holder[key])
 				}
+				outcomes["dead letter refused"]++
 				break
 			}
 			if err != nil || got.ID <= m.lastDL {
@@ -385,6 +400,7 @@ func runModel(t *testing.T, a, b hubstore.Store) {
 			d.ID = got.ID
 			m.lastDL = d.ID
 			m.dead[d.ID] = d
+			outcomes["dead letter written"]++
 			m.subs[key] = applyUpdate(m.subs[key], u)
 		default:
 			var id uint64
@@ -406,11 +422,15 @@ func runModel(t *testing.T, a, b hubstore.Store) {
 			}
 			delete(m.dead, id)
 		}
+		if i := strings.IndexAny(desc, "( "); i > 0 {
+			outcomes[desc[:i]]++
+		}
 		// Compare through both handles in turn.
 		if err := compareHub(ctx, rng, handle[pick(nodes)], m); err != nil {
 			t.Fatalf("step %d (%s by %s): %v", step, desc, node, err)
 		}
 	}
+	t.Logf("steps by kind: %v", outcomes)
 	t.Logf("%d steps: %d subscriptions (%d held), %d jobs, %d dead letters, heads %v",
 		steps, len(m.subs), len(m.holder), len(m.jobs), len(m.dead), m.heads)
 }
@@ -422,6 +442,16 @@ func (m *hubModel) someJob(rng *rand.Rand) uint64 {
 		return m.lastJob + 1 + uint64(rng.IntN(3))
 	}
 	return ids[rng.IntN(len(ids))]
+}
+
+func (m *hubModel) heldBy(node string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m.holder)) {
+		if m.holder[k] == node {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func (m *hubModel) deleteJob(id uint64) {
