@@ -129,11 +129,46 @@ func RunModel(t *testing.T, open func(t *testing.T) store.Store, reopen func(t *
 		return cs
 	}
 
+	// Near the end, a bulk of resources (more than any page of the
+	// implementations: 1024) is created, lives a few steps, and is deleted,
+	// so that pages of Resources, ResourcesIn and Journal end at paths and
+	// records the history chose.
+	bulkAt := steps - 10 + rng.IntN(4)
+	bulkDel := bulkAt + 2 + rng.IntN(4)
+	var bulk []string
+	for i := range 1100 + rng.IntN(100) {
+		if i%3 == 0 {
+			bulk = append(bulk, fmt.Sprintf("b\xff/%04d", i))
+		} else {
+			bulk = append(bulk, fmt.Sprintf("a/b/%04d\x00", i))
+		}
+	}
+
 	reopens := 0
 	for step := range steps {
 		var desc string
 		r := rng.IntN(100)
+		if step == bulkAt || step == bulkDel {
+			r = -1
+		}
 		switch {
+		case r < 0:
+			desc = "bulk create"
+			w := m.clone()
+			var b store.Batch
+			for _, p := range bulk {
+				c := store.Change{Kind: rs.Created, Time: tick(), Resource: Res(p, p)}
+				if step == bulkDel {
+					desc, c.Kind, c.Resource = "bulk delete", rs.Deleted, w.inv[p]
+				}
+				applyChange(w, c, false)
+				b.Changes = append(b.Changes, c)
+			}
+			first, last, err := s.Apply(ctx, b)
+			if err != nil || first != uint64(len(m.journal)+1) || last != uint64(len(w.journal)) {
+				t.Fatalf("step %d: %s: Apply = %d, %d, %v", step, desc, first, last, err)
+			}
+			m = w
 		case reopen != nil && r < 5:
 			desc = "reopen"
 			s = reopen(t, s)
