@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/resourcesync-go/resourcesync/internal/pgtest"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/store"
@@ -45,13 +47,53 @@ func TestReplicasModel(t *testing.T) {
 	}
 	t.Run("memstore", func(t *testing.T) {
 		db := memstore.New()
-		replicaModel(t, memOpener(db), steps, true)
+		replicaModel(t, memOpener(db), steps, func(l *replica) error {
+			l.src.Store("default").(*memstore.Store).Lose()
+			return nil
+		})
 	})
 	t.Run("pgstore", func(t *testing.T) {
 		pgtest.Skip(t)
 		u := pgtest.Database(t)
+		// The leader's connection breaks: the server ends the backend
+		// that holds the scanner role's advisory lock.
+		lose := func(*replica) error {
+			ctx := context.Background()
+			conn, err := pgx.Connect(ctx, u)
+			if err != nil {
+				return err
+			}
+			defer conn.Close(ctx)
+			epoch := func() (e int64, err error) {
+				err = conn.QueryRow(ctx, `SELECT lead_epoch FROM rs_sets WHERE name = 'default'`).Scan(&e)
+				return e, err
+			}
+			before, err := epoch()
+			if err != nil {
+				return err
+			}
+			var n int
+			if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
+				WHERE locktype = 'advisory' AND granted AND objsubid = 2
+				AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&n); err != nil {
+				return err
+			}
+			if n != 1 {
+				return fmt.Errorf("%d backends hold the scanner role", n)
+			}
+			// Some replica (the same one or another) takes the role again:
+			// a new epoch.
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				if e, err := epoch(); err != nil || e > before {
+					return err
+				}
+				if time.Now().After(deadline) {
+					return fmt.Errorf("no replica took the role within 10s (epoch %d)", before)
+				}
+			}
+		}
 		replicaModel(t, func(ctx context.Context, set string) (store.Store, error) { return pgstore.Open(ctx, u, set, nil) },
-			max(steps/2, 5), false)
+			max(steps/2, 5), lose)
 	})
 }
 
@@ -68,7 +110,9 @@ type modelReplica struct {
 	down  int      // steps left down (a lagging follower)
 }
 
-func replicaModel(t *testing.T, open opener, steps int, canLose bool) {
+// lose makes the leader lose its role without stopping it (its
+// connection to the shared state broke).
+func replicaModel(t *testing.T, open opener, steps int, lose func(leader *replica) error) {
 	seed := uint64(0)
 	if v := os.Getenv("REPLICAMODEL_SEED"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
@@ -161,9 +205,16 @@ func replicaModel(t *testing.T, open opener, steps int, canLose bool) {
 			l := leaderOf()
 			if l == nil {
 				desc = "no leader"
-			} else if canLose && rng.IntN(2) == 0 {
+			} else if rng.IntN(2) == 0 {
 				desc = "leader " + l.name + " loses its role"
-				l.r.src.Store("default").(*memstore.Store).Lose()
+				if err := lose(l.r); err != nil {
+					t.Fatalf("step %d: %s: %v", step, desc, err)
+				}
+				if rng.IntN(2) == 0 { // changes during the takeover
+					p := modelFiles[rng.IntN(len(modelFiles))]
+					writeFile(p)
+					desc += ", write " + p
+				}
 			} else {
 				desc = "leader " + l.name + " restarts"
 				restart(l)
