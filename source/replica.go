@@ -43,8 +43,9 @@ func (s *Source) LeadAll(ctx context.Context) (release func(), err error) {
 			release()
 			return nil, err
 		}
+		// The role lasts until release or loss: ctx bounds only the wait
+		// (publish waits at most a while for a serve replica's role).
 		lctx, cancel := context.WithCancel(context.Background())
-		stop := context.AfterFunc(ctx, cancel)
 		go func() {
 			select {
 			case <-lost:
@@ -55,7 +56,6 @@ func (s *Source) LeadAll(ctx context.Context) (release func(), err error) {
 		st.lead.Store(&lctx)
 		releases = append(releases, func() {
 			st.lead.Store(nil)
-			stop()
 			cancel()
 			rel()
 		})
