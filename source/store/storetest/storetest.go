@@ -480,6 +480,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 	})
 
+	t.Run("Model", func(t *testing.T) { RunModel(t, open, nil) })
+
 	t.Run("Close", func(t *testing.T) {
 		s := open(t)
 		if err := s.Close(); err != nil {

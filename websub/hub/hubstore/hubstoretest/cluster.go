@@ -16,6 +16,8 @@ import (
 func RunCluster(t *testing.T, open2 func(t *testing.T) (a, b hubstore.Store)) {
 	ctx := context.Background()
 
+	t.Run("Model", func(t *testing.T) { a, b := open2(t); runModel(t, a, b) })
+
 	t.Run("SharedLog", func(t *testing.T) {
 		a, b := open2(t)
 		var want uint64

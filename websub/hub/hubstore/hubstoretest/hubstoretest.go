@@ -461,6 +461,8 @@ func Run(t *testing.T, open func(t *testing.T) hubstore.Store) {
 		testWatch(t, s, s)
 	})
 
+	t.Run("Model", func(t *testing.T) { s := open(t); runModel(t, s, s) })
+
 	t.Run("Closed", func(t *testing.T) {
 		s := open(t)
 		ch := must(s.Watch(ctx))(t)

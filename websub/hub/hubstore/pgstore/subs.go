@@ -186,7 +186,9 @@ WHERE key = $1 RETURNING `+subCols, b(r.Key), b(r.Topic), b(r.Callback), b(r.Sec
 					return err
 				}
 				if n >= maxPerTopic {
-					full = true
+					// Commit the job's deletion (if any) and report
+					// ErrTopicFull: not the UPDATE's ErrNoRows.
+					full, err = true, nil
 					break
 				}
 			}
