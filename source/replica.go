@@ -43,8 +43,9 @@ func (s *Source) LeadAll(ctx context.Context) (release func(), err error) {
 			release()
 			return nil, err
 		}
+		// The role lasts until release or loss: ctx bounds only the wait
+		// (publish waits at most a while for a serve replica's role).
 		lctx, cancel := context.WithCancel(context.Background())
-		stop := context.AfterFunc(ctx, cancel)
 		go func() {
 			select {
 			case <-lost:
@@ -55,7 +56,6 @@ func (s *Source) LeadAll(ctx context.Context) (release func(), err error) {
 		st.lead.Store(&lctx)
 		releases = append(releases, func() {
 			st.lead.Store(nil)
-			stop()
 			cancel()
 			rel()
 		})
@@ -137,10 +137,18 @@ const renderRetry = 500 * time.Millisecond
 func (s *Source) render(ctx context.Context) (behind bool) {
 	rep, err := s.Render(ctx)
 	if err != nil {
-		if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
+		// Logged once until it changes: a render retried every
+		// renderRetry must not fill the log (a replica whose settings
+		// differ from the leader's fails every time).
+		if ctx.Err() == nil && !errors.Is(err, context.Canceled) && err.Error() != s.renderErr {
 			s.log.Error("render failed", "err", err)
+			s.renderErr = err.Error()
 		}
 		return true
+	}
+	if s.renderErr != "" {
+		s.log.Info("render succeeds again")
+		s.renderErr = ""
 	}
 	for _, sr := range rep.Publish.Sets {
 		behind = behind || sr.Behind

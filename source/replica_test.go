@@ -141,8 +141,10 @@ func testTakeOver(t *testing.T, open opener) {
 	}
 
 	leader.stop()
-	write(t, dir, "d/new", "new")
-	write(t, dir, "d/a", "v2 longer")
+	// Renamed into place: the new leader may scan at any moment, and a
+	// file caught between truncate and write would be journaled twice.
+	writeAtomic(t, dir, "d/new", "new")
+	writeAtomic(t, dir, "d/a", "v2 longer")
 	os.Remove(filepath.Join(dir, "d", "b"))
 	st := other.src.Store("default")
 	start := time.Now()
@@ -232,5 +234,17 @@ func TestReplicaLosesRole(t *testing.T) {
 	until("the deletion journaled", func() bool { return lastSeq() == 3 })
 	if err := storetest.CheckReplay(ctx, leader.src.Store("default")); err != nil {
 		t.Error(err)
+	}
+}
+
+// writeAtomic writes rel through a hidden temporary file renamed into
+// place, so that a concurrent scan sees the old bytes or the new.
+func writeAtomic(t *testing.T, dir, rel, body string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	tmp := filepath.Join(filepath.Dir(p), ".tmp-"+filepath.Base(p))
+	write(t, dir, filepath.ToSlash(filepath.Join(filepath.Dir(rel), ".tmp-"+filepath.Base(rel))), body)
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
 	}
 }

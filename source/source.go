@@ -107,6 +107,8 @@ type Source struct {
 	mount  string
 	sets   []*set
 	mu     sync.Mutex // serialises Update
+
+	renderErr string // the last render error logged (Run's goroutine only)
 }
 
 // Open opens (creating if needed) the state of every set. It does not scan.

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -78,16 +80,39 @@ func isPostgresURL(u string) bool {
 	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
 }
 
-// redactURL hides a password in a store URL for messages.
+// redactURL hides the passwords of a store URL for messages: the
+// userinfo's, the password= and sslpassword= query parameters' (pgx reads
+// both), and those of a key=value connection string. It errs on the side
+// of hiding: the userinfo ends at the last '@' (a password may hold '/',
+// '?' or '@'), and a query that does not parse is hidden whole.
 func redactURL(u string) string {
 	scheme, rest, ok := strings.Cut(u, "://")
 	if !ok {
-		return u
+		return kvPassword.ReplaceAllString(u, "${1}xxxxx")
 	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return u
+	userinfo := ""
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		userinfo, rest = rest[:at+1], rest[at+1:]
+		if user, _, hasPW := strings.Cut(userinfo, ":"); hasPW {
+			userinfo = user + ":xxxxx@"
+		}
 	}
-	user, _, _ := strings.Cut(rest[:at], ":")
-	return scheme + "://" + user + ":xxxxx" + rest[at:]
+	rest, query, hasQuery := strings.Cut(rest, "?")
+	out := scheme + "://" + userinfo + rest
+	if !hasQuery {
+		return out
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return out + "?xxxxx"
+	}
+	for k := range q {
+		if l := strings.ToLower(k); l == "password" || l == "sslpassword" {
+			q[k] = []string{"xxxxx"}
+		}
+	}
+	return out + "?" + q.Encode()
 }
+
+// kvPassword is a password in a key=value connection string.
+var kvPassword = regexp.MustCompile(`(?i)(\b(?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)`)

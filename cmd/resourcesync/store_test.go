@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/resourcesync-go/resourcesync/internal/pgtest"
 )
 
 // TestStoreFlag: --store forms and their errors.
@@ -39,5 +42,45 @@ func TestStoreFlag(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPublishOnPostgres: publish --store postgres:// twice, with changes
+// between: both exit 0 (the scanner role lasts the whole run: it was once
+// cancelled as soon as the wait for it ended), the second journals the
+// changes, and the tree validates.
+func TestPublishOnPostgres(t *testing.T) {
+	pgURL := pgtest.Database(t)
+	dir, state, out := t.TempDir(), t.TempDir(), t.TempDir()
+	for i := range 30 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), []byte(fmt.Sprint(i)), 0o644)
+	}
+	publish := func(what string) string {
+		t.Helper()
+		code, stdout, stderr := runCLI(t, "publish", "--store", pgURL, "--state", state, "--out", out, "--base-url", "http://127.0.0.1:1/", "--no-dumps", dir)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", what, code, stdout, stderr)
+		}
+		return stdout
+	}
+	publish("first publish")
+	os.WriteFile(filepath.Join(dir, "f00.txt"), []byte("changed"), 0o644)
+	os.WriteFile(filepath.Join(dir, "new.txt"), []byte("new"), 0o644)
+	os.Remove(filepath.Join(dir, "f01.txt"))
+	if got := publish("second publish"); !strings.Contains(got, "1 created, 1 updated, 1 deleted") {
+		t.Errorf("second publish: %q, want 1 created, 1 updated, 1 deleted", got)
+	}
+	var docs []string
+	filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".xml") {
+			docs = append(docs, p)
+		}
+		return nil
+	})
+	if len(docs) < 3 {
+		t.Fatalf("published documents: %v", docs)
+	}
+	if code, stdout, stderr := runCLI(t, append([]string{"validate"}, docs...)...); code != 0 {
+		t.Errorf("validate: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

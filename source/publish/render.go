@@ -145,6 +145,12 @@ func (p *publisher) renderSet(ctx context.Context, s *Set, sr *SetReport) error 
 	if err := json.Unmarshal(clRaw, &cl); err != nil {
 		return fmt.Errorf("meta %s: %w", metaChangeLists, err)
 	}
+	if rl.Settings != "" && rl.Settings != p.rlSettings(s) {
+		// Another base URL (or resource base, or entries per list) than
+		// the leader's: no render could give the same bytes, and the
+		// Change Lists would name other URLs. Refuse, and say why.
+		return fmt.Errorf("%w: set %s: this replica's document settings (base URL %s, resource base, entries per list) differ from those of the replica that scans: start every replica with the same --base-url and document options", ErrConfig, s.Name, p.cfg.BaseURL)
+	}
 	sr.Resources, sr.ResourceListParts = rl.Entries, max(len(rl.Parts), 1)
 	sr.ChangeLists, sr.OpenEntries = len(cl.Closed)+1, int(max(cl.OpenLast+1, cl.Open.First)-cl.Open.First)
 	key := p.cacheKey(s)

@@ -79,6 +79,10 @@ func (m *merge) target(rel string) error {
 		}
 		return m.rest(c)
 	}
+	if s.tooLong(rel) {
+		m.st.Skipped++
+		return nil
+	}
 	abs := filepath.Join(s.root, filepath.FromSlash(rel))
 	kind, err := s.probe(rel, abs)
 	if err != nil {
@@ -269,6 +273,10 @@ func (m *merge) dir(c *cursor, abs, rel string) error {
 		if strings.HasPrefix(name, ".") || excluded[name] || s.skipped(r, name) {
 			continue
 		}
+		if s.tooLong(r) {
+			m.st.Skipped++
+			continue
+		}
 		switch t := e.typ; {
 		case t.IsDir():
 			if err := m.dir(c, joinPath(abs, name), r); err != nil {
@@ -351,4 +359,14 @@ func cmpEntry(a string, aDir bool, b string, bDir bool) int {
 	// Equal so far: either equal names, or one is the other plus "/...",
 	// which only whole paths (cmpPath) have.
 	return strings.Compare(a, b)
+}
+
+// tooLong reports (and logs) a path longer than the store holds (see
+// store.PathLimiter): it is skipped, and a directory with all below it.
+func (s *Scanner) tooLong(rel string) bool {
+	if s.maxPath <= 0 || len(rel) <= s.maxPath {
+		return false
+	}
+	s.log.Warn("scan: path too long for the store; skipped", "path", strings.ToValidUTF8(rel[:64], "")+"...", "bytes", len(rel), "max", s.maxPath)
+	return true
 }

@@ -81,6 +81,7 @@ type Scanner struct {
 	excludeIn  map[string]map[string]bool // directory -> names excluded in it
 	mu         sync.Mutex                 // one scan at a time
 	log        *slog.Logger
+	maxPath    int                                 // the store's store.PathLimiter, 0: none
 	beforeHash func(rel string)                    // test hook: runs in the worker before a file is read
 	openHook   func(name string) (hashFile, error) // test hook: opens a file to hash
 }
@@ -114,6 +115,9 @@ func New(opt Options) (*Scanner, error) {
 			s.excludeIn[d] = map[string]bool{}
 		}
 		s.excludeIn[d][n] = true
+	}
+	if l, ok := opt.Store.(store.PathLimiter); ok {
+		s.maxPath = l.MaxPathBytes()
 	}
 	if s.opt.Workers <= 0 {
 		s.opt.Workers = runtime.NumCPU()

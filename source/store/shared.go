@@ -27,3 +27,12 @@ type Shared interface {
 	// costs no polling of the data (PostgreSQL: LISTEN/NOTIFY).
 	Watch(ctx context.Context) (<-chan struct{}, error)
 }
+
+// PathLimiter is implemented by a Store that cannot hold a path longer
+// than MaxPathBytes bytes (pgstore: a B-tree index row). The scanner skips
+// a longer path as it skips a file it cannot read (logged, counted in
+// scan.Stats.Skipped) instead of failing every batch that holds it: one
+// such file must not stop the whole Source.
+type PathLimiter interface {
+	MaxPathBytes() int
+}

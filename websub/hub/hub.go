@@ -34,8 +34,10 @@ type Config struct {
 	// package hubstore).
 	Store hubstore.Store
 	// Node names this hub among the nodes sharing the state (default:
-	// host name, process id and a random suffix). Nodes running at the
-	// same time must have different names.
+	// host name, process id and a random suffix). The hub claims work
+	// in the store as Node plus a suffix of its own, so that two
+	// processes given the same name by mistake are still two nodes (each
+	// subscription delivered by one of them), not one delivering twice.
 	Node string
 	// ClaimTTL is how long a node's claims on subscriptions and
 	// verification jobs last unless renewed (default 6s); a node renews
@@ -252,7 +254,7 @@ func Open(cfg Config) (*Hub, error) {
 		st, own = bs, true
 	}
 	h := &Hub{
-		cfg: cfg, st: st, ownStore: own, node: cfg.Node, log: cfg.Logger,
+		cfg: cfg, st: st, ownStore: own, node: cfg.Node + "~" + challenge()[:6], log: cfg.Logger,
 		topics:     map[string]*topicState{},
 		subs:       map[string]*sub{},
 		hostSem:    map[string]chan struct{}{},

@@ -74,6 +74,17 @@ func (h *Hub) limited(w http.ResponseWriter) bool {
 	return true
 }
 
+// storeRefused is the message of a request the store refuses for good
+// (hubstore.ErrInvalid: e.g. URLs too long for its indexes): a 400, not a
+// 503 "try again" that a client would repeat forever.
+func storeRefused(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, hubstore.ErrInvalid.Error()+": "); i >= 0 {
+		msg = msg[i+len(hubstore.ErrInvalid.Error())+2:]
+	}
+	return "refused by the hub's store: " + msg
+}
+
 func httpError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -212,6 +223,9 @@ func (h *Hub) subscribe(w http.ResponseWriter, r *http.Request, mode string) {
 		w.Header().Set("Retry-After", "60")
 		httpError(w, http.StatusTooManyRequests, err.Error())
 		return
+	} else if errors.Is(err, hubstore.ErrInvalid) {
+		httpError(w, http.StatusBadRequest, storeRefused(err))
+		return
 	} else if err != nil {
 		h.log.Error("storing verification", "err", err)
 		w.Header().Set("Retry-After", "30")
@@ -312,7 +326,10 @@ func (h *Hub) fatPing(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	seq, err := h.publish(r.Context(), topic, ct, hubURL, body, extra, "fat")
-	if err != nil {
+	if errors.Is(err, hubstore.ErrInvalid) {
+		httpError(w, http.StatusBadRequest, storeRefused(err))
+		return
+	} else if err != nil {
 		h.log.Error("storing notification", "topic", topic, "err", err)
 		w.Header().Set("Retry-After", "30")
 		httpError(w, http.StatusServiceUnavailable, "could not store the notification; try again")
@@ -391,7 +408,10 @@ func (h *Hub) thinPing(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusBadGateway, fmt.Sprintf("fetching %s: %v", t, err))
 			return
 		}
-		if _, err := h.publish(r.Context(), t, ct, hubURL, body, nil, "thin"); err != nil {
+		if _, err := h.publish(r.Context(), t, ct, hubURL, body, nil, "thin"); errors.Is(err, hubstore.ErrInvalid) {
+			httpError(w, http.StatusBadRequest, storeRefused(err))
+			return
+		} else if err != nil {
 			w.Header().Set("Retry-After", "30")
 			httpError(w, http.StatusServiceUnavailable, "could not store the notification; try again")
 			return

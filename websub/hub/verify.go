@@ -231,6 +231,11 @@ func (h *Hub) apply(j *hubstore.Job, started time.Time) error {
 		h.log.Info("subscription refused: topic full", "topic", j.Topic)
 		return nil
 	}
+	if errors.Is(err, hubstore.ErrInvalid) { // for good (a job stored before the store checked it): drop it
+		h.log.Warn("subscription refused by the store", "topic", j.Topic, "err", err)
+		h.deleteJob(j)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -58,7 +58,8 @@
 // a pg_notify (empty payload) for Watch, all in one pipelined transaction.
 // SQLSTATE 53100 (disk full) is store.ErrNoSpace. A path longer than about
 // 2,700 bytes exceeds the B-tree's row limit and is refused with an error
-// saying so.
+// saying so; the scanner never sends one: Store is a store.PathLimiter
+// (MaxPath, 2,600 bytes), and longer paths are skipped with a warning.
 //
 // # Reads
 //

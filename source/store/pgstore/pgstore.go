@@ -77,9 +77,21 @@ type Store struct {
 }
 
 var (
-	_ store.Store  = (*Store)(nil)
-	_ store.Shared = (*Store)(nil)
+	_ store.Store       = (*Store)(nil)
+	_ store.Shared      = (*Store)(nil)
+	_ store.PathLimiter = (*Store)(nil)
 )
+
+// MaxPath is the longest path, in bytes, a Store holds: the inventory's
+// primary key is a B-tree, whose rows PostgreSQL refuses beyond 2704
+// bytes, headers included, once it cannot compress them. A fixed bound
+// (not whatever compresses) makes the scanner skip the same files
+// whatever their names' contents.
+const MaxPath = 2600
+
+// MaxPathBytes implements store.PathLimiter: the scanner skips longer
+// paths.
+func (s *Store) MaxPathBytes() int { return MaxPath }
 
 // Open connects to the database at rawURL (a postgres:// URL or a
 // key=value connection string), applies the schema migrations this

@@ -48,6 +48,9 @@ func (s *Store) AddJob(ctx context.Context, j hubstore.Job, maxTotal, maxPerHost
 	if j.Key == "" {
 		return j, invalid("job without key")
 	}
+	if err := fits(j.Topic, j.Key); err != nil {
+		return j, err
+	}
 	if err := s.check(ctx); err != nil {
 		return j, err
 	}

@@ -35,6 +35,9 @@ func (s *Store) Append(ctx context.Context, topic string, e hubstore.Entry) (uin
 	if topic == "" {
 		return 0, invalid("empty topic")
 	}
+	if err := fits(topic, ""); err != nil {
+		return 0, err
+	}
 	if err := s.check(ctx); err != nil {
 		return 0, err
 	}

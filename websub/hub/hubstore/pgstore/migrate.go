@@ -150,11 +150,20 @@ func migrateStep(ctx context.Context, pool *pgxpool.Pool) (done bool, err error)
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS hub_schema (
+		// CREATE TABLE IF NOT EXISTS needs the CREATE privilege even when
+		// the table exists: look first, so that a role without it opens a
+		// current schema.
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT to_regclass('hub_schema') IS NOT NULL`).Scan(&exists); err != nil {
+			return err
+		}
+		if !exists {
+			if _, err := tx.Exec(ctx, `CREATE TABLE hub_schema (
 	version    int PRIMARY KEY,
 	applied_at timestamptz NOT NULL DEFAULT now()
 )`); err != nil {
-			return err
+				return err
+			}
 		}
 		var v int
 		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM hub_schema`).Scan(&v); err != nil {

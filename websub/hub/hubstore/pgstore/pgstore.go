@@ -88,6 +88,27 @@ func (s *Store) check(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// maxIndexed bounds the bytes of the strings one btree index row holds:
+// PostgreSQL refuses a row over 2704 bytes (headers included) once it
+// cannot compress it, so a topic and a subscription key (the topic, a
+// separator and the callback) must fit in hub_topics (topic), hub_subs
+// (key) and (topic, key), hub_jobs (key, id). fits refuses what would not,
+// before anything is stored: a request the hub accepted must never fail
+// later, when the verified subscription is stored.
+const maxIndexed = 2600
+
+// fits reports, as a hubstore.ErrInvalid, a topic or topic and key too
+// long to index (key may be "").
+func fits(topic, key string) error {
+	if key == "" && len(topic) > maxIndexed {
+		return invalid("topic too long for the PostgreSQL store: %d bytes, at most %d", len(topic), maxIndexed)
+	}
+	if n := len(topic) + len(key); n > maxIndexed {
+		return invalid("topic and callback too long for the PostgreSQL store: %d bytes with the subscription key, at most %d", n, maxIndexed)
+	}
+	return nil
+}
+
 func invalid(format string, a ...any) error {
 	return fmt.Errorf("pgstore: %w: "+format, append([]any{hubstore.ErrInvalid}, a...)...)
 }

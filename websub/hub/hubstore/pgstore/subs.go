@@ -50,6 +50,9 @@ func (s *Store) PutSubscription(ctx context.Context, r hubstore.Subscription) er
 	if r.Key == "" || r.Topic == "" {
 		return invalid("subscription without key or topic")
 	}
+	if err := fits(r.Topic, r.Key); err != nil {
+		return err
+	}
 	if err := s.check(ctx); err != nil {
 		return err
 	}
@@ -156,6 +159,9 @@ SELECT (SELECT n FROM hub_counts WHERE name = 'subs'), (SELECT n FROM hub_counts
 func (s *Store) Subscribe(ctx context.Context, jobID uint64, r hubstore.Subscription, maxPerTopic int) (hubstore.Subscription, error) {
 	if r.Key == "" || r.Topic == "" {
 		return r, invalid("subscription without key or topic")
+	}
+	if err := fits(r.Topic, r.Key); err != nil {
+		return r, err
 	}
 	if err := s.check(ctx); err != nil {
 		return r, err
