@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,6 +50,9 @@ func Seed(t testing.TB, env string) uint64 {
 var modelPaths = []string{
 	"a", "a/", "a/b", "a//b", "a/b/c", "ab", "a0", "/", "//", "/a",
 	"b\xff", "b\xff/c", "\xfe\xff", "a\x00b", "é", "e\u0301", "z z%20?#",
+	// Long paths sharing a 2,000-byte prefix (under pgstore's limit of
+	// 2,600 bytes: store.PathLimiter).
+	strings.Repeat("l/", 1000) + "a", strings.Repeat("l/", 1000) + "\xff",
 }
 
 // modelMetaKeys are the meta keys the model writes besides MetaBaseline.
