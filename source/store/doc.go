@@ -124,7 +124,8 @@ type Batch struct {
 	// Baseline applies Changes to the inventory (same rules, Changed set
 	// to each change's Time) without journal records: the first scan of a
 	// collection. Allowed only while the journal is empty (ErrConflict
-	// otherwise); Apply then returns (0, 0).
+	// otherwise; a Baseline batch without changes writes only its Touch
+	// and Meta and is accepted at any time); Apply then returns (0, 0).
 	Baseline bool
 }
 
