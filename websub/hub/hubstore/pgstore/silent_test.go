@@ -91,8 +91,9 @@ func (p *blackholeProxy) swallow() {
 // other nodes publish.
 func TestWatchSilentDrop(t *testing.T) {
 	pgtest.Skip(t)
-	defer func(d time.Duration) { listenCheck = d }(listenCheck)
+	old := listenCheck
 	listenCheck = 300 * time.Millisecond
+	t.Cleanup(func() { listenCheck = old }) // after the stores close (cleanups run last first)
 	direct := pgtest.Database(t)
 	u, _ := url.Parse(direct)
 	p := newBlackholeProxy(t, u.Host)
