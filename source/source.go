@@ -167,7 +167,8 @@ func Open(cfg Config) (*Source, error) {
 		s.shared = sh != nil
 		scanner, err := scan.New(scan.Options{
 			Root: sc.Dir, Store: st, Exclude: append([]string{cfg.StateDir, s.out}, cfg.Exclude...), Skip: cfg.Skip,
-			Logger: s.log.With("set", sc.Name), Now: cfg.Now,
+			RefuseEmptyRoot: sh != nil, // a replica's mount may be missing
+			Logger:          s.log.With("set", sc.Name), Now: cfg.Now,
 		})
 		if err != nil {
 			st.Close()
