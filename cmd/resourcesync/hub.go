@@ -223,5 +223,8 @@ func importHubState(ctx context.Context, cmd *cli.Command, ps *pgstore.Store, di
 	}
 	fmt.Fprintf(cmd.Root().Writer, "imported %s: %d topics, %d log entries, %d subscriptions, %d pending verifications, %d dead letters\n",
 		dir, n.Topics, n.Entries, n.Subscriptions, n.Jobs, n.DeadLetters)
+	if n.TooLong > 0 {
+		fmt.Fprintf(cmd.Root().ErrWriter, "warning: --import-state %s: %d topics, subscriptions or pending verifications left out: their URLs are too long for PostgreSQL's indexes\n", dir, n.TooLong)
+	}
 	return nil
 }
