@@ -80,6 +80,10 @@ func (s *Source) leadLoop(ctx context.Context, st *set, acquired chan<- struct{}
 			}
 			continue
 		}
+		select { // a request of an earlier holding
+		case <-st.yield:
+		default:
+		}
 		lctx, cancel := context.WithCancel(ctx)
 		st.lead.Store(&lctx)
 		s.log.Info("scanner role taken", "set", st.name)
@@ -92,16 +96,32 @@ func (s *Source) leadLoop(ctx context.Context, st *set, acquired chan<- struct{}
 		case acquired <- struct{}{}:
 		default:
 		}
+		yielded := false
 		select {
 		case <-lost:
 			s.log.Warn("scanner role lost: no longer writing", "set", st.name)
+		case <-st.yield:
+			s.log.Warn("scanner role given up for a while: this replica's directory is empty (not mounted?); another replica may scan", "set", st.name, "dir", st.dir, "pause", yieldPause)
+			yielded = true
 		case <-ctx.Done():
 		}
 		cancel() // before anything else: an update in progress stops writing
 		st.lead.Store(nil)
 		release()
+		if yielded {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(yieldPause):
+			}
+		}
 	}
 }
+
+// yieldPause is how long a replica that gave the scanner role up (its
+// directory empty) waits before it competes for the role again. A
+// variable for tests.
+var yieldPause = 30 * time.Second
 
 // watchShared returns a channel that receives a value after commits to any
 // shared set's state (coalesced).

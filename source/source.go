@@ -91,7 +91,11 @@ type set struct {
 	// lead is done when the scanner role of a shared set is lost; nil
 	// while this process does not hold it. Sets that are not shared are
 	// always led.
-	lead    atomic.Pointer[context.Context]
+	lead atomic.Pointer[context.Context]
+	// yield asks leadLoop to give the role up for a while: this
+	// process's directory is empty (scan.ErrEmptyRoot), another replica's
+	// may be mounted.
+	yield   chan struct{}
 	scanner *scan.Scanner
 	base    string // resource URL prefix
 	prefix  string // resource URL path prefix
@@ -167,7 +171,8 @@ func Open(cfg Config) (*Source, error) {
 		s.shared = sh != nil
 		scanner, err := scan.New(scan.Options{
 			Root: sc.Dir, Store: st, Exclude: append([]string{cfg.StateDir, s.out}, cfg.Exclude...), Skip: cfg.Skip,
-			Logger: s.log.With("set", sc.Name), Now: cfg.Now,
+			RefuseEmptyRoot: sh != nil, // a replica's mount may be missing
+			Logger:          s.log.With("set", sc.Name), Now: cfg.Now,
 		})
 		if err != nil {
 			st.Close()
@@ -179,7 +184,7 @@ func Open(cfg Config) (*Source, error) {
 			base += sc.Name + "/"
 			prefix += sc.Name + "/"
 		}
-		s.sets = append(s.sets, &set{name: sc.Name, dir: sc.Dir, abs: abs, st: st, shared: sh, scanner: scanner, base: base, prefix: prefix})
+		s.sets = append(s.sets, &set{name: sc.Name, dir: sc.Dir, abs: abs, st: st, shared: sh, yield: make(chan struct{}, 1), scanner: scanner, base: base, prefix: prefix})
 	}
 	if s.shared {
 		if s.cfg.Dumps || s.cfg.Archives {
@@ -263,6 +268,12 @@ func (s *Source) scan(ctx context.Context) (map[string]scan.Stats, error) {
 		stats, err := st.scanner.Scan(ctx)
 		out[st.name] = stats
 		if err != nil {
+			if st.shared != nil && errors.Is(err, scan.ErrEmptyRoot) {
+				select {
+				case st.yield <- struct{}{}:
+				default:
+				}
+			}
 			return out, fmt.Errorf("scan of set %s: %w", st.name, err)
 		}
 	}

@@ -51,10 +51,13 @@ STATE STORE (--store URL)
                     over within about --claim-ttl and resumes from the last
                     stored position: delivery stays at-least-once and in order.
                     --node names this process among the nodes (default: host
-                    name, process ID and a random suffix); live nodes need
-                    different names.
+                    name, process ID and a random suffix); two processes
+                    given the same name by mistake are still two nodes.
                     --import-state DIR copies a hub's embedded state (DIR/hub.db)
-                    into an empty database first (moving a hub to PostgreSQL).`
+                    into an empty database first (moving a hub to PostgreSQL).
+                    A password in the URL is visible to every local user
+                    (ps): give the URL in $RESOURCESYNC_HUB_STORE, or the
+                    password in $PGPASSWORD or ~/.pgpass.`
 
 func hubCommand() *cli.Command {
 	return &cli.Command{
@@ -220,5 +223,8 @@ func importHubState(ctx context.Context, cmd *cli.Command, ps *pgstore.Store, di
 	}
 	fmt.Fprintf(cmd.Root().Writer, "imported %s: %d topics, %d log entries, %d subscriptions, %d pending verifications, %d dead letters\n",
 		dir, n.Topics, n.Entries, n.Subscriptions, n.Jobs, n.DeadLetters)
+	if n.TooLong > 0 {
+		fmt.Fprintf(cmd.Root().ErrWriter, "warning: --import-state %s: %d topics, subscriptions or pending verifications left out: their URLs are too long for PostgreSQL's indexes\n", dir, n.TooLong)
+	}
 	return nil
 }

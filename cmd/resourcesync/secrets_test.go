@@ -81,3 +81,22 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// TestStoreURLFromEnv: the URL (with its password) may come from
+// $RESOURCESYNC_STORE, out of sight of ps; --help does not show it.
+func TestStoreURLFromEnv(t *testing.T) {
+	const pw = "S3CRETpw"
+	t.Setenv("RESOURCESYNC_STORE", "postgres://u:"+pw+"@127.0.0.1:1/db?sslmode=disable")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a"), 0o644)
+	code, stdout, stderr := runCLI(t, "publish", "--base-url", "http://127.0.0.1/", "--out", t.TempDir(), "--state", t.TempDir(), dir)
+	if code == 0 || !strings.Contains(stderr, "127.0.0.1:1") || strings.Contains(stdout+stderr, pw) {
+		t.Errorf("publish with $RESOURCESYNC_STORE: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, c := range []string{"publish", "serve", "simulate"} {
+		_, stdout, stderr := runCLI(t, c, "--help")
+		if strings.Contains(stdout+stderr, pw) || !strings.Contains(stdout, "RESOURCESYNC_STORE") {
+			t.Errorf("%s --help:\n%s%s", c, stdout, stderr)
+		}
+	}
+}

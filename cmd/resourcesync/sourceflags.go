@@ -54,7 +54,7 @@ func sourceFlags() []cli.Flag {
 }
 
 func storeFlag() cli.Flag {
-	return &cli.StringFlag{Name: "store", Usage: "state store: bolt:PATH or postgres://... (see STATE STORE above)", DefaultText: "bolt:STATE"}
+	return &cli.StringFlag{Name: "store", Usage: "state store: bolt:PATH or postgres://... (see STATE STORE above)", DefaultText: "bolt:STATE", Sources: cli.EnvVars("RESOURCESYNC_STORE")}
 }
 
 // sourceConfig builds a source.Config from the shared flags.

@@ -42,7 +42,10 @@ STATE STORE (--store URL)
                     what the leader publishes (or give --hub URL, --no-hub).
    publish on a shared store takes the scanner role of every set for its run
    (it waits up to 30 s for a holder, e.g. a serve replica, and fails after).
-   --state still holds the local files (the documents) with either store.`
+   --state still holds the local files (the documents) with either store.
+   A password in the URL is visible to every local user (ps): give the URL
+   in $RESOURCESYNC_STORE instead, or the password in $PGPASSWORD or
+   ~/.pgpass. Messages never show it.`
 
 // applyStore sets cfg's store from --store (see storeHelp).
 func applyStore(cmd *cli.Command, cfg *source.Config) error {

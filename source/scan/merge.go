@@ -257,6 +257,9 @@ func (m *merge) dir(c *cursor, abs, rel string) error {
 	}
 	shared := d.shared()
 	excluded := s.excludeIn[abs]
+	if rel == "" && s.opt.RefuseEmptyRoot && c.ok && !anyVisible(ents, excluded) {
+		return fmt.Errorf("%w: %s holds nothing while the inventory holds resources (starting with %s): not mounted? Refusing to journal the deletion of every resource", ErrEmptyRoot, s.root, c.rec.Path)
+	}
 	prefix := ""
 	if rel != "" {
 		prefix = rel + "/"
@@ -369,4 +372,18 @@ func (s *Scanner) tooLong(rel string) bool {
 	}
 	s.log.Warn("scan: path too long for the store; skipped", "path", strings.ToValidUTF8(rel[:64], "")+"...", "bytes", len(rel), "max", s.maxPath)
 	return true
+}
+
+// ErrEmptyRoot: see Options.RefuseEmptyRoot.
+var ErrEmptyRoot = errors.New("scan: the directory is empty")
+
+// anyVisible reports whether a listing has an entry the walk would look
+// at (hidden and excluded names aside).
+func anyVisible(ents *dirEntries, excluded map[string]bool) bool {
+	for i := range ents.ents {
+		if name := ents.name(&ents.ents[i]); !strings.HasPrefix(name, ".") && !excluded[name] {
+			return true
+		}
+	}
+	return false
 }

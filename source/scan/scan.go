@@ -48,6 +48,13 @@ type Options struct {
 	// name alone ("*.tmp", "cache", "logs/2024-*").
 	Skip []string
 
+	// RefuseEmptyRoot makes a scan fail with ErrEmptyRoot, changing
+	// nothing, when Root holds no entry (hidden and excluded ones aside)
+	// while the inventory holds resources: an unmounted share, whose scan
+	// would journal the deletion of every resource. Replicas set it: any
+	// of them may take the scanner role, with its own mount.
+	RefuseEmptyRoot bool
+
 	Workers   int // hashing workers; default runtime.NumCPU()
 	BatchSize int // changes and touches per store transaction; default 10,000
 

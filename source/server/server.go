@@ -154,8 +154,16 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, escaped 
 		http.NotFound(w, r)
 		return
 	}
-	res, err := set.Store.Get(r.Context(), rel)
+	lctx, cancel := context.WithTimeout(r.Context(), lookupTimeout)
+	res, err := set.Store.Get(lctx, rel)
+	cancel()
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil {
+			h.log().Warn("inventory lookup timed out", "path", rel, "after", lookupTimeout)
+			w.Header().Set("Retry-After", "5")
+			http.Error(w, "state unavailable; retry later", http.StatusServiceUnavailable)
+			return
+		}
 		if !errors.Is(err, store.ErrNotFound) && !errors.Is(err, context.Canceled) {
 			h.log().Error("inventory lookup failed", "path", rel, "err", err)
 			http.Error(w, "state unavailable", http.StatusServiceUnavailable)
@@ -235,6 +243,12 @@ func sameAsScanned(fi os.FileInfo, res *store.Resource) bool {
 // since the next scan settles it (a Destination retries and otherwise
 // holds its checkpoint), rather than 404, which would say the resource is
 // gone, or the file's current bytes, which may come from outside the set.
+// lookupTimeout bounds a resource's inventory lookup: a shared store
+// (PostgreSQL) can stall (a table lock, a failover), and requests must
+// then end with a 503 rather than wait for it, piling up on its
+// connections. A variable for tests.
+var lookupTimeout = 5 * time.Second
+
 func (h *Handler) unavailable(w http.ResponseWriter) {
 	ra := h.RetryAfter
 	if ra <= 0 {

@@ -18,6 +18,11 @@ var ErrNotEmpty = errors.New("pgstore: the database already holds hub state")
 // ImportStats counts what Import copied.
 type ImportStats struct {
 	Topics, Entries, Subscriptions, Jobs, DeadLetters int
+	// TooLong counts the topics (with their logs), subscriptions and
+	// jobs left out: their topic or key is longer than PostgreSQL can
+	// index (see fits); the embedded store took them. The rest is
+	// imported all the same.
+	TooLong int
 }
 
 // Import copies the whole state of src (for example the embedded store of
@@ -51,6 +56,10 @@ func (s *Store) Import(ctx context.Context, src hubstore.Store) (ImportStats, er
 		}
 		topics := make([][]any, 0, len(heads))
 		for t, h := range heads {
+			if fits(t, "") != nil {
+				st.TooLong++
+				continue
+			}
 			topics = append(topics, []any{b(t), int64(h)})
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"hub_topics"}, []string{"topic", "head"}, pgx.CopyFromRows(topics)); err != nil {
@@ -58,6 +67,9 @@ func (s *Store) Import(ctx context.Context, src hubstore.Store) (ImportStats, er
 		}
 		st.Topics = len(topics)
 		for t := range heads {
+			if fits(t, "") != nil {
+				continue
+			}
 			var id int64
 			if err := tx.QueryRow(ctx, `SELECT id FROM hub_topics WHERE topic = $1`, b(t)).Scan(&id); err != nil {
 				return err
@@ -70,6 +82,10 @@ func (s *Store) Import(ctx context.Context, src hubstore.Store) (ImportStats, er
 		}
 		n, err := copySeq(ctx, tx, "hub_subs", []string{"key", "topic", "callback", "secret", "lease", "expires", "cursor",
 			"attempt", "first_fail", "last_error", "next_at"}, src.Subscriptions(ctx, ""), func(r hubstore.Subscription) []any {
+			if fits(r.Topic, r.Key) != nil {
+				st.TooLong++
+				return nil
+			}
 			return []any{b(r.Key), b(r.Topic), b(r.Callback), b(r.Secret), r.Lease, ts(r.Expires), int64(r.Cursor),
 				int32(r.Attempt), ts(r.FirstFail), b(r.LastError), ts(r.NextAt)}
 		})
@@ -79,6 +95,10 @@ func (s *Store) Import(ctx context.Context, src hubstore.Store) (ImportStats, er
 		}
 		n, err = copySeq(ctx, tx, "hub_jobs", []string{"id", "key", "host", "mode", "topic", "callback", "secret", "lease",
 			"verify_token", "has_token", "attempts", "next_at"}, src.Jobs(ctx), func(j hubstore.Job) []any {
+			if fits(j.Topic, j.Key) != nil {
+				st.TooLong++
+				return nil
+			}
 			return []any{int64(j.ID), b(j.Key), b(j.Host), j.Mode, b(j.Topic), b(j.Callback), b(j.Secret), j.Lease,
 				b(j.VerifyToken), j.HasToken, int32(j.Attempts), tsInf(j.NextAt)}
 		})
@@ -149,21 +169,26 @@ func copyEntries(ctx context.Context, tx pgx.Tx, src hubstore.Store, topic strin
 	return n, err
 }
 
-// copySeq copies the records of an iterator with one COPY.
+// copySeq copies the records of an iterator with one COPY; a record whose
+// row is nil is left out.
 func copySeq[T any](ctx context.Context, tx pgx.Tx, table string, cols []string, seq iter.Seq2[T, error], row func(T) []any) (int, error) {
 	next, stop := iter.Pull2(seq)
 	defer stop()
 	n := 0
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromFunc(func() ([]any, error) {
-		v, err, ok := next()
-		if !ok {
-			return nil, nil
+		for {
+			v, err, ok := next()
+			if !ok {
+				return nil, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			if r := row(v); r != nil {
+				n++
+				return r, nil
+			}
 		}
-		if err != nil {
-			return nil, err
-		}
-		n++
-		return row(v), nil
 	}))
 	return n, err
 }

@@ -77,8 +77,13 @@ func (l *listener) run(ctx context.Context) {
 		}
 		first = false
 		for {
-			n, err := conn.WaitForNotification(ctx)
+			wctx, cancel := context.WithTimeout(ctx, listenCheck)
+			n, err := conn.WaitForNotification(wctx)
+			cancel()
 			if err != nil {
+				if ctx.Err() == nil && wctx.Err() != nil && ping(ctx, conn) == nil {
+					continue // quiet, and alive
+				}
 				break
 			}
 			ev, err := strconv.ParseUint(n.Payload, 10, 8)
@@ -108,4 +113,20 @@ func (l *listener) backendPID() uint32 {
 func (l *listener) close() {
 	l.stop()
 	<-l.done
+}
+
+// listenCheck is how long the listening connection may stay quiet before
+// it is checked with a query. It is idle most of the time, and an idle
+// flow is what NATs, firewalls and load balancers drop without a word:
+// without a check, a node would wait on a dead connection (until TCP
+// keepalive gives up, up to hours) and never hear of what other nodes
+// publish. A variable for tests.
+var listenCheck = 10 * time.Second
+
+// ping checks a connection with a round trip, bounded.
+func ping(ctx context.Context, conn *pgx.Conn) error {
+	ctx, cancel := context.WithTimeout(ctx, max(listenCheck/2, time.Second))
+	defer cancel()
+	_, err := conn.Exec(ctx, `SELECT 1`)
+	return err
 }
