@@ -40,6 +40,9 @@ STATE STORE (--store URL)
                     embedded hubs are nodes of one hub cluster on the same
                     database, so a subscription made through any replica gets
                     what the leader publishes (or give --hub URL, --no-hub).
+   A replica whose DIR is empty while the database holds resources (a share
+   not mounted) refuses to scan, rather than delete every resource, and
+   gives the scanner role to another replica for 30 s.
    publish on a shared store takes the scanner role of every set for its run
    (it waits up to 30 s for a holder, e.g. a serve replica, and fails after).
    --state still holds the local files (the documents) with either store.

@@ -74,6 +74,18 @@ func (h *Hub) limited(w http.ResponseWriter) bool {
 	return true
 }
 
+// storeTimeout bounds the store calls of a request: a shared store
+// (PostgreSQL) can stall (a table lock, a failover), and a publisher or
+// subscriber must then get a 503 "try again" within seconds rather than
+// wait as long, requests piling up on the store's connections. A
+// variable for tests.
+var storeTimeout = 10 * time.Second
+
+// storeCtx is r's context bounded by storeTimeout.
+func storeCtx(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), storeTimeout)
+}
+
 // storeRefused is the message of a request the store refuses for good
 // (hubstore.ErrInvalid: e.g. URLs too long for its indexes): a 400, not a
 // 503 "try again" that a client would repeat forever.
@@ -201,11 +213,13 @@ func (h *Hub) subscribe(w http.ResponseWriter, r *http.Request, mode string) {
 		return
 	}
 	key := subKey(topic, callback)
+	sctx, cancel := storeCtx(r)
+	defer cancel()
 	if mode == "subscribe" {
-		n, err := h.st.CountSubscriptions(r.Context(), topic)
+		n, err := h.st.CountSubscriptions(sctx, topic)
 		full := err == nil && n >= h.cfg.MaxSubscriptionsPerTopic
 		if full {
-			_, err := h.st.GetSubscription(r.Context(), key)
+			_, err := h.st.GetSubscription(sctx, key)
 			full = errors.Is(err, hubstore.ErrNotFound)
 		}
 		if full {
@@ -219,7 +233,7 @@ func (h *Hub) subscribe(w http.ResponseWriter, r *http.Request, mode string) {
 	if mode == "subscribe" {
 		j.Secret = secret
 	}
-	if err := h.addJob(r.Context(), j); errors.Is(err, errTooManyPending) {
+	if err := h.addJob(sctx, j); errors.Is(err, errTooManyPending) {
 		w.Header().Set("Retry-After", "60")
 		httpError(w, http.StatusTooManyRequests, err.Error())
 		return
@@ -325,7 +339,9 @@ func (h *Hub) fatPing(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "reading the notification: "+err.Error())
 		return
 	}
-	seq, err := h.publish(r.Context(), topic, ct, hubURL, body, extra, "fat")
+	sctx, cancel := storeCtx(r)
+	defer cancel()
+	seq, err := h.publish(sctx, topic, ct, hubURL, body, extra, "fat")
 	if errors.Is(err, hubstore.ErrInvalid) {
 		httpError(w, http.StatusBadRequest, storeRefused(err))
 		return
@@ -400,7 +416,12 @@ func (h *Hub) thinPing(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, t := range topics {
 		// Subscribers on any node count.
-		if n, err := h.st.CountSubscriptions(r.Context(), t); err == nil && n == 0 {
+		n, err := func() (int, error) {
+			ctx, cancel := storeCtx(r)
+			defer cancel()
+			return h.st.CountSubscriptions(ctx, t)
+		}()
+		if err == nil && n == 0 {
 			continue // nobody to deliver to: nothing to fetch
 		}
 		ct, body, err := h.fetchTopic(r.Context(), t)
@@ -408,7 +429,12 @@ func (h *Hub) thinPing(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusBadGateway, fmt.Sprintf("fetching %s: %v", t, err))
 			return
 		}
-		if _, err := h.publish(r.Context(), t, ct, hubURL, body, nil, "thin"); errors.Is(err, hubstore.ErrInvalid) {
+		_, err = func() (uint64, error) {
+			ctx, cancel := storeCtx(r)
+			defer cancel()
+			return h.publish(ctx, t, ct, hubURL, body, nil, "thin")
+		}()
+		if errors.Is(err, hubstore.ErrInvalid) {
 			httpError(w, http.StatusBadRequest, storeRefused(err))
 			return
 		} else if err != nil {

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"iter"
 	"time"
 
@@ -185,6 +186,12 @@ WHERE key = $1 RETURNING `+subCols, b(r.Key), b(r.Topic), b(r.Callback), b(r.Sec
 		switch {
 		case err == pgx.ErrNoRows:
 			if maxPerTopic > 0 {
+				// Concurrent verifications of one topic (on any node)
+				// count one after the other, or each sees room for
+				// itself and the limit is passed.
+				if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, topicLockClass, topicLockKey(r.Topic)); err != nil {
+					return err
+				}
 				// A range scan of (topic, key), bounded by the limit.
 				var n int
 				if err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM hub_subs WHERE topic = $1 LIMIT $2) x`,
@@ -500,4 +507,15 @@ func (s *Store) Release(ctx context.Context, node string, keys ...string) error 
 		return tx.SendBatch(ctx, bt).Close()
 	})
 	return wrap("release", err)
+}
+
+// topicLockClass is the first key of the transaction-level advisory lock
+// that serialises the new subscriptions of a topic ("htpc"; the Source's
+// store uses other classes); the second is topicLockKey.
+const topicLockClass int32 = 0x68747063
+
+func topicLockKey(topic string) int32 {
+	h := fnv.New32a()
+	h.Write([]byte(topic))
+	return int32(h.Sum32())
 }
