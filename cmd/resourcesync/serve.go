@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/resourcesync-go/resourcesync/source"
+	"github.com/resourcesync-go/resourcesync/source/publish"
 )
 
 const serveHelp = `Publishes DIR (or several named sets) as a ResourceSync Source over HTTP and
@@ -104,6 +105,14 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 		ro.Watcher = w
 	}
 	rep, err := src.Update(ctx)
+	if err != nil && src.Shared() && errors.Is(err, publish.ErrConfig) {
+		// A replica that does not lead yet cannot render documents made
+		// with other settings (e.g. a --base-url changed on restart). Not
+		// fatal: once it takes the scanner role it publishes with its own
+		// settings; until then the render error is logged.
+		cfg.Logger.Error("documents not rendered yet", "err", err)
+		err = nil
+	}
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
 	}

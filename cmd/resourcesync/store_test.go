@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/pgtest"
 )
@@ -82,5 +87,51 @@ func TestPublishOnPostgres(t *testing.T) {
 	}
 	if code, stdout, stderr := runCLI(t, append([]string{"validate"}, docs...)...); code != 0 {
 		t.Errorf("validate: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestServeAfterPublishOtherBaseURL: serve on a shared store that a
+// publish with another --base-url filled: the replica, alone, takes the
+// scanner role and serves documents with its own base URL (it once exited
+// at start: its first render refused the other settings).
+func TestServeAfterPublishOtherBaseURL(t *testing.T) {
+	pgURL := pgtest.Database(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a"), 0o644)
+	if code, stdout, stderr := runCLI(t, "publish", "--store", pgURL, "--state", t.TempDir(), "--out", t.TempDir(), "--base-url", "http://example.org/", "--no-dumps", dir); code != 0 {
+		t.Fatalf("publish: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		code, _, _ := runCLICtx(ctx, "serve", "--store", pgURL, "--state", t.TempDir(), "--addr", addr, "--no-hub", "--no-dumps", dir)
+		done <- code
+	}()
+	defer func() { cancel(); <-done }()
+	want := "http://" + addr + "/a.txt"
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		select {
+		case code := <-done:
+			done <- code
+			t.Fatalf("serve exited with %d", code)
+		default:
+		}
+		resp, err := http.Get("http://" + addr + "/.resourcesync/default/resourcelist.xml")
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(string(b), want) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the Resource List never listed %s", want)
+		}
 	}
 }
