@@ -41,7 +41,7 @@ func (s *syncBuffer) String() string {
 // gives the role up for a while, so that one with the directory mounted
 // scans.
 func TestReplicaEmptyMount(t *testing.T) {
-	yieldPause = 3 * time.Second // not restored: read only after an empty scan
+	setYieldPause.Do(func() { yieldPause = 3 * time.Second }) // once: a replica of an earlier run (-count) may still read it
 	dir := t.TempDir()
 	for i := range 5 {
 		write(t, dir, filepath.Join("d", string(rune('a'+i))), "v1")
@@ -49,16 +49,25 @@ func TestReplicaEmptyMount(t *testing.T) {
 	db := memstore.New()
 	open := memOpener(db)
 	a := startReplica(t, open, dir, t.TempDir())
+	var logs syncBuffer
 	until := func(what string, ok func() bool) {
 		t.Helper()
 		for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
+				t.Fatalf("timed out waiting for %s\n%s", what, logs.String())
 			}
 		}
 	}
-	until("the first replica to lead", a.leads)
-	var logs syncBuffer
+	// Leading is not enough: the leader's first scan (the one that fills
+	// the inventory) runs after it takes the role. Were it stopped before
+	// that scan commits, the unmounted replica would find an empty
+	// inventory, which an empty directory rightly matches.
+	st := db.Open("default")
+	defer st.Close()
+	until("the first replica to lead and fill the inventory", func() bool {
+		s, _ := st.Stats(context.Background())
+		return a.leads() && s.Resources == 5
+	})
 	unmounted := t.TempDir()
 	b, err := Open(Config{BaseURL: "http://127.0.0.1:1/", Sets: []SetConfig{{Name: "default", Dir: unmounted}}, StateDir: t.TempDir(),
 		OpenStore: open, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -71,8 +80,6 @@ func TestReplicaEmptyMount(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done; b.Close() })
 	a.stop()
 	until("the unmounted replica to take the role and give it up", func() bool { return strings.Contains(logs.String(), "given up") })
-	st := db.Open("default")
-	defer st.Close()
 	noDeletion(t, st)
 	if !strings.Contains(logs.String(), "not mounted?") {
 		t.Errorf("the log does not say why:\n%s", logs.String())
@@ -85,6 +92,8 @@ func TestReplicaEmptyMount(t *testing.T) {
 	})
 	noDeletion(t, st)
 }
+
+var setYieldPause sync.Once
 
 func noDeletion(t *testing.T, st store.Store) {
 	t.Helper()
