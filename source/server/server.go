@@ -35,7 +35,11 @@ type Handler struct {
 	Sets  []Set
 	// Extra handlers mounted under the base URL, by path relative to it
 	// (e.g. "hub" for an embedded WebSub hub); consulted first.
-	Extra  map[string]http.Handler
+	Extra map[string]http.Handler
+	// Status, when set, answers GET and HEAD of the document tree's root
+	// (BASE/.resourcesync/): the Source's status page. The bare
+	// BASE/.resourcesync redirects there. Without it both are 404.
+	Status http.Handler
 	Logger *slog.Logger
 	// RetryAfter is sent with the 503 answer for a resource whose file
 	// changed since the last scan; default 10s.
@@ -82,6 +86,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rel := p[len(mount):]
+	switch rel {
+	case ".resourcesync/":
+		if h.Status != nil {
+			h.Status.ServeHTTP(w, r)
+			return
+		}
+		http.NotFound(w, r)
+		return
+	case ".resourcesync":
+		if h.Status != nil {
+			http.Redirect(w, r, mount+".resourcesync/", http.StatusMovedPermanently)
+			return
+		}
+	}
 	if IsDocumentPath(rel) {
 		h.serveDoc(w, r, rel)
 		return
