@@ -103,6 +103,7 @@ func (m *Mirror) Apply(ctx context.Context, set string, head *rs.Head, entries [
 	if err := e.st.putCheckpoint(cp); err != nil {
 		return sr, fmt.Errorf("%w: %v", ErrState, err)
 	}
-	e.emit(Event{Kind: EventDone, Set: set, Mode: sr.Mode, Message: sr.Summary(false)})
+	sr.SourceUntil = until
+	e.emit(Event{Kind: EventDone, Set: set, Mode: sr.Mode, Message: sr.Summary(false), Checkpoint: &cp, SourceUntil: until})
 	return sr, nil
 }
