@@ -120,7 +120,7 @@ type SetReport struct {
 	// SourceUntil is how far the Source's Change Lists (or the
 	// notification) reached, as far as this run read them (zero: unknown).
 	SourceUntil time.Time `json:"source_until,omitzero"`
-	Seconds    float64    `json:"seconds"`
+	Seconds     float64   `json:"seconds"`
 }
 
 // Differences counts audit results other than in-sync and unverifiable.
