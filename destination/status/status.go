@@ -96,7 +96,10 @@ type Set struct {
 	Newest time.Time `json:"newest_applied,omitzero"`
 	// LastRun is when the last run (or notification) of the set ended,
 	// Mode what it was, Summary its one-line account.
-	LastRun time.Time      `json:"last_run,omitzero"`
+	LastRun time.Time `json:"last_run,omitzero"`
+	// Failed counts the resources that failed in the last run: their
+	// changes hold the checkpoint back until a run applies them.
+	Failed  int            `json:"failed_last_run"`
 	Mode    string         `json:"mode,omitempty"`
 	Summary string         `json:"summary,omitempty"`
 	Audit   map[string]int `json:"audit,omitempty"`
@@ -155,6 +158,7 @@ type Recorder struct {
 	phase    string
 	totals   Totals
 	sets     map[string]*Set
+	pending  map[string]int // failures of the run under way, per set
 	changes  ring[Change]
 	failures ring[Failure]
 	buckets  [Minutes]bucket
@@ -172,7 +176,7 @@ func New(opt Options) *Recorder {
 		opt.Failures = DefaultFailures
 	}
 	opt.Source = Redact(opt.Source)
-	return &Recorder{opt: opt, started: opt.Now(), sets: map[string]*Set{},
+	return &Recorder{opt: opt, started: opt.Now(), sets: map[string]*Set{}, pending: map[string]int{},
 		changes: newRing[Change](opt.Changes), failures: newRing[Failure](opt.Failures)}
 }
 
@@ -224,6 +228,9 @@ func (r *Recorder) Handle(e destination.Event) {
 		r.totals.Kept++
 	case destination.EventFailed:
 		r.totals.Failed++
+		if e.Set != "" {
+			r.pending[e.Set]++
+		}
 		r.failures.add(Failure{Time: t, Set: e.Set, URI: Redact(e.URI), Path: e.Path, Error: RedactText(e.Error), Outcome: GaveUp})
 	case destination.EventRetry:
 		r.totals.Retries++
@@ -247,6 +254,8 @@ func (r *Recorder) Handle(e destination.Event) {
 			return
 		}
 		s.LastRun, s.Mode, s.Summary = t, e.Mode, e.Message
+		s.Failed = r.pending[e.Set]
+		delete(r.pending, e.Set)
 		if e.Checkpoint != nil {
 			cp := *e.Checkpoint
 			s.Checkpoint = &cp

@@ -128,6 +128,7 @@ type model struct {
 
 func (m *model) snapshot(now time.Time, maxChanges, maxFailures int) (changes []Change, failures []Failure, tot Totals, through []Minute, sets map[string]Set) {
 	sets = map[string]Set{}
+	pending := map[string]int{}
 	set := func(n string) Set {
 		s, ok := sets[n]
 		if !ok {
@@ -164,6 +165,7 @@ func (m *model) snapshot(now time.Time, maxChanges, maxFailures int) (changes []
 				tot.Retries++
 			} else {
 				tot.Failed++
+				pending[e.Set]++
 			}
 			failures = append(failures, Failure{Time: e.Time, Set: e.Set, URI: e.URI, Error: e.Error, Outcome: o})
 		case destination.EventSkipped:
@@ -172,6 +174,7 @@ func (m *model) snapshot(now time.Time, maxChanges, maxFailures int) (changes []
 			tot.Runs++
 			s := set(e.Set)
 			s.LastRun, s.Mode, s.Summary = e.Time, e.Mode, e.Message
+			s.Failed, pending[e.Set] = pending[e.Set], 0
 			if e.Checkpoint != nil {
 				cp := *e.Checkpoint
 				s.Checkpoint = &cp
@@ -348,10 +351,10 @@ func TestSubscriptionAndAudit(t *testing.T) {
 
 func TestRedact(t *testing.T) {
 	for in, want := range map[string]string{
-		"https://user:pw@example.org/a?b#c":                   "https://example.org/a?b#c",
-		"http://example.org/":                                 "http://example.org/",
-		`Get "https://u:p@h.example/x": EOF`:                  `Get "https://h.example/x": EOF`,
-		"no url here":                                         "no url here",
+		"https://user:pw@example.org/a?b#c":                  "https://example.org/a?b#c",
+		"http://example.org/":                                "http://example.org/",
+		`Get "https://u:p@h.example/x": EOF`:                 `Get "https://h.example/x": EOF`,
+		"no url here":                                        "no url here",
 		"two: http://a:b@x/ and ftp://c@y/z, not mail@x.org": "two: http://x/ and ftp://y/z, not mail@x.org",
 	} {
 		if got := RedactText(in); got != want {
@@ -373,7 +376,7 @@ func TestHandler(t *testing.T) {
 	c := &clock{t: t0}
 	r := New(Options{Now: c.Now, Source: "http://src.example/", Dest: "/tmp/d", Command: "sync --follow"})
 	r.Handle(destination.Event{Kind: destination.EventFetched, Set: "<b>set</b>", URI: "javascript:alert(1)", Path: "<script>alert(1)</script>", Bytes: 3, Change: "created"})
-	r.Handle(destination.Event{Kind: destination.EventFailed, Set: "s", URI: "http://src.example/x", Error: "<img src=x onerror=alert(1)>"})
+	r.Handle(destination.Event{Kind: destination.EventFailed, Set: "t", URI: "http://src.example/x", Error: "<img src=x onerror=alert(1)>"})
 	cp := destination.Checkpoint{Set: "s", Baseline: true, Until: t0.Add(-time.Minute)}
 	r.Handle(destination.Event{Kind: destination.EventDone, Set: "s", Checkpoint: &cp, SourceUntil: t0.Add(-time.Minute), Message: "incremental: fetched 1"})
 	srv := httptest.NewServer(r.Handler())
@@ -410,7 +413,7 @@ func TestHandler(t *testing.T) {
 	if err != nil || res.Header.Get("Content-Type") != "application/json" {
 		t.Fatal(err, res.Header)
 	}
-	if len(s.Changes) != 1 || len(s.Failures) != 1 || len(s.Sets) != 2 || s.Sets[1].Checkpoint == nil || !s.Sets[1].LagKnown || s.Sets[1].Lag != 0 {
+	if len(s.Changes) != 1 || len(s.Failures) != 1 || len(s.Sets) != 2 || s.Sets[1].Name != "s" || s.Sets[1].Checkpoint == nil || !s.Sets[1].LagKnown || s.Sets[1].Lag != 0 {
 		t.Errorf("%+v", s)
 	}
 	for path, code := range map[string]int{"/nope": 404, "/status.json/x": 404} {
