@@ -94,7 +94,7 @@ func (m *Mirror) Apply(ctx context.Context, set string, head *rs.Head, entries [
 	}
 	if p.failedAt.IsZero() {
 		cp.Until = until
-	} else if t := p.failedAt.Time(); t.After(cp.Until) {
+	} else if t := heldAt(p.failedAt); t.After(cp.Until) {
 		cp.Until = t
 	}
 	cp.LastRun = e.opt.Now().UTC()

@@ -615,6 +615,14 @@ func holdTime(en *rs.Entry) rs.Time {
 	return rs.NewTime(time.Unix(0, 0).UTC())
 }
 
+// heldAt is where a failed change at t holds the checkpoint: just before
+// it. The next incremental run applies changes at or after the checkpoint,
+// the failed one among them; and a notification that starts at t (the
+// until of the one whose last change failed) does not continue from the
+// checkpoint, so it brings a catch-up from the Change Lists rather than
+// moving the checkpoint past the failed change.
+func heldAt(t rs.Time) time.Time { return t.Time().Add(-time.Nanosecond) }
+
 // knownTime is t, or the zero time when t is unknown (zero, or the
 // epoch holdTime stands in for an unknown time).
 func knownTime(t rs.Time) time.Time {
@@ -662,7 +670,7 @@ func (e *engine) incremental(ctx context.Context, s setInfo, cp *Checkpoint, sr 
 		sr.SourceUntil = cs.until
 	}
 	if !p.failedAt.IsZero() {
-		if t := p.failedAt.Time(); t.After(from) {
+		if t := heldAt(p.failedAt); t.After(from) {
 			cp.Until = t
 		}
 	} else if cs.until.After(cp.Until) {
