@@ -23,6 +23,7 @@ const content = `{{define "content"}}{{with .Data}}{{$now := .Now}}
 <h1>Mirror of <span class="url">{{.Source}}</span></h1>
 <p class="muted">{{if .Command}}<code>{{.Command}}</code> · {{end}}{{if .Dest}}into <code>{{.Dest}}</code> · {{end}}{{if .Base}}base <span class="url">{{.Base}}</span> · {{end}}started {{time .Started}}, up <span id="uptime">{{dur .Uptime}}</span>{{if .Live}} · refreshed every {{.Refresh}} s{{else}} · report written {{time .Now}}{{end}}</p>
 {{if .Phase}}<p id="phase">Now: {{.Phase}}</p>{{end}}
+<h2 id="since-start">Since start</h2>
 <div class="cards" id="totals">
 <div class="card">Files fetched<b id="t-fetched">{{num .Totals.Fetched}}</b></div>
 <div class="card">Bytes fetched<b id="t-bytes" title="{{.Totals.Bytes}} bytes">{{bytes .Totals.Bytes}}</b></div>
@@ -51,16 +52,16 @@ const content = `{{define "content"}}{{with .Data}}{{$now := .Now}}
 <figure id="chart-files">{{.FilesChart}}<figcaption>Files changed (fetched or deleted) per minute; {{num .HourFiles}} in the last hour.</figcaption></figure>
 <figure id="chart-bytes">{{.BytesChart}}<figcaption>Bytes fetched per minute; {{bytes .HourBytes}} in the last hour.</figcaption></figure>
 <h2 id="changes">Last changes applied</h2>
-{{if .Changes}}<div class="scroll"><table id="changes-table">
-<caption class="muted">The newest {{len .Changes}} (at most {{.MaxChanges}}), newest first</caption>
+{{if .Changes}}<p class="muted">The newest {{len .Changes}} (at most {{.MaxChanges}}), newest first.</p>
+<div class="scroll"><table id="changes-table">
 <thead><tr><th scope="col">Time</th><th scope="col">Set</th><th scope="col">Change</th><th scope="col">Path</th><th scope="col" class="num">Bytes</th><th scope="col">At the Source</th></tr></thead>
 <tbody>{{range .Changes}}<tr><td>{{time .Time}}</td><td>{{.Set}}</td><td><span class="tag {{.Type}}">{{.Type}}</span></td><td class="url"><a href="{{.URI}}">{{.Path}}</a></td><td class="num">{{if eq .Type "deleted"}}—{{else}}{{bytes .Bytes}}{{end}}</td><td>{{time .DateTime}}</td></tr>
 {{end}}</tbody></table></div>{{else}}<p class="muted">None since start.</p>{{end}}
 <h2 id="failures">Failures</h2>
-{{if .Failures}}<div class="scroll"><table id="failures-table">
-<caption class="muted">The newest {{len .Failures}} (at most {{.MaxFailures}}), newest first; a resource given up on is tried again by the next run (with --follow, the next catch-up)</caption>
+{{if .Failures}}<p class="muted">The newest {{len .Failures}} (at most {{.MaxFailures}}), newest first; a resource given up on is tried again by the next run (with --follow, the next catch-up).</p>
+<div class="scroll"><table id="failures-table">
 <thead><tr><th scope="col">Time</th><th scope="col">Set</th><th scope="col">URL</th><th scope="col">Error</th><th scope="col">Outcome</th></tr></thead>
-<tbody>{{range .Failures}}<tr><td>{{time .Time}}</td><td>{{.Set}}</td><td class="url">{{.URI}}</td><td class="error">{{.Error}}</td><td><span class="{{if eq .Outcome "given up"}}bad{{else}}warn{{end}}">{{.Outcome}}</span></td></tr>
+<tbody>{{range .Failures}}<tr><td>{{time .Time}}</td><td>{{.Set}}</td><td class="url">{{.URI}}</td><td class="url error">{{.Error}}</td><td><span class="{{if eq .Outcome "given up"}}bad{{else}}warn{{end}}">{{.Outcome}}</span></td></tr>
 {{end}}</tbody></table></div>{{else}}<p class="good">None since start.</p>{{end}}
 {{end}}{{end}}`
 
