@@ -17,7 +17,8 @@ const (
 	EventDone    = "done"    // Set, Message: the set's summary line
 	EventTotal   = "total"   // Set, Total: a better estimate of the current plan's total (lists read so far)
 	EventWarning = "warning" // URI, Path, Message: installed, but something deserves attention (digests that could not be verified)
-	// EventSubscription: Set, Status (SubNotifications or SubPolling),
+	// EventSubscription: Set, Status (SubNotifications, SubPolling or
+	// SubStopped),
 	// URI (the hub, when there is one), Expires (the lease, while
 	// notifications are active), Message (why polling). Emitted by
 	// destination/follow through Mirror.Emit.
@@ -28,6 +29,7 @@ const (
 const (
 	SubNotifications = "notifications" // subscribed: changes are pushed
 	SubPolling       = "polling"       // no hub, or it is unreachable: the Change Lists are polled
+	SubStopped       = "stopped"       // following ended (unsubscribed)
 )
 
 // Event reports progress. It marshals to one JSON object per event.

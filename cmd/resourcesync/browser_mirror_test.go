@@ -246,6 +246,9 @@ func TestBrowserMirrorStatus(t *testing.T) {
 	if !strings.Contains(rows, "new2.txt") || !strings.Contains(b2.Text(t, "#failures-table"), "not overwritten") {
 		t.Errorf("report rows:\n%s", rows)
 	}
+	if f := b2.Text(t, ".set .follow"); !strings.Contains(f, "following stopped") {
+		t.Errorf("report: changes arrive %q", f)
+	}
 	if n := browsertest.Eval[int](t, b2, `document.querySelectorAll("svg.chart").length`); n != 2 {
 		t.Errorf("report has %d charts", n)
 	}

@@ -250,5 +250,8 @@ loop:
 	}
 	stopRuns()
 	wg.Wait()
+	for _, s := range m.Sets() {
+		m.Emit(destination.Event{Kind: destination.EventSubscription, Set: s.Name, Status: destination.SubStopped})
+	}
 	return nil
 }

@@ -43,7 +43,7 @@ const content = `{{define "content"}}{{with .Data}}{{$now := .Now}}
 <dt>Newest change applied</dt><dd class="newest">{{if .Newest.IsZero}}<span class="muted">none since start</span>{{else}}{{time .Newest}}{{end}}</dd>
 <dt>Last run</dt><dd class="last-run">{{if .LastRun.IsZero}}<span class="muted">none</span>{{else}}{{time .LastRun}}: {{.Summary}}{{end}}</dd>
 {{if .Audit}}<dt>Audit</dt><dd class="audit">{{range $k, $v := .Audit}}<span class="tag">{{$k}} {{$v}}</span> {{end}}</dd>{{end}}
-{{if .Follow}}<dt>Changes arrive</dt><dd class="follow">{{if eq .Follow "notifications"}}<span class="good">by notification</span> (WebSub{{if .Hub}}, hub <span class="url">{{.Hub}}</span>{{end}}){{else}}<span class="warn">by polling</span> the Change Lists{{if .Why}} ({{.Why}}){{end}}{{end}}</dd>
+{{if .Follow}}<dt>Changes arrive</dt><dd class="follow">{{if eq .Follow "notifications"}}<span class="good">by notification</span> (WebSub{{if .Hub}}, hub <span class="url">{{.Hub}}</span>{{end}}){{else if eq .Follow "stopped"}}<span class="muted">no longer: following stopped</span>{{else}}<span class="warn">by polling</span> the Change Lists{{if .Why}} ({{.Why}}){{end}}{{end}}</dd>
 <dt>Subscription lease</dt><dd class="lease">{{if .Expires.IsZero}}<span class="muted">none</span>{{else}}expires <time datetime="{{rfc .Expires}}">{{time .Expires}}</time> (in {{dur (.Expires.Sub $now)}}){{end}}</dd>{{end}}
 </dl>
 </section>
