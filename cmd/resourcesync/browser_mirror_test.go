@@ -303,4 +303,24 @@ func TestSyncReport(t *testing.T) {
 	if code, o := runCmd(t, "sync", "--status-addr", "127.0.0.1:notaport", base, dest); code != exitUsage {
 		t.Errorf("bad --status-addr: exit %d\n%s", code, o)
 	}
+	// A one-off sync serves the page while it runs; --json stays JSON on
+	// stdout (the address goes to stderr).
+	code, stdout, stderr := runCLI(t, "sync", "--json", "--status-addr", "127.0.0.1:0", base, dest)
+	if code != 0 || !strings.Contains(stderr, "status page: http://127.0.0.1:") || strings.Contains(stdout, "status page") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("not JSON: %s", line)
+		}
+	}
+}
+
+func TestLoopbackHost(t *testing.T) {
+	for host, want := range map[string]bool{"127.0.0.1": true, "127.3.4.5": true, "::1": true, "localhost": true,
+		"": false, "0.0.0.0": false, "::": false, "192.0.2.1": false, "example.org": false} {
+		if loopbackHost(host) != want {
+			t.Errorf("loopbackHost(%q) = %v", host, !want)
+		}
+	}
 }
