@@ -33,6 +33,7 @@ type sub struct {
 	dirty   bool // rec's delivery state changed since the last flush
 	removed bool
 	running bool
+	last    time.Time // of the last delivery attempt settled here (admin pages)
 	stop    context.CancelFunc
 	done    chan struct{} // closed when the delivery goroutine has returned
 	wakeC   chan struct{}
@@ -346,6 +347,9 @@ func sign(alg, secret string, body []byte) string {
 // settle records the outcome of a delivery attempt.
 func (h *Hub) settle(s *sub, e *hubstore.Entry, r result) {
 	now := h.now()
+	s.mu.Lock()
+	s.last = now
+	s.mu.Unlock()
 	switch {
 	case r.ok:
 		h.m.deliveries.WithLabelValues("success").Inc()
