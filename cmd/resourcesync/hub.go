@@ -44,8 +44,8 @@ unless --allow-private-callbacks is given.
 
 ADMIN PAGES (--admin-token, better given in $RESOURCESYNC_HUB_ADMIN_TOKEN)
    Open BASE/admin/ in a browser and type the token: the hub sets a session
-   cookie (HttpOnly, SameSite=Strict, Secure over HTTPS; a random session
-   ID, not the token) for 12 hours or until "Log out". Failed logins are
+   cookie (HttpOnly, SameSite=Strict, Secure over HTTPS, also behind a proxy
+   sending X-Forwarded-Proto; a random session ID, not the token) for 12 hours or until "Log out". Failed logins are
    slowed down. The pages have no script and load nothing from elsewhere;
    their forms (Replay, Log out) are refused unless they come from the same
    origin with the page's CSRF token. Serve the hub over HTTPS (e.g. behind

@@ -163,7 +163,7 @@ func (a *admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		delete(a.sessions, u.id)
 		a.mu.Unlock()
 		http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: dir, MaxAge: -1, HttpOnly: true,
-			SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+			SameSite: http.SameSiteStrictMode, Secure: overTLS(r)})
 		http.Redirect(w, r, "./", http.StatusSeeOther)
 	default:
 		httpError(w, http.StatusNotFound, "unknown admin request")
@@ -234,7 +234,7 @@ func (a *admin) login(w http.ResponseWriter, r *http.Request, dir string) {
 	a.sessions[id] = &session{expires: now.Add(a.o.SessionTTL), csrf: randomID()}
 	a.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: dir, MaxAge: int(a.o.SessionTTL / time.Second),
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: overTLS(r)})
 	http.Redirect(w, r, "./", http.StatusSeeOther)
 }
 
@@ -301,4 +301,19 @@ func writeJSON(w http.ResponseWriter, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.Encode(v)
+}
+
+// overTLS reports whether the browser reached the page over HTTPS: TLS
+// here, or at a reverse proxy that says so. A client lying about it only
+// makes its own cookie Secure (not sent back over plain HTTP).
+func overTLS(r *http.Request) bool {
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		return true
+	}
+	for _, f := range strings.Split(r.Header.Get("Forwarded"), ";") {
+		if v, ok := strings.CutPrefix(strings.ToLower(strings.TrimSpace(f)), "proto="); ok && strings.Trim(v, `"`) == "https" {
+			return true
+		}
+	}
+	return false
 }

@@ -147,6 +147,13 @@ func TestAdminLoginSessionCookie(t *testing.T) {
 		t.Errorf("login over TLS: %d Set-Cookie %q", rec.Code, sc)
 	}
 
+	// Behind a reverse proxy that terminates TLS, too.
+	r = adminReq(http.MethodPost, "/admin/login", url.Values{"token": {adminToken}}, nil)
+	r.Header.Set("X-Forwarded-Proto", "https")
+	if sc := serve(admin, r).Header().Get("Set-Cookie"); !strings.Contains(sc, "Secure") {
+		t.Errorf("login behind a TLS proxy: Set-Cookie %q", sc)
+	}
+
 	// The session opens the pages; a made-up cookie does not.
 	rec = serve(admin, adminReq(http.MethodGet, "/admin/subscriptions", nil, c))
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "<h1>Subscriptions</h1>") {
