@@ -208,13 +208,13 @@ func TestBrowserHubAdmin(t *testing.T) {
 	}
 	backlogs := map[string]string{}
 	for _, r := range rows {
-		backlogs[r[1]] = r[5]
+		backlogs[r[0]] = r[1]
 		for _, w := range want.Subscriptions {
-			if w.Callback != r[1] {
+			if w.Callback != r[0] {
 				continue
 			}
-			if r[3] != strconv.FormatUint(w.Cursor, 10) || r[4] != strconv.FormatUint(w.Head, 10) || r[5] != strconv.FormatUint(w.Backlog, 10) {
-				t.Errorf("%s: page cursor/head/backlog %s/%s/%s, hub %d/%d/%d", r[1], r[3], r[4], r[5], w.Cursor, w.Head, w.Backlog)
+			if r[1] != strconv.FormatUint(w.Backlog, 10) || r[2] != strconv.FormatUint(w.Cursor, 10) || r[3] != strconv.FormatUint(w.Head, 10) {
+				t.Errorf("%s: page backlog/cursor/head %s/%s/%s, hub %d/%d/%d", r[0], r[1], r[2], r[3], w.Backlog, w.Cursor, w.Head)
 			}
 		}
 	}

@@ -25,8 +25,8 @@ type SubscriptionState struct {
 	FailingSince time.Time `json:"failing_since"`
 	NextAttempt  time.Time `json:"next_attempt"`
 	LastError    string    `json:"last_error"`
-	// LastAttempt is this node's last delivery attempt to the
-	// subscription since it started (zero when it has made none: another
+	// LastAttempt is when this node last began a delivery attempt to the
+	// subscription (zero when it has made none since it started: another
 	// node may deliver it).
 	LastAttempt time.Time `json:"last_attempt"`
 	// Held: this node delivers the subscription.

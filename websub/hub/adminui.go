@@ -64,13 +64,12 @@ var (
 <p>{{count .Total}} subscriptions{{if .Topic}} to <code>{{.Topic}}</code>{{end}}. Backlog = topic head − cursor: notifications the subscriber has still to receive.</p>
 {{template "pager" .}}
 {{if .Subs}}<div class="scroll"><table>
-<thead><tr><th scope="col">Topic</th><th scope="col">Callback</th><th scope="col">Lease expires</th><th scope="col" class="num">Cursor</th><th scope="col" class="num">Head</th><th scope="col" class="num">Backlog</th><th scope="col">Last attempt</th><th scope="col" class="num">Failures</th><th scope="col">Failing since</th><th scope="col">Next attempt</th><th scope="col">Last error</th></tr></thead>
+<thead><tr><th scope="col">Callback</th><th scope="col" class="num">Backlog</th><th scope="col" class="num">Cursor</th><th scope="col" class="num">Head</th><th scope="col" class="num">Failures</th><th scope="col">Last error</th><th scope="col">Last attempt</th><th scope="col">Next attempt</th><th scope="col">Failing since</th><th scope="col">Lease expires</th><th scope="col">Topic</th></tr></thead>
 <tbody>{{range .Subs}}<tr>
-<td class="url">{{.Topic}}</td><td class="url">{{.Callback}}</td><td>{{time .Expires}}</td>
-<td class="num">{{count .Cursor}}</td><td class="num">{{count .Head}}</td><td class="num{{if .Backlog}} warn{{end}}">{{count .Backlog}}</td>
+<td class="url">{{.Callback}}</td><td class="num{{if .Backlog}} warn{{end}}">{{count .Backlog}}</td><td class="num">{{count .Cursor}}</td><td class="num">{{count .Head}}</td>
+<td class="num{{if .Failures}} bad{{end}}">{{.Failures}}</td><td class="bad">{{.LastError}}</td>
 <td>{{if .LastAttempt.IsZero}}<span class="muted">{{if .Held}}none yet{{else}}other node{{end}}</span>{{else}}{{time .LastAttempt}}{{end}}</td>
-<td class="num{{if .Failures}} bad{{end}}">{{.Failures}}</td><td>{{time .FailingSince}}</td><td>{{time .NextAttempt}}</td>
-<td class="bad">{{.LastError}}</td>
+<td>{{time .NextAttempt}}</td><td>{{time .FailingSince}}</td><td>{{time .Expires}}</td><td class="url">{{.Topic}}</td>
 </tr>{{end}}</tbody></table></div>{{else}}<p class="muted">No subscriptions{{if gt .Page 1}} on this page{{end}}.</p>{{end}}
 {{template "pager" .}}{{end}}{{end}}`, adminFuncs)
 
@@ -78,11 +77,11 @@ var (
 <p>{{count .Total}} notifications that could not be delivered before the hub gave up. Replay delivers one once more to its subscription; it disappears when delivered.</p>
 {{template "pager" .}}
 {{if .Letters}}<div class="scroll"><table>
-<thead><tr><th scope="col" class="num">ID</th><th scope="col">Topic</th><th scope="col">Callback</th><th scope="col" class="num">Seq</th><th scope="col">Published</th><th scope="col">Given up</th><th scope="col" class="num">Attempts</th><th scope="col">Last error</th>{{if .CSRF}}<th scope="col">Replay</th>{{end}}</tr></thead>
+<thead><tr><th scope="col" class="num">ID</th><th scope="col">Callback</th><th scope="col">Last error</th>{{if .CSRF}}<th scope="col">Replay</th>{{end}}<th scope="col" class="num">Attempts</th><th scope="col" class="num">Seq</th><th scope="col">Published</th><th scope="col">Given up</th><th scope="col">Topic</th></tr></thead>
 <tbody>{{range .Letters}}<tr>
-<td class="num">{{.ID}}</td><td class="url">{{.Topic}}</td><td class="url">{{.Callback}}</td><td class="num">{{.Seq}}</td>
-<td>{{time .Published}}</td><td>{{time .At}}</td><td class="num">{{.Attempts}}</td><td class="bad">{{.LastError}}</td>
+<td class="num">{{.ID}}</td><td class="url">{{.Callback}}</td><td class="bad">{{.LastError}}</td>
 {{if $.Data.CSRF}}<td><form class="inline" method="post" action="replay"><input type="hidden" name="csrf" value="{{$.Data.CSRF}}"><input type="hidden" name="id" value="{{.ID}}"><input type="hidden" name="page" value="{{$.Data.Page}}"><button type="submit" aria-label="Replay dead letter {{.ID}}">Replay</button></form></td>{{end}}
+<td class="num">{{.Attempts}}</td><td class="num">{{.Seq}}</td><td>{{time .Published}}</td><td>{{time .At}}</td><td class="url">{{.Topic}}</td>
 </tr>{{end}}</tbody></table></div>{{else}}<p class="muted">No dead letters.</p>{{end}}
 {{template "pager" .}}{{end}}{{end}}`, adminFuncs)
 )

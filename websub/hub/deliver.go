@@ -33,7 +33,7 @@ type sub struct {
 	dirty   bool // rec's delivery state changed since the last flush
 	removed bool
 	running bool
-	last    time.Time // of the last delivery attempt settled here (admin pages)
+	last    time.Time // when this node last began a delivery attempt (admin pages)
 	stop    context.CancelFunc
 	done    chan struct{} // closed when the delivery goroutine has returned
 	wakeC   chan struct{}
@@ -186,6 +186,9 @@ func (h *Hub) deliverLoop(ctx context.Context, s *sub) {
 		if !h.acquire(ctx, host) {
 			return
 		}
+		s.mu.Lock()
+		s.last = h.now()
+		s.mu.Unlock()
 		res := h.deliver(ctx, &rec, e, rec.Attempt+1)
 		h.release(host)
 		if ctx.Err() != nil {
@@ -347,9 +350,6 @@ func sign(alg, secret string, body []byte) string {
 // settle records the outcome of a delivery attempt.
 func (h *Hub) settle(s *sub, e *hubstore.Entry, r result) {
 	now := h.now()
-	s.mu.Lock()
-	s.last = now
-	s.mu.Unlock()
 	switch {
 	case r.ok:
 		h.m.deliveries.WithLabelValues("success").Inc()
