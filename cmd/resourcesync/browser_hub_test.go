@@ -196,6 +196,7 @@ func TestBrowserHubAdmin(t *testing.T) {
 	if cards := b.Texts(t, ".card b"); strings.Join(cards, " ") != "3 0 3 1" {
 		t.Errorf("overview cards (subscriptions, pending, dead letters, nodes): %q", cards)
 	}
+	b.Screenshot(t, "hub-overview")
 	if got := browsertest.Eval[bool](t, b, `document.cookie === ""`); !got {
 		t.Error("the session cookie is readable by script (not HttpOnly)")
 	}

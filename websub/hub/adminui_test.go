@@ -499,3 +499,41 @@ func TestAdminReplayForm(t *testing.T) {
 		t.Error("the replay message is shown twice")
 	}
 }
+
+func TestAdminDeadLettersPaged(t *testing.T) {
+	h, st := openHub(t)
+	ctx := context.Background()
+	cb := "http://127.0.0.1:9/cb"
+	key := subKey(topicA, cb)
+	if err := st.PutSubscription(ctx, hubstore.Subscription{Key: key, Topic: topicA, Callback: cb, Lease: 3600, Expires: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Claim(ctx, "seed", time.Minute, 10); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 12; i++ {
+		if _, err := st.AddDeadLetter(ctx, "seed", hubstore.DeadLetter{Topic: topicA, Callback: cb, Seq: uint64(i), Body: []byte("x"), LastError: "e"},
+			hubstore.CursorUpdate{Key: key, Cursor: uint64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin := h.Admin(AdminOptions{Token: adminToken, PageSize: 5})
+	c, _ := login(t, admin)
+	idRE := regexp.MustCompile(`name="id" value="(\d+)"`)
+	var all []string
+	for p := 1; p <= 3; p++ {
+		body := serve(admin, adminReq(http.MethodGet, "/admin/dead-letters?page="+strconv.Itoa(p), nil, c)).Body.String()
+		if !strings.Contains(body, fmt.Sprintf("Page %d of 3", p)) {
+			t.Errorf("page %d: no pager", p)
+		}
+		for _, m := range idRE.FindAllStringSubmatch(body, -1) {
+			all = append(all, m[1])
+		}
+		if p == 2 && !strings.Contains(body, `<input type="hidden" name="page" value="2">`) {
+			t.Error("the replay form does not return to its page")
+		}
+	}
+	if strings.Join(all, ",") != "1,2,3,4,5,6,7,8,9,10,11,12" {
+		t.Errorf("dead letters over 3 pages: %v", all)
+	}
+}
