@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -381,6 +382,9 @@ var userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]*@`)
 
 // Redact removes user information (user:password@) from a URL.
 func Redact(raw string) string {
+	if !strings.Contains(raw, "@") {
+		return raw // the common case, without parsing
+	}
 	u, err := url.Parse(raw)
 	if err != nil || u.User == nil {
 		return RedactText(raw)
@@ -392,5 +396,8 @@ func Redact(raw string) string {
 // RedactText removes user information from every URL in a text (an
 // error message).
 func RedactText(s string) string {
+	if !strings.Contains(s, "@") {
+		return s
+	}
 	return userinfo.ReplaceAllString(s, "$1")
 }

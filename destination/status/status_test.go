@@ -487,3 +487,29 @@ func TestConcurrent(t *testing.T) {
 		t.Errorf("%+v", s.Totals)
 	}
 }
+
+// BenchmarkHandle: the cost of one event (the recorder sits on the hot
+// path of every resource when --status-addr or --report is given).
+func BenchmarkHandle(b *testing.B) {
+	r := New(Options{})
+	e := destination.Event{Kind: destination.EventFetched, Set: "s", URI: "http://src.example/a/b.txt", Path: "a/b.txt", Bytes: 1234, Time: time.Now()}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Handle(e)
+	}
+}
+
+// BenchmarkPage: a full page (full rings, an hour of buckets).
+func BenchmarkPage(b *testing.B) {
+	c := &clock{t: t0}
+	r := New(Options{Now: c.Now})
+	for i := range 3600 {
+		c.Add(time.Second)
+		r.Handle(destination.Event{Kind: destination.EventFetched, Set: "s", URI: fmt.Sprint("http://src.example/", i), Path: fmt.Sprint(i), Bytes: int64(i)})
+		r.Handle(destination.Event{Kind: destination.EventFailed, Set: "s", URI: fmt.Sprint("http://src.example/", i), Error: "boom"})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		WriteHTML(io.Discard, r.Snapshot(), true)
+	}
+}
