@@ -1,0 +1,411 @@
+package status
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/resourcesync-go/resourcesync/source/scan"
+	"github.com/resourcesync-go/resourcesync/source/store"
+)
+
+// NewestRecords is how many of the journal's newest records the page
+// lists per set.
+const NewestRecords = 20
+
+// newestDocs is how many documents of each kind are listed (the newest).
+const newestDocs = 10
+
+// snapshot is the figures of one refresh.
+type snapshot struct {
+	Now  time.Time
+	Sets []*setFigures
+	Hub  *hubFigures
+}
+
+type setFigures struct {
+	Set
+	Err     string // the state could not be read
+	Stats   store.Stats
+	Records int64 // journal records held
+	Newest  []record
+	Hourly  []bucket // 24, oldest first; the last is the current hour
+	Daily   []bucket // 30 UTC days, oldest first; the last is today
+	Last24h int64
+	Last30d int64
+	Docs    []docGroup
+}
+
+type record struct {
+	Seq  uint64
+	Time time.Time
+	Kind string
+	Path string // for display: invalid UTF-8 replaced
+	URL  string
+	Size int64
+}
+
+type bucket struct {
+	Start time.Time
+	Count int64
+}
+
+type docGroup struct {
+	Kind  string
+	Index *doc // the document naming the others, nil when absent
+	Files []doc
+	Count int   // files of the kind (Files are the newest of them)
+	Bytes int64 // their total size
+}
+
+type doc struct {
+	Name string
+	URL  string
+	Size int64
+	Mod  time.Time
+}
+
+type hubFigures struct {
+	URL        string
+	Embedded   bool
+	Subs       int
+	Pending    int
+	Node       string
+	Backlog    int64
+	HasBacklog bool
+	Topics     []topicFigures
+	DeadCount  int
+	Dead       []deadLetter
+	DeadListed bool
+}
+
+type topicFigures struct {
+	Set         string
+	Topic       string
+	Subscribers int
+	Hosts       []hostFigures
+}
+
+// hostFigures groups a topic's subscriptions by the host of their
+// callback. The page is public: a callback URL's path and query can be a
+// capability of its subscriber (anyone who knows it can post to it), so
+// only the host is shown, with a count.
+type hostFigures struct {
+	Host      string
+	Count     int
+	MinCursor uint64
+	MaxCursor uint64
+	Expires   time.Time // the earliest
+	Secret    int       // how many have a secret (never shown)
+}
+
+type deadLetter struct {
+	At       time.Time
+	Set      string
+	Host     string
+	Seq      uint64
+	Attempts int
+	Error    string
+}
+
+// compute makes the figures of every set and of the hub.
+func (h *Handler) compute(ctx context.Context) *snapshot {
+	now := h.cfg.Now().UTC()
+	snap := &snapshot{Now: now}
+	for _, s := range h.cfg.Sets {
+		f := &setFigures{Set: s}
+		if err := h.setFigures(ctx, f, now); err != nil {
+			h.cfg.Logger.Warn("status page: reading the state", "set", s.Name, "err", err)
+			f.Err = "the state could not be read"
+		}
+		f.Docs = h.docs(s.Name)
+		snap.Sets = append(snap.Sets, f)
+	}
+	snap.Hub = h.hubFigures(ctx)
+	return snap
+}
+
+func (h *Handler) setFigures(ctx context.Context, f *setFigures, now time.Time) error {
+	st := f.Store
+	stats, err := st.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	f.Stats = stats
+	if stats.FirstSeq > 0 {
+		f.Records = int64(stats.LastSeq - stats.FirstSeq + 1)
+	}
+	h.startBytes(f.Set, stats)
+
+	// The newest records.
+	if stats.LastSeq > 0 {
+		from := uint64(1)
+		if stats.LastSeq > NewestRecords {
+			from = stats.LastSeq - NewestRecords + 1
+		}
+		for c, err := range st.Journal(ctx, from) {
+			if err != nil {
+				return err
+			}
+			if c.Seq > stats.LastSeq {
+				break
+			}
+			p := c.Path()
+			f.Newest = append(f.Newest, record{Seq: c.Seq, Time: c.Time, Kind: string(c.Kind), Path: strings.ToValidUTF8(p, "\uFFFD"),
+				URL: f.ResourceBase + scan.EscapePath(p), Size: c.Resource.Size})
+		}
+		for i, j := 0, len(f.Newest)-1; i < j; i, j = i+1, j-1 {
+			f.Newest[i], f.Newest[j] = f.Newest[j], f.Newest[i]
+		}
+	}
+
+	// The charts: the seq of the first record at or after each bucket
+	// boundary.
+	hour := now.Truncate(time.Hour)
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	var hb, db []time.Time
+	for i := -23; i <= 1; i++ {
+		hb = append(hb, hour.Add(time.Duration(i)*time.Hour))
+	}
+	for i := -29; i <= 1; i++ {
+		db = append(db, day.AddDate(0, 0, i))
+	}
+	seq, err := seqsAt(ctx, st, append(append([]time.Time(nil), hb...), db...), stats.LastSeq)
+	if err != nil {
+		return err
+	}
+	counts := func(bounds []time.Time) []bucket {
+		out := make([]bucket, len(bounds)-1)
+		for i := range out {
+			out[i] = bucket{Start: bounds[i], Count: int64(seq[bounds[i+1]] - seq[bounds[i]])}
+		}
+		return out
+	}
+	f.Hourly, f.Daily = counts(hb), counts(db)
+	for _, b := range f.Hourly {
+		f.Last24h += b.Count
+	}
+	for _, b := range f.Daily {
+		f.Last30d += b.Count
+	}
+	return nil
+}
+
+// seqsAt returns, for each time t, the seq of the first journal record
+// whose datetime is at or after t (last+1 when there is none), reading one
+// record per distinct time: JournalBetween bounded by the next time, so
+// that a store reading pages reads at most a bucket's records.
+func seqsAt(ctx context.Context, st store.Store, times []time.Time, last uint64) (map[time.Time]uint64, error) {
+	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+	uniq := times[:0]
+	for i, t := range times {
+		if i == 0 || !t.Equal(times[i-1]) {
+			uniq = append(uniq, t)
+		}
+	}
+	out := make(map[time.Time]uint64, len(uniq))
+	next := last + 1
+	for i := len(uniq) - 1; i >= 0; i-- {
+		var until time.Time
+		if i < len(uniq)-1 {
+			until = uniq[i+1]
+		}
+		for c, err := range st.JournalBetween(ctx, uniq[i], until) {
+			if err != nil {
+				return nil, err
+			}
+			if c.Seq < next { // records appended after Stats are not counted
+				next = c.Seq
+			}
+			break
+		}
+		out[uniq[i]] = next
+	}
+	return out, nil
+}
+
+// docs lists the set's published Change Lists, dumps and Resource List
+// parts.
+func (h *Handler) docs(set string) []docGroup {
+	if h.cfg.Docs == "" {
+		return nil
+	}
+	dir := filepath.Join(h.cfg.Docs, ".resourcesync", set)
+	base := h.cfg.BaseURL + ".resourcesync/" + set + "/"
+	one := func(name string) *doc {
+		fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil || !fi.Mode().IsRegular() {
+			return nil
+		}
+		return &doc{Name: name, URL: base + name, Size: fi.Size(), Mod: fi.ModTime()}
+	}
+	list := func(sub string, match func(string) bool) []doc {
+		ents, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(sub)))
+		if err != nil {
+			return nil
+		}
+		var out []doc
+		for _, e := range ents {
+			if !e.Type().IsRegular() || !match(e.Name()) {
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil {
+				continue
+			}
+			n := path.Join(sub, e.Name())
+			out = append(out, doc{Name: n, URL: base + n, Size: fi.Size(), Mod: fi.ModTime()})
+		}
+		return out
+	}
+	xml := func(n string) bool { return strings.HasSuffix(n, ".xml") }
+	zip := func(n string) bool { return strings.HasSuffix(n, ".zip") }
+	group := func(kind, index string, files []doc) docGroup {
+		g := docGroup{Kind: kind, Index: one(index), Count: len(files)}
+		for _, f := range files {
+			g.Bytes += f.Size
+		}
+		// Names start with a fixed-width UTC time: newest last.
+		sort.Slice(files, func(i, j int) bool { return files[i].Name > files[j].Name })
+		g.Files = files[:min(len(files), newestDocs)]
+		return g
+	}
+	var dumps []doc
+	if ents, err := os.ReadDir(filepath.Join(dir, "resourcedumps")); err == nil {
+		for _, e := range ents {
+			if e.IsDir() {
+				dumps = append(dumps, list("resourcedumps/"+e.Name(), zip)...)
+			}
+		}
+	}
+	out := []docGroup{
+		group("Resource List", "resourcelist.xml", list("resourcelists/parts", xml)),
+		group("Change Lists", "changelist.xml", list("changelists", xml)),
+		group("Resource Dumps", "resourcedump.xml", dumps),
+		group("Change Dumps", "changedump.xml", list("changedumps", zip)),
+	}
+	kept := out[:0]
+	for _, g := range out {
+		if g.Index != nil || g.Count > 0 {
+			kept = append(kept, g)
+		}
+	}
+	return kept
+}
+
+// registry is implemented by *hub.Hub: the backlog is one of its gauges.
+type registry interface {
+	Registry() *prometheus.Registry
+}
+
+func (h *Handler) hubFigures(ctx context.Context) *hubFigures {
+	if h.cfg.HubURL == "" && h.cfg.Hub == nil {
+		return nil
+	}
+	hf := &hubFigures{URL: h.cfg.HubURL, Embedded: h.cfg.Hub != nil}
+	if h.cfg.Hub == nil {
+		return hf
+	}
+	hb := h.cfg.Hub
+	st := hb.Stats()
+	hf.Subs, hf.Pending, hf.DeadCount, hf.Node = st.Subscriptions, st.PendingVerifications, st.DeadLetters, st.Node
+	if r, ok := hb.(registry); ok {
+		if mfs, err := r.Registry().Gather(); err == nil {
+			for _, mf := range mfs {
+				if mf.GetName() == "websub_hub_backlog_notifications" && len(mf.GetMetric()) == 1 {
+					hf.Backlog, hf.HasBacklog = int64(mf.GetMetric()[0].GetGauge().GetValue()), true
+				}
+			}
+		}
+	}
+	setOf := map[string]string{}
+	for _, s := range h.cfg.Sets {
+		if s.Topic == "" {
+			continue
+		}
+		setOf[s.Topic] = s.Name
+		tf := topicFigures{Set: s.Name, Topic: s.Topic}
+		hosts := map[string]*hostFigures{}
+		for _, sub := range hb.Subscriptions(s.Topic) {
+			tf.Subscribers++
+			host := callbackHost(sub.Callback)
+			g := hosts[host]
+			if g == nil {
+				g = &hostFigures{Host: host, MinCursor: sub.Cursor, Expires: sub.Expires}
+				hosts[host] = g
+			}
+			g.Count++
+			g.MinCursor = min(g.MinCursor, sub.Cursor)
+			g.MaxCursor = max(g.MaxCursor, sub.Cursor)
+			if sub.Expires.Before(g.Expires) {
+				g.Expires = sub.Expires
+			}
+			if sub.HasSecret {
+				g.Secret++
+			}
+		}
+		for _, g := range hosts {
+			tf.Hosts = append(tf.Hosts, *g)
+		}
+		sort.Slice(tf.Hosts, func(i, j int) bool { return tf.Hosts[i].Host < tf.Hosts[j].Host })
+		hf.Topics = append(hf.Topics, tf)
+	}
+	// The hub returns every dead letter with its body: list them only
+	// while they are few.
+	if hf.DeadCount > 0 && hf.DeadCount <= h.cfg.DeadLetterLimit {
+		dls, err := hb.DeadLetters(ctx)
+		if err != nil {
+			h.cfg.Logger.Warn("status page: listing dead letters", "err", err)
+		} else {
+			hf.DeadListed = true
+			for _, d := range dls {
+				host := callbackHost(d.Callback)
+				set := setOf[d.Topic]
+				if set == "" {
+					set = "(other topic)"
+				}
+				hf.Dead = append(hf.Dead, deadLetter{At: d.At, Set: set, Host: host, Seq: d.Seq, Attempts: d.Attempts, Error: redact(d.LastError, d.Callback, host)})
+			}
+			sort.Slice(hf.Dead, func(i, j int) bool { return hf.Dead[i].At.After(hf.Dead[j].At) })
+			hf.Dead = hf.Dead[:min(len(hf.Dead), NewestRecords)]
+		}
+	}
+	return hf
+}
+
+// callbackHost is the host (and port) of a callback URL.
+func callbackHost(cb string) string {
+	u, err := url.Parse(cb)
+	if err != nil || u.Host == "" {
+		return "(invalid callback)"
+	}
+	return u.Host
+}
+
+// redact removes the callback URL from a delivery error (Go's HTTP client
+// quotes it whole) leaving its host, and shortens the message.
+func redact(msg, callback, host string) string {
+	if callback != "" {
+		msg = strings.ReplaceAll(msg, callback, host)
+		if u, err := url.Parse(callback); err == nil {
+			if p := u.EscapedPath(); len(p) > 1 {
+				msg = strings.ReplaceAll(msg, p, "/…")
+			}
+			if u.RawQuery != "" {
+				msg = strings.ReplaceAll(msg, u.RawQuery, "…")
+			}
+		}
+	}
+	msg = strings.ToValidUTF8(msg, "\uFFFD")
+	if r := []rune(msg); len(r) > 200 {
+		msg = string(r[:200]) + "…"
+	}
+	return msg
+}
