@@ -177,7 +177,7 @@ func (h *Handler) setFigures(ctx context.Context, f *setFigures, now time.Time) 
 	for i := -29; i <= 1; i++ {
 		db = append(db, day.AddDate(0, 0, i))
 	}
-	seq, err := seqsAt(ctx, st, append(append([]time.Time(nil), hb...), db...), stats.LastSeq)
+	seq, err := h.seqs[f.Name].seqsAt(ctx, st, append(append([]time.Time(nil), hb...), db...), stats)
 	if err != nil {
 		return err
 	}
@@ -198,11 +198,24 @@ func (h *Handler) setFigures(ctx context.Context, f *setFigures, now time.Time) 
 	return nil
 }
 
+// seqCache keeps the seq found for each bucket boundary: the first
+// record at or after a time t no older than the journal's last datetime
+// never changes (records are appended with datetimes at or after it), so
+// each boundary is looked up once, while a boundary after the last
+// datetime costs nothing (LastSeq+1). Only the refresh goroutine uses it.
+type seqCache struct {
+	first, last uint64 // the journal's FirstSeq and LastSeq when filled
+	at          map[time.Time]uint64
+}
+
 // seqsAt returns, for each time t, the seq of the first journal record
-// whose datetime is at or after t (last+1 when there is none), reading one
-// record per distinct time: JournalBetween bounded by the next time, so
-// that a store reading pages reads at most a bucket's records.
-func seqsAt(ctx context.Context, st store.Store, times []time.Time, last uint64) (map[time.Time]uint64, error) {
+// whose datetime is at or after t (LastSeq+1 when there is none).
+func (c *seqCache) seqsAt(ctx context.Context, st store.Store, times []time.Time, stats store.Stats) (map[time.Time]uint64, error) {
+	if c.at == nil || stats.FirstSeq != c.first || stats.LastSeq < c.last {
+		// A first use, a pruned journal or another journal: forget.
+		c.at = map[time.Time]uint64{}
+	}
+	c.first, c.last = stats.FirstSeq, stats.LastSeq
 	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
 	uniq := times[:0]
 	for i, t := range times {
@@ -211,24 +224,65 @@ func seqsAt(ctx context.Context, st store.Store, times []time.Time, last uint64)
 		}
 	}
 	out := make(map[time.Time]uint64, len(uniq))
-	next := last + 1
+	next := stats.LastSeq + 1
 	for i := len(uniq) - 1; i >= 0; i-- {
+		t := uniq[i]
+		if stats.LastSeq == 0 || t.After(stats.LastTime) {
+			out[t] = next
+			continue
+		}
+		if s, ok := c.at[t]; ok {
+			next = s
+			out[t] = s
+			continue
+		}
 		var until time.Time
 		if i < len(uniq)-1 {
 			until = uniq[i+1]
 		}
-		for c, err := range st.JournalBetween(ctx, uniq[i], until) {
-			if err != nil {
-				return nil, err
-			}
-			if c.Seq < next { // records appended after Stats are not counted
-				next = c.Seq
-			}
-			break
+		s, found, err := firstSeq(ctx, st, t, until)
+		if err != nil {
+			return nil, err
 		}
-		out[uniq[i]] = next
+		if found && s < next { // records appended after Stats are not counted
+			next = s
+		}
+		out[t] = next
+		c.at[t] = next
+	}
+	// Forget the boundaries no longer shown.
+	if len(uniq) > 0 {
+		for t := range c.at {
+			if t.Before(uniq[0]) {
+				delete(c.at, t)
+			}
+		}
 	}
 	return out, nil
+}
+
+// firstSeq returns the seq of the first journal record in [t, until)
+// (until zero: no bound). Stores read the journal in pages (bolt 1024
+// records, pgstore 1000) however few records the loop takes, so it looks
+// in growing windows first: a page holds at most the records of the
+// first window that has any.
+func firstSeq(ctx context.Context, st store.Store, t, until time.Time) (uint64, bool, error) {
+	for _, d := range []time.Duration{time.Millisecond, time.Second, time.Minute, 0} {
+		u := until
+		if d > 0 && (until.IsZero() || t.Add(d).Before(until)) {
+			u = t.Add(d)
+		}
+		for c, err := range st.JournalBetween(ctx, t, u) {
+			if err != nil {
+				return 0, false, err
+			}
+			return c.Seq, true, nil
+		}
+		if u.Equal(until) {
+			break // the whole range was searched
+		}
+	}
+	return 0, false, nil
 }
 
 // docs lists the set's published Change Lists, dumps and Resource List

@@ -78,6 +78,7 @@ type Handler struct {
 	snapAt  time.Time     // when (wall clock) they were
 	running chan struct{} // closed when the refresh in progress ends; nil when none
 	bytes   map[string]*bytesState
+	seqs    map[string]*seqCache // by set; used by the refresh goroutine only
 }
 
 // New returns a Handler; Close stops its background work.
@@ -104,9 +105,10 @@ func New(cfg Config) *Handler {
 		cfg.Logger = slog.Default()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &Handler{cfg: cfg, ctx: ctx, cancel: cancel, bytes: map[string]*bytesState{}}
+	h := &Handler{cfg: cfg, ctx: ctx, cancel: cancel, bytes: map[string]*bytesState{}, seqs: map[string]*seqCache{}}
 	for _, s := range cfg.Sets {
 		h.bytes[s.Name] = &bytesState{}
+		h.seqs[s.Name] = &seqCache{}
 	}
 	return h
 }
