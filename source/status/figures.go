@@ -339,8 +339,12 @@ func (h *Handler) docs(set string) []docGroup {
 			}
 		}
 	}
+	rl := group("Resource List", "resourcelist.xml", list("resourcelists/parts", xml))
+	if rl.Count == 0 && rl.Index != nil { // one document, not an index of parts
+		rl.Count, rl.Bytes, rl.Files = 1, rl.Index.Size, []doc{*rl.Index}
+	}
 	out := []docGroup{
-		group("Resource List", "resourcelist.xml", list("resourcelists/parts", xml)),
+		rl,
 		group("Change Lists", "changelist.xml", list("changelists", xml)),
 		group("Resource Dumps", "resourcedump.xml", dumps),
 		group("Change Dumps", "changedump.xml", list("changedumps", zip)),

@@ -71,7 +71,7 @@ const content = `{{define "content"}}{{with .Data}}
 </div>
 <p class="muted">Subscribers are shown by the host of their callback only: a callback URL can be private to its subscriber.</p>
 <div class="scroll"><table class="subscribers">
-<thead><tr><th>Set</th><th>Callback host</th><th class="num">Subscriptions</th><th class="num">Delivered up to</th><th>Earliest expiry</th></tr></thead>
+<thead><tr><th>Set</th><th>Callback host</th><th class="num">Subscriptions</th><th class="num" title="the hub's sequence number of the last notification delivered">Delivered up to (hub seq)</th><th>Earliest expiry</th></tr></thead>
 <tbody>{{range .Topics}}{{$set := .Set}}{{range .Hosts}}<tr><td>{{$set}}</td><td><code>{{.Host}}</code></td><td class="num">{{.Count}}</td><td class="num">{{if eq .MinCursor .MaxCursor}}{{.MinCursor}}{{else}}{{.MinCursor}}–{{.MaxCursor}}{{end}}</td><td>{{time .Expires}}</td></tr>
 {{else}}<tr><td>{{$set}}</td><td colspan="4" class="muted">no subscriber</td></tr>
 {{end}}{{end}}</tbody></table></div>
