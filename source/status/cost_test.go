@@ -1,23 +1,35 @@
 package status
 
 import (
+	"context"
 	"net/http/httptest"
 	"os"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/pgtest"
+	"github.com/resourcesync-go/resourcesync/source/store/pgstore"
 )
 
 // TestCost200k measures the page on a 200,000-resource set with 400,000
 // journal records (bolt): the first request (which starts the size pass),
 // the pass, and requests that recompute every figure (MaxAge 1ns) but the
-// size. Run with STATUSCOST=1 -v.
+// size. Run with STATUSCOST=1 -v (STATUSCOST=pg: on PostgreSQL).
 func TestCost200k(t *testing.T) {
 	if os.Getenv("STATUSCOST") == "" {
 		t.Skip("set STATUSCOST=1")
 	}
 	now := time.Date(2026, 11, 25, 12, 30, 0, 0, time.UTC)
 	st := &counting{Store: openBolt(t)}
+	if os.Getenv("STATUSCOST") == "pg" {
+		pg, err := pgstore.Open(context.Background(), pgtest.Database(t), "s", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pg.Close()
+		st = &counting{Store: pg}
+	}
 	t0 := time.Now()
 	seed(t, st.Store, 200000, 400000, now)
 	t.Logf("seeded in %v", time.Since(t0).Round(time.Millisecond))

@@ -12,12 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/pgtest"
 	"github.com/resourcesync-go/resourcesync/internal/web"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 	"github.com/resourcesync-go/resourcesync/source/store/memstore"
+	"github.com/resourcesync-go/resourcesync/source/store/pgstore"
 )
 
 // clock is a controlled clock.
@@ -46,7 +48,8 @@ type modelRecord struct {
 // after each step the page's figures equal the truth computed from the
 // model: resources, total size, journal records, the newest records, the
 // changes per hour over the last 24 h and per day over the last 30 days.
-// Replay a history with STATUSMODEL_SEED=N (STATUSMODEL_STEPS sets its
+// The store is memstore, bolt or pgstore (PostgreSQL when it can be
+// started here, bolt otherwise) by seed. Replay a history with STATUSMODEL_SEED=N (STATUSMODEL_STEPS sets its
 // length).
 func TestStatusModel(t *testing.T) {
 	steps := 80
@@ -83,18 +86,28 @@ func modelHistory(t *testing.T, seed uint64, steps int) bool {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	ctx := context.Background()
 	var st store.Store
-	kind := "memstore"
-	if seed%2 == 0 {
+	kind := []string{"memstore", "bolt", "pgstore"}[seed%3]
+	if kind == "pgstore" && pgtest.Available() != "" {
 		kind = "bolt"
+	}
+	switch kind {
+	case "bolt":
 		db, err := bolt.Open(filepath.Join(t.TempDir(), "state.db"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		st = db
-	} else {
+	case "pgstore":
+		db, err := pgstore.Open(ctx, pgtest.Database(t), "s", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st = db
+	default:
 		st = memstore.New().Open("s")
 	}
 	defer st.Close()
+	t.Logf("store %s", kind)
 	clk := &clock{t: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(rng.Int64N(int64(48 * time.Hour))))}
 	base := "http://src.test/"
 	h := New(Config{BaseURL: base, Sets: []Set{{Name: "s", Store: st, ResourceBase: base + "r/", CapabilityList: base + ".resourcesync/s/capabilitylist.xml"}},

@@ -66,7 +66,7 @@ const content = `{{define "content"}}{{with .Data}}
 <div class="cards">
 <div class="card">Subscriptions<b data-figure="subscriptions" data-value="{{.Subs}}">{{num (i64 .Subs)}}</b></div>
 <div class="card">Pending verifications<b>{{num (i64 .Pending)}}</b></div>
-<div class="card">Backlog<b data-figure="backlog">{{if .HasBacklog}}{{num .Backlog}}{{else}}—{{end}}</b><span class="muted">notifications not yet delivered</span></div>
+<div class="card">Backlog<b data-figure="backlog">{{if .HasBacklog}}{{num .Backlog}}{{else}}—{{end}}</b><span class="muted">notifications not yet delivered to the subscriptions this node delivers</span></div>
 <div class="card">Dead letters<b data-figure="dead" data-value="{{.DeadCount}}"{{if .DeadCount}} class="bad"{{end}}>{{num (i64 .DeadCount)}}</b></div>
 </div>
 <p class="muted">Subscribers are shown by the host of their callback only: a callback URL can be private to its subscriber.</p>
