@@ -77,6 +77,11 @@ type Config struct {
 	// leader journals is notified.
 	OnLead func(ctx context.Context, set string, st store.Store) error
 
+	// StatusHub, if set, is the embedded WebSub hub whose subscribers,
+	// backlog and dead letters the status page (BASE/.resourcesync/)
+	// shows, read-only.
+	StatusHub status.Hub
+
 	Logger *slog.Logger
 	Now    func() time.Time
 }
@@ -409,15 +414,13 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 // Handler returns the HTTP handler serving the documents, the resources
 // and the status page (BASE/.resourcesync/, see package source/status).
 // extra are more handlers mounted under the base URL (server.Handler's
-// Extra); when extra[".resourcesync/hub"] is an embedded hub (a
-// status.Hub, as notify.Service.Handlers mounts it) the status page shows
-// its subscribers, and when extra[".resourcesync/metrics"] is set it links
-// to the metrics.
+// Extra); when extra[".resourcesync/metrics"] is set the status page links
+// to the metrics. It shows the subscribers of Config.StatusHub.
 func (s *Source) Handler(extra map[string]http.Handler) http.Handler {
 	h := &server.Handler{Docs: s.out, Mount: s.mount, Extra: extra, Logger: s.log}
 	sc := status.Config{BaseURL: s.cfg.BaseURL, Docs: s.out, Logger: s.log, Now: s.cfg.Now}
-	if hb, ok := extra[".resourcesync/hub"].(status.Hub); ok {
-		sc.Hub = hb
+	if s.cfg.StatusHub != nil {
+		sc.Hub = s.cfg.StatusHub
 	}
 	if extra[".resourcesync/metrics"] != nil {
 		sc.Metrics = s.cfg.BaseURL + ".resourcesync/metrics"

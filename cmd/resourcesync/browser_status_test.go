@@ -12,7 +12,8 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/browsertest"
 )
 
-// TestBrowserStatus: the Source status page of a real serve (embedded hub)
+// TestBrowserStatus: the Source status page of a real serve (embedded hub,
+// its admin on)
 // in headless Chromium: its figures match the Source's state (resources,
 // total size, the subscriber a real sync --follow made, the newest journal
 // record after a change), both charts are there with 24 and 30 bars, the
@@ -34,7 +35,7 @@ func TestBrowserStatus(t *testing.T) {
 	addr := freeAddr(t)
 	origin := "http://" + addr
 	base := origin + "/"
-	sout, _ := background(t, "serve", "--addr", addr, "--watch", "--rescan-interval", "0", "--allow-private-callbacks", "--state", t.TempDir(), dir)
+	sout, _ := background(t, "serve", "--addr", addr, "--watch", "--rescan-interval", "0", "--allow-private-callbacks", "--hub-admin-token", "adm", "--state", t.TempDir(), dir)
 	waitFor(t, "the Source", 15*time.Second, func() bool { return strings.Contains(sout.String(), "change notifications") })
 	if !strings.Contains(sout.String(), "status page: "+base+".resourcesync/") {
 		t.Errorf("serve does not name the status page:\n%s", sout)
@@ -70,11 +71,12 @@ func TestBrowserStatus(t *testing.T) {
 	}
 	// The figures are reused for 5 s: reload until they show the change.
 	var last string
-	waitFor(t, "the status page to show the change and the subscriber", 30*time.Second, func() bool {
+	waitFor(t, "the status page to show the change, the subscriber and the delivery", 30*time.Second, func() bool {
 		b.Navigate(t, status)
 		paths := b.Texts(t, "#set-default table.newest tbody tr td.url")
-		last = fmt.Sprintf("resources %s bytes %s subscriptions %s newest %v", figure("resources"), figure("bytes"), hubFigure("subscriptions"), paths)
-		return len(paths) > 0 && paths[0] == changed && figure("bytes") == strconv.FormatInt(total, 10) && hubFigure("subscriptions") == "1"
+		last = fmt.Sprintf("resources %s bytes %s subscriptions %s backlog %s newest %v", figure("resources"), figure("bytes"), hubFigure("subscriptions"), hubFigure("backlog"), paths)
+		// backlog 0: the change was delivered to the subscriber
+		return len(paths) > 0 && paths[0] == changed && figure("bytes") == strconv.FormatInt(total, 10) && hubFigure("subscriptions") == "1" && hubFigure("backlog") == "0"
 	})
 	t.Log(last)
 	if got := figure("resources"); got != "13" {

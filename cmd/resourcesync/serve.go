@@ -88,6 +88,9 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 		return err
 	}
 	defer nt.Close()
+	if nt != nil && nt.Hub() != nil {
+		cfg.StatusHub = nt.Hub() // the status page shows its subscribers
+	}
 	src, err := source.Open(cfg)
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/store"
 )
@@ -73,17 +71,17 @@ type doc struct {
 }
 
 type hubFigures struct {
-	URL        string
-	Embedded   bool
-	Subs       int
-	Pending    int
-	Node       string
-	Backlog    int64
-	HasBacklog bool
-	Topics     []topicFigures
-	DeadCount  int
-	Dead       []deadLetter
-	DeadListed bool
+	URL       string
+	Embedded  bool
+	Subs      int
+	Pending   int
+	Node      string
+	Backlog   uint64 // summed over the subscriptions read
+	Partial   bool   // a channel has more subscriptions than were read
+	Topics    []topicFigures
+	DeadCount int
+	Dead      []deadLetter
+	Err       string
 }
 
 type topicFigures struct {
@@ -91,6 +89,7 @@ type topicFigures struct {
 	Topic       string
 	Subscribers int
 	Hosts       []hostFigures
+	More        bool // more subscriptions than Config.SubscriptionLimit
 }
 
 // hostFigures groups a topic's subscriptions by the host of their
@@ -98,12 +97,13 @@ type topicFigures struct {
 // capability of its subscriber (anyone who knows it can post to it), so
 // only the host is shown, with a count.
 type hostFigures struct {
-	Host      string
-	Count     int
-	MinCursor uint64
-	MaxCursor uint64
-	Expires   time.Time // the earliest
-	Secret    int       // how many have a secret (never shown)
+	Host       string
+	Count      int
+	Backlog    uint64 // summed
+	MaxBacklog uint64
+	Failing    int       // subscriptions whose last attempt failed
+	LastError  string    // of one of them, redacted
+	Expires    time.Time // the earliest
 }
 
 type deadLetter struct {
@@ -358,11 +358,6 @@ func (h *Handler) docs(set string) []docGroup {
 	return kept
 }
 
-// registry is implemented by *hub.Hub: the backlog is one of its gauges.
-type registry interface {
-	Registry() *prometheus.Registry
-}
-
 func (h *Handler) hubFigures(ctx context.Context) *hubFigures {
 	if h.cfg.HubURL == "" && h.cfg.Hub == nil {
 		return nil
@@ -374,14 +369,9 @@ func (h *Handler) hubFigures(ctx context.Context) *hubFigures {
 	hb := h.cfg.Hub
 	st := hb.Stats()
 	hf.Subs, hf.Pending, hf.DeadCount, hf.Node = st.Subscriptions, st.PendingVerifications, st.DeadLetters, st.Node
-	if r, ok := hb.(registry); ok {
-		if mfs, err := r.Registry().Gather(); err == nil {
-			for _, mf := range mfs {
-				if mf.GetName() == "websub_hub_backlog_notifications" && len(mf.GetMetric()) == 1 {
-					hf.Backlog, hf.HasBacklog = int64(mf.GetMetric()[0].GetGauge().GetValue()), true
-				}
-			}
-		}
+	fail := func(what string, err error) {
+		h.cfg.Logger.Warn("status page: reading the hub", "what", what, "err", err)
+		hf.Err = "the hub's state could not be read"
 	}
 	setOf := map[string]string{}
 	for _, s := range h.cfg.Sets {
@@ -390,23 +380,37 @@ func (h *Handler) hubFigures(ctx context.Context) *hubFigures {
 		}
 		setOf[s.Topic] = s.Name
 		tf := topicFigures{Set: s.Name, Topic: s.Topic}
+		n, err := hb.CountSubscriptions(ctx, s.Topic)
+		if err != nil {
+			fail("count", err)
+		}
+		tf.Subscribers = n
+		subs, more, err := hb.SubscriptionStates(ctx, s.Topic, 0, h.cfg.SubscriptionLimit)
+		if err != nil {
+			fail("subscriptions", err)
+		}
+		tf.More = more
+		hf.Partial = hf.Partial || more
 		hosts := map[string]*hostFigures{}
-		for _, sub := range hb.Subscriptions(s.Topic) {
-			tf.Subscribers++
+		for _, sub := range subs {
 			host := callbackHost(sub.Callback)
 			g := hosts[host]
 			if g == nil {
-				g = &hostFigures{Host: host, MinCursor: sub.Cursor, Expires: sub.Expires}
+				g = &hostFigures{Host: host, Expires: sub.Expires}
 				hosts[host] = g
 			}
 			g.Count++
-			g.MinCursor = min(g.MinCursor, sub.Cursor)
-			g.MaxCursor = max(g.MaxCursor, sub.Cursor)
+			g.Backlog += sub.Backlog
+			g.MaxBacklog = max(g.MaxBacklog, sub.Backlog)
+			hf.Backlog += sub.Backlog
 			if sub.Expires.Before(g.Expires) {
 				g.Expires = sub.Expires
 			}
-			if sub.HasSecret {
-				g.Secret++
+			if sub.Failures > 0 {
+				g.Failing++
+				if g.LastError == "" {
+					g.LastError = redact(sub.LastError, sub.Callback, host)
+				}
 			}
 		}
 		for _, g := range hosts {
@@ -415,25 +419,22 @@ func (h *Handler) hubFigures(ctx context.Context) *hubFigures {
 		sort.Slice(tf.Hosts, func(i, j int) bool { return tf.Hosts[i].Host < tf.Hosts[j].Host })
 		hf.Topics = append(hf.Topics, tf)
 	}
-	// The hub returns every dead letter with its body: list them only
-	// while they are few.
+	// The newest dead letters (the hub pages them in ID order, bodies
+	// omitted).
 	if hf.DeadCount > 0 && hf.DeadCount <= h.cfg.DeadLetterLimit {
-		dls, err := hb.DeadLetters(ctx)
+		dls, _, err := hb.DeadLetterPage(ctx, max(0, hf.DeadCount-NewestRecords), NewestRecords)
 		if err != nil {
-			h.cfg.Logger.Warn("status page: listing dead letters", "err", err)
-		} else {
-			hf.DeadListed = true
-			for _, d := range dls {
-				host := callbackHost(d.Callback)
-				set := setOf[d.Topic]
-				if set == "" {
-					set = "(other topic)"
-				}
-				hf.Dead = append(hf.Dead, deadLetter{At: d.At, Set: set, Host: host, Seq: d.Seq, Attempts: d.Attempts, Error: redact(d.LastError, d.Callback, host)})
-			}
-			sort.Slice(hf.Dead, func(i, j int) bool { return hf.Dead[i].At.After(hf.Dead[j].At) })
-			hf.Dead = hf.Dead[:min(len(hf.Dead), NewestRecords)]
+			fail("dead letters", err)
 		}
+		for _, d := range dls {
+			host := callbackHost(d.Callback)
+			set := setOf[d.Topic]
+			if set == "" {
+				set = "(other topic)"
+			}
+			hf.Dead = append(hf.Dead, deadLetter{At: d.At, Set: set, Host: host, Seq: d.Seq, Attempts: d.Attempts, Error: redact(d.LastError, d.Callback, host)})
+		}
+		sort.SliceStable(hf.Dead, func(i, j int) bool { return hf.Dead[i].At.After(hf.Dead[j].At) })
 	}
 	return hf
 }

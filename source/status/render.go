@@ -62,24 +62,26 @@ const content = `{{define "content"}}{{with .Data}}
 <h2 id="notifications-h">Change notifications</h2>
 <dl class="facts"><dt>Hub</dt><dd><code>{{.URL}}</code>{{if not .Embedded}} (external: its subscribers are not shown here){{end}}</dd>
 {{if .Embedded}}<dt>Node</dt><dd>{{.Node}}</dd>{{end}}</dl>
+{{if .Err}}<p class="bad">{{.Err}}; the figures below may be missing.</p>{{end}}
 {{if .Embedded}}
 <div class="cards">
 <div class="card">Subscriptions<b data-figure="subscriptions" data-value="{{.Subs}}">{{num (i64 .Subs)}}</b></div>
 <div class="card">Pending verifications<b>{{num (i64 .Pending)}}</b></div>
-<div class="card">Backlog<b data-figure="backlog">{{if .HasBacklog}}{{num .Backlog}}{{else}}—{{end}}</b><span class="muted">notifications not yet delivered to the subscriptions this node delivers</span></div>
+<div class="card">Backlog<b data-figure="backlog" data-value="{{.Backlog}}"{{if .Backlog}} class="warn"{{end}}>{{if .Partial}}≥ {{end}}{{num (u64 .Backlog)}}</b><span class="muted">notifications published, not yet delivered</span></div>
 <div class="card">Dead letters<b data-figure="dead" data-value="{{.DeadCount}}"{{if .DeadCount}} class="bad"{{end}}>{{num (i64 .DeadCount)}}</b></div>
 </div>
 <p class="muted">Subscribers are shown by the host of their callback only: a callback URL can be private to its subscriber.</p>
 <div class="scroll"><table class="subscribers">
-<thead><tr><th>Set</th><th>Callback host</th><th class="num">Subscriptions</th><th class="num" title="the hub's sequence number of the last notification delivered">Delivered up to (hub seq)</th><th>Earliest expiry</th></tr></thead>
-<tbody>{{range .Topics}}{{$set := .Set}}{{range .Hosts}}<tr><td>{{$set}}</td><td><code>{{.Host}}</code></td><td class="num">{{.Count}}</td><td class="num">{{if eq .MinCursor .MaxCursor}}{{.MinCursor}}{{else}}{{.MinCursor}}–{{.MaxCursor}}{{end}}</td><td>{{time .Expires}}</td></tr>
-{{else}}<tr><td>{{$set}}</td><td colspan="4" class="muted">no subscriber</td></tr>
+<thead><tr><th>Set</th><th>Callback host</th><th class="num">Subscriptions</th><th class="num">Backlog (max)</th><th class="num">Failing</th><th>Earliest expiry</th></tr></thead>
+<tbody>{{range .Topics}}{{$set := .Set}}{{range .Hosts}}<tr><td>{{$set}}</td><td><code>{{.Host}}</code></td><td class="num">{{.Count}}</td><td class="num">{{.Backlog}}{{if gt .Count 1}} ({{.MaxBacklog}}){{end}}</td><td class="num{{if .Failing}} bad{{end}}"{{if .LastError}} title="{{.LastError}}"{{end}}>{{.Failing}}</td><td>{{time .Expires}}</td></tr>
+{{else}}<tr><td>{{$set}}</td><td colspan="5" class="muted">no subscriber</td></tr>
+{{end}}{{if .More}}<tr><td>{{$set}}</td><td colspan="5" class="muted">{{num (i64 .Subscribers)}} subscriptions in all; the rows above group the first ones read</td></tr>
 {{end}}{{end}}</tbody></table></div>
 <h3>Dead letters</h3>
 {{if .Dead}}<div class="scroll"><table class="dead">
 <thead><tr><th>Time</th><th>Set</th><th>Callback host</th><th class="num">Seq</th><th class="num">Attempts</th><th>Last error</th></tr></thead>
 <tbody>{{range .Dead}}<tr><td>{{time .At}}</td><td>{{.Set}}</td><td><code>{{.Host}}</code></td><td class="num">{{.Seq}}</td><td class="num">{{.Attempts}}</td><td class="bad">{{.Error}}</td></tr>
-{{end}}</tbody></table></div>{{else if .DeadCount}}<p class="muted">{{num (i64 .DeadCount)}} dead letters: too many to list here; the hub's admin lists and replays them.</p>{{else}}<p class="muted">None.</p>{{end}}
+{{end}}</tbody></table></div>{{if gt .DeadCount (len .Dead)}}<p class="muted">The newest {{len .Dead}} of {{num (i64 .DeadCount)}}; the hub's admin lists and replays them all.</p>{{end}}{{else if .DeadCount}}<p class="muted">{{num (i64 .DeadCount)}} dead letters; the hub's admin lists and replays them.</p>{{else}}<p class="muted">None.</p>{{end}}
 {{end}}
 </section>
 {{end}}
@@ -88,6 +90,7 @@ const content = `{{define "content"}}{{with .Data}}
 var tpl = web.New("status", content, template.FuncMap{
 	"sub": func(a, b int) int { return a - b },
 	"i64": func(a int) int64 { return int64(a) },
+	"u64": func(a uint64) int64 { return int64(a) },
 })
 
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, snap *snapshot) {
@@ -118,7 +121,7 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, snap *snapshot)
 		return
 	}
 	if err := web.Render(w, tpl, page); err != nil {
-		h.cfg.Logger.Warn("status page: rendering", "err", err)
+		h.cfg.Logger.Debug("status page: rendering", "err", err) // a client gone
 	}
 }
 

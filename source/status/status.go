@@ -25,12 +25,13 @@ type Set struct {
 	Topic string
 }
 
-// Hub is what the page reads of an embedded WebSub hub; *hub.Hub
-// implements it.
+// Hub is what the page reads of an embedded WebSub hub (read-only);
+// *hub.Hub implements it.
 type Hub interface {
 	Stats() hub.Stats
-	Subscriptions(topic string) []hub.Subscription
-	DeadLetters(ctx context.Context) ([]hub.DeadLetter, error)
+	CountSubscriptions(ctx context.Context, topic string) (int, error)
+	SubscriptionStates(ctx context.Context, topic string, offset, limit int) ([]hub.SubscriptionState, bool, error)
+	DeadLetterPage(ctx context.Context, offset, limit int) ([]hub.DeadLetter, bool, error)
 }
 
 // Config configures a Handler.
@@ -58,9 +59,14 @@ type Config struct {
 	// inventory to sum its sizes (the pause is also at least 50 times the
 	// last pass's duration); default 5s. Negative: no pause (tests).
 	BytesInterval time.Duration
-	// DeadLetterLimit: the dead letters are listed (newest first) only
-	// while the hub holds at most this many (the hub's API returns them
-	// all, with their bodies); beyond, only their count. Default 200.
+	// SubscriptionLimit is how many subscriptions of each set's channel
+	// are read (grouped by callback host); beyond, the page says the
+	// figures are of the first ones. Default 1000.
+	SubscriptionLimit int
+	// DeadLetterLimit: the newest dead letters are listed while the hub
+	// holds at most this many (the hub reads them in ID order, so listing
+	// the newest passes over the others); beyond, only their count.
+	// Default 10000.
 	DeadLetterLimit int
 	Now             func() time.Time
 	Logger          *slog.Logger
@@ -95,8 +101,11 @@ func New(cfg Config) *Handler {
 	if cfg.BytesInterval == 0 {
 		cfg.BytesInterval = 5 * time.Second
 	}
+	if cfg.SubscriptionLimit == 0 {
+		cfg.SubscriptionLimit = 1000
+	}
 	if cfg.DeadLetterLimit == 0 {
-		cfg.DeadLetterLimit = 200
+		cfg.DeadLetterLimit = 10000
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -204,51 +204,65 @@ func TestBoundedCost(t *testing.T) {
 
 // fakeHub is a hub with subscriptions whose callbacks carry secrets in
 // their paths and queries.
-type fakeHub struct{ dead int }
+type fakeHub struct{}
 
 func (fakeHub) Stats() hub.Stats {
 	return hub.Stats{Subscriptions: 3, PendingVerifications: 1, DeadLetters: 2, Node: "n1"}
 }
 
-func (fakeHub) Subscriptions(topic string) []hub.Subscription {
+func (fakeHub) CountSubscriptions(ctx context.Context, topic string) (int, error) { return 3, nil }
+
+func (fakeHub) SubscriptionStates(ctx context.Context, topic string, offset, limit int) ([]hub.SubscriptionState, bool, error) {
 	exp := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	return []hub.Subscription{
-		{Topic: topic, Callback: "https://mirror.example/cb/SECRETPATH?token=SECRETQUERY", Cursor: 7, Expires: exp, HasSecret: true},
-		{Topic: topic, Callback: "https://mirror.example/cb/OTHERSECRET", Cursor: 9, Expires: exp.Add(time.Hour)},
-		{Topic: topic, Callback: "http://10.1.2.3:8091/", Cursor: 9, Expires: exp},
+	all := []hub.SubscriptionState{
+		{Topic: topic, Callback: "https://mirror.example/cb/SECRETPATH?token=SECRETQUERY", Cursor: 7, Head: 9, Backlog: 2, Expires: exp, HasSecret: true,
+			Failures: 3, LastError: `Post "https://mirror.example/cb/SECRETPATH?token=SECRETQUERY": dial tcp: connection refused`},
+		{Topic: topic, Callback: "https://mirror.example/cb/OTHERSECRET", Cursor: 9, Head: 9, Expires: exp.Add(time.Hour)},
+		{Topic: topic, Callback: "http://10.1.2.3:8091/", Cursor: 9, Head: 9, Expires: exp},
 	}
+	all = all[min(offset, len(all)):]
+	return all[:min(limit, len(all))], limit < len(all), nil
 }
 
-func (f fakeHub) DeadLetters(ctx context.Context) ([]hub.DeadLetter, error) {
-	return []hub.DeadLetter{
+func (fakeHub) DeadLetterPage(ctx context.Context, offset, limit int) ([]hub.DeadLetter, bool, error) {
+	all := []hub.DeadLetter{
 		{ID: 1, Topic: "http://src.test/.resourcesync/s/notifications", Callback: "https://mirror.example/cb/SECRETPATH?token=SECRETQUERY", Seq: 3, Attempts: 9,
-			LastError: `Post "https://mirror.example/cb/SECRETPATH?token=SECRETQUERY": dial tcp: connection refused`, At: time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC), Body: []byte("BODYSECRET")},
+			LastError: `Post "https://mirror.example/cb/SECRETPATH?token=SECRETQUERY": dial tcp: connection refused`, At: time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)},
 		{ID: 2, Topic: "http://other/", Callback: "http://x.example/cb/SECRETPATH", Seq: 1, Attempts: 1, LastError: "HTTP 500 at /cb/SECRETPATH", At: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)},
-	}, nil
+	}
+	all = all[min(offset, len(all)):]
+	return all[:min(limit, len(all))], limit < len(all), nil
 }
 
-// TestHubSection: subscribers are shown by callback host with a count
-// and cursors; no callback path, query, secret or body is on the page.
+// TestHubSection: subscribers are shown by callback host with a count,
+// backlog and failures; no callback path, query or secret is on the page.
 func TestHubSection(t *testing.T) {
 	st := openBolt(t)
 	h := New(Config{BaseURL: "http://src.test/", Sets: []Set{{Name: "s", Store: st, Topic: "http://src.test/.resourcesync/s/notifications"}},
 		HubURL: "http://src.test/.resourcesync/hub", Hub: fakeHub{}, Metrics: "http://src.test/.resourcesync/metrics", Wait: 10 * time.Second})
 	defer h.Close()
 	pg := get(t, h)
-	for _, secret := range []string{"SECRETPATH", "SECRETQUERY", "OTHERSECRET", "BODYSECRET", "token="} {
+	for _, secret := range []string{"SECRETPATH", "SECRETQUERY", "OTHERSECRET", "token="} {
 		if strings.Contains(pg.body, secret) {
 			t.Errorf("the page shows %q", secret)
 		}
 	}
 	for _, want := range []string{
-		`<td>s</td><td><code>mirror.example</code></td><td class="num">2</td><td class="num">7–9</td>`,
-		`<td>s</td><td><code>10.1.2.3:8091</code></td><td class="num">1</td><td class="num">9</td>`,
-		`data-figure="subscriptions" data-value="3"`, `data-figure="dead" data-value="2"`,
+		`<td>s</td><td><code>mirror.example</code></td><td class="num">2</td><td class="num">2 (2)</td><td class="num bad" title="Post &#34;mirror.example&#34;: dial tcp: connection refused">1</td>`,
+		`<td>s</td><td><code>10.1.2.3:8091</code></td><td class="num">1</td><td class="num">0</td>`,
+		`data-figure="subscriptions" data-value="3"`, `data-figure="dead" data-value="2"`, `data-figure="backlog" data-value="2"`,
 		`dial tcp: connection refused`, `(other topic)`, `href="http://src.test/.resourcesync/metrics"`,
 	} {
 		if !strings.Contains(pg.body, want) {
 			t.Errorf("the page lacks %s", want)
 		}
+	}
+	// A channel with more subscriptions than are read says so.
+	h2 := New(Config{BaseURL: "http://src.test/", Sets: []Set{{Name: "s", Store: st, Topic: "http://src.test/.resourcesync/s/notifications"}},
+		HubURL: "http://src.test/.resourcesync/hub", Hub: fakeHub{}, SubscriptionLimit: 1, Wait: 10 * time.Second})
+	defer h2.Close()
+	if pg := get(t, h2); !strings.Contains(pg.body, "3 subscriptions in all") || !strings.Contains(pg.body, "≥ 2") {
+		t.Error("a partial read of the subscriptions is not said")
 	}
 }
 
