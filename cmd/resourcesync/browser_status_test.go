@@ -43,7 +43,8 @@ func TestBrowserStatus(t *testing.T) {
 
 	// A real subscription.
 	listen := freeAddr(t)
-	fout, _ := background(t, "sync", "--follow", "--listen", listen, "--poll-interval", "1h", base, t.TempDir())
+	dest := t.TempDir()
+	fout, _ := background(t, "sync", "--follow", "--listen", listen, "--poll-interval", "1h", base, dest)
 	waitFor(t, "the subscription", 20*time.Second, func() bool { return strings.Contains(fout.String(), "subscribed to") })
 
 	// A change, journaled.
@@ -53,6 +54,11 @@ func TestBrowserStatus(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(changed)), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
+
+	waitFor(t, "the change delivered to the subscriber", 20*time.Second, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dest, filepath.FromSlash(changed)))
+		return string(b) == body
+	})
 
 	status := base + ".resourcesync/"
 	figure := func(name string) string {
