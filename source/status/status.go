@@ -149,11 +149,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // MaxAge (waiting at most Wait for that).
 func (h *Handler) figures(ctx context.Context) *snapshot {
 	done := h.refresh()
-	timer := time.NewTimer(h.cfg.Wait)
-	defer timer.Stop()
+	// One deadline for both waits (a timer's channel fires once: a
+	// refresh slower than Wait must not leave the second wait unbounded).
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.Wait)
+	defer cancel()
 	select {
 	case <-done:
-	case <-timer.C:
 	case <-ctx.Done():
 	}
 	// Wait (within the same deadline) for the inventory passes the
@@ -169,7 +170,6 @@ func (h *Handler) figures(ctx context.Context) *snapshot {
 	for _, p := range passes {
 		select {
 		case <-p:
-		case <-timer.C:
 		case <-ctx.Done():
 		}
 	}

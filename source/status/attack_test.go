@@ -1,0 +1,75 @@
+package status
+
+import (
+	"context"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/source/store"
+)
+
+// stallStore: Stats takes statsDelay; an inventory pass blocks until
+// release is closed (a huge set whose pass takes minutes).
+type stallStore struct {
+	store.Store
+	statsDelay atomic.Int64
+	release    chan struct{}
+}
+
+func (s *stallStore) Stats(ctx context.Context) (store.Stats, error) {
+	time.Sleep(time.Duration(s.statsDelay.Load()))
+	return s.Store.Stats(ctx)
+}
+
+func (s *stallStore) ResourcesIn(ctx context.Context, from, to string) iter.Seq2[store.Resource, error] {
+	return func(yield func(store.Resource, error) bool) {
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			yield(store.Resource{}, ctx.Err())
+			return
+		}
+		for r, err := range s.Store.ResourcesIn(ctx, from, to) {
+			if !yield(r, err) {
+				return
+			}
+		}
+	}
+}
+
+// TestWaitBoundedDuringLongPass: while a long inventory pass runs, a
+// request whose refresh is slow (Stats slower than Wait: a large
+// PostgreSQL set) still answers after about Wait, not when the pass ends.
+func TestWaitBoundedDuringLongPass(t *testing.T) {
+	st := &stallStore{Store: openBolt(t), release: make(chan struct{})}
+	defer close(st.release)
+	h := New(Config{BaseURL: "http://src.test/", Sets: []Set{{Name: "s", Store: st}}, Wait: 50 * time.Millisecond,
+		MaxAge: time.Nanosecond, BytesInterval: -1})
+	defer h.Close()
+	get1 := func() (int, time.Duration) {
+		start := time.Now()
+		done := make(chan int, 1)
+		go func() {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+			done <- rec.Code
+		}()
+		select {
+		case c := <-done:
+			return c, time.Since(start)
+		case <-time.After(5 * time.Second):
+			return 0, time.Since(start)
+		}
+	}
+	if c, d := get1(); c != http.StatusOK {
+		t.Fatalf("first request: %d after %v", c, d)
+	}
+	st.statsDelay.Store(int64(300 * time.Millisecond))
+	if c, d := get1(); c != http.StatusOK || d > 2*time.Second {
+		t.Fatalf("second request: %d after %v (the pass is still running)", c, d)
+	}
+}
