@@ -28,7 +28,8 @@ type AdminOptions struct {
 	SessionTTL time.Duration
 	// FailedLoginDelay slows down every failed login (default 500ms); at
 	// most one failed login a second is checked beyond a burst of 10
-	// (then 429).
+	// (then 429), login forms and bearer tokens together, however many
+	// are sent at once.
 	FailedLoginDelay time.Duration
 	// PageSize is the number of rows of a subscriptions or dead-letters
 	// page (default 200).
@@ -117,8 +118,13 @@ func (a *admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var u who
 	if _, has := r.Header["Authorization"]; has {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(a.o.Token)) != 1 {
+		got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if ok, limited := a.checkToken(got); !ok {
+			if limited {
+				w.Header().Set("Retry-After", "1")
+				httpError(w, http.StatusTooManyRequests, "too many failed admin logins: wait a few seconds")
+				return
+			}
 			a.unauthorized(w)
 			return
 		}
@@ -204,15 +210,13 @@ func (a *admin) login(w http.ResponseWriter, r *http.Request, dir string) {
 		httpError(w, http.StatusForbidden, "cross-origin login refused")
 		return
 	}
-	if a.fails.Tokens() < 1 {
-		w.Header().Set("Retry-After", "1")
-		a.loginPage(w, http.StatusTooManyRequests, "Too many failed logins: wait a few seconds.")
-		return
-	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	if subtle.ConstantTimeCompare([]byte(r.PostFormValue("token")), []byte(a.o.Token)) != 1 {
-		a.fails.Allow()
-		time.Sleep(a.o.FailedLoginDelay)
+	if ok, limited := a.checkToken(r.PostFormValue("token")); !ok {
+		if limited {
+			w.Header().Set("Retry-After", "1")
+			a.loginPage(w, http.StatusTooManyRequests, "Too many failed logins: wait a few seconds.")
+			return
+		}
 		a.loginPage(w, http.StatusUnauthorized, "Wrong admin token.")
 		return
 	}
@@ -236,6 +240,25 @@ func (a *admin) login(w http.ResponseWriter, r *http.Request, dir string) {
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: dir, MaxAge: int(a.o.SessionTTL / time.Second),
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: overTLS(r)})
 	http.Redirect(w, r, "./", http.StatusSeeOther)
+}
+
+// checkToken compares a token given (login form or bearer) with the
+// admin token under the failed-login limiter. The limiter's token is
+// taken before the comparison (and given back when the token is right):
+// checking it only after a failure let any number of guesses sent at
+// once, or of bearer tokens, be compared. limited: refused unchecked.
+func (a *admin) checkToken(got string) (ok, limited bool) {
+	res := a.fails.Reserve()
+	if !res.OK() || res.Delay() > 0 {
+		res.Cancel()
+		return false, true
+	}
+	if subtle.ConstantTimeCompare([]byte(got), []byte(a.o.Token)) == 1 {
+		res.Cancel()
+		return true, false
+	}
+	time.Sleep(a.o.FailedLoginDelay)
+	return false, false
 }
 
 // checkPost refuses a form post of a browser session that is not from

@@ -1,0 +1,72 @@
+package hub
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestAdminLoginLimiterConcurrent: failed logins sent all at once are
+// limited as much as sent one after the other (the limiter is consulted
+// before the token is compared, not only after a failure).
+func TestAdminLoginLimiterConcurrent(t *testing.T) {
+	h, _ := openHub(t)
+	admin := h.Admin(AdminOptions{Token: adminToken, FailedLoginDelay: 200 * time.Millisecond})
+	var mu sync.Mutex
+	codes := map[int]int{}
+	// The bodies arrive together, after every request's headers (as an
+	// attacker holding 100 connections can arrange).
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := adminReq(http.MethodPost, "/admin/login", url.Values{"token": {"guess"}}, nil)
+			r.Body = io.NopCloser(&slowBody{release: release, r: strings.NewReader("token=guess")})
+			c := serve(admin, r).Code
+			mu.Lock()
+			codes[c]++
+			mu.Unlock()
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	close(release)
+	wg.Wait()
+	if codes[http.StatusUnauthorized] > 11 {
+		t.Errorf("100 concurrent failed logins: %v (the token compared more than the burst)", codes)
+	}
+	// A right token is still accepted once the failures are over.
+	time.Sleep(1100 * time.Millisecond)
+	login(t, admin)
+}
+
+// TestAdminBearerGuessesLimited: guessing the token as a bearer token is
+// limited as the login form is (otherwise the form's limiter is moot).
+func TestAdminBearerGuessesLimited(t *testing.T) {
+	h, _ := openHub(t)
+	admin := h.Admin(AdminOptions{Token: adminToken, FailedLoginDelay: time.Millisecond})
+	codes := map[int]int{}
+	for range 30 {
+		r := adminReq(http.MethodGet, "/admin/stats", nil, nil)
+		r.Header.Set("Authorization", "Bearer guess")
+		codes[serve(admin, r).Code]++
+	}
+	if codes[http.StatusUnauthorized] > 11 || codes[http.StatusTooManyRequests] == 0 {
+		t.Errorf("30 quick wrong bearer tokens: %v", codes)
+	}
+}
+
+type slowBody struct {
+	release chan struct{}
+	r       io.Reader
+}
+
+func (b *slowBody) Read(p []byte) (int, error) {
+	<-b.release
+	return b.r.Read(p)
+}
