@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/resourcesync-go/resourcesync/internal/web"
 )
 
@@ -63,7 +61,7 @@ func (h *Hub) Admin(o AdminOptions) http.Handler {
 	if o.PageSize <= 0 {
 		o.PageSize = 200
 	}
-	return &admin{h: h, o: o, sessions: map[string]*session{}, fails: rate.NewLimiter(rate.Every(time.Second), 10),
+	return &admin{h: h, o: o, sessions: map[string]*session{}, fails: &tokenBucket{rate: 1, burst: 10},
 		cop: http.NewCrossOriginProtection()}
 }
 
@@ -75,7 +73,7 @@ const (
 type admin struct {
 	h     *Hub
 	o     AdminOptions
-	fails *rate.Limiter // failed logins
+	fails *tokenBucket // failed logins
 	cop   *http.CrossOriginProtection
 
 	mu       sync.Mutex
@@ -248,17 +246,52 @@ func (a *admin) login(w http.ResponseWriter, r *http.Request, dir string) {
 // checking it only after a failure let any number of guesses sent at
 // once, or of bearer tokens, be compared. limited: refused unchecked.
 func (a *admin) checkToken(got string) (ok, limited bool) {
-	res := a.fails.Reserve()
-	if !res.OK() || res.Delay() > 0 {
-		res.Cancel()
+	if !a.fails.take(time.Now()) {
 		return false, true
 	}
 	if subtle.ConstantTimeCompare([]byte(got), []byte(a.o.Token)) == 1 {
-		res.Cancel()
+		a.fails.give()
 		return true, false
 	}
 	time.Sleep(a.o.FailedLoginDelay)
 	return false, false
+}
+
+// tokenBucket limits the failed logins: burst tokens, rate more a
+// second. Unlike a rate.Limiter's reservations, a token taken can be
+// given back whole (cancelled reservations interleaved by concurrent
+// requests lose tokens: 100 guesses at once locked the admin out for
+// about 90 s).
+type tokenBucket struct {
+	rate, burst float64
+
+	mu     sync.Mutex
+	tokens float64
+	at     time.Time // of tokens; zero: full
+}
+
+// take takes a token if there is one.
+func (b *tokenBucket) take(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.at.IsZero() {
+		b.tokens, b.at = b.burst, now
+	} else if now.After(b.at) {
+		b.tokens = min(b.burst, b.tokens+now.Sub(b.at).Seconds()*b.rate)
+		b.at = now
+	}
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// give gives back a token taken.
+func (b *tokenBucket) give() {
+	b.mu.Lock()
+	b.tokens = min(b.burst, b.tokens+1)
+	b.mu.Unlock()
 }
 
 // checkPost refuses a form post of a browser session that is not from
