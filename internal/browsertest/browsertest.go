@@ -121,15 +121,15 @@ func New(t testing.TB) *Browser {
 	return b
 }
 
-// local reports whether a URL may be fetched: only loopback and the
-// in-document schemes.
+// local reports whether a URL may be fetched: only loopback, local files
+// (a report written to disk) and the in-document schemes.
 func local(raw string) bool {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return false
 	}
 	switch u.Scheme {
-	case "data", "about", "blob":
+	case "data", "about", "blob", "file":
 		return true
 	case "http", "https", "ws", "wss":
 		h := u.Hostname()

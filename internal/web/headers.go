@@ -10,7 +10,13 @@ import (
 // anywhere (no script, no font, no frame, no external image), the one
 // inline stylesheet is allowed by its hash, images only inline (data:, the
 // SVG charts are inline elements), forms post only to the same origin.
-var CSP = "default-src 'none'; style-src '" + styleHash() + "'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+var CSP = MetaCSP + "; frame-ancestors 'none'"
+
+// MetaCSP is the CSP the layout also carries in a meta element, for a
+// page read without the header: a mirror's report opened from disk
+// (file://), an HTML companion on a static host. A meta element cannot
+// carry frame-ancestors (browsers ignore it there, with a warning).
+var MetaCSP = "default-src 'none'; style-src '" + styleHash() + "'; img-src 'self' data:; form-action 'self'; base-uri 'none'"
 
 func styleHash() string {
 	sum := sha256.Sum256([]byte(Style))

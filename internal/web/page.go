@@ -30,10 +30,11 @@ type Page struct {
 	Data any
 }
 
-const layout = `<!doctype html>
+var layout = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="` + MetaCSP + `">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 {{if gt .Refresh 0}}<meta http-equiv="refresh" content="{{.Refresh}}">
 {{end}}<meta name="referrer" content="same-origin">
