@@ -107,6 +107,9 @@ type who struct {
 
 func (a *admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
+	// A window a same-origin page opens on the admin gets no handle to it
+	// (browsers honour this over HTTPS and on localhost).
+	w.Header().Set("Cross-Origin-Opener-Policy", "same-origin")
 	p := r.URL.Path
 	name := p[strings.LastIndex(p, "/")+1:] // "" for the directory itself
 	dir := p[:strings.LastIndex(p, "/")+1]
@@ -130,6 +133,16 @@ func (a *admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		if name == "login" {
 			a.login(w, r, dir)
+			return
+		}
+		// A session's requests are the browser's navigations only: a
+		// script's fetch from a page on the same origin (serve
+		// --hub-admin-token serves the Source's files, HTML included,
+		// beside the admin) must not read the pages with the session
+		// (their CSRF token, callback URLs). Fetch Metadata says which;
+		// a client that sends none is not a modern browser.
+		if m, d := r.Header.Get("Sec-Fetch-Mode"), r.Header.Get("Sec-Fetch-Dest"); m != "" && m != "navigate" || d != "" && d != "document" {
+			httpError(w, http.StatusForbidden, "the admin pages are for navigation only")
 			return
 		}
 		if u.id, u.s = a.session(r); u.s == nil {
