@@ -5,6 +5,7 @@ import (
 	"iter"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -71,5 +72,16 @@ func TestWaitBoundedDuringLongPass(t *testing.T) {
 	st.statsDelay.Store(int64(300 * time.Millisecond))
 	if c, d := get1(); c != http.StatusOK || d > 2*time.Second {
 		t.Fatalf("second request: %d after %v (the pass is still running)", c, d)
+	}
+}
+
+// TestHubNodeNotShown: the public page does not name the hub's node (its
+// default is the server's host name and process ID).
+func TestHubNodeNotShown(t *testing.T) {
+	h := New(Config{BaseURL: "http://src.test/", Sets: []Set{{Name: "s", Store: openBolt(t), Topic: "http://src.test/.resourcesync/s/notifications"}},
+		HubURL: "http://src.test/.resourcesync/hub", Hub: fakeHub{}, Wait: 10 * time.Second})
+	defer h.Close()
+	if pg := get(t, h); strings.Contains(pg.body, "<dd>n1</dd>") || !strings.Contains(pg.body, "data-figure=\"subscriptions\"") {
+		t.Error("the page names the hub's node (or lacks the hub section)")
 	}
 }

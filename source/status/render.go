@@ -61,7 +61,7 @@ const content = `{{define "content"}}{{with .Data}}
 <section id="notifications" aria-labelledby="notifications-h">
 <h2 id="notifications-h">Change notifications</h2>
 <dl class="facts"><dt>Hub</dt><dd><code>{{.URL}}</code>{{if not .Embedded}} (external: its subscribers are not shown here){{end}}</dd>
-{{if .Embedded}}<dt>Node</dt><dd>{{.Node}}</dd>{{end}}</dl>
+</dl>
 {{if .Err}}<p class="bad">{{.Err}}; the figures below may be missing.</p>{{end}}
 {{if .Embedded}}
 <div class="cards">
