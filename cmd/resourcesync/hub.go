@@ -45,8 +45,13 @@ unless --allow-private-callbacks is given.
 ADMIN PAGES (--admin-token, better given in $RESOURCESYNC_HUB_ADMIN_TOKEN)
    Open BASE/admin/ in a browser and type the token: the hub sets a session
    cookie (HttpOnly, SameSite=Strict, Secure over HTTPS, also behind a proxy
-   sending X-Forwarded-Proto; a random session ID, not the token) for 12 hours or until "Log out". Failed logins are
-   slowed down. The pages have no script and load nothing from elsewhere;
+   sending X-Forwarded-Proto; a random session ID, not the token) for 12 hours or until "Log out". Failed logins, by
+   the form or as a bearer token, are slowed down and limited (10, then one
+   a second, however many are sent at once). The session serves the
+   browser's navigations only: a script, even on a page of the same origin,
+   cannot read the pages with it (nor, over HTTPS, through a window it
+   opens: serve the admin over HTTPS when other pages share its origin, as
+   serve --hub-admin-token's do with the Source's files). The pages have no script and load nothing from elsewhere;
    their forms (Replay, Log out) are refused unless they come from the same
    origin with the page's CSRF token. Serve the hub over HTTPS (e.g. behind
    a reverse proxy) when the admin pages are reached over a network.
