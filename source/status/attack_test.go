@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
@@ -83,5 +84,31 @@ func TestHubNodeNotShown(t *testing.T) {
 	defer h.Close()
 	if pg := get(t, h); strings.Contains(pg.body, "<dd>n1</dd>") || !strings.Contains(pg.body, "data-figure=\"subscriptions\"") {
 		t.Error("the page names the hub's node (or lacks the hub section)")
+	}
+}
+
+// TestHostileNames: resource paths and set names with markup and script
+// URLs stay text on the page.
+func TestHostileNames(t *testing.T) {
+	st := openBolt(t)
+	now := time.Now().UTC()
+	var b store.Batch
+	b.Baseline = true
+	for _, p := range []string{`"><svg onload=alert(1)>.txt`, `javascript:alert(1)`, `<script>alert(1)</script>`, "a\x00b\xff.txt", `' onmouseover='alert(1)`} {
+		b.Changes = append(b.Changes, store.Change{Kind: rs.Created, Time: now, Resource: store.Resource{Path: p, Size: 1, LastMod: now}})
+	}
+	if _, _, err := st.Apply(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.Apply(context.Background(), store.Batch{Changes: []store.Change{{Kind: rs.Updated, Time: now, Resource: store.Resource{Path: `javascript:alert(1)`, Size: 2, LastMod: now}}}}); err != nil {
+		t.Fatal(err)
+	}
+	h := New(Config{BaseURL: "http://src.test/", Sets: []Set{{Name: `x"><img src=x onerror=alert(1)>`, Store: st, ResourceBase: "http://src.test/"}}, Wait: 10 * time.Second})
+	defer h.Close()
+	pg := get(t, h)
+	for _, bad := range []string{"<svg onload", "<script>", "<img src=x", `href="javascript:`, "' onmouseover='"} {
+		if i := strings.Index(pg.body, bad); i >= 0 {
+			t.Errorf("the page contains %q: %s", bad, pg.body[max(0, i-200):min(len(pg.body), i+100)])
+		}
 	}
 }
