@@ -1,13 +1,20 @@
 package hub
 
 import (
+	"bufio"
+	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
+
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 )
 
 // TestAdminLoginLimiterConcurrent: failed logins sent all at once are
@@ -69,4 +76,35 @@ type slowBody struct {
 func (b *slowBody) Read(p []byte) (int, error) {
 	<-b.release
 	return b.r.Read(p)
+}
+
+// TestDeliveryErrorBounded: a callback answering with a status line of
+// megabytes does not make a last error of megabytes (kept in the store
+// with every failed attempt and every dead letter, shown 200 to an admin
+// page).
+func TestDeliveryErrorBounded(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				bufio.NewReader(c).ReadString('\n')
+				fmt.Fprintf(c, "HTTP/1.1 500 %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", strings.Repeat("é", 2<<20))
+			}()
+		}
+	}()
+	h, _ := openHub(t)
+	r := h.deliver(context.Background(), &hubstore.Subscription{Topic: topicA, Callback: "http://" + ln.Addr().String() + "/cb"},
+		&hubstore.Entry{Seq: 1, ContentType: "application/xml", Body: []byte("<x/>")}, 1)
+	if r.ok || r.status != 500 || len(r.err) > 1024 || !utf8.ValidString(r.err) || !strings.HasPrefix(r.err, "callback answered 500 éé") {
+		t.Errorf("ok %v, status %d, error of %d bytes (valid UTF-8 %v): %.60q", r.ok, r.status, len(r.err), utf8.ValidString(r.err), r.err)
+	}
 }

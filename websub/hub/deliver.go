@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
@@ -276,11 +277,29 @@ type result struct {
 	err        string
 }
 
+// maxErrorLen bounds a delivery's error message: the subscriber chooses
+// its status line (up to the transport's 10 MB of headers), and the
+// message is kept with every failed attempt and dead letter and shown on
+// the admin pages.
+const maxErrorLen = 512
+
+// boundError cuts s to maxErrorLen bytes (at a character boundary).
+func boundError(s string) string {
+	if len(s) <= maxErrorLen {
+		return s
+	}
+	cut := maxErrorLen
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
 // deliver POSTs e to the subscription's callback (WS-HUB-21..26).
 func (h *Hub) deliver(ctx context.Context, rec *hubstore.Subscription, e *hubstore.Entry, attempt int) result {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.Callback, bytes.NewReader(e.Body))
 	if err != nil {
-		return result{err: err.Error()}
+		return result{err: boundError(err.Error())}
 	}
 	req.Header["Content-Type"] = []string{e.ContentType} // byte for byte
 	req.Header.Set("Link", linkHeader(rec.Topic, e))
@@ -294,7 +313,7 @@ func (h *Hub) deliver(ctx context.Context, rec *hubstore.Subscription, e *hubsto
 	resp, err := h.client.Do(req)
 	h.m.latency.Observe(time.Since(start).Seconds())
 	if err != nil {
-		return result{err: err.Error()}
+		return result{err: boundError(err.Error())}
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // the body is ignored
 	resp.Body.Close()
@@ -305,7 +324,7 @@ func (h *Hub) deliver(ctx context.Context, rec *hubstore.Subscription, e *hubsto
 	case resp.StatusCode == http.StatusGone:
 		r.gone = true
 	default:
-		r.err = "callback answered " + resp.Status
+		r.err = boundError("callback answered " + resp.Status)
 		if resp.StatusCode == 429 || resp.StatusCode == 503 {
 			r.retryAfter = retry.ParseRetryAfter(resp.Header.Get("Retry-After"), h.now())
 		}
