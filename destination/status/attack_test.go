@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/internal/browsertest"
@@ -79,5 +80,30 @@ func TestReportCSPInBrowser(t *testing.T) {
 	}
 	if n := hits.Load(); n != 0 {
 		t.Errorf("the injected image was fetched (%d requests)", n)
+	}
+}
+
+// TestLongTextsClipped: a hostile Source's megabyte-long URLs and the
+// errors quoting them do not make pages of a hundred megabytes.
+func TestLongTextsClipped(t *testing.T) {
+	r := New(Options{Source: "http://src.example/"})
+	long := "http://src.example/" + strings.Repeat("é", 1<<19)
+	for range 100 {
+		r.Handle(destination.Event{Kind: destination.EventFetched, Set: "s", URI: long, Path: long[19:], Bytes: 1})
+		r.Handle(destination.Event{Kind: destination.EventFailed, Set: "s", URI: long, Path: long[19:], Error: "GET " + long + ": refused"})
+		r.Handle(destination.Event{Kind: destination.EventPhase, Message: "baseline from " + long})
+	}
+	r.Handle(destination.Event{Kind: destination.EventDone, Set: "s", Message: long})
+	var b strings.Builder
+	if err := WriteHTML(&b, r.Snapshot(), true); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() > 2<<20 || !utf8.ValidString(b.String()) {
+		t.Errorf("a page of %d bytes (valid UTF-8: %v)", b.Len(), utf8.ValidString(b.String()))
+	}
+	// A password is removed before the text is cut.
+	r.Handle(destination.Event{Kind: destination.EventFailed, Set: "s", URI: "http://u:PASSWORD@src.example/x", Error: strings.Repeat("x", MaxText-20) + " http://u:PASSWORD@src.example/x"})
+	if s := r.Snapshot(); strings.Contains(s.Failures[0].Error, "PASSWORD") || strings.Contains(s.Failures[0].URI, "PASSWORD") {
+		t.Errorf("a password kept: %q", s.Failures[0].Error[MaxText-40:])
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/resourcesync-go/resourcesync/destination"
 )
@@ -199,7 +200,7 @@ func (r *Recorder) Handle(e destination.Event) {
 	defer r.mu.Unlock()
 	switch e.Kind {
 	case destination.EventPhase:
-		r.phase = e.Message
+		r.phase = clip(RedactText(e.Message))
 	case destination.EventFetched, destination.EventDeleted:
 		typ := e.Change
 		if typ == "" {
@@ -212,7 +213,7 @@ func (r *Recorder) Handle(e destination.Event) {
 		if e.Kind == destination.EventFetched {
 			b = e.Bytes
 		}
-		r.changes.add(Change{Time: t, Set: e.Set, Type: typ, URI: Redact(e.URI), Path: e.Path, Bytes: b, DateTime: e.DateTime})
+		r.changes.add(Change{Time: t, Set: e.Set, Type: typ, URI: clip(Redact(e.URI)), Path: clip(e.Path), Bytes: b, DateTime: e.DateTime})
 		if e.Kind == destination.EventFetched {
 			r.totals.Fetched++
 			r.totals.Bytes += b
@@ -232,10 +233,10 @@ func (r *Recorder) Handle(e destination.Event) {
 		if e.Set != "" {
 			r.pending[e.Set]++
 		}
-		r.failures.add(Failure{Time: t, Set: e.Set, URI: Redact(e.URI), Path: e.Path, Error: RedactText(e.Error), Outcome: GaveUp})
+		r.failures.add(Failure{Time: t, Set: e.Set, URI: clip(Redact(e.URI)), Path: clip(e.Path), Error: clip(RedactText(e.Error)), Outcome: GaveUp})
 	case destination.EventRetry:
 		r.totals.Retries++
-		r.failures.add(Failure{Time: t, Set: e.Set, URI: Redact(e.URI), Path: e.Path, Error: RedactText(e.Error), Outcome: Retried})
+		r.failures.add(Failure{Time: t, Set: e.Set, URI: clip(Redact(e.URI)), Path: clip(e.Path), Error: clip(RedactText(e.Error)), Outcome: Retried})
 	case destination.EventPlan:
 		if s := r.set(e.Set); s != nil && e.Mode == "audit" {
 			s.Audit = nil // a new audit's counts
@@ -254,7 +255,7 @@ func (r *Recorder) Handle(e destination.Event) {
 		if s == nil {
 			return
 		}
-		s.LastRun, s.Mode, s.Summary = t, e.Mode, e.Message
+		s.LastRun, s.Mode, s.Summary = t, e.Mode, clip(RedactText(e.Message))
 		s.Failed = r.pending[e.Set]
 		delete(r.pending, e.Set)
 		if e.Checkpoint != nil {
@@ -266,7 +267,7 @@ func (r *Recorder) Handle(e destination.Event) {
 		}
 	case destination.EventSubscription:
 		if s := r.set(e.Set); s != nil {
-			s.Follow, s.Hub, s.Expires, s.Why = e.Status, Redact(e.URI), e.Expires, e.Message
+			s.Follow, s.Hub, s.Expires, s.Why = e.Status, clip(Redact(e.URI)), e.Expires, clip(RedactText(e.Message))
 		}
 	}
 }
@@ -376,6 +377,24 @@ func (g *ring[T]) newestFirst() []T {
 		out = append(out, g.buf[(g.next-1-i+len(g.buf))%len(g.buf)])
 	}
 	return out
+}
+
+// MaxText bounds each text kept of an event (a URL, a path, an error
+// message): a Source's <loc> may be a megabyte long, and the rings hold
+// 100 of them, rendered into every page (every 5 s) and the report.
+const MaxText = 2048
+
+// clip cuts s to MaxText bytes (at a character boundary), copying: the
+// event's long string is not kept alive.
+func clip(s string) string {
+	if len(s) <= MaxText {
+		return s
+	}
+	cut := MaxText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 var userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]*@`)
