@@ -1,0 +1,611 @@
+// Package docview renders a ResourceSync document (any capability, a list
+// or an index, 1.1 or an older draft that package rs reads) as an HTML page
+// in the toolkit's layout (package internal/web): its kind and root
+// metadata, its root links as working links, and a table of its entries,
+// paged.
+//
+// Rendering streams: the document is read once with rs.Decoder, the
+// entries before the requested page are skipped, those of the page (at
+// most PageSize) are held, and the rest are only counted, so memory does
+// not grow with a 50,000-entry list. RenderPages writes every page of a
+// document in one pass (the static companions of package source/publish).
+//
+// Everything taken from the document is untrusted: it reaches the page
+// through html/template only, links only through its URL escaping, and
+// only http and https URLs become links.
+package docview
+
+import (
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/resourcesync-go/resourcesync/internal/web"
+	"github.com/resourcesync-go/resourcesync/rs"
+)
+
+// DefaultPageSize is the number of entries per page when Options.PageSize
+// is zero.
+const DefaultPageSize = 1000
+
+// Limits on what one page shows of hostile documents: longer strings are
+// cut (and a cut URL is no link), further links and warnings are counted.
+const (
+	maxText     = 4096
+	maxLinks    = 20
+	maxHeadLink = 200
+	maxWarnings = 20
+	maxCrumbs   = 4
+)
+
+// Options tell Render how to link and what to show.
+type Options struct {
+	// Self is the document's own URL, shown under the title; optional.
+	Self string
+	// Page is the 1-based page to render; values below 1 mean 1, values
+	// past the last page render the last page.
+	Page int
+	// PageSize is the number of entries per page; default DefaultPageSize.
+	PageSize int
+	// Link maps an absolute URL found in the document to the href the
+	// page uses (a static companion's relative name); nil keeps it.
+	Link func(href string) string
+	// PageURL returns the href of page n (1-based) of this view; default
+	// "?page=n".
+	PageURL func(n int) string
+	// Open, when set, opens the document at an absolute URL of the same
+	// Source; the breadcrumbs then follow the up and index links of the
+	// documents above this one (only their heads are read). It returns
+	// an error for URLs it does not serve.
+	Open func(href string) (io.ReadCloser, error)
+	// Footer links, shown at the bottom of the page.
+	Footer []web.Link
+	// Limits for the decoder; zero fields take rs.DefaultLimits.
+	Limits rs.Limits
+}
+
+// Result says what Render found.
+type Result struct {
+	Kind    string // e.g. "Resource List Index"
+	Entries int    // entries in the whole document (up to a fatal error)
+	Pages   int    // at least 1
+	Page    int    // the page rendered
+	Err     error  // a fatal error of the document, also shown on the page
+}
+
+// Kind names a document by its capability and root element.
+func Kind(h *rs.Head) string {
+	names := map[rs.Capability]string{
+		rs.CapDescription:           "Source Description",
+		rs.CapCapabilityList:        "Capability List",
+		rs.CapResourceList:          "Resource List",
+		rs.CapResourceDump:          "Resource Dump",
+		rs.CapResourceDumpManifest:  "Resource Dump Manifest",
+		rs.CapChangeList:            "Change List",
+		rs.CapChangeDump:            "Change Dump",
+		rs.CapChangeDumpManifest:    "Change Dump Manifest",
+		rs.CapResourceListArchive:   "Resource List Archive",
+		rs.CapResourceDumpArchive:   "Resource Dump Archive",
+		rs.CapChangeListArchive:     "Change List Archive",
+		rs.CapChangeDumpArchive:     "Change Dump Archive",
+		rs.CapChangeNotification:    "Change Notification",
+		rs.CapFrameworkNotification: "Framework Notification",
+	}
+	n, ok := names[h.MD.Capability]
+	switch {
+	case !ok && h.MD.Capability == "":
+		n = "Sitemap"
+	case !ok:
+		n = "ResourceSync document"
+	}
+	if h.IsIndex() {
+		n += " Index"
+	}
+	return n
+}
+
+// Render writes the HTML page of the document read from r. A document
+// that is not well-formed, or not a Sitemap, still gets a page (with the
+// entries read before the error and the error itself); Result.Err holds
+// that error. The returned error is the writer's.
+func Render(w io.Writer, r io.Reader, o Options) (Result, error) {
+	o.defaults()
+	v, dec := o.start(r)
+	first := (o.Page - 1) * o.PageSize
+	var e rs.Entry
+	n := 0
+	for v.Err == "" {
+		err := dec.NextInto(&e)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			v.Err = errText(err)
+			break
+		}
+		if n >= first && n < first+o.PageSize {
+			v.Rows = append(v.Rows, o.row(n+1, &e))
+		}
+		n++
+		if n%1024 == 0 {
+			dec.TakeDiagnostics()
+		}
+	}
+	pages := max(1, (n+o.PageSize-1)/o.PageSize)
+	if o.Page > pages && v.Err == "" {
+		// Past the end: a second pass is not possible on a stream, so
+		// say so; the pager leads back.
+		v.Note = fmt.Sprintf("There is no page %d; the document has %d.", o.Page, pages)
+	}
+	o.finish(v, n, o.Page, pages, first)
+	res := Result{Kind: v.Kind, Entries: n, Pages: pages, Page: o.Page}
+	if v.Err != "" {
+		res.Err = errors.New(v.Err)
+	}
+	return res, web.Render(w, pageTpl, o.page(v))
+}
+
+// RenderPages writes every page of the document read from r in one pass:
+// page n (1-based) goes to the writer that open(n) returns, which is
+// closed (its close func called) once the page is complete. total is the
+// number of entries, from Count; it sets the number of pages. An error of
+// the document is shown on the page where it occurs, which is then the
+// last; the returned error is open's, a writer's or a close func's.
+func RenderPages(r io.Reader, total int, o Options, open func(n int) (io.Writer, func() error, error)) (Result, error) {
+	o.defaults()
+	v, dec := o.start(r)
+	pages := max(1, (total+o.PageSize-1)/o.PageSize)
+	res := Result{Kind: v.Kind, Pages: pages}
+	var e rs.Entry
+	n, page := 0, 1
+	head := *v
+	emit := func() error {
+		cur := v
+		o.finish(cur, max(n, total), page, max(pages, page), (page-1)*o.PageSize)
+		w, done, err := open(page)
+		if err != nil {
+			return err
+		}
+		if err := web.Render(w, pageTpl, o.page(cur)); err != nil {
+			done()
+			return err
+		}
+		if err := done(); err != nil {
+			return err
+		}
+		res.Page = page
+		page++
+		nv := head
+		nv.Rows = cur.Rows[:0]
+		v = &nv
+		return nil
+	}
+	for v.Err == "" {
+		err := dec.NextInto(&e)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			v.Err = errText(err)
+			break
+		}
+		if len(v.Rows) == o.PageSize {
+			if err := emit(); err != nil {
+				return res, err
+			}
+		}
+		v.Rows = append(v.Rows, o.row(n+1, &e))
+		n++
+		if n%1024 == 0 {
+			dec.TakeDiagnostics()
+		}
+	}
+	res.Entries = n
+	if v.Err != "" {
+		res.Err = errors.New(v.Err)
+	}
+	if err := emit(); err != nil {
+		return res, err
+	}
+	res.Pages = res.Page
+	return res, nil
+}
+
+// Count returns the number of entries of the document read from r (up to
+// a fatal error, which it also returns).
+func Count(r io.Reader) (int, error) {
+	dec := rs.NewDecoder(r)
+	var e rs.Entry
+	n := 0
+	for {
+		err := dec.NextInto(&e)
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		n++
+		if n%1024 == 0 {
+			dec.TakeDiagnostics()
+		}
+	}
+}
+
+func (o *Options) defaults() {
+	if o.PageSize <= 0 {
+		o.PageSize = DefaultPageSize
+	}
+	if o.Page < 1 {
+		o.Page = 1
+	}
+	if o.Link == nil {
+		o.Link = func(s string) string { return s }
+	}
+	if o.PageURL == nil {
+		o.PageURL = func(n int) string { return "?page=" + strconv.Itoa(n) }
+	}
+}
+
+// view is the template's data.
+type view struct {
+	Kind     string
+	Self     string
+	Legacy   string
+	Facts    []fact
+	Links    []link
+	More     int // root links not shown
+	Warnings []string
+	Err      string
+	Note     string
+	Rows     []row
+	Pager    *pager
+	Total    int
+	Index    bool
+	Change   bool // a change kind: show change and datetime
+	Crumbs   []web.Link
+	Footer   []web.Link
+}
+
+type fact struct{ Name, Value string }
+
+type link struct {
+	Rel, Href, Text, Extra string
+}
+
+type hash struct{ Alg, Short, Full string }
+
+type row struct {
+	N         int
+	Loc, Href string
+	LastMod   string
+	Change    string
+	DateTime  string
+	Size      string
+	Exact     string
+	Hashes    []hash
+	Type      string
+	MD        []fact
+	Links     []link
+	More      int
+}
+
+type pager struct {
+	From, To, Total int
+	Page, Pages     int
+	First, Prev     string
+	Next, Last      string
+	Nums            []pageNum
+}
+
+type pageNum struct {
+	N       int
+	Href    string
+	Current bool
+}
+
+func (o *Options) start(r io.Reader) (*view, *rs.Decoder) {
+	dec := rs.NewDecoder(r)
+	dec.Limits = o.Limits
+	v := &view{Self: cut(o.Self), Footer: o.Footer}
+	h, err := dec.Head()
+	if err != nil {
+		v.Kind = "Unreadable document"
+		v.Err = errText(err)
+		return v, dec
+	}
+	v.Kind = Kind(h)
+	v.Index = h.IsIndex()
+	v.Change = h.MD.Capability.IsChange()
+	v.Legacy = dec.Legacy()
+	md := &h.MD
+	if md.Capability != "" {
+		v.Facts = append(v.Facts, fact{"capability", cut(string(md.Capability))})
+	}
+	v.Facts = append(v.Facts, fact{"root element", h.Root.String()})
+	v.Facts = appendTimes(v.Facts, md)
+	v.Facts = appendOther(v.Facts, md)
+	for i := range h.Links {
+		if i == maxHeadLink {
+			v.More = len(h.Links) - i
+			break
+		}
+		v.Links = append(v.Links, o.link(&h.Links[i]))
+	}
+	for _, d := range dec.TakeDiagnostics() {
+		if len(v.Warnings) == maxWarnings {
+			break
+		}
+		v.Warnings = append(v.Warnings, cut(d.String()))
+	}
+	v.Crumbs = o.crumbs(h)
+	return v, dec
+}
+
+func (o *Options) finish(v *view, total, page, pages, first int) {
+	v.Total = total
+	if pages > 1 {
+		p := &pager{Total: total, Page: min(page, pages), Pages: pages}
+		p.From = min(first+1, total)
+		p.To = min(first+len(v.Rows), total)
+		if len(v.Rows) == 0 {
+			p.From, p.To = 0, 0
+		}
+		if p.Page > 1 {
+			p.First, p.Prev = o.PageURL(1), o.PageURL(p.Page-1)
+		}
+		if p.Page < pages {
+			p.Next, p.Last = o.PageURL(p.Page+1), o.PageURL(pages)
+		}
+		for n := max(1, p.Page-3); n <= min(pages, p.Page+3); n++ {
+			p.Nums = append(p.Nums, pageNum{N: n, Href: o.PageURL(n), Current: n == p.Page})
+		}
+		v.Pager = p
+	} else {
+		v.Pager = nil
+	}
+}
+
+func (o *Options) page(v *view) web.Page {
+	title := v.Kind
+	if v.Pager != nil {
+		title += fmt.Sprintf(" (page %d of %d)", v.Pager.Page, v.Pager.Pages)
+	}
+	return web.Page{Title: title, Crumbs: v.Crumbs, Footer: v.Footer, Data: v}
+}
+
+// crumbs follows the up and index links above the document, reading the
+// heads of those documents with Open, nearest last.
+func (o *Options) crumbs(h *rs.Head) []web.Link {
+	var out []web.Link
+	seen := map[string]bool{o.Self: true}
+	add := func(href, text string) {
+		out = append([]web.Link{{Href: o.Link(href), Text: text}}, out...)
+	}
+	cur := h
+	for range maxCrumbs {
+		next := ""
+		if ix := cur.Link(rs.RelIndex); ix != "" && !seen[ix] && cur.Root == rs.URLSet && httpURL(ix) {
+			next = ix
+		} else if up := cur.Link(rs.RelUp); up != "" && !seen[up] && httpURL(up) {
+			next = up
+		}
+		if next == "" || len(next) > maxText {
+			break
+		}
+		seen[next] = true
+		nh := o.openHead(next)
+		if nh == nil {
+			add(next, guessKind(cur, next))
+			// Without the parent's head, its own parents are unknown,
+			// except the up link of a list that also has an index.
+			if up := cur.Link(rs.RelUp); up != next && up != "" && !seen[up] && httpURL(up) && len(up) <= maxText {
+				add(up, guessKind(cur, up))
+			}
+			break
+		}
+		add(next, Kind(nh))
+		cur = nh
+	}
+	return out
+}
+
+func guessKind(child *rs.Head, href string) string {
+	if child.Link(rs.RelIndex) == href {
+		return "Index"
+	}
+	switch child.MD.Capability {
+	case rs.CapCapabilityList:
+		return "Source Description"
+	case rs.CapDescription:
+		return "Up"
+	}
+	return "Capability List"
+}
+
+func (o *Options) openHead(href string) *rs.Head {
+	if o.Open == nil {
+		return nil
+	}
+	rc, err := o.Open(href)
+	if err != nil {
+		return nil
+	}
+	defer rc.Close()
+	dec := rs.NewDecoder(io.LimitReader(rc, 1<<20))
+	dec.Limits = o.Limits
+	h, err := dec.Head()
+	if err != nil {
+		return nil
+	}
+	return h
+}
+
+func appendTimes(fs []fact, md *rs.Metadata) []fact {
+	for _, t := range []struct {
+		name string
+		v    rs.Time
+	}{{"at", md.At}, {"completed", md.Completed}, {"from", md.From}, {"until", md.Until}, {"datetime", md.DateTime}, {"modified", md.Modified}} {
+		if !t.v.IsZero() {
+			fs = append(fs, fact{t.name, t.v.String()})
+		}
+	}
+	return fs
+}
+
+func appendOther(fs []fact, md *rs.Metadata) []fact {
+	if md.HasLength {
+		fs = append(fs, fact{"length", strconv.FormatInt(md.Length, 10)})
+	}
+	if len(md.Hashes) > 0 {
+		fs = append(fs, fact{"hash", cut(md.Hashes.String())})
+	}
+	for _, kv := range [][2]string{{"type", md.Type}, {"encoding", md.Encoding}, {"path", md.Path}} {
+		if kv[1] != "" {
+			fs = append(fs, fact{kv[0], cut(kv[1])})
+		}
+	}
+	for i, a := range md.Extra {
+		if i == maxLinks {
+			break
+		}
+		fs = append(fs, fact{cut(a.Local), cut(a.Value)})
+	}
+	return fs
+}
+
+func (o *Options) link(l *rs.Link) link {
+	out := link{Rel: cut(l.Rel), Text: cut(l.Href)}
+	if httpURL(l.Href) && len(l.Href) <= maxText {
+		out.Href = o.Link(l.Href)
+	}
+	var extra []string
+	if l.Type != "" {
+		extra = append(extra, "type "+l.Type)
+	}
+	if l.HasLength {
+		extra = append(extra, web.HumanBytes(l.Length))
+	}
+	if !l.Modified.IsZero() {
+		extra = append(extra, "modified "+l.Modified.String())
+	}
+	if l.Pri != 0 {
+		extra = append(extra, "pri "+strconv.Itoa(l.Pri))
+	}
+	if l.Path != "" {
+		extra = append(extra, "path "+l.Path)
+	}
+	if len(l.Hashes) > 0 {
+		extra = append(extra, l.Hashes.String())
+	}
+	out.Extra = cut(strings.Join(extra, ", "))
+	return out
+}
+
+func (o *Options) row(n int, e *rs.Entry) row {
+	r := row{N: n, Loc: cut(e.Loc)}
+	if httpURL(e.Loc) && len(e.Loc) <= maxText {
+		r.Href = o.Link(e.Loc)
+	}
+	if !e.LastMod.IsZero() {
+		r.LastMod = e.LastMod.String()
+	}
+	md := &e.MD
+	if md.Change != "" {
+		r.Change = cut(string(md.Change))
+	}
+	if !md.DateTime.IsZero() {
+		r.DateTime = md.DateTime.String()
+	}
+	if md.HasLength {
+		r.Size = web.HumanBytes(md.Length)
+		r.Exact = web.Num(md.Length) + " bytes"
+	}
+	for i, h := range md.Hashes {
+		if i == maxLinks {
+			break
+		}
+		r.Hashes = append(r.Hashes, hash{Alg: cut(h.Alg), Short: cut(web.Short(h.Value)), Full: cut(h.Value)})
+	}
+	r.Type = cut(md.Type)
+	if md.Capability != "" {
+		r.MD = append(r.MD, fact{"capability", cut(string(md.Capability))})
+	}
+	for _, t := range []struct {
+		name string
+		v    rs.Time
+	}{{"at", md.At}, {"completed", md.Completed}, {"from", md.From}, {"until", md.Until}, {"modified", md.Modified}} {
+		if !t.v.IsZero() {
+			r.MD = append(r.MD, fact{t.name, t.v.String()})
+		}
+	}
+	for _, kv := range [][2]string{{"encoding", md.Encoding}, {"path", md.Path}, {"changefreq", e.ChangeFreq}, {"priority", e.Priority}} {
+		if kv[1] != "" {
+			r.MD = append(r.MD, fact{kv[0], cut(kv[1])})
+		}
+	}
+	for i, a := range md.Extra {
+		if i == maxLinks {
+			break
+		}
+		r.MD = append(r.MD, fact{cut(a.Local), cut(a.Value)})
+	}
+	for i := range e.Links {
+		if i == maxLinks {
+			r.More = len(e.Links) - i
+			break
+		}
+		r.Links = append(r.Links, o.link(&e.Links[i]))
+	}
+	return r
+}
+
+// httpURL reports whether s is an absolute http or https URL.
+func httpURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// cut shortens s to maxText bytes (at a rune boundary).
+func cut(s string) string {
+	if len(s) <= maxText {
+		return s
+	}
+	i := maxText
+	for i > 0 && s[i]&0xC0 == 0x80 {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+func errText(err error) string {
+	return cut("This document could not be read to the end: " + err.Error())
+}
+
+var pageTpl = web.New("docview", content, template.FuncMap{"i64": func(i int) int64 { return int64(i) }})
+
+const content = `{{define "content"}}{{with .Data}}<h1>{{.Kind}}</h1>
+{{if .Self}}<p class="url"><code>{{.Self}}</code></p>{{end}}
+<dl class="facts">{{range .Facts}}<dt>{{.Name}}</dt><dd>{{.Value}}</dd>{{end}}<dt>entries</dt><dd>{{num (i64 .Total)}}</dd>{{if .Legacy}}<dt>draft</dt><dd>read as ResourceSync {{.Legacy}}</dd>{{end}}</dl>
+{{if .Links}}<h2>Links</h2>
+<ul class="links">{{range .Links}}<li><span class="tag">{{.Rel}}</span> {{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}<code>{{.Text}}</code>{{end}}{{if .Extra}} <span class="muted">{{.Extra}}</span>{{end}}</li>{{end}}{{if .More}}<li class="muted">and {{.More}} more</li>{{end}}</ul>{{end}}
+{{if .Warnings}}<details><summary>{{len .Warnings}} warning(s)</summary><ul>{{range .Warnings}}<li class="warn">{{.}}</li>{{end}}</ul></details>{{end}}
+{{if .Err}}<p class="bad" role="alert">{{.Err}}</p>{{end}}
+{{if .Note}}<p class="warn">{{.Note}}</p>{{end}}
+<h2 id="entries">Entries</h2>
+{{template "pager" .Pager}}
+{{if .Rows}}<div class="scroll"><table>
+<thead><tr><th class="num" scope="col">#</th><th scope="col">{{if .Index}}Document{{else}}Resource{{end}}</th>{{if .Change}}<th scope="col">Change</th>{{end}}<th scope="col">Last modified</th><th class="num" scope="col">Size</th><th scope="col">Hashes</th><th scope="col">Type</th><th scope="col">More</th></tr></thead>
+<tbody>{{$change := .Change}}{{range .Rows}}
+<tr><td class="num">{{.N}}</td><td class="url">{{if .Href}}<a href="{{.Href}}">{{.Loc}}</a>{{else}}<code>{{.Loc}}</code>{{end}}</td>{{if $change}}<td>{{if .Change}}<span class="tag {{.Change}}">{{.Change}}</span> {{end}}{{.DateTime}}</td>{{end}}<td>{{.LastMod}}{{if and .DateTime (not $change)}}{{if .LastMod}}<br>{{end}}<span class="muted">datetime</span> {{.DateTime}}{{end}}</td><td class="num">{{if .Size}}<span title="{{.Exact}}">{{.Size}}</span>{{end}}</td><td>{{range .Hashes}}<span class="hash" title="{{.Alg}}:{{.Full}}">{{.Alg}}:{{.Short}}</span> {{end}}</td><td>{{.Type}}</td><td>{{range .MD}}<span class="muted">{{.Name}}</span> {{.Value}}<br>{{end}}{{range .Links}}<span class="tag">{{.Rel}}</span> {{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}<code>{{.Text}}</code>{{end}}{{if .Extra}} <span class="muted">{{.Extra}}</span>{{end}}<br>{{end}}{{if .More}}<span class="muted">and {{.More}} more links</span>{{end}}</td></tr>{{end}}
+</tbody></table></div>
+{{else}}<p class="muted">No entries{{if .Pager}} on this page{{end}}.</p>{{end}}
+{{template "pager" .Pager}}{{end}}{{end}}
+{{define "pager"}}{{if .}}<nav class="pager" aria-label="Pages"><span>entries {{num (i64 .From)}}–{{num (i64 .To)}} of {{num (i64 .Total)}}</span>
+{{if .First}}<a href="{{.First}}" rel="first">« first</a><a href="{{.Prev}}" rel="prev">‹ previous</a>{{end}}
+{{range .Nums}}{{if .Current}}<span aria-current="page">{{.N}}</span>{{else}}<a href="{{.Href}}">{{.N}}</a>{{end}}{{end}}
+{{if .Next}}<a href="{{.Next}}" rel="next">next ›</a><a href="{{.Last}}" rel="last">last »</a>{{end}}</nav>{{end}}{{end}}`
