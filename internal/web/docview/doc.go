@@ -269,6 +269,7 @@ type view struct {
 	Change   bool // a change kind: show change and datetime
 	Crumbs   []web.Link
 	Footer   []web.Link
+	head     *rs.Head
 }
 
 type fact struct{ Name, Value string }
@@ -318,10 +319,30 @@ func (o *Options) start(r io.Reader) (*view, *rs.Decoder) {
 		v.Err = errText(err)
 		return v, dec
 	}
+	v.head = h
+	v.Legacy = dec.Legacy()
+	o.headFacts(v)
+	for _, d := range dec.TakeDiagnostics() {
+		if len(v.Warnings) == maxWarnings {
+			break
+		}
+		v.Warnings = append(v.Warnings, cut(d.String()))
+	}
+	v.Crumbs = o.crumbs(h)
+	return v, dec
+}
+
+// headFacts fills what the view shows of the head (again at the end: root
+// rs:md and rs:ln after the first item are merged into it).
+func (o *Options) headFacts(v *view) {
+	h := v.head
+	if h == nil {
+		return
+	}
 	v.Kind = Kind(h)
 	v.Index = h.IsIndex()
 	v.Change = h.MD.Capability.IsChange()
-	v.Legacy = dec.Legacy()
+	v.Facts, v.Links, v.More = nil, nil, 0
 	md := &h.MD
 	if md.Capability != "" {
 		v.Facts = append(v.Facts, fact{"capability", cut(string(md.Capability))})
@@ -336,18 +357,16 @@ func (o *Options) start(r io.Reader) (*view, *rs.Decoder) {
 		}
 		v.Links = append(v.Links, o.link(&h.Links[i]))
 	}
-	for _, d := range dec.TakeDiagnostics() {
-		if len(v.Warnings) == maxWarnings {
-			break
-		}
-		v.Warnings = append(v.Warnings, cut(d.String()))
-	}
-	v.Crumbs = o.crumbs(h)
-	return v, dec
 }
 
 func (o *Options) finish(v *view, total, page, pages, first int) {
 	v.Total = total
+	o.headFacts(v)
+	for i := range v.Rows {
+		if v.Rows[i].Change != "" {
+			v.Change = true
+		}
+	}
 	if pages > 1 {
 		p := &pager{Total: total, Page: min(page, pages), Pages: pages}
 		p.From = min(first+1, total)
