@@ -51,9 +51,6 @@ func (h *Handler) serveDocHTML(w http.ResponseWriter, r *http.Request, rel strin
 		Self: self,
 		Page: page,
 		Open: func(href string) (io.ReadCloser, error) { return h.openDocURL(mount, href) },
-		Footer: []web.Link{
-			{Href: mount + rel, Text: "this document"},
-		},
 	}
 	if _, err := docview.Render(w, f, o); err != nil {
 		h.log().Debug("server: HTML view not completed", "doc", rel, "err", err)

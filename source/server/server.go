@@ -143,7 +143,7 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 		return
 	}
 	switch {
-	case rel == "robots.txt":
+	case rel == "robots.txt" || strings.HasSuffix(rel, "/robots.txt"):
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	case strings.HasSuffix(rel, ".zip"):
 		w.Header().Set("Content-Type", "application/zip")
