@@ -389,6 +389,9 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 		ChangeListPeriod: s.cfg.ChangeListPeriod, MaxEntries: s.cfg.MaxEntries, Dumps: s.cfg.Dumps, DumpPartBytes: s.cfg.DumpPartBytes,
 		DumpInterval: s.cfg.DumpInterval, Archives: s.cfg.Archives, Notification: s.cfg.Notification,
 		Now: s.cfg.Now, Logger: s.log, Replicas: s.shared,
+		// HTML companions are for static hosting (publish's OUT); serve
+		// negotiates the HTML view of each document instead.
+		NoCompanions: s.cfg.Out == "",
 	}
 	for _, st := range s.sets {
 		_, led := st.leads()

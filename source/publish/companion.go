@@ -7,8 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/web"
@@ -122,22 +125,46 @@ func (p *publisher) companions() error {
 	if exists(p.file(companionName(wellKnownPath, 1))) {
 		pages = append(pages, companionName(wellKnownPath, 1))
 	}
+	// Documents are independent: render them on every core.
 	dirs := map[string]bool{}
-	for _, rel := range docs {
-		n, err := p.companion(rel)
-		if err != nil {
-			return err
-		}
-		if n >= 0 {
-			dirs[filepath.Dir(p.file(rel))] = true
-			// Pages past the new last one.
-			for k := n + 1; ; k++ {
-				f := p.file(companionName(rel, k))
-				if err := os.Remove(f); err != nil {
-					break
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+		next     atomic.Int64
+	)
+	for range min(runtime.GOMAXPROCS(0), len(docs)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(docs) {
+					return
+				}
+				rel := docs[i]
+				n, err := p.companion(rel)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				if n >= 0 {
+					dirs[filepath.Dir(p.file(rel))] = true
+				}
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+				// Pages past the new last one.
+				for k := n + 1; n >= 0; k++ {
+					if err := os.Remove(p.file(companionName(rel, k))); err != nil {
+						break
+					}
 				}
 			}
-		}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
 	}
 	// Companions whose document is gone (a removed part or generation).
 	for _, rel := range pages {

@@ -278,8 +278,6 @@ type link struct {
 	Rel, Href, Text, Extra string
 }
 
-type hash struct{ Alg, Short, Full string }
-
 type row struct {
 	N         int
 	Loc, Href string
@@ -288,9 +286,10 @@ type row struct {
 	DateTime  string
 	Size      string
 	Exact     string
-	Hashes    []hash
+	Hash      string // the hashes, shortened
+	HashTitle string // in full
 	Type      string
-	MD        []fact
+	MD        string
 	Links     []link
 	More      int
 }
@@ -544,35 +543,46 @@ func (o *Options) row(n int, e *rs.Entry) row {
 		r.Size = web.HumanBytes(md.Length)
 		r.Exact = web.Num(md.Length) + " bytes"
 	}
-	for i, h := range md.Hashes {
-		if i == maxLinks {
-			break
+	if len(md.Hashes) > 0 {
+		var short, full strings.Builder
+		for i, h := range md.Hashes {
+			if i == maxLinks {
+				break
+			}
+			if i > 0 {
+				short.WriteByte(' ')
+				full.WriteByte('\n')
+			}
+			short.WriteString(h.Alg + ":" + web.Short(h.Value))
+			full.WriteString(h.Alg + ":" + h.Value)
 		}
-		r.Hashes = append(r.Hashes, hash{Alg: cut(h.Alg), Short: cut(web.Short(h.Value)), Full: cut(h.Value)})
+		r.Hash, r.HashTitle = cut(short.String()), cut(full.String())
 	}
+	var mds []string
 	r.Type = cut(md.Type)
 	if md.Capability != "" {
-		r.MD = append(r.MD, fact{"capability", cut(string(md.Capability))})
+		mds = append(mds, "capability "+string(md.Capability))
 	}
 	for _, t := range []struct {
 		name string
 		v    rs.Time
 	}{{"at", md.At}, {"completed", md.Completed}, {"from", md.From}, {"until", md.Until}, {"modified", md.Modified}} {
 		if !t.v.IsZero() {
-			r.MD = append(r.MD, fact{t.name, t.v.String()})
+			mds = append(mds, t.name+" "+t.v.String())
 		}
 	}
 	for _, kv := range [][2]string{{"encoding", md.Encoding}, {"path", md.Path}, {"changefreq", e.ChangeFreq}, {"priority", e.Priority}} {
 		if kv[1] != "" {
-			r.MD = append(r.MD, fact{kv[0], cut(kv[1])})
+			mds = append(mds, kv[0]+" "+kv[1])
 		}
 	}
 	for i, a := range md.Extra {
 		if i == maxLinks {
 			break
 		}
-		r.MD = append(r.MD, fact{cut(a.Local), cut(a.Value)})
+		mds = append(mds, a.Local+" "+a.Value)
 	}
+	r.MD = cut(strings.Join(mds, "; "))
 	for i := range e.Links {
 		if i == maxLinks {
 			r.More = len(e.Links) - i
@@ -620,7 +630,7 @@ const content = `{{define "content"}}{{with .Data}}<h1>{{.Kind}}</h1>
 {{if .Rows}}<div class="scroll"><table>
 <thead><tr><th class="num" scope="col">#</th><th scope="col">{{if .Index}}Document{{else}}Resource{{end}}</th>{{if .Change}}<th scope="col">Change</th>{{end}}<th scope="col">Last modified</th><th class="num" scope="col">Size</th><th scope="col">Hashes</th><th scope="col">Type</th><th scope="col">More</th></tr></thead>
 <tbody>{{$change := .Change}}{{range .Rows}}
-<tr><td class="num">{{.N}}</td><td class="url">{{if .Href}}<a href="{{.Href}}">{{.Loc}}</a>{{else}}<code>{{.Loc}}</code>{{end}}</td>{{if $change}}<td>{{if .Change}}<span class="tag {{.Change}}">{{.Change}}</span> {{end}}{{.DateTime}}</td>{{end}}<td>{{.LastMod}}{{if and .DateTime (not $change)}}{{if .LastMod}}<br>{{end}}<span class="muted">datetime</span> {{.DateTime}}{{end}}</td><td class="num">{{if .Size}}<span title="{{.Exact}}">{{.Size}}</span>{{end}}</td><td>{{range .Hashes}}<span class="hash" title="{{.Alg}}:{{.Full}}">{{.Alg}}:{{.Short}}</span> {{end}}</td><td>{{.Type}}</td><td>{{range .MD}}<span class="muted">{{.Name}}</span> {{.Value}}<br>{{end}}{{range .Links}}<span class="tag">{{.Rel}}</span> {{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}<code>{{.Text}}</code>{{end}}{{if .Extra}} <span class="muted">{{.Extra}}</span>{{end}}<br>{{end}}{{if .More}}<span class="muted">and {{.More}} more links</span>{{end}}</td></tr>{{end}}
+<tr><td class="num">{{.N}}</td><td class="url">{{if .Href}}<a href="{{.Href}}">{{.Loc}}</a>{{else}}<code>{{.Loc}}</code>{{end}}</td>{{if $change}}<td>{{if .Change}}<span class="tag {{.Change}}">{{.Change}}</span> {{end}}{{.DateTime}}</td>{{end}}<td>{{.LastMod}}{{if and .DateTime (not $change)}}{{if .LastMod}}<br>{{end}}<span class="muted">datetime</span> {{.DateTime}}{{end}}</td><td class="num">{{if .Size}}<span title="{{.Exact}}">{{.Size}}</span>{{end}}</td><td>{{if .Hash}}<span class="hash" title="{{.HashTitle}}">{{.Hash}}</span>{{end}}</td><td>{{.Type}}</td><td>{{if .MD}}{{.MD}}<br>{{end}}{{range .Links}}<span class="tag">{{.Rel}}</span> {{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}<code>{{.Text}}</code>{{end}}{{if .Extra}} <span class="muted">{{.Extra}}</span>{{end}}<br>{{end}}{{if .More}}<span class="muted">and {{.More}} more links</span>{{end}}</td></tr>{{end}}
 </tbody></table></div>
 {{else}}<p class="muted">No entries{{if .Pager}} on this page{{end}}.</p>{{end}}
 {{template "pager" .Pager}}{{end}}{{end}}

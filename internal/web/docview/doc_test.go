@@ -104,7 +104,7 @@ func TestEveryKind(t *testing.T) {
 					t.Errorf("size %d not shown", e.MD.Length)
 				}
 				for _, x := range e.MD.Hashes {
-					if !strings.Contains(out, `title="`+x.Alg+":"+x.Value+`"`) {
+					if !strings.Contains(html.UnescapeString(out), x.Alg+":"+x.Value) {
 						t.Errorf("hash %s:%s not shown", x.Alg, x.Value)
 					}
 				}
@@ -397,5 +397,21 @@ func TestHostile(t *testing.T) {
 	checkSafe(t, out)
 	if strings.Contains(out, "<script") || strings.Contains(out, `onclick="`) || strings.Contains(out, `href="javascript`) {
 		t.Errorf("unescaped input:\n%s", out)
+	}
+}
+
+// BenchmarkRenderPages: every page of a 50,000-entry Resource List.
+func BenchmarkRenderPages(b *testing.B) {
+	for b.Loop() {
+		RenderPages(&bigList{n: 50000}, 50000, Options{}, func(int) (io.Writer, func() error, error) {
+			return io.Discard, func() error { return nil }, nil
+		})
+	}
+}
+
+// BenchmarkDecode: the decoding alone, for comparison.
+func BenchmarkDecode(b *testing.B) {
+	for b.Loop() {
+		Count(&bigList{n: 50000})
 	}
 }
