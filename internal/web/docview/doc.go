@@ -621,7 +621,7 @@ const content = `{{define "content"}}{{with .Data}}<h1>{{.Kind}}</h1>
 {{if .Self}}<p class="url"><code>{{.Self}}</code></p>{{end}}
 <dl class="facts">{{range .Facts}}<dt>{{.Name}}</dt><dd>{{.Value}}</dd>{{end}}<dt>entries</dt><dd>{{num (i64 .Total)}}</dd>{{if .Legacy}}<dt>draft</dt><dd>read as ResourceSync {{.Legacy}}</dd>{{end}}</dl>
 {{if .Links}}<h2>Links</h2>
-<ul class="links">{{range .Links}}<li><span class="tag">{{.Rel}}</span> {{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}<code>{{.Text}}</code>{{end}}{{if .Extra}} <span class="muted">{{.Extra}}</span>{{end}}</li>{{end}}{{if .More}}<li class="muted">and {{.More}} more</li>{{end}}</ul>{{end}}
+<dl class="facts links">{{range .Links}}<dt>{{.Rel}}</dt><dd>{{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}<code>{{.Text}}</code>{{end}}{{if .Extra}} <span class="muted">{{.Extra}}</span>{{end}}</dd>{{end}}{{if .More}}<dt>…</dt><dd class="muted">and {{.More}} more</dd>{{end}}</dl>{{end}}
 {{if .Warnings}}<details><summary>{{len .Warnings}} warning(s)</summary><ul>{{range .Warnings}}<li class="warn">{{.}}</li>{{end}}</ul></details>{{end}}
 {{if .Err}}<p class="bad" role="alert">{{.Err}}</p>{{end}}
 {{if .Note}}<p class="warn">{{.Note}}</p>{{end}}
