@@ -267,6 +267,7 @@ type view struct {
 	Total    int
 	Index    bool
 	Change   bool // a change kind: show change and datetime
+	HasMore  bool // a row has more metadata or links
 	Crumbs   []web.Link
 	Footer   []web.Link
 	head     *rs.Head
@@ -281,9 +282,11 @@ type link struct {
 type row struct {
 	N         int
 	Loc, Href string
-	LastMod   string
+	LastMod   string // shown: to the second, in UTC
+	LastModAt string // as written
 	Change    string
 	DateTime  string
+	DateAt    string
 	Size      string
 	Exact     string
 	Hash      string // the hashes, shortened
@@ -361,9 +364,14 @@ func (o *Options) headFacts(v *view) {
 func (o *Options) finish(v *view, total, page, pages, first int) {
 	v.Total = total
 	o.headFacts(v)
+	v.HasMore = false
 	for i := range v.Rows {
-		if v.Rows[i].Change != "" {
+		r := &v.Rows[i]
+		if r.Change != "" {
 			v.Change = true
+		}
+		if r.MD != "" || len(r.Links) > 0 {
+			v.HasMore = true
 		}
 	}
 	if pages > 1 {
@@ -530,33 +538,36 @@ func (o *Options) row(n int, e *rs.Entry) row {
 		r.Href = o.Link(e.Loc)
 	}
 	if !e.LastMod.IsZero() {
-		r.LastMod = e.LastMod.String()
+		r.LastMod, r.LastModAt = web.FormatTime(e.LastMod.Time()), e.LastMod.String()
 	}
 	md := &e.MD
 	if md.Change != "" {
 		r.Change = cut(string(md.Change))
 	}
 	if !md.DateTime.IsZero() {
-		r.DateTime = md.DateTime.String()
+		r.DateTime, r.DateAt = web.FormatTime(md.DateTime.Time()), md.DateTime.String()
 	}
 	if md.HasLength {
 		r.Size = web.HumanBytes(md.Length)
 		r.Exact = web.Num(md.Length) + " bytes"
 	}
 	if len(md.Hashes) > 0 {
-		var short, full strings.Builder
+		// One digest shown (sha-256 where given), all in the title.
+		var full strings.Builder
+		shown := md.Hashes[0]
 		for i, h := range md.Hashes {
 			if i == maxLinks {
 				break
 			}
 			if i > 0 {
-				short.WriteByte(' ')
 				full.WriteByte('\n')
 			}
-			short.WriteString(h.Alg + ":" + web.Short(h.Value))
 			full.WriteString(h.Alg + ":" + h.Value)
+			if h.Alg == rs.SHA256 {
+				shown = h
+			}
 		}
-		r.Hash, r.HashTitle = cut(short.String()), cut(full.String())
+		r.Hash, r.HashTitle = cut(shown.Alg+":"+web.Short(shown.Value)), cut(full.String())
 	}
 	var mds []string
 	r.Type = cut(md.Type)
@@ -628,9 +639,9 @@ const content = `{{define "content"}}{{with .Data}}<h1>{{.Kind}}</h1>
 <h2 id="entries">Entries</h2>
 {{template "pager" .Pager}}
 {{if .Rows}}<div class="scroll"><table>
-<thead><tr><th class="num" scope="col">#</th><th scope="col">{{if .Index}}Document{{else}}Resource{{end}}</th>{{if .Change}}<th scope="col">Change</th>{{end}}<th scope="col">Last modified</th><th class="num" scope="col">Size</th><th scope="col">Hashes</th><th scope="col">Type</th><th scope="col">More</th></tr></thead>
-<tbody>{{$change := .Change}}{{range .Rows}}
-<tr><td class="num">{{.N}}</td><td class="url">{{if .Href}}<a href="{{.Href}}">{{.Loc}}</a>{{else}}<code>{{.Loc}}</code>{{end}}</td>{{if $change}}<td>{{if .Change}}<span class="tag {{.Change}}">{{.Change}}</span> {{end}}{{.DateTime}}</td>{{end}}<td>{{.LastMod}}{{if and .DateTime (not $change)}}{{if .LastMod}}<br>{{end}}<span class="muted">datetime</span> {{.DateTime}}{{end}}</td><td class="num">{{if .Size}}<span title="{{.Exact}}">{{.Size}}</span>{{end}}</td><td>{{if .Hash}}<span class="hash" title="{{.HashTitle}}">{{.Hash}}</span>{{end}}</td><td>{{.Type}}</td><td>{{if .MD}}{{.MD}}<br>{{end}}{{range .Links}}<span class="tag">{{.Rel}}</span> {{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}<code>{{.Text}}</code>{{end}}{{if .Extra}} <span class="muted">{{.Extra}}</span>{{end}}<br>{{end}}{{if .More}}<span class="muted">and {{.More}} more links</span>{{end}}</td></tr>{{end}}
+<thead><tr><th class="num" scope="col">#</th><th scope="col">{{if .Index}}Document{{else}}Resource{{end}}</th>{{if .Change}}<th scope="col">Change</th>{{end}}<th scope="col">Last modified</th><th class="num" scope="col">Size</th><th scope="col">Hashes</th><th scope="col">Type</th>{{if .HasMore}}<th scope="col">More</th>{{end}}</tr></thead>
+<tbody>{{$change := .Change}}{{$more := .HasMore}}{{range .Rows}}
+<tr><td class="num">{{.N}}</td><td class="url">{{if .Href}}<a href="{{.Href}}">{{.Loc}}</a>{{else}}<code>{{.Loc}}</code>{{end}}</td>{{if $change}}<td>{{if .Change}}<span class="tag {{.Change}}">{{.Change}}</span> {{end}}{{if .DateTime}}<span title="{{.DateAt}}">{{.DateTime}}</span>{{end}}</td>{{end}}<td>{{if .LastMod}}<span title="{{.LastModAt}}">{{.LastMod}}</span>{{end}}{{if and .DateTime (not $change)}}{{if .LastMod}}<br>{{end}}<span class="muted">datetime</span> <span title="{{.DateAt}}">{{.DateTime}}</span>{{end}}</td><td class="num">{{if .Size}}<span title="{{.Exact}}">{{.Size}}</span>{{end}}</td><td>{{if .Hash}}<span class="hash" title="{{.HashTitle}}">{{.Hash}}</span>{{end}}</td><td>{{.Type}}</td>{{if $more}}<td>{{if .MD}}{{.MD}}<br>{{end}}{{range .Links}}<span class="tag">{{.Rel}}</span> {{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}<code>{{.Text}}</code>{{end}}{{if .Extra}} <span class="muted">{{.Extra}}</span>{{end}}<br>{{end}}{{if .More}}<span class="muted">and {{.More}} more links</span>{{end}}</td>{{end}}</tr>{{end}}
 </tbody></table></div>
 {{else}}<p class="muted">No entries{{if .Pager}} on this page{{end}}.</p>{{end}}
 {{template "pager" .Pager}}{{end}}{{end}}
