@@ -192,7 +192,7 @@ func Publish(ctx context.Context, cfg Config) (Report, error) {
 	}
 	// The Source Description and robots.txt are written outside docRoot:
 	// only their own temporary names are removed there.
-	for _, rel := range []string{wellKnownPath, robotsPath} {
+	for _, rel := range []string{wellKnownPath, robotsPath, companionName(wellKnownPath, 1)} {
 		f := filepath.Join(cfg.Out, filepath.FromSlash(rel))
 		olds, _ := filepath.Glob(filepath.Join(filepath.Dir(f), tmpPrefix+filepath.Base(f)+"-*"))
 		for _, o := range olds {
