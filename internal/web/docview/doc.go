@@ -268,9 +268,12 @@ type view struct {
 	Index    bool
 	Change   bool // a change kind: show change and datetime
 	HasMore  bool // a row has more metadata or links
-	Crumbs   []web.Link
-	Footer   []web.Link
-	head     *rs.Head
+	Docs     bool // the entries are documents
+	// Columns shown: some row of the page has a value for them.
+	ColCap, ColWhen, ColSize, ColHash, ColType bool
+	Crumbs                                     []web.Link
+	Footer                                     []web.Link
+	head                                       *rs.Head
 }
 
 type fact struct{ Name, Value string }
@@ -293,6 +296,7 @@ type row struct {
 	HashTitle string // in full
 	Type      string
 	MD        string
+	Cap       string // the capability of the document an entry names
 	Links     []link
 	More      int
 }
@@ -364,16 +368,18 @@ func (o *Options) headFacts(v *view) {
 func (o *Options) finish(v *view, total, page, pages, first int) {
 	v.Total = total
 	o.headFacts(v)
-	v.HasMore = false
+	v.HasMore, v.ColCap, v.ColWhen, v.ColSize, v.ColHash, v.ColType = false, false, false, false, false, false
 	for i := range v.Rows {
 		r := &v.Rows[i]
-		if r.Change != "" {
-			v.Change = true
-		}
-		if r.MD != "" || len(r.Links) > 0 {
-			v.HasMore = true
-		}
+		v.Change = v.Change || r.Change != ""
+		v.HasMore = v.HasMore || r.MD != "" || len(r.Links) > 0
+		v.ColCap = v.ColCap || r.Cap != ""
+		v.ColWhen = v.ColWhen || r.LastMod != "" || r.DateTime != ""
+		v.ColSize = v.ColSize || r.Size != ""
+		v.ColHash = v.ColHash || r.Hash != ""
+		v.ColType = v.ColType || r.Type != ""
 	}
+	v.Docs = v.Index || v.ColCap
 	if pages > 1 {
 		p := &pager{Total: total, Page: min(page, pages), Pages: pages}
 		p.From = min(first+1, total)
@@ -572,7 +578,7 @@ func (o *Options) row(n int, e *rs.Entry) row {
 	var mds []string
 	r.Type = cut(md.Type)
 	if md.Capability != "" {
-		mds = append(mds, "capability "+string(md.Capability))
+		r.Cap = cut(string(md.Capability))
 	}
 	for _, t := range []struct {
 		name string
@@ -639,9 +645,9 @@ const content = `{{define "content"}}{{with .Data}}<h1>{{.Kind}}</h1>
 <h2 id="entries">Entries</h2>
 {{template "pager" .Pager}}
 {{if .Rows}}<div class="scroll"><table>
-<thead><tr><th class="num" scope="col">#</th><th scope="col">{{if .Index}}Document{{else}}Resource{{end}}</th>{{if .Change}}<th scope="col">Change</th>{{end}}<th scope="col">Last modified</th><th class="num" scope="col">Size</th><th scope="col">Hashes</th><th scope="col">Type</th>{{if .HasMore}}<th scope="col">More</th>{{end}}</tr></thead>
-<tbody>{{$change := .Change}}{{$more := .HasMore}}{{range .Rows}}
-<tr><td class="num">{{.N}}</td><td class="url">{{if .Href}}<a href="{{.Href}}">{{.Loc}}</a>{{else}}<code>{{.Loc}}</code>{{end}}</td>{{if $change}}<td>{{if .Change}}<span class="tag {{.Change}}">{{.Change}}</span> {{end}}{{if .DateTime}}<span title="{{.DateAt}}">{{.DateTime}}</span>{{end}}</td>{{end}}<td>{{if .LastMod}}<span title="{{.LastModAt}}">{{.LastMod}}</span>{{end}}{{if and .DateTime (not $change)}}{{if .LastMod}}<br>{{end}}<span class="muted">datetime</span> <span title="{{.DateAt}}">{{.DateTime}}</span>{{end}}</td><td class="num">{{if .Size}}<span title="{{.Exact}}">{{.Size}}</span>{{end}}</td><td>{{if .Hash}}<span class="hash" title="{{.HashTitle}}">{{.Hash}}</span>{{end}}</td><td>{{.Type}}</td>{{if $more}}<td>{{if .MD}}{{.MD}}<br>{{end}}{{range .Links}}<span class="tag">{{.Rel}}</span> {{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}<code>{{.Text}}</code>{{end}}{{if .Extra}} <span class="muted">{{.Extra}}</span>{{end}}<br>{{end}}{{if .More}}<span class="muted">and {{.More}} more links</span>{{end}}</td>{{end}}</tr>{{end}}
+<thead><tr><th class="num" scope="col">#</th><th scope="col">{{if .Docs}}Document{{else}}Resource{{end}}</th>{{if .ColCap}}<th scope="col">Capability</th>{{end}}{{if .Change}}<th scope="col">Change</th>{{end}}{{if .ColWhen}}<th scope="col">Last modified</th>{{end}}{{if .ColSize}}<th class="num" scope="col">Size</th>{{end}}{{if .ColHash}}<th scope="col">Hash</th>{{end}}{{if .ColType}}<th scope="col">Type</th>{{end}}{{if .HasMore}}<th scope="col">More</th>{{end}}</tr></thead>
+<tbody>{{$change := .Change}}{{$more := .HasMore}}{{$cap := .ColCap}}{{$when := .ColWhen}}{{$size := .ColSize}}{{$hash := .ColHash}}{{$type := .ColType}}{{range .Rows}}
+<tr><td class="num">{{.N}}</td><td class="url">{{if .Href}}<a href="{{.Href}}">{{.Loc}}</a>{{else}}<code>{{.Loc}}</code>{{end}}</td>{{if $cap}}<td>{{.Cap}}</td>{{end}}{{if $change}}<td>{{if .Change}}<span class="tag {{.Change}}">{{.Change}}</span> {{end}}{{if .DateTime}}<span title="{{.DateAt}}">{{.DateTime}}</span>{{end}}</td>{{end}}{{if $when}}<td>{{if .LastMod}}<span title="{{.LastModAt}}">{{.LastMod}}</span>{{end}}{{if and .DateTime (not $change)}}{{if .LastMod}}<br>{{end}}<span class="muted">datetime</span> <span title="{{.DateAt}}">{{.DateTime}}</span>{{end}}</td>{{end}}{{if $size}}<td class="num">{{if .Size}}<span title="{{.Exact}}">{{.Size}}</span>{{end}}</td>{{end}}{{if $hash}}<td>{{if .Hash}}<span class="hash" title="{{.HashTitle}}">{{.Hash}}</span>{{end}}</td>{{end}}{{if $type}}<td>{{.Type}}</td>{{end}}{{if $more}}<td>{{if .MD}}{{.MD}}<br>{{end}}{{range .Links}}<span class="tag">{{.Rel}}</span> {{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}<code>{{.Text}}</code>{{end}}{{if .Extra}} <span class="muted">{{.Extra}}</span>{{end}}<br>{{end}}{{if .More}}<span class="muted">and {{.More}} more links</span>{{end}}</td>{{end}}</tr>{{end}}
 </tbody></table></div>
 {{else}}<p class="muted">No entries{{if .Pager}} on this page{{end}}.</p>{{end}}
 {{template "pager" .Pager}}{{end}}{{end}}
