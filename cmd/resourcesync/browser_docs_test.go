@@ -25,7 +25,7 @@ func startServe(t *testing.T, dir string, args ...string) (base, docs string) {
 	t.Helper()
 	addr := freeAddr(t)
 	state := t.TempDir()
-	all := append([]string{"serve", "--addr", addr, "--rescan-interval", "0", "--no-dumps", "--no-hub", "--state", state}, args...)
+	all := append([]string{"serve", "--addr", addr, "--rescan-interval", "0", "--no-hub", "--state", state}, args...)
 	out, _ := background(t, append(all, dir)...)
 	waitFor(t, "serve", 120*time.Second, func() bool { return strings.Contains(out.String(), "serving ") })
 	return "http://" + addr + "/", filepath.Join(state, "docs")
@@ -104,7 +104,7 @@ func TestBrowserDocs(t *testing.T) {
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte(fmt.Sprintf("resource %d\n", i)), 0o644)
 	}
-	base, docs := startServe(t, dir, "--watch", "--debounce", "20ms")
+	base, docs := startServe(t, dir, "--watch", "--debounce", "20ms", "--dump-interval", "1h")
 	origin := strings.TrimSuffix(base, "/")
 	c, _ := testnet.Client(t)
 
@@ -190,15 +190,24 @@ func TestBrowserDocs(t *testing.T) {
 
 	// Every document of the tree: its entries are links.
 	kinds := map[string]string{
-		".well-known/resourcesync":                 "Source Description",
-		".resourcesync/default/capabilitylist.xml": "Capability List",
-		".resourcesync/default/resourcelist.xml":   "Resource List",
-		".resourcesync/default/changelist.xml":     "Change List Index",
+		".well-known/resourcesync":                       "Source Description",
+		".resourcesync/default/capabilitylist.xml":       "Capability List",
+		".resourcesync/default/resourcelist.xml":         "Resource List",
+		".resourcesync/default/changelist.xml":           "Change List Index",
+		".resourcesync/default/resourcelist-archive.xml": "Resource List Archive",
+		".resourcesync/default/changelist-archive.xml":   "Change List Archive",
 	}
 	for rel, kind := range kinds {
 		checkEntriesAreLinks(t, b, c, base+rel, kind)
 	}
 	checkEntriesAreLinks(t, b, c, openList, "Change List")
+	// The Resource Dump: its packages, and their manifests (rel="contents").
+	checkEntriesAreLinks(t, b, c, base+".resourcesync/default/resourcedump.xml", "Resource Dump")
+	b.Click(t, `td a[href$=".manifest.xml"]`)
+	if h := b.Text(t, "h1"); h != "Resource Dump Manifest" {
+		t.Errorf("the contents link of a dump package led to %q", h)
+	}
+	checkEntriesAreLinks(t, b, c, b.Location(t), "Resource Dump Manifest")
 
 	// Machine clients: the XML as it is on disk.
 	filepath.WalkDir(docs, func(p string, d os.DirEntry, err error) error {
@@ -253,7 +262,7 @@ func TestBrowserDocsLarge(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	base, _ := startServe(t, dir)
+	base, _ := startServe(t, dir, "--no-dumps")
 	t.Logf("%d files written and served in %v", n, time.Since(start))
 
 	b.Navigate(t, base+".well-known/resourcesync")
