@@ -227,25 +227,31 @@ func (p *publisher) companion(rel string) (int, error) {
 		},
 		Footer: []web.Link{{Href: pathBase(rel), Text: "the XML document"}},
 	}
+	// Pages are rendered concurrently; the first is kept back and
+	// committed last (first is set by the worker that renders page 1 and
+	// read once RenderPages has waited for every worker).
 	var first *atomicFile
 	defer func() {
 		if first != nil {
 			first.abort()
 		}
 	}()
-	res, err := docview.RenderPages(f, total, o, func(n int) (io.Writer, func() error, error) {
+	res, err := docview.RenderPages(f, total, o, func(n int) (io.Writer, func(error) error, error) {
 		a, err := createAtomic(p.file(companionName(rel, n)), false)
 		if err != nil {
 			return nil, nil, err
 		}
-		if n == 1 {
-			first = a
-			return a, a.finish, nil
-		}
-		return a, func() error {
-			if err := a.finish(); err != nil {
+		return a, func(err error) error {
+			if err == nil {
+				err = a.finish()
+			}
+			if err != nil {
 				a.abort()
 				return err
+			}
+			if n == 1 {
+				first = a
+				return nil
 			}
 			if err := os.Rename(a.f.Name(), a.final); err != nil {
 				a.abort()
@@ -254,7 +260,7 @@ func (p *publisher) companion(rel string) (int, error) {
 			return nil
 		}, nil
 	})
-	if err != nil {
+	if err != nil || first == nil {
 		return -1, err
 	}
 	// The first page last, stamped with the document's time.

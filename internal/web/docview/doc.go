@@ -21,8 +21,10 @@ import (
 	"html/template"
 	"io"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/resourcesync-go/resourcesync/internal/web"
 	"github.com/resourcesync-go/resourcesync/rs"
@@ -150,41 +152,75 @@ func Render(w io.Writer, r io.Reader, o Options) (Result, error) {
 }
 
 // RenderPages writes every page of the document read from r in one pass:
-// page n (1-based) goes to the writer that open(n) returns, which is
-// closed (its close func called) once the page is complete. total is the
-// number of entries, from Count; it sets the number of pages. An error of
-// the document is shown on the page where it occurs, which is then the
-// last; the returned error is open's, a writer's or a close func's.
-func RenderPages(r io.Reader, total int, o Options, open func(n int) (io.Writer, func() error, error)) (Result, error) {
+// page n (1-based) goes to the writer that open(n) returns, and done is
+// called once the page is complete, with the rendering's error (nil: keep
+// the page; else discard it). total is the number of entries, from Count;
+// it sets the number of pages. An error of the document is shown on the
+// page where it occurs, which is then the last. Pages are rendered on up
+// to four cores while the document is read (open and done must allow
+// that); memory holds at most a page per core. The returned error is
+// open's, a writer's or done's.
+func RenderPages(r io.Reader, total int, o Options, open func(n int) (w io.Writer, done func(error) error, err error)) (Result, error) {
 	o.defaults()
 	v, dec := o.start(r)
 	pages := max(1, (total+o.PageSize-1)/o.PageSize)
 	res := Result{Kind: v.Kind, Pages: pages}
+	head := *v
+	head.Rows = nil
+
+	type job struct {
+		n int
+		v *view
+	}
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	failed := func() bool { mu.Lock(); defer mu.Unlock(); return firstErr != nil }
+	render := func(j job) {
+		if failed() {
+			return
+		}
+		w, done, err := open(j.n)
+		if err == nil {
+			err = done(web.Render(w, pageTpl, o.page(j.v)))
+		}
+		if err != nil {
+			mu.Lock()
+			if firstErr == nil {
+				firstErr = err
+			}
+			mu.Unlock()
+		}
+	}
+	workers := 1
+	if total > o.PageSize {
+		workers = min(runtime.GOMAXPROCS(0), 4)
+	}
+	jobs := make(chan job)
+	for range workers {
+		wg.Go(func() {
+			for j := range jobs {
+				render(j)
+			}
+		})
+	}
 	var e rs.Entry
 	n, page := 0, 1
-	head := *v
-	emit := func() error {
-		cur := v
-		o.finish(cur, max(n, total), page, max(pages, page), (page-1)*o.PageSize)
-		w, done, err := open(page)
-		if err != nil {
-			return err
-		}
-		if err := web.Render(w, pageTpl, o.page(cur)); err != nil {
-			done()
-			return err
-		}
-		if err := done(); err != nil {
-			return err
-		}
+	// emit hands the page read so far to a worker; the view is computed
+	// here, where the decoder's head (which a late root rs:md or rs:ln
+	// changes) is not read concurrently.
+	emit := func() {
+		o.finish(v, max(n, total), page, max(pages, page), (page-1)*o.PageSize)
+		jobs <- job{page, v}
 		res.Page = page
 		page++
 		nv := head
-		nv.Rows = cur.Rows[:0]
+		nv.Rows = make([]row, 0, min(o.PageSize, max(total-n, 1)))
 		v = &nv
-		return nil
 	}
-	for v.Err == "" {
+	for v.Err == "" && !failed() {
 		err := dec.NextInto(&e)
 		if err == io.EOF {
 			break
@@ -194,9 +230,7 @@ func RenderPages(r io.Reader, total int, o Options, open func(n int) (io.Writer,
 			break
 		}
 		if len(v.Rows) == o.PageSize {
-			if err := emit(); err != nil {
-				return res, err
-			}
+			emit()
 		}
 		v.Rows = append(v.Rows, o.row(n+1, &e))
 		n++
@@ -208,11 +242,13 @@ func RenderPages(r io.Reader, total int, o Options, open func(n int) (io.Writer,
 	if v.Err != "" {
 		res.Err = errors.New(v.Err)
 	}
-	if err := emit(); err != nil {
-		return res, err
+	if !failed() {
+		emit()
 	}
+	close(jobs)
+	wg.Wait()
 	res.Pages = res.Page
-	return res, nil
+	return res, firstErr
 }
 
 // Count returns the number of entries of the document read from r (up to
@@ -283,7 +319,7 @@ type link struct {
 }
 
 type row struct {
-	N         int
+	N         string
 	Loc, Href string
 	LastMod   string // shown: to the second, in UTC
 	LastModAt string // as written
@@ -539,7 +575,7 @@ func (o *Options) link(l *rs.Link) link {
 }
 
 func (o *Options) row(n int, e *rs.Entry) row {
-	r := row{N: n, Loc: cut(e.Loc)}
+	r := row{N: strconv.Itoa(n), Loc: cut(e.Loc)}
 	if httpURL(e.Loc) && len(e.Loc) <= maxText {
 		r.Href = o.Link(e.Loc)
 	}
@@ -646,8 +682,8 @@ const content = `{{define "content"}}{{with .Data}}<h1>{{.Kind}}</h1>
 {{template "pager" .Pager}}
 {{if .Rows}}<div class="scroll"><table>
 <thead><tr><th class="num" scope="col">#</th><th scope="col">{{if .Docs}}Document{{else}}Resource{{end}}</th>{{if .ColCap}}<th scope="col">Capability</th>{{end}}{{if .Change}}<th scope="col">Change</th>{{end}}{{if .ColWhen}}<th scope="col">Last modified</th>{{end}}{{if .ColSize}}<th class="num" scope="col">Size</th>{{end}}{{if .ColHash}}<th scope="col">Hash</th>{{end}}{{if .ColType}}<th scope="col">Type</th>{{end}}{{if .HasMore}}<th scope="col">More</th>{{end}}</tr></thead>
-<tbody>{{$change := .Change}}{{$more := .HasMore}}{{$cap := .ColCap}}{{$when := .ColWhen}}{{$size := .ColSize}}{{$hash := .ColHash}}{{$type := .ColType}}{{range .Rows}}
-<tr><td class="num">{{.N}}</td><td class="url">{{if .Href}}<a href="{{.Href}}">{{.Loc}}</a>{{else}}<code>{{.Loc}}</code>{{end}}</td>{{if $cap}}<td>{{.Cap}}</td>{{end}}{{if $change}}<td>{{if .Change}}<span class="tag {{.Change}}">{{.Change}}</span> {{end}}{{if .DateTime}}<span title="{{.DateAt}}">{{.DateTime}}</span>{{end}}</td>{{end}}{{if $when}}<td>{{if .LastMod}}<span title="{{.LastModAt}}">{{.LastMod}}</span>{{end}}{{if and .DateTime (not $change)}}{{if .LastMod}}<br>{{end}}<span class="muted">datetime</span> <span title="{{.DateAt}}">{{.DateTime}}</span>{{end}}</td>{{end}}{{if $size}}<td class="num">{{if .Size}}<span title="{{.Exact}}">{{.Size}}</span>{{end}}</td>{{end}}{{if $hash}}<td>{{if .Hash}}<span class="hash" title="{{.HashTitle}}">{{.Hash}}</span>{{end}}</td>{{end}}{{if $type}}<td>{{.Type}}</td>{{end}}{{if $more}}<td>{{if .MD}}{{.MD}}<br>{{end}}{{range .Links}}<span class="tag">{{.Rel}}</span> {{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}<code>{{.Text}}</code>{{end}}{{if .Extra}} <span class="muted">{{.Extra}}</span>{{end}}<br>{{end}}{{if .More}}<span class="muted">and {{.More}} more links</span>{{end}}</td>{{end}}</tr>{{end}}
+<tbody>{{$change := .Change}}{{$nochange := not .Change}}{{$more := .HasMore}}{{$cap := .ColCap}}{{$when := .ColWhen}}{{$size := .ColSize}}{{$hash := .ColHash}}{{$type := .ColType}}{{range .Rows}}
+<tr><td class="num">{{.N}}</td><td class="url">{{if .Href}}<a href="{{.Href}}">{{.Loc}}</a>{{else}}<code>{{.Loc}}</code>{{end}}</td>{{if $cap}}<td>{{.Cap}}</td>{{end}}{{if $change}}<td>{{if .Change}}<span class="tag {{.Change}}">{{.Change}}</span> {{end}}{{if .DateTime}}<span title="{{.DateAt}}">{{.DateTime}}</span>{{end}}</td>{{end}}{{if $when}}<td>{{if .LastMod}}<span title="{{.LastModAt}}">{{.LastMod}}</span>{{end}}{{if $nochange}}{{if .DateTime}}{{if .LastMod}}<br>{{end}}<span class="muted">datetime</span> <span title="{{.DateAt}}">{{.DateTime}}</span>{{end}}{{end}}</td>{{end}}{{if $size}}<td class="num">{{if .Size}}<span title="{{.Exact}}">{{.Size}}</span>{{end}}</td>{{end}}{{if $hash}}<td>{{if .Hash}}<span class="hash" title="{{.HashTitle}}">{{.Hash}}</span>{{end}}</td>{{end}}{{if $type}}<td>{{.Type}}</td>{{end}}{{if $more}}<td>{{if .MD}}{{.MD}}<br>{{end}}{{range .Links}}<span class="tag">{{.Rel}}</span> {{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}<code>{{.Text}}</code>{{end}}{{if .Extra}} <span class="muted">{{.Extra}}</span>{{end}}<br>{{end}}{{if .More}}<span class="muted">and {{.More}} more links</span>{{end}}</td>{{end}}</tr>{{end}}
 </tbody></table></div>
 {{else}}<p class="muted">No entries{{if .Pager}} on this page{{end}}.</p>{{end}}
 {{template "pager" .Pager}}{{end}}{{end}}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/resourcesync-go/resourcesync/rs"
@@ -305,9 +306,15 @@ func TestRenderPages(t *testing.T) {
 		t.Fatal(n, err)
 	}
 	pages := map[int]string{}
-	res, err := RenderPages(&bigList{n: 2500}, n, Options{PageURL: func(n int) string { return fmt.Sprintf("rl.%d.html", n) }}, func(p int) (io.Writer, func() error, error) {
+	var mu sync.Mutex
+	res, err := RenderPages(&bigList{n: 2500}, n, Options{PageURL: func(n int) string { return fmt.Sprintf("rl.%d.html", n) }}, func(p int) (io.Writer, func(error) error, error) {
 		var b strings.Builder
-		return &b, func() error { pages[p] = b.String(); return nil }, nil
+		return &b, func(err error) error {
+			mu.Lock()
+			defer mu.Unlock()
+			pages[p] = b.String()
+			return err
+		}, nil
 	})
 	if err != nil || res.Pages != 3 || res.Entries != 2500 || len(pages) != 3 {
 		t.Fatalf("%+v %v %d pages", res, err, len(pages))
@@ -403,8 +410,8 @@ func TestHostile(t *testing.T) {
 // BenchmarkRenderPages: every page of a 50,000-entry Resource List.
 func BenchmarkRenderPages(b *testing.B) {
 	for b.Loop() {
-		RenderPages(&bigList{n: 50000}, 50000, Options{}, func(int) (io.Writer, func() error, error) {
-			return io.Discard, func() error { return nil }, nil
+		RenderPages(&bigList{n: 50000}, 50000, Options{}, func(int) (io.Writer, func(error) error, error) {
+			return io.Discard, func(err error) error { return err }, nil
 		})
 	}
 }
