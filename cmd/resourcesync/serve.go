@@ -36,6 +36,16 @@ LAYOUT (BASE is --base-url)
                                              only), backlog and dead letters, a link to
                                              BASE/.resourcesync/metrics
 
+IN A BROWSER
+   A browser (its Accept prefers text/html) gets every document above as a
+   readable HTML page from the same URL: entries as links, sizes, hashes,
+   change types, 1,000 entries a page (?page=N), breadcrumbs up to the Source
+   Description. Every other client (no Accept, */*, application/xml, sync,
+   validate, curl, py-resync) gets the XML byte for byte; both carry
+   Vary: Accept. The pages have no script and load nothing from elsewhere.
+   --hub-admin-token TOKEN serves the embedded hub's admin pages at
+   BASE/.resourcesync/hub/admin/ (log in with the token).
+
 Hidden files and directories (names starting with '.') are not published, so
 the reserved prefix cannot collide with a resource. State lives in --state
 (default DIR/.resourcesync); restarting resumes from it.`
