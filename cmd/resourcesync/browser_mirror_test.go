@@ -329,7 +329,7 @@ func TestLoopbackHost(t *testing.T) {
 // to loopback Hosts only (a rebound DNS name is refused), IPv6 included.
 func TestStatusAddrRefusesForeignHost(t *testing.T) {
 	h := loopbackHostsOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
-	for host, want := range map[string]int{"127.0.0.1:8080": 200, "localhost:8080": 200, "[::1]:8080": 200, "LOCALHOST": 200, "a.localhost:1": 200,
+	for host, want := range map[string]int{"127.0.0.1:8080": 200, "localhost:8080": 200, "[::1]:8080": 200, "[::1]": 200, "LOCALHOST": 200, "a.localhost:1": 200,
 		"rebind.evil.example:8080": http.StatusMisdirectedRequest, "evil.example": http.StatusMisdirectedRequest, "": http.StatusMisdirectedRequest,
 		"127.0.0.1.evil.example": http.StatusMisdirectedRequest, "0.0.0.0:8080": http.StatusMisdirectedRequest} {
 		r := httptest.NewRequest("GET", "/status.json", nil)

@@ -298,6 +298,8 @@ func loopbackHostsOnly(h http.Handler) http.Handler {
 		host := strings.ToLower(r.Host)
 		if hh, _, err := net.SplitHostPort(host); err == nil {
 			host = hh
+		} else {
+			host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]") // [::1] on port 80
 		}
 		if !loopbackHost(host) && !strings.HasSuffix(host, ".localhost") {
 			http.Error(w, "this status page answers only to a loopback Host", http.StatusMisdirectedRequest)
