@@ -192,23 +192,28 @@ func (a *admin) unauthorized(w http.ResponseWriter) {
 	httpError(w, http.StatusUnauthorized, "admin requires the admin bearer token")
 }
 
-// session returns the live session the request's cookie names.
+// session returns the live session a cookie of the request names. Every
+// cookie of the name is tried: another page of the site (a Source's HTML
+// file, a sibling subdomain) can set one with a longer path, which the
+// browser sends first.
 func (a *admin) session(r *http.Request) (string, *session) {
-	c, err := r.Cookie(sessionCookie)
-	if err != nil || c.Value == "" {
-		return "", nil
-	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s := a.sessions[c.Value]
-	if s == nil {
-		return "", nil
+	for i, c := range r.CookiesNamed(sessionCookie) {
+		if i == 8 {
+			break
+		}
+		s := a.sessions[c.Value]
+		if s == nil {
+			continue
+		}
+		if !time.Now().Before(s.expires) {
+			delete(a.sessions, c.Value)
+			continue
+		}
+		return c.Value, s
 	}
-	if !time.Now().Before(s.expires) {
-		delete(a.sessions, c.Value)
-		return "", nil
-	}
-	return c.Value, s
+	return "", nil
 }
 
 // login checks the token of the login form and starts a session.

@@ -108,3 +108,17 @@ func TestDeliveryErrorBounded(t *testing.T) {
 		t.Errorf("ok %v, status %d, error of %d bytes (valid UTF-8 %v): %.60q", r.ok, r.status, len(r.err), utf8.ValidString(r.err), r.err)
 	}
 }
+
+// TestAdminSessionCookieTossed: a cookie of the session's name set by
+// another page of the site (sent first: a longer path) does not hide the
+// admin's session.
+func TestAdminSessionCookieTossed(t *testing.T) {
+	h, _ := openHub(t)
+	admin := h.Admin(AdminOptions{Token: adminToken})
+	c, _ := login(t, admin)
+	r := adminReq(http.MethodGet, "/admin/dead-letters", nil, &http.Cookie{Name: c.Name, Value: "tossed"})
+	r.AddCookie(c)
+	if rec := serve(admin, r); rec.Code != 200 {
+		t.Errorf("with a tossed cookie first: %d", rec.Code)
+	}
+}
