@@ -72,7 +72,7 @@ const content = `{{define "content"}}{{with .Data}}
 {{end}}</dl>
 {{template "pager" .Pager}}
 {{if .Feed.Entries}}<div class="scroll"><table>
-<thead><tr><th scope="col">Entry</th><th scope="col">Updated</th>{{if .Changes}}<th scope="col">Change</th>{{end}}{{if .Res}}<th scope="col">Resource</th>{{end}}<th scope="col">Links</th></tr></thead>
+<thead><tr><th scope="col">Entry</th><th scope="col" class="num">Updated</th>{{if .Changes}}<th scope="col">Change</th>{{end}}{{if .Res}}<th scope="col">Resource</th>{{end}}<th scope="col">Links</th></tr></thead>
 <tbody>
 {{range .Feed.Entries}}{{$nav := $.Data.Nav .Links}}<tr class="entry">
 <td class="url">{{if $nav}}<a class="title" href="{{$.Data.Href $nav}}">{{.Title}}</a>{{else}}<span class="title">{{.Title}}</span>{{end}}<br><code class="muted id">{{.ID}}</code></td>
@@ -147,15 +147,23 @@ func (r renderer) Href(s string) string {
 	return u.EscapedPath() + rest
 }
 
-// Nav returns the feed an entry leads to: the href of its first Atom link
-// that is live, or "".
+// Nav returns what an entry's title leads to: the href of its first live
+// Atom link (the feed it announces), else of its first live text/plain
+// link (data a browser shows: a fragment, a snapshot, a chunk), or "".
 func (r renderer) Nav(ls []atom.Link) string {
-	for _, l := range ls {
-		if isAtom(l.Type) && Live(l.Href) {
-			return l.Href
+	for _, want := range []func(string) bool{isAtom, isText} {
+		for _, l := range ls {
+			if want(l.Type) && Live(l.Href) {
+				return l.Href
+			}
 		}
 	}
 	return ""
+}
+
+func isText(t string) bool {
+	mt, _, _ := strings.Cut(t, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "text/plain")
 }
 
 func isAtom(t string) bool {

@@ -108,7 +108,8 @@ func hrefs(as []anchor, pred func(anchor) bool) []string {
 }
 
 // TestKinds: each kind of feed the server writes renders its entries as
-// links: an entry's title leads to the feed it announces, every data link
+// links: an entry's title leads to the feed it announces (or, for data,
+// to its text/plain form, which a browser shows), every data link
 // is a link with its type, paging links become a pager; links below the
 // base are root-relative.
 func TestKinds(t *testing.T) {
@@ -135,12 +136,12 @@ func TestKinds(t *testing.T) {
 				"/sd/c/snapshot/1-abc?format=rdf+xml", "/sd/c/snapshot/1-abc/chunks"}, nil},
 		{"chunks", feed("Chunks", nil,
 			atom.Entry{ID: col + "snapshot/1-abc/chunk/0", Title: "Chunk 1 of 1", Updated: t0, Links: dataLinks(sdshare.RelSnapshotComponent, col+"snapshot/1-abc/chunk/0")}),
-			nil, []string{"/sd/c/snapshot/1-abc/chunk/0?format=n-triples", "/sd/c/snapshot/1-abc/chunk/0?format=plain",
+			[]string{"/sd/c/snapshot/1-abc/chunk/0?format=plain"}, []string{"/sd/c/snapshot/1-abc/chunk/0?format=n-triples", "/sd/c/snapshot/1-abc/chunk/0?format=plain",
 				"/sd/c/snapshot/1-abc/chunk/0?format=turtle", "/sd/c/snapshot/1-abc/chunk/0?format=rdf+xml"}, nil},
 		{"fragments", feed("Fragments of c", []atom.Link{{Rel: "next", Type: sdshare.AtomType, Href: col + "fragments?page=s5"}},
 			atom.Entry{ID: col + "changes/1.1", Title: "Alpha", Updated: t0, Summary: "created",
 				Links: dataLinks(sdshare.RelFragment, col+"fragment?resource=http%3A%2F%2Fex%2Fa"), Resources: []string{"http://ex/a"}}),
-			nil, []string{"/sd/c/fragment?resource=http%3A%2F%2Fex%2Fa?format=n-triples", "/sd/c/fragment?resource=http%3A%2F%2Fex%2Fa?format=plain",
+			[]string{"/sd/c/fragment?resource=http%3A%2F%2Fex%2Fa?format=plain"}, []string{"/sd/c/fragment?resource=http%3A%2F%2Fex%2Fa?format=n-triples", "/sd/c/fragment?resource=http%3A%2F%2Fex%2Fa?format=plain",
 				"/sd/c/fragment?resource=http%3A%2F%2Fex%2Fa?format=turtle", "/sd/c/fragment?resource=http%3A%2F%2Fex%2Fa?format=rdf+xml"},
 			[]string{"/sd/c/fragments?page=s5"}},
 	} {

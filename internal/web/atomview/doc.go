@@ -2,7 +2,8 @@
 // readable HTML page in the layout of package web: the feed's title,
 // updated instant, author and links (self, RFC 5005 paging as a pager),
 // and one row per entry with its title (a link to the feed it leads to:
-// collection, snapshots, fragments, chunks), updated, id, change kind,
+// collection, snapshots, fragments, chunks; or to its data as text/plain,
+// which a browser shows), updated, id, change kind,
 // sdshare:resource values and every link it carries, grouped by target
 // with their rels and media types (the alternate duplicates SDShare
 // requires are folded into the link they repeat).
