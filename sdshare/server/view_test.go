@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -274,6 +275,52 @@ func TestClientUnchanged(t *testing.T) {
 					t.Fatalf("run %d: the store differs from the server's graph: %s", run, rdf.IsomorphicDiff(got, want))
 				}
 			}
+		})
+	}
+}
+
+// discardWriter is a ResponseWriter that counts and drops the body.
+type discardWriter struct {
+	h http.Header
+	n int64
+}
+
+func (d *discardWriter) Header() http.Header         { return d.h }
+func (d *discardWriter) WriteHeader(int)             {}
+func (d *discardWriter) Write(p []byte) (int, error) { d.n += int64(len(p)); return len(p), nil }
+
+// BenchmarkFragmentsPage: one full page (DefaultPageSize entries) of the
+// fragments feed as Atom and as the browser's page.
+func BenchmarkFragmentsPage(b *testing.B) {
+	const n = 2 * DefaultPageSize
+	dir := b.TempDir()
+	p := dir + "/d.nt"
+	os.WriteFile(p, []byte(genData(n)), 0o644)
+	s, err := Open(context.Background(), Config{BaseURL: "http://127.0.0.1/", StateDir: b.TempDir(), NoSync: true,
+		Collections: []CollectionConfig{{Name: "c", Path: dir}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	os.WriteFile(p, []byte(strings.ReplaceAll(genData(n), "Resource", "Ressource")), 0o644)
+	if _, err := s.Collection("c").Load(context.Background(), true); err != nil {
+		b.Fatal(err)
+	}
+	h := s.Handler()
+	for _, c := range []struct{ name, accept string }{{"atom", ""}, {"html", acceptChromium}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var size int64
+			for b.Loop() {
+				r, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1/c/fragments", nil)
+				if c.accept != "" {
+					r.Header.Set("Accept", c.accept)
+				}
+				w := &discardWriter{h: http.Header{}}
+				h.ServeHTTP(w, r)
+				size = w.n
+			}
+			b.ReportMetric(float64(size), "bytes/page")
 		})
 	}
 }
