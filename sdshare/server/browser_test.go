@@ -74,7 +74,10 @@ func TestBrowser(t *testing.T) {
 	if got := b.Location(t); got != e.base+"c/fragments" {
 		t.Fatalf("breadcrumb led to %s", got)
 	}
-	b.Navigate(t, ref.next())
+	// From the keyboard: Enter on the pager's link.
+	b.Key(t, `nav.pager a[rel="next"]`, "\r")
+	waitFor(t, "Enter on the next link to navigate", func() bool { return b.Location(t) == ref.next() })
+	b.Text(t, "tr.entry") // the page has loaded
 
 	// An entry's description (text/plain: Chromium shows it) is the
 	// resource's fragment.
