@@ -129,7 +129,7 @@ func TestReplicasDatabaseOutage(t *testing.T) {
 			}
 		}
 	}
-	until("identical documents", func() bool { return sameDocs(docs(t, a.src.Out()), docs(t, b.src.Out())) })
+	until("identical documents", func() bool { return sameDocs(docs(t, a.src.Out()), docs(t, b.src.Out())) && urls(t, a) == 10 })
 	obs, err := pgstore.Open(context.Background(), direct, "default", nil)
 	if err != nil {
 		t.Fatal(err)

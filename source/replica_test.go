@@ -91,6 +91,11 @@ func (r *replica) stop() {
 	r.cancel = nil
 }
 
+// urls counts the entries of the replica's Resource List.
+func urls(t *testing.T, r *replica) int {
+	return bytes.Count(docs(t, r.src.Out())[".resourcesync/default/resourcelist.xml"], []byte("<url>"))
+}
+
 func (r *replica) leads() bool {
 	_, ok := r.src.sets[0].leads()
 	return ok
@@ -126,7 +131,10 @@ func testTakeOver(t *testing.T, open opener) {
 			}
 		}
 	}
-	until("identical documents", func() bool { return sameDocs(docs(t, a.src.Out()), docs(t, b.src.Out())) })
+	// Identical and listing every file: both render an empty list before
+	// either leads, and a leader stopped before its first scan would leave
+	// the takeover a baseline (no journal records) instead.
+	until("identical documents", func() bool { return sameDocs(docs(t, a.src.Out()), docs(t, b.src.Out())) && urls(t, a) == 20 })
 	if a.leads() == b.leads() {
 		t.Fatalf("leads: a %v, b %v; want exactly one", a.leads(), b.leads())
 	}
@@ -204,7 +212,7 @@ func TestReplicaLosesRole(t *testing.T) {
 			}
 		}
 	}
-	until("identical documents", func() bool { return sameDocs(docs(t, a.src.Out()), docs(t, b.src.Out())) })
+	until("identical documents", func() bool { return sameDocs(docs(t, a.src.Out()), docs(t, b.src.Out())) && urls(t, a) == 10 })
 	leader, other := a, b
 	if b.leads() {
 		leader, other = b, a

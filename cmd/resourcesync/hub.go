@@ -28,14 +28,28 @@ ENDPOINTS (BASE is --url)
                    the body, Link rel="self" = topic and rel="hub" = BASE)
    /metrics        Prometheus metrics
    /healthz        200 while the hub runs
-   /admin/         with --admin-token: GET /admin/dead-letters, POST
-                   /admin/replay?id=N, GET /admin/stats
+   /admin/         with --admin-token: the admin pages for a browser (log in
+                   with the token; then overview, subscriptions with each
+                   one's backlog, failures and last error, dead letters with
+                   a Replay button), and for tools, with "Authorization:
+                   Bearer TOKEN": GET /admin/dead-letters, POST
+                   /admin/replay?id=N, GET /admin/stats, GET
+                   /admin/subscriptions (JSON, ?page=N, ?topic=URL)
 
 Notifications and each subscription's position are stored before a publish
 is acknowledged; a restarted hub resumes every delivery. Failed deliveries are
-retried with backoff for about 48 hours, then kept as dead letters. Callbacks
-on loopback, private or link-local addresses are refused unless
---allow-private-callbacks is given.
+retried with backoff for --give-up-after (48 hours), then kept as dead
+letters. Callbacks on loopback, private or link-local addresses are refused
+unless --allow-private-callbacks is given.
+
+ADMIN PAGES (--admin-token, better given in $RESOURCESYNC_HUB_ADMIN_TOKEN)
+   Open BASE/admin/ in a browser and type the token: the hub sets a session
+   cookie (HttpOnly, SameSite=Strict, Secure over HTTPS, also behind a proxy
+   sending X-Forwarded-Proto; a random session ID, not the token) for 12 hours or until "Log out". Failed logins are
+   slowed down. The pages have no script and load nothing from elsewhere;
+   their forms (Replay, Log out) are refused unless they come from the same
+   origin with the page's CSRF token. Serve the hub over HTTPS (e.g. behind
+   a reverse proxy) when the admin pages are reached over a network.
 
 STATE STORE (--store URL)
    bolt:DIR         the embedded store (the default): DIR/hub.db, one process
@@ -83,7 +97,8 @@ func hubCommand() *cli.Command {
 			&cli.StringFlag{Name: "signature-alg", Usage: "X-Hub-Signature algorithm: sha256, sha384, sha512 or sha1 (compatibility)", Value: "sha256"},
 			&cli.FloatFlag{Name: "publish-rate", Usage: "publish requests accepted per second (then 429)", Value: 100},
 			&cli.IntFlag{Name: "max-per-host", Usage: "concurrent deliveries per callback host", Value: 16},
-			&cli.StringFlag{Name: "admin-token", Usage: "serve /admin/ (dead letters, replay, stats) to \"Authorization: Bearer TOKEN\"", Sources: cli.EnvVars("RESOURCESYNC_HUB_ADMIN_TOKEN")},
+			&cli.StringFlag{Name: "admin-token", Usage: "serve /admin/: admin pages for a browser after logging in with TOKEN, and the JSON API (dead letters, replay, stats, subscriptions) to \"Authorization: Bearer TOKEN\"", Sources: cli.EnvVars("RESOURCESYNC_HUB_ADMIN_TOKEN")},
+			&cli.DurationFlag{Name: "give-up-after", Usage: "how long a failing delivery is retried before it becomes a dead letter", Value: 48 * time.Hour},
 			&cli.BoolFlag{Name: "verbose", Usage: "log subscriptions and failures to stderr"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -123,6 +138,7 @@ func hubCommand() *cli.Command {
 				MaxConcurrentPerHost:     int(cmd.Int("max-per-host")),
 				PublishRate:              cmd.Float("publish-rate"),
 				SignatureAlg:             cmd.String("signature-alg"),
+				GiveUpAfter:              cmd.Duration("give-up-after"),
 				Logger:                   slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: level})),
 			})
 			if err != nil {
@@ -141,7 +157,7 @@ func serveHub(ctx context.Context, cmd *cli.Command, ln net.Listener, h *hub.Hub
 	mux.Handle("/metrics", h.Metrics())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	if tok := cmd.String("admin-token"); tok != "" {
-		mux.Handle("/admin/", h.AdminHandler(tok))
+		mux.Handle("/admin/", h.Admin(hub.AdminOptions{Token: tok, MetricsURL: "/metrics"}))
 	}
 	mux.Handle("/", h)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}

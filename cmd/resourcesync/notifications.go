@@ -19,6 +19,7 @@ func notificationFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-hub", Usage: "publish no change notifications"},
 		&cli.StringFlag{Name: "hub-token", Usage: "publish token: the embedded hub accepts publishes only with it; sent to an external hub as a bearer token"},
 		&cli.BoolFlag{Name: "allow-private-callbacks", Usage: "let the embedded hub deliver to loopback, private and link-local callback addresses"},
+		&cli.StringFlag{Name: "hub-admin-token", Usage: "serve the embedded hub's admin pages at BASE/.resourcesync/hub/admin/ (log in with TOKEN in a browser; or \"Authorization: Bearer TOKEN\" for the JSON API, see hub --help)", Sources: cli.EnvVars("RESOURCESYNC_HUB_ADMIN_TOKEN")},
 	}
 }
 
@@ -27,7 +28,7 @@ func setupNotifications(cmd *cli.Command, cfg *source.Config) (*notify.Service, 
 		return nil, nil
 	}
 	sc := notify.ServiceConfig{ExternalHub: cmd.String("hub"), Token: cmd.String("hub-token"),
-		AllowPrivateCallbacks: cmd.Bool("allow-private-callbacks")}
+		AllowPrivateCallbacks: cmd.Bool("allow-private-callbacks"), AdminToken: cmd.String("hub-admin-token")}
 	if u := cmd.String("store"); sc.ExternalHub == "" && isPostgresURL(u) {
 		// The embedded hubs of the replicas share one state (see hub --help).
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -37,6 +37,9 @@ type ServiceConfig struct {
 	// RetryInterval is how often held-back notifications are retried
 	// (default 5s).
 	RetryInterval time.Duration
+	// AdminToken, if set, serves the embedded hub's admin pages and API
+	// at BASE/.resourcesync/hub/admin/ (see hub.Hub.Admin).
+	AdminToken string
 }
 
 // Service wires a Source to a hub: the Capability Lists advertise each
@@ -47,6 +50,7 @@ type Service struct {
 	hubSt  hubstore.Store
 	n      *Notifier
 	hubURL string
+	admin  string // AdminToken
 	sets   []string
 	log    *slog.Logger
 	retry  time.Duration
@@ -66,7 +70,7 @@ func TopicURL(base, set string) string { return base + ".resourcesync/" + set + 
 // change notifications, and opens the embedded hub if there is one.
 func Setup(cfg *source.Config, sc ServiceConfig) (*Service, error) {
 	base := cfg.BaseURL
-	s := &Service{log: cfg.Logger, retry: sc.RetryInterval}
+	s := &Service{log: cfg.Logger, retry: sc.RetryInterval, admin: sc.AdminToken}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -162,6 +166,23 @@ func (s *Service) Handlers() map[string]http.Handler {
 	if s.hub != nil {
 		m[".resourcesync/hub"] = s.hub
 		m[".resourcesync/metrics"] = s.hub.Metrics()
+		if s.admin != "" {
+			// BASE/.resourcesync/hub/admin/: the hub's admin, its links
+			// relative (the metrics two levels up).
+			admin := s.hub.Admin(hub.AdminOptions{Token: s.admin, MetricsURL: "../../metrics"})
+			h := s.hub
+			m[".resourcesync/hub"] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				p := r.URL.Path
+				switch {
+				case strings.HasSuffix(p, "/.resourcesync/hub/admin"):
+					http.Redirect(w, r, "admin/", http.StatusMovedPermanently)
+				case strings.Contains(p, "/.resourcesync/hub/admin/"):
+					admin.ServeHTTP(w, r)
+				default:
+					h.ServeHTTP(w, r)
+				}
+			})
+		}
 	}
 	return m
 }

@@ -1,62 +1,299 @@
 package hub
 
 import (
+	"crypto/rand"
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/resourcesync-go/resourcesync/internal/web"
 )
 
-// AdminHandler serves the dead-letter store behind a bearer token (it
-// refuses everything when token is empty):
+// AdminOptions configures Admin.
+type AdminOptions struct {
+	// Token is the admin token; Admin refuses everything when it is empty.
+	Token string
+	// MetricsURL, if set, is linked from the overview page.
+	MetricsURL string
+	// SessionTTL is how long a browser login lasts (default 12h).
+	SessionTTL time.Duration
+	// FailedLoginDelay slows down every failed login (default 500ms); at
+	// most one failed login a second is checked beyond a burst of 10
+	// (then 429).
+	FailedLoginDelay time.Duration
+	// PageSize is the number of rows of a subscriptions or dead-letters
+	// page (default 200).
+	PageSize int
+}
+
+// AdminHandler is Admin with just the token.
+func (h *Hub) AdminHandler(token string) http.Handler { return h.Admin(AdminOptions{Token: token}) }
+
+// Admin serves the hub's administration under a directory (mount it at
+// e.g. /admin/: every link is relative to it). Tools send the token as
+// "Authorization: Bearer TOKEN"; a browser logs in with a form at the
+// directory itself and then holds a session cookie (HttpOnly,
+// SameSite=Strict, Secure over TLS; not the token), every form post
+// being checked for same origin and carrying a per-session CSRF token.
 //
-//	GET  .../dead-letters       JSON list (bodies omitted unless ?body=1)
+//	GET  .../                   overview (HTML; the login form without a session)
+//	GET  .../subscriptions      HTML for browsers, else JSON (?page=N, ?topic=URL)
+//	GET  .../dead-letters       HTML for browsers, else JSON (bodies omitted unless ?body=1)
 //	POST .../replay?id=N        deliver dead letter N again; 200 when delivered
+//	                            (from the HTML form: id in the form, then a redirect)
 //	GET  .../stats              JSON Stats
-func (h *Hub) AdminHandler(token string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+//	POST .../login, .../logout  the browser session
+func (h *Hub) Admin(o AdminOptions) http.Handler {
+	if o.SessionTTL <= 0 {
+		o.SessionTTL = 12 * time.Hour
+	}
+	if o.FailedLoginDelay <= 0 {
+		o.FailedLoginDelay = 500 * time.Millisecond
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = 200
+	}
+	return &admin{h: h, o: o, sessions: map[string]*session{}, fails: rate.NewLimiter(rate.Every(time.Second), 10),
+		cop: http.NewCrossOriginProtection()}
+}
+
+const (
+	sessionCookie = "resourcesync_hub_admin"
+	maxSessions   = 1000
+)
+
+type admin struct {
+	h     *Hub
+	o     AdminOptions
+	fails *rate.Limiter // failed logins
+	cop   *http.CrossOriginProtection
+
+	mu       sync.Mutex
+	sessions map[string]*session // by cookie value (a random ID)
+}
+
+type session struct {
+	expires time.Time
+	csrf    string
+	flash   *flash // shown once, after a redirect
+}
+
+type flash struct {
+	OK  bool
+	Msg string
+}
+
+func randomID() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// who says how a request is authenticated: by the bearer token (tools) or
+// a browser session; neither: ok is false.
+type who struct {
+	bearer bool
+	id     string
+	s      *session
+}
+
+func (a *admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	p := r.URL.Path
+	name := p[strings.LastIndex(p, "/")+1:] // "" for the directory itself
+	dir := p[:strings.LastIndex(p, "/")+1]
+	if a.o.Token == "" {
+		a.unauthorized(w)
+		return
+	}
+	var u who
+	if _, has := r.Header["Authorization"]; has {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if token == "" || !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="hub admin"`)
-			httpError(w, http.StatusUnauthorized, "admin requires the admin bearer token")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(a.o.Token)) != 1 {
+			a.unauthorized(w)
 			return
 		}
-		switch p := r.URL.Path; {
-		case strings.HasSuffix(p, "/dead-letters") && r.Method == http.MethodGet:
-			dl, err := h.DeadLetters(r.Context())
-			if err != nil {
-				httpError(w, http.StatusInternalServerError, err.Error())
-				return
-			}
-			if r.URL.Query().Get("body") != "1" {
-				for i := range dl {
-					dl[i].Body = nil
-				}
-			}
-			writeJSON(w, dl)
-		case strings.HasSuffix(p, "/replay") && r.Method == http.MethodPost:
-			id, err := strconv.ParseUint(r.URL.Query().Get("id"), 10, 64)
-			if err != nil {
-				httpError(w, http.StatusBadRequest, "replay needs ?id=N")
-				return
-			}
-			if err := h.Replay(r.Context(), id); err != nil {
-				code := http.StatusBadGateway
-				if errors.Is(err, ErrNoSubscription) {
-					code = http.StatusConflict
-				}
-				httpError(w, code, err.Error())
-				return
-			}
-			writeJSON(w, map[string]any{"replayed": id})
-		case strings.HasSuffix(p, "/stats") && r.Method == http.MethodGet:
-			writeJSON(w, h.Stats())
-		default:
-			httpError(w, http.StatusNotFound, "unknown admin request")
+		u.bearer = true
+	} else {
+		if name == "login" {
+			a.login(w, r, dir)
+			return
 		}
-	})
+		if u.id, u.s = a.session(r); u.s == nil {
+			switch {
+			case name == "" && r.Method == http.MethodGet:
+				a.loginPage(w, http.StatusOK, "")
+			case r.Method == http.MethodGet && web.WantsHTML(r.Header.Get("Accept")):
+				http.Redirect(w, r, "./", http.StatusSeeOther)
+			default:
+				a.unauthorized(w)
+			}
+			return
+		}
+	}
+	switch {
+	case name == "" && r.Method == http.MethodGet:
+		a.overview(w, r, u)
+	case name == "subscriptions" && r.Method == http.MethodGet:
+		a.subscriptions(w, r, u)
+	case name == "dead-letters" && r.Method == http.MethodGet:
+		a.deadLetters(w, r, u)
+	case name == "replay" && r.Method == http.MethodPost:
+		if u.bearer {
+			a.replayAPI(w, r)
+		} else {
+			a.replayForm(w, r, u)
+		}
+	case name == "stats" && r.Method == http.MethodGet:
+		writeJSON(w, a.h.Stats())
+	case name == "logout" && r.Method == http.MethodPost && !u.bearer:
+		if !a.checkPost(w, r, u.s) {
+			return
+		}
+		a.mu.Lock()
+		delete(a.sessions, u.id)
+		a.mu.Unlock()
+		http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: dir, MaxAge: -1, HttpOnly: true,
+			SameSite: http.SameSiteStrictMode, Secure: overTLS(r)})
+		http.Redirect(w, r, "./", http.StatusSeeOther)
+	default:
+		httpError(w, http.StatusNotFound, "unknown admin request")
+	}
+}
+
+func (a *admin) unauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="hub admin"`)
+	httpError(w, http.StatusUnauthorized, "admin requires the admin bearer token")
+}
+
+// session returns the live session the request's cookie names.
+func (a *admin) session(r *http.Request) (string, *session) {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || c.Value == "" {
+		return "", nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.sessions[c.Value]
+	if s == nil {
+		return "", nil
+	}
+	if !time.Now().Before(s.expires) {
+		delete(a.sessions, c.Value)
+		return "", nil
+	}
+	return c.Value, s
+}
+
+// login checks the token of the login form and starts a session.
+func (a *admin) login(w http.ResponseWriter, r *http.Request, dir string) {
+	if r.Method != http.MethodPost {
+		http.Redirect(w, r, "./", http.StatusSeeOther)
+		return
+	}
+	if err := a.cop.Check(r); err != nil {
+		httpError(w, http.StatusForbidden, "cross-origin login refused")
+		return
+	}
+	if a.fails.Tokens() < 1 {
+		w.Header().Set("Retry-After", "1")
+		a.loginPage(w, http.StatusTooManyRequests, "Too many failed logins: wait a few seconds.")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if subtle.ConstantTimeCompare([]byte(r.PostFormValue("token")), []byte(a.o.Token)) != 1 {
+		a.fails.Allow()
+		time.Sleep(a.o.FailedLoginDelay)
+		a.loginPage(w, http.StatusUnauthorized, "Wrong admin token.")
+		return
+	}
+	id, now := randomID(), time.Now()
+	a.mu.Lock()
+	if len(a.sessions) >= maxSessions {
+		var oldest string
+		for k, s := range a.sessions {
+			if !now.Before(s.expires) {
+				delete(a.sessions, k)
+			} else if oldest == "" || s.expires.Before(a.sessions[oldest].expires) {
+				oldest = k
+			}
+		}
+		if len(a.sessions) >= maxSessions {
+			delete(a.sessions, oldest)
+		}
+	}
+	a.sessions[id] = &session{expires: now.Add(a.o.SessionTTL), csrf: randomID()}
+	a.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: dir, MaxAge: int(a.o.SessionTTL / time.Second),
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: overTLS(r)})
+	http.Redirect(w, r, "./", http.StatusSeeOther)
+}
+
+// checkPost refuses a form post of a browser session that is not from
+// the same origin or lacks the session's CSRF token.
+func (a *admin) checkPost(w http.ResponseWriter, r *http.Request, s *session) bool {
+	if err := a.cop.Check(r); err != nil {
+		httpError(w, http.StatusForbidden, "cross-origin request refused")
+		return false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if got := r.PostFormValue("csrf"); got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(s.csrf)) != 1 {
+		httpError(w, http.StatusForbidden, "missing or wrong CSRF token: reload the page")
+		return false
+	}
+	return true
+}
+
+// replayAPI is the tools' replay: ?id=N, a JSON or plain-text answer.
+func (a *admin) replayAPI(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseUint(r.URL.Query().Get("id"), 10, 64)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, "replay needs ?id=N")
+		return
+	}
+	if err := a.h.Replay(r.Context(), id); err != nil {
+		code := http.StatusBadGateway
+		if errors.Is(err, ErrNoSubscription) {
+			code = http.StatusConflict
+		}
+		httpError(w, code, err.Error())
+		return
+	}
+	writeJSON(w, map[string]any{"replayed": id})
+}
+
+// replayForm is the browser's replay: the outcome is kept in the session
+// and shown on the dead-letters page it redirects to.
+func (a *admin) replayForm(w http.ResponseWriter, r *http.Request, u who) {
+	if !a.checkPost(w, r, u.s) {
+		return
+	}
+	id, err := strconv.ParseUint(r.PostFormValue("id"), 10, 64)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, "replay needs an id")
+		return
+	}
+	f := &flash{OK: true, Msg: "Dead letter " + strconv.FormatUint(id, 10) + " replayed: delivered."}
+	if err := a.h.Replay(r.Context(), id); err != nil {
+		f = &flash{Msg: "Replay of dead letter " + strconv.FormatUint(id, 10) + " failed: " + err.Error()}
+	}
+	a.mu.Lock()
+	u.s.flash = f
+	a.mu.Unlock()
+	to := "dead-letters"
+	if p := r.PostFormValue("page"); p != "" && p != "1" {
+		to += "?" + url.Values{"page": {p}}.Encode()
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -64,4 +301,19 @@ func writeJSON(w http.ResponseWriter, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.Encode(v)
+}
+
+// overTLS reports whether the browser reached the page over HTTPS: TLS
+// here, or at a reverse proxy that says so. A client lying about it only
+// makes its own cookie Secure (not sent back over plain HTTP).
+func overTLS(r *http.Request) bool {
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		return true
+	}
+	for _, f := range strings.Split(r.Header.Get("Forwarded"), ";") {
+		if v, ok := strings.CutPrefix(strings.ToLower(strings.TrimSpace(f)), "proto="); ok && strings.Trim(v, `"`) == "https" {
+			return true
+		}
+	}
+	return false
 }

@@ -101,6 +101,7 @@ func (h *Hub) claim(ctx context.Context) {
 	h.leaseUntil.Store(start.Add(h.cfg.ClaimTTL - h.cfg.ClaimTTL/4).UnixNano())
 	nodesChanged := c.Nodes != h.lastNodes
 	h.lastNodes, h.lastTotal = c.Nodes, c.Subscriptions
+	h.nodes.Store(int32(c.Nodes))
 	h.adopt(c.Held)
 	if nodesChanged {
 		h.kickClaim() // take the share computed with the new count

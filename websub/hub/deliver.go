@@ -33,6 +33,7 @@ type sub struct {
 	dirty   bool // rec's delivery state changed since the last flush
 	removed bool
 	running bool
+	last    time.Time // when this node last began a delivery attempt (admin pages)
 	stop    context.CancelFunc
 	done    chan struct{} // closed when the delivery goroutine has returned
 	wakeC   chan struct{}
@@ -185,6 +186,9 @@ func (h *Hub) deliverLoop(ctx context.Context, s *sub) {
 		if !h.acquire(ctx, host) {
 			return
 		}
+		s.mu.Lock()
+		s.last = h.now()
+		s.mu.Unlock()
 		res := h.deliver(ctx, &rec, e, rec.Attempt+1)
 		h.release(host)
 		if ctx.Err() != nil {

@@ -225,6 +225,7 @@ type Hub struct {
 	lastNodes  int        // from the last claim round (claimMu)
 	lastTotal  int
 	leaseUntil atomic.Int64 // wall-clock ns until which this node's claims are surely live
+	nodes      atomic.Int32 // lastNodes, for the admin pages (without claimMu)
 }
 
 type topicState struct {
