@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/retry"
+	"github.com/resourcesync-go/resourcesync/internal/web"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/source/publish"
 	"github.com/resourcesync-go/resourcesync/source/store"
@@ -115,6 +116,9 @@ func (s *Server) serveRSDoc(w http.ResponseWriter, r *http.Request, rel string) 
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	case strings.HasSuffix(rel, ".zip"):
 		w.Header().Set("Content-Type", "application/zip")
+	case strings.HasSuffix(rel, ".html"):
+		// An HTML companion source/publish may write beside a document.
+		web.SetHeaders(w.Header())
 	default:
 		w.Header().Set("Content-Type", "application/xml")
 	}
