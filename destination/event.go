@@ -17,6 +17,19 @@ const (
 	EventDone    = "done"    // Set, Message: the set's summary line
 	EventTotal   = "total"   // Set, Total: a better estimate of the current plan's total (lists read so far)
 	EventWarning = "warning" // URI, Path, Message: installed, but something deserves attention (digests that could not be verified)
+	// EventSubscription: Set, Status (SubNotifications, SubPolling or
+	// SubStopped),
+	// URI (the hub, when there is one), Expires (the lease, while
+	// notifications are active), Message (why polling). Emitted by
+	// destination/follow through Mirror.Emit.
+	EventSubscription = "subscription"
+)
+
+// Statuses of an EventSubscription.
+const (
+	SubNotifications = "notifications" // subscribed: changes are pushed
+	SubPolling       = "polling"       // no hub, or it is unreachable: the Change Lists are polled
+	SubStopped       = "stopped"       // following ended (unsubscribed)
 )
 
 // Event reports progress. It marshals to one JSON object per event.
@@ -33,6 +46,18 @@ type Event struct {
 	Status     string    `json:"status,omitempty"`
 	Message    string    `json:"message,omitempty"`
 	Error      string    `json:"error,omitempty"`
+	// Change and DateTime, on fetched, deleted and failed events of a
+	// change (a Change List entry or a notification): its type (created,
+	// updated, deleted) and its datetime, when known.
+	Change   string    `json:"change,omitempty"`
+	DateTime time.Time `json:"datetime,omitzero"`
+	// Checkpoint, on done events of runs that can write, is the set's
+	// checkpoint after the run; SourceUntil is how far the Source's
+	// Change Lists (or the notification) reached (zero: unknown).
+	Checkpoint  *Checkpoint `json:"checkpoint,omitempty"`
+	SourceUntil time.Time   `json:"source_until,omitzero"`
+	// Expires is the subscription lease's end (subscription events).
+	Expires time.Time `json:"expires,omitzero"`
 }
 
 // Audit statuses.

@@ -94,7 +94,7 @@ func (m *Mirror) Apply(ctx context.Context, set string, head *rs.Head, entries [
 	}
 	if p.failedAt.IsZero() {
 		cp.Until = until
-	} else if t := p.failedAt.Time(); t.After(cp.Until) {
+	} else if t := heldAt(p.failedAt); t.After(cp.Until) {
 		cp.Until = t
 	}
 	cp.LastRun = e.opt.Now().UTC()
@@ -103,6 +103,7 @@ func (m *Mirror) Apply(ctx context.Context, set string, head *rs.Head, entries [
 	if err := e.st.putCheckpoint(cp); err != nil {
 		return sr, fmt.Errorf("%w: %v", ErrState, err)
 	}
-	e.emit(Event{Kind: EventDone, Set: set, Mode: sr.Mode, Message: sr.Summary(false)})
+	sr.SourceUntil = until
+	e.emit(Event{Kind: EventDone, Set: set, Mode: sr.Mode, Message: sr.Summary(false), Checkpoint: &cp, SourceUntil: until})
 	return sr, nil
 }

@@ -267,7 +267,7 @@ func (p *pass) fail(uri, rel string, when rs.Time, err error) {
 		p.failedAt = when
 	}
 	p.mu.Unlock()
-	p.e.emit(Event{Kind: EventFailed, Set: p.set, URI: uri, Path: rel, Error: err.Error()})
+	p.e.emit(Event{Kind: EventFailed, Set: p.set, URI: uri, Path: rel, Error: err.Error(), DateTime: knownTime(when)})
 }
 
 func (p *pass) auditResult(j job, status string) {
@@ -320,7 +320,8 @@ func (p *pass) work(j job) {
 	}
 	if p.e.opt.DryRun {
 		p.count(func(sr *SetReport) { sr.Fetched++; sr.Bytes += j.e.MD.Length })
-		p.e.emit(Event{Kind: EventFetched, Set: p.set, URI: j.uri, Path: j.rel, Bytes: j.e.MD.Length, Message: "dry run"})
+		p.e.emit(Event{Kind: EventFetched, Set: p.set, URI: j.uri, Path: j.rel, Bytes: j.e.MD.Length, Message: "dry run",
+			Change: string(j.e.MD.Change), DateTime: knownTime(changeTime(&j.e))})
 		return
 	}
 	if _, err := rs.DecodeDigests(j.e.MD.Hashes); err != nil {
@@ -363,7 +364,8 @@ func (p *pass) installed(j job, res fetch.Result) {
 	}
 	p.record(j.uri, &rec)
 	p.count(func(sr *SetReport) { sr.Fetched++; sr.Bytes += res.Length })
-	p.e.emit(Event{Kind: EventFetched, Set: p.set, URI: j.uri, Path: j.rel, Bytes: res.Length})
+	p.e.emit(Event{Kind: EventFetched, Set: p.set, URI: j.uri, Path: j.rel, Bytes: res.Length,
+		Change: string(j.e.MD.Change), DateTime: knownTime(changeTime(&j.e))})
 	p.unverified(j, res.Unverified, res.MD5 == "" && res.SHA1 == "" && digestHex(j.e.MD.Hashes, rs.SHA256) == "")
 }
 

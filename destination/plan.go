@@ -269,7 +269,7 @@ func (p *pass) deleteRecord(uri string, rec Record, why string, hold rs.Time) {
 	if p.e.opt.DryRun {
 		msg += " (dry run)"
 	}
-	p.e.emit(Event{Kind: EventDeleted, Set: p.set, URI: uri, Path: rec.Path, Message: msg})
+	p.e.emit(Event{Kind: EventDeleted, Set: p.set, URI: uri, Path: rec.Path, Message: msg, Change: string(rs.Deleted), DateTime: knownTime(hold)})
 }
 
 func (e *engine) plan(set, mode string) {
@@ -399,6 +399,9 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	}
 	if cs.gap == "" && cs.until.After(until) {
 		until = cs.until
+	}
+	if until.After(sr.SourceUntil) {
+		sr.SourceUntil = until
 	}
 	if sr.Failed == failedBefore {
 		cp.Baseline = true
@@ -612,6 +615,23 @@ func holdTime(en *rs.Entry) rs.Time {
 	return rs.NewTime(time.Unix(0, 0).UTC())
 }
 
+// heldAt is where a failed change at t holds the checkpoint: just before
+// it. The next incremental run applies changes at or after the checkpoint,
+// the failed one among them; and a notification that starts at t (the
+// until of the one whose last change failed) does not continue from the
+// checkpoint, so it brings a catch-up from the Change Lists rather than
+// moving the checkpoint past the failed change.
+func heldAt(t rs.Time) time.Time { return t.Time().Add(-time.Nanosecond) }
+
+// knownTime is t, or the zero time when t is unknown (zero, or the
+// epoch holdTime stands in for an unknown time).
+func knownTime(t rs.Time) time.Time {
+	if t.IsZero() || t.Time().Unix() <= 0 {
+		return time.Time{}
+	}
+	return t.Time()
+}
+
 func fmtTime(t time.Time) string { return rs.NewTime(t).String() }
 
 // incremental applies the changes listed since the checkpoint. A gap is
@@ -646,8 +666,11 @@ func (e *engine) incremental(ctx context.Context, s setInfo, cp *Checkpoint, sr 
 	if err != nil {
 		return "", err
 	}
+	if cs.until.After(sr.SourceUntil) {
+		sr.SourceUntil = cs.until
+	}
 	if !p.failedAt.IsZero() {
-		if t := p.failedAt.Time(); t.After(from) {
+		if t := heldAt(p.failedAt); t.After(from) {
 			cp.Until = t
 		}
 	} else if cs.until.After(cp.Until) {

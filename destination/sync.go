@@ -117,7 +117,10 @@ type SetReport struct {
 	Failures   []Failure      `json:"failures,omitempty"`
 	// Checkpoint is the set's checkpoint after the run.
 	Checkpoint Checkpoint `json:"checkpoint"`
-	Seconds    float64    `json:"seconds"`
+	// SourceUntil is how far the Source's Change Lists (or the
+	// notification) reached, as far as this run read them (zero: unknown).
+	SourceUntil time.Time `json:"source_until,omitzero"`
+	Seconds     float64   `json:"seconds"`
 }
 
 // Differences counts audit results other than in-sync and unverifiable.
@@ -320,6 +323,11 @@ func Open(ctx context.Context, source string, opt Options) (*Mirror, error) {
 // Sets returns the sets this Mirror synchronizes.
 func (m *Mirror) Sets() []discover.Set { return m.sets }
 
+// Emit sends ev to Options.Events (stamped with the clock's time when it
+// has none): destination/follow reports its subscriptions through it, so
+// that one stream tells everything a run does.
+func (m *Mirror) Emit(ev Event) { m.e.emit(ev) }
+
 // Base returns the Source's base URL resources are mapped from.
 func (m *Mirror) Base() string { return m.e.m.Base() }
 
@@ -495,7 +503,13 @@ func (e *engine) runSet(ctx context.Context, s setInfo) (*SetReport, error) {
 			err = fmt.Errorf("%w: %v", ErrState, perr)
 		}
 	}
-	e.emit(Event{Kind: EventDone, Set: s.Name, Mode: sr.Mode, Message: sr.Summary(e.opt.DryRun)})
+	done := Event{Kind: EventDone, Set: s.Name, Mode: sr.Mode, Message: sr.Summary(e.opt.DryRun), SourceUntil: sr.SourceUntil}
+	if err == nil && !e.st.readOnly {
+		done.Checkpoint = &cp
+	} else if saved, cerr := e.st.checkpoint(s.Name); cerr == nil {
+		done.Checkpoint = &saved // what the state records: this run changed nothing
+	}
+	e.emit(done)
 	return sr, err
 }
 

@@ -342,7 +342,7 @@ func docsDiff(a, b map[string][]byte) string {
 		if w, ok := b[k]; !ok {
 			return k + " only in the first"
 		} else if !bytes.Equal(a[k], w) {
-			return k + " differs"
+			return fmt.Sprintf("%s differs:\n--- first:\n%s\n--- second:\n%s", k, a[k], w)
 		}
 	}
 	for k := range b {

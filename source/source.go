@@ -18,6 +18,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/source/publish"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/server"
+	"github.com/resourcesync-go/resourcesync/source/status"
 	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 )
@@ -76,6 +77,11 @@ type Config struct {
 	// leader journals is notified.
 	OnLead func(ctx context.Context, set string, st store.Store) error
 
+	// StatusHub, if set, is the embedded WebSub hub whose subscribers,
+	// backlog and dead letters the status page (BASE/.resourcesync/)
+	// shows, read-only.
+	StatusHub status.Hub
+
 	Logger *slog.Logger
 	Now    func() time.Time
 }
@@ -113,6 +119,9 @@ type Source struct {
 	mu     sync.Mutex // serialises Update
 
 	renderErr string // the last render error logged (Run's goroutine only)
+
+	statusMu sync.Mutex
+	status   []*status.Handler // the status pages of Handler, stopped by Close
 }
 
 // Open opens (creating if needed) the state of every set. It does not scan.
@@ -402,12 +411,33 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 	return rep, nil
 }
 
-// Handler returns the HTTP handler serving the documents and resources.
+// Handler returns the HTTP handler serving the documents, the resources
+// and the status page (BASE/.resourcesync/, see package source/status).
+// extra are more handlers mounted under the base URL (server.Handler's
+// Extra); when extra[".resourcesync/metrics"] is set the status page links
+// to the metrics. It shows the subscribers of Config.StatusHub.
 func (s *Source) Handler(extra map[string]http.Handler) http.Handler {
 	h := &server.Handler{Docs: s.out, Mount: s.mount, Extra: extra, Logger: s.log}
+	sc := status.Config{BaseURL: s.cfg.BaseURL, Docs: s.out, Logger: s.log, Now: s.cfg.Now}
+	if s.cfg.StatusHub != nil {
+		sc.Hub = s.cfg.StatusHub
+	}
+	if extra[".resourcesync/metrics"] != nil {
+		sc.Metrics = s.cfg.BaseURL + ".resourcesync/metrics"
+	}
 	for _, st := range s.sets {
 		h.Sets = append(h.Sets, server.Set{Prefix: st.prefix, Dir: st.dir, Store: st.st, CapabilityList: s.CapabilityListURL(st.name)})
+		ss := status.Set{Name: st.name, Store: st.st, ResourceBase: st.base, CapabilityList: s.CapabilityListURL(st.name)}
+		if s.cfg.Notification != nil {
+			ss.Topic, sc.HubURL = s.cfg.Notification(st.name)
+		}
+		sc.Sets = append(sc.Sets, ss)
 	}
+	sh := status.New(sc)
+	s.statusMu.Lock()
+	s.status = append(s.status, sh)
+	s.statusMu.Unlock()
+	h.Status = sh
 	return h
 }
 
@@ -430,8 +460,14 @@ func (s *Source) SetNames() []string {
 	return names
 }
 
-// Close closes every set's state.
+// Close closes every set's state (and stops the status pages' work).
 func (s *Source) Close() error {
+	s.statusMu.Lock()
+	for _, sh := range s.status {
+		sh.Close()
+	}
+	s.status = nil
+	s.statusMu.Unlock()
 	var errs []error
 	for _, st := range s.sets {
 		errs = append(errs, st.st.Close())

@@ -13,6 +13,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/destination/follow"
+	"github.com/resourcesync-go/resourcesync/destination/status"
 	"github.com/resourcesync-go/resourcesync/internal/progress"
 )
 
@@ -26,16 +27,55 @@ func followFlags() []cli.Flag {
 	}
 }
 
-func runFollow(ctx context.Context, cmd *cli.Command, source string, opt destination.Options) error {
+func runFollow(ctx context.Context, cmd *cli.Command, source string, opt destination.Options, rec *status.Recorder) error {
 	out := cmd.Root().Writer
 	r := progress.New(cmd.Root().ErrWriter, progress.Quiet)
 	defer r.Close()
 	opt.Events = r.Handle
+	if rec != nil {
+		opt.Events = func(e destination.Event) {
+			r.Handle(e)
+			rec.Handle(e)
+		}
+	}
 	m, err := destination.Open(ctx, source, opt)
 	if err != nil {
+		if rerr := writeReport(cmd, rec); rerr != nil {
+			fmt.Fprintln(cmd.Root().ErrWriter, rerr)
+		}
 		return cli.Exit(err.Error(), exitUsage)
 	}
 	defer m.Close()
+	if rec != nil {
+		rec.SetBase(m.Base())
+	}
+	if cmd.String("report") != "" {
+		// Rewritten every minute while following, and at exit.
+		stopReports := make(chan struct{})
+		reportsDone := make(chan struct{})
+		go func() {
+			defer close(reportsDone)
+			t := time.NewTicker(time.Minute)
+			defer t.Stop()
+			for {
+				select {
+				case <-stopReports:
+					return
+				case <-t.C:
+					if err := writeReport(cmd, rec); err != nil {
+						fmt.Fprintln(cmd.Root().ErrWriter, err)
+					}
+				}
+			}
+		}()
+		defer func() {
+			close(stopReports)
+			<-reportsDone
+			if err := writeReport(cmd, rec); err != nil {
+				fmt.Fprintln(cmd.Root().ErrWriter, err)
+			}
+		}()
+	}
 	ln, err := net.Listen("tcp", cmd.String("listen"))
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("--listen: %v", err), exitUsage)

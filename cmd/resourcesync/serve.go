@@ -28,6 +28,13 @@ LAYOUT (BASE is --base-url)
                                              Change List Index), resourcedump.xml,
                                              changedump.xml, archives, and their parts
    BASE/robots.txt                           Sitemap: lines naming each Resource List
+   BASE/.resourcesync/                       status page (HTML, public like the documents):
+                                             per set the resources and their total size,
+                                             the newest journal records, changes per hour
+                                             and per day, the Change Lists and dumps, the
+                                             embedded hub's subscribers (callback hosts
+                                             only), backlog and dead letters, a link to
+                                             BASE/.resourcesync/metrics
 
 Hidden files and directories (names starting with '.') are not published, so
 the reserved prefix cannot collide with a resource. State lives in --state
@@ -81,6 +88,9 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 		return err
 	}
 	defer nt.Close()
+	if nt != nil && nt.Hub() != nil {
+		cfg.StatusHub = nt.Hub() // the status page shows its subscribers
+	}
 	src, err := source.Open(cfg)
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
@@ -125,6 +135,7 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 	go func() { errc <- srv.Serve(ln) }()
 	fmt.Fprintf(cmd.Root().Writer, "serving %d resources at %s (Source Description: %s.well-known/resourcesync; ready in %s)\n",
 		n, src.BaseURL(), src.BaseURL(), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(cmd.Root().Writer, "status page: %s.resourcesync/\n", src.BaseURL())
 	if nt != nil {
 		nt.Run(ctx, src)
 		where := "embedded hub " + nt.HubURL()

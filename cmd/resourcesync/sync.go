@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/resourcesync-go/resourcesync/destination"
+	"github.com/resourcesync-go/resourcesync/destination/status"
 	"github.com/resourcesync-go/resourcesync/internal/progress"
 )
 
@@ -58,6 +61,18 @@ fetcher, catches up from the Change Lists after a gap, a restart or while the
 hub is unreachable (every --poll-interval), renews the lease, and
 unsubscribes on Ctrl-C.
 
+--status-addr HOST:PORT serves a live status page while the command runs
+(most useful with --follow): per set the checkpoint the state records, the
+lag behind the Source, the last changes applied, the failures with their
+reasons, files and bytes per minute over the last hour, totals, uptime,
+and whether changes arrive by notification (with the lease's end) or by
+polling; the same figures are at /status.json. The page is read-only and
+holds no credentials, but it names the Source, DEST and error messages:
+an address other than loopback is served (with a warning), so choose it
+knowingly. --report FILE.html writes the same page, self-contained (no
+script, nothing to load), when the run ends, atomically (with --follow,
+also every minute and at exit).
+
 Exit status: 0 DEST is in sync; 1 the run finished with failures (or, with
 --audit, differences) or was interrupted (Ctrl-C, SIGTERM); 2 usage,
 discovery or state error, including a Source that does not answer within
@@ -67,7 +82,7 @@ func syncCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "sync",
 		Usage:       "mirror a ResourceSync Source into a directory (baseline, incremental, audit)",
-		UsageText:   "resourcesync sync [--baseline | --audit [--repair] | --follow [--listen HOST:PORT] [--callback-url URL]] [--workers N] [--rate R] [--no-delete] [--dry-run] [--json] [--set NAME] SOURCE DEST",
+		UsageText:   "resourcesync sync [--baseline | --audit [--repair] | --follow [--listen HOST:PORT] [--callback-url URL]] [--status-addr HOST:PORT] [--report FILE.html] [--workers N] [--rate R] [--no-delete] [--dry-run] [--json] [--set NAME] SOURCE DEST",
 		Description: syncHelp,
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "baseline", Usage: "force a baseline from the current Resource List"},
@@ -88,6 +103,8 @@ func syncCommand() *cli.Command {
 			&cli.DurationFlag{Name: "min-rate-window", Value: 30 * time.Second, Usage: "the window `D` over which --min-rate is averaged"},
 			&cli.StringSliceFlag{Name: "allow-host", Usage: "let redirects and rel=\"duplicate\" locations lead to `HOST[:PORT]` too (repeatable; by default only the Source's scheme, host and port)"},
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto, bars, lines or quiet"},
+			&cli.StringFlag{Name: "status-addr", Usage: "serve a live status page (and /status.json) on `HOST:PORT` while running (default: none; an address other than loopback is served with a warning)"},
+			&cli.StringFlag{Name: "report", Usage: "write a self-contained HTML status report to `FILE` when the run ends (with --follow: also every minute)"},
 		}, followFlags()...),
 		Action: runSync,
 	}
@@ -141,6 +158,12 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 		r = progress.New(stderr, mode)
 	}
 	audit := &auditTable{max: 10000}
+	rec, stopStatus, err := startStatus(cmd, args)
+	if err != nil {
+		r.Close()
+		return err
+	}
+	defer stopStatus()
 	opt := destination.Options{
 		Dest:          args[1],
 		Client:        syncClient(workers, cmd.Duration("timeout")),
@@ -161,6 +184,9 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 		Events: func(e destination.Event) {
 			r.Handle(e)
 			audit.add(e)
+			if rec != nil {
+				rec.Handle(e)
+			}
 		},
 	}
 	switch {
@@ -174,10 +200,14 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 			return cli.Exit("--follow does not go with --baseline, --audit, --dry-run or --json", exitUsage)
 		}
 		r.Close()
-		return runFollow(ctx, cmd, args[0], opt)
+		return runFollow(ctx, cmd, args[0], opt, rec)
 	}
 	rep, err := destination.Sync(ctx, args[0], opt)
 	r.Close()
+	if rep != nil && rec != nil {
+		rec.SetBase(rep.Base)
+	}
+	reportErr := writeReport(cmd, rec)
 	// Interrupted means Ctrl-C or SIGTERM (this command's context), not a
 	// request that timed out, which also wraps context.DeadlineExceeded.
 	interrupted := err != nil && ctx.Err() != nil
@@ -208,8 +238,69 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 		return cli.Exit("interrupted; the next run resumes where this one stopped", exitProblems)
 	case err != nil:
 		return cli.Exit(err.Error(), exitUsage)
+	case reportErr != nil:
+		return cli.Exit(reportErr.Error(), exitUsage)
 	case !ok:
 		return cli.Exit("", exitProblems)
+	}
+	return nil
+}
+
+// startStatus makes the status recorder when --status-addr or --report
+// asks for one (nil otherwise: the events go nowhere else) and starts the
+// status server; stop ends it.
+func startStatus(cmd *cli.Command, args []string) (rec *status.Recorder, stop func(), err error) {
+	addr, report := cmd.String("status-addr"), cmd.String("report")
+	stop = func() {}
+	if addr == "" && report == "" {
+		return nil, stop, nil
+	}
+	if report != "" {
+		if fi, err := os.Stat(filepath.Dir(report)); err != nil || !fi.IsDir() {
+			return nil, stop, cli.Exit(fmt.Sprintf("--report: %s: no such directory", filepath.Dir(report)), exitUsage)
+		}
+	}
+	command := "sync"
+	for _, f := range []string{"follow", "baseline", "audit", "repair", "dry-run"} {
+		if cmd.Bool(f) {
+			command += " --" + f
+		}
+	}
+	rec = status.New(status.Options{Source: args[0], Dest: args[1], Command: command})
+	if addr == "" {
+		return rec, stop, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, stop, cli.Exit(fmt.Sprintf("--status-addr: %v", err), exitUsage)
+	}
+	errw := cmd.Root().ErrWriter
+	if host, _, _ := net.SplitHostPort(addr); !loopbackHost(host) {
+		fmt.Fprintf(errw, "warning: --status-addr %s: the status page (the Source's URLs, DEST, error messages; no credentials) is readable by anyone who can reach this address\n", addr)
+	}
+	srv := &http.Server{Handler: rec.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	fmt.Fprintf(errw, "status page: http://%s/ (JSON: http://%s/status.json)\n", ln.Addr(), ln.Addr())
+	return rec, func() { srv.Close() }, nil
+}
+
+// loopbackHost tells whether a listen host stays on this machine.
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// writeReport writes --report, when asked.
+func writeReport(cmd *cli.Command, rec *status.Recorder) error {
+	path := cmd.String("report")
+	if path == "" || rec == nil {
+		return nil
+	}
+	if err := rec.WriteReport(path); err != nil {
+		return fmt.Errorf("--report: %w", err)
 	}
 	return nil
 }

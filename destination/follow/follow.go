@@ -50,6 +50,40 @@ type follower struct {
 	catchup chan string
 	mu      sync.Mutex
 	down    map[string]bool
+	subs    []followed
+	// reported is the subscription state last emitted per set.
+	reported map[string]destination.Event
+}
+
+type followed struct {
+	set, hub string
+	sub      *subscriber.Subscriber
+}
+
+// report emits the set's subscription state (an EventSubscription) when
+// it differs from the one last emitted: notifications and the lease's
+// end while the subscription is active, else polling and why.
+func (f *follower) report(set, hub string, sub *subscriber.Subscriber, why error) {
+	ev := destination.Event{Kind: destination.EventSubscription, Set: set, URI: hub, Status: destination.SubPolling}
+	if st := sub.State(); st.Active {
+		ev.Status, ev.Expires = destination.SubNotifications, st.Expires
+	} else if why != nil {
+		ev.Message = "hub unreachable: " + why.Error()
+	} else if st.Denied {
+		ev.Message = "subscription denied: " + st.Reason
+	} else {
+		ev.Message = "not subscribed"
+	}
+	f.mu.Lock()
+	last, ok := f.reported[set]
+	same := ok && last.Status == ev.Status && last.Expires.Equal(ev.Expires) && last.Message == ev.Message
+	if !same {
+		f.reported[set] = ev
+	}
+	f.mu.Unlock()
+	if !same {
+		f.m.Emit(ev)
+	}
 }
 
 func (f *follower) say(format string, args ...any) {
@@ -127,7 +161,7 @@ func Run(ctx context.Context, m *destination.Mirror, opt Options) error {
 	if !strings.HasSuffix(cb, "/") {
 		cb += "/"
 	}
-	f := &follower{m: m, opt: opt, catchup: make(chan string, 1), down: map[string]bool{}}
+	f := &follower{m: m, opt: opt, catchup: make(chan string, 1), down: map[string]bool{}, reported: map[string]destination.Event{}}
 	f.sync(ctx, "start")
 
 	var subs []*subscriber.Subscriber
@@ -138,9 +172,12 @@ func Run(ctx context.Context, m *destination.Mirror, opt Options) error {
 		if s.ChangeNotification == "" || s.ChangeNotificationHub == "" {
 			f.say("set %s offers no change notifications: polling its Change Lists every %s", s.Name, opt.PollInterval)
 			f.down[s.Name] = true
+			m.Emit(destination.Event{Kind: destination.EventSubscription, Set: s.Name, Status: destination.SubPolling,
+				Message: "the set offers no change notifications"})
 			continue
 		}
 		name, topic, hubURL := s.Name, s.ChangeNotification, s.ChangeNotificationHub
+		var sub *subscriber.Subscriber
 		sub, err := subscriber.New(subscriber.Config{
 			Hub: hubURL, Topic: topic, CallbackURL: cb + name,
 			Secret: []byte(subscriber.NewSecret()), LeaseSeconds: int(opt.Lease.Seconds()),
@@ -149,6 +186,7 @@ func Run(ctx context.Context, m *destination.Mirror, opt Options) error {
 				f.mu.Lock()
 				f.down[name] = !up
 				f.mu.Unlock()
+				f.report(name, hubURL, sub, err)
 				if up {
 					f.say("subscribed to %s at %s", topic, hubURL)
 					// Changes between the catch-up and the subscription.
@@ -164,6 +202,9 @@ func Run(ctx context.Context, m *destination.Mirror, opt Options) error {
 		defer sub.Close()
 		opt.Mux.Handle("/"+name, sub.Handler())
 		subs = append(subs, sub)
+		f.subs = append(f.subs, followed{name, hubURL, sub})
+		m.Emit(destination.Event{Kind: destination.EventSubscription, Set: name, Status: destination.SubPolling, URI: hubURL,
+			Message: "subscribing"})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -185,6 +226,9 @@ loop:
 			f.sync(ctx, why)
 		case <-t.C:
 			ticks++
+			for _, s := range f.subs {
+				f.report(s.set, s.hub, s.sub, nil) // a renewed lease
+			}
 			f.mu.Lock()
 			anyDown := false
 			for _, d := range f.down {
@@ -206,5 +250,8 @@ loop:
 	}
 	stopRuns()
 	wg.Wait()
+	for _, s := range m.Sets() {
+		m.Emit(destination.Event{Kind: destination.EventSubscription, Set: s.Name, Status: destination.SubStopped})
+	}
 	return nil
 }

@@ -49,5 +49,7 @@ type fakeT struct {
 	errs []string
 }
 
-func (f *fakeT) Errorf(format string, args ...any) { f.errs = append(f.errs, fmt.Sprintf(format, args...)) }
-func (f *fakeT) Helper()                           {}
+func (f *fakeT) Errorf(format string, args ...any) {
+	f.errs = append(f.errs, fmt.Sprintf(format, args...))
+}
+func (f *fakeT) Helper() {}

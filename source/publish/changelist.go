@@ -78,10 +78,11 @@ func later(a, b time.Time) time.Time {
 // closed one ends.
 func (p *publisher) changeLists(ctx context.Context, s *Set, sr *SetReport) ([]clList, error) {
 	var st clState
-	had, err := getMeta(ctx, s.Store, metaChangeLists, &st)
+	raw, err := getMetaRaw(ctx, s.Store, metaChangeLists, &st)
 	if err != nil {
 		return nil, err
 	}
+	had := raw != nil
 	bt, hasBaseline, err := store.BaselineTime(ctx, s.Store)
 	if err != nil {
 		return nil, fmt.Errorf("change lists: %w", err)
@@ -160,7 +161,7 @@ func (p *publisher) changeLists(ctx context.Context, s *Set, sr *SetReport) ([]c
 	if !had || sr.NewlyClosed > 0 || openMoved {
 		// The decision is recorded before any file is written, so that a
 		// rerun after a crash writes the same lists.
-		if err := putMeta(ctx, s.Store, metaChangeLists, st); err != nil {
+		if raw, err = putMetaRaw(ctx, s.Store, metaChangeLists, st); err != nil {
 			return nil, err
 		}
 	}
@@ -195,10 +196,11 @@ func (p *publisher) changeLists(ctx context.Context, s *Set, sr *SetReport) ([]c
 	}
 	if st.Final != len(st.Closed) {
 		st.Final = len(st.Closed)
-		if err := putMeta(ctx, s.Store, metaChangeLists, st); err != nil {
+		if raw, err = putMetaRaw(ctx, s.Store, metaChangeLists, st); err != nil {
 			return nil, err
 		}
 	}
+	p.hold(s, metaChangeLists, raw)
 	if sr.NewlyClosed > 0 {
 		p.log.Info("publish: change lists closed", "set", s.Name, "closed", sr.NewlyClosed, "open_from", st.Open.From)
 	}

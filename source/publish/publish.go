@@ -154,6 +154,10 @@ type publisher struct {
 	cfg Config
 	log *slog.Logger
 	now time.Time
+	// held is, per set and meta key (Config.Replicas), the meta value
+	// this run's documents were written from or checked against: what
+	// the tree holds once the run is done (see remember).
+	held map[string][]byte
 }
 
 // Publish writes the documents of every set of cfg under cfg.Out, then the
@@ -328,7 +332,7 @@ func (p *publisher) publishSet(ctx context.Context, s *Set) (SetReport, error) {
 	if p.cfg.Replicas {
 		// What this tree now holds, so that a render of the same meta
 		// (this process following again) has nothing to do.
-		return sr, p.remember(ctx, s, len(cl))
+		p.remember(s, len(cl))
 	}
 	return sr, nil
 }
@@ -482,28 +486,43 @@ func compact(t time.Time) string { return t.UTC().Format("20060102T150405.000000
 // getMeta decodes the JSON meta value under key into v; it reports false
 // when there is none.
 func getMeta(ctx context.Context, st store.Store, key string, v any) (bool, error) {
+	b, err := getMetaRaw(ctx, st, key, v)
+	return b != nil, err
+}
+
+// getMetaRaw is getMeta that returns the value's bytes (nil if absent).
+func getMetaRaw(ctx context.Context, st store.Store, key string, v any) ([]byte, error) {
 	b, err := st.GetMeta(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
+		return nil, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("meta %s: %w", key, err)
+		return nil, fmt.Errorf("meta %s: %w", key, err)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return false, fmt.Errorf("meta %s: %w", key, err)
+		return nil, fmt.Errorf("meta %s: %w", key, err)
 	}
-	return true, nil
+	if b == nil {
+		b = []byte{}
+	}
+	return b, nil
 }
 
 func putMeta(ctx context.Context, st store.Store, key string, v any) error {
+	_, err := putMetaRaw(ctx, st, key, v)
+	return err
+}
+
+// putMetaRaw is putMeta that returns the bytes written.
+func putMetaRaw(ctx context.Context, st store.Store, key string, v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("meta %s: %w", key, err)
+		return nil, fmt.Errorf("meta %s: %w", key, err)
 	}
 	if err := st.PutMeta(ctx, key, b); err != nil {
-		return fmt.Errorf("meta %s: %w", key, err)
+		return nil, fmt.Errorf("meta %s: %w", key, err)
 	}
-	return nil
+	return b, nil
 }
 
 func exists(path string) bool {

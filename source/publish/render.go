@@ -38,7 +38,10 @@ import (
 //     on the configuration only.
 //
 // A render whose meta did not change since the last render or Publish of
-// this process for the same Out has nothing to do.
+// this process for the same Out has nothing to do. What a Publish records
+// for that is the meta its own documents were written from, never the
+// meta read back afterwards: a leader that lost its role during the run
+// may find its successor's there.
 
 // rendered is what this process last wrote of a set into one Out.
 type rendered struct {
@@ -67,19 +70,31 @@ func rawMeta(ctx context.Context, st store.Store, key string) ([]byte, error) {
 	return b, nil
 }
 
-// remember records that the tree holds what the set's meta describes (after
-// a Publish by the leader).
-func (p *publisher) remember(ctx context.Context, s *Set, closed int) error {
-	rl, err := rawMeta(ctx, s.Store, metaResourceList)
-	if err != nil {
-		return err
+// hold records that this run's documents of set s are written from (or
+// were found to be) the meta value raw of key.
+func (p *publisher) hold(s *Set, key string, raw []byte) {
+	if p.held == nil {
+		p.held = map[string][]byte{}
 	}
-	cl, err := rawMeta(ctx, s.Store, metaChangeLists)
-	if err != nil {
-		return err
+	p.held[s.Name+"\x00"+key] = raw
+}
+
+// remember records that the tree holds the meta values this run wrote its
+// documents from (after a Publish by the leader). Not the set's meta as
+// read now: a leader whose role passed to another replica during the run
+// may find its successor's meta there already, which its tree does not
+// hold; taken for this tree's, a render would find nothing to do (until
+// the meta changes again) and this replica would serve other bytes than
+// the rest.
+func (p *publisher) remember(s *Set, closed int) {
+	rl, okRL := p.held[s.Name+"\x00"+metaResourceList]
+	cl, okCL := p.held[s.Name+"\x00"+metaChangeLists]
+	if !okRL || !okCL || rl == nil || cl == nil {
+		// Not known: the next render compares the files with the meta.
+		renderCache.Delete(p.cacheKey(s))
+		return
 	}
 	renderCache.Store(p.cacheKey(s), &rendered{rl: rl, cl: cl, closedOK: closed})
-	return nil
 }
 
 // closedKnown returns how many of the set's closed Change Lists this

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -205,4 +206,104 @@ func TestRenderIdentical(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hookStore calls hook (once) on the first read (GetMeta, Journal) after a
+// PutMeta of key.
+type hookStore struct {
+	store.Store
+	key   string
+	armed bool
+	hook  func()
+}
+
+func (h *hookStore) fire() {
+	if h.armed {
+		h.armed = false
+		hook := h.hook
+		h.hook = nil
+		hook()
+	}
+}
+
+func (h *hookStore) PutMeta(ctx context.Context, key string, v []byte) error {
+	err := h.Store.PutMeta(ctx, key, v)
+	if err == nil && key == h.key && h.hook != nil {
+		h.armed = true
+	}
+	return err
+}
+
+func (h *hookStore) GetMeta(ctx context.Context, key string) ([]byte, error) {
+	h.fire()
+	return h.Store.GetMeta(ctx, key)
+}
+
+func (h *hookStore) Journal(ctx context.Context, from uint64) iter.Seq2[store.Change, error] {
+	h.fire()
+	return h.Store.Journal(ctx, from)
+}
+
+// TestRenderAfterTakeoverMidPublish: a leader whose role passes to
+// another replica while it publishes (it has recorded its Change List
+// boundaries and written its files; the new leader then journals and
+// publishes before the former one is done) holds the documents of its own
+// meta, not of the new leader's. Its next render must bring them to what
+// the meta now describes; it used to take the new meta for what its tree
+// held (read back after the writes) and never rewrote its open Change
+// List: two replicas serving different bytes until the next commit.
+func TestRenderAfterTakeoverMidPublish(t *testing.T) {
+	ctx := context.Background()
+	db := memstore.New()
+	a, c := db.Open("default"), db.Open("default")
+	defer a.Close()
+	defer c.Close()
+	t0 := time.Date(2026, 3, 1, 10, 10, 0, 0, time.UTC)
+	if _, _, err := a.Apply(ctx, store.Batch{Baseline: true,
+		Changes: []store.Change{{Kind: rs.Created, Time: t0, Resource: resource("x", []byte("x"), t0)}},
+		Meta:    map[string][]byte{store.MetaBaseline: store.FormatBaseline(t0)}}); err != nil {
+		t.Fatal(err)
+	}
+	clk := &clock{t: t0.Add(time.Minute)}
+	outA, outC := t.TempDir(), t.TempDir()
+	cfg := func(out string, st store.Store, follow bool) publish.Config {
+		return publish.Config{BaseURL: "http://lb.example/", Out: out, Replicas: true,
+			ChangeListPeriod: time.Hour, Now: clk.Now, Logger: quiet,
+			Sets: []publish.Set{{Name: "default", Store: st, ResourceBase: "http://lb.example/", Follow: follow}}}
+	}
+	run := func(c publish.Config) {
+		t.Helper()
+		if _, err := publish.Publish(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	change := func(p string, k rs.Change) {
+		t.Helper()
+		tm := clk.Now()
+		if _, _, err := a.Apply(ctx, store.Batch{Changes: []store.Change{{Kind: k, Time: tm, Resource: resource(p, []byte(p+tm.String()), tm)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// C leads first; A follows.
+	run(cfg(outC, c, false))
+	run(cfg(outA, a, true))
+	sameTree(t, "before", outA, outC)
+
+	// C journals and publishes; once it has recorded the Change Lists'
+	// meta, A takes over, journals more and publishes.
+	clk.Set(t0.Add(2 * time.Minute))
+	change("y", rs.Created)
+	hc := &hookStore{Store: c, key: "publish.changelists", hook: func() {
+		clk.Set(t0.Add(3 * time.Minute))
+		change("z", rs.Created)
+		change("x", rs.Updated)
+		run(cfg(outA, a, false))
+	}}
+	run(cfg(outC, hc, false))
+	if hc.hook != nil {
+		t.Fatal("the takeover did not happen during the publish")
+	}
+	// C follows now: a render makes its tree what the meta describes.
+	run(cfg(outC, c, true))
+	sameTree(t, "after the takeover", outA, outC)
 }

@@ -138,10 +138,11 @@ const maxPartBytes = rs.DefaultMaxBytes - 1<<20
 // that name them and kept while one of them is kept.
 func (p *publisher) resourceList(ctx context.Context, s *Set, sr *SetReport) (string, func() error, error) {
 	var old rlState
-	had, err := getMeta(ctx, s.Store, metaResourceList, &old)
+	oldRaw, err := getMetaRaw(ctx, s.Store, metaResourceList, &old)
 	if err != nil {
 		return "", nil, err
 	}
+	had := oldRaw != nil
 	archive := p.cfg.Archives
 	listRel := setDoc(s.Name, "resourcelist.xml")
 	gensRel := setDoc(s.Name, "resourcelists")
@@ -187,6 +188,7 @@ func (p *publisher) resourceList(ctx context.Context, s *Set, sr *SetReport) (st
 		valid = exists(p.file(partsRel + "/" + old.Parts[i].Name + ".xml"))
 	}
 	if valid && old.Version == ver {
+		p.hold(s, metaResourceList, oldRaw)
 		sr.Resources, sr.ResourceListParts = old.Entries, max(len(old.Parts), 1)
 		if archive {
 			if err := p.writeResourceListArchive(s, old.Archive, genDoc); err != nil {
@@ -278,9 +280,11 @@ func (p *publisher) resourceList(ctx context.Context, s *Set, sr *SetReport) (st
 		}
 	}
 	st.TopSHA = fileSHA(p.file(listRel))
-	if err := putMeta(ctx, s.Store, metaResourceList, st); err != nil {
+	raw, err := putMetaRaw(ctx, s.Store, metaResourceList, st)
+	if err != nil {
 		return "", nil, err
 	}
+	p.hold(s, metaResourceList, raw)
 	sr.Resources, sr.ResourceListParts, sr.ResourceList = st.Entries, max(len(st.Parts), 1), true
 	sr.PartsWritten = w.written
 	if single {
