@@ -47,6 +47,10 @@ type Config struct {
 	OpenStore func(ctx context.Context, set string) (store.Store, error)
 	// Out, if set, is where documents are written (publish's OUT).
 	Out string
+	// NoCompanions turns off the HTML page publish writes beside each
+	// document in Out (publish.Config.NoCompanions). Without Out there
+	// are none: the server negotiates each document's HTML view.
+	NoCompanions bool
 	// Skip lists path.Match patterns of files and directories not
 	// published (see scan.Options.Skip).
 	Skip []string
@@ -398,6 +402,9 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 		ChangeListPeriod: s.cfg.ChangeListPeriod, MaxEntries: s.cfg.MaxEntries, Dumps: s.cfg.Dumps, DumpPartBytes: s.cfg.DumpPartBytes,
 		DumpInterval: s.cfg.DumpInterval, Archives: s.cfg.Archives, Notification: s.cfg.Notification,
 		Now: s.cfg.Now, Logger: s.log, Replicas: s.shared,
+		// HTML companions are for static hosting (publish's OUT); serve
+		// negotiates the HTML view of each document instead.
+		NoCompanions: s.cfg.Out == "" || s.cfg.NoCompanions,
 	}
 	for _, st := range s.sets {
 		_, led := st.leads()

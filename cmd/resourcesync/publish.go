@@ -16,8 +16,10 @@ const publishHelp = `Writes DIR's ResourceSync documents as static files into OU
 any web server or object store at --base-url (which must also serve DIR's
 files at BASE/<path>). Running it again scans DIR, records what changed in
 the change journal (--state, default DIR/.resourcesync) and updates the
-documents; closed Change Lists are never rewritten. See 'serve --help' for
-the layout.`
+documents; closed Change Lists are never rewritten. Beside each document
+NAME.xml it writes NAME.html (NAME.2.html, … beyond 1,000 entries), a page
+to read it in a browser, linked to the pages of the other documents
+(--no-html: none). See 'serve --help' for the layout.`
 
 // leadWait is how long publish waits for the scanner roles of a shared
 // store: a holder that died frees its role within about 20 s.
@@ -32,6 +34,7 @@ func publishCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "base-url", Usage: "public base URL of the Source", Required: true},
 			&cli.StringFlag{Name: "out", Usage: "directory to write the documents into", Required: true, TakesFile: true},
+			&cli.BoolFlag{Name: "no-html", Usage: "do not write the HTML page beside each document (NAME.html, for reading in a browser)"},
 		}, sourceFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			cfg, err := sourceConfig(cmd, cmd.String("base-url"), cmd.Root().ErrWriter)
@@ -39,6 +42,7 @@ func publishCommand() *cli.Command {
 				return err
 			}
 			cfg.Out = cmd.String("out")
+			cfg.NoCompanions = cmd.Bool("no-html")
 			if !cmd.Bool("verbose") {
 				// Quiet by default: warnings and errors, then the result line.
 				cfg.Logger = slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))

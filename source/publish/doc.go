@@ -25,6 +25,11 @@
 //	.resourcesync/<set>/changedumps/<from>-<seq>.zip           one package per closed Change List
 //	.resourcesync/<set>/changedumps/<from>-<seq>.manifest.xml  copy of its manifest
 //
+// Beside every document NAME.xml (and the Source Description) is its HTML
+// companion NAME.html, a page to read it in a browser (NAME.2.html, … for
+// each further 1,000 entries), unless Config.NoCompanions; see
+// companion.go.
+//
 // <at> and <from> are UTC times written 20060102T150405.000000000Z; <seq>
 // is the journal sequence number of the list's first record (two lists
 // split by count may share a from). A resource's URL is Set.ResourceBase

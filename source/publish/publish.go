@@ -99,6 +99,11 @@ type Config struct {
 	// turned off: their documents depend on files only the process that
 	// wrote them has.
 	Replicas bool
+	// NoCompanions turns off the HTML companions: by default every
+	// document NAME.xml gets a readable page NAME.html beside it (paged as
+	// NAME.2.html, … beyond 1,000 entries) for static hosting; see
+	// companion.go.
+	NoCompanions bool
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// Logger receives one line per notable event; default slog.Default().
@@ -191,7 +196,7 @@ func Publish(ctx context.Context, cfg Config) (Report, error) {
 	}
 	// The Source Description and robots.txt are written outside docRoot:
 	// only their own temporary names are removed there.
-	for _, rel := range []string{wellKnownPath, robotsPath} {
+	for _, rel := range []string{wellKnownPath, robotsPath, companionName(wellKnownPath, 1)} {
 		f := filepath.Join(cfg.Out, filepath.FromSlash(rel))
 		olds, _ := filepath.Glob(filepath.Join(filepath.Dir(f), tmpPrefix+filepath.Base(f)+"-*"))
 		for _, o := range olds {
@@ -210,6 +215,9 @@ func Publish(ctx context.Context, cfg Config) (Report, error) {
 	}
 	robots, err := p.writeRobots()
 	rep.Robots = robots
+	if err == nil {
+		err = p.companions()
+	}
 	os.Remove(p.spoolDir()) // empty once every Splitter is closed
 	rep.Duration = time.Since(start)
 	return rep, err
@@ -541,7 +549,7 @@ func removeExcept(dir string, keep map[string]bool) error {
 		return fmt.Errorf("publish: %w", err)
 	}
 	for _, de := range des {
-		if keep[de.Name()] {
+		if keep[de.Name()] || keptCompanion(de.Name(), keep) {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(dir, de.Name())); err != nil {

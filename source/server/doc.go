@@ -18,4 +18,16 @@
 // following links: on Unix each component with openat(O_NOFOLLOW), elsewhere
 // through os.Root (which refuses escapes) after checking every component.
 // Documents are opened the same way below the document tree.
+//
+// A document has two representations at its URL. Every client gets the
+// XML, byte for byte as published, except one whose Accept header prefers
+// text/html to XML (a browser: web.WantsHTML), which gets a readable page
+// of it (package internal/web/docview: kind, metadata, links, the entries
+// as links, 1,000 a page with ?page=N, breadcrumbs along the up and index
+// links). Both answers carry Vary: Accept and the document's
+// Last-Modified, and both answer If-Modified-Since with 304, so that no
+// cache hands one to a client that asked for the other. Resource Dump
+// packages and robots.txt are not negotiated; the HTML companions that
+// publish may have written beside the documents (NAME.html) are served as
+// HTML.
 package server

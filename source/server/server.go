@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/web"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/store"
 )
@@ -142,11 +143,21 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 		return
 	}
 	switch {
-	case rel == "robots.txt":
+	case rel == "robots.txt" || strings.HasSuffix(rel, "/robots.txt"):
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	case strings.HasSuffix(rel, ".zip"):
 		w.Header().Set("Content-Type", "application/zip")
+	case strings.HasSuffix(rel, ".html"):
+		// A static companion that publish wrote beside its document.
+		web.SetHeaders(w.Header())
 	default:
+		// One URL, two representations: the XML for every machine
+		// client, byte for byte, and its HTML view for a browser.
+		web.Vary(w.Header())
+		if web.WantsHTML(r.Header.Get("Accept")) {
+			h.serveDocHTML(w, r, rel, f, fi)
+			return
+		}
 		w.Header().Set("Content-Type", "application/xml")
 	}
 	// Documents change in place (the open Change List, the Capability

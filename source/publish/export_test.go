@@ -1,0 +1,4 @@
+package publish
+
+// KeptCompanion is keptCompanion, for the external tests.
+var KeptCompanion = keptCompanion

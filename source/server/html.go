@@ -1,0 +1,96 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/web"
+	"github.com/resourcesync-go/resourcesync/internal/web/docview"
+)
+
+// serveDocHTML answers a browser's request for the XML document f (at rel
+// below the base URL) with its HTML view (package docview), one page of
+// entries at a time (?page=N). The view is a function of the document's
+// bytes: it carries the document's Last-Modified and answers
+// If-Modified-Since with 304 like the XML; both representations say Vary:
+// Accept, so a cache never hands one to a client that asked for the other.
+func (h *Handler) serveDocHTML(w http.ResponseWriter, r *http.Request, rel string, f *os.File, fi os.FileInfo) {
+	hd := w.Header()
+	web.SetHeaders(hd)
+	hd.Set("Cache-Control", "no-cache")
+	mod := fi.ModTime()
+	if !mod.IsZero() && mod.Unix() > 0 {
+		hd.Set("Last-Modified", mod.UTC().Format(http.TimeFormat))
+		if notModified(r, mod) {
+			hd.Del("Content-Type")
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	if r.Method == http.MethodHead {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	mount := h.Mount
+	if mount == "" {
+		mount = "/"
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	self := scheme + "://" + r.Host + mount + rel
+	o := docview.Options{
+		Self: self,
+		Page: page,
+		Open: func(href string) (io.ReadCloser, error) { return h.openDocURL(mount, href) },
+	}
+	if _, err := docview.Render(w, f, o); err != nil {
+		h.log().Debug("server: HTML view not completed", "doc", rel, "err", err)
+	}
+}
+
+// notModified reports whether the request's If-Modified-Since (and no
+// If-None-Match, which the view does not answer) covers mod.
+func notModified(r *http.Request, mod time.Time) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead || r.Header.Get("If-None-Match") != "" {
+		return false
+	}
+	t, err := http.ParseTime(r.Header.Get("If-Modified-Since"))
+	if err != nil {
+		return false
+	}
+	return !mod.Truncate(time.Second).After(t)
+}
+
+var errNotDoc = errors.New("not a document of this Source")
+
+// openDocURL opens the document an absolute URL names, by its path below
+// the mount (the host is not compared: a Source behind a proxy publishes
+// its public URLs), for the view's breadcrumbs.
+func (h *Handler) openDocURL(mount, href string) (io.ReadCloser, error) {
+	u, err := url.Parse(href)
+	if err != nil || u.RawQuery != "" {
+		return nil, errNotDoc
+	}
+	p := u.EscapedPath()
+	if !strings.HasPrefix(p, mount) {
+		return nil, errNotDoc
+	}
+	rel := p[len(mount):]
+	if !IsDocumentPath(rel) || rel == "robots.txt" || strings.HasSuffix(rel, ".zip") || strings.HasSuffix(rel, ".html") {
+		return nil, errNotDoc
+	}
+	f, err := openInside(h.Docs, rel)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
