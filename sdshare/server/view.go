@@ -1,12 +1,18 @@
 package server
 
 import (
+	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/resourcesync-go/resourcesync/internal/web"
 	"github.com/resourcesync-go/resourcesync/internal/web/atomview"
+	"github.com/resourcesync-go/resourcesync/internal/web/docview"
 	"github.com/resourcesync-go/resourcesync/sdshare/atom"
 )
 
@@ -63,4 +69,43 @@ func (s *Server) crumbs(r *http.Request, f *atom.Feed) ([]web.Link, string) {
 		out = append(out, web.Link{Href: col + "snapshots", Text: "Snapshots of " + name})
 	}
 	return out, ""
+}
+
+// serveRSDocHTML answers a browser's request for a ResourceSync document
+// of the ResourceSync view (Config.ResourceSync) with its HTML view
+// (package docview), one page of entries at a time (?page=N); breadcrumbs
+// follow its up and index links.
+func (s *Server) serveRSDocHTML(w http.ResponseWriter, r *http.Request, rel string, f *os.File) {
+	web.SetHeaders(w.Header())
+	w.Header().Set("Cache-Control", "no-cache")
+	if r.Method == http.MethodHead {
+		return
+	}
+	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	o := docview.Options{
+		Self: s.base + rel,
+		Page: page,
+		Open: s.openRSDoc,
+		Link: func(href string) string {
+			if rest, ok := strings.CutPrefix(href, s.base); ok {
+				return s.basePath + rest
+			}
+			return href
+		},
+		Footer: []web.Link{{Href: s.basePath, Text: "SDShare feeds"}},
+	}
+	if _, err := docview.Render(w, f, o); err != nil {
+		s.log.Debug("ResourceSync page not completed", "doc", rel, "err", err)
+	}
+}
+
+// openRSDoc opens the ResourceSync document at an absolute URL below the
+// base (for the view's breadcrumbs).
+func (s *Server) openRSDoc(href string) (io.ReadCloser, error) {
+	rel, ok := strings.CutPrefix(href, s.base)
+	if !ok || strings.ContainsAny(rel, "?#\\") || path.Clean("/" + rel)[1:] != rel ||
+		(rel != ".well-known/resourcesync" && !strings.HasPrefix(rel, ".resourcesync/")) || !strings.HasSuffix(rel, ".xml") && rel != ".well-known/resourcesync" {
+		return nil, os.ErrNotExist
+	}
+	return os.Open(filepath.Join(s.rsOut(), filepath.FromSlash(rel)))
 }
