@@ -51,6 +51,8 @@
 // links as a pager, breadcrumbs up to the collection and the overview, no
 // script. Every other client (no Accept, */*, Atom or XML types, the
 // SDShare client) gets the Atom byte for byte; both carry Vary: Accept.
+// With Config.ResourceSync the ResourceSync documents negotiate the same
+// way (package internal/web/docview), so no HTML companions are written.
 //
 // Fragments are served in canonical form (rdf.Canonical: structural blank
 // node labels, sorted statements), so the N-Triples bytes' SHA-256 and
