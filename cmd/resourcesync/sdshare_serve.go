@@ -43,6 +43,9 @@ FORMATS
    answer to no Accept or */*; text/plain is answered as text/plain), Turtle
    (text/turtle), RDF/XML (application/rdf+xml); anything else gets 406.
    ?format=nt|txt|ttl|rdf pins one; the feeds link every format.
+   A browser (an Accept that prefers text/html) gets every feed as an HTML
+   page from the same URL (links to the other feeds and to each fragment,
+   paging, no script); every other client gets the Atom (Vary: Accept).
 
 STATE
    --state DIR holds one state file per collection (the inventory of its

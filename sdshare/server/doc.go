@@ -42,6 +42,18 @@
 // one, and the feeds link each format by its own URL. An Accept that
 // matches nothing gets 406.
 //
+// # Browsers
+//
+// A client whose Accept prefers text/html (web.WantsHTML: a browser's)
+// gets every feed as an HTML page from the same URL (view.go, package
+// internal/web/atomview): entries with their links, an entry's title
+// leading to the feed it announces (or its data as text/plain), paging
+// links as a pager, breadcrumbs up to the collection and the overview, no
+// script. Every other client (no Accept, */*, Atom or XML types, the
+// SDShare client) gets the Atom byte for byte; both carry Vary: Accept.
+// With Config.ResourceSync the ResourceSync documents negotiate the same
+// way (package internal/web/docview), so no HTML companions are written.
+//
 // Fragments are served in canonical form (rdf.Canonical: structural blank
 // node labels, sorted statements), so the N-Triples bytes' SHA-256 and
 // length are exactly the inventory's SHA256 and Size, and a file rewritten

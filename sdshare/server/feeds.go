@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/web"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare"
 	"github.com/resourcesync-go/resourcesync/sdshare/atom"
@@ -117,6 +118,13 @@ func (s *Server) selfURL(r *http.Request) string {
 func (s *Server) writeFeed(w http.ResponseWriter, r *http.Request, f *atom.Feed) {
 	f.Author = s.cfg.Author
 	f.Links = append([]atom.Link{{Rel: "self", Type: sdshare.AtomType, Href: s.selfURL(r)}}, f.Links...)
+	// A browser gets the feed as a page, from the same URL (view.go);
+	// every other client the Atom, unchanged.
+	web.Vary(w.Header())
+	if web.WantsHTML(r.Header.Get("Accept")) {
+		s.writeFeedHTML(w, r, f)
+		return
+	}
 	var b bytes.Buffer
 	if err := atom.Encode(&b, f); err != nil {
 		s.log.Error("feed not encoded", "url", r.URL.String(), "err", err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/retry"
+	"github.com/resourcesync-go/resourcesync/internal/web"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/source/publish"
 	"github.com/resourcesync-go/resourcesync/source/store"
@@ -38,8 +39,10 @@ func (s *Server) publishRS(ctx context.Context) error {
 	for _, c := range s.cols {
 		sets = append(sets, publish.Set{Name: c.name, Store: c.st, ResourceBase: c.rsBase(), Loc: rsPath})
 	}
+	// No HTML companions: serveRSDoc answers a browser with the view of
+	// the document itself.
 	pc := publish.Config{BaseURL: s.base, Out: s.rsOut(), Sets: sets,
-		ChangeListPeriod: s.cfg.ChangeListPeriod, Logger: s.log}
+		ChangeListPeriod: s.cfg.ChangeListPeriod, Logger: s.log, NoCompanions: true}
 	n := s.cfg.Notifier
 	if n != nil {
 		pc.Notification = func(set string) (string, string) { return n.Topic(set), n.Hub }
@@ -115,7 +118,17 @@ func (s *Server) serveRSDoc(w http.ResponseWriter, r *http.Request, rel string) 
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	case strings.HasSuffix(rel, ".zip"):
 		w.Header().Set("Content-Type", "application/zip")
+	case strings.HasSuffix(rel, ".html"):
+		// An HTML companion source/publish may write beside a document.
+		web.SetHeaders(w.Header())
 	default:
+		// The XML for every machine client, byte for byte; its HTML view
+		// (view.go) for a browser.
+		web.Vary(w.Header())
+		if web.WantsHTML(r.Header.Get("Accept")) {
+			s.serveRSDocHTML(w, r, rel, f)
+			return true
+		}
 		w.Header().Set("Content-Type", "application/xml")
 	}
 	http.ServeContent(w, r, "", fi.ModTime(), f)
