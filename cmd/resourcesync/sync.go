@@ -104,7 +104,7 @@ func syncCommand() *cli.Command {
 			&cli.DurationFlag{Name: "min-rate-window", Value: 30 * time.Second, Usage: "the window `D` over which --min-rate is averaged"},
 			&cli.StringSliceFlag{Name: "allow-host", Usage: "let redirects and rel=\"duplicate\" locations lead to `HOST[:PORT]` too (repeatable; by default only the Source's scheme, host and port)"},
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto, bars, lines or quiet"},
-			&cli.StringFlag{Name: "status-addr", Usage: "serve a live status page (and /status.json) on `HOST:PORT` while running (default: none; an address other than loopback is served with a warning)"},
+			&cli.StringFlag{Name: "status-addr", Usage: "serve a live status page (and /status.json) on `HOST:PORT` while running (default: none; an address other than loopback is served with a warning; on loopback it answers only requests whose Host is loopback or localhost)"},
 			&cli.StringFlag{Name: "report", Usage: "write a self-contained HTML status report to `FILE` when the run ends (with --follow: also every minute)"},
 		}, followFlags()...),
 		Action: runSync,
