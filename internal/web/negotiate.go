@@ -8,7 +8,7 @@ import (
 
 // WantsHTML reports whether a request prefers HTML to XML: its Accept
 // header names text/html or application/xhtml+xml explicitly, with a
-// quality above that of every XML type it accepts. Everything else (no
+// quality above that of every XML type (and of any wildcard) it accepts. Everything else (no
 // Accept, */*, application/xml, text/xml, the Accept of curl, wget,
 // py-resync or our own sync) gets the XML. A browser's Accept
 // ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
@@ -32,7 +32,7 @@ func WantsHTML(accept string) bool {
 		switch {
 		case mt == "text/html" || mt == "application/xhtml+xml":
 			html = max(html, q)
-		case mt == "application/xml" || mt == "text/xml" || strings.HasSuffix(mt, "+xml") || mt == "application/*" || mt == "text/*":
+		case mt == "application/xml" || mt == "text/xml" || strings.HasSuffix(mt, "+xml") || mt == "application/*" || mt == "text/*" || mt == "*/*":
 			xml = max(xml, q)
 		}
 	}

@@ -32,6 +32,8 @@ func TestWantsHTML(t *testing.T) {
 		{"text/html;q=0.5, application/*;q=0.4", true},
 		{"text/html, text/*", false}, // equal: XML stays the default
 		{"garbage;;;", false},
+		{"text/html;q=0.1, */*", false}, // the wildcard weighs more
+		{"text/html, */*;q=0.1", true},
 	} {
 		if got := WantsHTML(c.accept); got != c.html {
 			t.Errorf("WantsHTML(%q) = %v, want %v", c.accept, got, c.html)

@@ -27,6 +27,11 @@ func (s *Server) writeFeedHTML(w http.ResponseWriter, r *http.Request, f *atom.F
 	if r.Method == http.MethodHead {
 		return
 	}
+	release, ok := web.Acquire(w, r) // bounded: see web.Slots
+	if !ok {
+		return
+	}
+	defer release()
 	crumbs, title := s.crumbs(r, f)
 	err := atomview.Render(w, f, atomview.Options{
 		Title:  title,
@@ -81,6 +86,11 @@ func (s *Server) serveRSDocHTML(w http.ResponseWriter, r *http.Request, rel stri
 	if r.Method == http.MethodHead {
 		return
 	}
+	release, ok := web.Acquire(w, r) // bounded: see web.Slots
+	if !ok {
+		return
+	}
+	defer release()
 	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
 	o := docview.Options{
 		Self: s.base + rel,

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -38,13 +37,11 @@ func (h *Handler) serveDocHTML(w http.ResponseWriter, r *http.Request, rel strin
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	if !acquireHTML(r) {
-		hd.Del("Last-Modified")
-		hd.Set("Retry-After", "2")
-		http.Error(w, "busy rendering other HTML views: retry in a moment (the XML is served as ever)", http.StatusServiceUnavailable)
+	release, ok := web.Acquire(w, r) // bounded: see web.Slots
+	if !ok {
 		return
 	}
-	defer func() { <-htmlSlots }()
+	defer release()
 	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
 	mount := h.Mount
 	if mount == "" {
@@ -63,34 +60,6 @@ func (h *Handler) serveDocHTML(w http.ResponseWriter, r *http.Request, rel strin
 	if _, err := docview.Render(w, f, o); err != nil {
 		h.log().Debug("server: HTML view not completed", "doc", rel, "err", err)
 	}
-}
-
-// htmlSlots bounds the HTML views rendered at once to half the cores: a
-// view decodes the whole document (a 50,000-entry list: ~60 ms of CPU,
-// against a few ms to send the XML), so a flood of browser requests
-// (16 at once) made the XML wait 75 times longer; machine clients keep
-// the other half.
-var htmlSlots = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))
-
-// htmlWait is how long a view waits for a slot before 503.
-var htmlWait = 3 * time.Second
-
-// acquireHTML takes a slot of htmlSlots, waiting at most htmlWait.
-func acquireHTML(r *http.Request) bool {
-	select {
-	case htmlSlots <- struct{}{}:
-		return true
-	default:
-	}
-	t := time.NewTimer(htmlWait)
-	defer t.Stop()
-	select {
-	case htmlSlots <- struct{}{}:
-		return true
-	case <-t.C:
-	case <-r.Context().Done():
-	}
-	return false
 }
 
 // notModified reports whether the request's If-Modified-Since (and no

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/resourcesync-go/resourcesync/internal/web"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,9 +19,9 @@ func TestHTMLViewsBounded(t *testing.T) {
 	os.MkdirAll(filepath.Dir(p), 0o755)
 	os.WriteFile(p, []byte(`<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="changelist" from="2026-01-01T00:00:00Z"/><url><loc>http://src.example/a</loc><rs:md change="created" datetime="2026-01-01T00:00:00Z"/></url></urlset>`), 0o644)
 	h := &Handler{Docs: docs, Mount: "/"}
-	old := htmlWait
-	htmlWait = 50 * time.Millisecond
-	defer func() { htmlWait = old }()
+	old := web.SlotWait
+	web.SlotWait = 50 * time.Millisecond
+	defer func() { web.SlotWait = old }()
 	get := func(accept string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest("GET", "http://src.example/.resourcesync/default/changelist.xml", nil)
 		r.Header.Set("Accept", accept)
@@ -28,8 +29,8 @@ func TestHTMLViewsBounded(t *testing.T) {
 		h.ServeHTTP(rec, r)
 		return rec
 	}
-	for range cap(htmlSlots) {
-		htmlSlots <- struct{}{}
+	for range cap(web.Slots) {
+		web.Slots <- struct{}{}
 	}
 	if rec := get(chromiumAccept); rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
 		t.Errorf("busy: %d %v", rec.Code, rec.Header())
@@ -37,10 +38,10 @@ func TestHTMLViewsBounded(t *testing.T) {
 	if rec := get("application/xml"); rec.Code != 200 || rec.Header().Get("Content-Type") != "application/xml" {
 		t.Errorf("XML while busy: %d %v", rec.Code, rec.Header())
 	}
-	for range cap(htmlSlots) {
-		<-htmlSlots
+	for range cap(web.Slots) {
+		<-web.Slots
 	}
-	if rec := get(chromiumAccept); rec.Code != 200 || len(htmlSlots) != 0 {
-		t.Errorf("after: %d, %d slots taken", rec.Code, len(htmlSlots))
+	if rec := get(chromiumAccept); rec.Code != 200 || len(web.Slots) != 0 {
+		t.Errorf("after: %d, %d slots taken", rec.Code, len(web.Slots))
 	}
 }
