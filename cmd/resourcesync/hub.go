@@ -46,8 +46,10 @@ ADMIN PAGES (--admin-token, better given in $RESOURCESYNC_HUB_ADMIN_TOKEN)
    Open BASE/admin/ in a browser and type the token: the hub sets a session
    cookie (HttpOnly, SameSite=Strict, Secure over HTTPS, also behind a proxy
    sending X-Forwarded-Proto; a random session ID, not the token) for 12 hours or until "Log out". Failed logins, by
-   the form or as a bearer token, are slowed down and limited (10, then one
-   a second, however many are sent at once). The session serves the
+   the form or as a bearer token, are slowed down and limited per client
+   address (10, then one a second, however many are sent at once; 100, then
+   20 a second, for all addresses together), so a guesser does not lock out
+   the admin at another address. The session serves the
    browser's navigations only: a script, even on a page of the same origin,
    cannot read the pages with it (nor, over HTTPS, through a window it
    opens: serve the admin over HTTPS when other pages share its origin, as

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -61,7 +62,7 @@ func (h *Hub) Admin(o AdminOptions) http.Handler {
 	if o.PageSize <= 0 {
 		o.PageSize = 200
 	}
-	return &admin{h: h, o: o, sessions: map[string]*session{}, fails: &tokenBucket{rate: 1, burst: 10},
+	return &admin{h: h, o: o, sessions: map[string]*session{}, fails: &clientBuckets{m: map[string]*tokenBucket{}}, all: &tokenBucket{rate: 20, burst: 100},
 		cop: http.NewCrossOriginProtection()}
 }
 
@@ -73,7 +74,8 @@ const (
 type admin struct {
 	h     *Hub
 	o     AdminOptions
-	fails *tokenBucket // failed logins
+	fails *clientBuckets // failed logins, per client address
+	all   *tokenBucket   // and of all clients together
 	cop   *http.CrossOriginProtection
 
 	mu       sync.Mutex
@@ -120,7 +122,7 @@ func (a *admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var u who
 	if _, has := r.Header["Authorization"]; has {
 		got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if ok, limited := a.checkToken(got); !ok {
+		if ok, limited := a.checkToken(got, r); !ok {
 			if limited {
 				w.Header().Set("Retry-After", "1")
 				httpError(w, http.StatusTooManyRequests, "too many failed admin logins: wait a few seconds")
@@ -227,7 +229,7 @@ func (a *admin) login(w http.ResponseWriter, r *http.Request, dir string) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	if ok, limited := a.checkToken(r.PostFormValue("token")); !ok {
+	if ok, limited := a.checkToken(r.PostFormValue("token"), r); !ok {
 		if limited {
 			w.Header().Set("Retry-After", "1")
 			a.loginPage(w, http.StatusTooManyRequests, "Too many failed logins: wait a few seconds.")
@@ -263,12 +265,29 @@ func (a *admin) login(w http.ResponseWriter, r *http.Request, dir string) {
 // taken before the comparison (and given back when the token is right):
 // checking it only after a failure let any number of guesses sent at
 // once, or of bearer tokens, be compared. limited: refused unchecked.
-func (a *admin) checkToken(got string) (ok, limited bool) {
-	if !a.fails.take(time.Now()) {
+//
+// Each client address has its own budget (10 at once, then one a second)
+// so that one guesser cannot keep the admin locked out by spending a
+// shared one; all clients together have a larger one (100, then 20 a
+// second), which bounds a guesser with many addresses. Behind a proxy
+// every client is the proxy's address (X-Forwarded-For is not trusted).
+func (a *admin) checkToken(got string, r *http.Request) (ok, limited bool) {
+	now := time.Now()
+	client := r.RemoteAddr
+	if h, _, err := net.SplitHostPort(client); err == nil {
+		client = h
+	}
+	b := a.fails.get(client, now)
+	if !b.take(now) {
+		return false, true
+	}
+	if !a.all.take(now) {
+		b.give()
 		return false, true
 	}
 	if subtle.ConstantTimeCompare([]byte(got), []byte(a.o.Token)) == 1 {
-		a.fails.give()
+		b.give()
+		a.all.give()
 		return true, false
 	}
 	time.Sleep(a.o.FailedLoginDelay)
@@ -303,6 +322,45 @@ func (b *tokenBucket) take(now time.Time) bool {
 	}
 	b.tokens--
 	return true
+}
+
+// full reports whether the bucket has refilled (forgetting it loses
+// nothing).
+func (b *tokenBucket) full(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.at.IsZero() || b.tokens+now.Sub(b.at).Seconds()*b.rate >= b.burst
+}
+
+// clientBuckets holds a tokenBucket per client address, at most
+// maxClientBuckets (full ones are forgotten first; then, under a flood of
+// addresses, all: the shared bucket still bounds them).
+type clientBuckets struct {
+	mu sync.Mutex
+	m  map[string]*tokenBucket
+}
+
+const maxClientBuckets = 10000
+
+func (c *clientBuckets) get(client string, now time.Time) *tokenBucket {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if b, ok := c.m[client]; ok {
+		return b
+	}
+	if len(c.m) >= maxClientBuckets {
+		for k, b := range c.m {
+			if b.full(now) {
+				delete(c.m, k)
+			}
+		}
+		if len(c.m) >= maxClientBuckets {
+			clear(c.m)
+		}
+	}
+	b := &tokenBucket{rate: 1, burst: 10}
+	c.m[client] = b
+	return b
 }
 
 // give gives back a token taken.

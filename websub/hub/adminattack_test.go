@@ -122,3 +122,36 @@ func TestAdminSessionCookieTossed(t *testing.T) {
 		t.Errorf("with a tossed cookie first: %d", rec.Code)
 	}
 }
+
+// TestAdminGuesserDoesNotLockOutOthers: the failed-login budget is per
+// client address, so one guesser spending its budget (one wrong token a
+// second keeps it empty) leaves the admin at another address able to log
+// in; a guesser with many addresses is still bounded by the shared one.
+func TestAdminGuesserDoesNotLockOutOthers(t *testing.T) {
+	h, _ := openHub(t)
+	admin := h.Admin(AdminOptions{Token: adminToken, FailedLoginDelay: time.Millisecond})
+	get := func(addr, tok string) int {
+		r := adminReq(http.MethodGet, "/admin/stats", nil, nil)
+		r.RemoteAddr = addr
+		r.Header.Set("Authorization", "Bearer "+tok)
+		return serve(admin, r).Code
+	}
+	for range 30 {
+		get("192.0.2.7:4000", "guess")
+	}
+	if c := get("192.0.2.7:4001", "guess"); c != http.StatusTooManyRequests {
+		t.Fatalf("the guesser's next guess: %d, want 429", c)
+	}
+	if c := get("198.51.100.1:5000", adminToken); c != http.StatusOK {
+		t.Fatalf("the admin at another address: %d, want 200", c)
+	}
+	limited := 0
+	for i := range 300 { // many addresses, one guess each
+		if get(fmt.Sprintf("203.0.113.%d:1", i%250), "guess") == http.StatusTooManyRequests {
+			limited++
+		}
+	}
+	if limited == 0 {
+		t.Error("300 guesses from 250 addresses at once: none limited by the shared budget")
+	}
+}
