@@ -85,6 +85,10 @@ type Config struct {
 	// backlog and dead letters the status page (BASE/.resourcesync/)
 	// shows, read-only.
 	StatusHub status.Hub
+	// SandboxResources serves the resources with "Content-Security-Policy:
+	// sandbox" (server.Handler.SandboxResources): set when admin pages share
+	// the Source's origin.
+	SandboxResources bool
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -424,7 +428,7 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 // Extra); when extra[".resourcesync/metrics"] is set the status page links
 // to the metrics. It shows the subscribers of Config.StatusHub.
 func (s *Source) Handler(extra map[string]http.Handler) http.Handler {
-	h := &server.Handler{Docs: s.out, Mount: s.mount, Extra: extra, Logger: s.log}
+	h := &server.Handler{Docs: s.out, Mount: s.mount, Extra: extra, Logger: s.log, SandboxResources: s.cfg.SandboxResources}
 	sc := status.Config{BaseURL: s.cfg.BaseURL, Docs: s.out, Logger: s.log, Now: s.cfg.Now}
 	if s.cfg.StatusHub != nil {
 		sc.Hub = s.cfg.StatusHub

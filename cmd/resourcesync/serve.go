@@ -44,7 +44,9 @@ IN A BROWSER
    validate, curl, py-resync) gets the XML byte for byte; both carry
    Vary: Accept. The pages have no script and load nothing from elsewhere.
    --hub-admin-token TOKEN serves the embedded hub's admin pages at
-   BASE/.resourcesync/hub/admin/ (log in with the token).
+   BASE/.resourcesync/hub/admin/ (log in with the token); the resources are
+   then served with "Content-Security-Policy: sandbox", so that an HTML file
+   of the collection cannot script the admin pages of its origin.
 
 Hidden files and directories (names starting with '.') are not published, so
 the reserved prefix cannot collide with a resource. State lives in --state
@@ -101,6 +103,10 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 	if nt != nil && nt.Hub() != nil {
 		cfg.StatusHub = nt.Hub() // the status page shows its subscribers
 	}
+	// The admin pages share the Source's origin with its files, HTML ones
+	// included: sandboxed, those cannot script the admin (over plain HTTP a
+	// window they open would otherwise reach it).
+	cfg.SandboxResources = cmd.String("hub-admin-token") != ""
 	src, err := source.Open(cfg)
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)

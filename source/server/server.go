@@ -41,6 +41,12 @@ type Handler struct {
 	// (BASE/.resourcesync/): the Source's status page. The bare
 	// BASE/.resourcesync redirects there. Without it both are 404.
 	Status http.Handler
+	// SandboxResources sends "Content-Security-Policy: sandbox" with every
+	// resource: a browser then gives a resource page (an HTML file of the
+	// collection) an opaque origin of its own, so that its script cannot
+	// act on pages of the Source's origin, the embedded hub's admin pages
+	// among them (serve --hub-admin-token sets it).
+	SandboxResources bool
 	Logger *slog.Logger
 	// RetryAfter is sent with the 503 answer for a resource whose file
 	// changed since the last scan; default 10s.
@@ -167,6 +173,9 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 }
 
 func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, escaped string) {
+	if h.SandboxResources {
+		w.Header().Set("Content-Security-Policy", "sandbox")
+	}
 	var set *Set
 	for i := range h.Sets {
 		s := &h.Sets[i]

@@ -242,3 +242,42 @@ func TestServeDocumentLink(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxResources: with SandboxResources every resource answer (the
+// small-file fast path and the streamed one) says "Content-Security-Policy:
+// sandbox"; documents do not (their views carry their own policy), and
+// without the setting resources carry none.
+func TestSandboxResources(t *testing.T) {
+	srv, _ := setup(t, map[string]string{"page.html": "<script>1</script>", "big.bin": strings.Repeat("x", 1<<20)})
+	h := srv.Config.Handler.(*Handler)
+	c, _ := testnet.Client(t)
+	base := srv.URL
+	csp := func(path string) string {
+		resp, err := c.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %s", path, resp.Status)
+		}
+		return resp.Header.Get("Content-Security-Policy")
+	}
+	if got := csp("/page.html"); got != "" {
+		t.Errorf("without the setting: %q", got)
+	}
+	sandboxed := *h // a server of its own: no write racing the first's goroutines
+	sandboxed.SandboxResources = true
+	srv2 := httptest.NewServer(&sandboxed)
+	defer srv2.Close()
+	base = srv2.URL
+	for _, p := range []string{"/page.html", "/big.bin"} {
+		if got := csp(p); got != "sandbox" {
+			t.Errorf("%s: Content-Security-Policy %q, want sandbox", p, got)
+		}
+	}
+	if got := csp("/.well-known/resourcesync"); got == "sandbox" {
+		t.Errorf("a document is sandboxed")
+	}
+}
