@@ -47,7 +47,7 @@ type Handler struct {
 	// act on pages of the Source's origin, the embedded hub's admin pages
 	// among them (serve --hub-admin-token sets it).
 	SandboxResources bool
-	Logger *slog.Logger
+	Logger           *slog.Logger
 	// RetryAfter is sent with the 503 answer for a resource whose file
 	// changed since the last scan; default 10s.
 	RetryAfter time.Duration
