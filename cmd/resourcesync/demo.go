@@ -151,7 +151,7 @@ func runDemo(ctx context.Context, cmd *cli.Command) error {
 		fmt.Fprintf(w, "7. Byte-for-byte comparison: DIFFERENT (%s)\n", diff)
 		failed = true
 	}
-	fmt.Fprintf(w, "\nOn your own data:\n  resourcesync serve --addr 127.0.0.1:8080 DIR\n  resourcesync sync http://127.0.0.1:8080/ MIRROR\n  resourcesync sync --audit http://127.0.0.1:8080/ MIRROR\n")
+	fmt.Fprintf(w, "\nOn your own data:\n  resourcesync serve --addr 127.0.0.1:8080 DIR\n  resourcesync sync http://127.0.0.1:8080/ MIRROR\n  resourcesync sync --audit http://127.0.0.1:8080/ MIRROR\n  open http://127.0.0.1:8080/.resourcesync/ in a browser: the Source's status; its documents are pages too\n")
 	if failed {
 		return cli.Exit("demo: the mirror is not in sync", exitProblems)
 	}
