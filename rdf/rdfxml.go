@@ -545,6 +545,11 @@ func (p *rdfxmlParser) propertyElement(t xml.StartElement, f *xmlFrame, parent *
 			if err != nil {
 				return err
 			}
+			if !utf8.ValidString(lit) {
+				// encoding/xml checks the characters of text, not of
+				// comments: a literal must be text a writer can carry.
+				return p.errf("XML literal of %s: not valid UTF-8", f.pred.Value)
+			}
 			p.pop() // xmlLiteral read the end tag
 			return p.emitStmt(parent.subject, f.pred, TypedLiteral(lit, rdfXMLLiteral), f.reify)
 		}
