@@ -109,7 +109,7 @@ func TestEncoderGolden(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Errorf("output differs from %s (go test -update rewrites it):\n%s", path, got)
 			}
-			if err := v.validate(g.name, got); err != nil {
+			if err := v.Validate(g.name, got); err != nil {
 				t.Error(err)
 			}
 			checkWellFormed(t, got)

@@ -98,7 +98,7 @@ func TestRoundTrip(t *testing.T) {
 			if err := enc.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if err := v.validate(path, buf.Bytes()); err != nil {
+			if err := v.Validate(path, buf.Bytes()); err != nil {
 				t.Error(err)
 			}
 			second := decodeDoc(t, bytes.NewReader(buf.Bytes()))

@@ -207,7 +207,7 @@ func TestSplitterCounts(t *testing.T) {
 					t.Fatalf("Result %+v, want %d parts, %d entries", res, wantParts, n)
 				}
 				if n > 0 {
-					v.mustValidate(t, fs.all())
+					v.MustValidate(t, fs.all())
 				}
 				if wantParts == 1 {
 					if len(res.URLs) != 1 || res.URLs[0] != listURL {
@@ -350,7 +350,7 @@ func TestSplitterMaxBytes(t *testing.T) {
 		t.Errorf("part 1 has %d entries, want 3", n)
 	}
 	checkSplit(t, head, entries, 3, res, fs)
-	newXSDValidator(t).mustValidate(t, fs.all())
+	newXSDValidator(t).MustValidate(t, fs.all())
 
 	// An entry larger than MaxBytes alone is refused; the Splitter goes on.
 	s, err = NewSplitter(SplitConfig{Head: head, URL: listURL, Create: fs.Create, MaxBytes: maxBytes})

@@ -3,87 +3,20 @@ package rs
 import (
 	"bytes"
 	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/xsdtest"
 )
 
 // xsdValidator validates documents with xmllint against sitemap.xsd or
-// siteindex.xsd with the ResourceSync 1.1 schema loaded.
-type xsdValidator struct {
-	xmllint string
-	urlset  string // wrapper schema for <urlset>
-	index   string // wrapper schema for <sitemapindex>
-	dir     string
-}
+// siteindex.xsd with the ResourceSync 1.1 schema loaded (internal/xsdtest,
+// shared with source/server's and sdshare/server's tests).
+type xsdValidator = xsdtest.Validator
 
-var errXSDInvalid = errors.New("xmllint: document does not validate")
+var errXSDInvalid = xsdtest.ErrInvalid
 
-func newXSDValidator(t testing.TB) *xsdValidator {
-	t.Helper()
-	xmllint, err := exec.LookPath("xmllint")
-	if err != nil {
-		t.Fatalf("xmllint not found: install libxml2-utils (apt-get install libxml2-utils): %v", err)
-	}
-	schemas := filepath.ToSlash(filepath.Join(conformanceDir(t), "schemas"))
-	dir := t.TempDir()
-	v := &xsdValidator{xmllint: xmllint, dir: dir}
-	for _, w := range []struct {
-		tmpl string
-		dst  *string
-	}{{"sitemap-rs.xsd.tmpl", &v.urlset}, {"siteindex-rs.xsd.tmpl", &v.index}} {
-		b, err := os.ReadFile(filepath.Join("testdata", w.tmpl))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b = bytes.ReplaceAll(b, []byte("{{SCHEMAS}}"), []byte("file://"+schemas))
-		*w.dst = filepath.Join(dir, strings.TrimSuffix(w.tmpl, ".tmpl"))
-		if err := os.WriteFile(*w.dst, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return v
-}
-
-// validate checks one document; the error wraps errXSDInvalid and holds
-// xmllint's messages when the document does not validate.
-func (v *xsdValidator) validate(name string, doc []byte) error {
-	schema := v.urlset
-	if bytes.Contains(doc, []byte("<sitemapindex")) {
-		schema = v.index
-	}
-	f, err := os.CreateTemp(v.dir, "doc-*.xml")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(doc); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	out, err := exec.Command(v.xmllint, "--noout", "--nonet", "--schema", schema, f.Name()).CombinedOutput()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return fmt.Errorf("%w: %s: %s", errXSDInvalid, name, out)
-	}
-	return err
-}
-
-// mustValidate fails the test unless every document validates.
-func (v *xsdValidator) mustValidate(t testing.TB, docs map[string][]byte) {
-	t.Helper()
-	for name, doc := range docs {
-		if err := v.validate(name, doc); err != nil {
-			t.Errorf("%v\n%s", err, doc)
-		}
-	}
-}
+func newXSDValidator(t testing.TB) *xsdValidator { return xsdtest.New(t, "..") }
 
 // TestXSDExceptions documents, one case each, the documents that are valid
 // ResourceSync but that the published schemas reject (RESOURCESYNC.md).
@@ -118,7 +51,7 @@ func TestXSDExceptions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.rule+"/"+tt.why, func(t *testing.T) {
 			doc := encodeDoc(t, tt.head, tt.entries)
-			err := v.validate(tt.rule, doc)
+			err := v.Validate(tt.rule, doc)
 			if !errors.Is(err, errXSDInvalid) {
 				t.Fatalf("the schemas accept the document now (err=%v); drop the exception for %s\n%s", err, tt.rule, doc)
 			}
@@ -131,7 +64,7 @@ func TestXSDExceptions(t *testing.T) {
 	// "application/ld+json" matches [\w-]+/[\w-]+.
 	t.Run("RS-XSD-3/'+' is accepted", func(t *testing.T) {
 		doc := encodeDoc(t, rl(Metadata{}), []Entry{{Loc: "http://example.com/res1", MD: Metadata{Type: "application/ld+json"}}})
-		if err := v.validate("ld+json", doc); err != nil {
+		if err := v.Validate("ld+json", doc); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -2,13 +2,13 @@ package server
 
 import (
 	"bytes"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/resourcesync-go/resourcesync/internal/xsdtest"
 
 	"github.com/resourcesync-go/resourcesync/internal/browsertest"
 	"github.com/resourcesync-go/resourcesync/internal/web"
@@ -63,11 +63,11 @@ func TestResourceSyncDocsNegotiation(t *testing.T) {
 		t.Fatalf("documents %q", docs)
 	}
 	t.Logf("%d documents: %q", len(docs), docs)
-	xsd := newRSXSD(t)
+	xsd := xsdtest.New(t, "../..")
 	for _, u := range docs {
 		_, want := e.get(u)
 		if bytes.Contains(want, []byte("<url>")) || bytes.Contains(want, []byte("<sitemap>")) {
-			if err := xsd.validate(u, want); err != nil {
+			if err := xsd.Validate(u, want); err != nil {
 				t.Error(err)
 			}
 		}
@@ -100,50 +100,6 @@ func TestResourceSyncDocsNegotiation(t *testing.T) {
 		}
 		return nil
 	})
-}
-
-// rsXSD validates with xmllint against the sitemaps.org schemas with the
-// ResourceSync schema loaded (as source/server's tests do).
-type rsXSD struct{ xmllint, urlset, index, dir string }
-
-func newRSXSD(t *testing.T) *rsXSD {
-	xmllint, err := exec.LookPath("xmllint")
-	if err != nil {
-		t.Fatalf("xmllint not found: install libxml2-utils: %v", err)
-	}
-	schemas, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "conformance", "schemas"))
-	v := &rsXSD{xmllint: xmllint, dir: t.TempDir()}
-	for _, w := range []struct {
-		tmpl string
-		dst  *string
-	}{{"sitemap-rs.xsd.tmpl", &v.urlset}, {"siteindex-rs.xsd.tmpl", &v.index}} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "rs", "testdata", w.tmpl))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b = bytes.ReplaceAll(b, []byte("{{SCHEMAS}}"), []byte("file://"+filepath.ToSlash(schemas)))
-		*w.dst = filepath.Join(v.dir, strings.TrimSuffix(w.tmpl, ".tmpl"))
-		if err := os.WriteFile(*w.dst, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return v
-}
-
-func (v *rsXSD) validate(name string, doc []byte) error {
-	schema := v.urlset
-	if bytes.Contains(doc, []byte("<sitemapindex")) {
-		schema = v.index
-	}
-	f := filepath.Join(v.dir, "doc.xml")
-	if err := os.WriteFile(f, doc, 0o644); err != nil {
-		return err
-	}
-	out, err := exec.Command(v.xmllint, "--noout", "--nonet", "--schema", schema, f).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("xmllint: %s does not validate: %v: %s", name, err, out)
-	}
-	return nil
 }
 
 // TestBrowserResourceSync: with the ResourceSync view, a browser goes from

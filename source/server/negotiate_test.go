@@ -9,10 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/resourcesync-go/resourcesync/internal/xsdtest"
 
 	"github.com/resourcesync-go/resourcesync/internal/testnet"
 	"github.com/resourcesync-go/resourcesync/internal/web"
@@ -78,7 +79,7 @@ func publishedSource(t *testing.T) (*httptest.Server, string) {
 func TestNegotiation(t *testing.T) {
 	srv, docs := publishedSource(t)
 	c, _ := testnet.Client(t)
-	xsd := newXSD(t)
+	xsd := xsdtest.New(t, "../..")
 	var rels []string
 	filepath.WalkDir(docs, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
@@ -111,7 +112,7 @@ func TestNegotiation(t *testing.T) {
 			continue
 		}
 		empty := !bytes.Contains(file, []byte("<loc>"))
-		if err := xsd.validate(rel, file); err != nil && !empty { // the XSDs reject an empty list (RS-GEN-11)
+		if err := xsd.Validate(rel, file); err != nil && !empty { // the XSDs reject an empty list (RS-GEN-11)
 			t.Error(err)
 		}
 		for _, m := range machineAccepts {
@@ -206,48 +207,4 @@ func between(s, a, b string) string {
 	}
 	s, _, _ = strings.Cut(s, b)
 	return s
-}
-
-// xsd validates with xmllint against the sitemaps.org schemas with the
-// ResourceSync 1.1 schema loaded (as rs's tests do).
-type xsd struct{ xmllint, urlset, index, dir string }
-
-func newXSD(t *testing.T) *xsd {
-	xmllint, err := exec.LookPath("xmllint")
-	if err != nil {
-		t.Fatalf("xmllint not found: install libxml2-utils: %v", err)
-	}
-	schemas, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "conformance", "schemas"))
-	v := &xsd{xmllint: xmllint, dir: t.TempDir()}
-	for _, w := range []struct {
-		tmpl string
-		dst  *string
-	}{{"sitemap-rs.xsd.tmpl", &v.urlset}, {"siteindex-rs.xsd.tmpl", &v.index}} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "rs", "testdata", w.tmpl))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b = bytes.ReplaceAll(b, []byte("{{SCHEMAS}}"), []byte("file://"+filepath.ToSlash(schemas)))
-		*w.dst = filepath.Join(v.dir, strings.TrimSuffix(w.tmpl, ".tmpl"))
-		if err := os.WriteFile(*w.dst, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return v
-}
-
-func (v *xsd) validate(name string, doc []byte) error {
-	schema := v.urlset
-	if bytes.Contains(doc, []byte("<sitemapindex")) {
-		schema = v.index
-	}
-	f := filepath.Join(v.dir, "doc.xml")
-	if err := os.WriteFile(f, doc, 0o644); err != nil {
-		return err
-	}
-	out, err := exec.Command(v.xmllint, "--noout", "--nonet", "--schema", schema, f).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("xmllint: %s does not validate: %v: %s", name, err, out)
-	}
-	return nil
 }

@@ -286,6 +286,8 @@ func TestPaging(t *testing.T) {
 		t.Error("page past the end not explained")
 	}
 	if testing.Short() {
+		// The heap comparison: not in the race pass (-short), whose
+		// instrumentation inflates the heap; the plain pass runs it.
 		return
 	}
 	small := &bigList{n: 20000}
