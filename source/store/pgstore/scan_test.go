@@ -65,7 +65,9 @@ func TestScan(t *testing.T) {
 		t.Fatalf("baseline on pgstore: %+v", st[0])
 	}
 	st = scanAll("unchanged rescan")
-	if st[0].Unchanged != n || st[0].Created+st[0].Updated+st[0].Deleted != 0 {
+	// Files written within scan.RacyWindow of the baseline are hashed
+	// again (Touched: same bytes), not trusted by their mtime (Unchanged).
+	if st[0].Unchanged+st[0].Touched != n || st[0].Created+st[0].Updated+st[0].Deleted != 0 {
 		t.Errorf("unchanged rescan on pgstore: %+v", st[0])
 	}
 	time.Sleep(scan.RacyWindow) // let the files' mtimes be trusted
