@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
+	"strings"
 )
 
 // CSP is the Content-Security-Policy of every view: nothing loads from
@@ -33,14 +34,26 @@ func SetHeaders(h http.Header) {
 	h.Set("X-Frame-Options", "DENY")
 }
 
-// Vary adds "Accept" to a response's Vary header: a document served as
-// HTML or XML by the same URL must not be cached as one for the other.
-// Both variants carry it.
+// Vary adds the names of VaryHTML that a response's Vary header lacks:
+// a document served as HTML or XML by the same URL must not be cached as
+// one for the other. Both variants carry it.
 func Vary(h http.Header) {
+	have := map[string]bool{}
 	for _, v := range h.Values("Vary") {
-		if v == "Accept" {
-			return
+		for _, f := range strings.Split(v, ",") {
+			have[strings.ToLower(strings.TrimSpace(f))] = true
 		}
 	}
-	h.Add("Vary", "Accept")
+	if have["*"] {
+		return
+	}
+	var add []string
+	for _, n := range strings.Split(VaryHTML, ", ") {
+		if !have[strings.ToLower(n)] {
+			add = append(add, n)
+		}
+	}
+	if len(add) > 0 {
+		h.Add("Vary", strings.Join(add, ", "))
+	}
 }

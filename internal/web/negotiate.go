@@ -2,39 +2,75 @@ package web
 
 import (
 	"mime"
+	"net/http"
 	"strconv"
 	"strings"
 )
 
-// WantsHTML reports whether a request prefers HTML to XML: its Accept
-// header names text/html or application/xhtml+xml explicitly, with a
-// quality above that of every XML type (and of any wildcard) it accepts. Everything else (no
-// Accept, */*, application/xml, text/xml, the Accept of curl, wget,
-// py-resync or our own sync) gets the XML. A browser's Accept
-// ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
-// gets HTML.
-func WantsHTML(accept string) bool {
-	if accept == "" {
-		return false
-	}
-	var html, xml float64 = -1, -1
-	for _, part := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
+// VaryHTML names the request headers WantsHTML reads: every response of a
+// URL that answers both a page and the machine representation carries
+// them in Vary (see Vary), so that no cache hands a page to a machine
+// client or the XML to a browser. The query (?format=html) is part of the
+// cache key already.
+const VaryHTML = "Accept, Sec-Fetch-Dest, Sec-Fetch-Mode, Upgrade-Insecure-Requests"
+
+// WantsHTML reports whether r is to be answered with the HTML view of a
+// document or feed rather than its machine representation (XML, Atom,
+// JSON). It is the one policy of every server of the toolkit:
+//
+//   - ?format=html asks for the page explicitly (a link, a script, a test);
+//     any other format value (xml, atom, json) asks for the machine
+//     representation, even from a browser's address bar;
+//   - otherwise only a browser's navigation gets the page. A request with
+//     Fetch Metadata is one when Sec-Fetch-Dest is "document" or
+//     Sec-Fetch-Mode is "navigate" (every current browser, on https and on
+//     loopback); a fetch() or XMLHttpRequest says "empty" and "cors" and
+//     gets the XML. Browsers send no Fetch Metadata to a plain-http origin
+//     other than loopback (and older ones send none at all): there a
+//     navigation is told by Upgrade-Insecure-Requests: 1, which browsers
+//     send on navigations only;
+//   - and in both cases the Accept header must name text/html or
+//     application/xhtml+xml (with a quality above 0), as every browser's
+//     navigation does.
+//
+// The Accept header alone never decides: Java's HttpURLConnection sends
+// "text/html, image/gif, image/jpeg, *; q=.2, */*; q=.2" by default, and
+// every Java client (an SDShare or ResourceSync harvester) must get the
+// XML. No Accept, */*, and the defaults of curl, wget, Python, Node, .NET,
+// Go, Ruby, PHP and libxml2 get the XML too.
+func WantsHTML(r *http.Request) bool {
+	if r.URL != nil && r.URL.RawQuery != "" {
+		if q := r.URL.Query(); q.Has("format") {
+			return strings.EqualFold(q.Get("format"), "html")
 		}
-		q := 1.0
-		if s, ok := params["q"]; ok {
-			if v, err := strconv.ParseFloat(s, 64); err == nil && v >= 0 && v <= 1 {
-				q = v
+	}
+	h := r.Header
+	dest, mode := h.Get("Sec-Fetch-Dest"), h.Get("Sec-Fetch-Mode")
+	var nav bool
+	if dest != "" || mode != "" {
+		nav = dest == "document" || mode == "navigate"
+	} else {
+		nav = strings.TrimSpace(h.Get("Upgrade-Insecure-Requests")) == "1"
+	}
+	return nav && namesHTML(h.Values("Accept"))
+}
+
+// namesHTML reports whether an Accept header names text/html or
+// application/xhtml+xml with a quality above 0.
+func namesHTML(accept []string) bool {
+	for _, line := range accept {
+		for _, part := range strings.Split(line, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil || mt != "text/html" && mt != "application/xhtml+xml" {
+				continue
 			}
-		}
-		switch {
-		case mt == "text/html" || mt == "application/xhtml+xml":
-			html = max(html, q)
-		case mt == "application/xml" || mt == "text/xml" || strings.HasSuffix(mt, "+xml") || mt == "application/*" || mt == "text/*" || mt == "*/*":
-			xml = max(xml, q)
+			if s, ok := params["q"]; ok {
+				if v, err := strconv.ParseFloat(s, 64); err != nil || v <= 0 {
+					continue
+				}
+			}
+			return true
 		}
 	}
-	return html > 0 && html > xml
+	return false
 }

@@ -3,40 +3,102 @@ package web
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/web/webtest"
 )
 
+// TestWantsHTML: the default headers of every client a server meets
+// (webtest.Clients): only a browser's navigation gets the page; Java's
+// Accept, which names text/html first, does not.
 func TestWantsHTML(t *testing.T) {
+	for _, c := range webtest.Clients {
+		for _, path := range []string{"/.well-known/resourcesync", "/c/fragments?since=2000-01-01T00:00:00Z&page=2"} {
+			r := httptest.NewRequest("GET", path, nil)
+			c.Set(r)
+			if got := WantsHTML(r); got != c.HTML {
+				t.Errorf("%s, %s: WantsHTML = %v, want %v", c.Name, path, got, c.HTML)
+			}
+		}
+	}
+	nav := func(kv ...string) http.Header {
+		h := http.Header{"Sec-Fetch-Dest": {"document"}, "Sec-Fetch-Mode": {"navigate"}, "Accept": {webtest.AcceptFirefox}}
+		for i := 0; i < len(kv); i += 2 {
+			if kv[i+1] == "" {
+				h.Del(kv[i])
+			} else {
+				h.Set(kv[i], kv[i+1])
+			}
+		}
+		return h
+	}
 	for _, c := range []struct {
-		accept string
-		html   bool
+		name, query string
+		h           http.Header
+		html        bool
 	}{
-		{"", false},
-		{"*/*", false},
-		{"application/xml", false},
-		{"text/xml", false},
-		{"application/xml, text/xml;q=0.9, */*;q=0.1", false},
-		{"text/html", true},
-		{"application/xhtml+xml", true},
-		// Chromium, Firefox, Safari
-		{"text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7", true},
-		{"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", true},
-		{"text/html,application/xhtml+xml,application/xml;q=0.9,image/webp,*/*;q=0.8", true},
-		{"application/xml, text/html;q=0.5", false},
-		{"text/html;q=0.9, application/xml", false},
-		{"text/html;q=0", false},
-		{"text/html;q=0.5, application/*;q=0.4", true},
-		{"text/html, text/*", false}, // equal: XML stays the default
-		{"garbage;;;", false},
-		{"text/html;q=0.1, */*", false}, // the wildcard weighs more
-		{"text/html, */*;q=0.1", true},
+		{"navigation", "", nav(), true},
+		{"?format=html, no header", "format=html", http.Header{}, true},
+		{"?format=HTML from Java", "format=HTML", http.Header{"Accept": {webtest.AcceptJava8}}, true},
+		{"?format=html from fetch()", "page=2&format=html", http.Header{"Accept": {"*/*"}, "Sec-Fetch-Mode": {"cors"}, "Sec-Fetch-Dest": {"empty"}}, true},
+		{"?format=xml in the address bar", "format=xml", nav(), false},
+		{"?format=atom in the address bar", "format=atom", nav(), false},
+		{"?format= empty", "format=", nav(), false},
+		{"Sec-Fetch-Mode navigate only", "", nav("Sec-Fetch-Dest", ""), true},
+		{"Sec-Fetch-Dest document only", "", nav("Sec-Fetch-Mode", ""), true},
+		{"an iframe's navigation", "", nav("Sec-Fetch-Dest", "iframe"), true},
+		{"an image", "", nav("Sec-Fetch-Dest", "image", "Sec-Fetch-Mode", "no-cors", "Accept", "image/avif,image/webp,*/*;q=0.8"), false},
+		{"a navigation refusing HTML", "", nav("Accept", "text/html;q=0, application/xml"), false},
+		{"a navigation naming no HTML", "", nav("Accept", "application/xml"), false},
+		{"a navigation with xhtml only", "", nav("Accept", "application/xhtml+xml"), true},
+		{"no Accept, navigation", "", nav("Accept", ""), false},
+		{"Upgrade-Insecure-Requests with HTML", "", http.Header{"Upgrade-Insecure-Requests": {"1"}, "Accept": {"text/html"}}, true},
+		{"Upgrade-Insecure-Requests with Java's Accept", "", http.Header{"Upgrade-Insecure-Requests": {"1"}, "Accept": {webtest.AcceptJava17}}, true},
+		{"Upgrade-Insecure-Requests without HTML", "", http.Header{"Upgrade-Insecure-Requests": {"1"}, "Accept": {"*/*"}}, false},
+		{"Upgrade-Insecure-Requests 0", "", http.Header{"Upgrade-Insecure-Requests": {"0"}, "Accept": {"text/html"}}, false},
+		{"Upgrade-Insecure-Requests beside a cors fetch", "", http.Header{"Upgrade-Insecure-Requests": {"1"}, "Accept": {"text/html"}, "Sec-Fetch-Mode": {"cors"}}, false},
+		{"text/html alone", "", http.Header{"Accept": {"text/html"}}, false},
+		{"a browser's Accept alone", "", http.Header{"Accept": {webtest.AcceptChromium}}, false},
+		{"garbage", "", nav("Accept", "garbage;;;"), false},
 	} {
-		if got := WantsHTML(c.accept); got != c.html {
-			t.Errorf("WantsHTML(%q) = %v, want %v", c.accept, got, c.html)
+		r := httptest.NewRequest("GET", "/x?"+c.query, nil)
+		r.Header = c.h
+		if got := WantsHTML(r); got != c.html {
+			t.Errorf("%s: WantsHTML = %v, want %v", c.name, got, c.html)
+		}
+	}
+	r := httptest.NewRequest("GET", "/x", nil)
+	r.Header = nav("Accept", "application/xml")
+	r.Header.Add("Accept", "text/html;q=0.5")
+	if !WantsHTML(r) {
+		t.Error("an Accept split over two lines: the second's text/html not seen")
+	}
+}
+
+// TestVary: Vary names every header WantsHTML reads, once, beside what
+// the response varies on already.
+func TestVary(t *testing.T) {
+	for _, c := range []struct {
+		before []string
+		want   []string
+	}{
+		{nil, []string{VaryHTML}},
+		{[]string{"Accept"}, []string{"Accept", "Sec-Fetch-Dest, Sec-Fetch-Mode, Upgrade-Insecure-Requests"}},
+		{[]string{"Origin", "accept, sec-fetch-dest"}, []string{"Origin", "accept, sec-fetch-dest", "Sec-Fetch-Mode, Upgrade-Insecure-Requests"}},
+		{[]string{VaryHTML}, []string{VaryHTML}},
+		{[]string{"*"}, []string{"*"}},
+	} {
+		h := http.Header{"Vary": c.before}
+		Vary(h)
+		Vary(h)
+		if got := h.Values("Vary"); !slices.Equal(got, c.want) {
+			t.Errorf("Vary after %q: %q, want %q", c.before, got, c.want)
 		}
 	}
 }

@@ -121,7 +121,7 @@ func (s *Server) writeFeed(w http.ResponseWriter, r *http.Request, f *atom.Feed)
 	// A browser gets the feed as a page, from the same URL (view.go);
 	// every other client the Atom, unchanged.
 	web.Vary(w.Header())
-	if web.WantsHTML(r.Header.Get("Accept")) {
+	if web.WantsHTML(r) {
 		s.writeFeedHTML(w, r, f)
 		return
 	}

@@ -125,7 +125,7 @@ func (s *Server) serveRSDoc(w http.ResponseWriter, r *http.Request, rel string) 
 		// The XML for every machine client, byte for byte; its HTML view
 		// (view.go) for a browser.
 		web.Vary(w.Header())
-		if web.WantsHTML(r.Header.Get("Accept")) {
+		if web.WantsHTML(r) {
 			s.serveRSDocHTML(w, r, rel, f)
 			return true
 		}

@@ -20,14 +20,25 @@
 // Documents are opened the same way below the document tree.
 //
 // A document has two representations at its URL. Every client gets the
-// XML, byte for byte as published, except one whose Accept header prefers
-// text/html to XML (a browser: web.WantsHTML), which gets a readable page
-// of it (package internal/web/docview: kind, metadata, links, the entries
-// as links, 1,000 a page with ?page=N, breadcrumbs along the up and index
-// links). Both answers carry Vary: Accept and the document's
+// XML, byte for byte as published, except a browser's navigation (or a
+// request with ?format=html; web.WantsHTML is the one policy), which gets
+// a readable page of it (package internal/web/docview: kind, metadata,
+// links, the entries as links, 1,000 a page with ?page=N, breadcrumbs
+// along the up and index links). The Accept header alone never asks for
+// the page: Java's HttpURLConnection names text/html first by default.
+// Both answers carry Vary: Accept, Sec-Fetch-Dest, Sec-Fetch-Mode,
+// Upgrade-Insecure-Requests (web.VaryHTML) and the document's
 // Last-Modified, and both answer If-Modified-Since with 304, so that no
 // cache hands one to a client that asked for the other. Resource Dump
 // packages and robots.txt are not negotiated; the HTML companions that
 // publish may have written beside the documents (NAME.html) are served as
 // HTML.
+//
+// The base URL itself is DIR's index.html when the set served there has
+// one (without the Link header of a resource, so that discovery from the
+// base URL reaches the Source Description and every set). Otherwise a
+// browser's navigation is redirected to the status page (Handler.Status,
+// else the Source Description's page), and every other client gets 404
+// with a line naming BASE/.well-known/resourcesync, where a ResourceSync
+// client given the base URL looks next.
 package server

@@ -14,12 +14,13 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/web/docview"
 )
 
-// serveDocHTML answers a browser's request for the XML document f (at rel
-// below the base URL) with its HTML view (package docview), one page of
-// entries at a time (?page=N). The view is a function of the document's
-// bytes: it carries the document's Last-Modified and answers
-// If-Modified-Since with 304 like the XML; both representations say Vary:
-// Accept, so a cache never hands one to a client that asked for the other.
+// serveDocHTML answers a browser's navigation to the XML document f (at
+// rel below the base URL; web.WantsHTML) with its HTML view (package
+// docview), one page of entries at a time (?page=N). The view is a
+// function of the document's bytes: it carries the document's
+// Last-Modified and answers If-Modified-Since with 304 like the XML; both
+// representations carry the same Vary (web.VaryHTML), so a cache never
+// hands one to a client that asked for the other.
 func (h *Handler) serveDocHTML(w http.ResponseWriter, r *http.Request, rel string, f *os.File, fi os.FileInfo) {
 	hd := w.Header()
 	web.SetHeaders(hd)

@@ -25,6 +25,10 @@ func TestHTMLViewsBounded(t *testing.T) {
 	get := func(accept string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest("GET", "http://src.example/.resourcesync/default/changelist.xml", nil)
 		r.Header.Set("Accept", accept)
+		if accept == chromiumAccept {
+			r.Header.Set("Sec-Fetch-Dest", "document")
+			r.Header.Set("Sec-Fetch-Mode", "navigate")
+		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
 		return rec

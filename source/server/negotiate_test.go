@@ -17,6 +17,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/internal/testnet"
 	"github.com/resourcesync-go/resourcesync/internal/web"
+	"github.com/resourcesync-go/resourcesync/internal/web/webtest"
 	"github.com/resourcesync-go/resourcesync/source/publish"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/store/bolt"
@@ -35,7 +36,10 @@ var machineAccepts = []struct{ client, accept string }{
 	{"wget", "*/*"},
 }
 
-const chromiumAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7"
+const chromiumAccept = webtest.AcceptChromium
+
+// browserNav are the headers of a browser's navigation that decide.
+var browserNav = []string{"Accept", chromiumAccept, "Sec-Fetch-Dest", "document", "Sec-Fetch-Mode", "navigate", "Upgrade-Insecure-Requests", "1"}
 
 // publishedSource publishes a small collection (a split Resource List,
 // dumps, archives) into a document tree served by a Handler.
@@ -74,7 +78,7 @@ func publishedSource(t *testing.T) (*httptest.Server, string) {
 }
 
 // TestNegotiation: every machine client gets every document's XML byte
-// for byte (valid against the XSDs), with Vary: Accept; a browser gets the
+// for byte (valid against the XSDs), with Vary (web.VaryHTML); a browser's navigation gets the
 // HTML view at the same URL; conditional GET and HEAD work for both.
 func TestNegotiation(t *testing.T) {
 	srv, docs := publishedSource(t)
@@ -123,23 +127,23 @@ func TestNegotiation(t *testing.T) {
 			if ct := resp.Header.Get("Content-Type"); ct != "application/xml" {
 				t.Errorf("%s, %s: Content-Type %q", rel, m.client, ct)
 			}
-			if resp.Header.Get("Vary") != "Accept" {
+			if resp.Header.Get("Vary") != web.VaryHTML {
 				t.Errorf("%s, %s: Vary %q", rel, m.client, resp.Header.Get("Vary"))
 			}
 		}
 		resp, _ := get("HEAD", rel)
-		if resp.ContentLength != int64(len(file)) || resp.Header.Get("Vary") != "Accept" {
+		if resp.ContentLength != int64(len(file)) || resp.Header.Get("Vary") != web.VaryHTML {
 			t.Errorf("%s: HEAD Content-Length %d, Vary %q", rel, resp.ContentLength, resp.Header.Get("Vary"))
 		}
 		lm := resp.Header.Get("Last-Modified")
-		if resp, b := get("GET", rel, "If-Modified-Since", lm); resp.StatusCode != 304 || len(b) != 0 || resp.Header.Get("Vary") != "Accept" {
+		if resp, b := get("GET", rel, "If-Modified-Since", lm); resp.StatusCode != 304 || len(b) != 0 || resp.Header.Get("Vary") != web.VaryHTML {
 			t.Errorf("%s: XML If-Modified-Since: %d, Vary %q", rel, resp.StatusCode, resp.Header.Get("Vary"))
 		}
 
 		// The browser.
-		resp, b := get("GET", rel, "Accept", chromiumAccept)
+		resp, b := get("GET", rel, browserNav...)
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" ||
-			resp.Header.Get("Content-Security-Policy") != web.CSP || resp.Header.Get("Vary") != "Accept" ||
+			resp.Header.Get("Content-Security-Policy") != web.CSP || resp.Header.Get("Vary") != web.VaryHTML ||
 			resp.Header.Get("Last-Modified") != lm {
 			t.Errorf("%s: HTML answer %d %v", rel, resp.StatusCode, resp.Header)
 		}
@@ -148,10 +152,10 @@ func TestNegotiation(t *testing.T) {
 		if h1 == "" || !empty && !strings.Contains(string(b), `<td class="url"><a href="http://127.0.0.1`) {
 			t.Errorf("%s: no view with entry links:\n%s", rel, b)
 		}
-		if resp, b := get("GET", rel, "Accept", chromiumAccept, "If-Modified-Since", lm); resp.StatusCode != 304 || len(b) != 0 || resp.Header.Get("Vary") != "Accept" {
+		if resp, b := get("GET", rel, append(browserNav, "If-Modified-Since", lm)...); resp.StatusCode != 304 || len(b) != 0 || resp.Header.Get("Vary") != web.VaryHTML {
 			t.Errorf("%s: HTML If-Modified-Since: %d", rel, resp.StatusCode)
 		}
-		if resp, b := get("HEAD", rel, "Accept", chromiumAccept); resp.StatusCode != 200 || len(b) != 0 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		if resp, b := get("HEAD", rel, browserNav...); resp.StatusCode != 200 || len(b) != 0 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 			t.Errorf("%s: HTML HEAD: %d %q", rel, resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
 	}
@@ -168,7 +172,7 @@ func TestNegotiation(t *testing.T) {
 			part = rel
 		}
 	}
-	_, b := get("GET", part, "Accept", chromiumAccept)
+	_, b := get("GET", part, browserNav...)
 	crumbs := between(string(b), `<nav aria-label="Breadcrumb">`, "</nav>")
 	for _, want := range []string{">Source Description<", ">Capability List<", ">Resource List Index<"} {
 		if !strings.Contains(crumbs, want) {
@@ -177,7 +181,7 @@ func TestNegotiation(t *testing.T) {
 	}
 	// Not negotiated: packages, robots.txt; companions are HTML.
 	for _, rel := range rels {
-		resp, _ := get("GET", rel, "Accept", chromiumAccept)
+		resp, _ := get("GET", rel, browserNav...)
 		ct := resp.Header.Get("Content-Type")
 		switch {
 		case strings.HasSuffix(rel, ".zip"):
@@ -195,7 +199,7 @@ func TestNegotiation(t *testing.T) {
 		}
 	}
 	// A page of the view.
-	if resp, b := get("GET", ".well-known/resourcesync?page=7", "Accept", chromiumAccept); resp.StatusCode != 200 || !strings.Contains(string(b), "There is no page 7") {
+	if resp, b := get("GET", ".well-known/resourcesync?page=7", browserNav...); resp.StatusCode != 200 || !strings.Contains(string(b), "There is no page 7") {
 		t.Errorf("?page=7: %d", resp.StatusCode)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -94,6 +95,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rel := p[len(mount):]
 	switch rel {
+	case "":
+		h.serveRoot(w, r, mount)
+		return
 	case ".resourcesync/":
 		if h.Status != nil {
 			h.Status.ServeHTTP(w, r)
@@ -112,6 +116,68 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.serveResource(w, r, p) // Set.Prefix includes the mount
+}
+
+// serveRoot answers the base URL itself, which no document or resource
+// is: DIR's index.html when the set served there has one (as any web
+// server's directory index; without the Link header of a resource, so
+// that discovery from the base URL still goes to the Source Description,
+// which names every set, and not to one set's Capability List). Without
+// one, a browser's navigation (web.WantsHTML) is sent to the status page
+// (or to the Source Description's page when there is none); every other
+// client gets 404 with a line naming the Source Description: the base
+// URL is not a resource to mirror, and a ResourceSync client that is
+// given it looks at BASE/.well-known/resourcesync next.
+func (h *Handler) serveRoot(w http.ResponseWriter, r *http.Request, mount string) {
+	if h.has(r, mount+"index.html") {
+		h.serveResourceLink(w, r, mount+"index.html", false)
+		return
+	}
+	web.Vary(w.Header())
+	if web.WantsHTML(r) {
+		to := mount + ".well-known/resourcesync"
+		if h.Status != nil {
+			to = mount + ".resourcesync/"
+		}
+		http.Redirect(w, r, to, http.StatusFound)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusNotFound)
+	if r.Method != http.MethodHead {
+		io.WriteString(w, "404 not found: this is the base URL of a ResourceSync Source, not a resource; its Source Description is at "+mount+".well-known/resourcesync\n")
+	}
+}
+
+// setOf returns the set whose prefix is the longest that the escaped
+// path starts with, or nil.
+func (h *Handler) setOf(escaped string) *Set {
+	var set *Set
+	for i := range h.Sets {
+		s := &h.Sets[i]
+		if strings.HasPrefix(escaped, s.Prefix) && (set == nil || len(s.Prefix) > len(set.Prefix)) {
+			set = s
+		}
+	}
+	return set
+}
+
+// has reports whether the escaped path names a resource in the
+// inventory.
+func (h *Handler) has(r *http.Request, escaped string) bool {
+	set := h.setOf(escaped)
+	if set == nil {
+		return false
+	}
+	rel, err := scan.UnescapePath(escaped[len(set.Prefix):])
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), lookupTimeout)
+	defer cancel()
+	_, err = set.Store.Get(ctx, rel)
+	return err == nil
 }
 
 func (h *Handler) extra(r *http.Request) http.Handler {
@@ -160,7 +226,7 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 		// One URL, two representations: the XML for every machine
 		// client, byte for byte, and its HTML view for a browser.
 		web.Vary(w.Header())
-		if web.WantsHTML(r.Header.Get("Accept")) {
+		if web.WantsHTML(r) {
 			h.serveDocHTML(w, r, rel, f, fi)
 			return
 		}
@@ -173,16 +239,16 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 }
 
 func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, escaped string) {
+	h.serveResourceLink(w, r, escaped, true)
+}
+
+// serveResourceLink serves the resource at the escaped path; link sends
+// its set's Capability List in a Link header.
+func (h *Handler) serveResourceLink(w http.ResponseWriter, r *http.Request, escaped string, link bool) {
 	if h.SandboxResources {
 		w.Header().Set("Content-Security-Policy", "sandbox")
 	}
-	var set *Set
-	for i := range h.Sets {
-		s := &h.Sets[i]
-		if strings.HasPrefix(escaped, s.Prefix) && (set == nil || len(s.Prefix) > len(set.Prefix)) {
-			set = s
-		}
-	}
+	set := h.setOf(escaped)
 	if set == nil {
 		http.NotFound(w, r)
 		return
@@ -209,6 +275,9 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, escaped 
 		}
 		http.NotFound(w, r)
 		return
+	}
+	if !link {
+		set = &Set{Prefix: set.Prefix, Dir: set.Dir, Store: set.Store} // no Link header
 	}
 	if !noFastPath && serveSmall(w, r, set.Dir, rel, &res, set) {
 		return

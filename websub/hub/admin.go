@@ -151,7 +151,7 @@ func (a *admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			switch {
 			case name == "" && r.Method == http.MethodGet:
 				a.loginPage(w, http.StatusOK, "")
-			case r.Method == http.MethodGet && web.WantsHTML(r.Header.Get("Accept")):
+			case r.Method == http.MethodGet && web.WantsHTML(r):
 				http.Redirect(w, r, "./", http.StatusSeeOther)
 			default:
 				a.unauthorized(w)

@@ -179,7 +179,7 @@ func (a *admin) subscriptions(w http.ResponseWriter, r *http.Request, u who) {
 		return
 	}
 	web.Vary(w.Header())
-	if !web.WantsHTML(r.Header.Get("Accept")) {
+	if !web.WantsHTML(r) {
 		writeJSON(w, map[string]any{"total": total, "page": page, "page_size": a.o.PageSize, "subscriptions": subs})
 		return
 	}
@@ -196,7 +196,7 @@ func (a *admin) subscriptions(w http.ResponseWriter, r *http.Request, u who) {
 
 func (a *admin) deadLetters(w http.ResponseWriter, r *http.Request, u who) {
 	web.Vary(w.Header())
-	if !web.WantsHTML(r.Header.Get("Accept")) {
+	if !web.WantsHTML(r) {
 		// The tools' list, as it always was: all of them.
 		dl, err := a.h.DeadLetters(r.Context())
 		if err != nil {
