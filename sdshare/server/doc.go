@@ -44,13 +44,17 @@
 //
 // # Browsers
 //
-// A client whose Accept prefers text/html (web.WantsHTML: a browser's)
-// gets every feed as an HTML page from the same URL (view.go, package
-// internal/web/atomview): entries with their links, an entry's title
-// leading to the feed it announces (or its data as text/plain), paging
-// links as a pager, breadcrumbs up to the collection and the overview, no
-// script. Every other client (no Accept, */*, Atom or XML types, the
-// SDShare client) gets the Atom byte for byte; both carry Vary: Accept.
+// A browser's navigation, or any request with ?format=html
+// (web.WantsHTML, the toolkit's one policy), gets every feed as an HTML
+// page from the same URL (view.go, package internal/web/atomview):
+// entries with their links, an entry's title leading to the feed it
+// announces (or its data as text/plain), paging links as a pager,
+// breadcrumbs up to the collection and the overview, no script. Every
+// other client gets the Atom byte for byte, whatever its Accept names:
+// Java's HttpURLConnection sends "text/html, image/gif, image/jpeg, *;
+// q=.2, */*; q=.2" by default, and Java SDShare clients must get Atom.
+// Both carry Vary: Accept, Sec-Fetch-Dest, Sec-Fetch-Mode,
+// Upgrade-Insecure-Requests (web.VaryHTML).
 // With Config.ResourceSync the ResourceSync documents negotiate the same
 // way (package internal/web/docview), so no HTML companions are written.
 //

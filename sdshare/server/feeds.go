@@ -118,8 +118,9 @@ func (s *Server) selfURL(r *http.Request) string {
 func (s *Server) writeFeed(w http.ResponseWriter, r *http.Request, f *atom.Feed) {
 	f.Author = s.cfg.Author
 	f.Links = append([]atom.Link{{Rel: "self", Type: sdshare.AtomType, Href: s.selfURL(r)}}, f.Links...)
-	// A browser gets the feed as a page, from the same URL (view.go);
-	// every other client the Atom, unchanged.
+	// A browser's navigation gets the feed as a page, from the same URL
+	// (view.go); every other client the Atom, unchanged, whatever its
+	// Accept names (web.WantsHTML).
 	web.Vary(w.Header())
 	if web.WantsHTML(r) {
 		s.writeFeedHTML(w, r, f)

@@ -123,7 +123,7 @@ func (s *Server) serveRSDoc(w http.ResponseWriter, r *http.Request, rel string) 
 		web.SetHeaders(w.Header())
 	default:
 		// The XML for every machine client, byte for byte; its HTML view
-		// (view.go) for a browser.
+		// (view.go) for a browser's navigation (web.WantsHTML).
 		web.Vary(w.Header())
 		if web.WantsHTML(r) {
 			s.serveRSDocHTML(w, r, rel, f)

@@ -55,7 +55,7 @@ func rsDocs(t *testing.T) (*env, []string) {
 // document answers machine clients its XML byte for byte (valid against
 // the sitemaps.org and ResourceSync XSDs) and a browser its HTML view
 // (package docview) whose links lead to the same URLs, below the base;
-// both with Vary: Accept. No HTML companions are written: the server
+// both with the same Vary (web.VaryHTML). No HTML companions are written: the server
 // negotiates.
 func TestResourceSyncDocsNegotiation(t *testing.T) {
 	e, docs := rsDocs(t)
@@ -73,7 +73,7 @@ func TestResourceSyncDocsNegotiation(t *testing.T) {
 		}
 		for _, a := range machineAccepts {
 			resp, body := e.get(u, "Accept", a)
-			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/xml" || !hasVaryAccept(resp.Header) {
+			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/xml" || !hasVaryHTML(resp.Header) {
 				t.Errorf("%s, Accept %q: %s %v", u, a, resp.Status, resp.Header)
 			}
 			if !bytes.Equal(body, want) {
@@ -81,9 +81,9 @@ func TestResourceSyncDocsNegotiation(t *testing.T) {
 			}
 		}
 		for _, a := range browserAccepts {
-			resp, body := e.get(u, "Accept", a)
+			resp, body := e.get(u, nav(a)...)
 			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" ||
-				!hasVaryAccept(resp.Header) || resp.Header.Get("Content-Security-Policy") != web.CSP {
+				!hasVaryHTML(resp.Header) || resp.Header.Get("Content-Security-Policy") != web.CSP {
 				t.Errorf("%s, Accept %q: %s %v", u, a, resp.Status, resp.Header)
 			}
 			hrefs := pageHrefs(t, string(body))

@@ -16,7 +16,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/sdshare/atom"
 )
 
-// writeFeedHTML answers a browser (web.WantsHTML) with f as an HTML page
+// writeFeedHTML answers a browser's navigation (web.WantsHTML) with f as an HTML page
 // (package atomview): the same entries and links as the Atom, links to
 // other feeds lead to their pages, paging links page through, and
 // breadcrumbs lead back to the collection and the overview. The page is

@@ -15,6 +15,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/web"
+	"github.com/resourcesync-go/resourcesync/internal/web/webtest"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare"
 	"github.com/resourcesync-go/resourcesync/sdshare/client"
@@ -25,19 +26,27 @@ import (
 
 // The Accept headers of common clients.
 const (
-	acceptChromium = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7"
-	acceptFirefox  = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+	acceptChromium = webtest.AcceptChromium
+	acceptFirefox  = webtest.AcceptFirefox
 	acceptCurl     = "*/*"
 	// acceptClient is what sdshare/client sends for a feed (client/http.go).
 	acceptClient = sdshare.AtomType + ", application/xml;q=0.5, */*;q=0.1"
 )
 
-// machineAccepts get the Atom; browserAccepts the page.
+// machineAccepts get the Atom, whatever they name (Java's
+// HttpURLConnection names text/html first); browserAccepts the page, on a
+// navigation (nav).
 var (
 	machineAccepts = []string{"", "*/*", sdshare.AtomType, "application/xml", "text/xml", acceptClient, acceptCurl,
-		"application/atom+xml, text/html;q=0.5", "text/html, application/atom+xml"}
+		"application/atom+xml, text/html;q=0.5", "text/html, application/atom+xml", webtest.AcceptJava8, webtest.AcceptJava17,
+		"text/html", acceptChromium}
 	browserAccepts = []string{acceptChromium, acceptFirefox, "text/html"}
 )
+
+// nav returns the headers of a browser's navigation with Accept accept.
+func nav(accept string) []string {
+	return []string{"Accept", accept, "Sec-Fetch-Dest", "document", "Sec-Fetch-Mode", "navigate", "Sec-Fetch-Site", "same-origin", "Upgrade-Insecure-Requests", "1"}
+}
 
 const hostile = `"><script>alert(1)</script>`
 
@@ -87,20 +96,27 @@ func feedURLs(t *testing.T, e *env) []string {
 	return append(urls, e.base+"c/fragments?since=2000-01-01T00:00:00Z")
 }
 
-func hasVaryAccept(h http.Header) bool {
+// hasVaryHTML reports whether h's Vary names every header WantsHTML reads
+// (web.VaryHTML).
+func hasVaryHTML(h http.Header) bool {
+	have := map[string]bool{}
 	for _, v := range h.Values("Vary") {
 		for _, f := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(f), "Accept") {
-				return true
-			}
+			have[strings.ToLower(strings.TrimSpace(f))] = true
 		}
 	}
-	return false
+	for _, n := range strings.Split(web.VaryHTML, ", ") {
+		if !have[strings.ToLower(n)] {
+			return false
+		}
+	}
+	return true
 }
 
 // TestNegotiation: every feed URL answers the Atom byte for byte (valid
 // against the RELAX NG grammar) to every machine client and a page to a
-// browser, both with Vary: Accept; the page has every link of the feed.
+// browser's navigation, both with the same Vary; the page has every link
+// of the feed.
 func TestNegotiation(t *testing.T) {
 	e := newViewEnv(t)
 	for _, u := range feedURLs(t, e) {
@@ -114,17 +130,17 @@ func TestNegotiation(t *testing.T) {
 			if !bytes.Equal(body, want) {
 				t.Errorf("%s, Accept %q: the Atom differs from the one without Accept:\n%s\n---\n%s", u, a, body, want)
 			}
-			if !hasVaryAccept(resp.Header) {
+			if !hasVaryHTML(resp.Header) {
 				t.Errorf("%s, Accept %q: Vary %q", u, a, resp.Header.Values("Vary"))
 			}
 		}
 		for _, a := range browserAccepts {
-			resp, body := e.get(u, "Accept", a)
+			resp, body := e.get(u, nav(a)...)
 			page := string(body)
 			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
 				t.Errorf("%s, Accept %q: %s %s", u, a, resp.Status, resp.Header.Get("Content-Type"))
 			}
-			if !hasVaryAccept(resp.Header) || resp.Header.Get("Content-Security-Policy") != web.CSP {
+			if !hasVaryHTML(resp.Header) || resp.Header.Get("Content-Security-Policy") != web.CSP {
 				t.Errorf("%s, Accept %q: headers %v", u, a, resp.Header)
 			}
 			if strings.Contains(strings.ToLower(page), "<script") {
@@ -154,14 +170,16 @@ func TestNegotiation(t *testing.T) {
 		}
 		// HEAD answers the same headers, no body.
 		req, _ := http.NewRequest(http.MethodHead, u, nil)
-		req.Header.Set("Accept", acceptChromium)
+		for h := nav(acceptChromium); len(h) > 0; h = h[2:] {
+			req.Header.Set(h[0], h[1])
+		}
 		resp, err := e.client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.Header.Get("Content-Type") != "text/html; charset=utf-8" || len(b) != 0 || !hasVaryAccept(resp.Header) {
+		if resp.Header.Get("Content-Type") != "text/html; charset=utf-8" || len(b) != 0 || !hasVaryHTML(resp.Header) {
 			t.Errorf("HEAD %s: %s %v, %d bytes", u, resp.Status, resp.Header, len(b))
 		}
 	}
@@ -169,7 +187,7 @@ func TestNegotiation(t *testing.T) {
 	// its fragment link an http one.
 	var all strings.Builder
 	for _, u := range feedURLs(t, e) {
-		_, body := e.get(u, "Accept", acceptChromium)
+		_, body := e.get(u, nav(acceptChromium)...)
 		all.Write(body)
 	}
 	for _, want := range []string{`<code class="resource">javascript:alert(1)</code>`, `&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;2`, `href="/sd/c/fragment?resource=javascript%3Aalert%281%29&amp;format=txt"`} {
@@ -177,11 +195,11 @@ func TestNegotiation(t *testing.T) {
 			t.Errorf("no page has %q", want)
 		}
 	}
-	_, body := e.get(e.base+"c/fragments?since=2000-01-01T00:00:00Z", "Accept", acceptChromium)
+	_, body := e.get(e.base+"c/fragments?since=2000-01-01T00:00:00Z", nav(acceptChromium)...)
 	if page := string(body); !strings.Contains(page, "<h1>Fragments of c since 2000-01-01T00:00:00Z</h1>") {
 		t.Errorf("since page heading:\n%s", page)
 	}
-	_, body = e.get(e.base+"c/snapshots", "Accept", acceptChromium)
+	_, body = e.get(e.base+"c/snapshots", nav(acceptChromium)...)
 	if !strings.Contains(string(body), `<li><a href="/sd/">SDShare collections</a></li><li><a href="/sd/c/">Collection c</a></li><li aria-current="page">Snapshots of c</li>`) {
 		t.Errorf("snapshots page breadcrumbs:\n%s", body)
 	}
@@ -314,7 +332,9 @@ func BenchmarkFragmentsPage(b *testing.B) {
 			for b.Loop() {
 				r, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1/c/fragments", nil)
 				if c.accept != "" {
-					r.Header.Set("Accept", c.accept)
+					for h := nav(c.accept); len(h) > 0; h = h[2:] {
+						r.Header.Set(h[0], h[1])
+					}
 				}
 				w := &discardWriter{h: http.Header{}}
 				h.ServeHTTP(w, r)
