@@ -43,9 +43,11 @@ FORMATS
    answer to no Accept or */*; text/plain is answered as text/plain), Turtle
    (text/turtle), RDF/XML (application/rdf+xml); anything else gets 406.
    ?format=nt|txt|ttl|rdf pins one; the feeds link every format.
-   A browser (an Accept that prefers text/html) gets every feed as an HTML
-   page from the same URL (links to the other feeds and to each fragment,
-   paging, no script); every other client gets the Atom (Vary: Accept).
+   A browser's navigation (or ?format=html) gets every feed as an HTML page
+   from the same URL (links to the other feeds and to each fragment, paging,
+   no script); every other client gets the Atom, Java's default Accept
+   ("text/html, ..., */*; q=.2") included (Vary: Accept, Sec-Fetch-Dest,
+   Sec-Fetch-Mode, Upgrade-Insecure-Requests).
 
 STATE
    --state DIR holds one state file per collection (the inventory of its

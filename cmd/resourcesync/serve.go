@@ -37,12 +37,17 @@ LAYOUT (BASE is --base-url)
                                              BASE/.resourcesync/metrics
 
 IN A BROWSER
-   A browser (its Accept prefers text/html) gets every document above as a
-   readable HTML page from the same URL: entries as links, sizes, hashes,
-   change types, 1,000 entries a page (?page=N), breadcrumbs up to the Source
-   Description. Every other client (no Accept, */*, application/xml, sync,
-   validate, curl, py-resync) gets the XML byte for byte; both carry
-   Vary: Accept. The pages have no script and load nothing from elsewhere.
+   A browser's navigation (Sec-Fetch-Mode: navigate, or over plain http
+   Upgrade-Insecure-Requests: 1, with an Accept naming text/html) or ?format=html
+   gets every document above as a readable HTML page from the same URL:
+   entries as links, sizes, hashes, change types, 1,000 entries a page
+   (?page=N), breadcrumbs up to the Source Description. Every other client
+   (Java's default Accept "text/html, ..., */*; q=.2" included, and sync,
+   validate, curl, wget, py-resync) gets the XML byte for byte; both carry
+   Vary: Accept, Sec-Fetch-Dest, Sec-Fetch-Mode, Upgrade-Insecure-Requests.
+   The pages have no script and load nothing from elsewhere.
+   BASE/ is DIR's index.html when there is one; otherwise a browser is sent
+   to the status page and other clients get 404 naming the Source Description.
    --hub-admin-token TOKEN serves the embedded hub's admin pages at
    BASE/.resourcesync/hub/admin/ (log in with the token); the resources are
    then served with "Content-Security-Policy: sandbox", so that an HTML file

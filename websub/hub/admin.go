@@ -46,8 +46,8 @@ func (h *Hub) AdminHandler(token string) http.Handler { return h.Admin(AdminOpti
 // being checked for same origin and carrying a per-session CSRF token.
 //
 //	GET  .../                   overview (HTML; the login form without a session)
-//	GET  .../subscriptions      HTML for browsers, else JSON (?page=N, ?topic=URL)
-//	GET  .../dead-letters       HTML for browsers, else JSON (bodies omitted unless ?body=1)
+//	GET  .../subscriptions      HTML for a browser's navigation (web.WantsHTML), else JSON (?page=N, ?topic=URL)
+//	GET  .../dead-letters       HTML for a browser's navigation, else JSON (bodies omitted unless ?body=1)
 //	POST .../replay?id=N        deliver dead letter N again; 200 when delivered
 //	                            (from the HTML form: id in the form, then a redirect)
 //	GET  .../stats              JSON Stats

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/pgtest"
+	"github.com/resourcesync-go/resourcesync/internal/web"
+	"github.com/resourcesync-go/resourcesync/internal/web/webtest"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/boltstore"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/memstore"
@@ -28,8 +30,10 @@ const (
 	hostile    = `"><img src=x onerror=alert(1)>`
 )
 
-// adminReq makes a request to the admin handler as a browser on
-// http://example.com would (Sec-Fetch-Site same-origin for posts).
+// adminReq makes a request to the admin handler as a browser's navigation
+// on http://example.com would (Fetch Metadata of a navigation,
+// Sec-Fetch-Site same-origin for posts): the pages are HTML only to a
+// navigation (web.WantsHTML).
 func adminReq(method, target string, form url.Values, cookie *http.Cookie) *http.Request {
 	var r *http.Request
 	if form != nil {
@@ -39,6 +43,9 @@ func adminReq(method, target string, form url.Values, cookie *http.Cookie) *http
 		r = httptest.NewRequest(method, target, nil)
 	}
 	r.Header.Set("Accept", browserAcc)
+	r.Header.Set("Sec-Fetch-Dest", "document")
+	r.Header.Set("Sec-Fetch-Mode", "navigate")
+	r.Header.Set("Upgrade-Insecure-Requests", "1")
 	if method == http.MethodPost {
 		r.Header.Set("Sec-Fetch-Site", "same-origin")
 		r.Header.Set("Origin", "http://example.com")
@@ -275,7 +282,9 @@ func TestAdminBearerJSONUnchanged(t *testing.T) {
 		}
 		return serve(admin, r)
 	}
-	for _, acc := range []string{"", "*/*", "application/json"} {
+	// Java's HttpURLConnection names text/html first by default: a tool
+	// written in Java gets the JSON too (web.WantsHTML).
+	for _, acc := range []string{"", "*/*", "application/json", webtest.AcceptJava8, webtest.AcceptJava17} {
 		rec := get("/admin/dead-letters", acc)
 		var dl []DeadLetter
 		if err := json.Unmarshal(rec.Body.Bytes(), &dl); rec.Code != 200 || err != nil || len(dl) != 1 || dl[0].Body != nil || dl[0].Seq != 1 {
@@ -366,7 +375,7 @@ func testAdminPagesEscapeAndShowBacklog(t *testing.T, store hubstore.Store) {
 		if strings.Contains(body, "<script") || strings.Contains(body, `href="http://127.0.0.1:9`) {
 			t.Errorf("%s: a script or a link to the callback", path)
 		}
-		if v := rec.Header().Get("Vary"); v != "Accept" {
+		if v := rec.Header().Get("Vary"); v != web.VaryHTML {
 			t.Errorf("%s: Vary %q", path, v)
 		}
 	}
