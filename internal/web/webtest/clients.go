@@ -24,9 +24,11 @@ const (
 	AcceptJava17 = "text/html, image/gif, image/jpeg, */*; q=0.2"
 )
 
-// The Accept of a top-level navigation.
+// The Accept of a top-level navigation (Chromium's as Debian's Chromium
+// 156 sends it, captured from a chromedp navigation; earlier versions
+// lack image/jxl).
 const (
-	AcceptChromium = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7"
+	AcceptChromium = "text/html,application/xhtml+xml,application/xml;q=0.9,image/jxl,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7"
 	AcceptFirefox  = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 )
 
@@ -39,8 +41,8 @@ func h(kv ...string) http.Header {
 }
 
 var (
-	chromiumUA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
-	chromiumCH = []string{"Sec-Ch-Ua", `"Chromium";v="131", "Not_A Brand";v="24"`, "Sec-Ch-Ua-Mobile", "?0", "Sec-Ch-Ua-Platform", `"Linux"`}
+	chromiumUA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36"
+	chromiumCH = []string{"Sec-Ch-Ua", `"Not:A-Brand";v="8", "Chromium";v="156"`, "Sec-Ch-Ua-Mobile", "?0", "Sec-Ch-Ua-Platform", `"Linux"`}
 	firefoxUA  = "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0"
 )
 
@@ -81,6 +83,7 @@ var Clients = []Client{
 		"Sec-Fetch-Site", "same-origin", "Sec-Fetch-User", "?1", "Upgrade-Insecure-Requests", "1"), true},
 	{"Chromium navigation, plain-http host", chromium("Accept", AcceptChromium, "Upgrade-Insecure-Requests", "1"), true},
 	{"Chromium fetch()", chromium("Accept", "*/*", "Sec-Fetch-Dest", "empty", "Sec-Fetch-Mode", "cors", "Sec-Fetch-Site", "same-origin"), false},
+	{"Chromium image", chromium("Accept", "image/jxl,image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8", "Sec-Fetch-Dest", "image", "Sec-Fetch-Mode", "no-cors", "Sec-Fetch-Site", "same-origin"), false},
 	{"Chromium XMLHttpRequest", chromium("Accept", "*/*", "Sec-Fetch-Dest", "empty", "Sec-Fetch-Mode", "cors", "Sec-Fetch-Site", "same-origin"), false},
 	{"Chromium fetch() with Accept text/html", chromium("Accept", "text/html", "Sec-Fetch-Dest", "empty", "Sec-Fetch-Mode", "cors", "Sec-Fetch-Site", "same-origin"), false},
 	{"Chromium fetch(), plain-http host", chromium("Accept", "*/*"), false},
