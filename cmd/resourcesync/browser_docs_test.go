@@ -14,10 +14,12 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/internal/browsertest"
 	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/web"
+	"github.com/resourcesync-go/resourcesync/internal/web/webtest"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
-const chromeAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7"
+const chromeAccept = webtest.AcceptChromium
 
 // startServe runs `resourcesync serve` on dir over loopback and returns
 // its base URL and its document tree.
@@ -216,13 +218,15 @@ func TestBrowserDocs(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(docs, p)
 		file, _ := os.ReadFile(p)
-		for _, accept := range []string{"", "*/*", "application/xml", "text/xml", "application/xml, text/xml;q=0.9, */*;q=0.1"} {
+		for _, accept := range []string{"", "*/*", "application/xml", "text/xml", "application/xml, text/xml;q=0.9, */*;q=0.1",
+			webtest.AcceptJava8, webtest.AcceptJava17, chromeAccept} {
 			resp, body := fetchDoc(t, c, base+filepath.ToSlash(rel), accept)
-			if !bytes.Equal(body, file) || resp.Header.Get("Content-Type") != "application/xml" || resp.Header.Get("Vary") != "Accept" {
+			if !bytes.Equal(body, file) || resp.Header.Get("Content-Type") != "application/xml" || resp.Header.Get("Vary") != web.VaryHTML {
 				t.Errorf("%s with Accept %q: not the file's bytes (%s, Vary %q)", rel, accept, resp.Header.Get("Content-Type"), resp.Header.Get("Vary"))
 			}
 		}
-		resp, _ := fetchDoc(t, c, base+filepath.ToSlash(rel), chromeAccept)
+		// ?format=html asks for the page without a navigation.
+		resp, _ := fetchDoc(t, c, base+filepath.ToSlash(rel)+"?format=html", chromeAccept)
 		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 			t.Errorf("%s: a browser gets %s", rel, resp.Header.Get("Content-Type"))
 		}
