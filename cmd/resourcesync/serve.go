@@ -45,7 +45,8 @@ IN A BROWSER
    (Java's default Accept "text/html, ..., */*; q=.2" included, and sync,
    validate, curl, wget, py-resync) gets the XML byte for byte; both carry
    Vary: Accept, Sec-Fetch-Dest, Sec-Fetch-Mode, Upgrade-Insecure-Requests.
-   The pages have no script and load nothing from elsewhere.
+   The pages have no script and load nothing from elsewhere. The URLs of
+   publish's companions (NAME.html, .well-known/resourcesync.html) show them too.
    BASE/ is DIR's index.html when there is one; otherwise a browser is sent
    to the status page and other clients get 404 naming the Source Description.
    --hub-admin-token TOKEN serves the embedded hub's admin pages at

@@ -16,6 +16,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/web"
 	"github.com/resourcesync-go/resourcesync/internal/web/webtest"
 	"github.com/resourcesync-go/resourcesync/rs"
+	"github.com/resourcesync-go/resourcesync/source/publish"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 )
@@ -190,6 +191,46 @@ func TestRoot(t *testing.T) {
 		h.ServeHTTP(rec, r)
 		if _, ok := c.files["a.txt"]; ok && (rec.Code != 200 || rec.Body.String() != "a" || rec.Header().Get("Link") == "") {
 			t.Errorf("%s: a.txt: %d %v", c.name, rec.Code, rec.Header())
+		}
+	}
+}
+
+// TestCompanionURLs: without companions in the tree (serve writes none),
+// the URLs publish gives them for static hosting answer the HTML view of
+// their document, to every client, as the static files would; a
+// companion's page N is the view's page N.
+func TestCompanionURLs(t *testing.T) {
+	srv, _ := publishedSource(t, func(c *publish.Config) { c.NoCompanions = true; c.MaxEntries = 0 })
+	c, _ := testnet.Client(t)
+	for _, cc := range []struct {
+		path string
+		code int
+		h1   string
+	}{
+		{".well-known/resourcesync.html", 200, "Source Description"},
+		{".resourcesync/default/capabilitylist.html", 200, "Capability List"},
+		{".resourcesync/default/resourcelist.html", 200, "Resource List"},
+		{".resourcesync/default/resourcelist.2.html", 200, "Resource List"},
+		{".resourcesync/default/nosuch.html", 404, ""},
+		{".well-known/nosuch.html", 404, ""},
+	} {
+		req, _ := http.NewRequest("GET", srv.URL+"/"+cc.path, nil)
+		webtest.Clients[0].Set(req) // Java
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != cc.code {
+			t.Errorf("%s: %s", cc.path, resp.Status)
+			continue
+		}
+		if cc.code == 200 && (resp.Header.Get("Content-Type") != "text/html; charset=utf-8" || between(string(body), "<h1>", "</h1>") != cc.h1) {
+			t.Errorf("%s: %q, h1 %q", cc.path, resp.Header.Get("Content-Type"), between(string(body), "<h1>", "</h1>"))
+		}
+		if strings.HasSuffix(cc.path, ".2.html") && !strings.Contains(string(body), "There is no page 2") {
+			t.Errorf("%s: not page 2", cc.path)
 		}
 	}
 }

@@ -32,7 +32,10 @@
 // cache hands one to a client that asked for the other. Resource Dump
 // packages and robots.txt are not negotiated; the HTML companions that
 // publish may have written beside the documents (NAME.html) are served as
-// HTML.
+// HTML, and where the tree has none (serve writes none) their URLs
+// (NAME.html, NAME.N.html, .well-known/resourcesync.html) answer the view
+// of their document to every client, so that the links of a static
+// publish work against serve too.
 //
 // The base URL itself is DIR's index.html when the set served there has
 // one (without the Link header of a resource, so that discovery from the

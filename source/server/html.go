@@ -21,7 +21,7 @@ import (
 // Last-Modified and answers If-Modified-Since with 304 like the XML; both
 // representations carry the same Vary (web.VaryHTML), so a cache never
 // hands one to a client that asked for the other.
-func (h *Handler) serveDocHTML(w http.ResponseWriter, r *http.Request, rel string, f *os.File, fi os.FileInfo) {
+func (h *Handler) serveDocHTML(w http.ResponseWriter, r *http.Request, rel string, page int, f *os.File, fi os.FileInfo) {
 	hd := w.Header()
 	web.SetHeaders(hd)
 	hd.Set("Cache-Control", "no-cache")
@@ -43,7 +43,6 @@ func (h *Handler) serveDocHTML(w http.ResponseWriter, r *http.Request, rel strin
 		return
 	}
 	defer release()
-	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
 	mount := h.Mount
 	if mount == "" {
 		mount = "/"
@@ -61,6 +60,47 @@ func (h *Handler) serveDocHTML(w http.ResponseWriter, r *http.Request, rel strin
 	if _, err := docview.Render(w, f, o); err != nil {
 		h.log().Debug("server: HTML view not completed", "doc", rel, "err", err)
 	}
+}
+
+// serveCompanion answers the URL of an HTML companion that publish writes
+// for static hosting (NAME.html, NAME.N.html for page N, and
+// .well-known/resourcesync.html; see source/publish) when the tree has
+// none (serve writes none): with the HTML view of its document, to every
+// client, as the static file would be. It reports whether rel named a
+// companion of a document.
+func (h *Handler) serveCompanion(w http.ResponseWriter, r *http.Request, rel string) bool {
+	base, ok := strings.CutSuffix(rel, ".html")
+	if !ok {
+		return false
+	}
+	type cand struct {
+		doc  string
+		page int
+	}
+	var cands []cand
+	switch {
+	case base == ".well-known/resourcesync":
+		cands = []cand{{base, 1}}
+	case strings.HasPrefix(base, ".resourcesync/"):
+		cands = []cand{{base + ".xml", 1}}
+		if i := strings.LastIndexByte(base, '.'); i > 0 {
+			if n, err := strconv.Atoi(base[i+1:]); err == nil && n > 1 {
+				cands = append(cands, cand{base[:i] + ".xml", n})
+			}
+		}
+	}
+	for _, c := range cands {
+		f, err := openInside(h.Docs, c.doc)
+		if err != nil {
+			continue
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			h.serveDocHTML(w, r, c.doc, c.page, f, fi)
+			return true
+		}
+	}
+	return false
 }
 
 // notModified reports whether the request's If-Modified-Since (and no

@@ -43,7 +43,7 @@ var browserNav = []string{"Accept", chromiumAccept, "Sec-Fetch-Dest", "document"
 
 // publishedSource publishes a small collection (a split Resource List,
 // dumps, archives) into a document tree served by a Handler.
-func publishedSource(t *testing.T) (*httptest.Server, string) {
+func publishedSource(t *testing.T, mod ...func(*publish.Config)) (*httptest.Server, string) {
 	t.Helper()
 	dir := t.TempDir()
 	for i := range 7 {
@@ -68,10 +68,14 @@ func publishedSource(t *testing.T) (*httptest.Server, string) {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	base := srv.URL + "/"
-	if _, err := publish.Publish(context.Background(), publish.Config{
+	cfg := publish.Config{
 		BaseURL: base, Out: docs, MaxEntries: 3, Dumps: true, Archives: true,
 		Sets: []publish.Set{{Name: "default", Store: st, Dir: dir, ResourceBase: base}},
-	}); err != nil {
+	}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	if _, err := publish.Publish(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	return srv, docs

@@ -111,7 +111,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if IsDocumentPath(rel) {
+	if IsDocumentPath(rel) || rel == ".well-known/resourcesync.html" {
 		h.serveDoc(w, r, rel)
 		return
 	}
@@ -204,6 +204,8 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 	if err != nil {
 		if errors.Is(err, ErrLink) {
 			h.log().Warn("server: symbolic link in the document tree not followed", "err", err)
+		} else if h.serveCompanion(w, r, rel) {
+			return
 		}
 		http.NotFound(w, r)
 		return
@@ -227,7 +229,8 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 		// client, byte for byte, and its HTML view for a browser.
 		web.Vary(w.Header())
 		if web.WantsHTML(r) {
-			h.serveDocHTML(w, r, rel, f, fi)
+			page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+			h.serveDocHTML(w, r, rel, page, f, fi)
 			return
 		}
 		w.Header().Set("Content-Type", "application/xml")
