@@ -25,7 +25,7 @@ import (
 
 // Accept headers of the clients a Source meets.
 var machineAccepts = []struct{ client, accept string }{
-	{"none (Go's default, our sync client, Java's URLConnection)", ""},
+	{"none (Go's default, our sync client, Java 11 HttpClient)", ""},
 	{"*/*", "*/*"},
 	{"application/xml", "application/xml"},
 	{"text/xml", "text/xml"},
