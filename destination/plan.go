@@ -301,13 +301,24 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	defer d.Close()
 	at := d.Head.MD.At.Time()
 	cs := e.newChangeSet(at)
+	// clErr is a Change List that could not be read (a Source answering
+	// 5xx until its first change, as resync-simulator does): the Resource
+	// List's snapshot is still right as of its `at`, so it is installed
+	// and the checkpoint stops there; the run then fails naming the
+	// Change List, and the next one catches up from `at`.
+	var clErr error
 	if s.ChangeList != "" && !at.IsZero() {
 		e.phase(s.Name, "changes since the Resource List (%s) from %s", fmtTime(at), s.ChangeList)
 		if cs, err = e.collectChanges(ctx, s, at); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("%w: %w", ErrDiscovery, err)
+			if !errors.Is(err, ErrChangeList) {
+				return fmt.Errorf("%w: %w", ErrDiscovery, err)
+			}
+			clErr = err
+			e.phase(s.Name, "cannot read the Change List (%v): installing the Resource List's snapshot as of %s only", err, fmtTime(at))
+			cs = e.newChangeSet(at)
 		}
 		if cs.gap != "" {
 			// The list is still right as of its `at`; what changed since
@@ -407,6 +418,14 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 		cp.Baseline = true
 		cp.At = at
 		cp.Until = until
+	}
+	if clErr != nil {
+		msg := fmt.Sprintf("%v (the snapshot of the Resource List as of %s is installed; the next run catches up from the Change Lists)", clErr, fmtTime(at))
+		sr.Failed++
+		if len(sr.Failures) < maxFailuresListed {
+			sr.Failures = append(sr.Failures, Failure{URI: s.ChangeList, Error: msg})
+		}
+		e.emit(Event{Kind: EventFailed, Set: s.Name, URI: s.ChangeList, Error: msg})
 	}
 	return nil
 }

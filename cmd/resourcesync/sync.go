@@ -35,7 +35,11 @@ offered, then the Resource List, caught up with the Change Lists written
 after it); later runs apply the Change Lists published since the last
 synchronized point. A gap (the Source no longer lists changes this copy
 needs, or answers 404 for the Change List it advertises) is reported and
-repaired against the current Resource List.
+repaired against the current Resource List. A Change List that cannot be
+read during a baseline (a 5xx after the retries) does not stop it: the
+Resource List's snapshot is installed, the checkpoint stops at the list's
+`at`, and the run exits 1 naming the Change List; the next run catches up
+from the Change Lists once they answer.
 --audit re-hashes DEST and compares it with the Source (add --repair to fix
 what differs).
 
