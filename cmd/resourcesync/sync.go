@@ -38,7 +38,7 @@ needs, or answers 404 for the Change List it advertises) is reported and
 repaired against the current Resource List. A Change List that cannot be
 read during a baseline (a 5xx after the retries) does not stop it: the
 Resource List's snapshot is installed, the checkpoint stops at the list's
-`at`, and the run exits 1 naming the Change List; the next run catches up
+"at", and the run exits 1 naming the Change List; the next run catches up
 from the Change Lists once they answer.
 --audit re-hashes DEST and compares it with the Source (add --repair to fix
 what differs).
