@@ -278,6 +278,11 @@ func Open(ctx context.Context, source string, opt Options) (*Mirror, error) {
 		}
 		sets = keep
 	}
+	if opt.Base == "" {
+		if err := elsewhere(pol, base, sets); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrDiscovery, err)
+		}
+	}
 	if e.m, err = NewMapper(base, opt.Dest); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrDiscovery, err)
 	}

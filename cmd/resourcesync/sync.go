@@ -49,7 +49,10 @@ and so are redirects and rel="duplicate" locations that leave the Source's
 scheme, host and port (unless --allow-host names their host): that resource
 fails, or discovery stops, with "redirect to URL leaves the Source's
 authority". A request whose response stalls for --timeout, or whose body
-trickles in below --min-rate, is abandoned and retried.
+trickles in below --min-rate, is abandoned and retried. When the Source's
+documents name another host than SOURCE (localhost for 127.0.0.1, a
+proxy's public name), the run stops and names the --base URL that makes
+them the Source's own.
 The length and the strongest offered digest (sha-256, else sha-1, else md5;
 --verify all: every offered one) are verified while the body streams, what
 was computed is recorded for later audits, files are installed with a rename, and state lives in DEST/.resourcesync (locked, so
