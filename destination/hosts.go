@@ -39,9 +39,13 @@ func baseHint(base, doc string) string {
 	if strings.HasPrefix(du.Path, bu.Path) {
 		p = bu.Path
 	}
+	dir, err := hostDir(du)
+	if err != nil {
+		dir = "HOST"
+	}
 	want := (&url.URL{Scheme: du.Scheme, Host: du.Host, Path: p}).String()
 	return fmt.Sprintf("the Source's documents name %s://%s, not %s://%s where SOURCE led; "+
 		"if both name this Source, run again with --base %s (or with SOURCE on %s); "+
-		"--allow-host %s would only let the documents be read there",
-		du.Scheme, du.Host, bu.Scheme, bu.Host, want, du.Host, du.Host)
+		"--allow-host %s would mirror them as another host's, into DEST/%s/%s/",
+		du.Scheme, du.Host, bu.Scheme, bu.Host, want, du.Host, du.Host, HostsDirName, dir)
 }
