@@ -48,7 +48,12 @@ outside the Source's authority or that would map outside DEST are refused,
 and so are redirects and rel="duplicate" locations that leave the Source's
 scheme, host and port (unless --allow-host names their host): that resource
 fails, or discovery stops, with "redirect to URL leaves the Source's
-authority". A request whose response stalls for --timeout, or whose body
+authority". Resources whose URIs are on a host --allow-host names (a CDN, a
+storage host) are mirrored too, into DEST/_hosts/<host>[_<port>]/<path>
+(the host in lower case, the port unless it is the scheme's default, e.g.
+DEST/_hosts/cdn.example.org_8443/img/a.png), and deleted, audited and
+owned like the Source's own. While --allow-host is given, DEST/_hosts is
+reserved: a resource of the Source itself that would map there is refused. A request whose response stalls for --timeout, or whose body
 trickles in below --min-rate, is abandoned and retried. When the Source's
 documents name another host than SOURCE (localhost for 127.0.0.1, a
 proxy's public name), the run stops and names the --base URL that makes
@@ -109,7 +114,7 @@ func syncCommand() *cli.Command {
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a request (document or resource; retried) when no response headers or body bytes arrive for `D`"},
 			&cli.FloatFlag{Name: "min-rate", Value: 1024, Usage: "give up on a download (retried) whose body averages less than `BYTES` per second over --min-rate-window (0: no limit)"},
 			&cli.DurationFlag{Name: "min-rate-window", Value: 30 * time.Second, Usage: "the window `D` over which --min-rate is averaged"},
-			&cli.StringSliceFlag{Name: "allow-host", Usage: "let redirects and rel=\"duplicate\" locations lead to `HOST[:PORT]` too (repeatable; by default only the Source's scheme, host and port)"},
+			&cli.StringSliceFlag{Name: "allow-host", Usage: "let redirects, rel=\"duplicate\" locations and resource URIs lead to `HOST[:PORT]` too, its resources mirrored into DEST/_hosts/HOST[_PORT]/ (repeatable; by default only the Source's scheme, host and port)"},
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto, bars, lines or quiet"},
 			&cli.StringFlag{Name: "status-addr", Usage: "serve a live status page (and /status.json) on `HOST:PORT` while running (default: none; an address other than loopback is served with a warning; on loopback it answers only requests whose Host is loopback or localhost)"},
 			&cli.StringFlag{Name: "report", Usage: "write a self-contained HTML status report to `FILE` when the run ends (with --follow: also every minute)"},
