@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -471,6 +472,7 @@ func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) 
 	}()
 	var refs []clRef
 	seen := map[string]bool{}
+	var index string // the rel="index" of a Change List named directly
 	addRefs := func(u string) error {
 		d, err := e.open(ctx, u)
 		if err != nil {
@@ -481,6 +483,13 @@ func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) 
 			if !seen[d.URL] {
 				seen[d.URL] = true
 				refs = append(refs, clRef{d.URL, d.Head.MD.From, d.Head.MD.Until})
+			}
+			if l := d.Head.Link(rs.RelIndex); l != "" {
+				if iu, err := url.Parse(d.URL); err == nil {
+					if ru, err := iu.Parse(l); err == nil {
+						index = ru.String()
+					}
+				}
 			}
 			return nil
 		}
@@ -518,6 +527,16 @@ func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) 
 			}
 		}
 		return t
+	}
+	if index != "" && !from.IsZero() && (len(refs) == 0 || earliest().After(from)) {
+		// The Capability List names the open Change List itself (a
+		// Source rotating it there, as serve --changelist-index=false
+		// does): the lists since the checkpoint are in its index
+		// (RS-CHL-7). One that cannot be read leaves the archive, or a
+		// gap, to tell.
+		if err := addRefs(index); err != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 	}
 	if s.ChangeListArchive != "" && !from.IsZero() && (len(refs) == 0 || earliest().After(from)) {
 		if err := addRefs(s.ChangeListArchive); err != nil {
