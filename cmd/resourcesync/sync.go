@@ -72,7 +72,10 @@ change-notification channel at the Source's WebSub hub (callback on --listen,
 as --callback-url), applies every notification through the same planner and
 fetcher, catches up from the Change Lists after a gap, a restart or while the
 hub is unreachable (every --poll-interval), renews the lease, and
-unsubscribes on Ctrl-C.
+unsubscribes on Ctrl-C. A hub that refuses the callback address (hub and
+serve refuse loopback and private ones unless started with
+--allow-private-callbacks) is reported as such, with that remedy or a
+public --callback-url; the Change Lists are polled meanwhile.
 
 --status-addr HOST:PORT serves a live status page while the command runs
 (most useful with --follow): per set the checkpoint the state records, the
