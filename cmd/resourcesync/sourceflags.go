@@ -70,7 +70,6 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 		DumpPartBytes:    cmd.Int64("dump-part-size"),
 		DumpInterval:     cmd.Duration("dump-interval"),
 		Archives:         true,
-		OpenChangeList:   !cmd.Bool("changelist-index"),
 	}
 	for _, s := range cmd.StringSlice("set") {
 		name, dir, ok := strings.Cut(s, "=")
@@ -94,6 +93,7 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 	if cfg.StateDir == "" {
 		cfg.StateDir = filepath.Join(cfg.Sets[0].Dir, ".resourcesync")
 	}
+	cfg.OpenChangeList = !cmd.Bool("changelist-index")
 	level := slog.LevelInfo
 	if cmd.Bool("verbose") {
 		level = slog.LevelDebug

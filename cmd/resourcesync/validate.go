@@ -63,13 +63,13 @@ func validateCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "validate",
 		Usage:       "validate ResourceSync documents or a whole Source",
-		UsageText:   "resourcesync validate [--json] [--max-docs N] [--timeout D] [--base-url URL] TARGET...",
+		UsageText:   "resourcesync validate [--json] [--max-docs N] [--timeout D] TARGET...",
 		Description: validateHelp,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print problems and the summary as JSON lines"},
+			&cli.StringFlag{Name: "base-url", Usage: "validate a directory TARGET (publish's --out) offline as if served at `URL`"},
 			&cli.IntFlag{Name: "max-docs", Value: 1000, Usage: "fetch at most `N` documents per URL target"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "time limit `D` for each HTTP request"},
-			&cli.StringFlag{Name: "base-url", Usage: "validate a directory TARGET (publish's --out) offline as if served at `URL`"},
 		},
 		Action: runValidate,
 	}
