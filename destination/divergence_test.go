@@ -514,3 +514,57 @@ func TestNotificationDuringSync(t *testing.T) {
 	}
 	sameTree(t, dir, dest)
 }
+
+// TestBaselineChangeList5xx: a Source whose Change List answers 503 (the
+// reference resync-simulator does until its first change) still gets its
+// Resource List's snapshot installed; the run fails naming the Change
+// List, the checkpoint stops at the Resource List's `at`, and once the
+// Change List answers, the next run catches up from it (issue 19, 5c).
+func TestBaselineChangeList5xx(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "a.txt", []byte("a"))
+	writeFile(t, dir, "d/b.txt", []byte("b"))
+	var code atomic.Int32
+	code.Store(http.StatusServiceUnavailable)
+	var hits atomic.Int32
+	count := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/changelist.xml") {
+				hits.Add(1)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	ts := startSource(t, dir, func(h http.Handler) http.Handler { return count(failChangeLists(&code)(h)) }, nil)
+	dest := t.TempDir()
+	rep := mustSync(t, ts.base, syncOpts(t, dest))
+	sr := one(t, rep)
+	if sr.Fetched != 2 || sr.Failed != 1 || rep.OK(false, false) {
+		t.Fatalf("baseline under a 503 Change List: %+v", sr)
+	}
+	if f := sr.Failures[0]; !strings.HasSuffix(f.URI, "/changelist.xml") || !strings.Contains(f.Error, "503") {
+		t.Fatalf("the failure must name the Change List and its status: %+v", f)
+	}
+	if hits.Load() < 2 {
+		t.Fatalf("the Change List was not retried (%d requests)", hits.Load())
+	}
+	cp := sr.Checkpoint
+	if !cp.Baseline || cp.At.IsZero() || !cp.Until.Equal(cp.At) {
+		t.Fatalf("the checkpoint must record the Resource List's at and no more: %+v", cp)
+	}
+	sameTree(t, dir, dest)
+	t.Logf("failure: %s", sr.Failures[0].Error)
+
+	// The Source recovers and changes: the next run is incremental from
+	// the Resource List's at.
+	code.Store(0)
+	writeFile(t, dir, "c.txt", []byte("c"))
+	os.Remove(filepath.Join(dir, "a.txt"))
+	ts.update(t)
+	rep = mustSync(t, ts.base, syncOpts(t, dest))
+	sr = one(t, rep)
+	if sr.Mode != "incremental" || sr.Failed != 0 || sr.Fetched != 1 || sr.Deleted != 1 || !rep.OK(false, false) {
+		t.Fatalf("catch-up after the Change List recovered: %+v", sr)
+	}
+	sameTree(t, dir, dest)
+}

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"unicode"
 )
 
 // Errors for resource URIs that cannot be mirrored, matched with errors.Is.
@@ -28,6 +29,8 @@ const StateDirName = ".resourcesync"
 type Mapper struct {
 	base *url.URL
 	root string
+	// hosts, when set, accepts URIs of other hosts (see AllowHosts).
+	hosts func(*url.URL) bool
 }
 
 // NewMapper returns a Mapper for resources under base ("scheme://host/prefix/")
@@ -65,6 +68,9 @@ func (m *Mapper) Rel(uri string) (string, error) {
 		return "", fmt.Errorf("%w: %q: %v", ErrUnmappable, uri, err)
 	}
 	if !strings.EqualFold(u.Scheme, m.base.Scheme) || !strings.EqualFold(u.Host, m.base.Host) {
+		if m.hosts != nil && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https")) && u.Host != "" && m.hosts(u) {
+			return m.hostRel(uri, u)
+		}
 		return "", fmt.Errorf("%w: %s is not under %s://%s", ErrOutsideAuthority, uri, m.base.Scheme, m.base.Host)
 	}
 	if u.User != nil {
@@ -80,31 +86,99 @@ func (m *Mapper) Rel(uri string) (string, error) {
 	if !strings.HasPrefix(ep, bp) {
 		return "", fmt.Errorf("%w: %s is not under %s", ErrOutsideBase, uri, m.base)
 	}
-	rest := ep[len(bp):]
+	segs, err := segments(uri, ep[len(bp):])
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case segs[0] == StateDirName:
+		return "", fmt.Errorf("%w: %s", ErrReserved, uri)
+	case m.hosts != nil && strings.EqualFold(segs[0], HostsDirName):
+		return "", fmt.Errorf("%w: %s maps into DEST/%s, which holds the resources of the hosts --allow-host names", ErrReserved, uri, HostsDirName)
+	}
+	return strings.Join(segs, "/"), nil
+}
+
+// segments splits rest, the escaped path of uri below what it is mapped
+// from, into decoded segments that are each a safe file name.
+func segments(uri, rest string) ([]string, error) {
 	if rest == "" || strings.HasSuffix(rest, "/") {
-		return "", fmt.Errorf("%w: %s names a directory", ErrUnmappable, uri)
+		return nil, fmt.Errorf("%w: %s names a directory", ErrUnmappable, uri)
 	}
 	segs := strings.Split(rest, "/")
 	for i, s := range segs {
 		d, err := url.PathUnescape(s)
 		if err != nil {
-			return "", fmt.Errorf("%w: %s: %v", ErrUnmappable, uri, err)
+			return nil, fmt.Errorf("%w: %s: %v", ErrUnmappable, uri, err)
 		}
 		switch {
 		case d == "" || d == "." || d == "..":
-			return "", fmt.Errorf("%w: %s would map outside DEST (segment %q)", ErrOutsideBase, uri, d)
+			return nil, fmt.Errorf("%w: %s would map outside DEST (segment %q)", ErrOutsideBase, uri, d)
 		case strings.ContainsAny(d, "/\\\x00"):
-			return "", fmt.Errorf("%w: %s has a segment %q with a separator or NUL", ErrUnmappable, uri, d)
-		case i == 0 && d == StateDirName:
-			return "", fmt.Errorf("%w: %s", ErrReserved, uri)
+			return nil, fmt.Errorf("%w: %s has a segment %q with a separator or NUL", ErrUnmappable, uri, d)
 		case strings.HasPrefix(d, tempPrefix):
-			return "", fmt.Errorf("%w: %s uses the temporary-file prefix %q", ErrUnmappable, uri, tempPrefix)
+			return nil, fmt.Errorf("%w: %s uses the temporary-file prefix %q", ErrUnmappable, uri, tempPrefix)
 		case len(d) > 255:
-			return "", fmt.Errorf("%w: %s has a segment longer than 255 bytes", ErrUnmappable, uri)
+			return nil, fmt.Errorf("%w: %s has a segment longer than 255 bytes", ErrUnmappable, uri)
 		}
 		segs[i] = d
 	}
-	return strings.Join(segs, "/"), nil
+	return segs, nil
+}
+
+// HostsDirName is the directory in DEST that holds the resources of other
+// hosts than the Source's, when the user allows them (Mapper.AllowHosts):
+// DEST/_hosts/<host>[_<port>]/<path>. While it is in use, a resource of
+// the Source itself that would map into it is refused (ErrReserved), so
+// that the two can never collide.
+const HostsDirName = "_hosts"
+
+// AllowHosts makes the Mapper take in resources whose authority is not
+// the base's but whose URL allowed accepts (the hosts of --allow-host):
+// they map to HostsDirName/<host>[_<port>]/<path from the host's root>.
+func (m *Mapper) AllowHosts(allowed func(*url.URL) bool) { m.hosts = allowed }
+
+// hostRel maps the URI u of another host than the base's.
+func (m *Mapper) hostRel(uri string, u *url.URL) (string, error) {
+	if u.User != nil {
+		return "", fmt.Errorf("%w: %s carries user information", ErrUnmappable, uri)
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		return "", fmt.Errorf("%w: %s has a query string", ErrUnmappable, uri)
+	}
+	dir, err := hostDir(u)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %v", ErrUnmappable, uri, err)
+	}
+	ep := normPercent(u.EscapedPath())
+	segs, err := segments(uri, strings.TrimPrefix(ep, "/"))
+	if err != nil {
+		return "", err
+	}
+	return HostsDirName + "/" + dir + "/" + strings.Join(segs, "/"), nil
+}
+
+// hostDir is the directory name of u's host: the host in lower case (an
+// IPv6 address with '-' for ':'), then '_' and the port unless it is the
+// scheme's default (cdn.example.org_8443). Only letters, digits, '.', '-'
+// and '_' are kept: a name any file system takes.
+func hostDir(u *url.URL) (string, error) {
+	h := strings.ToLower(u.Hostname())
+	if strings.Contains(h, ":") {
+		h = strings.ReplaceAll(h, ":", "-")
+	}
+	if h == "" || strings.HasPrefix(h, ".") || strings.HasPrefix(h, tempPrefix) || len(h) > 200 {
+		return "", fmt.Errorf("host %q cannot name a directory", u.Hostname())
+	}
+	for _, r := range h {
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '-' || r == '_') {
+			return "", fmt.Errorf("host %q cannot name a directory", u.Hostname())
+		}
+	}
+	if p := u.Port(); p != "" && !(p == "80" && strings.EqualFold(u.Scheme, "http") || p == "443" && strings.EqualFold(u.Scheme, "https")) {
+		h += "_" + p
+	}
+	return h, nil
 }
 
 // Key returns uri in normal form (NormalizeURI), the identity under which

@@ -2,6 +2,7 @@ package destination
 
 import (
 	"errors"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -129,6 +130,83 @@ func FuzzNormalizeURI(f *testing.F) {
 			if rel2, err := m.Rel(n); err != nil || rel2 != rel {
 				t.Fatalf("%q maps to %q, its normal form %q to %q, %v", uri, rel, n, rel2, err)
 			}
+		}
+	})
+}
+
+// TestMapperAllowHosts: with other hosts allowed, their URIs map under
+// DEST/_hosts/<host>[_<port>]/, the Source's own under DEST/ as before,
+// and the Source's own that would map into _hosts are refused, so that
+// the two never collide.
+func TestMapperAllowHosts(t *testing.T) {
+	m, err := NewMapper("http://src.example/pre/", "/dest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.AllowHosts(func(u *url.URL) bool { h := strings.ToLower(u.Hostname()); return h == "cdn.example" || h == "::1" })
+	for _, tc := range []struct {
+		uri  string
+		want string
+		err  error
+	}{
+		{"http://src.example/pre/a.txt", "a.txt", nil},
+		{"http://cdn.example/img/a.png", "_hosts/cdn.example/img/a.png", nil},
+		{"https://CDN.example:443/img/a.png", "_hosts/cdn.example/img/a.png", nil},
+		{"https://cdn.example:8443/x%20y/a.png", "_hosts/cdn.example_8443/x y/a.png", nil},
+		{"http://cdn.example:80/a", "_hosts/cdn.example/a", nil},
+		{"http://[::1]:8080/a", "_hosts/--1_8080/a", nil},
+		{"http://cdn.example/", "", ErrUnmappable},
+		{"http://cdn.example/a?x=1", "", ErrUnmappable},
+		{"http://u@cdn.example/a", "", ErrUnmappable},
+		{"http://cdn.example/%2e%2e/a", "", ErrOutsideBase},
+		{"http://cdn.example/a%2Fb", "", ErrUnmappable},
+		{"ftp://cdn.example/a", "", ErrOutsideAuthority},
+		{"http://other.example/a", "", ErrOutsideAuthority},
+		{"http://src.example/pre/_hosts/cdn.example/img/a.png", "", ErrReserved},
+		{"http://src.example/pre/_HOSTS/x", "", ErrReserved},
+		{"http://src.example/pre/.resourcesync/x", "", ErrReserved},
+	} {
+		got, err := m.Rel(tc.uri)
+		if got != tc.want || !errors.Is(err, tc.err) {
+			t.Errorf("Rel(%s) = %q, %v; want %q, %v", tc.uri, got, err, tc.want, tc.err)
+		}
+	}
+	// Without AllowHosts, _hosts is an ordinary name.
+	m2, _ := NewMapper("http://src.example/pre/", "/dest")
+	if got, err := m2.Rel("http://src.example/pre/_hosts/a"); err != nil || got != "_hosts/a" {
+		t.Errorf("without allowed hosts: %q, %v", got, err)
+	}
+}
+
+// FuzzMapperAllowHosts: with every other host allowed, a URI maps inside
+// the root, other hosts' under _hosts/<one safe name>/, and the Source's
+// own never there.
+func FuzzMapperAllowHosts(f *testing.F) {
+	for _, s := range []string{"http://h/b/a", "http://cdn:8080/a/b", "https://[::1]/x", "http://h/b/_hosts/x", "http://c%2e/..%2f/x", "http://../x"} {
+		f.Add(s)
+	}
+	m, _ := NewMapper("http://h/b/", "/dest")
+	m.AllowHosts(func(*url.URL) bool { return true })
+	f.Fuzz(func(t *testing.T, uri string) {
+		rel, err := m.Rel(uri)
+		if err != nil {
+			return
+		}
+		p := m.Path(rel)
+		r, err := filepath.Rel("/dest", p)
+		if err != nil || r == "." || r == ".." || strings.HasPrefix(r, "../") || filepath.IsAbs(r) || r != filepath.FromSlash(rel) {
+			t.Fatalf("%q maps to %q, outside the root or not clean", uri, p)
+		}
+		segs := strings.Split(rel, "/")
+		u, _ := url.Parse(uri)
+		own := strings.EqualFold(u.Scheme, "http") && strings.EqualFold(u.Host, "h")
+		switch {
+		case segs[0] == StateDirName:
+			t.Fatalf("%q maps into the state directory", uri)
+		case own && strings.EqualFold(segs[0], HostsDirName):
+			t.Fatalf("the Source's %q maps into %s", uri, HostsDirName)
+		case !own && (segs[0] != HostsDirName || len(segs) < 3 || strings.Trim(segs[1], "abcdefghijklmnopqrstuvwxyz0123456789.-_") != "" && !strings.ContainsFunc(segs[1], func(r rune) bool { return r > 127 })):
+			t.Fatalf("another host's %q maps to %q", uri, rel)
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -301,13 +302,24 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	defer d.Close()
 	at := d.Head.MD.At.Time()
 	cs := e.newChangeSet(at)
+	// clErr is a Change List that could not be read (a Source answering
+	// 5xx until its first change, as resync-simulator does): the Resource
+	// List's snapshot is still right as of its `at`, so it is installed
+	// and the checkpoint stops there; the run then fails naming the
+	// Change List, and the next one catches up from `at`.
+	var clErr error
 	if s.ChangeList != "" && !at.IsZero() {
 		e.phase(s.Name, "changes since the Resource List (%s) from %s", fmtTime(at), s.ChangeList)
 		if cs, err = e.collectChanges(ctx, s, at); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("%w: %w", ErrDiscovery, err)
+			if !errors.Is(err, ErrChangeList) {
+				return fmt.Errorf("%w: %w", ErrDiscovery, err)
+			}
+			clErr = err
+			e.phase(s.Name, "cannot read the Change List (%v): installing the Resource List's snapshot as of %s only", err, fmtTime(at))
+			cs = e.newChangeSet(at)
 		}
 		if cs.gap != "" {
 			// The list is still right as of its `at`; what changed since
@@ -408,6 +420,14 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 		cp.At = at
 		cp.Until = until
 	}
+	if clErr != nil {
+		msg := fmt.Sprintf("%v (the snapshot of the Resource List as of %s is installed; the next run catches up from the Change Lists)", clErr, fmtTime(at))
+		sr.Failed++
+		if len(sr.Failures) < maxFailuresListed {
+			sr.Failures = append(sr.Failures, Failure{URI: s.ChangeList, Error: msg})
+		}
+		e.emit(Event{Kind: EventFailed, Set: s.Name, URI: s.ChangeList, Error: msg})
+	}
 	return nil
 }
 
@@ -452,6 +472,7 @@ func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) 
 	}()
 	var refs []clRef
 	seen := map[string]bool{}
+	var index string // the rel="index" of a Change List named directly
 	addRefs := func(u string) error {
 		d, err := e.open(ctx, u)
 		if err != nil {
@@ -462,6 +483,13 @@ func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) 
 			if !seen[d.URL] {
 				seen[d.URL] = true
 				refs = append(refs, clRef{d.URL, d.Head.MD.From, d.Head.MD.Until})
+			}
+			if l := d.Head.Link(rs.RelIndex); l != "" {
+				if iu, err := url.Parse(d.URL); err == nil {
+					if ru, err := iu.Parse(l); err == nil {
+						index = ru.String()
+					}
+				}
 			}
 			return nil
 		}
@@ -499,6 +527,16 @@ func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) 
 			}
 		}
 		return t
+	}
+	if index != "" && !from.IsZero() && (len(refs) == 0 || earliest().After(from)) {
+		// The Capability List names the open Change List itself (a
+		// Source rotating it there, as serve --changelist-index=false
+		// does): the lists since the checkpoint are in its index
+		// (RS-CHL-7). One that cannot be read leaves the archive, or a
+		// gap, to tell.
+		if err := addRefs(index); err != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 	}
 	if s.ChangeListArchive != "" && !from.IsZero() && (len(refs) == 0 || earliest().After(from)) {
 		if err := addRefs(s.ChangeListArchive); err != nil {

@@ -82,7 +82,8 @@ type Options struct {
 	// AllowHosts are hosts (HOST or HOST:PORT) that redirects and
 	// rel="duplicate" locations may lead to besides the Source's own
 	// authority (scheme, host and port); others are refused with
-	// fetch.ErrOffOrigin.
+	// fetch.ErrOffOrigin. Resources whose URIs are on them are mirrored
+	// too, into DEST/_hosts/<host>[_<port>]/<path> (see HostsDirName).
 	AllowHosts []string
 	// Fetch tuning (zero: the fetch package's defaults).
 	Retries             int
@@ -278,8 +279,16 @@ func Open(ctx context.Context, source string, opt Options) (*Mirror, error) {
 		}
 		sets = keep
 	}
+	if opt.Base == "" {
+		if err := elsewhere(pol, base, sets); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrDiscovery, err)
+		}
+	}
 	if e.m, err = NewMapper(base, opt.Dest); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrDiscovery, err)
+	}
+	if len(opt.AllowHosts) > 0 {
+		e.m.AllowHosts(pol.AllowedHost)
 	}
 	readOnly := opt.DryRun || (opt.Mode == ModeAudit && !opt.Repair)
 	if !readOnly {

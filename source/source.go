@@ -66,6 +66,9 @@ type Config struct {
 	DumpPartBytes int64
 	DumpInterval  time.Duration
 	Archives      bool
+	// OpenChangeList: each Capability List names the open Change List
+	// instead of the Change List Index (publish.Config.OpenChangeList).
+	OpenChangeList bool
 	// Notification, if set, gives each set's change-notification channel
 	// (see publish.Config.Notification).
 	Notification func(set string) (topicURL, hubURL string)
@@ -405,7 +408,8 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 		BaseURL: s.cfg.BaseURL, Out: s.out,
 		ChangeListPeriod: s.cfg.ChangeListPeriod, MaxEntries: s.cfg.MaxEntries, Dumps: s.cfg.Dumps, DumpPartBytes: s.cfg.DumpPartBytes,
 		DumpInterval: s.cfg.DumpInterval, Archives: s.cfg.Archives, Notification: s.cfg.Notification,
-		Now: s.cfg.Now, Logger: s.log, Replicas: s.shared,
+		OpenChangeList: s.cfg.OpenChangeList,
+		Now:            s.cfg.Now, Logger: s.log, Replicas: s.shared,
 		// HTML companions are for static hosting (publish's OUT); serve
 		// negotiates the HTML view of each document instead.
 		NoCompanions: s.cfg.Out == "" || s.cfg.NoCompanions,

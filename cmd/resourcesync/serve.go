@@ -26,7 +26,12 @@ LAYOUT (BASE is --base-url)
    BASE/.resourcesync/SET/capabilitylist.xml Capability List of a set; beside it
                                              resourcelist.xml, changelist.xml (the
                                              Change List Index), resourcedump.xml,
-                                             changedump.xml, archives, and their parts
+                                             changedump.xml, archives, and their parts;
+                                             the Change Lists in changelists/ (with
+                                             --changelist-index=false the Capability List
+                                             names the open one instead of the index,
+                                             and the new one after each rotation: for
+                                             py-resync --incremental --changelist-uri)
    BASE/robots.txt                           Sitemap: lines naming each Resource List
    BASE/.resourcesync/                       status page (HTML, public like the documents):
                                              per set the resources and their total size,

@@ -46,6 +46,7 @@ func sourceFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "set", Usage: "publish DIR as the set NAME (repeatable; resources then live under BASE/NAME/)", TakesFile: true},
 		&cli.StringSliceFlag{Name: "skip", Usage: "skip files and directories matching this path.Match pattern (repeatable)"},
 		&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after this period", Value: time.Hour},
+		&cli.BoolFlag{Name: "changelist-index", Value: true, Usage: "the Capability List names the Change List Index; =false: it names the open Change List itself (the index is still written and linked from every list), for clients that cannot read an index incrementally (py-resync 2.0.1 --incremental)"},
 		&cli.BoolFlag{Name: "no-dumps", Usage: "do not write Resource Dumps and Change Dumps"},
 		&cli.Int64Flag{Name: "dump-part-size", Usage: "largest Resource Dump package, in bytes", Value: 256 << 20},
 		&cli.DurationFlag{Name: "dump-interval", Usage: "least time between two Resource Dumps (a new one is made only if the collection changed)", Value: 24 * time.Hour},
@@ -92,6 +93,7 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 	if cfg.StateDir == "" {
 		cfg.StateDir = filepath.Join(cfg.Sets[0].Dir, ".resourcesync")
 	}
+	cfg.OpenChangeList = !cmd.Bool("changelist-index")
 	level := slog.LevelInfo
 	if cmd.Bool("verbose") {
 		level = slog.LevelDebug

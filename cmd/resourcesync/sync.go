@@ -35,7 +35,11 @@ offered, then the Resource List, caught up with the Change Lists written
 after it); later runs apply the Change Lists published since the last
 synchronized point. A gap (the Source no longer lists changes this copy
 needs, or answers 404 for the Change List it advertises) is reported and
-repaired against the current Resource List.
+repaired against the current Resource List. A Change List that cannot be
+read during a baseline (a 5xx after the retries) does not stop it: the
+Resource List's snapshot is installed, the checkpoint stops at the list's
+"at", and the run exits 1 naming the Change List; the next run catches up
+from the Change Lists once they answer.
 --audit re-hashes DEST and compares it with the Source (add --repair to fix
 what differs).
 
@@ -44,8 +48,16 @@ outside the Source's authority or that would map outside DEST are refused,
 and so are redirects and rel="duplicate" locations that leave the Source's
 scheme, host and port (unless --allow-host names their host): that resource
 fails, or discovery stops, with "redirect to URL leaves the Source's
-authority". A request whose response stalls for --timeout, or whose body
-trickles in below --min-rate, is abandoned and retried.
+authority". Resources whose URIs are on a host --allow-host names (a CDN, a
+storage host) are mirrored too, into DEST/_hosts/<host>[_<port>]/<path>
+(the host in lower case, the port unless it is the scheme's default, e.g.
+DEST/_hosts/cdn.example.org_8443/img/a.png), and deleted, audited and
+owned like the Source's own. While --allow-host is given, DEST/_hosts is
+reserved: a resource of the Source itself that would map there is refused. A request whose response stalls for --timeout, or whose body
+trickles in below --min-rate, is abandoned and retried. When the Source's
+documents name another host than SOURCE (localhost for 127.0.0.1, a
+proxy's public name), the run stops and names the --base URL that makes
+them the Source's own.
 The length and the strongest offered digest (sha-256, else sha-1, else md5;
 --verify all: every offered one) are verified while the body streams, what
 was computed is recorded for later audits, files are installed with a rename, and state lives in DEST/.resourcesync (locked, so
@@ -60,7 +72,10 @@ change-notification channel at the Source's WebSub hub (callback on --listen,
 as --callback-url), applies every notification through the same planner and
 fetcher, catches up from the Change Lists after a gap, a restart or while the
 hub is unreachable (every --poll-interval), renews the lease, and
-unsubscribes on Ctrl-C.
+unsubscribes on Ctrl-C. A hub that refuses the callback address (hub and
+serve refuse loopback and private ones unless started with
+--allow-private-callbacks) is reported as such, with that remedy or a
+public --callback-url; the Change Lists are polled meanwhile.
 
 --status-addr HOST:PORT serves a live status page while the command runs
 (most useful with --follow): per set the checkpoint the state records, the
@@ -102,7 +117,7 @@ func syncCommand() *cli.Command {
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a request (document or resource; retried) when no response headers or body bytes arrive for `D`"},
 			&cli.FloatFlag{Name: "min-rate", Value: 1024, Usage: "give up on a download (retried) whose body averages less than `BYTES` per second over --min-rate-window (0: no limit)"},
 			&cli.DurationFlag{Name: "min-rate-window", Value: 30 * time.Second, Usage: "the window `D` over which --min-rate is averaged"},
-			&cli.StringSliceFlag{Name: "allow-host", Usage: "let redirects and rel=\"duplicate\" locations lead to `HOST[:PORT]` too (repeatable; by default only the Source's scheme, host and port)"},
+			&cli.StringSliceFlag{Name: "allow-host", Usage: "let redirects, rel=\"duplicate\" locations and resource URIs lead to `HOST[:PORT]` too, its resources mirrored into DEST/_hosts/HOST[_PORT]/ (repeatable; by default only the Source's scheme, host and port)"},
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto, bars, lines or quiet"},
 			&cli.StringFlag{Name: "status-addr", Usage: "serve a live status page (and /status.json) on `HOST:PORT` while running (default: none; an address other than loopback is served with a warning; on loopback it answers only requests whose Host is loopback or localhost)"},
 			&cli.StringFlag{Name: "report", Usage: "write a self-contained HTML status report to `FILE` when the run ends (with --follow: also every minute)"},

@@ -31,6 +31,11 @@ TARGETS
    whole tree it links is walked - Capability Lists, indexes, archives - and
    every document is validated, as well as the links between documents.
    Any other TARGET is a local file holding one document.
+   With --base-url URL, a TARGET that is a directory is a Source tree as
+   'publish --out' writes it, validated offline before it is uploaded: the
+   walk starts at URL as above, and every URL under URL is read from the
+   file at its path relative to URL in the directory (nothing is fetched;
+   a document linked outside URL is reported with rule RS-FETCH).
 
 OUTPUT
    By default one line per problem:
@@ -62,6 +67,7 @@ func validateCommand() *cli.Command {
 		Description: validateHelp,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print problems and the summary as JSON lines"},
+			&cli.StringFlag{Name: "base-url", Usage: "validate a directory TARGET (publish's --out) offline as if served at `URL`"},
 			&cli.IntFlag{Name: "max-docs", Value: 1000, Usage: "fetch at most `N` documents per URL target"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "time limit `D` for each HTTP request"},
 		},
@@ -112,6 +118,8 @@ func runValidate(ctx context.Context, cmd *cli.Command) error {
 		var err error
 		if strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
 			err = walkTarget(ctx, client, target, opts, report, &s)
+		} else if fi, serr := os.Stat(target); serr == nil && fi.IsDir() {
+			err = dirTarget(ctx, cmd.String("base-url"), target, opts, report, &s)
 		} else {
 			err = fileTarget(target, opts, report, &s)
 		}
@@ -143,6 +151,18 @@ func runValidate(ctx context.Context, cmd *cli.Command) error {
 
 func walkTarget(ctx context.Context, client *http.Client, target string, opts validate.Options, report func(validate.Problem), s *summary) error {
 	ws, err := validate.Walk(ctx, client, target, opts, report)
+	if ws != nil {
+		s.Documents, s.Entries = ws.Documents, ws.Entries
+	}
+	return err
+}
+
+// dirTarget walks a publish output tree offline.
+func dirTarget(ctx context.Context, base, dir string, opts validate.Options, report func(validate.Problem), s *summary) error {
+	if base == "" {
+		return fmt.Errorf("is a directory (to validate a 'publish --out' tree offline, give the URL it will be served at with --base-url URL)")
+	}
+	ws, err := validate.WalkDir(ctx, base, dir, opts, report)
 	if ws != nil {
 		s.Documents, s.Entries = ws.Documents, ws.Entries
 	}

@@ -53,7 +53,17 @@ type follower struct {
 	subs    []followed
 	// reported is the subscription state last emitted per set.
 	reported map[string]destination.Event
+	// refusedBy names the sets whose hub refused the subscription.
+	refusedBy map[string]bool
 }
+
+// refusalHint says how to get a refused callback accepted.
+const refusalHint = "a hub calls back only public addresses unless it allows private ones: " +
+	"start the hub with --allow-private-callbacks (resourcesync hub, or serve for its embedded hub), " +
+	"or give --callback-url a public URL that reaches --listen"
+
+// refused: the hub refused the subscription itself, not down.
+func refused(err error) bool { return subscriber.Refused(err) }
 
 type followed struct {
 	set, hub string
@@ -67,6 +77,8 @@ func (f *follower) report(set, hub string, sub *subscriber.Subscriber, why error
 	ev := destination.Event{Kind: destination.EventSubscription, Set: set, URI: hub, Status: destination.SubPolling}
 	if st := sub.State(); st.Active {
 		ev.Status, ev.Expires = destination.SubNotifications, st.Expires
+	} else if why != nil && refused(why) {
+		ev.Message = "hub refused the callback: " + why.Error()
 	} else if why != nil {
 		ev.Message = "hub unreachable: " + why.Error()
 	} else if st.Denied {
@@ -161,7 +173,7 @@ func Run(ctx context.Context, m *destination.Mirror, opt Options) error {
 	if !strings.HasSuffix(cb, "/") {
 		cb += "/"
 	}
-	f := &follower{m: m, opt: opt, catchup: make(chan string, 1), down: map[string]bool{}, reported: map[string]destination.Event{}}
+	f := &follower{m: m, opt: opt, catchup: make(chan string, 1), down: map[string]bool{}, reported: map[string]destination.Event{}, refusedBy: map[string]bool{}}
 	f.sync(ctx, "start")
 
 	var subs []*subscriber.Subscriber
@@ -191,6 +203,12 @@ func Run(ctx context.Context, m *destination.Mirror, opt Options) error {
 					f.say("subscribed to %s at %s", topic, hubURL)
 					// Changes between the catch-up and the subscription.
 					f.requestCatchup("subscribed")
+				} else if refused(err) {
+					f.mu.Lock()
+					f.refusedBy[name] = true
+					f.mu.Unlock()
+					f.say("hub %s refused the callback %s (%v): %s; polling the Change Lists every %s meanwhile",
+						hubURL, cb+name, err, refusalHint, opt.PollInterval)
 				} else {
 					f.say("hub %s unreachable (%v): polling the Change Lists", hubURL, err)
 				}
@@ -243,7 +261,13 @@ loop:
 	// Leave politely: end the subscriptions at the hub.
 	uctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for _, sub := range subs {
+	for i, sub := range subs {
+		f.mu.Lock()
+		never := f.refusedBy[f.subs[i].set] && !sub.State().Active
+		f.mu.Unlock()
+		if never {
+			continue // the hub refused it: nothing to end there
+		}
 		if err := sub.Unsubscribe(uctx); err != nil {
 			f.say("unsubscribe: %v", err)
 		}

@@ -31,14 +31,17 @@ type flakyHub struct {
 	down atomic.Bool
 }
 
-func startHub(t *testing.T) *flakyHub {
+func startHub(t *testing.T) *flakyHub { t.Helper(); return startHubWith(t, true) }
+
+// startHubWith starts the hub, allowing loopback callbacks or not.
+func startHubWith(t *testing.T, allowPrivate bool) *flakyHub {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	fh := &flakyHub{url: "http://" + ln.Addr().String() + "/hub"}
-	h, err := hub.Open(hub.Config{StateDir: t.TempDir(), URL: fh.url, AllowPrivateCallbacks: true, NoSync: true})
+	h, err := hub.Open(hub.Config{StateDir: t.TempDir(), URL: fh.url, AllowPrivateCallbacks: allowPrivate, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,4 +298,30 @@ func TestNotifiedFileDeletedLater(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(r.dest, "p.txt")); !os.IsNotExist(err) {
 		t.Fatalf("p.txt still in DEST: %v", err)
 	}
+}
+
+// TestHubRefusesCallback: a real hub that does not call back loopback
+// addresses (its default) answers the subscription with 400. The
+// follower says that the hub refused the callback and how to allow it,
+// not that the hub is down, polls meanwhile, and does not try to
+// unsubscribe what was never subscribed (issue 19, 5d).
+func TestHubRefusesCallback(t *testing.T) {
+	fh := startHubWith(t, false)
+	r := start(t, fh)
+	waitLine(t, r, "refused the callback")
+	r.change(t, "polled.txt", "polled")
+	r.wait(t, "polled.txt", "polled")
+	r.stopFollow()
+	out := r.out.String()
+	for _, want := range []string{"--allow-private-callbacks", "--callback-url", "polling the Change Lists"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"unreachable", "unsubscribe:"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("%q in:\n%s", bad, out)
+		}
+	}
+	t.Logf("%s", out)
 }

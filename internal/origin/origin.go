@@ -109,6 +109,21 @@ func (p *Policy) Allowed(u *url.URL) bool {
 	return p.hosts[hp] || p.hosts[host]
 }
 
+// AllowedHost reports whether u's host (with any port, or its own port)
+// is one the user allowed explicitly, whatever the Source's authorities:
+// the hosts whose resources a mirror takes in besides the Source's own.
+func (p *Policy) AllowedHost(u *url.URL) bool {
+	if p == nil {
+		return false
+	}
+	a := authority(u)
+	hp := a[strings.Index(a, "://")+3:]
+	host, _, _ := net.SplitHostPort(hp)
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.hosts[hp] || p.hosts[host]
+}
+
 // Check returns an *Error when the URL u may not be fetched.
 func (p *Policy) Check(u string) error {
 	if p == nil {

@@ -189,6 +189,7 @@ func (p *publisher) changeLists(ctx context.Context, s *Set, sr *SetReport) ([]c
 	if err := p.writeChangeListIndex(s, &st); err != nil {
 		return nil, err
 	}
+	p.noteOpen(s, &st)
 	if p.cfg.Archives {
 		if err := p.writeChangeListArchive(s, &st); err != nil {
 			return nil, err
@@ -254,6 +255,15 @@ func (p *publisher) writeChangeList(ctx context.Context, s *Set, l *clList, last
 		return fmt.Errorf("change list %s: %w", l.name(), err)
 	}
 	return nil
+}
+
+// noteOpen records the path of the set's open Change List, which the
+// Capability List names with Config.OpenChangeList.
+func (p *publisher) noteOpen(s *Set, st *clState) {
+	if p.openCL == nil {
+		p.openCL = map[string]string{}
+	}
+	p.openCL[s.Name] = p.clRel(s.Name, &st.Open)
 }
 
 // writeChangeListIndex writes the Change List Index: the most recent lists

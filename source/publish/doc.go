@@ -15,7 +15,7 @@
 //	.resourcesync/<set>/resourcelists/parts/<at>-00001.xml  parts of the split Resource List
 //	.resourcesync/<set>/resourcelists/<at>/resourcelist.xml the list or index of a generation (Config.Archives)
 //	.resourcesync/<set>/resourcelist-archive.xml  Resource List Archive (Config.Archives)
-//	.resourcesync/<set>/changelist.xml            Change List Index (always an index)
+//	.resourcesync/<set>/changelist.xml            Change List Index (always an index; the Capability List names the open list instead with Config.OpenChangeList)
 //	.resourcesync/<set>/changelists/<from>-<seq>.xml        Change Lists, closed and open
 //	.resourcesync/<set>/changelist-archive.xml    Change List Archive (Config.Archives)
 //	.resourcesync/<set>/resourcedump.xml          Resource Dump (Config.Dumps)

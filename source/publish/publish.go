@@ -99,6 +99,15 @@ type Config struct {
 	// turned off: their documents depend on files only the process that
 	// wrote them has.
 	Replicas bool
+	// OpenChangeList makes each Capability List name the set's open
+	// Change List instead of the Change List Index (which is still
+	// written, and named by every Change List's rel="index"): a layout
+	// for clients that cannot read an index in their incremental mode
+	// (py-resync 2.0.1). When the open list closes, the next Publish
+	// names the new open list; a Destination that finds the list it
+	// followed closed looks in its rel="index" or the Change List Archive
+	// for the lists in between (RS-CHL-7).
+	OpenChangeList bool
 	// NoCompanions turns off the HTML companions: by default every
 	// document NAME.xml gets a readable page NAME.html beside it (paged as
 	// NAME.2.html, … beyond 1,000 entries) for static hosting; see
@@ -163,6 +172,9 @@ type publisher struct {
 	// this run's documents were written from or checked against: what
 	// the tree holds once the run is done (see remember).
 	held map[string][]byte
+	// openCL is, per set, the path of the open Change List this run
+	// wrote (Config.OpenChangeList).
+	openCL map[string]string
 }
 
 // Publish writes the documents of every set of cfg under cfg.Out, then the
@@ -376,9 +388,13 @@ func (p *publisher) writeCapabilityList(s *Set, rlURL string) error {
 	ent := func(c rs.Capability, rel string) rs.Entry {
 		return rs.Entry{Loc: p.url(setDoc(s.Name, rel)), MD: rs.Metadata{Capability: c}}
 	}
+	cl := ent(rs.CapChangeList, "changelist.xml")
+	if open := p.openCL[s.Name]; p.cfg.OpenChangeList && open != "" {
+		cl.Loc = p.url(open)
+	}
 	es := []rs.Entry{
 		{Loc: rlURL, MD: rs.Metadata{Capability: rs.CapResourceList}},
-		ent(rs.CapChangeList, "changelist.xml"),
+		cl,
 	}
 	if p.cfg.Dumps {
 		es = append(es, ent(rs.CapResourceDump, "resourcedump.xml"), ent(rs.CapChangeDump, "changedump.xml"))

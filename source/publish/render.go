@@ -241,6 +241,7 @@ func (p *publisher) renderChangeLists(ctx context.Context, s *Set, st *clState, 
 	if err := p.writeChangeList(ctx, s, &st.Open, st.OpenLast); err != nil {
 		return err
 	}
+	p.noteOpen(s, st)
 	return p.writeChangeListIndex(s, st)
 }
 

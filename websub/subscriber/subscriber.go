@@ -74,6 +74,19 @@ func (e *HubError) Error() string {
 	return fmt.Sprintf("subscriber: hub answered %d: %s", e.Status, strings.TrimSpace(e.Body))
 }
 
+// Refused reports whether err, from Subscribe or Run, is the hub refusing
+// the subscription request itself rather than being unreachable: an
+// answer 4xx (but 408 and 429), such as a hub's for a callback address it
+// will not call (loopback or private), or hub.mode=denied. Retrying will
+// not help until the hub's settings or the callback change.
+func Refused(err error) bool {
+	var he *HubError
+	if errors.As(err, &he) {
+		return he.Status/100 == 4 && he.Status != http.StatusRequestTimeout && he.Status != http.StatusTooManyRequests
+	}
+	return errors.Is(err, ErrDenied)
+}
+
 // Config configures a Subscriber. Hub, Topic and CallbackURL are required.
 type Config struct {
 	// Hub and Topic: from the Capability List's change-notification entry
@@ -433,9 +446,12 @@ func (s *Subscriber) Run(ctx context.Context) error {
 			return
 		}
 		known, up = true, u
-		if u {
+		switch {
+		case u:
 			s.log.Info("hub up: subscription active")
-		} else {
+		case Refused(err):
+			s.log.Warn("hub refused the subscription", "err", err)
+		default:
 			s.log.Warn("hub down", "err", err)
 		}
 		if s.cfg.OnHubState != nil {
