@@ -153,6 +153,7 @@ func TestServeAuth(t *testing.T) {
 		{name: "metrics with token", path: "/.resourcesync/metrics", auth: goodBearer, code: 200},
 		{name: "subscribe with token", method: "POST", path: "/.resourcesync/hub", form: sub, auth: goodBearer, code: 202},
 		{name: "admin with its token", path: "/.resourcesync/hub/admin/stats", auth: "Bearer adm-token", code: 200},
+		{name: "admin login page with the site's basic", path: "/.resourcesync/hub/admin/", auth: goodBasic, code: 200},
 		{name: "publish with the hub token", method: "POST", path: "/.resourcesync/hub", auth: "Bearer pub-token",
 			form: url.Values{"hub.mode": {"publish"}, "hub.topic": {topic}}},
 	})

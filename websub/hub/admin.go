@@ -119,8 +119,10 @@ func (a *admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var u who
-	if _, has := r.Header["Authorization"]; has {
-		got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	// Only a Bearer authorization is the tools' token: a browser sends
+	// the HTTP basic credentials of the site the admin is part of (serve
+	// --basic-auth-file) with every request, the admin's too.
+	if got, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); bearer {
 		if ok, limited := a.checkToken(got, r); !ok {
 			if limited {
 				w.Header().Set("Retry-After", "1")
