@@ -363,3 +363,45 @@ func TestServerAuthBadFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestServerAuthReload: a token file replaced while sdshare receive
+// runs is read again (no restart): the new token is accepted, the old one
+// refused.
+func TestServerAuthReload(t *testing.T) {
+	tokens, _ := authFiles(t)
+	addr := freeAddr(t)
+	out, _ := background(t, "sdshare", "receive", "--addr", addr, "--store", t.TempDir(), "--graph", "http://ex.org/g", "--auth-token-file", tokens)
+	waitFor(t, "sdshare receive", 20*time.Second, func() bool { return strings.Contains(out.String(), "listening on") })
+	hc, _ := testnet.Client(t)
+	push := func(tok string) int {
+		req, _ := http.NewRequest("POST", "http://"+addr+"/?resource=http%3A%2F%2Fex.org%2Fa", strings.NewReader(""))
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if c := push("reader-token"); c != 200 {
+		t.Fatalf("the first token: %d", c)
+	}
+	tmp := tokens + ".new"
+	os.WriteFile(tmp, []byte("rotated-token\n"), 0o600)
+	if err := os.Rename(tmp, tokens); err != nil {
+		t.Fatal(err)
+	}
+	// The file is looked at again at most every 2 s, on a request: ones
+	// without credentials, which spend no failure budget.
+	waitFor(t, "the reload", 20*time.Second, func() bool {
+		return push("") == 401 && strings.Contains(out.String(), "credentials reloaded")
+	})
+	if c := push("rotated-token"); c != 200 {
+		t.Errorf("the new token: %d", c)
+	}
+	if c := push("reader-token"); c != 401 {
+		t.Errorf("the revoked token: %d", c)
+	}
+}
