@@ -287,7 +287,7 @@ func (a *Authenticator) Check(w http.ResponseWriter, r *http.Request) bool {
 			a.challenge(w, c, "")
 			return false
 		}
-		basic, cred = true, user+"\x00"+pass
+		basic, cred = true, strconv.Itoa(len(user))+":"+user+pass // unambiguous
 	default:
 		// None, or a scheme not configured: no check spent.
 		a.challenge(w, c, "")

@@ -2,6 +2,7 @@ package authn
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -56,30 +57,26 @@ func newServer(t *testing.T, cfg Config) (*Authenticator, *httptest.Server) {
 
 func get(t *testing.T, url string, set func(*http.Request)) (*http.Response, string) {
 	t.Helper()
+	resp, body, err := try(url, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
+// try is get for other goroutines than the test's.
+func try(url string, set func(*http.Request)) (*http.Response, string, error) {
 	req, _ := http.NewRequest("GET", url, nil)
 	if set != nil {
 		set(req)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return nil, "", err
 	}
 	defer resp.Body.Close()
-	var b strings.Builder
-	_, _ = fmt.Fprint(&b, readAll(resp))
-	return resp, b.String()
-}
-
-func readAll(resp *http.Response) string {
-	var sb strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		sb.Write(buf[:n])
-		if err != nil {
-			return sb.String()
-		}
-	}
+	b, err := io.ReadAll(resp.Body)
+	return resp, string(b), err
 }
 
 func bearer(tok string) func(*http.Request) {
@@ -183,7 +180,11 @@ func TestWrongPasswordFlood(t *testing.T) {
 	codes := map[int]int{}
 	for i := range 200 {
 		wg.Go(func() {
-			resp, _ := get(t, srv.URL, basic("alice", fmt.Sprint("guess", i)))
+			resp, _, err := try(srv.URL, basic("alice", fmt.Sprint("guess", i)))
+			if err != nil {
+				t.Error(err)
+				return
+			}
 			mu.Lock()
 			codes[resp.StatusCode]++
 			mu.Unlock()
