@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/resourcesync-go/resourcesync/internal/authn"
 	"github.com/resourcesync-go/resourcesync/websub/hub"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/boltstore"
@@ -85,8 +86,8 @@ func hubCommand() *cli.Command {
 		Name:        "hub",
 		Usage:       "run a WebSub hub (ResourceSync Change Notification)",
 		UsageText:   "resourcesync hub [--addr HOST:PORT] [--state DIR | --store bolt:DIR | --store postgres://...] [--node NAME] [--url URL] [--allow-private-callbacks] [--publish-token TOKEN]",
-		Description: hubHelp,
-		Flags: []cli.Flag{
+		Description: hubHelp + hubAuthHelp,
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8090"},
 			&cli.StringFlag{Name: "state", Usage: "state directory (the embedded store)", Value: "hub-state"},
 			&cli.StringFlag{Name: "store", Usage: "state store: bolt:DIR or postgres://... (see STATE STORE above)", DefaultText: "bolt:STATE", Sources: cli.EnvVars("RESOURCESYNC_HUB_STORE")},
@@ -107,7 +108,7 @@ func hubCommand() *cli.Command {
 			&cli.StringFlag{Name: "admin-token", Usage: "serve /admin/: admin pages for a browser after logging in with TOKEN, and the JSON API (dead letters, replay, stats, subscriptions) to \"Authorization: Bearer TOKEN\"", Sources: cli.EnvVars("RESOURCESYNC_HUB_ADMIN_TOKEN")},
 			&cli.DurationFlag{Name: "give-up-after", Usage: "how long a failing delivery is retried before it becomes a dead letter", Value: 48 * time.Hour},
 			&cli.BoolFlag{Name: "verbose", Usage: "log subscriptions and failures to stderr"},
-		},
+		}, serverAuthFlags(true)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			ln, err := net.Listen("tcp", cmd.String("addr"))
 			if err != nil {
@@ -129,7 +130,16 @@ func hubCommand() *cli.Command {
 			if st != nil {
 				defer st.Close()
 			}
+			au, err := serverAuth(cmd, "hub")
+			if err != nil {
+				return err
+			}
+			var subAuth func(http.ResponseWriter, *http.Request) bool
+			if au != nil {
+				subAuth = au.Check
+			}
 			h, err := hub.Open(hub.Config{
+				SubscriberAuth:           subAuth,
 				StateDir:                 cmd.String("state"),
 				Store:                    st,
 				Node:                     cmd.String("node"),
@@ -152,21 +162,25 @@ func hubCommand() *cli.Command {
 				return cli.Exit(err.Error(), exitUsage)
 			}
 			defer h.Close()
-			return serveHub(ctx, cmd, ln, h, u, where)
+			return serveHub(ctx, cmd, ln, h, u, where, au)
 		},
 	}
 }
 
 // serveHub serves h on ln (hub at /, metrics at /metrics) and runs it
 // until ctx is done, then shuts down gracefully.
-func serveHub(ctx context.Context, cmd *cli.Command, ln net.Listener, h *hub.Hub, u, where string) error {
+func serveHub(ctx context.Context, cmd *cli.Command, ln net.Listener, h *hub.Hub, u, where string, au *authn.Authenticator) error {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", h.Metrics())
+	mux.Handle("/metrics", au.Handler(h.Metrics(), nil))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	if tok := cmd.String("admin-token"); tok != "" {
 		mux.Handle("/admin/", h.Admin(hub.AdminOptions{Token: tok, MetricsURL: "/metrics"}))
 	}
-	mux.Handle("/", h)
+	if cmd.String("publish-token") != "" {
+		mux.Handle("/", h) // subscriptions: SubscriberAuth; publishes: the token
+	} else {
+		mux.Handle("/", au.Handler(h, nil))
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

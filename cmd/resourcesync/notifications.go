@@ -7,8 +7,10 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/resourcesync-go/resourcesync/internal/authn"
 	"github.com/resourcesync-go/resourcesync/source"
 	"github.com/resourcesync-go/resourcesync/source/notify"
+	"github.com/resourcesync-go/resourcesync/websub/hub"
 	hubpgstore "github.com/resourcesync-go/resourcesync/websub/hub/hubstore/pgstore"
 )
 
@@ -23,12 +25,17 @@ func notificationFlags() []cli.Flag {
 	}
 }
 
-func setupNotifications(cmd *cli.Command, cfg *source.Config) (*notify.Service, error) {
+func setupNotifications(cmd *cli.Command, cfg *source.Config, au *authn.Authenticator) (*notify.Service, error) {
 	if cmd.Bool("no-hub") {
 		return nil, nil
 	}
 	sc := notify.ServiceConfig{ExternalHub: cmd.String("hub"), Token: cmd.String("hub-token"),
 		AllowPrivateCallbacks: cmd.Bool("allow-private-callbacks"), AdminToken: cmd.String("hub-admin-token")}
+	if au != nil {
+		// A subscriber gets the URIs of the Source's changes: it needs the
+		// credentials of the documents.
+		sc.Hub = func(c *hub.Config) { c.SubscriberAuth = au.Check }
+	}
 	if u := cmd.String("store"); sc.ExternalHub == "" && isPostgresURL(u) {
 		// The embedded hubs of the replicas share one state (see hub --help).
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

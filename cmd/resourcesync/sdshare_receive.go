@@ -45,12 +45,13 @@ func sdshareReceiveCommand() *cli.Command {
 		Name:        "receive",
 		Usage:       "apply SDShare Push fragments POSTed to this endpoint to an RDF store",
 		UsageText:   "resourcesync sdshare receive [--addr HOST:PORT] [--graph IRI] [--state DIR] --store DIR | --sparql-update URL [--sparql-query URL]",
-		Description: sdshareReceiveHelp,
+		Description: sdshareReceiveHelp + sdshareReceiveAuthHelp,
 		Flags: append(sdshareStoreFlags(),
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8950", Usage: "listen on `HOST:PORT`"},
 			&cli.StringFlag{Name: "graph", Usage: "the graph `IRI` of requests without a graph parameter"},
 			&cli.StringFlag{Name: "state", Usage: "keep the per-resource order record in `DIR` (default: the --store directory, or ./sdshare-state with --sparql-update)"},
 			&cli.Int64Flag{Name: "max-bytes", Value: push.DefaultMaxBytes, Usage: "refuse bodies longer than `N` bytes (413)"},
+			serverAuthFlags(false)[0],
 		),
 		Action: runSDShareReceive,
 	}
@@ -65,6 +66,10 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 	}
 	if cmd.Int64("max-bytes") <= 0 {
 		return cli.Exit("--max-bytes must be positive", exitUsage)
+	}
+	au, err := serverAuth(cmd, "sdshare receive")
+	if err != nil {
+		return err
 	}
 	store, stateDir, err := openSDShareStore(ctx, cmd)
 	if err != nil {
@@ -90,7 +95,9 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 			fmt.Fprintf(stderr, "sdshare receive: "+format+"\n", args...)
 		},
 	}
-	srv := &http.Server{Handler: rv, ReadHeaderTimeout: 30 * time.Second}
+	// Only the pushes change the store; GET and HEAD answer a fixed text.
+	readOnly := func(r *http.Request) bool { return r.Method == http.MethodGet || r.Method == http.MethodHead }
+	srv := &http.Server{Handler: au.Handler(rv, readOnly), ReadHeaderTimeout: 30 * time.Second}
 	fmt.Fprintf(stderr, "sdshare receive: listening on http://%s/\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -80,8 +80,8 @@ func sdshareServeCommand() *cli.Command {
 		Name:        "serve",
 		Usage:       "publish RDF files as SDShare feeds (and push their changes)",
 		UsageText:   "resourcesync sdshare serve [--addr HOST:PORT] [--base-url URL] [--state DIR] [--push URL]... [--resourcesync] NAME=PATH...",
-		Description: sdshareServeHelp,
-		Flags: []cli.Flag{
+		Description: sdshareServeHelp + sdshareServeAuthHelp,
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
 			&cli.StringFlag{Name: "base-url", Usage: "public URL of the overview feed", DefaultText: "http://ADDR/"},
 			&cli.StringFlag{Name: "state", Usage: "state directory (change journal, snapshots, push positions)", Value: "sdshare-state"},
@@ -95,7 +95,7 @@ func sdshareServeCommand() *cli.Command {
 			&cli.StringFlag{Name: "hub", Usage: "with --resourcesync: publish ResourceSync change notifications to the WebSub hub at `URL`"},
 			&cli.StringFlag{Name: "hub-token", Usage: "bearer token sent to the --hub with each publish"},
 			&cli.BoolFlag{Name: "verbose", Usage: "log every reload and push failure (default: warnings and errors)"},
-		},
+		}, serverAuthFlags(true)...),
 		Action: sdshareServe,
 	}
 }
@@ -137,6 +137,10 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 		notifier = &notify.Notifier{Pub: &notify.HTTPPublisher{Hub: h, Token: cmd.String("hub-token"),
 			Client: &http.Client{Timeout: 30 * time.Second}}, Hub: h}
 	}
+	au, err := serverAuth(cmd, "sdshare")
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	srv, err := server.Open(ctx, server.Config{Notifier: notifier,
 		BaseURL: base, StateDir: cmd.String("state"), Collections: cols,
@@ -149,7 +153,8 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 		return cli.Exit(err.Error(), exitUsage)
 	}
 	defer srv.Close()
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	healthz := basePath(srv.BaseURL()) + "healthz"
+	hs := &http.Server{Handler: au.Handler(srv.Handler(), func(r *http.Request) bool { return r.URL.Path == healthz }), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	for _, c := range srv.Collections() {

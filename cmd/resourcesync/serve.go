@@ -68,14 +68,14 @@ func serveCommand() *cli.Command {
 		Name:        "serve",
 		Usage:       "publish a directory as a ResourceSync Source over HTTP",
 		UsageText:   "resourcesync serve [--addr HOST:PORT] [--base-url URL] [--state DIR] [--store URL] [--watch] [--rescan-interval D] [--set NAME=DIR]... [DIR]",
-		Description: serveHelp + documentsHelp + storeHelp,
+		Description: serveHelp + documentsHelp + storeHelp + serveAuthHelp,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
 			&cli.StringFlag{Name: "base-url", Usage: "public base URL of the Source", DefaultText: "http://ADDR/"},
 			&cli.BoolFlag{Name: "watch", Usage: "rescan on filesystem events (debounced)"},
 			&cli.DurationFlag{Name: "debounce", Usage: "with --watch: update once events have been quiet this long", Value: 20 * time.Millisecond},
 			&cli.DurationFlag{Name: "rescan-interval", Usage: "rescan at this interval (0: never)", Value: time.Minute},
-		}, append(sourceFlags(), notificationFlags()...)...),
+		}, append(append(sourceFlags(), notificationFlags()...), serverAuthFlags(true)...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			ln, err := net.Listen("tcp", cmd.String("addr"))
 			if err != nil {
@@ -106,7 +106,11 @@ func serveCommand() *cli.Command {
 // keeps it updated until ctx is done. before, if set, runs after the first
 // update (simulate starts its changes there).
 func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg source.Config, ro source.RunOptions, before func(context.Context, *source.Source)) error {
-	nt, err := setupNotifications(cmd, &cfg)
+	au, err := serverAuth(cmd, "resourcesync")
+	if err != nil {
+		return err
+	}
+	nt, err := setupNotifications(cmd, &cfg, au)
 	if err != nil {
 		return err
 	}
@@ -157,7 +161,11 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 	for _, s := range rep.Publish.Sets {
 		n += s.Resources
 	}
-	srv := &http.Server{Handler: src.Handler(extra), ReadHeaderTimeout: 10 * time.Second}
+	var open func(*http.Request) bool
+	if nt != nil && nt.Hub() != nil {
+		open = embeddedHubOpen(src.BaseURL(), cmd.String("hub-token") != "", cmd.String("hub-admin-token") != "")
+	}
+	srv := &http.Server{Handler: au.Handler(src.Handler(extra), open), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	fmt.Fprintf(cmd.Root().Writer, "serving %d resources at %s (Source Description: %s.well-known/resourcesync; ready in %s)\n",

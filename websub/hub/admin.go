@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/authn"
 	"github.com/resourcesync-go/resourcesync/internal/web"
 )
 
@@ -62,7 +62,7 @@ func (h *Hub) Admin(o AdminOptions) http.Handler {
 	if o.PageSize <= 0 {
 		o.PageSize = 200
 	}
-	return &admin{h: h, o: o, sessions: map[string]*session{}, fails: &clientBuckets{m: map[string]*tokenBucket{}}, all: &tokenBucket{rate: 20, burst: 100},
+	return &admin{h: h, o: o, sessions: map[string]*session{}, fails: authn.NewBudget(),
 		cop: http.NewCrossOriginProtection()}
 }
 
@@ -74,8 +74,7 @@ const (
 type admin struct {
 	h     *Hub
 	o     AdminOptions
-	fails *clientBuckets // failed logins, per client address
-	all   *tokenBucket   // and of all clients together
+	fails *authn.Budget // failed logins, per client address and of all together
 	cop   *http.CrossOriginProtection
 
 	mu       sync.Mutex
@@ -120,8 +119,10 @@ func (a *admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var u who
-	if _, has := r.Header["Authorization"]; has {
-		got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	// Only a Bearer authorization is the tools' token: a browser sends
+	// the HTTP basic credentials of the site the admin is part of (serve
+	// --basic-auth-file) with every request, the admin's too.
+	if got, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); bearer {
 		if ok, limited := a.checkToken(got, r); !ok {
 			if limited {
 				w.Header().Set("Retry-After", "1")
@@ -261,113 +262,20 @@ func (a *admin) login(w http.ResponseWriter, r *http.Request, dir string) {
 }
 
 // checkToken compares a token given (login form or bearer) with the
-// admin token under the failed-login limiter. The limiter's token is
-// taken before the comparison (and given back when the token is right):
-// checking it only after a failure let any number of guesses sent at
-// once, or of bearer tokens, be compared. limited: refused unchecked.
-//
-// Each client address has its own budget (10 at once, then one a second)
-// so that one guesser cannot keep the admin locked out by spending a
-// shared one; all clients together have a larger one (100, then 20 a
-// second), which bounds a guesser with many addresses. Behind a proxy
-// every client is the proxy's address (X-Forwarded-For is not trusted).
+// admin token under the failed-login budget (authn.Budget: per client
+// address and of all clients together), taken before the comparison and
+// given back when the token is right. limited: refused unchecked.
 func (a *admin) checkToken(got string, r *http.Request) (ok, limited bool) {
-	now := time.Now()
-	client := r.RemoteAddr
-	if h, _, err := net.SplitHostPort(client); err == nil {
-		client = h
-	}
-	b := a.fails.get(client, now)
-	if !b.take(now) {
-		return false, true
-	}
-	if !a.all.take(now) {
-		b.give()
+	give, ok := a.fails.Take(authn.Client(r))
+	if !ok {
 		return false, true
 	}
 	if subtle.ConstantTimeCompare([]byte(got), []byte(a.o.Token)) == 1 {
-		b.give()
-		a.all.give()
+		give()
 		return true, false
 	}
 	time.Sleep(a.o.FailedLoginDelay)
 	return false, false
-}
-
-// tokenBucket limits the failed logins: burst tokens, rate more a
-// second. Unlike a rate.Limiter's reservations, a token taken can be
-// given back whole (cancelled reservations interleaved by concurrent
-// requests lose tokens: 100 guesses at once locked the admin out for
-// about 90 s).
-type tokenBucket struct {
-	rate, burst float64
-
-	mu     sync.Mutex
-	tokens float64
-	at     time.Time // of tokens; zero: full
-}
-
-// take takes a token if there is one.
-func (b *tokenBucket) take(now time.Time) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.at.IsZero() {
-		b.tokens, b.at = b.burst, now
-	} else if now.After(b.at) {
-		b.tokens = min(b.burst, b.tokens+now.Sub(b.at).Seconds()*b.rate)
-		b.at = now
-	}
-	if b.tokens < 1 {
-		return false
-	}
-	b.tokens--
-	return true
-}
-
-// full reports whether the bucket has refilled (forgetting it loses
-// nothing).
-func (b *tokenBucket) full(now time.Time) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.at.IsZero() || b.tokens+now.Sub(b.at).Seconds()*b.rate >= b.burst
-}
-
-// clientBuckets holds a tokenBucket per client address, at most
-// maxClientBuckets (full ones are forgotten first; then, under a flood of
-// addresses, all: the shared bucket still bounds them).
-type clientBuckets struct {
-	mu sync.Mutex
-	m  map[string]*tokenBucket
-}
-
-const maxClientBuckets = 10000
-
-func (c *clientBuckets) get(client string, now time.Time) *tokenBucket {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if b, ok := c.m[client]; ok {
-		return b
-	}
-	if len(c.m) >= maxClientBuckets {
-		for k, b := range c.m {
-			if b.full(now) {
-				delete(c.m, k)
-			}
-		}
-		if len(c.m) >= maxClientBuckets {
-			clear(c.m)
-		}
-	}
-	b := &tokenBucket{rate: 1, burst: 10}
-	c.m[client] = b
-	return b
-}
-
-// give gives back a token taken.
-func (b *tokenBucket) give() {
-	b.mu.Lock()
-	b.tokens = min(b.burst, b.tokens+1)
-	b.mu.Unlock()
 }
 
 // checkPost refuses a form post of a browser session that is not from

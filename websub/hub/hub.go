@@ -61,6 +61,11 @@ type Config struct {
 	// on every publish, fat pings (WS-SEC-5) and thin pings alike (a thin
 	// ping without it would let anyone make the hub fetch and fan out).
 	PublishToken string
+	// SubscriberAuth, if set, is asked first about every subscription
+	// request (subscribe and unsubscribe): false refuses it, the function
+	// having answered it (e.g. 401). Publishes are PublishToken's to
+	// check; deliveries to callbacks are outbound and unaffected.
+	SubscriberAuth func(w http.ResponseWriter, r *http.Request) bool
 	// TopicAllowed, if set, decides which topics may be subscribed and
 	// published (the embedded hub accepts only its Source's channels).
 	TopicAllowed func(topic string) bool

@@ -178,6 +178,9 @@ func (h *Hub) topicAllowed(topic string) bool {
 // subscribe validates a (un)subscription request, stores the
 // verification job and answers 202 (WS-HUB-1..10).
 func (h *Hub) subscribe(w http.ResponseWriter, r *http.Request, mode string) {
+	if h.cfg.SubscriberAuth != nil && !h.cfg.SubscriberAuth(w, r) {
+		return
+	}
 	f := r.PostForm
 	topic, callback := normalize(f.Get("hub.topic")), normalize(f.Get("hub.callback"))
 	// The callback is called exactly as the subscriber wrote it (its query
