@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 
 	"github.com/urfave/cli/v3"
@@ -105,4 +107,14 @@ func (r redactWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// credentialsHint returns, for an error that is (or holds) a 401 or 403
+// answer, a sentence saying how to give credentials; "" otherwise.
+func credentialsHint(err error) string {
+	var se interface{ StatusCode() int }
+	if err == nil || !errors.As(err, &se) || (se.StatusCode() != http.StatusUnauthorized && se.StatusCode() != http.StatusForbidden) {
+		return ""
+	}
+	return "\n(the server refused the request: give credentials with --header 'Name: value', --bearer-token-file FILE, a .netrc entry or user:password@ in the URL; see --help)"
 }

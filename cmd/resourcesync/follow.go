@@ -44,7 +44,7 @@ func runFollow(ctx context.Context, cmd *cli.Command, source string, opt destina
 		if rerr := writeReport(cmd, rec); rerr != nil {
 			fmt.Fprintln(cmd.Root().ErrWriter, rerr)
 		}
-		return cli.Exit(auth.Redact(err.Error()), exitUsage)
+		return cli.Exit(auth.Redact(err.Error())+credentialsHint(err), exitUsage)
 	}
 	defer m.Close()
 	if rec != nil {
