@@ -78,6 +78,11 @@ func clientAuth(cmd *cli.Command) (*httpclient.Auth, error) {
 // reaches any output (progress, --json, status page, report).
 func redactEvent(a *httpclient.Auth, e destination.Event) destination.Event {
 	e.Set, e.URI, e.Message, e.Error = a.Redact(e.Set), a.Redact(e.URI), a.Redact(e.Message), a.Redact(e.Error)
+	if e.Checkpoint != nil {
+		cp := *e.Checkpoint // the engine's own: not changed in place
+		cp.Set, cp.CapabilityList = a.Redact(cp.Set), a.Redact(cp.CapabilityList)
+		e.Checkpoint = &cp
+	}
 	return e
 }
 
@@ -89,6 +94,7 @@ func redactReport(a *httpclient.Auth, rep *destination.Report) {
 	rep.Source, rep.Base = a.Redact(rep.Source), a.Redact(rep.Base)
 	for _, s := range rep.Sets {
 		s.Set, s.Gap = a.Redact(s.Set), a.Redact(s.Gap)
+		s.Checkpoint.Set, s.Checkpoint.CapabilityList = a.Redact(s.Checkpoint.Set), a.Redact(s.Checkpoint.CapabilityList)
 		for i := range s.Failures {
 			s.Failures[i].URI, s.Failures[i].Error = a.Redact(s.Failures[i].URI), a.Redact(s.Failures[i].Error)
 		}
