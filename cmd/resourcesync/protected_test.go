@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -215,7 +216,7 @@ func TestSyncBehindNginx(t *testing.T) {
 // redirected to redirectTo, c.txt's duplicate at dupAt) only to requests
 // that carry credentials (any Authorization or X-Api-Key); others get 401
 // and are counted in refused.
-func authSource(t *testing.T, redirectTo, dupAt string, refused *atomic.Int64) string {
+func authSource(t *testing.T, redirectTo, dupAt string, refused *atomic.Int64, capExtra string) string {
 	t.Helper()
 	var base string
 	xml := func(body string) string {
@@ -225,7 +226,7 @@ func authSource(t *testing.T, redirectTo, dupAt string, refused *atomic.Int64) s
 	}
 	docs := map[string]string{
 		"/.well-known/resourcesync": `<rs:md capability="description"/><url><loc>BASE/cl.xml</loc><rs:md capability="capabilitylist"/></url>`,
-		"/cl.xml":                   `<rs:ln rel="up" href="BASE/.well-known/resourcesync"/><rs:md capability="capabilitylist"/><url><loc>BASE/rl.xml</loc><rs:md capability="resourcelist"/></url>`,
+		"/cl.xml":                   `<rs:ln rel="up" href="BASE/.well-known/resourcesync"/><rs:md capability="capabilitylist"/><url><loc>BASE/rl.xml</loc><rs:md capability="resourcelist"/></url>` + capExtra,
 		"/rl.xml": `<rs:ln rel="up" href="BASE/cl.xml"/><rs:md capability="resourcelist" at="2026-01-01T00:00:00Z"/>` +
 			`<url><loc>BASE/a.txt</loc></url><url><loc>BASE/b.txt</loc></url><url><loc>BASE/c.txt</loc><rs:ln rel="duplicate" href="` + dupAt + `" pri="1"/></url>`,
 	}
@@ -268,7 +269,7 @@ func TestSyncCredentialsStayHome(t *testing.T) {
 	}))
 	defer other.Close()
 	var refused atomic.Int64
-	base := authSource(t, other.URL+"/x", other.URL+"/copy", &refused)
+	base := authSource(t, other.URL+"/x", other.URL+"/copy", &refused, "")
 	secrets := t.TempDir()
 	tokenFile := filepath.Join(secrets, "token")
 	os.WriteFile(tokenFile, []byte("tok-77\n"), 0o600)
@@ -315,5 +316,64 @@ func TestSyncCredentialsStayHome(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFollowHubOtherOrigin: sync --follow's subscription and
+// unsubscription requests go to a hub on another origin without the
+// Source's credentials.
+func TestFollowHubOtherOrigin(t *testing.T) {
+	syncLoopbackOnly(t)
+	var mu sync.Mutex
+	var hubSaw []string
+	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		mu.Lock()
+		hubSaw = append(hubSaw, r.PostForm.Get("hub.mode")+" "+r.Header.Get("Authorization")+r.Header.Get("X-Api-Key"))
+		mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+		// Verify the intent, as a hub does.
+		q := url.Values{"hub.mode": {r.PostForm.Get("hub.mode")}, "hub.topic": {r.PostForm.Get("hub.topic")},
+			"hub.challenge": {"ch-1"}, "hub.lease_seconds": {"3600"}}
+		go func(cb string) {
+			if resp, err := http.Get(cb + "?" + q.Encode()); err == nil {
+				resp.Body.Close()
+			}
+		}(r.PostForm.Get("hub.callback"))
+	}))
+	defer hub.Close()
+	var refused atomic.Int64
+	base := authSource(t, "/b.txt", "/b.txt", &refused,
+		`<url><loc>BASE/notify/default</loc><rs:ln rel="hub" href="`+hub.URL+`/"/><rs:md capability="change-notification"/></url>`)
+	secrets := t.TempDir()
+	tokenFile := filepath.Join(secrets, "token")
+	os.WriteFile(tokenFile, []byte("tok-88\n"), 0o600)
+	out, stop := background(t, "sync", "--follow", "--listen", loopbackAddr(t), "--poll-interval", "1h",
+		"--netrc-file", filepath.Join(secrets, "absent"), "--bearer-token-file", tokenFile, "--header", "X-Api-Key: k-2",
+		strings.Replace(base, "http://", "http://u:pw@", 1), t.TempDir())
+	waitFor(t, "the subscription request", 15*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(hubSaw) > 0
+	})
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	modes := ""
+	for _, s := range hubSaw {
+		mode, cred, _ := strings.Cut(s, " ")
+		modes += mode + ","
+		if cred != "" {
+			t.Errorf("the hub got credentials with %s: %q", mode, cred)
+		}
+	}
+	if !strings.Contains(modes, "subscribe,") || !strings.Contains(modes, "unsubscribe,") {
+		t.Errorf("hub requests %q\n%s", modes, out)
+	}
+	if n := refused.Load(); n != 0 {
+		t.Errorf("%d requests reached the Source without credentials\n%s", n, out)
+	}
+	if strings.Contains(out.String(), "pw@") || strings.Contains(out.String(), "tok-88") {
+		t.Errorf("follow printed a secret:\n%s", out)
 	}
 }
