@@ -106,9 +106,6 @@ func TestNoSecretInOutput(t *testing.T) {
 	run(exitUsage, append(sd, "--json", withUser+"/overview.xml?token="+query)...)
 
 	out := all.String()
-	if os.Getenv("DBG") != "" {
-		t.Log(out)
-	}
 	for _, s := range secrets {
 		if strings.Contains(out, s) {
 			i := strings.Index(out, s)

@@ -206,9 +206,6 @@ func TestSyncBehindNginx(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut, "Unauthorized (401)") || !strings.Contains(errOut, "give credentials with --header") {
 			t.Errorf("%s without credentials: exit %d, want %d and a 401\n%s\n%s", addr, code, exitUsage, out, errOut)
 		}
-		if os.Getenv("DBG") != "" {
-			t.Logf("%s", errOut)
-		}
 	}
 }
 
