@@ -54,7 +54,15 @@ func clientFlags() []cli.Flag {
 // warns about --insecure; an error is a usage error.
 func clientAuth(cmd *cli.Command) (*httpclient.Auth, error) {
 	netrc := cmd.String("netrc-file")
-	if netrc == "" {
+	if netrc == "" && os.Getenv("NETRC") == "" {
+		// ~/.netrc was not asked for: one this tool cannot read must not
+		// stop the mirroring of a public Source.
+		netrc = httpclient.NetrcPath()
+		if _, err := httpclient.ReadNetrc(netrc); err != nil {
+			fmt.Fprintf(cmd.Root().ErrWriter, "warning: %v: ignored\n", err)
+			netrc = ""
+		}
+	} else if netrc == "" {
 		netrc = httpclient.NetrcPath()
 	}
 	a, err := httpclient.New(httpclient.Options{
