@@ -105,6 +105,13 @@ func TestNoSecretInOutput(t *testing.T) {
 	run(exitUsage, append(sd, withUser+"/overview.xml?token="+query)...)
 	run(exitUsage, append(sd, "--json", withUser+"/overview.xml?token="+query)...)
 
+	// Without the header: a 401, and how to give credentials.
+	code, _, errOut := runCLI(t, "sdshare", "sync", "--store", store, withUser+"/overview.xml")
+	if code != exitUsage || !strings.Contains(errOut, "give credentials with --header") {
+		t.Errorf("sdshare sync, 401: exit %d\n%s", code, errOut)
+	}
+	all.WriteString(errOut)
+
 	out := all.String()
 	for _, s := range secrets {
 		if strings.Contains(out, s) {

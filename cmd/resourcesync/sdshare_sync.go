@@ -179,6 +179,9 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 	rep, err := client.Sync(ctx, cfg)
 	interrupted := ctx.Err() != nil
 	printSDShareSummary(stdout, stderr, asJSON, rep, err, interrupted)
+	if h := credentialsHint(err); h != "" && !asJSON {
+		fmt.Fprintln(stderr, strings.TrimPrefix(h, "\n"))
+	}
 	switch {
 	case interrupted:
 		return cli.Exit("", exitProblems)
