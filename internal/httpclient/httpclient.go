@@ -50,7 +50,8 @@ type Auth struct {
 	bearer   string
 	netrc    *Netrc
 	secrets  []string
-	tls      *tls.Config // nil: the transport's own
+	redactor func(string) string // made from secrets on first use
+	tls      *tls.Config         // nil: the transport's own
 	insecure bool
 }
 
@@ -143,6 +144,7 @@ func (a *Auth) Source(raw string) string {
 		a.sources[o] = u.User
 		if p, ok := u.User.Password(); ok {
 			a.secrets = append(a.secrets, p)
+			a.redactor = nil
 		}
 		u.User = nil
 		return u.String()
@@ -159,9 +161,12 @@ func (a *Auth) Redact(s string) string {
 	if a == nil {
 		return redact.String(s)
 	}
-	a.mu.RLock()
-	r := redact.Secrets(a.secrets...)
-	a.mu.RUnlock()
+	a.mu.Lock()
+	if a.redactor == nil {
+		a.redactor = redact.Secrets(a.secrets...)
+	}
+	r := a.redactor
+	a.mu.Unlock()
 	return r(s)
 }
 

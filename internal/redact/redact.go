@@ -61,14 +61,14 @@ func String(s string) string {
 			return sub[1] + sub[2] + "=" + Mask
 		})
 	}
-	ls := strings.ToLower(s)
-	if strings.Contains(ls, "authorization") {
+	// Cheap pre-checks (no lower-casing copy of every event's text).
+	if containsFold(s, "authorization") {
 		s = authRE.ReplaceAllString(s, "${1}${2}${3}"+Mask)
 	}
-	if strings.Contains(ls, "bearer") {
+	if containsFold(s, "bearer") {
 		s = bearerRE.ReplaceAllString(s, "${1}${2}"+Mask)
 	}
-	if strings.Contains(ls, "basic") {
+	if containsFold(s, "basic") {
 		// Only what decodes to user:password: "basic authentication" is prose.
 		s = basicRE.ReplaceAllStringFunc(s, func(m string) string {
 			sub := basicRE.FindStringSubmatch(m)
@@ -123,4 +123,14 @@ func queryEscape(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// containsFold reports whether s holds sub (ASCII lower case) in any case.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i]|0x20 == sub[0] && strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }
