@@ -17,13 +17,17 @@ FUZZTIME="${FUZZTIME:-10s}"
 #     and hub-cluster tests start on loopback (internal/pgtest; as root they
 #     run it as the user postgres, which the package creates);
 #   chromium: the headless browser the HTML views are tested in
-#     (internal/browsertest, through the DevTools protocol).
+#     (internal/browsertest, through the DevTools protocol);
+#   nginx: the reverse proxy (auth_basic, a bearer-token check) a protected
+#     Source is mirrored through (cmd/resourcesync protected_test.go; run in
+#     the foreground on loopback with a temporary prefix, never as a service).
 need=()
 command -v xmllint >/dev/null 2>&1 || need+=(libxml2-utils)
 command -v virtuoso-t >/dev/null 2>&1 || need+=(virtuoso-opensource-7-bin)
 command -v rapper >/dev/null 2>&1 || need+=(raptor2-utils)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
 if [ ${#need[@]} -gt 0 ]; then
   echo "== installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi

@@ -14,6 +14,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/destination/follow"
 	"github.com/resourcesync-go/resourcesync/destination/status"
+	"github.com/resourcesync-go/resourcesync/internal/httpclient"
 	"github.com/resourcesync-go/resourcesync/internal/progress"
 )
 
@@ -27,14 +28,14 @@ func followFlags() []cli.Flag {
 	}
 }
 
-func runFollow(ctx context.Context, cmd *cli.Command, source string, opt destination.Options, rec *status.Recorder) error {
+func runFollow(ctx context.Context, cmd *cli.Command, source string, opt destination.Options, rec *status.Recorder, auth *httpclient.Auth) error {
 	out := cmd.Root().Writer
 	r := progress.New(cmd.Root().ErrWriter, progress.Quiet)
 	defer r.Close()
-	opt.Events = r.Handle
-	if rec != nil {
-		opt.Events = func(e destination.Event) {
-			r.Handle(e)
+	opt.Events = func(e destination.Event) {
+		e = redactEvent(auth, e)
+		r.Handle(e)
+		if rec != nil {
 			rec.Handle(e)
 		}
 	}
@@ -43,7 +44,7 @@ func runFollow(ctx context.Context, cmd *cli.Command, source string, opt destina
 		if rerr := writeReport(cmd, rec); rerr != nil {
 			fmt.Fprintln(cmd.Root().ErrWriter, rerr)
 		}
-		return cli.Exit(err.Error(), exitUsage)
+		return cli.Exit(auth.Redact(err.Error())+credentialsHint(err), exitUsage)
 	}
 	defer m.Close()
 	if rec != nil {
@@ -91,15 +92,20 @@ func runFollow(ctx context.Context, cmd *cli.Command, source string, opt destina
 	var mu sync.Mutex
 	say := func(format string, args ...any) {
 		mu.Lock()
-		fmt.Fprintf(out, format+"\n", args...)
+		fmt.Fprintln(out, auth.Redact(fmt.Sprintf(format, args...)))
 		mu.Unlock()
 	}
 	say("following %s into %s (callback %s); stop with Ctrl-C", source, opt.Dest, cb)
-	err = follow.Run(ctx, m, follow.Options{Mux: mux, CallbackBase: cb, Client: syncClient(2, time.Minute),
-		PollInterval: cmd.Duration("poll-interval"), Lease: cmd.Duration("lease"), Say: say,
-		Logger: slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	// The hub's requests carry credentials only when given for its origin.
+	hubClient, err := auth.Client(syncClient(2, time.Minute))
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
+	}
+	err = follow.Run(ctx, m, follow.Options{Mux: mux, CallbackBase: cb, Client: hubClient,
+		PollInterval: cmd.Duration("poll-interval"), Lease: cmd.Duration("lease"), Say: say,
+		Logger: slog.New(slog.NewTextHandler(redactWriter{auth, cmd.Root().ErrWriter}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		return cli.Exit(auth.Redact(err.Error()), exitUsage)
 	}
 	say("stopped")
 	return nil

@@ -61,8 +61,8 @@ func sdshareSyncCommand() *cli.Command {
 		Name:        "sync",
 		Usage:       "keep an RDF store in step with an SDShare server's feeds",
 		UsageText:   "resourcesync sdshare sync [--follow [--interval D]] [--state DIR] [--store DIR | --sparql-update URL [--sparql-query URL] [--sparql-graph-store URL]] [--graph KEY=IRI]... [--collection NAME]... [--json] OVERVIEW_URL",
-		Description: sdshareSyncHelp,
-		Flags: append(sdshareStoreFlags(),
+		Description: sdshareSyncHelp + clientHelp,
+		Flags: append(append(sdshareStoreFlags(), clientFlags()...),
 			&cli.StringFlag{Name: "state", Usage: "keep t per collection in `DIR` (default: the --store directory, or ./sdshare-state with --sparql-update)"},
 			&cli.StringSliceFlag{Name: "graph", Usage: "keep the collection `KEY=IRI` (KEY: its title or collection feed URL) in graph IRI (repeatable)"},
 			&cli.StringSliceFlag{Name: "collection", Usage: "sync only the collection `NAME` (title or collection feed URL; repeatable)"},
@@ -108,6 +108,15 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 	for _, c := range cmd.StringSlice("collection") {
 		only[c] = true
 	}
+	auth, err := clientAuth(cmd)
+	if err != nil {
+		return err
+	}
+	overview = auth.Source(overview) // the password travels in the client, never printed
+	httpClient, err := auth.Client(sdshareHTTPClient(cmd.Duration("timeout")))
+	if err != nil {
+		return cli.Exit(err.Error(), exitUsage)
+	}
 	store, stateDir, err := openSDShareStore(ctx, cmd)
 	if err != nil {
 		return err
@@ -119,14 +128,15 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 	}
 	defer state.Close()
 
-	stdout, stderr := cmd.Root().Writer, cmd.Root().ErrWriter
+	// Every line and JSON object is one Write: redacted whole.
+	stdout, stderr := io.Writer(redactWriter{auth, cmd.Root().Writer}), io.Writer(redactWriter{auth, cmd.Root().ErrWriter})
 	asJSON := cmd.Bool("json")
 	var mu sync.Mutex
 	cfg := client.Config{
 		Overview:   overview,
 		Store:      store,
 		State:      state,
-		HTTPClient: sdshareHTTPClient(cmd.Duration("timeout")),
+		HTTPClient: httpClient,
 		MaxWait:    cmd.Duration("max-wait"),
 		UserAgent:  "resourcesync-sdshare",
 		Graph: func(c client.Collection) string {
@@ -169,6 +179,9 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 	rep, err := client.Sync(ctx, cfg)
 	interrupted := ctx.Err() != nil
 	printSDShareSummary(stdout, stderr, asJSON, rep, err, interrupted)
+	if h := credentialsHint(err); h != "" && !asJSON {
+		fmt.Fprintln(stderr, strings.TrimPrefix(h, "\n"))
+	}
 	switch {
 	case interrupted:
 		return cli.Exit("", exitProblems)

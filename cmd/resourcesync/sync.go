@@ -99,8 +99,8 @@ func syncCommand() *cli.Command {
 		Name:        "sync",
 		Usage:       "mirror a ResourceSync Source into a directory (baseline, incremental, audit)",
 		UsageText:   "resourcesync sync [--baseline | --audit [--repair] | --follow [--listen HOST:PORT] [--callback-url URL]] [--status-addr HOST:PORT] [--report FILE.html] [--workers N] [--rate R] [--no-delete] [--dry-run] [--json] [--set NAME] SOURCE DEST",
-		Description: syncHelp,
-		Flags: append([]cli.Flag{
+		Description: syncHelp + clientHelp,
+		Flags: append(append([]cli.Flag{
 			&cli.BoolFlag{Name: "baseline", Usage: "force a baseline from the current Resource List"},
 			&cli.BoolFlag{Name: "audit", Usage: "only compare DEST with the Source and report (exit 1 on differences)"},
 			&cli.BoolFlag{Name: "repair", Usage: "with --audit: fix what differs"},
@@ -121,7 +121,7 @@ func syncCommand() *cli.Command {
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto, bars, lines or quiet"},
 			&cli.StringFlag{Name: "status-addr", Usage: "serve a live status page (and /status.json) on `HOST:PORT` while running (default: none; an address other than loopback is served with a warning; on loopback it answers only requests whose Host is loopback or localhost)"},
 			&cli.StringFlag{Name: "report", Usage: "write a self-contained HTML status report to `FILE` when the run ends (with --follow: also every minute)"},
-		}, followFlags()...),
+		}, followFlags()...), clientFlags()...),
 		Action: runSync,
 	}
 }
@@ -166,6 +166,17 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	if err != nil || mode == progress.JSON {
 		return cli.Exit("--progress must be auto, bars, lines or quiet (--json prints JSON events)", exitUsage)
 	}
+	auth, err := clientAuth(cmd)
+	if err != nil {
+		return err
+	}
+	// The credentials travel in the client from here on; SOURCE keeps no
+	// password that could be printed.
+	args[0] = auth.Source(args[0])
+	client, err := auth.Client(syncClient(workers, cmd.Duration("timeout")))
+	if err != nil {
+		return cli.Exit(err.Error(), exitUsage)
+	}
 	stdout, stderr := cmd.Root().Writer, cmd.Root().ErrWriter
 	var r *progress.Renderer
 	if cmd.Bool("json") {
@@ -182,7 +193,7 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	defer stopStatus()
 	opt := destination.Options{
 		Dest:          args[1],
-		Client:        syncClient(workers, cmd.Duration("timeout")),
+		Client:        client,
 		Workers:       workers,
 		RatePerHost:   cmd.Float("rate"),
 		NoDelete:      cmd.Bool("no-delete"),
@@ -198,6 +209,7 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 		MinRateWindow: cmd.Duration("min-rate-window"),
 		AllowHosts:    cmd.StringSlice("allow-host"),
 		Events: func(e destination.Event) {
+			e = redactEvent(auth, e)
 			r.Handle(e)
 			audit.add(e)
 			if rec != nil {
@@ -216,10 +228,11 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 			return cli.Exit("--follow does not go with --baseline, --audit, --dry-run or --json", exitUsage)
 		}
 		r.Close()
-		return runFollow(ctx, cmd, args[0], opt, rec)
+		return runFollow(ctx, cmd, args[0], opt, rec, auth)
 	}
 	rep, err := destination.Sync(ctx, args[0], opt)
 	r.Close()
+	redactReport(auth, rep)
 	if rep != nil && rec != nil {
 		rec.SetBase(rep.Base)
 	}
@@ -234,7 +247,7 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 			OK     bool                `json:"ok"`
 			Error  string              `json:"error,omitempty"`
 			Report *destination.Report `json:"report,omitempty"`
-		}{"summary", ok, errString(err), rep})
+		}{"summary", ok, auth.Redact(errString(err)), rep})
 	} else if rep != nil {
 		state := "in sync"
 		switch {
@@ -253,7 +266,7 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	case interrupted:
 		return cli.Exit("interrupted; the next run resumes where this one stopped", exitProblems)
 	case err != nil:
-		return cli.Exit(err.Error(), exitUsage)
+		return cli.Exit(auth.Redact(err.Error())+credentialsHint(err), exitUsage)
 	case reportErr != nil:
 		return cli.Exit(reportErr.Error(), exitUsage)
 	case !ok:

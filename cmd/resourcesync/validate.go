@@ -64,13 +64,13 @@ func validateCommand() *cli.Command {
 		Name:        "validate",
 		Usage:       "validate ResourceSync documents or a whole Source",
 		UsageText:   "resourcesync validate [--json] [--max-docs N] [--timeout D] TARGET...",
-		Description: validateHelp,
-		Flags: []cli.Flag{
+		Description: validateHelp + clientHelp,
+		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print problems and the summary as JSON lines"},
 			&cli.StringFlag{Name: "base-url", Usage: "validate a directory TARGET (publish's --out) offline as if served at `URL`"},
 			&cli.IntFlag{Name: "max-docs", Value: 1000, Usage: "fetch at most `N` documents per URL target"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "time limit `D` for each HTTP request"},
-		},
+		}, clientFlags()...),
 		Action: runValidate,
 	}
 }
@@ -98,12 +98,23 @@ func runValidate(ctx context.Context, cmd *cli.Command) error {
 	stdout, stderr := cmd.Root().Writer, cmd.Root().ErrWriter
 	enc := json.NewEncoder(stdout)
 	opts := validate.Options{MaxDocs: cmd.Int("max-docs"), Timeout: cmd.Duration("timeout")}
-	client := newHTTPClient()
+	auth, err := clientAuth(cmd)
+	if err != nil {
+		return err
+	}
+	client, err := auth.Client(newHTTPClient())
+	if err != nil {
+		return cli.Exit(err.Error(), exitUsage)
+	}
 
 	total := summary{Targets: len(targets)}
 	for _, target := range targets {
-		s := summary{Target: target}
+		if strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
+			target = auth.Source(target) // the password travels in the client, never printed
+		}
+		s := summary{Target: auth.Redact(target)}
 		report := func(p validate.Problem) {
+			p.Doc, p.Message = auth.Redact(p.Doc), auth.Redact(p.Message)
 			if p.Severity == rs.SevError {
 				s.Errors++
 			} else {
@@ -125,12 +136,12 @@ func runValidate(ctx context.Context, cmd *cli.Command) error {
 		}
 		if err != nil {
 			// Not validated: no count line (it would say "0 errors").
-			fmt.Fprintf(stderr, "resourcesync validate: %s: not validated: %v\n", target, err)
+			fmt.Fprintf(stderr, "resourcesync validate: %s: not validated: %s%s\n", s.Target, auth.Redact(err.Error()), credentialsHint(err))
 			total.Failed++
 			continue
 		}
 		if !asJSON {
-			fmt.Fprintf(stdout, "%s: %d documents, %d entries, %d errors, %d warnings\n", target, s.Documents, s.Entries, s.Errors, s.Warnings)
+			fmt.Fprintf(stdout, "%s: %d documents, %d entries, %d errors, %d warnings\n", s.Target, s.Documents, s.Entries, s.Errors, s.Warnings)
 		}
 		total.Documents += s.Documents
 		total.Entries += s.Entries

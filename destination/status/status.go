@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/resourcesync-go/resourcesync/destination"
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 )
 
 // Defaults of Options.
@@ -399,24 +400,26 @@ func clip(s string) string {
 
 var userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]*@`)
 
-// Redact removes user information (user:password@) from a URL.
+// Redact removes user information (user:password@) and the values of
+// secret query parameters (token=, api_key=, sig=: internal/redact) from
+// a URL.
 func Redact(raw string) string {
 	if !strings.Contains(raw, "@") {
-		return raw // the common case, without parsing
+		return redact.String(raw) // the common case, without parsing
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.User == nil {
 		return RedactText(raw)
 	}
 	u.User = nil
-	return u.String()
+	return redact.String(u.String())
 }
 
 // RedactText removes user information from every URL in a text (an
-// error message).
+// error message), and the other secrets internal/redact recognizes.
 func RedactText(s string) string {
-	if !strings.Contains(s, "@") {
-		return s
+	if strings.Contains(s, "@") {
+		s = userinfo.ReplaceAllString(s, "$1")
 	}
-	return userinfo.ReplaceAllString(s, "$1")
+	return redact.String(s)
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/httpclient"
 )
 
 // Defaults of a zero Policy.
@@ -177,7 +179,8 @@ func Permanent(err error) error {
 }
 
 // Retryable reports whether another attempt after err may succeed:
-// not for a cancellation, not for an error in whose chain some error
+// not for a cancellation, not for a server certificate that fails
+// verification, not for an error in whose chain some error
 // has a Permanent() bool method returning true (Permanent, and errors of
 // other packages that know they are final, such as a redirect refused by
 // policy), not for a StatusCode() int that RetryableStatus refuses; yes
@@ -190,6 +193,11 @@ func Retryable(err error) bool {
 	}
 	var p interface{ Permanent() bool }
 	if errors.As(err, &p) && p.Permanent() {
+		return false
+	}
+	// A certificate that does not verify will not verify next time either
+	// (whichever client made the request).
+	if httpclient.IsCertError(err) {
 		return false
 	}
 	var s interface{ StatusCode() int }

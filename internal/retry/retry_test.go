@@ -2,9 +2,12 @@ package retry
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 )
@@ -69,6 +72,9 @@ func TestRetryable(t *testing.T) {
 		{"425", statusErr(425), true},
 		{"429", statusErr(429), true},
 		{"403", fmt.Errorf("x: %w", statusErr(403)), false},
+		{"unknown authority", &url.Error{Op: "Get", URL: "https://h/", Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}, false},
+		{"wrong host name", fmt.Errorf("x: %w", x509.HostnameError{Host: "h"}), false},
+		{"expired", x509.CertificateInvalidError{Reason: x509.Expired}, false},
 	} {
 		if got := Retryable(tc.err); got != tc.want {
 			t.Errorf("%s: Retryable = %v, want %v", tc.name, got, tc.want)

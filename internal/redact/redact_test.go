@@ -1,0 +1,63 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestString(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"GET http://alice:s3cret@example.org/a: 401", "GET http://alice:REDACTED@example.org/a: 401"},
+		{`Get "https://u:p%40ss@h:8443/x?y=1": EOF`, `Get "https://u:REDACTED@h:8443/x?y=1": EOF`},
+		{"http://example.org/a?token=abc&x=1", "http://example.org/a?token=REDACTED&x=1"},
+		{"http://example.org/a?x=1&Access_Token=abc#f", "http://example.org/a?x=1&Access_Token=REDACTED#f"},
+		{"<a href=\"/r?sig=zz&amp;api_key=k1\">", "<a href=\"/r?sig=REDACTED&amp;api_key=REDACTED\">"},
+		{"Authorization: Bearer abc.def", "Authorization: REDACTED"},
+		{"sent Bearer eyJhbGciOi.x.y to", "sent Bearer REDACTED to"},
+		{"Basic YWxpY2U6czNjcmV0", "Basic REDACTED"},
+		{"HTTP basic authentication required", "HTTP basic authentication required"},
+		{"http://example.org/a?page=2&keyword=x", "http://example.org/a?page=2&keyword=x"},
+		{"mailto:alice@example.org", "mailto:alice@example.org"},
+		{"http://alice@example.org/", "http://alice@example.org/"},
+		{"", ""},
+	} {
+		if got := String(tc.in); got != tc.want {
+			t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestSecrets(t *testing.T) {
+	r := Secrets("tok/en+1", "x")
+	got := r("read tok/en+1 and tok%2Fen%2B1, x stays")
+	if strings.Contains(got, "tok") || !strings.Contains(got, "x stays") {
+		t.Errorf("got %q", got)
+	}
+}
+
+// FuzzString checks that a password put into a URL's userinfo or a secret
+// query parameter never survives.
+func FuzzString(f *testing.F) {
+	f.Add("user", "pw12", "tail")
+	f.Add("", "p@ss:w", "/x?token=1")
+	f.Fuzz(func(t *testing.T, user, pass, tail string) {
+		if len(pass) < 4 || strings.ContainsAny(pass, " \t\r\n\v\f/?#\"'<>@") || strings.ContainsAny(user, " \t\r\n\v\f/?#\"'<>@:") {
+			return
+		}
+		if strings.Contains(tail, pass) || strings.Contains("http://", pass) || strings.Contains(user, pass) ||
+			strings.Contains("@example.org/"+Mask, pass) || strings.Contains(Mask, pass) {
+			return
+		}
+		for _, s := range []string{
+			"GET http://" + user + ":" + pass + "@example.org/" + tail,
+			"http://example.org/?x=1&token=" + pass + " " + tail,
+		} {
+			if strings.ContainsAny(pass, "&;=") && strings.Contains(s, "token=") {
+				continue
+			}
+			if got := String(s); strings.Contains(got, pass) {
+				t.Fatalf("String(%q) = %q keeps %q", s, got, pass)
+			}
+		}
+	})
+}
