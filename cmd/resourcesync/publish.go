@@ -66,7 +66,8 @@ func publishCommand() *cli.Command {
 			}
 			defer release()
 			rep, err := src.Update(ctx)
-			if err != nil {
+			refused := source.Refused(err)
+			if err != nil && !refused {
 				return cli.Exit(err.Error(), exitUsage)
 			}
 			w := cmd.Root().Writer
@@ -94,6 +95,9 @@ func publishCommand() *cli.Command {
 			}
 			fmt.Fprintf(w, "published %d resources (%s) to %s in %s; Source Description: %s.well-known/resourcesync\n",
 				resources, what, src.Out(), time.Since(start).Round(time.Millisecond), src.BaseURL())
+			if refused {
+				return cli.Exit(err.Error(), exitProblems)
+			}
 			return nil
 		},
 	}

@@ -131,6 +131,12 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 		ro.Watcher = w
 	}
 	rep, err := src.Update(ctx)
+	if source.Refused(err) {
+		// An unmounted or emptied set: its last state is served, and
+		// each rescan tries again (and logs the refusal again).
+		cfg.Logger.Error("scan refused: nothing recorded as deleted, the last good state is served", "err", err)
+		err = nil
+	}
 	if err != nil && src.Shared() && errors.Is(err, publish.ErrConfig) {
 		// A replica that does not lead yet cannot render documents made
 		// with other settings (e.g. a --base-url changed on restart). Not
