@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"errors"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,6 +122,13 @@ func TestEmptyRootRefused(t *testing.T) {
 				}
 				if !strings.Contains(strings.Join(mapValues(changeLists(t, out, "other")), ""), "o2.txt") {
 					t.Error("the other set's change was not published")
+				}
+				// The status page says it, without the directory's path.
+				rec := httptest.NewRecorder()
+				src.Handler(nil).ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1:1/.resourcesync/", nil))
+				page := rec.Body.String()
+				if !strings.Contains(page, "found the directory missing or holding no file") || strings.Count(page, `data-figure="problem"`) != 1 || strings.Contains(page, dir) {
+					t.Errorf("status page (%d):\n%s", rec.Code, page)
 				}
 			})
 		}

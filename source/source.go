@@ -119,6 +119,9 @@ type set struct {
 	// may be mounted.
 	yield   chan struct{}
 	scanner *scan.Scanner
+	// refused says when the last scan was refused (scan.ErrEmptyRoot), nil
+	// after one that was not: the status page shows it.
+	refused atomic.Pointer[time.Time]
 	base    string // resource URL prefix
 	prefix  string // resource URL path prefix
 }
@@ -369,10 +372,13 @@ func (s *Source) scan(ctx context.Context) (map[string]scan.Stats, error) {
 		}
 		stats, err := st.scanner.Scan(ctx)
 		out[st.name] = stats
+		if err == nil {
+			st.refused.Store(nil)
+		}
 		if err != nil {
 			if errors.Is(err, scan.ErrEmptyRoot) && st.shared == nil {
 				// This set keeps its last state; the others go on.
-				refused = append(refused, refusal(st.name, err))
+				refused = append(refused, st.refusal(err))
 				continue
 			}
 			if st.shared != nil && errors.Is(err, scan.ErrEmptyRoot) {
@@ -387,9 +393,22 @@ func (s *Source) scan(ctx context.Context) (map[string]scan.Stats, error) {
 	return out, errors.Join(refused...)
 }
 
-// refusal is the error of a set whose scan was refused (scan.ErrEmptyRoot).
-func refusal(set string, err error) error {
-	return fmt.Errorf("scan of set %s: %w; its last state is kept and published (if the directory was emptied on purpose, run with --allow-empty)", set, err)
+// refusal records and returns the error of a set whose scan was refused
+// (scan.ErrEmptyRoot).
+func (st *set) refusal(err error) error {
+	now := time.Now()
+	st.refused.Store(&now)
+	return fmt.Errorf("scan of set %s: %w; its last state is kept and published (if the directory was emptied on purpose, run with --allow-empty)", st.name, err)
+}
+
+// problem is what the status page says of a set whose last scan was
+// refused.
+func (st *set) problem() string {
+	t := st.refused.Load()
+	if t == nil {
+		return ""
+	}
+	return fmt.Sprintf("The last scan (%s) found the directory missing or holding no file while the state holds resources (not mounted? emptied?): nothing was recorded as deleted; the last good state is served. If the directory was emptied on purpose, restart with --allow-empty.", t.UTC().Format(time.RFC3339))
 }
 
 // Refused reports whether err (from Update, UpdatePaths or Scan) is only
@@ -436,9 +455,12 @@ func (s *Source) UpdatePaths(ctx context.Context, paths []string) (Report, error
 			}
 			stats, err := st.scanner.ScanPaths(ctx, rels)
 			out[st.name] = stats
+			if err == nil {
+				st.refused.Store(nil)
+			}
 			if err != nil {
 				if errors.Is(err, scan.ErrEmptyRoot) && st.shared == nil {
-					refused = append(refused, refusal(st.name, err))
+					refused = append(refused, st.refusal(err))
 					continue
 				}
 				return out, fmt.Errorf("scan of set %s: %w", st.name, err)
@@ -560,7 +582,7 @@ func (s *Source) Handler(extra map[string]http.Handler) http.Handler {
 	}
 	for _, st := range s.sets {
 		h.Sets = append(h.Sets, server.Set{Prefix: st.prefix, Dir: st.dir, Store: st.st, CapabilityList: s.CapabilityListURL(st.name)})
-		ss := status.Set{Name: st.name, Store: st.st, ResourceBase: st.base, CapabilityList: s.CapabilityListURL(st.name)}
+		ss := status.Set{Name: st.name, Store: st.st, ResourceBase: st.base, CapabilityList: s.CapabilityListURL(st.name), Problem: st.problem}
 		if s.cfg.Notification != nil {
 			ss.Topic, sc.HubURL = s.cfg.Notification(st.name)
 		}

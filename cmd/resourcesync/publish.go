@@ -19,7 +19,14 @@ the change journal (--state, default DIR/.resourcesync) and updates the
 documents; closed Change Lists are never rewritten. Beside each document
 NAME.xml it writes NAME.html (NAME.2.html, … beyond 1,000 entries), a page
 to read it in a browser, linked to the pages of the other documents
-(--no-html: none). See 'serve --help' for the layout.`
+(--no-html: none). See 'serve --help' for the layout.
+
+OUT and the state directory are never scanned when they lie inside DIR
+(whatever the spelling), nor OUT's robots.txt when OUT is DIR itself.
+DIR must exist (exit 2 otherwise). A scan that finds DIR missing, or
+holding no file while the state holds resources (unmounted, emptied),
+records nothing and publish exits 1 naming --allow-empty, which lets a
+real emptying through.`
 
 // leadWait is how long publish waits for the scanner roles of a shared
 // store: a holder that died frees its role within about 20 s.
