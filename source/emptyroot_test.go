@@ -3,11 +3,13 @@ package source
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/resourcesync-go/resourcesync/source/scan"
 )
@@ -124,8 +126,16 @@ func TestEmptyRootRefused(t *testing.T) {
 					t.Error("the other set's change was not published")
 				}
 				// The status page says it, without the directory's path.
-				rec := httptest.NewRecorder()
-				src.Handler(nil).ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1:1/.resourcesync/", nil))
+				h := src.Handler(nil)
+				var rec *httptest.ResponseRecorder
+				for range 200 { // 503 while the first figures are computed
+					rec = httptest.NewRecorder()
+					h.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1:1/.resourcesync/", nil))
+					if rec.Code != http.StatusServiceUnavailable {
+						break
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
 				page := rec.Body.String()
 				if !strings.Contains(page, "found the directory missing or holding no file") || strings.Count(page, `data-figure="problem"`) != 1 || strings.Contains(page, dir) {
 					t.Errorf("status page (%d):\n%s", rec.Code, page)
