@@ -38,8 +38,10 @@ func startSource(t testing.TB, dir string, wrap func(http.Handler) http.Handler,
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String() + "/"
+	// AllowEmpty: tests here empty the Source on purpose (the Source's
+	// refusal of an emptied directory is tested in package source).
 	c := source.Config{BaseURL: base, Sets: []source.SetConfig{{Name: "default", Dir: dir}}, StateDir: t.TempDir(),
-		ChangeListPeriod: time.Hour}
+		ChangeListPeriod: time.Hour, AllowEmpty: true}
 	if cfg != nil {
 		cfg(&c)
 	}

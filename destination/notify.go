@@ -68,7 +68,18 @@ func (m *Mirror) Apply(ctx context.Context, set string, head *rs.Head, entries [
 		}
 		last[en.Loc] = en
 	}
+	planned := 0
+	for _, uri := range order {
+		if err := e.countDeletes(last[uri], &planned); err != nil {
+			return sr, err
+		}
+	}
+	allowed, err := e.deletesAllowed(set, planned, sr)
+	if err != nil {
+		return sr, err
+	}
 	p := e.newPass(ctx, set, sr)
+	p.refuse = !allowed
 	// A notified resource whose bytes no longer match was most likely
 	// changed again, and the next notification says so: retry once,
 	// quickly, then leave it to the catch-up from the Change Lists rather
@@ -89,6 +100,7 @@ func (m *Mirror) Apply(ctx context.Context, set string, head *rs.Head, entries [
 	if ferr := p.finish(); err == nil {
 		err = ferr
 	}
+	e.noteDeleted(set, sr.Deleted)
 	if err != nil {
 		return sr, err
 	}

@@ -63,6 +63,10 @@ type pass struct {
 	// system).
 	fsyncEach bool
 
+	// refuse: deletions exceed Options.MaxDelete; deleteURI holds the
+	// checkpoint instead of deleting.
+	refuse bool
+
 	mu        sync.Mutex
 	failedAt  rs.Time // earliest change datetime among failures
 	commitErr error

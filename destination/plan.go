@@ -205,6 +205,10 @@ func (p *pass) deleteURI(en *rs.Entry) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrState, err)
 	}
+	if ok && rec.Path == rel && p.refuse {
+		p.holdAt(holdTime(en)) // over --max-delete: the next run applies it
+		return nil
+	}
 	if ok && rec.Path == rel {
 		// Another URI of this pass may take the path now.
 		claims, err := p.claims(false)
@@ -372,15 +376,42 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	}
 	// What the state holds and neither the list nor a later change names
 	// was deleted.
-	p = e.newPass(ctx, s.Name, sr)
-	err = e.st.each(s.Name, func(uri string, r Record) error {
+	swept := func(uri string, r Record) (bool, error) {
 		if e.seen.has(r.Path) {
-			return nil
+			return false, nil
 		}
 		if c, err := cs.get(uri); err != nil {
-			return fmt.Errorf("%w: %v", ErrState, err)
+			return false, fmt.Errorf("%w: %v", ErrState, err)
 		} else if c != nil {
-			return nil
+			return false, nil
+		}
+		return true, nil
+	}
+	// Within --max-delete, the sweep and the deletions listed after the
+	// Resource List together, or none of them.
+	refusedBefore := sr.DeleteRefused
+	planned := 0
+	err = e.st.each(s.Name, func(uri string, r Record) error {
+		ok, err := swept(uri, r)
+		if ok {
+			planned++
+		}
+		return err
+	})
+	if err == nil {
+		err = cs.each(func(en *rs.Entry) error { return e.countDeletes(en, &planned) })
+	}
+	if err != nil {
+		return err
+	}
+	allowed, err := e.deletesAllowed(s.Name, planned, sr)
+	if err != nil {
+		return err
+	}
+	p = e.newPass(ctx, s.Name, sr)
+	err = e.st.each(s.Name, func(uri string, r Record) error {
+		if ok, err := swept(uri, r); !ok || err != nil || !allowed {
+			return err
 		}
 		p.deleteRecord(uri, r, "not in the Resource List", rs.Time{})
 		return nil
@@ -396,6 +427,7 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	if cs.len() > 0 {
 		e.phase(s.Name, "%d changes after the Resource List", cs.len())
 		p = e.newPass(ctx, s.Name, sr)
+		p.refuse = !allowed
 		err = cs.each(func(en *rs.Entry) error {
 			if en.MD.Change == rs.Deleted {
 				return p.deleteURI(en)
@@ -415,7 +447,12 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	if until.After(sr.SourceUntil) {
 		sr.SourceUntil = until
 	}
-	if sr.Failed == failedBefore {
+	switch {
+	case sr.DeleteRefused != refusedBefore:
+		// The deletions refused are found again only by a baseline:
+		// the next run makes one.
+		cp.Baseline = false
+	case sr.Failed == failedBefore:
 		cp.Baseline = true
 		cp.At = at
 		cp.Until = until
@@ -689,8 +726,17 @@ func (e *engine) incremental(ctx context.Context, s setInfo, cp *Checkpoint, sr 
 	if cs.gap != "" {
 		return cs.gap, nil
 	}
+	planned := 0
+	if err := cs.each(func(en *rs.Entry) error { return e.countDeletes(en, &planned) }); err != nil {
+		return "", err
+	}
+	allowed, err := e.deletesAllowed(s.Name, planned, sr)
+	if err != nil {
+		return "", err
+	}
 	e.emit(Event{Kind: EventPlan, Set: s.Name, Mode: "incremental", Total: int64(cs.len()), TotalBytes: -1})
 	p := e.newPass(ctx, s.Name, sr)
+	p.refuse = !allowed
 	// Oldest first, so that the checkpoint can stop before a failure.
 	err = cs.each(func(en *rs.Entry) error {
 		if en.MD.Change == rs.Deleted {
@@ -810,6 +856,25 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 		return fmt.Errorf("%w: %v", ErrState, err)
 	}
 	// Files this tool installed that the Source no longer has.
+	refusedBefore := sr.DeleteRefused
+	allowed := true
+	if e.opt.Repair {
+		planned := 0
+		err := e.st.each(s.Name, func(uri string, r Record) error {
+			if !e.seen.has(r.Path) {
+				if _, err := e.lstat(e.m.Path(r.Path)); err == nil {
+					planned++
+				}
+			}
+			return nil
+		})
+		if err == nil {
+			allowed, err = e.deletesAllowed(s.Name, planned, sr)
+		}
+		if err != nil {
+			return err
+		}
+	}
 	p = e.newPass(ctx, s.Name, sr)
 	err = e.st.each(s.Name, func(uri string, r Record) error {
 		if e.seen.has(r.Path) {
@@ -820,7 +885,7 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 			return nil
 		}
 		p.auditResult(job{uri: uri, rel: r.Path}, AuditExtra)
-		if e.opt.Repair {
+		if e.opt.Repair && allowed {
 			p.deleteRecord(uri, r, "not at the Source", rs.Time{})
 		}
 		return nil
@@ -831,7 +896,7 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 	if err != nil {
 		return err
 	}
-	if e.opt.Repair && sr.Failed == failedBefore && cs.gap == "" && !at.IsZero() {
+	if e.opt.Repair && sr.Failed == failedBefore && sr.DeleteRefused == refusedBefore && cs.gap == "" && !at.IsZero() {
 		cp.Baseline, cp.At, cp.Until = true, at, cs.until
 		if cp.Until.Before(at) {
 			cp.Until = at

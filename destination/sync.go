@@ -49,6 +49,15 @@ type Options struct {
 	RatePerHost float64
 	// NoDelete keeps files whose resources the Source deleted.
 	NoDelete bool
+	// MaxDelete caps the files one run deletes in one set (baseline sweep,
+	// Change List deletions, audit repair, a notification): beyond it
+	// none is deleted, the set's report says so (SetReport.DeleteRefused,
+	// which makes Report.OK false) and its checkpoint stays before the
+	// refused deletions. Zero value: at most half of a set of more than
+	// 100 files. A long-lived Mirror (sync --follow) also counts the
+	// deletions it made within MaxDeleteWindow (default 1h).
+	MaxDelete       DeleteLimit
+	MaxDeleteWindow time.Duration
 	// DryRun plans and reports without touching DEST or the state.
 	DryRun bool
 	// Repair, with ModeAudit, fixes the differences found.
@@ -109,6 +118,12 @@ type SetReport struct {
 	Deleted int    `json:"deleted"`
 	Kept    int    `json:"kept"`
 	Failed  int    `json:"failed"`
+	// DeleteRefused counts the deletions not made because they exceeded
+	// Options.MaxDelete (MaxDelete, as given) in a set of DeleteRefusedOf
+	// files.
+	DeleteRefused   int    `json:"delete_refused,omitempty"`
+	DeleteRefusedOf int    `json:"delete_refused_of,omitempty"`
+	MaxDelete       string `json:"max_delete,omitempty"`
 	// Unverified counts files installed on their length alone: the
 	// Source's only digests were of algorithms that cannot be checked.
 	Unverified int            `json:"unverified,omitempty"`
@@ -145,7 +160,7 @@ type Report struct {
 // without repair, no differences.
 func (r *Report) OK(audit, repair bool) bool {
 	for _, s := range r.Sets {
-		if s.Failed > 0 || s.Gap != "" && s.Checkpoint.Until.IsZero() {
+		if s.Failed > 0 || s.DeleteRefused > 0 || s.Gap != "" && s.Checkpoint.Until.IsZero() {
 			return false
 		}
 		if audit && !repair && s.Differences() > 0 {
@@ -174,6 +189,9 @@ type engine struct {
 	scratch string
 
 	retries atomic.Int64
+	// deleted: what this Mirror deleted lately, for MaxDelete's window.
+	delMu   sync.Mutex
+	deleted []deletedAt
 	// crashed is set when this session found that the previous one did
 	// not finish: files it installed but had not recorded may be here,
 	// and only then is a file the state does not name taken as ours.
@@ -505,6 +523,7 @@ func (e *engine) runSet(ctx context.Context, s setInfo) (*SetReport, error) {
 		}
 	}
 	sr.Mode = strings.Join(modes, "+")
+	e.noteDeleted(s.Name, sr.Deleted)
 	cp.LastRun = e.opt.Now().UTC()
 	sr.Checkpoint = cp
 	if err == nil && !e.st.readOnly {
@@ -547,6 +566,7 @@ func (sr *SetReport) Summary(dry bool) string {
 	if sr.Gap != "" {
 		b.WriteString("; gap: " + sr.Gap)
 	}
+	b.WriteString(sr.refusedDeletes())
 	return b.String()
 }
 

@@ -126,11 +126,15 @@ func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 			case ctx.Err() != nil:
 			case s.shared && errors.Is(err, context.Canceled):
 				s.log.Warn("update stopped: scanner role lost", "err", err)
+			case Refused(err):
+				s.log.Error("scan refused: nothing recorded as deleted, the last good state is served", "err", err)
 			default:
 				s.log.Error("update failed", "err", err)
 			}
 			full = !all // the paths' changes may not be recorded: scan them all next time
-			return
+			if s.shared || !Refused(err) {
+				return
+			}
 		}
 		for name, st := range rep.Scans {
 			switch {

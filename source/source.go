@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -57,6 +58,13 @@ type Config struct {
 	// Exclude lists more paths that are not scanned (StateDir and Out
 	// never are), e.g. a state directory apart from StateDir.
 	Exclude []string
+	// AllowEmpty lets a scan that finds a set's directory holding no file
+	// while its inventory holds resources journal the deletion of every
+	// resource. By default such a scan is refused (scan.ErrEmptyRoot: an
+	// unmounted share or an emptied directory would otherwise make every
+	// mirror delete everything): the set keeps its last state, the other
+	// sets are scanned and published, and Update returns the refusal.
+	AllowEmpty bool
 
 	ChangeListPeriod time.Duration
 	// MaxEntries is the largest number of entries per document (see
@@ -114,6 +122,9 @@ type set struct {
 	// may be mounted.
 	yield   chan struct{}
 	scanner *scan.Scanner
+	// refused says when the last scan was refused (scan.ErrEmptyRoot), nil
+	// after one that was not: the status page shows it.
+	refused atomic.Pointer[time.Time]
 	base    string // resource URL prefix
 	prefix  string // resource URL path prefix
 }
@@ -161,6 +172,11 @@ func Open(cfg Config) (*Source, error) {
 	if s.out == "" {
 		s.out = filepath.Join(cfg.StateDir, "docs")
 	}
+	// Every directory first, before anything is created: the default
+	// state directory lies inside the first, which MkdirAll would make.
+	if err := CheckDirs(cfg); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(s.out, 0o755); err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}
@@ -190,8 +206,10 @@ func Open(cfg Config) (*Source, error) {
 		}
 		s.shared = sh != nil
 		scanner, err := scan.New(scan.Options{
-			Root: sc.Dir, Store: st, Exclude: append([]string{cfg.StateDir, s.out}, cfg.Exclude...), Skip: cfg.Skip,
-			RefuseEmptyRoot: sh != nil, // a replica's mount may be missing
+			Root: sc.Dir, Store: st, Exclude: s.excludes(abs), Skip: cfg.Skip,
+			// An unmounted or emptied directory (a replica's mount, too)
+			// must not become the deletion of everything.
+			RefuseEmptyRoot: !cfg.AllowEmpty,
 			Logger:          s.log.With("set", sc.Name), Now: cfg.Now,
 		})
 		if err != nil {
@@ -213,6 +231,75 @@ func Open(cfg Config) (*Source, error) {
 		s.cfg.Dumps, s.cfg.Archives = false, false
 	}
 	return s, nil
+}
+
+// CheckDirs checks that every set's directory exists, as Open does
+// first: call it before creating anything in a state directory that may
+// lie inside one (the default, DIR/.resourcesync), which would make DIR.
+func CheckDirs(cfg Config) error {
+	for _, sc := range cfg.Sets {
+		if err := checkDir(sc.Dir); err != nil {
+			return fmt.Errorf("source: set %s: %w", sc.Name, err)
+		}
+	}
+	return nil
+}
+
+// checkDir says why dir cannot be published: missing (a typo, an
+// unmounted share), or not a directory.
+func checkDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s does not exist (not mounted? a typo?); create it first to publish an empty directory", dir)
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return nil
+}
+
+// excludes returns the paths a set's scan leaves out: the state, the
+// documents (publish's OUT), robots.txt at OUT's root and Config.Exclude.
+// Each is also given as a path under the set's directory (abs) when it
+// lies there by another spelling (a symbolic link on the way), since the
+// scanner compares the paths it walks.
+func (s *Source) excludes(abs string) []string {
+	ex := append([]string{s.cfg.StateDir, s.out, filepath.Join(s.out, "robots.txt")}, s.cfg.Exclude...)
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return ex
+	}
+	for _, p := range ex[:len(ex):len(ex)] {
+		pa, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		// The longest existing prefix of p, resolved: robots.txt may
+		// not exist yet.
+		dir, rest := pa, ""
+		for {
+			if r, err := filepath.EvalSymlinks(dir); err == nil {
+				dir = r
+				break
+			}
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				break
+			}
+			rest = filepath.Join(filepath.Base(dir), rest)
+			dir = parent
+		}
+		rel, err := filepath.Rel(real, filepath.Join(dir, rest))
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		if alt := filepath.Join(abs, rel); alt != pa {
+			ex = append(ex, alt)
+		}
+	}
+	return ex
 }
 
 // openStore opens a set's state: cfg.OpenStore, or the embedded store in
@@ -281,13 +368,22 @@ func (s *Source) Scan(ctx context.Context) (map[string]scan.Stats, error) {
 
 func (s *Source) scan(ctx context.Context) (map[string]scan.Stats, error) {
 	out := map[string]scan.Stats{}
+	var refused []error
 	for _, st := range s.sets {
 		if _, ok := st.leads(); !ok {
 			continue
 		}
 		stats, err := st.scanner.Scan(ctx)
 		out[st.name] = stats
+		if err == nil {
+			st.refused.Store(nil)
+		}
 		if err != nil {
+			if errors.Is(err, scan.ErrEmptyRoot) && st.shared == nil {
+				// This set keeps its last state; the others go on.
+				refused = append(refused, st.refusal(err))
+				continue
+			}
 			if st.shared != nil && errors.Is(err, scan.ErrEmptyRoot) {
 				select {
 				case st.yield <- struct{}{}:
@@ -297,7 +393,44 @@ func (s *Source) scan(ctx context.Context) (map[string]scan.Stats, error) {
 			return out, fmt.Errorf("scan of set %s: %w", st.name, err)
 		}
 	}
-	return out, nil
+	return out, errors.Join(refused...)
+}
+
+// refusal records and returns the error of a set whose scan was refused
+// (scan.ErrEmptyRoot).
+func (st *set) refusal(err error) error {
+	now := time.Now()
+	st.refused.Store(&now)
+	return fmt.Errorf("scan of set %s: %w; its last state is kept and published (if the directory was emptied on purpose, run with --allow-empty)", st.name, err)
+}
+
+// problem is what the status page says of a set whose last scan was
+// refused.
+func (st *set) problem() string {
+	t := st.refused.Load()
+	if t == nil {
+		return ""
+	}
+	return fmt.Sprintf("The last scan (%s) found the directory missing or holding no file while the state holds resources (not mounted? emptied?): nothing was recorded as deleted; the last good state is served. If the directory was emptied on purpose, restart with --allow-empty.", t.UTC().Format(time.RFC3339))
+}
+
+// Refused reports whether err (from Update, UpdatePaths or Scan) is only
+// the refusal of one or more sets' scans because their directories were
+// missing or held no file (scan.ErrEmptyRoot): the other sets were
+// scanned and the documents published.
+func Refused(err error) bool {
+	if err == nil {
+		return false
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !errors.Is(e, scan.ErrEmptyRoot) {
+				return false
+			}
+		}
+		return true
+	}
+	return errors.Is(err, scan.ErrEmptyRoot)
 }
 
 // Update scans every set and publishes the documents.
@@ -317,6 +450,7 @@ func (s *Source) UpdatePaths(ctx context.Context, paths []string) (Report, error
 	defer s.mu.Unlock()
 	return s.update(ctx, func(ctx context.Context) (map[string]scan.Stats, error) {
 		out := map[string]scan.Stats{}
+		var refused []error
 		for _, st := range s.sets {
 			rels := st.relPaths(paths)
 			if _, ok := st.leads(); !ok || len(rels) == 0 {
@@ -324,11 +458,18 @@ func (s *Source) UpdatePaths(ctx context.Context, paths []string) (Report, error
 			}
 			stats, err := st.scanner.ScanPaths(ctx, rels)
 			out[st.name] = stats
+			if err == nil {
+				st.refused.Store(nil)
+			}
 			if err != nil {
+				if errors.Is(err, scan.ErrEmptyRoot) && st.shared == nil {
+					refused = append(refused, st.refusal(err))
+					continue
+				}
 				return out, fmt.Errorf("scan of set %s: %w", st.name, err)
 			}
 		}
-		return out, nil
+		return out, errors.Join(refused...)
 	})
 }
 
@@ -387,9 +528,12 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 	}
 	scans, err := scanFn(ctx)
 	rep := Report{Scans: scans}
-	if err != nil {
+	if err != nil && (s.shared || !Refused(err)) {
 		return rep, err
 	}
+	// A refused set's scan changed nothing: the others are published,
+	// and the refusal returned once they are.
+	refused := err
 	// The journal is durable: tell listeners (change notifications) now,
 	// not after the documents are rewritten, which takes longer.
 	if s.cfg.OnUpdate != nil {
@@ -421,9 +565,9 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 	pr, err := publish.Publish(ctx, pc)
 	rep.Publish = pr
 	if err != nil {
-		return rep, err
+		return rep, errors.Join(err, refused)
 	}
-	return rep, nil
+	return rep, refused
 }
 
 // Handler returns the HTTP handler serving the documents, the resources
@@ -442,7 +586,7 @@ func (s *Source) Handler(extra map[string]http.Handler) http.Handler {
 	}
 	for _, st := range s.sets {
 		h.Sets = append(h.Sets, server.Set{Prefix: st.prefix, Dir: st.dir, Store: st.st, CapabilityList: s.CapabilityListURL(st.name)})
-		ss := status.Set{Name: st.name, Store: st.st, ResourceBase: st.base, CapabilityList: s.CapabilityListURL(st.name)}
+		ss := status.Set{Name: st.name, Store: st.st, ResourceBase: st.base, CapabilityList: s.CapabilityListURL(st.name), Problem: st.problem}
 		if s.cfg.Notification != nil {
 			ss.Topic, sc.HubURL = s.cfg.Notification(st.name)
 		}

@@ -300,8 +300,11 @@ func newHistory(t *testing.T, seed uint64, steps int) *history {
 	rescan := []string{"150ms", "400ms", "1s"}[h.rng.IntN(3)]
 	dumps := []string{"1ms", "2s", "1h"}[h.rng.IntN(3)]
 	period := []string{"1h", "1h", "3s"}[h.rng.IntN(3)]
+	// The model's changes are deliberate: a history may empty the
+	// Source (--allow-empty) and delete most of a set in one step
+	// (--max-delete -1 on every sync).
 	h.serveArgs = []string{"serve", "--addr", h.addr, "--watch", "--rescan-interval", rescan, "--dump-interval", dumps,
-		"--changelist-period", period, "--allow-private-callbacks", "--state", h.state, h.src}
+		"--changelist-period", period, "--allow-private-callbacks", "--allow-empty", "--state", h.state, h.src}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("history (seed %d):\n  %s", h.seed, strings.Join(h.trace, "\n  "))
@@ -863,7 +866,7 @@ func (h *history) addForeign() {
 }
 
 func (h *history) syncArgs(extra []string) []string {
-	return append(append([]string{"sync", "--json", "--workers", fmt.Sprint(1 + h.rng.IntN(8))}, extra...), h.base, h.dest)
+	return append(append([]string{"sync", "--json", "--max-delete", "-1", "--workers", fmt.Sprint(1 + h.rng.IntN(8))}, extra...), h.base, h.dest)
 }
 
 type syncSummary struct {
@@ -1070,7 +1073,7 @@ func (h *history) syncDuringRestart() {
 func (h *history) follow() {
 	h.waitSource()
 	listen := freeAddr(h.t)
-	p := startProc(h.t, "sync", "--follow", "--listen", listen, "--poll-interval", "1s", h.base, h.dest)
+	p := startProc(h.t, "sync", "--follow", "--max-delete", "-1", "--listen", listen, "--poll-interval", "1s", h.base, h.dest)
 	deadline := time.Now().Add(60 * time.Second)
 	for !strings.Contains(p.out.String(), "subscribed to") {
 		if p.exited() || time.Now().After(deadline) {

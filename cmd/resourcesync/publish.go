@@ -19,7 +19,14 @@ the change journal (--state, default DIR/.resourcesync) and updates the
 documents; closed Change Lists are never rewritten. Beside each document
 NAME.xml it writes NAME.html (NAME.2.html, … beyond 1,000 entries), a page
 to read it in a browser, linked to the pages of the other documents
-(--no-html: none). See 'serve --help' for the layout.`
+(--no-html: none). See 'serve --help' for the layout.
+
+OUT and the state directory are never scanned when they lie inside DIR
+(whatever the spelling), nor OUT's robots.txt when OUT is DIR itself.
+DIR must exist (exit 2 otherwise). A scan that finds DIR missing, or
+holding no file while the state holds resources (unmounted, emptied),
+records nothing and publish exits 1 naming --allow-empty, which lets a
+real emptying through.`
 
 // leadWait is how long publish waits for the scanner roles of a shared
 // store: a holder that died frees its role within about 20 s.
@@ -66,7 +73,8 @@ func publishCommand() *cli.Command {
 			}
 			defer release()
 			rep, err := src.Update(ctx)
-			if err != nil {
+			refused := source.Refused(err)
+			if err != nil && !refused {
 				return cli.Exit(err.Error(), exitUsage)
 			}
 			w := cmd.Root().Writer
@@ -94,6 +102,9 @@ func publishCommand() *cli.Command {
 			}
 			fmt.Fprintf(w, "published %d resources (%s) to %s in %s; Source Description: %s.well-known/resourcesync\n",
 				resources, what, src.Out(), time.Since(start).Round(time.Millisecond), src.BaseURL())
+			if refused {
+				return cli.Exit(err.Error(), exitProblems)
+			}
 			return nil
 		},
 	}

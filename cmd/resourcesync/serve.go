@@ -61,7 +61,15 @@ IN A BROWSER
 
 Hidden files and directories (names starting with '.') are not published, so
 the reserved prefix cannot collide with a resource. State lives in --state
-(default DIR/.resourcesync); restarting resumes from it.`
+(default DIR/.resourcesync); restarting resumes from it.
+
+AN UNMOUNTED OR EMPTIED DIR
+   DIR must exist at start (exit 2 otherwise). A scan that finds DIR (or a
+   --set's directory: each set on its own) missing, or holding no file while
+   the state holds resources, records nothing: every mirror would otherwise
+   delete everything. That set keeps serving its last state and an error is
+   logged on each refused scan; --allow-empty lets a real emptying through
+   (a missing DIR is refused even then).`
 
 func serveCommand() *cli.Command {
 	return &cli.Command{
@@ -146,6 +154,12 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 		ro.Watcher = w
 	}
 	rep, err := src.Update(ctx)
+	if source.Refused(err) {
+		// An unmounted or emptied set: its last state is served, and
+		// each rescan tries again (and logs the refusal again).
+		cfg.Logger.Error("scan refused: nothing recorded as deleted, the last good state is served", "err", err)
+		err = nil
+	}
 	if err != nil && src.Shared() && errors.Is(err, publish.ErrConfig) {
 		// A replica that does not lead yet cannot render documents made
 		// with other settings (e.g. a --base-url changed on restart). Not

@@ -50,6 +50,7 @@ func sourceFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-dumps", Usage: "do not write Resource Dumps and Change Dumps"},
 		&cli.Int64Flag{Name: "dump-part-size", Usage: "largest Resource Dump package, in bytes", Value: 256 << 20},
 		&cli.DurationFlag{Name: "dump-interval", Usage: "least time between two Resource Dumps (a new one is made only if the collection changed)", Value: 24 * time.Hour},
+		&cli.BoolFlag{Name: "allow-empty", Usage: "let a scan that finds DIR (or a --set's directory) holding no file, while its state holds resources, record every resource as deleted. Without it that scan is refused (an unmounted or emptied DIR would make every mirror delete everything): nothing is recorded, the last state stays published, serve logs an error on each refused scan and publish exits 1. A DIR that does not exist is always refused"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log every scan and publish (publish: also a line per set; without it, only warnings, errors and the result line)"},
 	}
 }
@@ -70,6 +71,7 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 		DumpPartBytes:    cmd.Int64("dump-part-size"),
 		DumpInterval:     cmd.Duration("dump-interval"),
 		Archives:         true,
+		AllowEmpty:       cmd.Bool("allow-empty"),
 	}
 	for _, s := range cmd.StringSlice("set") {
 		name, dir, ok := strings.Cut(s, "=")
@@ -86,6 +88,9 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 	}
 	if len(cfg.Sets) == 0 {
 		return cfg, cli.Exit("no directory to publish: give DIR or --set NAME=DIR", exitUsage)
+	}
+	if err := source.CheckDirs(cfg); err != nil {
+		return cfg, cli.Exit(err.Error(), exitUsage)
 	}
 	if err := applyStore(cmd, &cfg); err != nil {
 		return cfg, err

@@ -67,6 +67,14 @@ one with other bytes is not overwritten (reported as a failure). URIs are
 compared in RFC 3986 normal form (/a%41 is /aA); two that are not equivalent
 but map to one file are refused.
 
+--max-delete N|P% caps the files one run deletes in a set (the baseline's
+files no longer listed, Change List deletions, --audit --repair's extras;
+with --follow, each notification plus the set's deletions of the last hour):
+by default half of a set of more than 100 files; -1 or 100%: no limit.
+Beyond it nothing is deleted in that set, the run exits 1 naming the flag
+and the counts, and the checkpoint stays before the deletions, so that the
+next run with a higher limit applies them.
+
 --follow keeps running after the first sync: it subscribes to each set's
 change-notification channel at the Source's WebSub hub (callback on --listen,
 as --callback-url), applies every notification through the same planner and
@@ -107,6 +115,7 @@ func syncCommand() *cli.Command {
 			&cli.IntFlag{Name: "workers", Value: 8, Usage: "`N` concurrent downloads"},
 			&cli.FloatFlag{Name: "rate", Usage: "at most `R` requests per second to each host (0: no limit)"},
 			&cli.BoolFlag{Name: "no-delete", Usage: "keep files whose resources the Source deleted"},
+			&cli.StringFlag{Name: "max-delete", Usage: "delete at most `N` files (-1: no limit) or P% of a set's files (100%: no limit) per set in one run; beyond, none and exit 1 (see above; default: 50% of sets of more than 100 files)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "show what would be done; touch nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON event per line and a final summary object"},
 			&cli.StringFlag{Name: "set", Usage: "synchronize only the set (capability list) `NAME`"},
@@ -185,6 +194,13 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 		r = progress.New(stderr, mode)
 	}
 	audit := &auditTable{max: 10000}
+	maxDelete := destination.DeleteLimit{}
+	if cmd.IsSet("max-delete") {
+		if maxDelete, err = destination.ParseDeleteLimit(cmd.String("max-delete")); err != nil {
+			r.Close()
+			return cli.Exit(err.Error(), exitUsage)
+		}
+	}
 	rec, stopStatus, err := startStatus(cmd, args)
 	if err != nil {
 		r.Close()
@@ -197,6 +213,7 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 		Workers:       workers,
 		RatePerHost:   cmd.Float("rate"),
 		NoDelete:      cmd.Bool("no-delete"),
+		MaxDelete:     maxDelete,
 		DryRun:        cmd.Bool("dry-run"),
 		Repair:        cmd.Bool("repair"),
 		Set:           cmd.String("set"),
@@ -270,9 +287,21 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	case reportErr != nil:
 		return cli.Exit(reportErr.Error(), exitUsage)
 	case !ok:
-		return cli.Exit("", exitProblems)
+		return cli.Exit(refusedDeletes(rep), exitProblems)
 	}
 	return nil
+}
+
+// refusedDeletes says which sets' deletions --max-delete refused ("" if
+// none).
+func refusedDeletes(rep *destination.Report) string {
+	var b strings.Builder
+	for _, s := range rep.Sets {
+		if s.DeleteRefused > 0 {
+			fmt.Fprintf(&b, "set %s: refused to delete %d of %d files (more than --max-delete %s); run again with --max-delete 100%% (or a higher limit) to apply them\n", s.Set, s.DeleteRefused, s.DeleteRefusedOf, s.MaxDelete)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // startStatus makes the status recorder when --status-addr or --report

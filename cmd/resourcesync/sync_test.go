@@ -34,7 +34,7 @@ func serveDir(t *testing.T, dir string) (base string, update func()) {
 	}
 	base = "http://" + ln.Addr().String() + "/"
 	src, err := source.Open(source.Config{BaseURL: base, Sets: []source.SetConfig{{Name: "default", Dir: dir}}, StateDir: t.TempDir(),
-		ChangeListPeriod: time.Hour, Logger: discardLogger()})
+		ChangeListPeriod: time.Hour, Logger: discardLogger(), AllowEmpty: true})
 	if err != nil {
 		t.Fatal(err)
 	}

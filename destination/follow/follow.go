@@ -120,7 +120,7 @@ func (f *follower) sync(ctx context.Context, why string) {
 		return
 	}
 	for _, s := range rep.Sets {
-		if s.Fetched+s.Deleted+s.Failed+s.Kept > 0 || s.Gap != "" {
+		if s.Fetched+s.Deleted+s.Failed+s.Kept+s.DeleteRefused > 0 || s.Gap != "" {
 			f.say("catch-up (%s): set %s: %s", why, s.Set, s.Summary(false))
 		}
 	}
@@ -146,7 +146,7 @@ func (f *follower) apply(set string) func(context.Context, subscriber.Notificati
 		if f.opt.OnApplied != nil {
 			f.opt.OnApplied(set, &n, sr)
 		}
-		if sr.Fetched+sr.Deleted+sr.Failed+sr.Kept > 0 {
+		if sr.Fetched+sr.Deleted+sr.Failed+sr.Kept+sr.DeleteRefused > 0 {
 			f.say("notification on %s (%s after delivery): %s", set, time.Since(n.Received).Round(time.Millisecond), sr.Summary(false))
 		}
 		if sr.Failed > 0 {

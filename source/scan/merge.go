@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"iter"
 	"os"
@@ -257,9 +258,6 @@ func (m *merge) dir(c *cursor, abs, rel string) error {
 	}
 	shared := d.shared()
 	excluded := s.excludeIn[abs]
-	if rel == "" && s.opt.RefuseEmptyRoot && c.ok && !anyVisible(ents, excluded) {
-		return fmt.Errorf("%w: %s holds nothing while the inventory holds resources (starting with %s): not mounted? Refusing to journal the deletion of every resource", ErrEmptyRoot, s.root, c.rec.Path)
-	}
 	prefix := ""
 	if rel != "" {
 		prefix = rel + "/"
@@ -374,16 +372,86 @@ func (s *Scanner) tooLong(rel string) bool {
 	return true
 }
 
-// ErrEmptyRoot: see Options.RefuseEmptyRoot.
+// ErrEmptyRoot: see Options.RefuseEmptyRoot. A root that does not exist
+// (or is not a directory) wraps it too, whatever RefuseEmptyRoot says.
 var ErrEmptyRoot = errors.New("scan: the directory is empty")
 
-// anyVisible reports whether a listing has an entry the walk would look
-// at (hidden and excluded names aside).
-func anyVisible(ents *dirEntries, excluded map[string]bool) bool {
-	for i := range ents.ents {
-		if name := ents.name(&ents.ents[i]); !strings.HasPrefix(name, ".") && !excluded[name] {
-			return true
+// guardRoot refuses a scan that would journal the deletion of every one
+// of the inventory's n resources: the root is missing (always), or holds
+// no file the walk would publish (with RefuseEmptyRoot). It runs before
+// anything is changed, for Scan and ScanPaths alike: the paths a
+// filesystem event names after an unmount or an rm -r of the whole tree
+// are all missing too.
+func (s *Scanner) guardRoot(ctx context.Context, n int) error {
+	fi, err := os.Stat(s.root)
+	if err != nil || !fi.IsDir() {
+		why := "is not a directory"
+		if err != nil {
+			why = "cannot be read (" + err.Error() + ")"
+			if errors.Is(err, fs.ErrNotExist) {
+				why = "does not exist"
+			}
+		}
+		return fmt.Errorf("%w: %s %s while the inventory holds %d resources: unmounted, renamed or removed? Refusing to journal the deletion of every resource", ErrEmptyRoot, s.root, why, n)
+	}
+	if !s.opt.RefuseEmptyRoot {
+		return nil
+	}
+	found, err := s.hasFile(ctx, s.root, "", true)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("%w: %s holds no file while the inventory holds %d resources: not mounted, or emptied? Refusing to journal the deletion of every resource", ErrEmptyRoot, s.root, n)
+	}
+	return nil
+}
+
+// hasFile reports whether the tree at abs holds a file the walk would
+// publish. It stops at the first one, reading directories in chunks and
+// unsorted: on a collection it costs a listing chunk or two. A directory
+// that cannot be listed counts as holding one (the walk leaves its
+// records as they are).
+func (s *Scanner) hasFile(ctx context.Context, abs, rel string, root bool) (bool, error) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return true, nil
+	}
+	defer f.Close()
+	excluded := s.excludeIn[abs]
+	for {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		ents, err := f.ReadDir(256)
+		var dirs []string
+		for _, e := range ents {
+			name := e.Name()
+			r := name
+			if rel != "" {
+				r = rel + "/" + name
+			}
+			if strings.HasPrefix(name, ".") || excluded[name] || s.skipped(r, name) {
+				continue
+			}
+			switch t := e.Type(); {
+			case t.IsRegular():
+				return true, nil
+			case t.IsDir():
+				dirs = append(dirs, name)
+			}
+		}
+		for _, name := range dirs {
+			r := name
+			if rel != "" {
+				r = rel + "/" + name
+			}
+			if ok, err := s.hasFile(ctx, joinPath(abs, name), r, false); ok || err != nil {
+				return ok, err
+			}
+		}
+		if err != nil { // io.EOF, or a listing that failed part way
+			return !errors.Is(err, io.EOF), nil
 		}
 	}
-	return false
 }

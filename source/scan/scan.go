@@ -48,11 +48,15 @@ type Options struct {
 	// name alone ("*.tmp", "cache", "logs/2024-*").
 	Skip []string
 
-	// RefuseEmptyRoot makes a scan fail with ErrEmptyRoot, changing
-	// nothing, when Root holds no entry (hidden and excluded ones aside)
-	// while the inventory holds resources: an unmounted share, whose scan
-	// would journal the deletion of every resource. Replicas set it: any
-	// of them may take the scanner role, with its own mount.
+	// RefuseEmptyRoot makes a scan (Scan or ScanPaths) fail with
+	// ErrEmptyRoot, changing nothing, when the tree under Root holds no
+	// file the walk would publish (hidden, excluded and skipped ones
+	// aside; empty directories do not count) while the inventory holds
+	// resources: an unmounted share or an emptied directory, whose scan
+	// would journal the deletion of every resource. serve and publish set
+	// it unless --allow-empty; replicas rely on it: any of them may take
+	// the scanner role, with its own mount. A Root that is missing is
+	// refused the same way whether it is set or not.
 	RefuseEmptyRoot bool
 
 	Workers   int // hashing workers; default runtime.NumCPU()
@@ -280,6 +284,11 @@ func (s *Scanner) run(ctx context.Context, targets []string) (Stats, error) {
 		targets = []string{""}
 	}
 	whole := len(targets) == 1 && targets[0] == ""
+	if !st.Baseline && ss.Resources > 0 {
+		if err := s.guardRoot(ctx, ss.Resources); err != nil {
+			return st, err
+		}
+	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -19,6 +19,7 @@ type view struct {
 
 type setView struct {
 	*setFigures
+	ProblemText string
 	Bytes       bytesView
 	HourlyChart template.HTML
 	DailyChart  template.HTML
@@ -33,6 +34,7 @@ const content = `{{define "content"}}{{with .Data}}
 <section id="set-{{.Name}}" aria-labelledby="set-{{.Name}}-h">
 <h2 id="set-{{.Name}}-h">Set {{.Name}}</h2>
 <p><a class="caplist" href="{{.CapabilityList}}">Capability List</a>{{if .Topic}} · channel <code>{{.Topic}}</code>{{end}}</p>
+{{if .ProblemText}}<p class="bad" data-figure="problem">{{.ProblemText}}</p>{{end}}
 {{if .Err}}<p class="bad">{{.Err}}; the figures below may be missing.</p>{{end}}
 <div class="cards">
 <div class="card">Resources<b data-figure="resources" data-value="{{.Stats.Resources}}">{{num (i64 .Stats.Resources)}}</b></div>
@@ -105,6 +107,9 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, snap *snapshot)
 	}
 	for _, f := range snap.Sets {
 		sv := setView{setFigures: f, Bytes: h.bytesOf(f.Name, f.Stats)}
+		if f.Problem != nil {
+			sv.ProblemText = f.Problem() // now, not as cached with the figures
+		}
 		sv.HourlyChart = chart(fmt.Sprintf("Changes per hour in set %s, last 24 hours", f.Name), f.Hourly, "15:04", "2006-01-02 15:04 UTC")
 		sv.DailyChart = chart(fmt.Sprintf("Changes per day in set %s, last 30 days", f.Name), f.Daily, "01-02", "2006-01-02 (UTC)")
 		v.Sets = append(v.Sets, sv)

@@ -23,6 +23,10 @@ type Set struct {
 	// Topic is the URL of the set's change-notification channel, "" when
 	// there is none.
 	Topic string
+	// Problem, if set, says what is wrong with the set now ("" nothing),
+	// such as a refused scan of an emptied directory; the page shows it
+	// at the top of the set's section. It is public: no file path.
+	Problem func() string
 }
 
 // Hub is what the page reads of an embedded WebSub hub (read-only);
