@@ -42,20 +42,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if msg := ec.Error(); msg != "" {
 			fmt.Fprintln(stderr, "resourcesync:", msg)
 		}
-		return ec.ExitCode()
+		return exitCode(err)
 	}
 	fmt.Fprintln(stderr, "resourcesync:", err)
 	return exitUsage
 }
 
 func newApp(stdout, stderr io.Writer) *cli.Command {
-	return &cli.Command{
-		Name:      "resourcesync",
-		Usage:     "ResourceSync (ANSI/NISO Z39.99-2017) toolkit",
-		Writer:    stdout,
-		ErrWriter: stderr,
+	app := &cli.Command{
+		Name:        "resourcesync",
+		Usage:       "ResourceSync (ANSI/NISO Z39.99-2017) toolkit",
+		UsageText:   "resourcesync [--version] COMMAND [options] [arguments]",
+		Description: "Run 'resourcesync COMMAND --help' for a command's options.\n\n" + exitStatusHelp + "\n\n" + envHelp,
+		Writer:      stdout,
+		ErrWriter:   stderr,
 		// run maps errors to exit codes; urfave/cli must not call os.Exit.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Local: true, Usage: "print the version, commit, build date and Go version"},
+			// -v and -q on every command (a command with its own --verbose
+			// says in its help what it adds).
+			&cli.BoolFlag{Name: "verbose", Usage: "log more detail to stderr"},
+			&cli.BoolFlag{Name: "quiet", Usage: "print only warnings and errors (sync: no progress display)"},
+		},
+		EnableShellCompletion:           true,
+		ConfigureShellCompletionCommand: configureCompletion,
 		Commands: []*cli.Command{
 			validateCommand(),
 			serveCommand(),
@@ -65,6 +76,9 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 			demoCommand(),
 			hubCommand(),
 			sdshareCommand(),
+			versionCommand(),
 		},
 	}
+	conventions(app)
+	return app
 }

@@ -122,6 +122,8 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 	level := slog.LevelWarn
 	if cmd.Bool("verbose") {
 		level = slog.LevelInfo
+	} else if cmd.Bool("quiet") {
+		level = slog.LevelError
 	}
 	rescan := cmd.Duration("rescan")
 	if rescan == 0 {

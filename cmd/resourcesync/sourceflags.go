@@ -95,6 +95,8 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 	level := slog.LevelInfo
 	if cmd.Bool("verbose") {
 		level = slog.LevelDebug
+	} else if cmd.Bool("quiet") {
+		level = slog.LevelWarn
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	return cfg, nil

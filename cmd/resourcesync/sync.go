@@ -95,8 +95,8 @@ func syncCommand() *cli.Command {
 			&cli.BoolFlag{Name: "dry-run", Usage: "show what would be done; touch nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON event per line and a final summary object"},
 			&cli.StringFlag{Name: "set", Usage: "synchronize only the set (capability list) `NAME`"},
-			&cli.StringFlag{Name: "base", Usage: "the Source's base `URL` (default: discovered)"},
-			&cli.BoolFlag{Name: "no-dump", Usage: "never use Resource Dumps for a baseline"},
+			&cli.StringFlag{Name: "base-url", Usage: "the Source's base `URL` (default: discovered)"},
+			&cli.BoolFlag{Name: "no-dumps", Usage: "never use Resource Dumps for a baseline"},
 			&cli.StringFlag{Name: "verify", Value: "strongest", Usage: "digests to verify while downloading besides the length: the strongest offered (sha-256 > sha-1 > md5), or all offered (md5 makes large files about twice as slow)"},
 			&cli.BoolFlag{Name: "fsync", Usage: "fsync every file before its rename (default on Linux: one syncfs per batch, before the state records it; elsewhere always per file)"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a request (document or resource; retried) when no response headers or body bytes arrive for `D`"},
@@ -150,6 +150,9 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	mode, err := progress.ParseMode(cmd.String("progress"))
 	if err != nil || mode == progress.JSON {
 		return cli.Exit("--progress must be auto, bars, lines or quiet (--json prints JSON events)", exitUsage)
+	}
+	if cmd.Bool("quiet") {
+		mode = progress.Quiet
 	}
 	stdout, stderr := cmd.Root().Writer, cmd.Root().ErrWriter
 	var r *progress.Renderer
