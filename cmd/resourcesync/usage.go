@@ -76,6 +76,7 @@ func conventions(cmd *cli.Command) {
 		}
 	}
 	cmd.OnUsageError = onUsageError
+	cmd.ShellComplete = completeFlags
 	if cmd.Action == nil && len(cmd.Commands) > 0 {
 		cmd.Action = unknownCommand
 	}
