@@ -134,8 +134,12 @@ func TestOldFlagSpellings(t *testing.T) {
 		get  func(*cli.Command) any
 		want any
 	}{
-		{[]string{"sync", "--base", "http://127.0.0.1/x/", "--no-dump", "S", "D"}, func(c *cli.Command) any { return c.String("base-url") + " " + map[bool]string{true: "nodumps"}[c.Bool("no-dumps")] }, "http://127.0.0.1/x/ nodumps"},
-		{[]string{"sync", "--base-url", "http://127.0.0.1/y/", "--no-dumps", "S", "D"}, func(c *cli.Command) any { return c.String("base") + " " + map[bool]string{true: "nodumps"}[c.Bool("no-dump")] }, "http://127.0.0.1/y/ nodumps"},
+		{[]string{"sync", "--base", "http://127.0.0.1/x/", "--no-dump", "S", "D"}, func(c *cli.Command) any {
+			return c.String("base-url") + " " + map[bool]string{true: "nodumps"}[c.Bool("no-dumps")]
+		}, "http://127.0.0.1/x/ nodumps"},
+		{[]string{"sync", "--base-url", "http://127.0.0.1/y/", "--no-dumps", "S", "D"}, func(c *cli.Command) any {
+			return c.String("base") + " " + map[bool]string{true: "nodumps"}[c.Bool("no-dump")]
+		}, "http://127.0.0.1/y/ nodumps"},
 		{[]string{"simulate", "--rate", "7"}, func(c *cli.Command) any { return c.Float("change-rate") }, 7.0},
 		{[]string{"sdshare", "sync", "--interval", "3s", "U"}, func(c *cli.Command) any { return c.Duration("poll-interval").String() }, "3s"},
 		{[]string{"hub", "-v"}, func(c *cli.Command) any { return c.Bool("verbose") }, true},
