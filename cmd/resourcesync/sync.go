@@ -92,7 +92,7 @@ func syncCommand() *cli.Command {
 			&cli.IntFlag{Name: "workers", Value: 8, Usage: "`N` concurrent downloads"},
 			&cli.FloatFlag{Name: "rate", Usage: "at most `R` requests per second to each host (0: no limit)"},
 			&cli.BoolFlag{Name: "no-delete", Usage: "keep files whose resources the Source deleted"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "show what would be done; touch nothing"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "touch nothing; list on stdout each path that would be fetched, deleted or kept (\"would fetch PATH (SIZE)\"), then the summary"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON event per line and a final summary object"},
 			&cli.StringFlag{Name: "set", Usage: "synchronize only the set (capability list) `NAME`"},
 			&cli.StringFlag{Name: "base-url", Usage: "the Source's base `URL` (default: discovered)"},
@@ -162,6 +162,10 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 		r = progress.New(stderr, mode)
 	}
 	audit := &auditTable{max: 10000}
+	var dry *dryRunList
+	if cmd.Bool("dry-run") && !cmd.Bool("json") {
+		dry = &dryRunList{w: stdout}
+	}
 	rec, stopStatus, err := startStatus(cmd, args)
 	if err != nil {
 		r.Close()
@@ -188,6 +192,9 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 		Events: func(e destination.Event) {
 			r.Handle(e)
 			audit.add(e)
+			if dry != nil {
+				dry.Handle(e)
+			}
 			if rec != nil {
 				rec.Handle(e)
 			}
