@@ -34,21 +34,26 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
 	err := app.Run(ctx, args)
+	lf, _ := app.Metadata["log-file"].(*logFile)
 	if err == nil {
-		return exitOK
+		return lf.close(stderr, exitOK)
 	}
+	// The final line goes to stderr, and to --log-file, which then tells
+	// how the run ended.
+	errw := lf.also(stderr)
 	var ec cli.ExitCoder
 	if errors.As(err, &ec) {
 		if msg := ec.Error(); msg != "" {
-			fmt.Fprintln(stderr, "resourcesync:", msg)
+			fmt.Fprintln(errw, "resourcesync:", msg)
 		}
-		return exitCode(err)
+		return lf.close(stderr, exitCode(err))
 	}
-	fmt.Fprintln(stderr, "resourcesync:", err)
-	return exitUsage
+	fmt.Fprintln(errw, "resourcesync:", err)
+	return lf.close(stderr, exitUsage)
 }
 
 func newApp(stdout, stderr io.Writer) *cli.Command {
+	lf := &logFile{}
 	app := &cli.Command{
 		Name:        "resourcesync",
 		Usage:       "ResourceSync (ANSI/NISO Z39.99-2017) toolkit",
@@ -65,6 +70,7 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "verbose", Usage: "log more detail to stderr"},
 			&cli.BoolFlag{Name: "quiet", Usage: "print only warnings and errors (sync: no progress display)"},
 		},
+		Metadata:                        map[string]any{"log-file": lf},
 		EnableShellCompletion:           true,
 		ConfigureShellCompletionCommand: configureCompletion,
 		Commands: []*cli.Command{
@@ -80,5 +86,6 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 		},
 	}
 	conventions(app)
+	lf.attach(app)
 	return app
 }
