@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -224,5 +226,37 @@ func TestExitCodesDocumented(t *testing.T) {
 		if !strings.Contains(out, s) {
 			t.Errorf("root help lacks %q", s)
 		}
+	}
+}
+
+// TestReleaseScript: scripts/release.sh builds a stamped binary and a
+// SHA256SUMS that checks it (one target here; all six in a release).
+func TestReleaseScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	if _, err := exec.LookPath("sha256sum"); err != nil {
+		t.Skip("no sha256sum")
+	}
+	out := t.TempDir()
+	target := runtime.GOOS + "/" + runtime.GOARCH
+	cmd := exec.Command("bash", filepath.Join("..", "..", "scripts", "release.sh"))
+	cmd.Env = append(os.Environ(), "VERSION=v0.0.0-test", "TARGETS="+target, "OUT="+out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("release.sh: %v\n%s", err, b)
+	}
+	name := "resourcesync-v0.0.0-test-" + runtime.GOOS + "-" + runtime.GOARCH
+	sums, err := os.ReadFile(filepath.Join(out, "SHA256SUMS"))
+	if err != nil || !strings.Contains(string(sums), "  "+name+"\n") {
+		t.Fatalf("SHA256SUMS: %q, %v", sums, err)
+	}
+	check := exec.Command("sha256sum", "-c", "SHA256SUMS")
+	check.Dir = out
+	if b, err := check.CombinedOutput(); err != nil {
+		t.Errorf("sha256sum -c: %v\n%s", err, b)
+	}
+	v, err := exec.Command(filepath.Join(out, name), "--version").Output()
+	if err != nil || !regexp.MustCompile(`^resourcesync v0\.0\.0-test \(commit [0-9a-f]{12}, (modified, )?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\) go1\.`).Match(v) {
+		t.Errorf("--version of the release binary: %q, %v", v, err)
 	}
 }

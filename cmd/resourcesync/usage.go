@@ -24,10 +24,12 @@ const exitStatusHelp = `EXIT STATUS
 
 // envHelp is the root help's note on secrets and the environment.
 const envHelp = `ENVIRONMENT
-   Every flag that carries a secret (a *-token, *-password or *-secret flag,
-   and their *-file forms) is also read from RESOURCESYNC_<FLAG>, the flag's
-   name in upper case with "-" as "_" (e.g. --hub-token: RESOURCESYNC_HUB_TOKEN),
-   so that it need not appear on a command line or in ps(1).`
+   Every flag that carries a secret (a token, password, secret or basic-auth
+   flag, and their *-file forms) is also read from an environment variable, named
+   in its help as [$VAR] (by default RESOURCESYNC_<FLAG>: the flag's name in
+   upper case with "-" as "_", e.g. --hub-token: $RESOURCESYNC_HUB_TOKEN), so
+   that it need not appear on a command line, where ps(1) shows it to every
+   local user. A systemd unit reads them from an EnvironmentFile.`
 
 // hiddenAliases maps a flag's canonical name to the spellings it replaced:
 // they are still accepted, but --help shows only the canonical name. One
@@ -45,10 +47,14 @@ var visibleAliases = map[string][]string{
 	"quiet":   {"q"},
 }
 
+// secretWords mark a flag name as carrying a credential (or the file
+// that holds one).
+var secretWords = []string{"token", "password", "passwd", "secret", "credential", "basic-auth", "htpasswd", "api-key"}
+
 // secretFlag reports whether a flag's value is (or names a file holding) a
 // credential: such a flag is also read from the environment.
 func secretFlag(name string) bool {
-	for _, w := range []string{"token", "password", "secret", "passwd", "credential"} {
+	for _, w := range secretWords {
 		if strings.Contains(name, w) {
 			return true
 		}
@@ -56,7 +62,8 @@ func secretFlag(name string) bool {
 	return false
 }
 
-// secretEnvVar is the environment variable of the secret flag name.
+// secretEnvVar is the environment variable of the secret flag name, unless
+// its definition names one.
 func secretEnvVar(name string) string {
 	return "RESOURCESYNC_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }
@@ -71,7 +78,7 @@ func conventions(cmd *cli.Command) {
 		if len(add) > 0 {
 			setAliases(f, add)
 		}
-		if secretFlag(name) {
+		if secretFlag(name) && len(flagEnvVars(f)) == 0 {
 			addEnvSource(f, secretEnvVar(name))
 		}
 	}
