@@ -189,6 +189,17 @@ func TestBadFlagEveryCommand(t *testing.T) {
 		!strings.Contains(lines[0], `Required flags "base-url, out" not set`) || !strings.HasPrefix(lines[1], "usage: resourcesync publish --base-url URL") {
 		t.Errorf("publish without its required flags: exit %d\n%s", code, errOut)
 	}
+	// A missing argument: the error, then the short usage.
+	for _, args := range [][]string{{"sync"}, {"sync", "http://127.0.0.1:1/"}, {"validate"}, {"serve"}, {"publish", "--base-url", "http://x/", "--out", t.TempDir()},
+		{"sdshare", "sync"}, {"sdshare", "serve"}, {"sdshare", "receive", "extra"}} {
+		code, out, errOut := runCLI(t, args...)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		name := strings.Join(args[:cmdDepth(args)], " ")
+		if code != exitUsage || len(lines) != 3 || !strings.HasPrefix(lines[0], "resourcesync: ") ||
+			!strings.HasPrefix(lines[1], "usage: resourcesync "+name+" ") || lines[2] != "see 'resourcesync "+name+" --help'" || out != "" {
+			t.Errorf("%v: exit %d\nstderr:\n%s\nstdout:\n%s", args, code, errOut, out)
+		}
+	}
 	if code, _, errOut := runCLI(t, "sync", "--no-delet"); code != exitUsage || !strings.Contains(errOut, `did you mean "--no-delete"?`) {
 		t.Errorf("mistyped flag: exit %d, %q", code, errOut)
 	}
@@ -259,4 +270,12 @@ func TestReleaseScript(t *testing.T) {
 	if err != nil || !regexp.MustCompile(`^resourcesync v0\.0\.0-test \(commit [0-9a-f]{12}, (modified, )?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\) go1\.`).Match(v) {
 		t.Errorf("--version of the release binary: %q, %v", v, err)
 	}
+}
+
+// cmdDepth is how many of args name commands (sdshare sync: 2).
+func cmdDepth(args []string) int {
+	if args[0] == "sdshare" {
+		return 2
+	}
+	return 1
 }

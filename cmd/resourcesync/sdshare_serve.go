@@ -100,7 +100,7 @@ func sdshareServeCommand() *cli.Command {
 
 func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 	if cmd.NArg() == 0 {
-		return cli.Exit("give at least one collection as NAME=PATH", exitUsage)
+		return usageError(cmd, "give at least one collection as NAME=PATH")
 	}
 	var cols []server.CollectionConfig
 	for _, a := range cmd.Args().Slice() {

@@ -90,7 +90,7 @@ var sdshareHTTPClient = func(timeout time.Duration) *http.Client {
 
 func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 	if cmd.Args().Len() != 1 {
-		return cli.Exit("sdshare sync needs OVERVIEW_URL (see 'resourcesync sdshare sync --help')", exitUsage)
+		return usageError(cmd, "sdshare sync needs OVERVIEW_URL")
 	}
 	overview := cmd.Args().First()
 	if cmd.Duration("poll-interval") <= 0 || cmd.Duration("max-wait") <= 0 {

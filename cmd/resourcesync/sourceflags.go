@@ -78,13 +78,13 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 		cfg.Sets = append(cfg.Sets, source.SetConfig{Name: name, Dir: dir})
 	}
 	if cmd.Args().Len() > 1 {
-		return cfg, cli.Exit("at most one DIR (use --set NAME=DIR for several)", exitUsage)
+		return cfg, usageError(cmd, "at most one DIR (use --set NAME=DIR for several)")
 	}
 	if d := cmd.Args().First(); d != "" {
 		cfg.Sets = append(cfg.Sets, source.SetConfig{Name: "default", Dir: d})
 	}
 	if len(cfg.Sets) == 0 {
-		return cfg, cli.Exit("no directory to publish: give DIR or --set NAME=DIR", exitUsage)
+		return cfg, usageError(cmd, "no directory to publish: give DIR or --set NAME=DIR")
 	}
 	if err := applyStore(cmd, &cfg); err != nil {
 		return cfg, err

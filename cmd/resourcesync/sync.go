@@ -129,7 +129,7 @@ var syncClient = func(workers int, timeout time.Duration) *http.Client {
 func runSync(ctx context.Context, cmd *cli.Command) error {
 	args := cmd.Args().Slice()
 	if len(args) != 2 {
-		return cli.Exit("sync needs SOURCE and DEST (see 'resourcesync sync --help')", exitUsage)
+		return usageError(cmd, "sync needs SOURCE and DEST")
 	}
 	if cmd.Bool("baseline") && cmd.Bool("audit") {
 		return cli.Exit("--baseline and --audit exclude each other", exitUsage)
