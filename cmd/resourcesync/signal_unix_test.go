@@ -30,6 +30,12 @@ func TestSIGTERMExitCodes(t *testing.T) {
 			return []string{"serve", "--addr", "127.0.0.1:0", "--state", t.TempDir(), dir}
 		}},
 		{"hub", "hub at ", func(t *testing.T) []string { return []string{"hub", "--addr", "127.0.0.1:0", "--state", t.TempDir()} }},
+		{"sync --follow", "following ", func(t *testing.T) []string {
+			dir := t.TempDir()
+			writeFiles(t, dir, 3)
+			base := sourceServer(t, dir, func(h http.Handler) http.Handler { return h })
+			return []string{"sync", "--follow", "-q", "--listen", "127.0.0.1:0", base, filepath.Join(t.TempDir(), "mirror")}
+		}},
 	} {
 		t.Run(srv.name, func(t *testing.T) { serverSIGTERM(t, bin, srv.ready, srv.args(t)) })
 	}

@@ -74,10 +74,10 @@ knowingly. --report FILE.html writes the same page, self-contained (no
 script, nothing to load), when the run ends, atomically (with --follow,
 also every minute and at exit).
 
-Exit status: 0 DEST is in sync; 1 the run finished with failures (or, with
---audit, differences) or was interrupted (Ctrl-C, SIGTERM); 2 usage,
-discovery or state error, including a Source that does not answer within
---timeout.`
+Exit status: 0 DEST is in sync (--follow: also when stopped by Ctrl-C or
+SIGTERM); 1 the run finished with failures (or, with --audit, differences)
+or was interrupted (Ctrl-C, SIGTERM); 2 usage, discovery or state error,
+including a Source that does not answer within --timeout.`
 
 func syncCommand() *cli.Command {
 	return &cli.Command{

@@ -14,7 +14,8 @@ import (
 // exitStatusHelp is the exit-code contract of every command; it ends the
 // root help and the help of every command whose own text does not state it.
 const exitStatusHelp = `EXIT STATUS
-   0  success (servers: also after a clean shutdown on Ctrl-C or SIGTERM)
+   0  success (servers and sync --follow: also when stopped by Ctrl-C or
+      SIGTERM, after a clean shutdown)
    1  the command ran and found problems: invalid documents, failed
       transfers, audit differences; or a sync/validate/publish interrupted by
       Ctrl-C or SIGTERM before it finished
