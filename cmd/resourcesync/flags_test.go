@@ -100,7 +100,7 @@ func TestFlagVocabulary(t *testing.T) {
 			}
 		}
 		// -v and -q reach every command that runs something.
-		if c.Action != nil && c.Name != "help" {
+		if c.Action != nil && len(c.Commands) == 0 && !slices.Contains([]string{"help", "completion", "version"}, c.Name) {
 			for _, short := range []string{"v", "q"} {
 				if !hasFlag(c, short) {
 					t.Errorf("%s: no -%s", where, short)

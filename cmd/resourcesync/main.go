@@ -65,10 +65,6 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Local: true, Usage: "print the version, commit, build date and Go version"},
-			// -v and -q on every command (a command with its own --verbose
-			// says in its help what it adds).
-			&cli.BoolFlag{Name: "verbose", Usage: "log more detail to stderr"},
-			&cli.BoolFlag{Name: "quiet", Usage: "print only warnings and errors (sync: no progress display)"},
 		},
 		Metadata:                        map[string]any{"log-file": lf},
 		EnableShellCompletion:           true,

@@ -83,6 +83,25 @@ func conventions(cmd *cli.Command) {
 			addEnvSource(f, secretEnvVar(name))
 		}
 	}
+	// -v and -q on every command that runs something (one with its own
+	// --verbose says in its help what it adds).
+	if cmd.Action != nil && len(cmd.Commands) == 0 && cmd.Name != "version" {
+		if !hasLocalFlag(cmd, "verbose") {
+			cmd.Flags = append(cmd.Flags, &cli.BoolFlag{Name: "verbose", Usage: "log more detail to stderr"})
+		}
+		if !hasLocalFlag(cmd, "quiet") {
+			usage := "print only warnings and errors"
+			if hasLocalFlag(cmd, "progress") {
+				usage += " (and no progress display)"
+			}
+			cmd.Flags = append(cmd.Flags, &cli.BoolFlag{Name: "quiet", Usage: usage})
+		}
+		for _, f := range cmd.Flags[len(cmd.Flags)-2:] {
+			if add := visibleAliases[f.Names()[0]]; len(add) > 0 {
+				setAliases(f, add)
+			}
+		}
+	}
 	cmd.OnUsageError = onUsageError
 	cmd.ShellComplete = completeFlags
 	if cmd.Action == nil && len(cmd.Commands) > 0 {
@@ -94,6 +113,15 @@ func conventions(cmd *cli.Command) {
 	for _, sub := range cmd.Commands {
 		conventions(sub)
 	}
+}
+
+func hasLocalFlag(cmd *cli.Command, name string) bool {
+	for _, f := range cmd.Flags {
+		if slices.Contains(f.Names(), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // setAliases adds names to a flag's Aliases (every urfave/cli flag type is
