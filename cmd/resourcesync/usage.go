@@ -73,16 +73,6 @@ func secretEnvVar(name string) string {
 // the tree: aliases, environment variables for secrets, short usage on
 // errors, "did you mean", exit-status help.
 func conventions(cmd *cli.Command) {
-	for _, f := range cmd.Flags {
-		name := f.Names()[0]
-		add := append(slices.Clone(hiddenAliases[name]), visibleAliases[name]...)
-		if len(add) > 0 {
-			setAliases(f, add)
-		}
-		if secretFlag(name) && len(flagEnvVars(f)) == 0 {
-			addEnvSource(f, secretEnvVar(name))
-		}
-	}
 	// -v and -q on every command that runs something (one with its own
 	// --verbose says in its help what it adds).
 	if cmd.Action != nil && len(cmd.Commands) == 0 && cmd.Name != "version" {
@@ -96,10 +86,15 @@ func conventions(cmd *cli.Command) {
 			}
 			cmd.Flags = append(cmd.Flags, &cli.BoolFlag{Name: "quiet", Usage: usage})
 		}
-		for _, f := range cmd.Flags[len(cmd.Flags)-2:] {
-			if add := visibleAliases[f.Names()[0]]; len(add) > 0 {
-				setAliases(f, add)
-			}
+	}
+	for _, f := range cmd.Flags {
+		name := f.Names()[0]
+		add := append(slices.Clone(hiddenAliases[name]), visibleAliases[name]...)
+		if len(add) > 0 {
+			setAliases(f, add)
+		}
+		if secretFlag(name) && len(flagEnvVars(f)) == 0 {
+			addEnvSource(f, secretEnvVar(name))
 		}
 	}
 	cmd.OnUsageError = onUsageError
@@ -107,8 +102,8 @@ func conventions(cmd *cli.Command) {
 	if cmd.Action == nil && len(cmd.Commands) > 0 {
 		cmd.Action = unknownCommand
 	}
-	if cmd.Action != nil && cmd.Description != "" && !strings.Contains(strings.ToLower(cmd.Description), "exit status") {
-		cmd.Description += "\n\n" + exitStatusHelp
+	if cmd.Action != nil && !strings.Contains(strings.ToLower(cmd.Description), "exit status") {
+		cmd.Description = strings.TrimSpace(cmd.Description + "\n\n" + exitStatusHelp)
 	}
 	for _, sub := range cmd.Commands {
 		conventions(sub)
