@@ -178,6 +178,28 @@ http {
 	if code, body := get(".well-known/resourcesync"); code != 200 || !strings.HasPrefix(body, "application/xml <?xml") {
 		t.Errorf("Source Description: %d %.100q", code, body)
 	}
+	// A browser's navigation gets the HTML page; a program (Java's
+	// default Accept included) the XML, from the same URL.
+	for _, p := range []string{".well-known/resourcesync", ".resourcesync/default/resourcelist.xml", ".resourcesync/default/capabilitylist.xml"} {
+		for _, nav := range []bool{false, true} {
+			req, _ := http.NewRequest("GET", base+p, nil)
+			req.Header.Set("Accept", "text/html, image/gif, image/jpeg, *; q=.2, */*; q=.2")
+			if nav {
+				req.Header.Set("Sec-Fetch-Mode", "navigate")
+				req.Header.Set("Sec-Fetch-Dest", "document")
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			html := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") && strings.Contains(string(b), "<html")
+			if resp.StatusCode != 200 || html != nav || !strings.Contains(resp.Header.Get("Vary"), "Sec-Fetch-Mode") {
+				t.Errorf("%s (navigation %v): %d %s Vary %q html %v", p, nav, resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Vary"), html)
+			}
+		}
+	}
 	for _, p := range []string{".hidden", ".resourcesync/default/state.db", "sub%20dir/.x"} {
 		if code, body := get(p); code != 404 {
 			t.Errorf("%s: %d %.100q, want 404", p, code, body)
