@@ -180,7 +180,6 @@ func docBlock(t *testing.T, lang string) string {
 	return string(m[1])
 }
 
-
 // publishedTree is a collection DIR (with hidden files and the default
 // state in DIR/.resourcesync) published for base into OUT; prefix is a
 // directory for the server's files.
