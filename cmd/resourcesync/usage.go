@@ -97,8 +97,12 @@ func conventions(cmd *cli.Command) {
 			addEnvSource(f, secretEnvVar(name))
 		}
 	}
-	cmd.OnUsageError = onUsageError
-	cmd.ShellComplete = completeFlags
+	if cmd.OnUsageError == nil {
+		cmd.OnUsageError = onUsageError
+	}
+	if cmd.ShellComplete == nil {
+		cmd.ShellComplete = completeFlags
+	}
 	if cmd.Action == nil && len(cmd.Commands) > 0 {
 		cmd.Action = unknownCommand
 	}
