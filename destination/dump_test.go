@@ -35,6 +35,12 @@ func TestBaselineFromDump(t *testing.T) {
 	if len(gets) != 0 {
 		t.Errorf("%d resources fetched one by one after a dump baseline", len(gets))
 	}
+	// The summary says what came from the dump and what the Resource List
+	// check added, not "fetched 301 ..., skipped 301".
+	if want := "301 from the Resource Dump ("; sr.FromDump != 301 || !strings.Contains(sr.Summary(false), want) ||
+		!strings.Contains(sr.Summary(false), "then checked against the Resource List: fetched 0 more (0 B), 301 already in sync") {
+		t.Errorf("from dump %d, summary %q", sr.FromDump, sr.Summary(false))
+	}
 	sameTree(t, dir, dest)
 	// Incremental from there on.
 	writeFile(t, dir, "after.txt", []byte("after the dump"))

@@ -238,6 +238,7 @@ func (x *extractor) install(en rs.Entry, rel string, r io.Reader) error {
 		return err // a hostile or corrupt member, or DEST cannot be written
 	}
 	p.installed(job{uri: en.Loc, rel: rel, e: en}, res)
+	p.count(func(sr *SetReport) { sr.FromDump++; sr.DumpBytes += res.Length })
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/destination/discover"
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
 	"github.com/resourcesync-go/resourcesync/internal/origin"
+	"github.com/resourcesync-go/resourcesync/internal/units"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
@@ -126,11 +127,16 @@ type SetReport struct {
 	MaxDelete       string `json:"max_delete,omitempty"`
 	// Unverified counts files installed on their length alone: the
 	// Source's only digests were of algorithms that cannot be checked.
-	Unverified int            `json:"unverified,omitempty"`
-	Bytes      int64          `json:"bytes"`
-	Audit      map[string]int `json:"audit,omitempty"`
-	Gap        string         `json:"gap,omitempty"`
-	Failures   []Failure      `json:"failures,omitempty"`
+	Unverified int   `json:"unverified,omitempty"`
+	Bytes      int64 `json:"bytes"`
+	// FromDump and DumpBytes are the part of Fetched and Bytes installed
+	// from Resource Dump packages (the Resource List pass then checks
+	// them, and counts them as Skipped when they match).
+	FromDump  int            `json:"from_dump,omitempty"`
+	DumpBytes int64          `json:"dump_bytes,omitempty"`
+	Audit     map[string]int `json:"audit,omitempty"`
+	Gap       string         `json:"gap,omitempty"`
+	Failures  []Failure      `json:"failures,omitempty"`
 	// Checkpoint is the set's checkpoint after the run.
 	Checkpoint Checkpoint `json:"checkpoint"`
 	// SourceUntil is how far the Source's Change Lists (or the
@@ -550,8 +556,15 @@ func (sr *SetReport) Summary(dry bool) string {
 	}
 	b.WriteString(sr.Mode + ":")
 	auditOnly := len(sr.Audit) > 0 && sr.Fetched == 0 && sr.Deleted == 0 && sr.Kept == 0 && sr.Failed == 0
-	if !auditOnly {
+	if !auditOnly && sr.FromDump > 0 {
+		// What came from the dump, then what the Resource List check added:
+		// "fetched 2002 ..., skipped 2002" read as if every file counted twice.
+		fmt.Fprintf(&b, " %d from the Resource Dump (%s), then checked against the Resource List: %s %d more (%s), %d already in sync, deleted %d, kept %d, failed %d",
+			sr.FromDump, humanBytes(sr.DumpBytes), verb, sr.Fetched-sr.FromDump, humanBytes(sr.Bytes-sr.DumpBytes), sr.Skipped, sr.Deleted, sr.Kept, sr.Failed)
+	} else if !auditOnly {
 		fmt.Fprintf(&b, " %s %d (%s), skipped %d, deleted %d, kept %d, failed %d", verb, sr.Fetched, humanBytes(sr.Bytes), sr.Skipped, sr.Deleted, sr.Kept, sr.Failed)
+	}
+	if !auditOnly {
 		if sr.Adopted > 0 {
 			fmt.Fprintf(&b, " (%d of them already here)", sr.Adopted)
 		}
@@ -570,17 +583,8 @@ func (sr *SetReport) Summary(dry bool) string {
 	return b.String()
 }
 
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
+// humanBytes is the tool's one convention: IEC units (internal/units).
+func humanBytes(n int64) string { return units.Bytes(n) }
 
 // syncfs makes everything written to DEST's file system durable (Linux;
 // elsewhere each file was fsynced before its rename).

@@ -104,7 +104,7 @@ func Document(name string, r io.Reader, opts Options, report func(Problem)) (*In
 	c.info.HeadPos = d.HeadPos()
 	c.info.Bytes = cr.n
 	if cr.n > rs.MaxDocumentBytes {
-		c.emit(rs.Pos{}, "RS-GEN-8", rs.SevError, "document is %d bytes, more than the 50 MB (%d bytes) limit; split it and group the parts with an index", cr.n, rs.MaxDocumentBytes)
+		c.emit(rs.Pos{}, "RS-GEN-8", rs.SevError, "document is %d bytes, more than the 50 MiB (%d bytes) limit; split it and group the parts with an index", cr.n, rs.MaxDocumentBytes)
 	}
 	return c.info, nil
 }

@@ -122,6 +122,8 @@ func hubCommand() *cli.Command {
 			level := slog.LevelWarn
 			if cmd.Bool("verbose") {
 				level = slog.LevelInfo
+			} else if cmd.Bool("quiet") {
+				level = slog.LevelError
 			}
 			st, where, err := openHubStore(ctx, cmd)
 			if err != nil {

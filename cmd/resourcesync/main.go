@@ -34,28 +34,41 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
 	err := app.Run(ctx, args)
+	lf, _ := app.Metadata["log-file"].(*logFile)
 	if err == nil {
-		return exitOK
+		return lf.close(stderr, exitOK)
 	}
+	// The final line goes to stderr, and to --log-file, which then tells
+	// how the run ended.
+	errw := lf.also(stderr)
 	var ec cli.ExitCoder
 	if errors.As(err, &ec) {
 		if msg := ec.Error(); msg != "" {
-			fmt.Fprintln(stderr, "resourcesync:", msg)
+			fmt.Fprintln(errw, "resourcesync:", msg)
 		}
-		return ec.ExitCode()
+		return lf.close(stderr, exitCode(err))
 	}
-	fmt.Fprintln(stderr, "resourcesync:", err)
-	return exitUsage
+	fmt.Fprintln(errw, "resourcesync:", err)
+	return lf.close(stderr, exitUsage)
 }
 
 func newApp(stdout, stderr io.Writer) *cli.Command {
-	return &cli.Command{
-		Name:      "resourcesync",
-		Usage:     "ResourceSync (ANSI/NISO Z39.99-2017) toolkit",
-		Writer:    stdout,
-		ErrWriter: stderr,
+	lf := &logFile{}
+	app := &cli.Command{
+		Name:        "resourcesync",
+		Usage:       "ResourceSync (ANSI/NISO Z39.99-2017) toolkit",
+		UsageText:   "resourcesync [--version] COMMAND [options] [arguments]",
+		Description: "Run 'resourcesync COMMAND --help' for a command's options.\n\n" + exitStatusHelp + "\n\n" + envHelp,
+		Writer:      stdout,
+		ErrWriter:   stderr,
 		// run maps errors to exit codes; urfave/cli must not call os.Exit.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Local: true, Usage: "print the version, commit, build date and Go version"},
+		},
+		Metadata:                        map[string]any{"log-file": lf},
+		EnableShellCompletion:           true,
+		ConfigureShellCompletionCommand: configureCompletion,
 		Commands: []*cli.Command{
 			validateCommand(),
 			serveCommand(),
@@ -65,6 +78,10 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 			demoCommand(),
 			hubCommand(),
 			sdshareCommand(),
+			versionCommand(),
 		},
 	}
+	conventions(app)
+	lf.attach(app)
+	return app
 }

@@ -59,7 +59,7 @@ func sdshareReceiveCommand() *cli.Command {
 
 func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 	if cmd.Args().Len() != 0 {
-		return cli.Exit("sdshare receive takes no arguments (see 'resourcesync sdshare receive --help')", exitUsage)
+		return usageError(cmd, "sdshare receive takes no arguments")
 	}
 	if g := cmd.String("graph"); g != "" && !absoluteIRI(g) {
 		return cli.Exit("--graph must be an absolute IRI", exitUsage)

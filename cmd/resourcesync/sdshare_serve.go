@@ -102,7 +102,7 @@ func sdshareServeCommand() *cli.Command {
 
 func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 	if cmd.NArg() == 0 {
-		return cli.Exit("give at least one collection as NAME=PATH", exitUsage)
+		return usageError(cmd, "give at least one collection as NAME=PATH")
 	}
 	var cols []server.CollectionConfig
 	for _, a := range cmd.Args().Slice() {
@@ -124,6 +124,8 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 	level := slog.LevelWarn
 	if cmd.Bool("verbose") {
 		level = slog.LevelInfo
+	} else if cmd.Bool("quiet") {
+		level = slog.LevelError
 	}
 	rescan := cmd.Duration("rescan")
 	if rescan == 0 {

@@ -48,7 +48,7 @@ The store is the embedded durable quad store in --store DIR (default
 --sparql-query for reads and --sparql-graph-store for the Graph Store
 Protocol where the server has one).
 
---follow keeps running and polls every --interval. Progress goes to stderr,
+--follow keeps running and polls every --poll-interval. Progress goes to stderr,
 one line per collection step; --json prints one JSON event per line and a
 final summary object on stdout.
 
@@ -60,14 +60,14 @@ func sdshareSyncCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "sync",
 		Usage:       "keep an RDF store in step with an SDShare server's feeds",
-		UsageText:   "resourcesync sdshare sync [--follow [--interval D]] [--state DIR] [--store DIR | --sparql-update URL [--sparql-query URL] [--sparql-graph-store URL]] [--graph KEY=IRI]... [--collection NAME]... [--json] OVERVIEW_URL",
+		UsageText:   "resourcesync sdshare sync [--follow [--poll-interval D]] [--state DIR] [--store DIR | --sparql-update URL [--sparql-query URL] [--sparql-graph-store URL]] [--graph KEY=IRI]... [--collection NAME]... [--json] OVERVIEW_URL",
 		Description: sdshareSyncHelp + clientHelp,
 		Flags: append(append(sdshareStoreFlags(), clientFlags()...),
 			&cli.StringFlag{Name: "state", Usage: "keep t per collection in `DIR` (default: the --store directory, or ./sdshare-state with --sparql-update)"},
 			&cli.StringSliceFlag{Name: "graph", Usage: "keep the collection `KEY=IRI` (KEY: its title or collection feed URL) in graph IRI (repeatable)"},
 			&cli.StringSliceFlag{Name: "collection", Usage: "sync only the collection `NAME` (title or collection feed URL; repeatable)"},
-			&cli.BoolFlag{Name: "follow", Usage: "keep running, polling every --interval"},
-			&cli.DurationFlag{Name: "interval", Value: time.Minute, Usage: "with --follow: poll every `D`"},
+			&cli.BoolFlag{Name: "follow", Usage: "keep running, polling every --poll-interval"},
+			&cli.DurationFlag{Name: "poll-interval", Value: time.Minute, Usage: "with --follow: poll every `D`"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a request (retried) whose response headers do not arrive within `D`"},
 			&cli.DurationFlag{Name: "max-wait", Value: client.DefaultMaxWait, Usage: "wait at most `D` in all for a snapshot the server is still preparing (202)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON event per line and a final summary object on stdout"},
@@ -90,11 +90,11 @@ var sdshareHTTPClient = func(timeout time.Duration) *http.Client {
 
 func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 	if cmd.Args().Len() != 1 {
-		return cli.Exit("sdshare sync needs OVERVIEW_URL (see 'resourcesync sdshare sync --help')", exitUsage)
+		return usageError(cmd, "sdshare sync needs OVERVIEW_URL")
 	}
 	overview := cmd.Args().First()
-	if cmd.Duration("interval") <= 0 || cmd.Duration("max-wait") <= 0 {
-		return cli.Exit("--interval and --max-wait must be positive", exitUsage)
+	if cmd.Duration("poll-interval") <= 0 || cmd.Duration("max-wait") <= 0 {
+		return cli.Exit("--poll-interval and --max-wait must be positive", exitUsage)
 	}
 	graphs := map[string]string{}
 	for _, kv := range cmd.StringSlice("graph") {
@@ -165,7 +165,7 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 	}
 	if cmd.Bool("follow") {
 		var last error
-		err := client.Follow(ctx, cfg, cmd.Duration("interval"), func(rep *client.Report, err error) {
+		err := client.Follow(ctx, cfg, cmd.Duration("poll-interval"), func(rep *client.Report, err error) {
 			mu.Lock()
 			defer mu.Unlock()
 			last = err

@@ -66,7 +66,7 @@ func checkAuth(t *testing.T, hc *http.Client, base string, challenges []string, 
 			if rq.form != nil {
 				body = strings.NewReader(rq.form.Encode())
 			}
-			req, _ := http.NewRequest(cmp(rq.method, "GET"), base+rq.path, body)
+			req, _ := http.NewRequest(orDefaultStr(rq.method, "GET"), base+rq.path, body)
 			if rq.form != nil {
 				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			}
@@ -105,7 +105,7 @@ func checkAuth(t *testing.T, hc *http.Client, base string, challenges []string, 
 	}
 }
 
-func cmp(s, def string) string {
+func orDefaultStr(s, def string) string {
 	if s == "" {
 		return def
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 const simulateHelp = `Runs a Source over a synthetic collection: --resources files are generated,
-then resources are created, updated and deleted at --rate changes per second.
+then resources are created, updated and deleted at --change-rate changes per second.
 The sequence of changes depends only on --seed, so two runs with the same
 seed publish the same history (at their own times). Tests and benchmarks use
 it as a changing Source; it serves the same layout as 'serve'.
@@ -27,13 +27,13 @@ func simulateCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "simulate",
 		Usage:       "serve a synthetic Source whose resources change at a given rate",
-		UsageText:   "resourcesync simulate [--addr HOST:PORT] [--resources N] [--rate CHANGES_PER_SECOND] [--seed S]",
+		UsageText:   "resourcesync simulate [--addr HOST:PORT] [--resources N] [--change-rate CHANGES_PER_SECOND] [--seed S]",
 		Description: simulateHelp + storeHelp,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
 			&cli.StringFlag{Name: "base-url", Usage: "public base URL of the Source", DefaultText: "http://ADDR/"},
 			&cli.IntFlag{Name: "resources", Usage: "number of resources at the start", Value: 1000},
-			&cli.FloatFlag{Name: "rate", Usage: "changes per second (0: none)", Value: 1},
+			&cli.FloatFlag{Name: "change-rate", Usage: "changes per second (0: none)", Value: 1},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed of the sequence of changes", Value: 1},
 			&cli.StringFlag{Name: "dir", Usage: "directory for the collection and its state", TakesFile: true},
 			&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after this period", Value: time.Minute},
@@ -76,7 +76,7 @@ func simulateCommand() *cli.Command {
 				return err
 			}
 			trigger := make(chan struct{}, 1)
-			rate := cmd.Float("rate")
+			rate := cmd.Float("change-rate")
 			w := cmd.Root().Writer
 			return serveSource(ctx, cmd, ln, cfg, source.RunOptions{Trigger: trigger}, func(ctx context.Context, src *source.Source) {
 				fmt.Fprintf(w, "simulating %d resources, %.3g changes/s, seed %d, in %s\n", c.Len(), rate, cmd.Uint64("seed"), dir)

@@ -81,13 +81,13 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 		cfg.Sets = append(cfg.Sets, source.SetConfig{Name: name, Dir: dir})
 	}
 	if cmd.Args().Len() > 1 {
-		return cfg, cli.Exit("at most one DIR (use --set NAME=DIR for several)", exitUsage)
+		return cfg, usageError(cmd, "at most one DIR (use --set NAME=DIR for several)")
 	}
 	if d := cmd.Args().First(); d != "" {
 		cfg.Sets = append(cfg.Sets, source.SetConfig{Name: "default", Dir: d})
 	}
 	if len(cfg.Sets) == 0 {
-		return cfg, cli.Exit("no directory to publish: give DIR or --set NAME=DIR", exitUsage)
+		return cfg, usageError(cmd, "no directory to publish: give DIR or --set NAME=DIR")
 	}
 	if err := source.CheckDirs(cfg); err != nil {
 		return cfg, cli.Exit(err.Error(), exitUsage)
@@ -102,6 +102,8 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 	level := slog.LevelInfo
 	if cmd.Bool("verbose") {
 		level = slog.LevelDebug
+	} else if cmd.Bool("quiet") {
+		level = slog.LevelWarn
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	return cfg, nil

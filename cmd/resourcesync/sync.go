@@ -97,10 +97,10 @@ knowingly. --report FILE.html writes the same page, self-contained (no
 script, nothing to load), when the run ends, atomically (with --follow,
 also every minute and at exit).
 
-Exit status: 0 DEST is in sync; 1 the run finished with failures (or, with
---audit, differences) or was interrupted (Ctrl-C, SIGTERM); 2 usage,
-discovery or state error, including a Source that does not answer within
---timeout.`
+Exit status: 0 DEST is in sync (--follow: also when stopped by Ctrl-C or
+SIGTERM); 1 the run finished with failures (or, with --audit, differences)
+or was interrupted (Ctrl-C, SIGTERM); 2 usage, discovery or state error,
+including a Source that does not answer within --timeout.`
 
 func syncCommand() *cli.Command {
 	return &cli.Command{
@@ -116,11 +116,11 @@ func syncCommand() *cli.Command {
 			&cli.FloatFlag{Name: "rate", Usage: "at most `R` requests per second to each host (0: no limit)"},
 			&cli.BoolFlag{Name: "no-delete", Usage: "keep files whose resources the Source deleted"},
 			&cli.StringFlag{Name: "max-delete", Usage: "delete at most `N` files (-1: no limit) or P% of a set's files (100%: no limit) per set in one run; beyond, none and exit 1 (see above; default: 50% of sets of more than 100 files)"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "show what would be done; touch nothing"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "touch nothing; list on stdout each path that would be fetched, deleted or kept (\"would fetch PATH (SIZE)\"), then the summary"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON event per line and a final summary object"},
 			&cli.StringFlag{Name: "set", Usage: "synchronize only the set (capability list) `NAME`"},
-			&cli.StringFlag{Name: "base", Usage: "the Source's base `URL` (default: discovered)"},
-			&cli.BoolFlag{Name: "no-dump", Usage: "never use Resource Dumps for a baseline"},
+			&cli.StringFlag{Name: "base-url", Usage: "the Source's base `URL` (default: discovered)"},
+			&cli.BoolFlag{Name: "no-dumps", Usage: "never use Resource Dumps for a baseline"},
 			&cli.StringFlag{Name: "verify", Value: "strongest", Usage: "digests to verify while downloading besides the length: the strongest offered (sha-256 > sha-1 > md5), or all offered (md5 makes large files about twice as slow)"},
 			&cli.BoolFlag{Name: "fsync", Usage: "fsync every file before its rename (default on Linux: one syncfs per batch, before the state records it; elsewhere always per file)"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a request (document or resource; retried) when no response headers or body bytes arrive for `D`"},
@@ -153,7 +153,7 @@ var syncClient = func(workers int, timeout time.Duration) *http.Client {
 func runSync(ctx context.Context, cmd *cli.Command) error {
 	args := cmd.Args().Slice()
 	if len(args) != 2 {
-		return cli.Exit("sync needs SOURCE and DEST (see 'resourcesync sync --help')", exitUsage)
+		return usageError(cmd, "sync needs SOURCE and DEST")
 	}
 	if cmd.Bool("baseline") && cmd.Bool("audit") {
 		return cli.Exit("--baseline and --audit exclude each other", exitUsage)
@@ -186,6 +186,9 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
 	}
+	if cmd.Bool("quiet") {
+		mode = progress.Quiet
+	}
 	stdout, stderr := cmd.Root().Writer, cmd.Root().ErrWriter
 	var r *progress.Renderer
 	if cmd.Bool("json") {
@@ -200,6 +203,10 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 			r.Close()
 			return cli.Exit(err.Error(), exitUsage)
 		}
+	}
+	var dry *dryRunList
+	if cmd.Bool("dry-run") && !cmd.Bool("json") {
+		dry = &dryRunList{w: stdout}
 	}
 	rec, stopStatus, err := startStatus(cmd, args)
 	if err != nil {
@@ -217,8 +224,8 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 		DryRun:        cmd.Bool("dry-run"),
 		Repair:        cmd.Bool("repair"),
 		Set:           cmd.String("set"),
-		Base:          cmd.String("base"),
-		NoDump:        cmd.Bool("no-dump"),
+		Base:          cmd.String("base-url"),
+		NoDump:        cmd.Bool("no-dumps"),
 		FsyncEach:     cmd.Bool("fsync"),
 		VerifyAll:     cmd.String("verify") == "all",
 		StallTimeout:  cmd.Duration("timeout"),
@@ -229,6 +236,9 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 			e = redactEvent(auth, e)
 			r.Handle(e)
 			audit.add(e)
+			if dry != nil {
+				dry.Handle(e)
+			}
 			if rec != nil {
 				rec.Handle(e)
 			}

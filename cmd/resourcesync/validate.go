@@ -89,7 +89,7 @@ type summary struct {
 func runValidate(ctx context.Context, cmd *cli.Command) error {
 	targets := cmd.Args().Slice()
 	if len(targets) == 0 {
-		return cli.Exit("validate: no TARGET given (see resourcesync validate --help)", exitUsage)
+		return usageError(cmd, "validate: no TARGET given")
 	}
 	if cmd.Int("max-docs") < 1 || cmd.Duration("timeout") <= 0 {
 		return cli.Exit("validate: --max-docs and --timeout must be positive", exitUsage)

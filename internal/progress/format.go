@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/resourcesync-go/resourcesync/destination"
+	"github.com/resourcesync-go/resourcesync/internal/units"
 )
 
 // prefix starts every line, so that a log can be grepped by set.
@@ -96,7 +97,7 @@ func (r *Renderer) statusLocked(width int) string {
 	}
 	right := []string{size}
 	if rateOK {
-		right = append(right, formatRate(files), formatBytes(int64(bps))+"/s")
+		right = append(right, formatRate(files), units.Rate(bps))
 		if known && files > 0 && done < r.total {
 			if eta, ok := formatETA(float64(r.total-done) / files); ok {
 				right = append(right, "ETA "+eta)
@@ -221,20 +222,8 @@ func group(n int64) string {
 	return b.String()
 }
 
-// formatBytes uses decimal units, as rates in MB/s conventionally do.
-func formatBytes(n int64) string {
-	if n < 1000 {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	const units = "kMGTPE"
-	f := float64(n) / 1000
-	i := 0
-	for f >= 999.95 && i < len(units)-1 {
-		f /= 1000
-		i++
-	}
-	return strconv.FormatFloat(f, 'f', 1, 64) + " " + units[i:i+1] + "B"
-}
+// formatBytes: IEC units, as in the summaries, pages and logs.
+func formatBytes(n int64) string { return units.Bytes(n) }
 
 func formatRate(perSec float64) string {
 	if perSec < 10 {

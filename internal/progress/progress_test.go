@@ -123,7 +123,7 @@ func TestModes(t *testing.T) {
 			if strings.Contains(out, evs[len(evs)-1].Message) {
 				t.Errorf("the done event's summary is printed:\n%s", out)
 			}
-			progress := regexp.MustCompile(`^sync default: [0-9,]+/10,003 resources, [0-9.]+ [kM]B, [0-9,.]+/s, 1 failed, 1 retry$`)
+			progress := regexp.MustCompile(`^sync default: [0-9,]+/10,003 resources, [0-9.]+ [KM]iB, [0-9,.]+/s, 1 failed, 1 retry$`)
 			n := 0
 			for _, l := range lines {
 				if strings.Contains(l, "/f/") || strings.Contains(l, " f/") {
@@ -153,7 +153,7 @@ func TestModes(t *testing.T) {
 			if !strings.Contains(out, "\r\x1b[K"+failLine+"\n") {
 				t.Errorf("failure line not intact in %q", truncate(out, 2000))
 			}
-			if !regexp.MustCompile(`\rdefault baseline +[0-9,]+/10,003 +[0-9]+% \[=*>? *\]  [0-9.]+ [kM]B  [0-9,.]+/s  [0-9.]+ kB/s  ETA [0-9:]+  1 failed  1 retry\x1b\[K`).MatchString(out) {
+			if !regexp.MustCompile(`\rdefault baseline +[0-9,]+/10,003 +[0-9]+% \[=*>? *\]  [0-9.]+ [KM]iB  [0-9,.]+/s  [0-9.]+ KiB/s  ETA [0-9:]+  1 failed  1 retry\x1b\[K`).MatchString(out) {
 				t.Errorf("no status line with a bar in %q", truncate(out, 2000))
 			}
 			// The run finished: the status line is cleared, and the summary
@@ -226,7 +226,7 @@ func TestBarsUnknownTotal(t *testing.T) {
 	r.Close() // interrupted: no done event, so the status line stays
 	out := buf.String()
 	last := out[strings.LastIndexByte(strings.TrimSuffix(out, "\n"), '\r')+1:]
-	want := "a-rather-long-set-name baseline 3,000  6.0 GB\x1b[K\n"
+	want := "a-rather-long-set-name baseline 3,000  5.6 GiB\x1b[K\n"
 	if last != want {
 		t.Errorf("last status line %q, want %q (fields that do not fit in 49 columns dropped, no bar or percent)", last, want)
 	}
@@ -395,7 +395,7 @@ func TestFormat(t *testing.T) {
 			t.Errorf("group(%d) = %q, want %q", n, got, want)
 		}
 	}
-	for n, want := range map[int64]string{999: "999 B", 1000: "1.0 kB", 4_100_000: "4.1 MB", 999_960: "1.0 MB", 1 << 40: "1.1 TB"} {
+	for n, want := range map[int64]string{999: "999 B", 1024: "1.0 KiB", 4_100_000: "3.9 MiB", 1_048_570: "1.0 MiB", 1 << 40: "1.0 TiB"} {
 		if got := formatBytes(n); got != want {
 			t.Errorf("formatBytes(%d) = %q, want %q", n, got, want)
 		}
@@ -446,7 +446,7 @@ func TestStatusLineFits(t *testing.T) {
 		if w >= 100 && !strings.Contains(s, "[") {
 			t.Errorf("width %d: no bar: %q", w, s)
 		}
-		if w >= 62 && !strings.Contains(s, "  2.5 GB/5.0 GB") {
+		if w >= 64 && !strings.Contains(s, "  2.3 GiB/4.7 GiB") {
 			t.Errorf("width %d: bytes dropped: %q", w, s)
 		}
 	}

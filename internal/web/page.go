@@ -1,13 +1,14 @@
 package web
 
 import (
-	"fmt"
 	"html/template"
 	"io"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/units"
 )
 
 // Link is a hyperlink of a page's breadcrumb trail or footer.
@@ -81,24 +82,10 @@ func Render(w io.Writer, t *template.Template, p Page) error {
 	return t.Execute(w, p)
 }
 
-// HumanBytes formats a size in bytes with binary units ("1.5 MiB"); the
-// exact figure is in a title where the views need it.
-func HumanBytes(n int64) string {
-	if n < 1024 {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	v := float64(n)
-	i := -1
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	if v < 10 {
-		return fmt.Sprintf("%.1f %s", v, units[i])
-	}
-	return fmt.Sprintf("%.0f %s", v, units[i])
-}
+// HumanBytes formats a size in bytes with binary units ("1.5 MiB"), the
+// tool's one convention (internal/units); the exact figure is in a title
+// where the views need it.
+func HumanBytes(n int64) string { return units.Bytes(n) }
 
 // Num formats an integer with thin separators between thousands
 // ("1,234,567").
