@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/resourcesync-go/resourcesync/internal/httpclient"
 	"github.com/resourcesync-go/resourcesync/sdshare/server"
 	"github.com/resourcesync-go/resourcesync/source/notify"
 )
@@ -64,6 +66,11 @@ PUSH
    backoff until the receiver answers 2xx. Each receiver's position is kept
    in the state, so a restart resumes without loss (a change may be sent
    twice, which receivers treat idempotently).
+   A receiver that requires a token (sdshare receive --auth-token-file) gets
+   it from --push-token-file FILE (or $RESOURCESYNC_PUSH_TOKEN) as
+   "Authorization: Bearer", sent to the origins of the --push URLs only
+   (never across a redirect to another origin); user:password@ in a --push
+   URL is sent as HTTP basic to that origin and printed nowhere.
 
 RESOURCESYNC
    --resourcesync also publishes every collection as a ResourceSync Source
@@ -86,6 +93,7 @@ func sdshareServeCommand() *cli.Command {
 			&cli.StringFlag{Name: "base-url", Usage: "public URL of the overview feed", DefaultText: "http://ADDR/"},
 			&cli.StringFlag{Name: "state", Usage: "state directory (change journal, snapshots, push positions)", Value: "sdshare-state"},
 			&cli.StringSliceFlag{Name: "push", Usage: "SDShare Push receiver URL (repeatable)"},
+			&cli.StringFlag{Name: "push-token-file", Usage: "send the token in `FILE` (one line) as 'Authorization: Bearer' to the --push receivers (default: $" + envPushToken + ")"},
 			&cli.DurationFlag{Name: "rescan", Usage: "stat-based rescan interval behind filesystem events (0: events only)", Value: server.DefaultRescan},
 			&cli.DurationFlag{Name: "debounce", Usage: "reload once filesystem events have been quiet this long", Value: server.DefaultDebounce},
 			&cli.IntFlag{Name: "page-size", Usage: "entries per fragments feed page", Value: server.DefaultPageSize},
@@ -143,11 +151,15 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	pushURLs, pushClient, err := pushAuth(cmd)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	srv, err := server.Open(ctx, server.Config{Notifier: notifier,
 		BaseURL: base, StateDir: cmd.String("state"), Collections: cols,
 		PageSize: int(cmd.Int("page-size")), ChunkSize: int(cmd.Int("chunk-size")),
-		Rescan: rescan, Debounce: cmd.Duration("debounce"), Push: cmd.StringSlice("push"),
+		Rescan: rescan, Debounce: cmd.Duration("debounce"), Push: pushURLs, PushClient: pushClient,
 		Author: cmd.String("author"), ResourceSync: cmd.Bool("resourcesync"),
 		Log: slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: level})),
 	})
@@ -181,4 +193,27 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 	cancel()
 	<-runDone
 	return serveErr
+}
+
+// envPushToken names the environment variable that holds the token sent
+// to the --push receivers (--push-token-file wins over it).
+const envPushToken = "RESOURCESYNC_PUSH_TOKEN"
+
+// pushAuth returns the --push URLs without their userinfo and the client
+// that sends the credentials (the token, a URL's userinfo) to the
+// receivers' origins only.
+func pushAuth(cmd *cli.Command) ([]string, *http.Client, error) {
+	a, err := httpclient.New(httpclient.Options{BearerTokenFile: cmd.String("push-token-file"), BearerToken: os.Getenv(envPushToken)})
+	if err != nil {
+		return nil, nil, cli.Exit("--push-token-file: "+err.Error(), exitUsage)
+	}
+	var urls []string
+	for _, u := range cmd.StringSlice("push") {
+		urls = append(urls, a.Source(u))
+	}
+	c, err := a.Client(&http.Client{Timeout: 30 * time.Second})
+	if err != nil {
+		return nil, nil, cli.Exit(err.Error(), exitUsage)
+	}
+	return urls, c, nil
 }
