@@ -63,7 +63,7 @@ func validateCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "validate",
 		Usage:       "validate ResourceSync documents or a whole Source",
-		UsageText:   "resourcesync validate [--json] [--max-docs N] [--timeout D] TARGET...",
+		UsageText:   "resourcesync validate [--json] [--max-docs N] [--timeout D] [--base-url URL] TARGET...",
 		Description: validateHelp + clientHelp,
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print problems and the summary as JSON lines"},
