@@ -342,6 +342,12 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 		at = started.Add(-time.Minute)
 	}
 	failedBefore := sr.Failed
+	// --max-delete measures against the set as it was before this run
+	// added to it.
+	sizeBefore, err := e.setSize(s.Name)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
 	e.plan(s.Name, "baseline")
 	e.phase(s.Name, "baseline from %s", s.ResourceList)
 	p := e.newPass(ctx, s.Name, sr)
@@ -404,7 +410,7 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	if err != nil {
 		return err
 	}
-	allowed, err := e.deletesAllowed(s.Name, planned, sr)
+	allowed, err := e.deletesAllowed(s.Name, planned, sizeBefore, cp, sr)
 	if err != nil {
 		return err
 	}
@@ -730,7 +736,7 @@ func (e *engine) incremental(ctx context.Context, s setInfo, cp *Checkpoint, sr 
 	if err := cs.each(func(en *rs.Entry) error { return e.countDeletes(en, &planned) }); err != nil {
 		return "", err
 	}
-	allowed, err := e.deletesAllowed(s.Name, planned, sr)
+	allowed, err := e.deletesAllowed(s.Name, planned, -1, cp, sr)
 	if err != nil {
 		return "", err
 	}
@@ -789,6 +795,10 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 	e.plan(s.Name, "audit")
 	e.phase(s.Name, "audit against %s", s.ResourceList)
 	failedBefore := sr.Failed
+	sizeBefore, err := e.setSize(s.Name) // as in baseline, for --max-delete
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
 	p := e.newPass(ctx, s.Name, sr)
 	check := func(en *rs.Entry) error {
 		rel, err := e.m.Rel(en.Loc)
@@ -869,7 +879,7 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 			return nil
 		})
 		if err == nil {
-			allowed, err = e.deletesAllowed(s.Name, planned, sr)
+			allowed, err = e.deletesAllowed(s.Name, planned, sizeBefore, cp, sr)
 		}
 		if err != nil {
 			return err
