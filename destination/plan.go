@@ -126,6 +126,9 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 		// Refused URIs can never succeed: they are failures, but they do
 		// not hold the checkpoint back.
 		p.fail(en.Loc, "", rs.Time{}, err)
+		if track {
+			return p.e.stillListed(en.Loc)
+		}
 		return nil
 	}
 	// Two URIs that are not equivalent (NormalizeURI) but map to one
@@ -228,6 +231,21 @@ func (p *pass) deleteURI(en *rs.Entry) error {
 		return nil
 	}
 	p.deleteRecord(en.Loc, rec, "deleted at the Source", holdTime(en))
+	return nil
+}
+
+// stillListed marks the file of uri, listed but refused now (mirrored
+// under another policy: an --allow-host given then and not now), as
+// named by the list, so that the sweep after it does not delete a file
+// the Source did not delete.
+func (e *engine) stillListed(uri string) error {
+	rec, ok, err := e.st.get(uri)
+	if err == nil && ok {
+		err = e.seen.add(rec.Path, uri)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
 	return nil
 }
 
@@ -804,7 +822,7 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 		rel, err := e.m.Rel(en.Loc)
 		if err != nil {
 			p.fail(en.Loc, "", rs.Time{}, err)
-			return nil
+			return e.stillListed(en.Loc)
 		}
 		if prev, err := e.seen.claim(rel, en.Loc); err != nil {
 			return fmt.Errorf("%w: %v", ErrState, err)
