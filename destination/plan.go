@@ -240,6 +240,9 @@ func (p *pass) deleteURI(en *rs.Entry) error {
 // the Source did not delete.
 func (e *engine) stillListed(uri string) error {
 	rec, ok, err := e.st.get(uri)
+	if n := NormalizeURI(uri); err == nil && !ok && n != uri {
+		rec, ok, err = e.st.get(n) // Key leaves a refused URI as written
+	}
 	if err == nil && ok {
 		err = e.seen.add(rec.Path, uri)
 	}
