@@ -115,3 +115,38 @@ func TestAllowHostResources(t *testing.T) {
 		t.Fatalf("%s left behind: %v", destination.HostsDirName, err)
 	}
 }
+
+// TestAllowHostRemovedKeepsFiles: a baseline run without the --allow-host
+// of the run that mirrored a CDN's resource reports the resource as
+// refused, and leaves its file in DEST/_hosts/ as it is: the Resource
+// List still names it, so it was not deleted at the Source.
+func TestAllowHostRemovedKeepsFiles(t *testing.T) {
+	cdn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("picture")) }))
+	defer cdn.Close()
+	cu, _ := url.Parse(cdn.URL)
+	src := newMutableSource(t, map[string]string{
+		"/capabilitylist.xml": capListCL,
+		"/resourcelist.xml":   resourceList("{base}own.txt", cdn.URL+"/img/pic.png"),
+		"/changelist.xml":     changeList(),
+		"/own.txt":            "own",
+	})
+	cl := src.base + "capabilitylist.xml"
+	dest := t.TempDir()
+	opt := syncOpts(t, dest)
+	opt.AllowHosts = []string{cu.Host}
+	if sr := one(t, mustSync(t, cl, opt)); sr.Fetched != 2 || sr.Failed != 0 {
+		t.Fatalf("with --allow-host: %+v", sr)
+	}
+	pic := filepath.Join(dest, destination.HostsDirName, strings.ReplaceAll(cu.Host, ":", "_"), "img", "pic.png")
+	for _, mode := range []destination.Mode{destination.ModeBaseline, destination.ModeAudit} {
+		opt = syncOpts(t, dest)
+		opt.Mode, opt.Repair = mode, mode == destination.ModeAudit
+		sr := one(t, mustSync(t, cl, opt))
+		if sr.Deleted != 0 || sr.Failed != 1 {
+			t.Errorf("%s without --allow-host: %+v", sr.Mode, sr)
+		}
+		if b, err := os.ReadFile(pic); err != nil || string(b) != "picture" {
+			t.Fatalf("%s: the CDN's file, still listed, was removed: %v", sr.Mode, err)
+		}
+	}
+}

@@ -124,25 +124,45 @@ func (e *engine) recentDeletes(set string) int {
 	return n
 }
 
+// setSize is how many files the state records in set.
+func (e *engine) setSize(set string) (int, error) {
+	size := 0
+	err := e.st.each(set, func(string, Record) error { size++; return nil })
+	return size, err
+}
+
 // deletesAllowed decides, before a run deletes anything in set, whether
 // its planned deletions (files the state says are ours) may go ahead:
 // with those this Mirror made within the window, they must be within
-// Options.MaxDelete of the set's files (as they were before those). A
+// Options.MaxDelete of the set's files (as they were before those). size
+// is the set's files before the run added any (-1: count them now). A
 // refusal is counted in sr and reported; the caller then deletes nothing
 // and holds the checkpoint before the refused deletions, so that the
-// next run (with a higher limit) applies them.
-func (e *engine) deletesAllowed(set string, planned int, sr *SetReport) (bool, error) {
+// next run (with a higher limit) applies them. The refusal stands in cp
+// (DeleteRefusedOf) until a run allows deletions: the files a refused
+// run installed do not make the same deletions a smaller part of the set
+// in the next run.
+func (e *engine) deletesAllowed(set string, planned, size int, cp *Checkpoint, sr *SetReport) (bool, error) {
 	if planned == 0 || e.opt.NoDelete || e.opt.MaxDelete.unlimited() {
+		cp.DeleteRefusedOf = 0
 		return true, nil
 	}
-	size := 0
-	if err := e.st.each(set, func(string, Record) error { size++; return nil }); err != nil {
-		return false, err
+	if size < 0 {
+		n, err := e.setSize(set)
+		if err != nil {
+			return false, err
+		}
+		size = n
+	}
+	if cp.DeleteRefusedOf > 0 && cp.DeleteRefusedOf < size {
+		size = cp.DeleteRefusedOf
 	}
 	recent := e.recentDeletes(set)
 	if e.opt.MaxDelete.allows(planned+recent, size+recent) {
+		cp.DeleteRefusedOf = 0
 		return true, nil
 	}
+	cp.DeleteRefusedOf = size
 	sr.DeleteRefused += planned
 	sr.DeleteRefusedOf = size + recent
 	sr.MaxDelete = e.opt.MaxDelete.String()

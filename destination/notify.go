@@ -74,7 +74,7 @@ func (m *Mirror) Apply(ctx context.Context, set string, head *rs.Head, entries [
 			return sr, err
 		}
 	}
-	allowed, err := e.deletesAllowed(set, planned, sr)
+	allowed, err := e.deletesAllowed(set, planned, -1, &cp, sr)
 	if err != nil {
 		return sr, err
 	}

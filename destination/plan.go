@@ -126,6 +126,9 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 		// Refused URIs can never succeed: they are failures, but they do
 		// not hold the checkpoint back.
 		p.fail(en.Loc, "", rs.Time{}, err)
+		if track {
+			return p.e.stillListed(en.Loc)
+		}
 		return nil
 	}
 	// Two URIs that are not equivalent (NormalizeURI) but map to one
@@ -228,6 +231,24 @@ func (p *pass) deleteURI(en *rs.Entry) error {
 		return nil
 	}
 	p.deleteRecord(en.Loc, rec, "deleted at the Source", holdTime(en))
+	return nil
+}
+
+// stillListed marks the file of uri, listed but refused now (mirrored
+// under another policy: an --allow-host given then and not now), as
+// named by the list, so that the sweep after it does not delete a file
+// the Source did not delete.
+func (e *engine) stillListed(uri string) error {
+	rec, ok, err := e.st.get(uri)
+	if n := NormalizeURI(uri); err == nil && !ok && n != uri {
+		rec, ok, err = e.st.get(n) // Key leaves a refused URI as written
+	}
+	if err == nil && ok {
+		err = e.seen.add(rec.Path, uri)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
 	return nil
 }
 
@@ -342,6 +363,12 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 		at = started.Add(-time.Minute)
 	}
 	failedBefore := sr.Failed
+	// --max-delete measures against the set as it was before this run
+	// added to it.
+	sizeBefore, err := e.setSize(s.Name)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
 	e.plan(s.Name, "baseline")
 	e.phase(s.Name, "baseline from %s", s.ResourceList)
 	p := e.newPass(ctx, s.Name, sr)
@@ -404,7 +431,7 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	if err != nil {
 		return err
 	}
-	allowed, err := e.deletesAllowed(s.Name, planned, sr)
+	allowed, err := e.deletesAllowed(s.Name, planned, sizeBefore, cp, sr)
 	if err != nil {
 		return err
 	}
@@ -730,7 +757,7 @@ func (e *engine) incremental(ctx context.Context, s setInfo, cp *Checkpoint, sr 
 	if err := cs.each(func(en *rs.Entry) error { return e.countDeletes(en, &planned) }); err != nil {
 		return "", err
 	}
-	allowed, err := e.deletesAllowed(s.Name, planned, sr)
+	allowed, err := e.deletesAllowed(s.Name, planned, -1, cp, sr)
 	if err != nil {
 		return "", err
 	}
@@ -789,12 +816,16 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 	e.plan(s.Name, "audit")
 	e.phase(s.Name, "audit against %s", s.ResourceList)
 	failedBefore := sr.Failed
+	sizeBefore, err := e.setSize(s.Name) // as in baseline, for --max-delete
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
 	p := e.newPass(ctx, s.Name, sr)
 	check := func(en *rs.Entry) error {
 		rel, err := e.m.Rel(en.Loc)
 		if err != nil {
 			p.fail(en.Loc, "", rs.Time{}, err)
-			return nil
+			return e.stillListed(en.Loc)
 		}
 		if prev, err := e.seen.claim(rel, en.Loc); err != nil {
 			return fmt.Errorf("%w: %v", ErrState, err)
@@ -869,7 +900,7 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 			return nil
 		})
 		if err == nil {
-			allowed, err = e.deletesAllowed(s.Name, planned, sr)
+			allowed, err = e.deletesAllowed(s.Name, planned, sizeBefore, cp, sr)
 		}
 		if err != nil {
 			return err

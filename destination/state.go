@@ -57,6 +57,10 @@ type Checkpoint struct {
 	// next incremental run applies changes at or after it.
 	Until   time.Time `json:"until,omitzero"`
 	LastRun time.Time `json:"last_run,omitzero"`
+	// DeleteRefusedOf is the set's size when its deletions were last
+	// refused (Options.MaxDelete), until a run allows them: the size
+	// later runs measure those deletions against, at most.
+	DeleteRefusedOf int `json:"delete_refused_of,omitempty"`
 }
 
 var (

@@ -82,6 +82,10 @@ func (t *dirTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if rel == "" || strings.HasSuffix(rel, "/") || u.RawQuery != "" || strings.ContainsRune(rel, 0) {
 		return status(http.StatusNotFound), nil
 	}
+	// Only a regular file is opened: the open of a named pipe would block.
+	if fi, err := t.root.Stat(rel); err != nil || !fi.Mode().IsRegular() {
+		return status(http.StatusNotFound), nil
+	}
 	f, err := t.root.Open(rel) // os.Root: no path leaves dir, no link either
 	if err != nil {
 		return status(http.StatusNotFound), nil

@@ -74,3 +74,63 @@ func TestSyncMaxDelete(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncMaxDeleteStands: the Source deletes 80 of its 150 files and
+// adds 100 new ones. The first run refuses the deletions (80 of the 150
+// files the mirror had) but installs the new files; the second run,
+// without the flag, must still refuse them: the 100 files the refused run
+// brought do not make the same 80 deletions "less than half" of a now
+// larger set. Only --max-delete applies them.
+func TestSyncMaxDeleteStands(t *testing.T) {
+	syncLoopbackOnly(t)
+	for _, mode := range [][]string{nil, {"--baseline"}, {"--audit", "--repair"}} {
+		t.Run(strings.Join(append([]string{"sync"}, mode...), " "), func(t *testing.T) {
+			dir := t.TempDir()
+			write := func(name string) {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range 150 {
+				write(fmt.Sprintf("f%03d.txt", i))
+			}
+			base, update := serveDir(t, dir)
+			dest := filepath.Join(t.TempDir(), "mirror")
+			sync := func(extra ...string) (int, string) {
+				args := append(append(append([]string{"sync", "--progress", "quiet"}, mode...), extra...), base, dest)
+				code, out, errOut := runCLI(t, args...)
+				return code, out + errOut
+			}
+			if code, out := sync(); code != 0 {
+				t.Fatalf("first sync: exit %d\n%s", code, out)
+			}
+			for i := range 80 {
+				if err := os.Remove(filepath.Join(dir, fmt.Sprintf("f%03d.txt", i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range 100 {
+				write(fmt.Sprintf("n%03d.txt", i))
+			}
+			update()
+			for run := range 2 {
+				code, out := sync()
+				if code != exitProblems || !strings.Contains(out, "refused to delete 80 of 150 files") {
+					t.Fatalf("run %d after the deletions: exit %d\n%s", run, code, out)
+				}
+				if _, err := os.Stat(filepath.Join(dest, "f000.txt")); err != nil {
+					t.Fatalf("run %d: f000.txt deleted without --max-delete", run)
+				}
+			}
+			if code, out := sync("--max-delete", "100%"); code != 0 {
+				t.Fatalf("--max-delete 100%%: exit %d\n%s", code, out)
+			}
+			if _, err := os.Stat(filepath.Join(dest, "f000.txt")); err == nil {
+				t.Fatal("--max-delete 100%: f000.txt still there")
+			}
+			if code, out := sync(); code != 0 {
+				t.Fatalf("the run after: exit %d\n%s", code, out)
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/testnet"
 	"github.com/resourcesync-go/resourcesync/internal/web/webtest"
@@ -78,5 +79,45 @@ func TestServeRoot(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dest, "index.html")); (err == nil) != index {
 			t.Errorf("index.html %v: mirrored index.html: %v", index, err)
 		}
+	}
+}
+
+// TestServeRootIndexLinks: DIR's index.html, served at the base URL to
+// every client, is the publisher's web page; a <link rel="resourcesync">
+// in it (a copied site's, a stale one) must not take `sync` and
+// `validate` given the base URL to another Capability List than the
+// Source's: the base URL's Link header names the Source Description,
+// which discovery reads before the page's <link> elements.
+func TestServeRootIndexLinks(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	base := "http://" + addr + "/"
+	write := func(name, body string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.txt", "a")
+	write("b.txt", "b")
+	write("index.html", `<html><head><link rel="resourcesync" href="/decoy/capabilitylist.xml"></head><body>welcome</body></html>`)
+	const ns = `xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"`
+	write("decoy/capabilitylist.xml", `<?xml version="1.0"?><urlset `+ns+`><rs:md capability="capabilitylist"/>`+
+		`<url><loc>`+base+`decoy/resourcelist.xml</loc><rs:md capability="resourcelist"/></url></urlset>`)
+	write("decoy/resourcelist.xml", `<?xml version="1.0"?><urlset `+ns+`><rs:md capability="resourcelist" at="2020-01-01T00:00:00Z"/>`+
+		`<url><loc>`+base+`a.txt</loc></url></urlset>`)
+	out, _ := background(t, "serve", "--addr", addr, "--rescan-interval", "0", "--no-hub", "--state", t.TempDir(), dir)
+	waitFor(t, "serve", 120*time.Second, func() bool { return strings.Contains(out.String(), "serving ") })
+	dest := t.TempDir()
+	if code, out, errOut := runCLI(t, "sync", "--progress", "quiet", base, dest); code != 0 {
+		t.Fatalf("sync of the base URL: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, name := range []string{"a.txt", "b.txt", "index.html", "decoy/resourcelist.xml"} {
+		if _, err := os.Stat(filepath.Join(dest, name)); err != nil {
+			t.Errorf("%s not mirrored (the index.html's <link> was followed?): %v", name, err)
+		}
+	}
+	if code, out, errOut := runCLI(t, "validate", base); code != 0 || strings.Contains(out, "decoy") {
+		t.Errorf("validate of the base URL: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

@@ -73,7 +73,9 @@ with --follow, each notification plus the set's deletions of the last hour):
 by default half of a set of more than 100 files; -1 or 100%: no limit.
 Beyond it nothing is deleted in that set, the run exits 1 naming the flag
 and the counts, and the checkpoint stays before the deletions, so that the
-next run with a higher limit applies them.
+next run with a higher limit applies them. The limit counts against the set
+as it was before the run added files, and a refusal stands (against that
+size) until a run allows the deletions or the Source takes them back.
 
 --follow keeps running after the first sync: it subscribes to each set's
 change-notification channel at the Source's WebSub hub (callback on --listen,

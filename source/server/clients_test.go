@@ -132,8 +132,8 @@ func rootHandler(t *testing.T, files map[string]string, status http.Handler) *Ha
 }
 
 // TestRoot: the base URL is DIR's index.html when there is one (for
-// every client, without the Link header that would lead discovery to one
-// set); otherwise a browser's navigation is sent to the status page (or
+// every client, with a Link header to the Source Description rather than
+// to one set's Capability List); otherwise a browser's navigation is sent to the status page (or
 // the Source Description's page) and every other client gets a 404 that
 // names the Source Description.
 func TestRoot(t *testing.T) {
@@ -165,7 +165,7 @@ func TestRoot(t *testing.T) {
 				hd, body := rec.Header(), rec.Body.String()
 				switch {
 				case index:
-					if rec.Code != 200 || method == "GET" && body != "<p>welcome</p>" || hd.Get("Link") != "" || hd.Get("ETag") == "" {
+					if rec.Code != 200 || method == "GET" && body != "<p>welcome</p>" || hd.Get("Link") != "<"+c.mount+`.well-known/resourcesync>; rel="resourcesync"` || hd.Get("ETag") == "" {
 						t.Errorf("%s, %s %s: %d %v %q", c.name, cl.Name, method, rec.Code, hd, body)
 					}
 				case cl.HTML:

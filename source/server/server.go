@@ -120,9 +120,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveRoot answers the base URL itself, which no document or resource
 // is: DIR's index.html when the set served there has one (as any web
-// server's directory index; without the Link header of a resource, so
-// that discovery from the base URL still goes to the Source Description,
-// which names every set, and not to one set's Capability List). Without
+// server's directory index; with a Link header to the Source Description
+// instead of a resource's to its set's Capability List, so that discovery
+// from the base URL goes to the Source Description, which names every
+// set, whatever the page links to). Without
 // one, a browser's navigation (web.WantsHTML) is sent to the status page
 // (or to the Source Description's page when there is none); every other
 // client gets 404 with a line naming the Source Description: the base
@@ -130,6 +131,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // given it looks at BASE/.well-known/resourcesync next.
 func (h *Handler) serveRoot(w http.ResponseWriter, r *http.Request, mount string) {
 	if h.has(r, mount+"index.html") {
+		// The page is the publisher's: a <link rel="resourcesync"> in it
+		// (a copied site's, a stale one) must not lead discovery from the
+		// base URL elsewhere. The Link header, read first, names the
+		// Source Description.
+		w.Header().Add("Link", "<"+mount+`.well-known/resourcesync>; rel="resourcesync"`)
 		h.serveResourceLink(w, r, mount+"index.html", false)
 		return
 	}
