@@ -62,7 +62,9 @@ func New(o Options) (*Auth, error) {
 		name, value, ok := strings.Cut(h, ":")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" || !validHeaderName(name) {
-			return nil, fmt.Errorf("--header %q: want 'Name: value'", redact.String(strings.SplitN(h, ":", 2)[0]))
+			// Not quoted back: without its colon the text may be all value
+			// (--header 'X-Api-Key abc123').
+			return nil, fmt.Errorf("--header #%d: want 'Name: value' (a name of letters, digits and -, then a colon)", len(a.headers)+1)
 		}
 		value = strings.TrimSpace(value)
 		if strings.ContainsAny(value, "\r\n\x00") {
@@ -135,24 +137,56 @@ func (a *Auth) Insecure() bool { return a.insecure }
 func (a *Auth) Source(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		// A URL that does not parse is printed whole in the error that
+		// follows: a password written unencoded ("u:p w@", "u:p/w@") must
+		// still be redacted there.
+		if i := strings.Index(raw, "://"); i > 0 {
+			if ui, _, ok := cutLast(raw[i+3:], "@"); ok {
+				a.addSecret(ui)
+				if _, p, ok := strings.Cut(ui, ":"); ok {
+					a.addSecret(p)
+				}
+			}
+		}
 		return raw
 	}
 	o := Origin(u)
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	if u.User != nil {
+		a.mu.Lock()
+		defer a.mu.Unlock()
 		a.sources[o] = u.User
 		if p, ok := u.User.Password(); ok {
 			a.secrets = append(a.secrets, p)
-			a.redactor = nil
+		} else {
+			// user@ alone: the user name is the credential (a token).
+			a.secrets = append(a.secrets, u.User.Username())
 		}
+		a.redactor = nil
 		u.User = nil
 		return u.String()
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if _, ok := a.sources[o]; !ok {
 		a.sources[o] = nil
 	}
 	return raw
+}
+
+// addSecret adds s to the secrets Redact removes.
+func (a *Auth) addSecret(s string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.secrets = append(a.secrets, s)
+	a.redactor = nil
+}
+
+// cutLast is strings.Cut at the last sep.
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
 }
 
 // Redact returns s with the secrets removed: redact.String's patterns and
@@ -207,10 +241,23 @@ type transport struct {
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if h := t.a.headersFor(req.URL); len(h) > 0 {
+	h := t.a.headersFor(req.URL)
+	// net/http sets Referer on a redirect to the URL left, query included:
+	// a token in a Source URL's query (?access_token=) must not follow a
+	// redirect to another origin that way.
+	ref := req.Header.Get("Referer")
+	crossRef := false
+	if ref != "" {
+		ru, err := url.Parse(ref)
+		crossRef = err != nil || Origin(ru) != Origin(req.URL)
+	}
+	if len(h) > 0 || crossRef {
 		req = req.Clone(req.Context()) // RoundTrip must not modify the caller's request
 		for k, v := range h {
 			req.Header[k] = v
+		}
+		if crossRef {
+			req.Header.Del("Referer")
 		}
 	}
 	resp, err := t.base.RoundTrip(req)

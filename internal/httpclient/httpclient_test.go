@@ -2,6 +2,7 @@ package httpclient
 
 import (
 	"encoding/base64"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -155,6 +156,79 @@ func TestRedact(t *testing.T) {
 	for _, s := range []string{"opaque-token-value", "hdr-secret", "userinfo-secret", "api_key=q"} {
 		if strings.Contains(got, s) {
 			t.Errorf("Redact kept %q: %s", s, got)
+		}
+	}
+}
+
+// TestRefererNotAcrossOrigins: a token in the Source URL's query does not
+// reach another origin in the Referer net/http sets on a redirect; a
+// same-origin hop keeps it.
+func TestRefererNotAcrossOrigins(t *testing.T) {
+	var mu sync.Mutex
+	refs := map[string]string{}
+	note := func(r *http.Request) {
+		mu.Lock()
+		refs[r.URL.Path] = r.Referer()
+		mu.Unlock()
+	}
+	other := newRecorder(t, func(w http.ResponseWriter, r *http.Request) { note(r) })
+	src := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		note(r)
+		switch r.URL.Path {
+		case "/cl.xml":
+			http.Redirect(w, r, "/hop", http.StatusFound)
+		case "/hop":
+			http.Redirect(w, r, other.URL+"/landed", http.StatusFound)
+		}
+	})
+	a, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := a.Client(&http.Client{})
+	resp, err := c.Get(a.Source(src.URL + "/cl.xml?access_token=SEKRIT-1234"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(refs["/hop"], "SEKRIT") {
+		t.Errorf("same origin: Referer %q, want the Source URL", refs["/hop"])
+	}
+	if got := refs["/landed"]; got != "" {
+		t.Errorf("the other origin got Referer %q", got)
+	}
+}
+
+// TestSourceSecretsOfBadURLs: a password in a URL that does not parse
+// (written unencoded) and a token given as the user name alone are
+// redacted from whatever prints them.
+func TestSourceSecretsOfBadURLs(t *testing.T) {
+	for _, tc := range []struct{ raw, secret string }{
+		{"http://u:se cret@127.0.0.1:1/", "se cret"},
+		{"http://u:pa/ss#1@127.0.0.1:1/", "pa/ss#1"},
+		{"https://ghp_tok3n@127.0.0.1:1/", "ghp_tok3n"},
+	} {
+		a, err := New(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clean := a.Source(tc.raw)
+		msg := a.Redact(fmt.Sprintf("fetch %s: parse %q: net/url: invalid userinfo", tc.raw, clean))
+		if strings.Contains(msg, tc.secret) {
+			t.Errorf("%s: %s", tc.raw, msg)
+		}
+	}
+}
+
+// TestHeaderErrorQuotesNoValue: a --header without its colon is all value
+// to the user; the error does not print it.
+func TestHeaderErrorQuotesNoValue(t *testing.T) {
+	for _, h := range []string{"X-Api-Key abc123secret", "X-Api-Key=abc123secret", "X-Api-Key abc123secret: x"} {
+		_, err := New(Options{Headers: []string{"Accept: */*", h}})
+		if err == nil || strings.Contains(err.Error(), "abc123secret") {
+			t.Errorf("%q: %v", h, err)
 		}
 	}
 }
