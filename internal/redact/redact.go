@@ -3,7 +3,9 @@ package redact
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -92,8 +94,13 @@ func Secrets(secrets ...string) func(string) string {
 	for _, s := range secrets {
 		if len(s) >= 4 {
 			keep = append(keep, s)
-			if e := queryEscape(s); e != s {
-				keep = append(keep, e)
+			// As the secret reads once escaped: in a URL, in a Go %q
+			// (url.Error, parse errors), in JSON (a --json line redacted
+			// after encoding).
+			for _, e := range []string{queryEscape(s), quoted(s), jsonEscape(s)} {
+				if e != s {
+					keep = append(keep, e)
+				}
 			}
 		}
 	}
@@ -104,6 +111,21 @@ func Secrets(secrets ...string) func(string) string {
 		}
 		return s
 	}
+}
+
+// quoted is s as strconv.Quote writes it, without the quotes.
+func quoted(s string) string {
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
+// jsonEscape is s as encoding/json writes it (HTML-safe, the default),
+// without the quotes.
+func jsonEscape(s string) string {
+	var b bytes.Buffer
+	json.NewEncoder(&b).Encode(s)
+	q := strings.TrimSuffix(b.String(), "\n")
+	return q[1 : len(q)-1]
 }
 
 // queryEscape percent-encodes as URLs carry it (url.QueryEscape without the

@@ -1,6 +1,8 @@
 package redact
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -60,4 +62,17 @@ func FuzzString(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSecretsEscaped: a secret is found where it reads escaped, in a Go
+// %q (url.Error, parse errors) or in a JSON line redacted after encoding.
+func TestSecretsEscaped(t *testing.T) {
+	const secret = `p&ss<"w\rd>`
+	r := Secrets(secret)
+	js, _ := json.Marshal(map[string]string{"error": "refused " + secret})
+	for _, s := range []string{fmt.Sprintf("parse %q: bad", "http://h/"+secret), string(js)} {
+		if got := r(s); strings.Contains(got, "ss") {
+			t.Errorf("%s -> %s", s, got)
+		}
+	}
 }
