@@ -151,7 +151,7 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	pushURLs, pushClient, err := pushAuth(cmd)
+	pushURLs, pushClient, pushCreds, err := pushAuth(cmd)
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,9 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 		PageSize: int(cmd.Int("page-size")), ChunkSize: int(cmd.Int("chunk-size")),
 		Rescan: rescan, Debounce: cmd.Duration("debounce"), Push: pushURLs, PushClient: pushClient,
 		Author: cmd.String("author"), ResourceSync: cmd.Bool("resourcesync"),
-		Log: slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: level})),
+		// The push failures quote the receivers' URLs: redacted (a token in
+		// a --push URL's query).
+		Log: slog.New(slog.NewTextHandler(redactWriter{pushCreds, cmd.Root().ErrWriter}, &slog.HandlerOptions{Level: level})),
 	})
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
@@ -202,10 +204,10 @@ const envPushToken = "RESOURCESYNC_PUSH_TOKEN"
 // pushAuth returns the --push URLs without their userinfo and the client
 // that sends the credentials (the token, a URL's userinfo) to the
 // receivers' origins only.
-func pushAuth(cmd *cli.Command) ([]string, *http.Client, error) {
+func pushAuth(cmd *cli.Command) ([]string, *http.Client, *httpclient.Auth, error) {
 	a, err := httpclient.New(httpclient.Options{BearerTokenFile: cmd.String("push-token-file"), BearerToken: os.Getenv(envPushToken)})
 	if err != nil {
-		return nil, nil, cli.Exit("--push-token-file: "+err.Error(), exitUsage)
+		return nil, nil, nil, cli.Exit("--push-token-file: "+err.Error(), exitUsage)
 	}
 	var urls []string
 	for _, u := range cmd.StringSlice("push") {
@@ -213,7 +215,7 @@ func pushAuth(cmd *cli.Command) ([]string, *http.Client, error) {
 	}
 	c, err := a.Client(&http.Client{Timeout: 30 * time.Second})
 	if err != nil {
-		return nil, nil, cli.Exit(err.Error(), exitUsage)
+		return nil, nil, nil, cli.Exit(err.Error(), exitUsage)
 	}
-	return urls, c, nil
+	return urls, c, a, nil
 }
