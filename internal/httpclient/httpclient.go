@@ -79,12 +79,14 @@ func New(o Options) (*Auth, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--bearer-token-file: %w", err)
 		}
-		a.bearer = strings.TrimRight(string(b), "\r\n")
+		// As the servers read their token files: a BOM (Notepad) and the
+		// spaces around the token are not part of it.
+		a.bearer = strings.TrimSpace(strings.TrimPrefix(string(b), "\uFEFF"))
 		if a.bearer == "" || strings.ContainsAny(a.bearer, "\r\n\x00") {
 			return nil, fmt.Errorf("--bearer-token-file %s: want one line holding the token", o.BearerTokenFile)
 		}
 	case o.BearerToken != "":
-		a.bearer = strings.TrimRight(o.BearerToken, "\r\n")
+		a.bearer = strings.TrimSpace(o.BearerToken)
 		if strings.ContainsAny(a.bearer, "\r\n\x00") {
 			return nil, fmt.Errorf("$%s: want one line holding the token", EnvBearerToken)
 		}

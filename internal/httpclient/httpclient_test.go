@@ -232,3 +232,24 @@ func TestHeaderErrorQuotesNoValue(t *testing.T) {
 		}
 	}
 }
+
+// TestBearerTokenFileTrimmed: a token file as a Windows editor writes it
+// (a BOM, CRLF, a trailing space) sends the token alone.
+func TestBearerTokenFileTrimmed(t *testing.T) {
+	src := newRecorder(t, nil)
+	f := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(f, []byte("\uFEFFtok-9 \r\n"), 0o600)
+	a, err := New(Options{BearerTokenFile: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := a.Client(&http.Client{})
+	resp, err := c.Get(a.Source(src.URL + "/x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := src.got("/x"); got != "Bearer tok-9|" {
+		t.Errorf("sent %q", got)
+	}
+}
