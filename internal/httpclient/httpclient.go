@@ -263,8 +263,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := t.base.RoundTrip(req)
-	if err != nil && IsCertError(err) {
+	switch {
+	case err == nil:
+	case IsCertError(err):
 		err = &CertError{Err: err}
+	case notTLS(err):
+		err = &NotTLSError{Err: err}
 	}
 	return resp, err
 }
@@ -337,6 +341,25 @@ func (e *CertError) Error() string {
 }
 func (e *CertError) Unwrap() error   { return e.Err }
 func (e *CertError) Permanent() bool { return true }
+
+// NotTLSError is an https:// request to a server that does not speak TLS
+// there (a plain HTTP server, another protocol); like a CertError, a retry
+// cannot fix it.
+type NotTLSError struct{ Err error }
+
+func (e *NotTLSError) Error() string {
+	return e.Err.Error() + " (the server does not speak TLS at this address: use an http:// URL, or the port of its HTTPS server)"
+}
+func (e *NotTLSError) Unwrap() error   { return e.Err }
+func (e *NotTLSError) Permanent() bool { return true }
+
+// notTLS reports whether err is a TLS handshake answered by something
+// other than TLS. net/http reports a plain HTTP answer with an error of
+// its own, a string only.
+func notTLS(err error) bool {
+	var rh tls.RecordHeaderError
+	return errors.As(err, &rh) || strings.Contains(err.Error(), "server gave HTTP response to HTTPS client")
+}
 
 // IsCertError reports whether err is a failure to verify a server's
 // certificate (unknown authority, wrong host name, expired, ...).

@@ -2,8 +2,10 @@ package httpclient
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -251,5 +253,38 @@ func TestBearerTokenFileTrimmed(t *testing.T) {
 	resp.Body.Close()
 	if got := src.got("/x"); got != "Bearer tok-9|" {
 		t.Errorf("sent %q", got)
+	}
+}
+
+// TestNotTLS: an https:// URL of a plain HTTP server fails with a
+// permanent error (no retry can fix it) that says to use http://.
+func TestNotTLS(t *testing.T) {
+	src := newRecorder(t, nil)
+	a, _ := New(Options{})
+	c, _ := a.Client(&http.Client{})
+	_, err := c.Get(strings.Replace(src.URL, "http://", "https://", 1) + "/x")
+	var p interface{ Permanent() bool }
+	if err == nil || !errors.As(err, &p) || !p.Permanent() || !strings.Contains(err.Error(), "http://") {
+		t.Errorf("got %v", err)
+	}
+	// A TCP service that is not HTTP either.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			io.WriteString(conn, "SSH-2.0-OpenSSH_9.2\r\n")
+			conn.Close()
+		}
+	}()
+	_, err = c.Get("https://" + ln.Addr().String() + "/")
+	if err == nil || !errors.As(err, &p) || !p.Permanent() {
+		t.Errorf("not TLS, not HTTP: got %v", err)
 	}
 }
