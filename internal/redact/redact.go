@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -104,12 +105,15 @@ func Secrets(secrets ...string) func(string) string {
 			}
 		}
 	}
+	// Longest first, and before String's patterns: a secret that holds
+	// another, or text a pattern masks (…&token=…), is masked whole, not
+	// left in part.
+	sort.Slice(keep, func(i, j int) bool { return len(keep[i]) > len(keep[j]) })
 	return func(s string) string {
-		s = String(s)
 		for _, k := range keep {
 			s = strings.ReplaceAll(s, k, Mask)
 		}
-		return s
+		return String(s)
 	}
 }
 
