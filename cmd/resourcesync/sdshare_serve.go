@@ -100,7 +100,7 @@ func sdshareServeCommand() *cli.Command {
 			&cli.IntFlag{Name: "chunk-size", Usage: "resources per chunk; larger graphs also offer a chunked snapshot", Value: server.DefaultChunkSize},
 			&cli.StringFlag{Name: "author", Usage: "atom:author name of the feeds", Value: server.DefaultAuthor},
 			&cli.BoolFlag{Name: "resourcesync", Usage: "also publish the collections as a ResourceSync Source (each fragment a resource)"},
-			&cli.StringFlag{Name: "hub", Usage: "with --resourcesync: publish ResourceSync change notifications to the WebSub hub at `URL`"},
+			&cli.StringFlag{Name: "hub", Usage: "with --resourcesync: publish ResourceSync change notifications to the WebSub hub at `URL` (user:password@ in it: HTTP basic to the hub, never advertised)"},
 			&cli.StringFlag{Name: "hub-token", Usage: "bearer token sent to the --hub with each publish"},
 			&cli.BoolFlag{Name: "verbose", Usage: "log every reload and push failure (default: warnings and errors)"},
 		}, serverAuthFlags(true)...),
@@ -144,8 +144,11 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 		if !cmd.Bool("resourcesync") {
 			return cli.Exit("--hub needs --resourcesync", exitUsage)
 		}
-		notifier = &notify.Notifier{Pub: &notify.HTTPPublisher{Hub: h, Token: cmd.String("hub-token"),
-			Client: &http.Client{Timeout: 30 * time.Second}}, Hub: h}
+		h, hc, err := hubPublisher(h, cmd.String("hub-token"))
+		if err != nil {
+			return err
+		}
+		notifier = &notify.Notifier{Pub: &notify.HTTPPublisher{Hub: h, Client: hc}, Hub: h}
 	}
 	au, err := serverAuth(cmd, "sdshare")
 	if err != nil {
