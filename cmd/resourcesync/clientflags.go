@@ -34,7 +34,8 @@ PROTECTED SOURCES AND TLS
    --ca-cert FILE adds the PEM certificates in FILE to the system's trusted
    roots; --insecure skips certificate verification (warned on every run).
    A certificate that does not verify fails at once (never retried) and
-   the message names these flags. Secrets (passwords, tokens, header
+   the message names these flags; so does an https:// URL of a server that
+   does not speak TLS there. Secrets (passwords, tokens, header
    values, token-like query parameters such as token= or api_key=) are
    replaced by REDACTED in every message, --json event, status page and
    report.`

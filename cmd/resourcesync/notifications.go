@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/resourcesync-go/resourcesync/internal/authn"
+	"github.com/resourcesync-go/resourcesync/internal/httpclient"
 	"github.com/resourcesync-go/resourcesync/source"
 	"github.com/resourcesync-go/resourcesync/source/notify"
 	"github.com/resourcesync-go/resourcesync/websub/hub"
@@ -17,7 +19,7 @@ import (
 // notificationFlags configure a served Source's change notifications.
 func notificationFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "hub", Usage: "publish change notifications to the external WebSub hub at `URL` (default: an embedded hub at BASE/.resourcesync/hub)"},
+		&cli.StringFlag{Name: "hub", Usage: "publish change notifications to the external WebSub hub at `URL` (default: an embedded hub at BASE/.resourcesync/hub); user:password@ in URL is sent to it as HTTP basic, never advertised"},
 		&cli.BoolFlag{Name: "no-hub", Usage: "publish no change notifications"},
 		&cli.StringFlag{Name: "hub-token", Usage: "publish token: the embedded hub accepts publishes only with it; sent to an external hub as a bearer token"},
 		&cli.BoolFlag{Name: "allow-private-callbacks", Usage: "let the embedded hub deliver to loopback, private and link-local callback addresses"},
@@ -31,6 +33,13 @@ func setupNotifications(cmd *cli.Command, cfg *source.Config, au *authn.Authenti
 	}
 	sc := notify.ServiceConfig{ExternalHub: cmd.String("hub"), Token: cmd.String("hub-token"),
 		AllowPrivateCallbacks: cmd.Bool("allow-private-callbacks"), AdminToken: cmd.String("hub-admin-token")}
+	if sc.ExternalHub != "" {
+		var err error
+		if sc.ExternalHub, sc.HubClient, err = hubPublisher(sc.ExternalHub, sc.Token); err != nil {
+			return nil, err
+		}
+		sc.Token = "" // in the client
+	}
 	if au != nil {
 		// A subscriber gets the URIs of the Source's changes: it needs the
 		// credentials of the documents.
@@ -51,4 +60,22 @@ func setupNotifications(cmd *cli.Command, cfg *source.Config, au *authn.Authenti
 		return nil, cli.Exit("hub: "+err.Error(), exitUsage)
 	}
 	return s, nil
+}
+
+// hubPublisher returns an external --hub URL without its userinfo (the URL
+// is advertised in the Capability Lists and in every notification) and
+// the client that publishes to it: the userinfo as HTTP basic, the
+// --hub-token as a bearer token, both to the hub's origin only (never to
+// where a redirect leads).
+func hubPublisher(hubURL, token string) (string, *http.Client, error) {
+	a, err := httpclient.New(httpclient.Options{BearerToken: token})
+	if err != nil {
+		return "", nil, cli.Exit("--hub-token: want one line holding the token", exitUsage)
+	}
+	hubURL = a.Source(hubURL)
+	c, err := a.Client(&http.Client{Timeout: 30 * time.Second})
+	if err != nil {
+		return "", nil, cli.Exit(err.Error(), exitUsage)
+	}
+	return hubURL, c, nil
 }

@@ -70,3 +70,22 @@ func TestSDSharePushToken(t *testing.T) {
 		}
 	}
 }
+
+// TestSDSharePushLogRedacted: a push that fails is logged with its
+// receiver's URL; a token in that URL's query is not printed.
+func TestSDSharePushLogRedacted(t *testing.T) {
+	const secret = "QSECRET-push-9"
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusInternalServerError)
+	}))
+	defer recv.Close()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "g.nt"), []byte("<http://ex.org/a> <http://ex.org/p> \"1\" .\n"), 0o644)
+	out, stop := background(t, "sdshare", "serve", "--addr", freeAddr(t), "--state", t.TempDir(),
+		"--push", recv.URL+"/push?token="+secret, "books="+dir)
+	waitFor(t, "a failed push logged", 30*time.Second, func() bool { return strings.Contains(out.String(), "delivery failed") })
+	stop()
+	if s := out.String(); strings.Contains(s, secret) {
+		t.Errorf("the push URL's token is printed:\n%s", s)
+	}
+}

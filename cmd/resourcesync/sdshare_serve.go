@@ -100,7 +100,7 @@ func sdshareServeCommand() *cli.Command {
 			&cli.IntFlag{Name: "chunk-size", Usage: "resources per chunk; larger graphs also offer a chunked snapshot", Value: server.DefaultChunkSize},
 			&cli.StringFlag{Name: "author", Usage: "atom:author name of the feeds", Value: server.DefaultAuthor},
 			&cli.BoolFlag{Name: "resourcesync", Usage: "also publish the collections as a ResourceSync Source (each fragment a resource)"},
-			&cli.StringFlag{Name: "hub", Usage: "with --resourcesync: publish ResourceSync change notifications to the WebSub hub at `URL`"},
+			&cli.StringFlag{Name: "hub", Usage: "with --resourcesync: publish ResourceSync change notifications to the WebSub hub at `URL` (user:password@ in it: HTTP basic to the hub, never advertised)"},
 			&cli.StringFlag{Name: "hub-token", Usage: "bearer token sent to the --hub with each publish"},
 			&cli.BoolFlag{Name: "verbose", Usage: "log every reload and push failure (default: warnings and errors)"},
 		}, serverAuthFlags(true)...),
@@ -144,14 +144,17 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 		if !cmd.Bool("resourcesync") {
 			return cli.Exit("--hub needs --resourcesync", exitUsage)
 		}
-		notifier = &notify.Notifier{Pub: &notify.HTTPPublisher{Hub: h, Token: cmd.String("hub-token"),
-			Client: &http.Client{Timeout: 30 * time.Second}}, Hub: h}
+		h, hc, err := hubPublisher(h, cmd.String("hub-token"))
+		if err != nil {
+			return err
+		}
+		notifier = &notify.Notifier{Pub: &notify.HTTPPublisher{Hub: h, Client: hc}, Hub: h}
 	}
 	au, err := serverAuth(cmd, "sdshare")
 	if err != nil {
 		return err
 	}
-	pushURLs, pushClient, err := pushAuth(cmd)
+	pushURLs, pushClient, pushCreds, err := pushAuth(cmd)
 	if err != nil {
 		return err
 	}
@@ -161,7 +164,9 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 		PageSize: int(cmd.Int("page-size")), ChunkSize: int(cmd.Int("chunk-size")),
 		Rescan: rescan, Debounce: cmd.Duration("debounce"), Push: pushURLs, PushClient: pushClient,
 		Author: cmd.String("author"), ResourceSync: cmd.Bool("resourcesync"),
-		Log: slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: level})),
+		// The push failures quote the receivers' URLs: redacted (a token in
+		// a --push URL's query).
+		Log: slog.New(slog.NewTextHandler(redactWriter{pushCreds, cmd.Root().ErrWriter}, &slog.HandlerOptions{Level: level})),
 	})
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
@@ -202,10 +207,10 @@ const envPushToken = "RESOURCESYNC_PUSH_TOKEN"
 // pushAuth returns the --push URLs without their userinfo and the client
 // that sends the credentials (the token, a URL's userinfo) to the
 // receivers' origins only.
-func pushAuth(cmd *cli.Command) ([]string, *http.Client, error) {
+func pushAuth(cmd *cli.Command) ([]string, *http.Client, *httpclient.Auth, error) {
 	a, err := httpclient.New(httpclient.Options{BearerTokenFile: cmd.String("push-token-file"), BearerToken: os.Getenv(envPushToken)})
 	if err != nil {
-		return nil, nil, cli.Exit("--push-token-file: "+err.Error(), exitUsage)
+		return nil, nil, nil, cli.Exit("--push-token-file: "+err.Error(), exitUsage)
 	}
 	var urls []string
 	for _, u := range cmd.StringSlice("push") {
@@ -213,7 +218,7 @@ func pushAuth(cmd *cli.Command) ([]string, *http.Client, error) {
 	}
 	c, err := a.Client(&http.Client{Timeout: 30 * time.Second})
 	if err != nil {
-		return nil, nil, cli.Exit(err.Error(), exitUsage)
+		return nil, nil, nil, cli.Exit(err.Error(), exitUsage)
 	}
-	return urls, c, nil
+	return urls, c, a, nil
 }

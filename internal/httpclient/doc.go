@@ -13,8 +13,11 @@
 // URLs the user typed, registered with Auth.Source); a .netrc machine
 // entry belongs to that host (any scheme and port, as in curl). Go's
 // http.Client copies the headers of the first request to same-domain
-// redirects; nothing is set on that request, so nothing is copied.
+// redirects; nothing is set on that request, so nothing is copied. The
+// Referer net/http sets on a redirect is dropped when it names another
+// origin (it would carry a token of the Source URL's query there).
 //
 // Certificate errors are wrapped in CertError, which says which flag
-// fixes it and is never retried (internal/retry sees Permanent).
+// fixes it and is never retried (internal/retry sees Permanent); an
+// https:// URL of a server without TLS there, in NotTLSError, likewise.
 package httpclient

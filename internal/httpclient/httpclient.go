@@ -62,7 +62,9 @@ func New(o Options) (*Auth, error) {
 		name, value, ok := strings.Cut(h, ":")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" || !validHeaderName(name) {
-			return nil, fmt.Errorf("--header %q: want 'Name: value'", redact.String(strings.SplitN(h, ":", 2)[0]))
+			// Not quoted back: without its colon the text may be all value
+			// (--header 'X-Api-Key abc123').
+			return nil, fmt.Errorf("--header #%d: want 'Name: value' (a name of letters, digits and -, then a colon)", len(a.headers)+1)
 		}
 		value = strings.TrimSpace(value)
 		if strings.ContainsAny(value, "\r\n\x00") {
@@ -77,12 +79,14 @@ func New(o Options) (*Auth, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--bearer-token-file: %w", err)
 		}
-		a.bearer = strings.TrimRight(string(b), "\r\n")
+		// As the servers read their token files: a BOM (Notepad) and the
+		// spaces around the token are not part of it.
+		a.bearer = strings.TrimSpace(strings.TrimPrefix(string(b), "\uFEFF"))
 		if a.bearer == "" || strings.ContainsAny(a.bearer, "\r\n\x00") {
 			return nil, fmt.Errorf("--bearer-token-file %s: want one line holding the token", o.BearerTokenFile)
 		}
 	case o.BearerToken != "":
-		a.bearer = strings.TrimRight(o.BearerToken, "\r\n")
+		a.bearer = strings.TrimSpace(o.BearerToken)
 		if strings.ContainsAny(a.bearer, "\r\n\x00") {
 			return nil, fmt.Errorf("$%s: want one line holding the token", EnvBearerToken)
 		}
@@ -135,24 +139,56 @@ func (a *Auth) Insecure() bool { return a.insecure }
 func (a *Auth) Source(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		// A URL that does not parse is printed whole in the error that
+		// follows: a password written unencoded ("u:p w@", "u:p/w@") must
+		// still be redacted there.
+		if i := strings.Index(raw, "://"); i > 0 {
+			if ui, _, ok := cutLast(raw[i+3:], "@"); ok {
+				a.addSecret(ui)
+				if _, p, ok := strings.Cut(ui, ":"); ok {
+					a.addSecret(p)
+				}
+			}
+		}
 		return raw
 	}
 	o := Origin(u)
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	if u.User != nil {
+		a.mu.Lock()
+		defer a.mu.Unlock()
 		a.sources[o] = u.User
 		if p, ok := u.User.Password(); ok {
 			a.secrets = append(a.secrets, p)
-			a.redactor = nil
+		} else {
+			// user@ alone: the user name is the credential (a token).
+			a.secrets = append(a.secrets, u.User.Username())
 		}
+		a.redactor = nil
 		u.User = nil
 		return u.String()
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if _, ok := a.sources[o]; !ok {
 		a.sources[o] = nil
 	}
 	return raw
+}
+
+// addSecret adds s to the secrets Redact removes.
+func (a *Auth) addSecret(s string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.secrets = append(a.secrets, s)
+	a.redactor = nil
+}
+
+// cutLast is strings.Cut at the last sep.
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
 }
 
 // Redact returns s with the secrets removed: redact.String's patterns and
@@ -207,15 +243,32 @@ type transport struct {
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if h := t.a.headersFor(req.URL); len(h) > 0 {
+	h := t.a.headersFor(req.URL)
+	// net/http sets Referer on a redirect to the URL left, query included:
+	// a token in a Source URL's query (?access_token=) must not follow a
+	// redirect to another origin that way.
+	ref := req.Header.Get("Referer")
+	crossRef := false
+	if ref != "" {
+		ru, err := url.Parse(ref)
+		crossRef = err != nil || Origin(ru) != Origin(req.URL)
+	}
+	if len(h) > 0 || crossRef {
 		req = req.Clone(req.Context()) // RoundTrip must not modify the caller's request
 		for k, v := range h {
 			req.Header[k] = v
 		}
+		if crossRef {
+			req.Header.Del("Referer")
+		}
 	}
 	resp, err := t.base.RoundTrip(req)
-	if err != nil && IsCertError(err) {
+	switch {
+	case err == nil:
+	case IsCertError(err):
 		err = &CertError{Err: err}
+	case notTLS(err):
+		err = &NotTLSError{Err: err}
 	}
 	return resp, err
 }
@@ -288,6 +341,25 @@ func (e *CertError) Error() string {
 }
 func (e *CertError) Unwrap() error   { return e.Err }
 func (e *CertError) Permanent() bool { return true }
+
+// NotTLSError is an https:// request to a server that does not speak TLS
+// there (a plain HTTP server, another protocol); like a CertError, a retry
+// cannot fix it.
+type NotTLSError struct{ Err error }
+
+func (e *NotTLSError) Error() string {
+	return e.Err.Error() + " (the server does not speak TLS at this address: use an http:// URL, or the port of its HTTPS server)"
+}
+func (e *NotTLSError) Unwrap() error   { return e.Err }
+func (e *NotTLSError) Permanent() bool { return true }
+
+// notTLS reports whether err is a TLS handshake answered by something
+// other than TLS. net/http reports a plain HTTP answer with an error of
+// its own, a string only.
+func notTLS(err error) bool {
+	var rh tls.RecordHeaderError
+	return errors.As(err, &rh) || strings.Contains(err.Error(), "server gave HTTP response to HTTPS client")
+}
 
 // IsCertError reports whether err is a failure to verify a server's
 // certificate (unknown authority, wrong host name, expired, ...).

@@ -2,7 +2,10 @@ package httpclient
 
 import (
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -156,5 +159,132 @@ func TestRedact(t *testing.T) {
 		if strings.Contains(got, s) {
 			t.Errorf("Redact kept %q: %s", s, got)
 		}
+	}
+}
+
+// TestRefererNotAcrossOrigins: a token in the Source URL's query does not
+// reach another origin in the Referer net/http sets on a redirect; a
+// same-origin hop keeps it.
+func TestRefererNotAcrossOrigins(t *testing.T) {
+	var mu sync.Mutex
+	refs := map[string]string{}
+	note := func(r *http.Request) {
+		mu.Lock()
+		refs[r.URL.Path] = r.Referer()
+		mu.Unlock()
+	}
+	other := newRecorder(t, func(w http.ResponseWriter, r *http.Request) { note(r) })
+	src := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		note(r)
+		switch r.URL.Path {
+		case "/cl.xml":
+			http.Redirect(w, r, "/hop", http.StatusFound)
+		case "/hop":
+			http.Redirect(w, r, other.URL+"/landed", http.StatusFound)
+		}
+	})
+	a, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := a.Client(&http.Client{})
+	resp, err := c.Get(a.Source(src.URL + "/cl.xml?access_token=SEKRIT-1234"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(refs["/hop"], "SEKRIT") {
+		t.Errorf("same origin: Referer %q, want the Source URL", refs["/hop"])
+	}
+	if got := refs["/landed"]; got != "" {
+		t.Errorf("the other origin got Referer %q", got)
+	}
+}
+
+// TestSourceSecretsOfBadURLs: a password in a URL that does not parse
+// (written unencoded) and a token given as the user name alone are
+// redacted from whatever prints them.
+func TestSourceSecretsOfBadURLs(t *testing.T) {
+	for _, tc := range []struct{ raw, secret string }{
+		{"http://u:se cret@127.0.0.1:1/", "se cret"},
+		{"http://u:pa/ss#1@127.0.0.1:1/", "pa/ss#1"},
+		{"https://ghp_tok3n@127.0.0.1:1/", "ghp_tok3n"},
+	} {
+		a, err := New(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clean := a.Source(tc.raw)
+		msg := a.Redact(fmt.Sprintf("fetch %s: parse %q: net/url: invalid userinfo", tc.raw, clean))
+		if strings.Contains(msg, tc.secret) {
+			t.Errorf("%s: %s", tc.raw, msg)
+		}
+	}
+}
+
+// TestHeaderErrorQuotesNoValue: a --header without its colon is all value
+// to the user; the error does not print it.
+func TestHeaderErrorQuotesNoValue(t *testing.T) {
+	for _, h := range []string{"X-Api-Key abc123secret", "X-Api-Key=abc123secret", "X-Api-Key abc123secret: x"} {
+		_, err := New(Options{Headers: []string{"Accept: */*", h}})
+		if err == nil || strings.Contains(err.Error(), "abc123secret") {
+			t.Errorf("%q: %v", h, err)
+		}
+	}
+}
+
+// TestBearerTokenFileTrimmed: a token file as a Windows editor writes it
+// (a BOM, CRLF, a trailing space) sends the token alone.
+func TestBearerTokenFileTrimmed(t *testing.T) {
+	src := newRecorder(t, nil)
+	f := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(f, []byte("\uFEFFtok-9 \r\n"), 0o600)
+	a, err := New(Options{BearerTokenFile: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := a.Client(&http.Client{})
+	resp, err := c.Get(a.Source(src.URL + "/x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := src.got("/x"); got != "Bearer tok-9|" {
+		t.Errorf("sent %q", got)
+	}
+}
+
+// TestNotTLS: an https:// URL of a plain HTTP server fails with a
+// permanent error (no retry can fix it) that says to use http://.
+func TestNotTLS(t *testing.T) {
+	src := newRecorder(t, nil)
+	a, _ := New(Options{})
+	c, _ := a.Client(&http.Client{})
+	_, err := c.Get(strings.Replace(src.URL, "http://", "https://", 1) + "/x")
+	var p interface{ Permanent() bool }
+	if err == nil || !errors.As(err, &p) || !p.Permanent() || !strings.Contains(err.Error(), "http://") {
+		t.Errorf("got %v", err)
+	}
+	// A TCP service that is not HTTP either.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			io.WriteString(conn, "SSH-2.0-OpenSSH_9.2\r\n")
+			conn.Close()
+		}
+	}()
+	_, err = c.Get("https://" + ln.Addr().String() + "/")
+	if err == nil || !errors.As(err, &p) || !p.Permanent() {
+		t.Errorf("not TLS, not HTTP: got %v", err)
 	}
 }

@@ -3,7 +3,10 @@ package redact
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -92,18 +95,41 @@ func Secrets(secrets ...string) func(string) string {
 	for _, s := range secrets {
 		if len(s) >= 4 {
 			keep = append(keep, s)
-			if e := queryEscape(s); e != s {
-				keep = append(keep, e)
+			// As the secret reads once escaped: in a URL, in a Go %q
+			// (url.Error, parse errors), in JSON (a --json line redacted
+			// after encoding).
+			for _, e := range []string{queryEscape(s), quoted(s), jsonEscape(s)} {
+				if e != s {
+					keep = append(keep, e)
+				}
 			}
 		}
 	}
+	// Longest first, and before String's patterns: a secret that holds
+	// another, or text a pattern masks (…&token=…), is masked whole, not
+	// left in part.
+	sort.Slice(keep, func(i, j int) bool { return len(keep[i]) > len(keep[j]) })
 	return func(s string) string {
-		s = String(s)
 		for _, k := range keep {
 			s = strings.ReplaceAll(s, k, Mask)
 		}
-		return s
+		return String(s)
 	}
+}
+
+// quoted is s as strconv.Quote writes it, without the quotes.
+func quoted(s string) string {
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
+// jsonEscape is s as encoding/json writes it (HTML-safe, the default),
+// without the quotes.
+func jsonEscape(s string) string {
+	var b bytes.Buffer
+	json.NewEncoder(&b).Encode(s)
+	q := strings.TrimSuffix(b.String(), "\n")
+	return q[1 : len(q)-1]
 }
 
 // queryEscape percent-encodes as URLs carry it (url.QueryEscape without the

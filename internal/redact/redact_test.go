@@ -1,8 +1,11 @@
 package redact
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestString(t *testing.T) {
@@ -60,4 +63,48 @@ func FuzzString(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSecretsEscaped: a secret is found where it reads escaped, in a Go
+// %q (url.Error, parse errors) or in a JSON line redacted after encoding.
+func TestSecretsEscaped(t *testing.T) {
+	const secret = `p&ss<"w\rd>`
+	r := Secrets(secret)
+	js, _ := json.Marshal(map[string]string{"error": "refused " + secret})
+	for _, s := range []string{fmt.Sprintf("parse %q: bad", "http://h/"+secret), string(js)} {
+		if got := r(s); strings.Contains(got, "ss") {
+			t.Errorf("%s -> %s", s, got)
+		}
+	}
+}
+
+// FuzzSecrets checks that a known secret survives in none of the forms it
+// is printed in: as is, in a Go %q, in JSON.
+func FuzzSecrets(f *testing.F) {
+	f.Add(`p&ss<"w\rd>`, "refused ")
+	f.Add("tok/en+1", "GET ")
+	f.Fuzz(func(t *testing.T, secret, pre string) {
+		if len(secret) < 4 || strings.Contains(pre, secret) || strings.Contains(Mask, secret) || !utf8.ValidString(secret) {
+			return
+		}
+		js, _ := json.Marshal(pre + secret)
+		r := Secrets(secret)
+		for _, s := range []string{pre + secret, fmt.Sprintf("%q", pre+secret), string(js)} {
+			if got := r(s); strings.Contains(got, secret) || (s != pre+secret && strings.Contains(got, quoted(secret))) {
+				t.Fatalf("Secrets(%q)(%q) = %q", secret, s, got)
+			}
+		}
+	})
+}
+
+// TestSecretsWhole: a secret that holds another secret, or text String's
+// patterns mask, is masked whole.
+func TestSecretsWhole(t *testing.T) {
+	r := Secrets("abcd1234", "abcd1234-XYZW", "s3cr3tv&token=zz")
+	got := r("netrc abcd1234-XYZW header s3cr3tv&token=zz")
+	for _, part := range []string{"XYZW", "s3cr3tv"} {
+		if strings.Contains(got, part) {
+			t.Errorf("%q left: %s", part, got)
+		}
+	}
 }

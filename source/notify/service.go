@@ -23,6 +23,10 @@ type ServiceConfig struct {
 	// Token: the embedded hub accepts publishes only with it; sent to an
 	// external hub as a bearer token.
 	Token string
+	// HubClient sends the publishes to ExternalHub (default: a client
+	// with a 30 s timeout). ExternalHub is advertised to subscribers: its
+	// credentials, if any, belong in this client, not in the URL.
+	HubClient *http.Client
 	// AllowPrivateCallbacks lets the embedded hub deliver to loopback,
 	// private and link-local addresses.
 	AllowPrivateCallbacks bool
@@ -84,7 +88,11 @@ func Setup(cfg *source.Config, sc ServiceConfig) (*Service, error) {
 	var pub Publisher
 	if sc.ExternalHub != "" {
 		s.hubURL = sc.ExternalHub
-		pub = &HTTPPublisher{Hub: sc.ExternalHub, Client: &http.Client{Timeout: 30 * time.Second}, Token: sc.Token}
+		c := sc.HubClient
+		if c == nil {
+			c = &http.Client{Timeout: 30 * time.Second}
+		}
+		pub = &HTTPPublisher{Hub: sc.ExternalHub, Client: c, Token: sc.Token}
 	} else {
 		s.hubURL = base + ".resourcesync/hub"
 		hc := hub.Config{
