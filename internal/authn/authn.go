@@ -387,6 +387,8 @@ func (a *Authenticator) verifyBasic(ctx context.Context, c *creds, user, pass st
 	err := bcrypt.CompareHashAndPassword(hash, []byte(pass))
 	a.inFlight.Add(-1)
 	<-a.sem
-	// Any error (a mismatch, a password over 72 bytes) is a refusal.
+	// Any error (a mismatch, a malformed hash) is a refusal. bcrypt reads
+	// only the first 72 bytes of a password, as Apache's htpasswd does: a
+	// longer one matches on those (what the hash was made from).
 	return known && err == nil, nil
 }
