@@ -763,7 +763,12 @@ func (m *matcher) search(ra, rb *refiner) bool {
 	// The candidates are the members of b's class in their order in this
 	// state; replay rebuilds the same state, so the same order, which
 	// saves copying the class at every level of a long greedy descent.
-	for i := 0; i < len(rb.classes[cb].members); i++ {
+	// The count is taken before the loop: each try individualises a member
+	// and refines, which shrinks the class in the state the next test of
+	// the bound would read (only some candidates were tried: a fuzz
+	// finding, a 3-cycle and a 2-cycle of one predicate).
+	n := len(rb.classes[cb].members)
+	for i := 0; i < n; i++ {
 		if i > 0 {
 			ra, rb = m.replay()
 		}
