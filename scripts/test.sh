@@ -20,7 +20,10 @@ FUZZTIME="${FUZZTIME:-10s}"
 #     (internal/browsertest, through the DevTools protocol);
 #   nginx: the reverse proxy (auth_basic, a bearer-token check) a protected
 #     Source is mirrored through (cmd/resourcesync protected_test.go; run in
-#     the foreground on loopback with a temporary prefix, never as a service).
+#     the foreground on loopback with a temporary prefix, never as a service);
+#   apache2 (apache2-bin: the server binary and modules only, no service that
+#     would start on port 80) and /etc/mime.types (media-types): the Apache
+#     block of docs/publish-nginx.md is run on loopback (docs_test.go).
 need=()
 command -v xmllint >/dev/null 2>&1 || need+=(libxml2-utils)
 command -v virtuoso-t >/dev/null 2>&1 || need+=(virtuoso-opensource-7-bin)
@@ -28,6 +31,8 @@ command -v rapper >/dev/null 2>&1 || need+=(raptor2-utils)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
+[ -x /usr/sbin/apache2 ] || need+=(apache2-bin)
+[ -f /etc/mime.types ] || need+=(media-types)
 if [ ${#need[@]} -gt 0 ]; then
   echo "== installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
