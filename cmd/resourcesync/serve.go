@@ -69,7 +69,11 @@ AN UNMOUNTED OR EMPTIED DIR
    the state holds resources, records nothing: every mirror would otherwise
    delete everything. That set keeps serving its last state and an error is
    logged on each refused scan; --allow-empty lets a real emptying through
-   (a missing DIR is refused even then).`
+   (a missing DIR is refused even then).
+   On mounted storage keep --state outside DIR: a state inside DIR vanishes
+   with the mount, and a Source started on the empty mount point is a new,
+   empty collection that nothing can tell from a real one (mirrors are then
+   protected only by sync --max-delete).`
 
 func serveCommand() *cli.Command {
 	return &cli.Command{
