@@ -152,8 +152,8 @@ func formatOf(name string) (rdf.Format, bool) {
 // (editors' swap files, the state). Inside a directory, a symbolic link
 // (to a file or a directory) and an RDF-named file that is not a regular
 // file are refused, as the ResourceSync scan refuses them: the link may
-// point at any file the server can read. The configured path itself may
-// be a link: the operator chose it.
+// point at any file the server can read. The configured path itself is
+// not refused: the operator chose it.
 func (c *Collection) files() (map[string]stamp, []string, error) {
 	out := map[string]stamp{}
 	var refused []string
@@ -179,7 +179,7 @@ func (c *Collection) files() (map[string]stamp, []string, error) {
 			return nil
 		}
 		_, rdfName := formatOf(p)
-		if d.Type()&fs.ModeSymlink != 0 || rdfName && !d.Type().IsRegular() {
+		if p != c.path && (d.Type()&fs.ModeSymlink != 0 || rdfName && !d.Type().IsRegular()) {
 			refused = append(refused, p)
 			return nil
 		}
