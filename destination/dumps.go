@@ -43,6 +43,8 @@ func (e *engine) dumpBaseline(ctx context.Context, s setInfo, sr *SetReport) err
 
 func (e *engine) installPackage(ctx context.Context, s setInfo, sr *SetReport, pk *rs.Entry, n int) error {
 	tmp := filepath.Join(e.tmpDir, fmt.Sprintf("package-%d.zip", n))
+	e.docs.add(pk.Loc)
+
 	defer os.Remove(tmp)
 	if pk.MD.HasLength && pk.MD.Length > maxPackageBytes {
 		e.packageFailed(s, sr, pk.Loc, fmt.Errorf("%w: package of %d bytes", dump.ErrTooLarge, pk.MD.Length))
@@ -88,7 +90,7 @@ func (e *engine) installPackage(ctx context.Context, s setInfo, sr *SetReport, p
 			return nil
 		}
 		en.Loc = e.m.Key(en.Loc)
-		rel, err := e.m.Rel(en.Loc)
+		rel, err := e.resourceRel(en.Loc)
 		if err != nil {
 			p.fail(en.Loc, "", rs.Time{}, err)
 			return nil

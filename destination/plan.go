@@ -121,7 +121,7 @@ func (e *engine) eachEntryEst(ctx context.Context, d *doc, depth int, est *estim
 // planSync submits a fetch for an entry unless the state shows that the
 // file here already has the bytes the entry describes.
 func (p *pass) planSync(en *rs.Entry, track bool) error {
-	rel, err := p.e.m.Rel(en.Loc)
+	rel, err := p.e.resourceRel(en.Loc)
 	if err != nil {
 		// Refused URIs can never succeed: they are failures, but they do
 		// not hold the checkpoint back.
@@ -822,7 +822,7 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 	}
 	p := e.newPass(ctx, s.Name, sr)
 	check := func(en *rs.Entry) error {
-		rel, err := e.m.Rel(en.Loc)
+		rel, err := e.resourceRel(en.Loc)
 		if err != nil {
 			p.fail(en.Loc, "", rs.Time{}, err)
 			return e.stillListed(en.Loc)

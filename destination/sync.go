@@ -202,6 +202,8 @@ type engine struct {
 	// not finish: files it installed but had not recorded may be here,
 	// and only then is a file the state does not name taken as ours.
 	crashed bool
+	// docs: the Source's own documents, never installed as resources.
+	docs docSet
 }
 
 func (e *engine) emit(ev Event) {

@@ -24,6 +24,8 @@ feeds, and keeps them current: a change to the files is picked up within
 about two seconds (filesystem events, debounced, with a stat-based rescan
 every --rescan as fallback). A file that does not parse is reported and the
 last good graph stays served, so a syntax error never publishes deletions.
+A symbolic link inside a directory is not followed (nor published); it is
+logged, and /healthz says "degraded" with a count (never a path or error).
 
 URLS (B is --base-url)
    B                                        overview feed: one entry per collection

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/nofollow"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/store"
@@ -66,6 +67,11 @@ type Collection struct {
 	loadMu  sync.Mutex // one load at a time
 	stamps  map[string]stamp
 	lastErr atomic.Pointer[error]
+	// refused: the files of the last scan that are not published
+	// (symbolic links, not regular files), logged when the set changes
+	// and counted on /healthz; refusedLog is the set last logged.
+	refused    atomic.Int64
+	refusedLog string
 
 	reloads, reloadErrors atomic.Uint64
 	changed               chan struct{} // wakes the snapshot builder
@@ -141,17 +147,23 @@ func formatOf(name string) (rdf.Format, bool) {
 	return 0, false
 }
 
-// files lists the RDF files of the collection with their stamps. Hidden
-// files and directories are skipped (editors' swap files, the state).
-func (c *Collection) files() (map[string]stamp, error) {
+// files lists the RDF files of the collection with their stamps, and the
+// files it refuses to publish. Hidden files and directories are skipped
+// (editors' swap files, the state). Inside a directory, a symbolic link
+// (to a file or a directory) and an RDF-named file that is not a regular
+// file are refused, as the ResourceSync scan refuses them: the link may
+// point at any file the server can read. The configured path itself is
+// not refused: the operator chose it.
+func (c *Collection) files() (map[string]stamp, []string, error) {
 	out := map[string]stamp{}
+	var refused []string
 	fi, err := os.Stat(c.path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !fi.IsDir() {
 		out[c.path] = stamp{fi.Size(), fi.ModTime().UnixNano()}
-		return out, nil
+		return out, nil, nil
 	}
 	err = filepath.WalkDir(c.path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -166,7 +178,12 @@ func (c *Collection) files() (map[string]stamp, error) {
 		if d.IsDir() {
 			return nil
 		}
-		if _, ok := formatOf(p); !ok {
+		_, rdfName := formatOf(p)
+		if p != c.path && (d.Type()&fs.ModeSymlink != 0 || rdfName && !d.Type().IsRegular()) {
+			refused = append(refused, p)
+			return nil
+		}
+		if !rdfName {
 			return nil
 		}
 		fi, err := d.Info()
@@ -176,7 +193,46 @@ func (c *Collection) files() (map[string]stamp, error) {
 		out[p] = stamp{fi.Size(), fi.ModTime().UnixNano()}
 		return nil
 	})
-	return out, err
+	return out, refused, err
+}
+
+// noteRefused counts the refused files and logs them when they change
+// (never on a public endpoint: their names and targets are the server's).
+func (c *Collection) noteRefused(refused []string) {
+	c.refused.Store(int64(len(refused)))
+	key := strings.Join(refused, "\x00")
+	if key == c.refusedLog {
+		return
+	}
+	c.refusedLog = key
+	for _, p := range refused {
+		target, _ := os.Readlink(p)
+		c.srv.log.Warn("collection file not published: a symbolic link or not a regular file", "collection", c.name, "file", p, "target", target)
+	}
+}
+
+// openFile opens a file files listed without following a symbolic link
+// below the collection's directory (nofollow.Open, as the ResourceSync
+// server opens what it publishes), and refuses anything but a regular
+// file: the file scanned is the file read, even if a link or a FIFO was
+// swapped in since.
+func (c *Collection) openFile(p string) (*os.File, error) {
+	if p == c.path {
+		return os.Open(p)
+	}
+	rel, err := filepath.Rel(c.path, p)
+	if err != nil {
+		return nil, err
+	}
+	f, err := nofollow.Open(c.path, filepath.ToSlash(rel))
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: not a regular file", p)
+	}
+	return f, nil
 }
 
 // ErrParse wraps a collection file that could not be read as RDF; the
@@ -191,7 +247,7 @@ func (c *Collection) readGraph(names []string) (*graph, error) {
 		if f == 0 {
 			f = rdf.NTriples
 		}
-		fh, err := os.Open(p)
+		fh, err := c.openFile(p)
 		if err != nil {
 			return nil, err
 		}
@@ -261,10 +317,11 @@ func (c *Collection) Load(ctx context.Context, force bool) (rep LoadReport, err 
 			c.lastErr.Store(nil)
 		}
 	}()
-	stamps, err := c.files()
+	stamps, refused, err := c.files()
 	if err != nil {
 		return rep, fmt.Errorf("sdshare/server: collection %s: %w", c.name, err)
 	}
+	c.noteRefused(refused)
 	if !force && c.cur != nil && maps.Equal(stamps, c.stamps) {
 		return LoadReport{Skipped: true}, nil
 	}

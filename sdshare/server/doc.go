@@ -6,7 +6,10 @@
 // RDF files (.nt, .ttl, .rdf/.xml/.owl). It is reloaded on filesystem
 // events (debounced) and by a periodic stat-based rescan; a file that does
 // not parse fails the reload and the last good graph stays served, so a
-// syntax error never publishes mass deletions.
+// syntax error never publishes mass deletions. A symbolic link inside a
+// directory is never followed (as the ResourceSync server refuses them):
+// it is logged and counted on /healthz, which names no file and quotes
+// no error (those are in the log).
 //
 // # Change tracking
 //

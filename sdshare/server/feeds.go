@@ -465,9 +465,18 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	var b strings.Builder
 	for _, c := range s.cols {
 		v := c.version()
+		// What failed and where is in the server's log only: a parse
+		// error quotes the file's content and path.
+		var problems []string
+		if c.LastError() != nil {
+			problems = append(problems, "the last reload failed, serving the last good graph")
+		}
+		if n := c.refused.Load(); n > 0 {
+			problems = append(problems, fmt.Sprintf("%d files not published (symbolic links or not regular files)", n))
+		}
 		state := "ok"
-		if err := c.LastError(); err != nil {
-			state = "degraded: the last reload failed, serving the last good graph: " + err.Error()
+		if len(problems) > 0 {
+			state = "degraded: " + strings.Join(problems, "; ") + "; see the server's log"
 		}
 		fmt.Fprintf(&b, "%s: %d resources, %d triples, version %s, %s\n", c.name, len(v.res), v.g.Len(), v.key, state)
 	}

@@ -1,25 +1,24 @@
 //go:build unix
 
-package server
+package nofollow
 
 import (
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// openInside opens dir/rel for reading without following any symbolic
+// Open opens dir/rel for reading without following any symbolic
 // link below dir: each directory is opened relative to its parent with
 // O_NOFOLLOW|O_DIRECTORY and the file with O_NOFOLLOW, so a component
 // swapped for a link after the scan is refused (ErrLink) instead of being
 // followed out of dir. O_NONBLOCK keeps a FIFO swapped in from blocking
 // the open; the caller refuses anything but a regular file.
-func openInside(dir, rel string) (*os.File, error) {
-	parts, err := splitRel(rel)
+func Open(dir, rel string) (*os.File, error) {
+	parts, err := SplitRel(rel)
 	if err != nil {
 		return nil, err
 	}
@@ -65,12 +64,4 @@ func retry(open func() (int, error)) (int, error) {
 			return fd, err
 		}
 	}
-}
-
-// inode returns fi's inode number, 0 where there is none.
-func inode(fi fs.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Ino)
-	}
-	return 0
 }

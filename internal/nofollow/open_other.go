@@ -1,6 +1,6 @@
 //go:build !unix
 
-package server
+package nofollow
 
 import (
 	"fmt"
@@ -10,13 +10,13 @@ import (
 	"path/filepath"
 )
 
-// openInside opens dir/rel for reading without going through a symbolic
+// Open opens dir/rel for reading without going through a symbolic
 // link or another reparse point below dir. os.Root refuses any path that
 // would leave dir, whatever is swapped in meanwhile; every component is
 // also checked not to be a link (ErrLink) and the opened file must be the
 // one checked (os.SameFile), so a link inside dir is not followed either.
-func openInside(dir, rel string) (*os.File, error) {
-	parts, err := splitRel(rel)
+func Open(dir, rel string) (*os.File, error) {
+	parts, err := SplitRel(rel)
 	if err != nil {
 		return nil, err
 	}
@@ -48,6 +48,3 @@ func openInside(dir, rel string) (*os.File, error) {
 	}
 	return f, nil
 }
-
-// inode returns 0: no inode numbers in FileInfo here.
-func inode(fs.FileInfo) uint64 { return 0 }
