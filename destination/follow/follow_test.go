@@ -220,9 +220,7 @@ func TestLostNotification(t *testing.T) {
 	r := start(t, fh)
 	waitLine(t, r, "subscribed to")
 	r.wait(t, "first.txt", "first")
-	r.change(t, "a.txt", "a")
-	r.wait(t, "a.txt", "a")
-	waitLine(t, r, "notification on default")
+	pushUntilNotified(t, r, "a", "a")
 
 	fh.drop.Store(true)
 	r.change(t, "lost.txt", "lost")
@@ -246,20 +244,7 @@ func TestHubOutage(t *testing.T) {
 	}
 	fh.down.Store(false)
 	waitLine(t, r, "subscribed to")
-	// The catch-up that follows a subscription may fetch a change made at
-	// once, and its notification then has nothing left to do (and says
-	// nothing): changes go on until one is pushed.
-	for i := 0; !r.out.has("notification on default"); i++ {
-		if i == 5 {
-			t.Fatalf("5 changes after subscribing, none pushed:\n%s", r.out)
-		}
-		name := fmt.Sprintf("pushed%d.txt", i)
-		r.change(t, name, "pushed")
-		r.wait(t, name, "pushed")
-		for end := time.Now().Add(2 * time.Second); time.Now().Before(end) && !r.out.has("notification on default"); {
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	pushUntilNotified(t, r, "pushed", "pushed")
 	r.stop()
 	if !r.out.has("catch-up (poll)") {
 		t.Errorf("no polling while the hub was down:\n%s", r.out)
@@ -275,12 +260,10 @@ func TestNotifiedFileDeletedLater(t *testing.T) {
 	r := start(t, fh)
 	waitLine(t, r, "subscribed to")
 	r.wait(t, "first.txt", "first")
-	r.change(t, "p.txt", "pushed")
-	r.wait(t, "p.txt", "pushed")
-	waitLine(t, r, "notification on default")
+	p := pushUntilNotified(t, r, "p", "pushed")
 	r.stopFollow()
 
-	if err := os.Remove(filepath.Join(r.dir, "p.txt")); err != nil {
+	if err := os.Remove(filepath.Join(r.dir, p)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.src.Update(context.Background()); err != nil {
@@ -295,8 +278,8 @@ func TestNotifiedFileDeletedLater(t *testing.T) {
 	if sr.Deleted != 1 || sr.Kept != 0 || sr.Failed != 0 {
 		t.Fatalf("after the follower: %s\n%s", sr.Summary(false), r.out)
 	}
-	if _, err := os.Stat(filepath.Join(r.dest, "p.txt")); !os.IsNotExist(err) {
-		t.Fatalf("p.txt still in DEST: %v", err)
+	if _, err := os.Stat(filepath.Join(r.dest, p)); !os.IsNotExist(err) {
+		t.Fatalf("%s still in DEST: %v", p, err)
 	}
 }
 
@@ -324,4 +307,27 @@ func TestHubRefusesCallback(t *testing.T) {
 		}
 	}
 	t.Logf("%s", out)
+}
+
+// pushUntilNotified changes files (PREFIX0.txt, PREFIX1.txt, …) until one
+// arrives by notification and returns its name: the catch-up that
+// follows a subscription may fetch a change made at once, and its
+// notification then has nothing left to do and says nothing (a CI flake
+// under load).
+func pushUntilNotified(t *testing.T, r *rig, prefix, content string) string {
+	t.Helper()
+	for i := 0; ; i++ {
+		if i == 5 {
+			t.Fatalf("5 changes after subscribing, none pushed:\n%s", r.out)
+		}
+		name := fmt.Sprintf("%s%d.txt", prefix, i)
+		r.change(t, name, content)
+		r.wait(t, name, content)
+		for end := time.Now().Add(2 * time.Second); time.Now().Before(end); {
+			if r.out.has("notification on default") {
+				return name
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 }
