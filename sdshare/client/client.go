@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/retry"
+	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare"
 	"github.com/resourcesync-go/resourcesync/sdshare/atom"
@@ -25,6 +26,7 @@ const (
 	DefaultMaxWait          = 10 * time.Minute
 	DefaultMaxFragmentBytes = 64 << 20
 	DefaultMaxPages         = 1 << 20
+	DefaultMaxSkew          = 5 * time.Minute
 )
 
 // ErrDiscovery: the overview feed or a collection feed could not be read,
@@ -44,8 +46,22 @@ type Config struct {
 	// Retry is the policy for failed requests (internal/retry defaults).
 	Retry retry.Policy
 	// MaxWait bounds the total wait on 202 Accepted for one document
-	// (default DefaultMaxWait).
+	// (default DefaultMaxWait): a deadline from the first 202, retries
+	// included; beyond it the document fails with ErrNotReady.
 	MaxWait time.Duration
+	// StallTimeout abandons a request (retried) whose headers, or any
+	// next byte of its body, do not arrive within it (0: no limit), with
+	// an error matching ErrStalled. Every GET: feeds, snapshots, chunks,
+	// fragments.
+	StallTimeout time.Duration
+	// MinRate abandons a body (retried) averaging fewer bytes per second
+	// over MinRateWindow (0: no limit), with an error matching ErrTooSlow.
+	MinRate       float64
+	MinRateWindow time.Duration
+	// MaxSkew is how far past now an entry's updated may lie before it is
+	// taken as the clock of a broken or hostile server (default
+	// DefaultMaxSkew).
+	MaxSkew time.Duration
 	// MaxFragmentBytes bounds a fragment document (default
 	// DefaultMaxFragmentBytes).
 	MaxFragmentBytes int64
@@ -73,7 +89,7 @@ type Collection struct {
 // Event is a progress report.
 type Event struct {
 	Collection string    `json:"collection"` // title, or collection feed URL
-	Kind       string    `json:"kind"`       // discovered, snapshot, page, fragment-failed, done
+	Kind       string    `json:"kind"`       // discovered, snapshot, page, fragment-failed, future-updated, done
 	URL        string    `json:"url,omitempty"`
 	Triples    int64     `json:"triples,omitempty"`
 	Fragments  int       `json:"fragments,omitempty"`
@@ -99,6 +115,7 @@ type CollectionReport struct {
 	Applied         int       `json:"applied"`
 	Deleted         int       `json:"deleted"`
 	OutOfOrder      int       `json:"outOfOrder,omitempty"`
+	FutureUpdated   int       `json:"futureUpdated,omitempty"` // entries dated past the clamp (see clampFuture)
 	TBefore         time.Time `json:"tBefore,omitzero"`
 	T               time.Time `json:"t,omitzero"`
 	Failures        []Failure `json:"failures,omitempty"`
@@ -200,7 +217,11 @@ func newSyncer(cfg Config) *syncer {
 	if cfg.MaxPages <= 0 {
 		cfg.MaxPages = DefaultMaxPages
 	}
-	return &syncer{cfg: cfg, f: &fetcher{hc: hc, policy: cfg.Retry, maxWait: cfg.MaxWait, ua: cfg.UserAgent}}
+	if cfg.MaxSkew <= 0 {
+		cfg.MaxSkew = DefaultMaxSkew
+	}
+	lim := watchdog.Limits{Idle: cfg.StallTimeout, MinRate: cfg.MinRate, Window: cfg.MinRateWindow}
+	return &syncer{cfg: cfg, f: &fetcher{hc: hc, policy: cfg.Retry, maxWait: cfg.MaxWait, ua: cfg.UserAgent, limits: lim}}
 }
 
 func (s *syncer) emit(e Event) {
@@ -588,6 +609,7 @@ func (s *syncer) fragments(ctx context.Context, c Collection, graph string, st *
 		}
 		cr.Pages++
 		entries := slices.Clone(page.Entries)
+		s.clampFuture(c, page, entries, cr)
 		slices.SortStableFunc(entries, func(a, b atom.Entry) int { return a.Updated.Compare(b.Updated) })
 		outOfOrder := false
 		for _, e := range entries {
@@ -640,6 +662,31 @@ func (s *syncer) fragments(ctx context.Context, c Collection, graph string, st *
 		u = page.Next()
 	}
 	return nil
+}
+
+// clampFuture moves the updated of entries dated in the future back to
+// the limit: the page's own updated when that is not in the future, else
+// now. t follows the entries' updated, and since is inclusive, so an
+// entry dated 9999-12-31 would otherwise move t there and no later change
+// would ever be asked for again; clamped, the entry is still applied, is
+// asked for again next run (and reported again), and genuine changes
+// after the limit still arrive.
+func (s *syncer) clampFuture(c Collection, page *atom.Feed, entries []atom.Entry, cr *CollectionReport) {
+	now := time.Now().UTC()
+	limit := now
+	if !page.Updated.IsZero() && !page.Updated.After(now.Add(s.cfg.MaxSkew)) {
+		limit = page.Updated
+	}
+	for i := range entries {
+		e := &entries[i]
+		if !e.Updated.After(now.Add(s.cfg.MaxSkew)) {
+			continue
+		}
+		cr.FutureUpdated++
+		s.emit(Event{Collection: c.name(), Kind: "future-updated", URL: entryLink(*e),
+			Err: fmt.Sprintf("entry %q is dated %s, in the future: taken as %s", e.ID, e.Updated.Format(time.RFC3339), limit.Format(time.RFC3339))})
+		e.Updated = limit
+	}
 }
 
 func entryLink(e atom.Entry) string {
