@@ -41,7 +41,7 @@ resource. t advances when a page is applied, never past an entry that
 failed (that entry is asked for again next time). t lives in the state
 file DIR/sdshare-client.state (--state, default: the --store directory, or
 ./sdshare-state with --sparql-update); it survives restarts and kill -9,
-since applying a fragment again is harmless. An entry dated more than 5
+since applying a fragment again is harmless. An entry (or snapshot) dated more than 5
 minutes in the future is applied but taken as dated at the feed's updated
 (or now), with a warning, so that it cannot stop t. Every request (feeds,
 snapshots, chunks, fragments) is abandoned and retried when no bytes

@@ -228,3 +228,43 @@ func TestSDShareSyncHostileFutureEntry(t *testing.T) {
 		t.Errorf("graph %v, want a=1 (the future-dated fragment, applied) and b=2 (the later genuine change)", got)
 	}
 }
+
+// Item 5, the snapshot: a snapshot entry dated 9999-12-31 does not set t
+// there either, so the fragments after it are still asked for.
+func TestSDShareSyncHostileFutureSnapshot(t *testing.T) {
+	const ns = "http://www.sdshare.org/2012/core/"
+	s := memstore.New()
+	defer s.Close()
+	useTestStores(t, s)
+	m := newHostileSDShare(t)
+	m.set("/s", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/atom+xml")
+		w.Write([]byte(atomFeed(atomEntry("9999-12-31T00:00:00Z", "", ns+"snapshot", "/snap"))))
+	})
+	m.set("/f", func(w http.ResponseWriter, r *http.Request) {
+		since, _ := time.Parse(time.RFC3339Nano, r.URL.Query().Get("since"))
+		e := ""
+		if !time.Date(2020, 6, 5, 0, 0, 0, 0, time.UTC).Before(since) {
+			e = atomEntry("2020-06-05T00:00:00Z", "http://x/b", ns+"fragment", "/frag/b")
+		}
+		w.Header().Set("Content-Type", "application/atom+xml")
+		w.Write([]byte(atomFeed(e)))
+	})
+	m.set("/frag/b", ntDoc("<http://x/b> <http://x/p> \"2\" .\n"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	code, out, errOut := runCLICtx(ctx, "sdshare", "sync", "--state", t.TempDir(), "--graph", m.srv.URL+"/c=http://x/graph", m.srv.URL+"/")
+	if code != 0 || !strings.Contains(errOut, "is dated 9999-12-31T00:00:00Z, in the future") || !strings.Contains(errOut, "t=2020-06-05T00:00:00Z") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	var got []string
+	for tr, err := range s.Triples(context.Background(), "http://x/graph") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, tr.S.Value+" "+tr.O.Value)
+	}
+	if strings.Join(got, ",") != "http://x/a 0,http://x/b 2" {
+		t.Errorf("graph %v, want the snapshot and the fragment after it", got)
+	}
+}

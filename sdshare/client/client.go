@@ -395,6 +395,13 @@ func (s *syncer) snapshot(ctx context.Context, c Collection, graph string) (time
 	if newest == nil {
 		return time.Time{}, 0, nil
 	}
+	// A snapshot dated in the future would set t there, as a fragment
+	// entry would (clampFuture).
+	updated, ok := s.clampTime(sf.Updated, newest.Updated)
+	if !ok {
+		s.emit(Event{Collection: c.name(), Kind: "future-updated", URL: c.SnapshotsFeed,
+			Err: fmt.Sprintf("snapshot entry %q is dated %s, in the future: taken as %s", newest.ID, newest.Updated.Format(time.RFC3339), updated.Format(time.RFC3339))})
+	}
 	var parts func(yield func(part, error) bool)
 	if ch := linksRel(*newest, sdshare.RelChunkedSnapshot); len(ch) > 0 { // SD-CLI-4
 		parts = s.chunks(ctx, ch[0].Href)
@@ -411,7 +418,7 @@ func (s *syncer) snapshot(ctx context.Context, c Collection, graph string) (time
 		n = 0
 		err = s.cfg.Store.ReplaceGraph(ctx, graph, s.snapshotTriples(ctx, parts, &n))
 		if err == nil {
-			return newest.Updated, n, nil
+			return updated, n, nil
 		}
 		attempt++
 		if ctx.Err() != nil {
@@ -672,21 +679,30 @@ func (s *syncer) fragments(ctx context.Context, c Collection, graph string, st *
 // asked for again next run (and reported again), and genuine changes
 // after the limit still arrive.
 func (s *syncer) clampFuture(c Collection, page *atom.Feed, entries []atom.Entry, cr *CollectionReport) {
-	now := time.Now().UTC()
-	limit := now
-	if !page.Updated.IsZero() && !page.Updated.After(now.Add(s.cfg.MaxSkew)) {
-		limit = page.Updated
-	}
 	for i := range entries {
 		e := &entries[i]
-		if !e.Updated.After(now.Add(s.cfg.MaxSkew)) {
-			continue
+		if t, ok := s.clampTime(page.Updated, e.Updated); !ok {
+			cr.FutureUpdated++
+			s.emit(Event{Collection: c.name(), Kind: "future-updated", URL: entryLink(*e),
+				Err: fmt.Sprintf("entry %q is dated %s, in the future: taken as %s", e.ID, e.Updated.Format(time.RFC3339), t.Format(time.RFC3339))})
+			e.Updated = t
 		}
-		cr.FutureUpdated++
-		s.emit(Event{Collection: c.name(), Kind: "future-updated", URL: entryLink(*e),
-			Err: fmt.Sprintf("entry %q is dated %s, in the future: taken as %s", e.ID, e.Updated.Format(time.RFC3339), limit.Format(time.RFC3339))})
-		e.Updated = limit
 	}
+}
+
+// clampTime returns t, and true, when t is no later than now plus
+// MaxSkew; else the feed's updated when that is not in the future
+// either, or now, and false.
+func (s *syncer) clampTime(feedUpdated, t time.Time) (time.Time, bool) {
+	now := time.Now().UTC()
+	horizon := now.Add(s.cfg.MaxSkew)
+	if !t.After(horizon) {
+		return t, true
+	}
+	if !feedUpdated.IsZero() && !feedUpdated.After(horizon) {
+		return feedUpdated, false
+	}
+	return now, false
 }
 
 func entryLink(e atom.Entry) string {
