@@ -41,11 +41,12 @@ resource. t advances when a page is applied, never past an entry that
 failed (that entry is asked for again next time). t lives in the state
 file DIR/sdshare-client.state (--state, default: the --store directory, or
 ./sdshare-state with --sparql-update); it survives restarts and kill -9,
-since applying a fragment again is harmless. An entry (or snapshot) dated more than 5
-minutes in the future is applied but taken as dated at the feed's updated
-(or now), with a warning, so that it cannot stop t. Every request (feeds,
-snapshots, chunks, fragments) is abandoned and retried when no bytes
-arrive for --timeout or its body is slower than --min-rate, as in sync.
+since applying a fragment again is harmless. An entry or snapshot dated
+more than 5 minutes in the future is applied but taken as dated at the
+feed's updated (or now), with a warning, so that it cannot stop t. Every
+request (feeds, snapshots, chunks, fragments) is abandoned and retried
+when no bytes arrive for --timeout or its body is slower than --min-rate,
+as in sync.
 
 The store is the embedded durable quad store in --store DIR (default
 ./sdshare-store), or any SPARQL 1.1 Update endpoint (--sparql-update, with
