@@ -31,8 +31,8 @@ given with --graph KEY=IRI (KEY is the collection's title or its collection
 feed URL; repeatable).
 
 The first run loads each collection's newest snapshot (its chunks when the
-server offers a chunked snapshot; a 202 Accepted is waited on, up to
---max-wait) and sets the collection's t to the snapshot's updated instant.
+server offers a chunked snapshot; a 202 Accepted is waited on until the
+--max-wait deadline) and sets the collection's t to the snapshot's updated instant.
 Every run then reads the fragments feed since t, following its next pages,
 and applies the fragments in updated order, each in one transaction: the
 resource's statements and the blank nodes they reach are deleted, the
@@ -41,7 +41,12 @@ resource. t advances when a page is applied, never past an entry that
 failed (that entry is asked for again next time). t lives in the state
 file DIR/sdshare-client.state (--state, default: the --store directory, or
 ./sdshare-state with --sparql-update); it survives restarts and kill -9,
-since applying a fragment again is harmless.
+since applying a fragment again is harmless. An entry or snapshot dated
+more than 5 minutes in the future is applied but taken as dated at the
+feed's updated (or now), with a warning, so that it cannot stop t. Every
+request (feeds, snapshots, chunks, fragments) is abandoned and retried
+when no bytes arrive for --timeout or its body is slower than --min-rate,
+as in sync.
 
 The store is the embedded durable quad store in --store DIR (default
 ./sdshare-store), or any SPARQL 1.1 Update endpoint (--sparql-update, with
@@ -68,8 +73,10 @@ func sdshareSyncCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "collection", Usage: "sync only the collection `NAME` (title or collection feed URL; repeatable)"},
 			&cli.BoolFlag{Name: "follow", Usage: "keep running, polling every --poll-interval"},
 			&cli.DurationFlag{Name: "poll-interval", Value: time.Minute, Usage: "with --follow: poll every `D`"},
-			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a request (retried) whose response headers do not arrive within `D`"},
-			&cli.DurationFlag{Name: "max-wait", Value: client.DefaultMaxWait, Usage: "wait at most `D` in all for a snapshot the server is still preparing (202)"},
+			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a request (feed, snapshot, chunk or fragment; retried) when no response headers or body bytes arrive for `D`"},
+			&cli.FloatFlag{Name: "min-rate", Value: 1024, Usage: "give up on a download (retried) whose body averages less than `BYTES` per second over --min-rate-window (0: no limit)"},
+			&cli.DurationFlag{Name: "min-rate-window", Value: 30 * time.Second, Usage: "the window `D` over which --min-rate is averaged"},
+			&cli.DurationFlag{Name: "max-wait", Value: client.DefaultMaxWait, Usage: "deadline `D` from the first 202 for a document the server is still preparing (retries included); then it fails"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON event per line and a final summary object on stdout"},
 		),
 		Action: runSDShareSync,
@@ -95,6 +102,9 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 	overview := cmd.Args().First()
 	if cmd.Duration("poll-interval") <= 0 || cmd.Duration("max-wait") <= 0 {
 		return cli.Exit("--poll-interval and --max-wait must be positive", exitUsage)
+	}
+	if cmd.Float("min-rate") < 0 || cmd.Duration("min-rate-window") <= 0 {
+		return cli.Exit("--min-rate must be at least 0 and --min-rate-window positive", exitUsage)
 	}
 	graphs := map[string]string{}
 	for _, kv := range cmd.StringSlice("graph") {
@@ -139,6 +149,10 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 		HTTPClient: httpClient,
 		MaxWait:    cmd.Duration("max-wait"),
 		UserAgent:  "resourcesync-sdshare",
+		// The same stall and rate limits as sync, on every request.
+		StallTimeout:  cmd.Duration("timeout"),
+		MinRate:       cmd.Float("min-rate"),
+		MinRateWindow: cmd.Duration("min-rate-window"),
 		Graph: func(c client.Collection) string {
 			if g, ok := graphs[c.CollectionFeed]; ok {
 				return g
@@ -213,6 +227,8 @@ func sdshareEventLine(e client.Event) string {
 		return p + fmt.Sprintf("page of %d fragments applied%s", e.Fragments, t)
 	case "fragment-failed":
 		return p + "failed " + sdshareClean(e.URL) + ": " + sdshareClean(e.Err)
+	case "future-updated":
+		return p + "warning: " + sdshareClean(e.URL) + ": " + sdshareClean(e.Err)
 	case "failed":
 		return p + "failed: " + sdshareClean(e.Err)
 	}

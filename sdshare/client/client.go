@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/retry"
+	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare"
 	"github.com/resourcesync-go/resourcesync/sdshare/atom"
@@ -25,6 +26,7 @@ const (
 	DefaultMaxWait          = 10 * time.Minute
 	DefaultMaxFragmentBytes = 64 << 20
 	DefaultMaxPages         = 1 << 20
+	DefaultMaxSkew          = 5 * time.Minute
 )
 
 // ErrDiscovery: the overview feed or a collection feed could not be read,
@@ -44,8 +46,22 @@ type Config struct {
 	// Retry is the policy for failed requests (internal/retry defaults).
 	Retry retry.Policy
 	// MaxWait bounds the total wait on 202 Accepted for one document
-	// (default DefaultMaxWait).
+	// (default DefaultMaxWait): a deadline from the first 202, retries
+	// included; beyond it the document fails with ErrNotReady.
 	MaxWait time.Duration
+	// StallTimeout abandons a request (retried) whose headers, or any
+	// next byte of its body, do not arrive within it (0: no limit), with
+	// an error matching ErrStalled. Every GET: feeds, snapshots, chunks,
+	// fragments.
+	StallTimeout time.Duration
+	// MinRate abandons a body (retried) averaging fewer bytes per second
+	// over MinRateWindow (0: no limit), with an error matching ErrTooSlow.
+	MinRate       float64
+	MinRateWindow time.Duration
+	// MaxSkew is how far past now an entry's updated may lie before it is
+	// taken as the clock of a broken or hostile server (default
+	// DefaultMaxSkew).
+	MaxSkew time.Duration
 	// MaxFragmentBytes bounds a fragment document (default
 	// DefaultMaxFragmentBytes).
 	MaxFragmentBytes int64
@@ -73,7 +89,7 @@ type Collection struct {
 // Event is a progress report.
 type Event struct {
 	Collection string    `json:"collection"` // title, or collection feed URL
-	Kind       string    `json:"kind"`       // discovered, snapshot, page, fragment-failed, done
+	Kind       string    `json:"kind"`       // discovered, snapshot, page, fragment-failed, future-updated, done
 	URL        string    `json:"url,omitempty"`
 	Triples    int64     `json:"triples,omitempty"`
 	Fragments  int       `json:"fragments,omitempty"`
@@ -99,6 +115,7 @@ type CollectionReport struct {
 	Applied         int       `json:"applied"`
 	Deleted         int       `json:"deleted"`
 	OutOfOrder      int       `json:"outOfOrder,omitempty"`
+	FutureUpdated   int       `json:"futureUpdated,omitempty"` // entries dated past the clamp (see clampFuture)
 	TBefore         time.Time `json:"tBefore,omitzero"`
 	T               time.Time `json:"t,omitzero"`
 	Failures        []Failure `json:"failures,omitempty"`
@@ -200,7 +217,11 @@ func newSyncer(cfg Config) *syncer {
 	if cfg.MaxPages <= 0 {
 		cfg.MaxPages = DefaultMaxPages
 	}
-	return &syncer{cfg: cfg, f: &fetcher{hc: hc, policy: cfg.Retry, maxWait: cfg.MaxWait, ua: cfg.UserAgent}}
+	if cfg.MaxSkew <= 0 {
+		cfg.MaxSkew = DefaultMaxSkew
+	}
+	lim := watchdog.Limits{Idle: cfg.StallTimeout, MinRate: cfg.MinRate, Window: cfg.MinRateWindow}
+	return &syncer{cfg: cfg, f: &fetcher{hc: hc, policy: cfg.Retry, maxWait: cfg.MaxWait, ua: cfg.UserAgent, limits: lim}}
 }
 
 func (s *syncer) emit(e Event) {
@@ -374,6 +395,13 @@ func (s *syncer) snapshot(ctx context.Context, c Collection, graph string) (time
 	if newest == nil {
 		return time.Time{}, 0, nil
 	}
+	// A snapshot dated in the future would set t there, as a fragment
+	// entry would (clampFuture).
+	updated, ok := s.clampTime(sf.Updated, newest.Updated)
+	if !ok {
+		s.emit(Event{Collection: c.name(), Kind: "future-updated", URL: c.SnapshotsFeed,
+			Err: fmt.Sprintf("snapshot entry %q is dated %s, in the future: taken as %s", newest.ID, newest.Updated.Format(time.RFC3339), updated.Format(time.RFC3339))})
+	}
 	var parts func(yield func(part, error) bool)
 	if ch := linksRel(*newest, sdshare.RelChunkedSnapshot); len(ch) > 0 { // SD-CLI-4
 		parts = s.chunks(ctx, ch[0].Href)
@@ -390,7 +418,7 @@ func (s *syncer) snapshot(ctx context.Context, c Collection, graph string) (time
 		n = 0
 		err = s.cfg.Store.ReplaceGraph(ctx, graph, s.snapshotTriples(ctx, parts, &n))
 		if err == nil {
-			return newest.Updated, n, nil
+			return updated, n, nil
 		}
 		attempt++
 		if ctx.Err() != nil {
@@ -588,6 +616,7 @@ func (s *syncer) fragments(ctx context.Context, c Collection, graph string, st *
 		}
 		cr.Pages++
 		entries := slices.Clone(page.Entries)
+		s.clampFuture(c, page, entries, cr)
 		slices.SortStableFunc(entries, func(a, b atom.Entry) int { return a.Updated.Compare(b.Updated) })
 		outOfOrder := false
 		for _, e := range entries {
@@ -640,6 +669,40 @@ func (s *syncer) fragments(ctx context.Context, c Collection, graph string, st *
 		u = page.Next()
 	}
 	return nil
+}
+
+// clampFuture moves the updated of entries dated in the future back to
+// the limit: the page's own updated when that is not in the future, else
+// now. t follows the entries' updated, and since is inclusive, so an
+// entry dated 9999-12-31 would otherwise move t there and no later change
+// would ever be asked for again; clamped, the entry is still applied, is
+// asked for again next run (and reported again), and genuine changes
+// after the limit still arrive.
+func (s *syncer) clampFuture(c Collection, page *atom.Feed, entries []atom.Entry, cr *CollectionReport) {
+	for i := range entries {
+		e := &entries[i]
+		if t, ok := s.clampTime(page.Updated, e.Updated); !ok {
+			cr.FutureUpdated++
+			s.emit(Event{Collection: c.name(), Kind: "future-updated", URL: entryLink(*e),
+				Err: fmt.Sprintf("entry %q is dated %s, in the future: taken as %s", e.ID, e.Updated.Format(time.RFC3339), t.Format(time.RFC3339))})
+			e.Updated = t
+		}
+	}
+}
+
+// clampTime returns t, and true, when t is no later than now plus
+// MaxSkew; else the feed's updated when that is not in the future
+// either, or now, and false.
+func (s *syncer) clampTime(feedUpdated, t time.Time) (time.Time, bool) {
+	now := time.Now().UTC()
+	horizon := now.Add(s.cfg.MaxSkew)
+	if !t.After(horizon) {
+		return t, true
+	}
+	if !feedUpdated.IsZero() && !feedUpdated.After(horizon) {
+		return feedUpdated, false
+	}
+	return now, false
 }
 
 func entryLink(e atom.Entry) string {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/retry"
+	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare"
 	"github.com/resourcesync-go/resourcesync/sdshare/atom"
@@ -36,20 +37,53 @@ var ErrNotReady = errors.New("sdshare client: server still preparing the documen
 // ErrTooLarge: a fragment is longer than Config.MaxFragmentBytes.
 var ErrTooLarge = errors.New("sdshare client: document too large")
 
+// Errors of a response abandoned by Config.StallTimeout or Config.MinRate
+// (the same as sync's: internal/watchdog), matched with errors.Is.
+var (
+	ErrStalled = watchdog.ErrStalled
+	ErrTooSlow = watchdog.ErrTooSlow
+)
+
 // fetcher does the client's GETs with the project's retry policy.
 type fetcher struct {
 	hc      *http.Client
 	policy  retry.Policy
 	maxWait time.Duration // total wait on 202s for one document
 	ua      string
+	limits  watchdog.Limits // per request: headers and every body byte
 }
 
 // open GETs url until a 200 arrives and returns it (the caller closes the
 // body). Failures retry.Retryable accepts are tried again after
 // policy.Delay; a 202 is waited on (Retry-After honoured, capped by the
-// policy) for at most maxWait in all (SD-CLI-5).
+// policy) until a deadline maxWait after the first 202 (SD-CLI-5), which
+// bounds the retries of other failures in between as well. ErrNotReady
+// is permanent: callers do not start the wait again.
 func (f *fetcher) open(ctx context.Context, url, accept string) (*http.Response, error) {
-	var waited time.Duration
+	var (
+		wctx     context.Context // ends at the 202 deadline; nil before the first 202
+		deadline time.Time
+		waited   int
+	)
+	notReady := func() error {
+		return retry.Permanent(fmt.Errorf("%w: %s not ready by the --max-wait deadline (%v)", ErrNotReady, url, f.maxWait))
+	}
+	sleep := func(d time.Duration) error {
+		if wctx == nil {
+			return retry.Sleep(ctx, d)
+		}
+		if time.Now().Add(d).After(deadline) {
+			// Waiting would pass the deadline: fail now, not then.
+			return notReady()
+		}
+		if err := retry.Sleep(wctx, d); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return notReady()
+		}
+		return nil
+	}
 	attempt := 0
 	for {
 		resp, err := f.do(ctx, url, accept)
@@ -57,21 +91,23 @@ func (f *fetcher) open(ctx context.Context, url, accept string) (*http.Response,
 			return resp, nil
 		}
 		if err == nil && resp.StatusCode == http.StatusAccepted {
+			if wctx == nil {
+				deadline = time.Now().Add(f.maxWait)
+				var cancel context.CancelFunc
+				wctx, cancel = context.WithDeadline(ctx, deadline)
+				defer cancel()
+			}
 			wait := retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 			drain(resp)
+			waited++
 			if wait <= 0 {
-				wait = retry.Backoff(int(waited/time.Second)+1, 200*time.Millisecond, 5*time.Second)
+				wait = retry.Backoff(waited, 200*time.Millisecond, 5*time.Second)
 			}
 			capd := f.policy.MaxRetryAfter
 			if capd <= 0 {
 				capd = retry.DefaultMaxRetryAfter
 			}
-			wait = min(wait, capd)
-			if waited+wait > f.maxWait {
-				return nil, fmt.Errorf("%w: %s after %v", ErrNotReady, url, waited)
-			}
-			waited += wait
-			if err := retry.Sleep(ctx, wait); err != nil {
+			if err := sleep(min(wait, capd)); err != nil {
 				return nil, err
 			}
 			continue
@@ -88,15 +124,22 @@ func (f *fetcher) open(ctx context.Context, url, accept string) (*http.Response,
 		if !retry.Retryable(err) || attempt >= f.policy.Attempts() {
 			return nil, retry.Strip(err)
 		}
-		if err := retry.Sleep(ctx, f.policy.Delay(attempt, err)); err != nil {
+		if err := sleep(f.policy.Delay(attempt, err)); err != nil {
 			return nil, err
 		}
 	}
 }
 
+// do sends one GET under the watchdog: the response is abandoned with an
+// error matching ErrStalled when its headers, or any next byte of its
+// body, take longer than limits.Idle, or ErrTooSlow when the body is
+// slower than limits.MinRate (a header timeout alone lets a body stall
+// forever). The watch ends when the body is closed.
 func (f *fetcher) do(ctx context.Context, url, accept string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	rctx, w := watchdog.Start(ctx, f.limits)
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, url, nil)
 	if err != nil {
+		w.Stop()
 		return nil, retry.Permanent(err)
 	}
 	if accept != "" {
@@ -107,9 +150,41 @@ func (f *fetcher) do(ctx context.Context, url, accept string) (*http.Response, e
 	}
 	resp, err := f.hc.Do(req)
 	if err != nil {
+		w.Stop()
+		if werr := w.Err(); werr != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("GET %s: %w", url, werr)
+		}
 		return nil, fmt.Errorf("GET %s: %w", url, err)
 	}
+	if w != nil {
+		resp.Body = &watchedBody{r: w.Body(resp.Body), c: resp.Body, w: w, ctx: ctx}
+	}
 	return resp, nil
+}
+
+// watchedBody reads a body through its Watch and reports the Watch's
+// reason, not the bare "context canceled", when the Watch cut it off.
+type watchedBody struct {
+	r   io.Reader
+	c   io.Closer
+	w   *watchdog.Watch
+	ctx context.Context // the caller's: its end is not the Watch's doing
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) && b.ctx.Err() == nil {
+		if werr := b.w.Err(); werr != nil {
+			err = werr
+		}
+	}
+	return n, err
+}
+
+func (b *watchedBody) Close() error {
+	err := b.c.Close()
+	b.w.Stop()
+	return err
 }
 
 func drain(resp *http.Response) {
