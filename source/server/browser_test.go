@@ -11,8 +11,6 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/internal/browsertest"
 	"github.com/resourcesync-go/resourcesync/source/publish"
-	"github.com/resourcesync-go/resourcesync/source/scan"
-	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 )
 
 // TestBrowserNavigationOnly: in a real Chromium, navigating to the base
@@ -24,18 +22,7 @@ func TestBrowserNavigationOnly(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "page.html"), []byte("<!DOCTYPE html><title>p</title><p>a page of the collection</p>"), 0o644)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a"), 0o644)
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "state.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	sc, err := scan.New(scan.Options{Root: dir, Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sc.Scan(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	st := scannedStore(t, dir)
 	docs := t.TempDir()
 	status := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"io/fs"
 	"net/http"
@@ -17,8 +16,6 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/web/webtest"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/publish"
-	"github.com/resourcesync-go/resourcesync/source/scan"
-	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 )
 
 // TestClientsGetXML: over HTTP, every ResourceSync document answers the
@@ -112,18 +109,7 @@ func rootHandler(t *testing.T, files map[string]string, status http.Handler) *Ha
 	for name, body := range files {
 		os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644)
 	}
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "state.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	sc, err := scan.New(scan.Options{Root: dir, Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sc.Scan(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	st := scannedStore(t, dir)
 	docs := t.TempDir()
 	os.MkdirAll(filepath.Join(docs, ".well-known"), 0o755)
 	os.WriteFile(filepath.Join(docs, ".well-known", "resourcesync"), []byte("<urlset/>"), 0o644)

@@ -19,8 +19,6 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/web"
 	"github.com/resourcesync-go/resourcesync/internal/web/webtest"
 	"github.com/resourcesync-go/resourcesync/source/publish"
-	"github.com/resourcesync-go/resourcesync/source/scan"
-	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 )
 
 // Accept headers of the clients a Source meets.
@@ -51,18 +49,7 @@ func publishedSource(t *testing.T, mod ...func(*publish.Config)) (*httptest.Serv
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, bytes.Repeat([]byte{byte('a' + i)}, 100*i+1), 0o644)
 	}
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "state.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	sc, err := scan.New(scan.Options{Root: dir, Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sc.Scan(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	st := scannedStore(t, dir)
 	docs := t.TempDir()
 	h := &Handler{Docs: docs, Mount: "/", Sets: []Set{{Prefix: "/", Dir: dir, Store: st}}}
 	srv := httptest.NewServer(h)

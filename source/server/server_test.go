@@ -29,18 +29,7 @@ func setup(t *testing.T, files map[string]string) (*httptest.Server, string) {
 			t.Fatal(err)
 		}
 	}
-	st, err := bolt.Open(filepath.Join(t.TempDir(), "state.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	sc, err := scan.New(scan.Options{Root: dir, Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sc.Scan(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	st := scannedStore(t, dir)
 	docs := t.TempDir()
 	os.MkdirAll(filepath.Join(docs, ".well-known"), 0o755)
 	os.WriteFile(filepath.Join(docs, ".well-known", "resourcesync"), []byte("<urlset/>"), 0o644)
@@ -280,4 +269,23 @@ func TestSandboxResources(t *testing.T) {
 	if got := csp("/.well-known/resourcesync"); got == "sandbox" {
 		t.Errorf("a document is sandboxed")
 	}
+}
+
+// scannedStore is a bolt state in a temporary directory holding one scan
+// of dir (closed when the test ends).
+func scannedStore(t *testing.T, dir string) *bolt.DB {
+	t.Helper()
+	st, err := bolt.Open(filepath.Join(t.TempDir(), "state.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	sc, err := scan.New(scan.Options{Root: dir, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.Scan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
