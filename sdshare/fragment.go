@@ -23,7 +23,7 @@ type ScopeError struct {
 
 func (e *ScopeError) Error() string {
 	if e.NotSubject {
-		msg := "resource " + e.Resources[0] + " is not a subject of the body"
+		msg := "resource " + e.Resources[0] + " is not a subject of the document"
 		if e.Subject != "" {
 			msg += " (its statements are about " + e.Subject + ")"
 		}
