@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -421,6 +421,7 @@ func TestSDShareSyncHostileOffOrigin(t *testing.T) {
 func TestSDShareSyncHostileNextLinks(t *testing.T) {
 	const ns = "http://www.sdshare.org/2012/core/"
 	entry := atomEntry("2020-06-02T00:00:00Z", "http://x/a", ns+"fragment", "/frag/a")
+	var served atomic.Int64
 	for _, tc := range []struct {
 		name string
 		f    http.HandlerFunc
@@ -429,8 +430,7 @@ func TestSDShareSyncHostileNextLinks(t *testing.T) {
 		{"fragments make no new page", func(w http.ResponseWriter, r *http.Request) {
 			// Each page names the next with the same URL and a new
 			// fragment: on main an endless chain of "new" pages.
-			n, _ := strconv.Atoi(r.URL.Query().Get("n"))
-			atomDoc(atomFeedNext(entry, fmt.Sprintf("/f?n=1#p%d", n+1)))(w, r)
+			atomDoc(atomFeedNext(entry, fmt.Sprintf("/f?n=1#p%d", served.Add(1))))(w, r)
 		}, "fragments feed: sdshare client: feed page seen before (a loop): http://127.0.0.1:"},
 		{"a URL of 100 KiB", func(w http.ResponseWriter, r *http.Request) {
 			next := ""
