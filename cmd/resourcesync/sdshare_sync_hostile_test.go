@@ -278,7 +278,10 @@ func TestSDShareSyncHostileFutureSnapshot(t *testing.T) {
 
 // atomFeedNext is atomFeed with a next link (href XML-safe).
 func atomFeedNext(entries, next string) string {
-	return strings.Replace(atomFeed(entries), "<entry>", `<link rel="next" href="`+next+`"/><entry>`, 1)
+	if next == "" {
+		return atomFeed(entries)
+	}
+	return strings.Replace(atomFeed(entries), "</feed>", `<link rel="next" href="`+next+`"/></feed>`, 1)
 }
 
 func atomDoc(doc string) http.HandlerFunc {
