@@ -15,10 +15,10 @@ import (
 // Peak memory of `sdshare sync` against hostile servers (issue 24, items
 // 1, 2 and 7), each run in a child process (memRunExit) whose VmHWM is
 // its own. The bounds are far below what main needed and far above the
-// client's own need (about 30-60 MB for the test binary as the command),
+// client's own need (20-40 MB for the test binary as the command),
 // so that GC pacing does not make them flaky.
 
-const hostileMemBoundMB = 150
+const hostileMemBoundMB = 100
 
 func hostileMem(t *testing.T, timeout time.Duration, args ...string) (int, string, float64) {
 	t.Helper()
@@ -40,12 +40,14 @@ func hostileMem(t *testing.T, timeout time.Duration, args ...string) (int, strin
 }
 
 // Item 2: a fragments feed of 100 pages, each naming the next with a
-// 4 MiB URL fragment (distinct pages). On main the loop detection kept
-// every URL: about 7 MB a page (1.09 GB after 150 pages).
+// 1 MiB URL fragment (distinct pages). On main the loop detection kept
+// every URL: 1.09 GB after 150 pages of 4 MiB URLs, 778 MB after 100
+// (79 MB with the fix); here about 200 MB on main, 40 MB with the fix.
 func TestSDShareSyncHostileMemoryNextLinks(t *testing.T) {
+	t.Parallel()
 	const ns = "http://www.sdshare.org/2012/core/"
 	const pages = 100
-	huge := strings.Repeat("x", 4<<20)
+	huge := strings.Repeat("x", 1<<20)
 	m := newHostileSDShare(t)
 	var served atomic.Int64
 	m.set("/f", func(w http.ResponseWriter, r *http.Request) {
@@ -69,6 +71,7 @@ func TestSDShareSyncHostileMemoryNextLinks(t *testing.T) {
 // Item 1: a fragment whose body stalls fails after --timeout, in bounded
 // memory (on main: a hang, killed at the deadline).
 func TestSDShareSyncHostileMemoryStall(t *testing.T) {
+	t.Parallel()
 	m := newHostileSDShare(t)
 	m.set("/frag/a", stall(t, "application/n-triples", "<http://x/a> "))
 	code, out, _ := hostileMem(t, 40*time.Second, "--timeout", "1s", "--min-rate", "0", m.srv.URL+"/")
@@ -81,6 +84,7 @@ func TestSDShareSyncHostileMemoryStall(t *testing.T) {
 // wait, is refused without a request there (on main: fetched, parsed and
 // applied).
 func TestSDShareSyncHostileMemoryOffOrigin(t *testing.T) {
+	t.Parallel()
 	const ns = "http://www.sdshare.org/2012/core/"
 	var big strings.Builder
 	for i := 0; big.Len() < 48<<20; i++ {
