@@ -25,7 +25,7 @@ import (
 // real server, through which a client (client.Sync into a memstore of its
 // own, kept across steps) reads. The proxy is honest (it only rewrites the
 // server's URLs to its own) but for a hostile step, after a step's checks
-// (one in six, from an rng of its own, so that a seed's other steps stay
+// (one in eight, from an rng of its own, so that a seed's other steps stay
 // what they were): for one resource of a collection it slips into the
 // fragments feed
 //   - foreign: an entry whose fragment also carries a statement about
@@ -128,9 +128,11 @@ func (x *sdmHostile) serve(h *sdmHistory, w http.ResponseWriter, r *http.Request
 	w.Write(body)
 }
 
-func (x *sdmHostile) sync(h *sdmHistory) (*client.Report, error) {
+// sync runs the proxy's client with retries further attempts (-1: none,
+// in the attack's run, where a stall then costs one StallTimeout).
+func (x *sdmHostile) sync(h *sdmHistory, retries int) (*client.Report, error) {
 	return client.Sync(context.Background(), client.Config{Overview: x.proxy.URL + "/", Store: x.store, State: x.state, HTTPClient: x.hc,
-		MaxWait: time.Minute, StallTimeout: time.Second, Retry: retry.Policy{Retries: 1, BaseDelay: 10 * time.Millisecond, MaxDelay: 20 * time.Millisecond},
+		MaxWait: time.Minute, StallTimeout: time.Second, Retry: retry.Policy{Retries: retries, BaseDelay: 10 * time.Millisecond, MaxDelay: 20 * time.Millisecond},
 		// The truth's graphs are named by the real server's URLs.
 		Graph: func(c client.Collection) string { return strings.Replace(c.CollectionFeed, x.proxy.URL+"/", h.base, 1) }})
 }
@@ -141,18 +143,18 @@ func sdmXMLText(s string) string {
 	return b.String()
 }
 
-// hostileStep runs the hostile peer after one step in six.
+// hostileStep runs the hostile peer after one step in eight.
 func (h *sdmHistory) hostileStep() {
 	h.t.Helper()
 	if h.hostile == nil {
 		h.hostile = h.hostileSetup()
 	}
 	x := h.hostile
-	if x.rng.IntN(6) != 0 {
+	if x.rng.IntN(8) != 0 {
 		return
 	}
 	// In step through the honest proxy first.
-	if rep, err := x.sync(h); err != nil || !rep.OK() {
+	if rep, err := x.sync(h, 1); err != nil || !rep.OK() {
 		h.fatalf("client.Sync through the honest proxy: %v %+v", err, rep)
 	}
 	var cols []*sdmCol
@@ -198,7 +200,7 @@ func (h *sdmHistory) hostileStep() {
 	x.kind, x.col, x.entry, x.frag, x.served = kind, c.name, entry, frag, false
 	x.mu.Unlock()
 	x.otherHits.Store(0)
-	rep, err := x.sync(h)
+	rep, err := x.sync(h, -1)
 	x.mu.Lock()
 	served := x.served
 	x.kind = ""
@@ -258,7 +260,7 @@ func (h *sdmHistory) hostileStep() {
 		h.logf("  hostile peer: refused (%.200s)", all)
 	}
 	// Honest again: in step.
-	if rep, err := x.sync(h); err != nil || !rep.OK() {
+	if rep, err := x.sync(h, 1); err != nil || !rep.OK() {
 		h.fatalf("client.Sync through the honest proxy after a hostile %s: %v %+v", kind, err, rep)
 	}
 	for _, c := range h.cols {
