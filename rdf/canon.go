@@ -532,17 +532,19 @@ var ErrCanonicalBudget = errors.New("rdf: canonical labelling exceeds its work b
 
 // CanonicalBounded is Canonical with a bound on the work of labelling the
 // blank nodes: steps counts each blank node's edges every time its colour
-// is recomputed, plus the nodes of each copy of the search state. Past
-// steps it stops and returns ErrCanonicalBudget. The count depends only
+// is recomputed, plus the nodes of each copy of the search state. It
+// returns the steps used; past steps it stops and returns
+// ErrCanonicalBudget. The count depends only
 // on the input (its triples, in the order given), never on the machine or
 // its load, so the same input is always within the budget or always
 // beyond it. Canonical's work grows about linearly with the blank nodes
 // for the usual graphs (chains, trees, cycles: some tens of steps per
 // node) but can grow much faster on regular structures made only of blank
 // nodes. Graphs without blank nodes cost no steps.
-func CanonicalBounded(ts []Triple, steps int64) ([]Triple, error) {
-	out, _, err := canonicalBounded(ts, &steps)
-	return out, err
+func CanonicalBounded(ts []Triple, steps int64) (out []Triple, used int64, err error) {
+	left := steps
+	out, _, err = canonicalBounded(ts, &left)
+	return out, steps - left, err
 }
 
 // canonical returns the canonical triples and their N-Triples lines.

@@ -339,7 +339,7 @@ func FuzzCanonical(f *testing.F) {
 		// Within any budget CanonicalBounded is Canonical; beyond it, an
 		// error and nothing else.
 		for _, steps := range []int64{0, 50, 1 << 40} {
-			bc, err := CanonicalBounded(ts, steps)
+			bc, _, err := CanonicalBounded(ts, steps)
 			if err == nil && !slices.Equal(bc, c) || err != nil && (bc != nil || !errors.Is(err, ErrCanonicalBudget)) {
 				t.Fatalf("CanonicalBounded(%d) = %d triples, %v; Canonical %d triples", steps, len(bc), err, len(c))
 			}
@@ -374,7 +374,7 @@ func TestCanonicalBounded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for range 2 {
-				got, err := CanonicalBounded(tc.ts, tc.steps)
+				got, used, err := CanonicalBounded(tc.ts, tc.steps)
 				if tc.over {
 					if !errors.Is(err, ErrCanonicalBudget) || got != nil {
 						t.Fatalf("got %d triples, %v; want ErrCanonicalBudget", len(got), err)
@@ -383,6 +383,15 @@ func TestCanonicalBounded(t *testing.T) {
 				}
 				if err != nil || !slices.Equal(got, Canonical(tc.ts)) {
 					t.Fatalf("got %d triples, %v; want Canonical", len(got), err)
+				}
+				// Exactly the steps used are enough.
+				if again, _, err := CanonicalBounded(tc.ts, used); err != nil || !slices.Equal(again, got) {
+					t.Fatalf("%d steps used, but not enough the second time: %v", used, err)
+				}
+				if used > 0 {
+					if _, _, err := CanonicalBounded(tc.ts, used-1); !errors.Is(err, ErrCanonicalBudget) {
+						t.Fatalf("%d steps used, yet one less is enough", used)
+					}
 				}
 			}
 		})

@@ -186,7 +186,7 @@ func TestFragmentBeyondCanonicalBudget(t *testing.T) {
 // other fragments are answered: no request does that work.
 func TestFragmentGETDoesNotWaitForCanonicalisation(t *testing.T) {
 	entered, release := make(chan string), make(chan struct{})
-	e := newEnv(t, map[string]string{"d.nt": cycleDoc("c", 50, 3, "1")}, nil, func(s *Server) {
+	e := newEnv(t, map[string]string{"d.nt": cycleDoc("c", 500, 4, "1")}, nil, func(s *Server) {
 		s.beforeCanon = func(iri string) {
 			select { // only the first labelling waits
 			case entered <- iri:
@@ -196,7 +196,7 @@ func TestFragmentGETDoesNotWaitForCanonicalisation(t *testing.T) {
 		}
 	})
 	old := fragmentOK(e, cycleRes)
-	e.write("d.nt", cycleDoc("c", 51, 3, "2"))
+	e.write("d.nt", cycleDoc("c", 501, 4, "2"))
 	if iri := <-entered; iri != cycleRes {
 		t.Fatalf("labelling %s", iri)
 	}

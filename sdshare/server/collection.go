@@ -37,9 +37,9 @@ type version struct {
 	seq     uint64     // the journal's last seq when it was loaded
 	updated time.Time  // datetime of the newest change it includes, or the baseline
 	key     string     // names its snapshot files: seq and a hash of the whole graph
-	// frags holds the N-Triples of every fragment with blank nodes, by
-	// resource IRI (see blankFrag); overBudget counts those beyond the
-	// canonicalisation budget.
+	// frags holds the N-Triples of the fragments whose blank nodes are
+	// costly to label, by resource IRI (see blankFrag); overBudget counts
+	// those beyond the canonicalisation budget.
 	frags      map[string]*blankFrag
 	overBudget int
 }
@@ -83,9 +83,9 @@ type Collection struct {
 	buildErr              atomic.Pointer[buildErr]
 	listeners             []func()
 
-	// canonRuns counts the canonicalisations of fragments with blank
-	// nodes (once per change of such a fragment, never per request),
-	// canonOver those that ran beyond the budget.
+	// canonRuns counts the canonical labellings of fragments with blank
+	// nodes: at load, and per request for those cheap enough not to be
+	// kept (blankFrag); canonOver those that ran beyond the budget.
 	canonRuns, canonOver atomic.Uint64
 }
 
@@ -120,8 +120,8 @@ func (c *Collection) Fragment(ctx context.Context, iri string, f rdf.Format) ([]
 	return b, err
 }
 
-// fragment is Fragment without a copy: the N-Triples of a fragment with
-// blank nodes are the version's own bytes, which must not be modified.
+// fragment is Fragment without a copy: the N-Triples of a kept fragment
+// (blankFrag) are the version's own bytes, which must not be modified.
 func (c *Collection) fragment(iri string, f rdf.Format) ([]byte, error) {
 	v := c.version()
 	if bf := v.frags[iri]; bf != nil {
@@ -147,7 +147,11 @@ func (c *Collection) fragment(iri string, f rdf.Format) ([]byte, error) {
 		}
 		return b.Bytes(), nil
 	}
-	ts, nt := canonical(v.g.fragment(rdf.IRI(iri)))
+	fts := v.g.fragment(rdf.IRI(iri))
+	if hasBlank(fts) {
+		c.canonRuns.Add(1)
+	}
+	ts, nt := canonical(fts)
 	if f == rdf.NTriples {
 		return nt, nil
 	}

@@ -68,8 +68,8 @@
 // the costly part (seconds for 100k of them in cycles), so it is done at
 // load, once per change of a fragment (a reload reuses the form of a
 // fragment whose loaded triples are unchanged), and the N-Triples of the
-// fragments with blank nodes are kept with the version; requests never
-// label. The work per fragment is bounded (Config.CanonicalSteps,
+// fragments whose labelling takes more than a few milliseconds are kept
+// with the version; requests never label those. The work per fragment is bounded (Config.CanonicalSteps,
 // rdf.CanonicalBounded): a fragment beyond it is served with its labels
 // as loaded (sorted: stable for as long as the file is, and what the
 // inventory describes, but a rewrite with other labels is then a change),

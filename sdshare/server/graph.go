@@ -133,13 +133,15 @@ func canonical(ts []rdf.Triple) ([]rdf.Triple, []byte) {
 	return cts, []byte(b.String())
 }
 
-// blankFrag is the N-Triples served for a fragment with blank nodes,
-// computed once per change of the fragment rather than per request:
-// labelling blank nodes canonically takes seconds for 100k of them in
-// cycles, serialising a fragment milliseconds. Fragments without blank
-// nodes are not kept (sorting them per request costs about what writing
-// them does, and the graph holds them already), so the memory this costs
-// is the N-Triples of the fragments with blank nodes only.
+// blankFrag is the N-Triples served for a fragment whose blank nodes are
+// costly to label, computed once per change of the fragment rather than
+// per request: labelling blank nodes canonically takes seconds for 100k
+// of them in cycles, serialising a fragment milliseconds. Other fragments
+// are not kept (the graph holds their triples already): without blank
+// nodes, sorting them per request costs about what writing them does;
+// with a few (an address, a list), labelling them takes under keepSteps,
+// a few milliseconds at most. So the memory this costs is the N-Triples
+// of the few costly fragments only.
 type blankFrag struct {
 	// raw is the SHA-256 of the fragment as loaded (its lines sorted,
 	// blank node labels as read): a reload that leaves it unchanged
@@ -153,13 +155,24 @@ type blankFrag struct {
 	overBudget bool
 }
 
+// keepSteps is the labelling work (rdf.CanonicalBounded steps, about a
+// microsecond each) beyond which a fragment's form is kept rather than
+// labelled again per request.
+const keepSteps = 4096
+
+// hasBlank reports whether a triple of ts has a blank node.
+func hasBlank(ts []rdf.Triple) bool {
+	return slices.ContainsFunc(ts, func(t rdf.Triple) bool { return t.S.IsBlank() || t.O.IsBlank() })
+}
+
 // fragmentForm returns the N-Triples of r's fragment in g (the bytes
-// served and hashed in the inventory) and, when it has blank nodes, the
-// blankFrag that keeps them; prev is the last version's, reused when the
-// fragment as loaded is unchanged.
+// served and hashed in the inventory) and, when its blank nodes are
+// costly to label (or beyond the budget), the blankFrag that keeps them;
+// prev is the last version's, reused when the fragment as loaded is
+// unchanged.
 func (c *Collection) fragmentForm(g *graph, r rdf.Term, prev map[string]*blankFrag) ([]byte, *blankFrag) {
 	ts := g.fragment(r)
-	if !slices.ContainsFunc(ts, func(t rdf.Triple) bool { return t.S.IsBlank() || t.O.IsBlank() }) {
+	if !hasBlank(ts) {
 		_, nt := canonical(ts)
 		return nt, nil
 	}
@@ -192,7 +205,7 @@ func (c *Collection) fragmentForm(g *graph, r rdf.Term, prev map[string]*blankFr
 		hook(r.Value)
 	}
 	bf := &blankFrag{raw: raw}
-	cts, err := rdf.CanonicalBounded(sorted, c.srv.cfg.CanonicalSteps)
+	cts, used, err := rdf.CanonicalBounded(sorted, c.srv.cfg.CanonicalSteps)
 	if err != nil {
 		// Beyond the budget: the labels as loaded, stable until the file
 		// changes, rather than no fragment at all.
@@ -207,6 +220,9 @@ func (c *Collection) fragmentForm(g *graph, r rdf.Term, prev map[string]*blankFr
 		b.WriteString(ntLine(t))
 	}
 	bf.nt = []byte(b.String())
+	if !bf.overBudget && used <= keepSteps {
+		return bf.nt, nil // cheap: labelled again per request, same bytes
+	}
 	return bf.nt, bf
 }
 

@@ -34,7 +34,7 @@ func newMetrics(s *Server) *metrics {
 				Help: "Loads that failed (the last good graph stays served)."},
 				func() float64 { return float64(c.reloadErrors.Load()) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: ns, Name: "canonicalisations_total", ConstLabels: l,
-				Help: "Canonical labellings of fragments with blank nodes (once per change of such a fragment, never per request)."},
+				Help: "Canonical labellings of fragments with blank nodes: at load, once per change of a fragment; per request only for those that take a few milliseconds at most."},
 				func() float64 { return float64(c.canonRuns.Load()) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: ns, Name: "canonicalisations_over_budget_total", ConstLabels: l,
 				Help: "Canonical labellings stopped by the budget (the fragment is served with its labels as loaded)."},
