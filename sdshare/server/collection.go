@@ -108,10 +108,10 @@ func (c *Collection) URL() string { return c.srv.base + url.PathEscape(c.name) +
 // N-Triples the bytes' SHA-256 and length are the SHA256 and Size of the
 // resource's inventory record in Store.
 //
-// A fragment with blank nodes is served as computed when the collection
-// was loaded (see blankFrag): in canonical form, or, when canonical
-// labelling would exceed the budget (Config.CanonicalSteps), with the
-// blank node labels as loaded.
+// A fragment whose blank nodes are costly to label is served as computed
+// when the collection was loaded (see blankFrag): in canonical form, or,
+// when canonical labelling would exceed the budget
+// (Config.CanonicalSteps), with the blank node labels as loaded.
 func (c *Collection) Fragment(ctx context.Context, iri string, f rdf.Format) ([]byte, error) {
 	b, err := c.fragment(iri, f)
 	if f == rdf.NTriples && err == nil {
