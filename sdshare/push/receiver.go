@@ -124,7 +124,7 @@ type Receiver struct {
 	memMu   sync.Mutex
 	memUsed int64
 
-	applied, deleted, stale                               atomic.Int64
+	applied, deleted, stale                                atomic.Int64
 	refusedOrigin, refusedType, refusedFuture, refusedBusy atomic.Int64
 }
 
