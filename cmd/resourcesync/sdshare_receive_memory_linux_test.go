@@ -108,6 +108,9 @@ func pushTo(hc *http.Client, base, resource string, body []byte) pushAnswer {
 // is applied. Before, every push was read and parsed at once: 345 MB peak
 // for these 8 (94 MB with the budget; one such push alone: +46 MB).
 func TestSDShareReceiveMemoryBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("peak RSS: not with -short, the race run, whose instrumentation would make the figures meaningless")
+	}
 	const n, size, budget = 8, 1 << 20, 100 << 20
 	rc := startRecvChild(t, "--store", t.TempDir(), "--max-bytes", strconv.Itoa(2*size), "--max-memory", strconv.Itoa(budget))
 	hc, _ := testnet.Client(t)
