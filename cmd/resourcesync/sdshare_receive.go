@@ -19,12 +19,13 @@ const sdshareReceiveHelp = `Receives SDShare Push requests and applies them to a
 A sender POSTs each changed fragment to http://ADDR/?resource=R[&graph=G]
 with the fragment as the body (Content-Type application/n-triples,
 text/turtle or application/rdf+xml; an empty body, still with its
-Content-Type, means R was deleted). The receiver replaces R's statements and the blank nodes they
-reach with the fragment, in one transaction, and answers 200 only once the
-store committed; 4xx means the request is wrong and will stay wrong (no
-resource, R not a subject of the body, unknown format, body larger than
---max-bytes), 5xx that it may be sent again. Applying a fragment twice is
-applying it once. A body may batch several fragments: repeat resource once
+Content-Type, means R was deleted). The receiver replaces R's statements
+and the blank nodes they reach with the fragment, in one transaction, and
+answers 200 only once the store committed; 4xx means the request is wrong
+and will stay wrong (no resource, R not a subject of the body, unknown
+format, body larger than --max-bytes; see SAFETY), 5xx that it may be sent
+again (503 with Retry-After: the receiver is busy). Applying a fragment
+twice is applying it once. A body may batch several fragments: repeat resource once
 per fragment; the body is split by subject closure.
 
 Order: a sender should send the instant of the change in the header
