@@ -27,6 +27,13 @@ const (
 	DefaultMaxFragmentBytes = 64 << 20
 	DefaultMaxPages         = 1 << 20
 	DefaultMaxSkew          = 5 * time.Minute
+	// DefaultMaxSnapshotBytes bounds a snapshot (all its chunks), counted
+	// as the parser reads it, after any Content-Encoding is decoded.
+	// Snapshots stream into the store, so memory does not grow with them;
+	// the bound is on the disk, CPU and time one server can cost a run
+	// (a gzip body expands up to a thousandfold): 4 GiB is above the
+	// snapshots SDShare servers publish, and MaxSnapshotBytes raises it.
+	DefaultMaxSnapshotBytes = 4 << 30
 )
 
 // ErrDiscovery: the overview feed or a collection feed could not be read,
@@ -65,6 +72,10 @@ type Config struct {
 	// MaxFragmentBytes bounds a fragment document (default
 	// DefaultMaxFragmentBytes).
 	MaxFragmentBytes int64
+	// MaxSnapshotBytes bounds a snapshot, its chunks together, after
+	// decoding (default DefaultMaxSnapshotBytes); beyond it the snapshot
+	// fails with ErrTooLarge and the graph is left as it was.
+	MaxSnapshotBytes int64
 	// MaxPages bounds the pages followed in one fragments feed.
 	MaxPages int
 	// Graph maps a collection to the IRI of its graph in Store; nil, or
@@ -213,6 +224,9 @@ func newSyncer(cfg Config) *syncer {
 	}
 	if cfg.MaxFragmentBytes <= 0 {
 		cfg.MaxFragmentBytes = DefaultMaxFragmentBytes
+	}
+	if cfg.MaxSnapshotBytes <= 0 {
+		cfg.MaxSnapshotBytes = DefaultMaxSnapshotBytes
 	}
 	if cfg.MaxPages <= 0 {
 		cfg.MaxPages = DefaultMaxPages
@@ -489,6 +503,7 @@ func (s *syncer) chunks(ctx context.Context, feedURL string) func(yield func(par
 // get the chunk's number as a prefix: _:b1 of two chunks stay two nodes.
 func (s *syncer) snapshotTriples(ctx context.Context, parts func(func(part, error) bool), n *int64) iter.Seq2[rdf.Triple, error] {
 	return func(yield func(rdf.Triple, error) bool) {
+		var read int64 // bytes of all parts, against MaxSnapshotBytes
 		for p, err := range parts {
 			if err != nil {
 				yield(rdf.Triple{}, err)
@@ -509,14 +524,17 @@ func (s *syncer) snapshotTriples(ctx context.Context, parts func(func(part, erro
 				return
 			}
 			br := &bodyReader{r: resp.Body}
+			cr := &capReader{r: br, n: &read, max: s.cfg.MaxSnapshotBytes, url: p.link.Href}
 			prefix := ""
 			if p.index > 0 {
 				prefix = fmt.Sprintf("c%d.", p.index)
 			}
 			ok := true
-			for t, err := range rdf.Parse(br, f, resp.Request.URL.String()) {
+			for t, err := range rdf.Parse(cr, f, resp.Request.URL.String()) {
 				if err != nil {
-					if br.err != nil {
+					if cr.err != nil {
+						err = cr.err
+					} else if br.err != nil {
 						err = fmt.Errorf("%w: %s: %w", errTransient, p.link.Href, br.err)
 					} else {
 						err = fmt.Errorf("%s: %w", p.link.Href, err)
@@ -538,6 +556,10 @@ func (s *syncer) snapshotTriples(ctx context.Context, parts func(func(part, erro
 			if !ok {
 				return
 			}
+			if cr.err != nil {
+				yield(rdf.Triple{}, cr.err)
+				return
+			}
 			if br.err != nil {
 				yield(rdf.Triple{}, fmt.Errorf("%w: %s: %w", errTransient, p.link.Href, br.err))
 				return
@@ -557,6 +579,33 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if err != nil && !errors.Is(err, io.EOF) {
 		b.err = err
+	}
+	return n, err
+}
+
+// capReader fails a snapshot whose parts together pass max bytes (as
+// read: after the transport decoded a Content-Encoding): the error is
+// permanent (ErrTooLarge), not a transfer to retry.
+type capReader struct {
+	r   io.Reader
+	n   *int64 // shared by the parts of one snapshot
+	max int64
+	url string
+	err error
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	if room := c.max - *c.n + 1; int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	if *c.n > c.max {
+		c.err = fmt.Errorf("%w: snapshot longer than %d bytes (decoded) at %s", ErrTooLarge, c.max, c.url)
+		return 0, c.err
 	}
 	return n, err
 }
