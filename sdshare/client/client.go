@@ -577,7 +577,7 @@ type bodyReader struct {
 
 func (b *bodyReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
-	if err != nil && !errors.Is(err, io.EOF) {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, ErrTooLarge) { // a gzip bomb is not a transfer to retry
 		b.err = err
 	}
 	return n, err
