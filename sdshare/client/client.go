@@ -584,8 +584,8 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 }
 
 // capReader fails a snapshot whose parts together pass max bytes (as
-// read: after the transport decoded a Content-Encoding): the error is
-// permanent (ErrTooLarge), not a transfer to retry.
+// read: after gunzip decoded a Content-Encoding): the error is permanent
+// (ErrTooLarge), not a transfer to retry; so is a gzip body's.
 type capReader struct {
 	r   io.Reader
 	n   *int64 // shared by the parts of one snapshot
@@ -602,6 +602,12 @@ func (c *capReader) Read(p []byte) (int, error) {
 		p = p[:room]
 	}
 	n, err := c.r.Read(p)
+	if errors.Is(err, ErrTooLarge) {
+		// A gzip bomb (gunzipBody): kept, lest the reader report the
+		// line it cut short instead.
+		c.err = err
+		return n, err
+	}
 	*c.n += int64(n)
 	if *c.n > c.max {
 		c.err = fmt.Errorf("%w: snapshot longer than %d bytes (decoded) at %s", ErrTooLarge, c.max, c.url)
