@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/boltstore"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/memstore"
 )
 
 // Item 3 of issue 24: snapshots that make the RDF readers keep what they
@@ -26,7 +27,7 @@ import (
 // context deadline, and must fail with its specific error, within
 // hostileParsePeakMB of peak RSS, leaving the store empty. On main the
 // three reader shapes kept every 15 MiB token (20 or 30 of them: peaks of
-// 567, 583 and about 530 MB) and the gzip body was loaded whole (1 GiB
+// 567, 583 and 515 MB) and the gzip body was loaded whole (1 GiB
 // decoded from about 1 MB sent: 267,264 triples in 7 s). With the
 // retained-bytes limit (64 MiB) the peaks are 120-180 MB, the gzip bomb's
 // 42 MB.
@@ -165,4 +166,31 @@ func runHostileChild(t *testing.T, ctx context.Context, args ...string) (int, st
 		kib, _ = strconv.ParseInt(string(b), 10, 64)
 	}
 	return code, string(out), kib
+}
+
+// --max-snapshot-bytes: a snapshot longer than the flag allows (its
+// chunks together, as decoded) fails with the error naming the limit,
+// permanently (asked for once), and the graph is left as it was.
+func TestSDShareSyncMaxSnapshotBytes(t *testing.T) {
+	s := memstore.New()
+	defer s.Close()
+	useTestStores(t, s)
+	m := newHostileSDShare(t)
+	m.set("/snap", ntDoc(strings.Repeat("<http://x/a> <http://x/p> \"0\" .\n", 100))) // 3,200 bytes
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	code, out, errOut := runCLICtx(ctx, "sdshare", "sync", "--state", t.TempDir(), "--max-snapshot-bytes", "1000", "--graph", m.srv.URL+"/c=http://x/graph", m.srv.URL+"/")
+	if code != 1 || !strings.Contains(errOut, "document too large: snapshot longer than 1000 bytes (decoded)") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	if n := m.count("/snap"); n != 1 {
+		t.Errorf("snapshot asked for %d times, want once", n)
+	}
+	for range s.Triples(context.Background(), "http://x/graph") {
+		t.Fatal("the store holds triples of the refused snapshot")
+	}
+	code, out, errOut = runCLICtx(ctx, "sdshare", "sync", "--state", t.TempDir(), "--max-snapshot-bytes", "0", m.srv.URL+"/")
+	if code != 2 || !strings.Contains(errOut, "--max-snapshot-bytes must be positive") {
+		t.Errorf("--max-snapshot-bytes 0: exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
 }
