@@ -467,10 +467,15 @@ func (p *turtleParser) objectList(s, pr Term) error {
 	// included: they count towards the retained bytes.
 	held := termBytes(s) + termBytes(pr)
 	p.heldBytes += held
-	defer func() { p.heldBytes -= held }()
-	if err := p.checkRetained(); err != nil {
-		return err
+	err := p.checkRetained()
+	if err == nil {
+		err = p.objects(s, pr)
 	}
+	p.heldBytes -= held
+	return err
+}
+
+func (p *turtleParser) objects(s, pr Term) error {
 	for {
 		p.ws()
 		o, err := p.object()
