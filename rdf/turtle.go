@@ -44,8 +44,8 @@ var errStop = errors.New("rdf: iteration stopped")
 
 // parseTurtle reads Turtle 1.1 from r, one statement at a time: the
 // document is tokenised from a bufio.Reader and each triple is yielded as
-// soon as it is complete, so memory is bounded by the longest token and
-// the nesting depth, not by the document.
+// soon as it is complete, so memory is bounded by the longest token, the
+// nesting depth and MaxRetainedBytes, not by the document.
 func parseTurtle(r io.Reader, base string) iter.Seq2[Triple, error] {
 	return func(yield func(Triple, error) bool) {
 		p := &turtleParser{
