@@ -46,16 +46,18 @@ more than 5 minutes in the future is applied but taken as dated at the
 feed's updated (or now), with a warning, so that it cannot stop t. Every
 request (feeds, snapshots, chunks, fragments) is abandoned and retried
 when no bytes arrive for --timeout or its body is slower than --min-rate,
-as in sync. A snapshot longer than --max-snapshot-bytes (default 4 GiB,
-counted after a gzip Content-Encoding is decoded, so a compressed bomb
-stops there too) fails and leaves the graph as it was; the RDF readers
-refuse a document that nests or declares more than 64 MiB of prefixes,
-namespaces, base IRIs or open statements.
+as in sync.
 
 The store is the embedded durable quad store in --store DIR (default
 ./sdshare-store), or any SPARQL 1.1 Update endpoint (--sparql-update, with
 --sparql-query for reads and --sparql-graph-store for the Graph Store
 Protocol where the server has one).
+
+A snapshot longer than --max-snapshot-bytes (default 4 GiB, counted after
+a gzip Content-Encoding is decoded; a gzip body may expand at most
+200-fold past its first 16 MiB) fails and leaves the graph as it was. The
+RDF readers refuse a document that makes them keep more than 64 MiB of
+prefixes, namespaces, base IRIs or open statements.
 
 --follow keeps running and polls every --poll-interval. Progress goes to stderr,
 one line per collection step; --json prints one JSON event per line and a

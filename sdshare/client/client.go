@@ -27,13 +27,6 @@ const (
 	DefaultMaxFragmentBytes = 64 << 20
 	DefaultMaxPages         = 1 << 20
 	DefaultMaxSkew          = 5 * time.Minute
-	// DefaultMaxSnapshotBytes bounds a snapshot (all its chunks), counted
-	// as the parser reads it, after any Content-Encoding is decoded.
-	// Snapshots stream into the store, so memory does not grow with them;
-	// the bound is on the disk, CPU and time one server can cost a run
-	// (a gzip body expands up to a thousandfold): 4 GiB is above the
-	// snapshots SDShare servers publish, and MaxSnapshotBytes raises it.
-	DefaultMaxSnapshotBytes = 4 << 30
 )
 
 // ErrDiscovery: the overview feed or a collection feed could not be read,
@@ -69,13 +62,13 @@ type Config struct {
 	// taken as the clock of a broken or hostile server (default
 	// DefaultMaxSkew).
 	MaxSkew time.Duration
-	// MaxFragmentBytes bounds a fragment document (default
-	// DefaultMaxFragmentBytes).
-	MaxFragmentBytes int64
 	// MaxSnapshotBytes bounds a snapshot, its chunks together, after
 	// decoding (default DefaultMaxSnapshotBytes); beyond it the snapshot
 	// fails with ErrTooLarge and the graph is left as it was.
 	MaxSnapshotBytes int64
+	// MaxFragmentBytes bounds a fragment document (default
+	// DefaultMaxFragmentBytes).
+	MaxFragmentBytes int64
 	// MaxPages bounds the pages followed in one fragments feed.
 	MaxPages int
 	// Graph maps a collection to the IRI of its graph in Store; nil, or
@@ -579,39 +572,6 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, ErrTooLarge) { // a gzip bomb is not a transfer to retry
 		b.err = err
-	}
-	return n, err
-}
-
-// capReader fails a snapshot whose parts together pass max bytes (as
-// read: after gunzip decoded a Content-Encoding): the error is permanent
-// (ErrTooLarge), not a transfer to retry; so is a gzip body's.
-type capReader struct {
-	r   io.Reader
-	n   *int64 // shared by the parts of one snapshot
-	max int64
-	url string
-	err error
-}
-
-func (c *capReader) Read(p []byte) (int, error) {
-	if c.err != nil {
-		return 0, c.err
-	}
-	if room := c.max - *c.n + 1; int64(len(p)) > room {
-		p = p[:room]
-	}
-	n, err := c.r.Read(p)
-	if errors.Is(err, ErrTooLarge) {
-		// A gzip bomb (gunzipBody): kept, lest the reader report the
-		// line it cut short instead.
-		c.err = err
-		return n, err
-	}
-	*c.n += int64(n)
-	if *c.n > c.max {
-		c.err = fmt.Errorf("%w: snapshot longer than %d bytes (decoded) at %s", ErrTooLarge, c.max, c.url)
-		return 0, c.err
 	}
 	return n, err
 }

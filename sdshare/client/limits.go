@@ -2,11 +2,19 @@ package client
 
 import (
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 )
+
+// DefaultMaxSnapshotBytes bounds a snapshot (all its chunks), counted as
+// the parser reads it, after any Content-Encoding is decoded. Snapshots
+// stream into the store, so memory does not grow with them; the bound is
+// on the disk, CPU and time one server can cost a run: 4 GiB is above the
+// snapshots SDShare servers publish, and MaxSnapshotBytes raises it.
+const DefaultMaxSnapshotBytes = 4 << 30
 
 // A gzip body may expand up to about a thousandfold: a 1 MB body became
 // 33.5 million triples. Past expansionFloor decoded bytes, a body may
@@ -82,5 +90,38 @@ type countingReader struct{ g *gunzipBody }
 func (c countingReader) Read(p []byte) (int, error) {
 	n, err := c.g.src.Read(p)
 	c.g.in += int64(n)
+	return n, err
+}
+
+// capReader fails a snapshot whose parts together pass max bytes (as
+// read: after gunzip decoded a Content-Encoding): the error is permanent
+// (ErrTooLarge), not a transfer to retry; so is a gzip body's.
+type capReader struct {
+	r   io.Reader
+	n   *int64 // shared by the parts of one snapshot
+	max int64
+	url string
+	err error
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	if room := c.max - *c.n + 1; int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := c.r.Read(p)
+	if errors.Is(err, ErrTooLarge) {
+		// A gzip bomb (gunzipBody): kept, lest the reader report the
+		// line it cut short instead.
+		c.err = err
+		return n, err
+	}
+	*c.n += int64(n)
+	if *c.n > c.max {
+		c.err = fmt.Errorf("%w: snapshot longer than %d bytes (decoded) at %s", ErrTooLarge, c.max, c.url)
+		return 0, c.err
+	}
 	return n, err
 }
