@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"container/heap"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -81,7 +82,24 @@ type refiner struct {
 	epoch uint32
 	buf   []byte
 	ehs   []h16
+
+	// steps, when not nil, is the work left to CanonicalBounded, shared
+	// by clones: each signature costs its node's edges plus one, each
+	// clone its nodes. Refinement stops when it runs out.
+	steps *int64
 }
+
+// spend takes n steps from r's budget and reports whether some are left.
+func (r *refiner) spend(n int) bool {
+	if r.steps == nil {
+		return true
+	}
+	*r.steps -= int64(n)
+	return *r.steps >= 0
+}
+
+// exhausted reports whether r's budget has run out.
+func (r *refiner) exhausted() bool { return r.steps != nil && *r.steps < 0 }
 
 // bgraph is a deduplicated triple set with its blank nodes indexed.
 type bgraph struct {
@@ -140,9 +158,14 @@ func (g *bgraph) termHash(t Term) h16 {
 	return h
 }
 
-func (g *bgraph) refiner() *refiner {
+func (g *bgraph) refiner() *refiner { return g.refinerBounded(nil) }
+
+// refinerBounded is refiner with a work budget (nil: none); when it runs
+// out, refinement stops early and exhausted says so.
+func (g *bgraph) refinerBounded(steps *int64) *refiner {
 	n := len(g.labels)
 	r := &refiner{
+		steps:    steps,
 		edges:    make([][]edge, n),
 		colour:   make([]h16, n),
 		sig:      make([]h16, n),
@@ -169,7 +192,7 @@ func (g *bgraph) refiner() *refiner {
 			r.edges[j] = append(r.edges[j], edge{role: 'o', pred: p, other: -1, ground: g.termHash(t.S)})
 		}
 	}
-	if n == 0 {
+	if n == 0 || !r.spend(len(g.triples)+n) {
 		return r
 	}
 	all := make([]int32, n)
@@ -209,6 +232,7 @@ func (r *refiner) clone() *refiner {
 	c.mark = make([]uint32, len(r.mark))
 	c.epoch = 0
 	c.buf, c.ehs = nil, nil
+	c.spend(len(r.colour))
 	return &c
 }
 
@@ -293,7 +317,7 @@ type dirtyNode struct {
 // the whole graph per round.
 func (r *refiner) refine(dirty []int32) {
 	var ds []dirtyNode
-	for len(dirty) > 0 {
+	for len(dirty) > 0 && !r.exhausted() {
 		r.epoch++
 		ds = ds[:0]
 		for _, d := range dirty {
@@ -304,6 +328,9 @@ func (r *refiner) refine(dirty []int32) {
 		}
 		// Signatures use the colours from before this round's splits.
 		for i := range ds {
+			if !r.spend(len(r.edges[ds[i].node]) + 1) {
+				return
+			}
 			ds[i].sig = r.signature(ds[i].node)
 		}
 		slices.SortFunc(ds, func(a, b dirtyNode) int {
@@ -499,6 +526,27 @@ func Canonical(ts []Triple) []Triple {
 	return out
 }
 
+// ErrCanonicalBudget is CanonicalBounded's error when labelling the blank
+// nodes takes more steps than it allows.
+var ErrCanonicalBudget = errors.New("rdf: canonical labelling exceeds its work budget")
+
+// CanonicalBounded is Canonical with a bound on the work of labelling the
+// blank nodes: steps counts each blank node's edges every time its colour
+// is recomputed, plus the nodes of each copy of the search state. It
+// returns the steps used; past steps it stops and returns
+// ErrCanonicalBudget. The count depends only
+// on the input (its triples, in the order given), never on the machine or
+// its load, so the same input is always within the budget or always
+// beyond it. Canonical's work grows about linearly with the blank nodes
+// for the usual graphs (chains, trees, cycles: some tens of steps per
+// node) but can grow much faster on regular structures made only of blank
+// nodes. Graphs without blank nodes cost no steps.
+func CanonicalBounded(ts []Triple, steps int64) (out []Triple, used int64, err error) {
+	left := steps
+	out, _, err = canonicalBounded(ts, &left)
+	return out, steps - left, err
+}
+
 // canonical returns the canonical triples and their N-Triples lines.
 //
 // When refinement leaves a tied class, the labelling depends on which of
@@ -511,16 +559,24 @@ func Canonical(ts []Triple) []Triple {
 // ties gets little or no search; past the bound it falls back to choosing the
 // node with the smallest label, as described at the top of canon.go.
 func canonical(ts []Triple) ([]Triple, []string) {
+	out, lines, _ := canonicalBounded(ts, nil)
+	return out, lines
+}
+
+// canonicalBounded is canonical with a work budget (nil: none; see
+// CanonicalBounded).
+func canonicalBounded(ts []Triple, steps *int64) ([]Triple, []string, error) {
 	g := newBGraph(ts)
 	if len(g.labels) == 0 {
-		return sortedLines(g.triples)
+		out, lines := sortedLines(g.triples)
+		return out, lines, nil
 	}
 	b := &canonBudget{leaves: canonLeaves, work: canonWork, per: len(g.triples) + 1}
-	if out, lines, ok := g.search(g.refiner(), b); ok {
-		return out, lines
+	if out, lines, ok := g.search(g.refinerBounded(steps), b); ok {
+		return out, lines, nil
 	}
-	r := g.refiner()
-	for {
+	r := g.refinerBounded(steps)
+	for !r.exhausted() {
 		ci := r.popTied()
 		if ci < 0 {
 			break
@@ -528,7 +584,11 @@ func canonical(ts []Triple) ([]Triple, []string) {
 		r.touched = r.touched[:0]
 		r.individualise(r.minMember(ci))
 	}
-	return g.labelled(r)
+	if r.exhausted() {
+		return nil, nil, ErrCanonicalBudget
+	}
+	out, lines := g.labelled(r)
+	return out, lines, nil
 }
 
 // Bounds of canonical's search over individualisation choices.
@@ -542,6 +602,9 @@ type canonBudget struct{ leaves, work, per int }
 // search returns the smallest labelling over every sequence of choices
 // from r on, or ok false when that would exceed b.
 func (g *bgraph) search(r *refiner, b *canonBudget) (out []Triple, lines []string, ok bool) {
+	if r.exhausted() {
+		return nil, nil, false // the caller sees it too
+	}
 	ci := r.popTied()
 	if ci < 0 {
 		b.leaves--

@@ -1,6 +1,7 @@
 package rdf
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -335,7 +336,66 @@ func FuzzCanonical(f *testing.F) {
 		if Hash(ts) != Hash(c) {
 			t.Fatalf("Hash differs from its canonical form's\n%s", ntDoc(c))
 		}
+		// Within any budget CanonicalBounded is Canonical; beyond it, an
+		// error and nothing else.
+		for _, steps := range []int64{0, 50, 1 << 40} {
+			bc, _, err := CanonicalBounded(ts, steps)
+			if err == nil && !slices.Equal(bc, c) || err != nil && (bc != nil || !errors.Is(err, ErrCanonicalBudget)) {
+				t.Fatalf("CanonicalBounded(%d) = %d triples, %v; Canonical %d triples", steps, len(bc), err, len(c))
+			}
+		}
 	})
+}
+
+// TestCanonicalBounded: the budget stops the labelling with
+// ErrCanonicalBudget, whether the search or the greedy pass runs out; the
+// outcome is the same on every run; a graph without blank nodes costs
+// nothing.
+func TestCanonicalBounded(t *testing.T) {
+	ground := mustParse(t, "<http://ex/r> <http://ex/p> \"1\" .\n<http://ex/r> <http://ex/p> <http://ex/s> .\n")
+	small := mustParse(t, ring(3, "a")+ring(2, "b")) // the search finishes
+	var big strings.Builder
+	for k := range 300 {
+		big.WriteString(ring(4, fmt.Sprintf("c%d_", k))) // past the search: greedy
+	}
+	large := mustParse(t, big.String())
+	for _, tc := range []struct {
+		name  string
+		ts    []Triple
+		steps int64
+		over  bool
+	}{
+		{"ground, no steps", ground, 0, false},
+		{"small, enough", small, 1 << 20, false},
+		{"small, too few", small, 20, true},
+		{"large, enough", large, 1 << 24, false},
+		{"large, too few for the refinement", large, 100, true},
+		{"large, too few for the greedy pass", large, 14000, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for range 2 {
+				got, used, err := CanonicalBounded(tc.ts, tc.steps)
+				if tc.over {
+					if !errors.Is(err, ErrCanonicalBudget) || got != nil {
+						t.Fatalf("got %d triples, %v; want ErrCanonicalBudget", len(got), err)
+					}
+					continue
+				}
+				if err != nil || !slices.Equal(got, Canonical(tc.ts)) {
+					t.Fatalf("got %d triples, %v; want Canonical", len(got), err)
+				}
+				// Exactly the steps used are enough.
+				if again, _, err := CanonicalBounded(tc.ts, used); err != nil || !slices.Equal(again, got) {
+					t.Fatalf("%d steps used, but not enough the second time: %v", used, err)
+				}
+				if used > 0 {
+					if _, _, err := CanonicalBounded(tc.ts, used-1); !errors.Is(err, ErrCanonicalBudget) {
+						t.Fatalf("%d steps used, yet one less is enough", used)
+					}
+				}
+			}
+		})
+	}
 }
 
 // TestIsomorphicManyTies: 20k interchangeable blank nodes under one

@@ -28,7 +28,8 @@ type Writer interface {
 // Parse yields the triples of the document r in format f. Relative IRIs are
 // resolved against base (which may be ""). The first syntax error is
 // yielded once and ends the iteration; it says where (line, column or
-// byte offset).
+// byte offset). A document beyond a reader limit (a token, the nesting,
+// MaxRetainedBytes) fails with an error matching ErrLimit.
 func Parse(r io.Reader, f Format, base string) iter.Seq2[Triple, error] {
 	switch f {
 	case NTriples:

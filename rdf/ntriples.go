@@ -19,23 +19,55 @@ var ErrSyntax = errors.New("rdf: syntax error")
 // can express: a zero term, a literal subject, a non-IRI predicate.
 var ErrInvalidTriple = errors.New("rdf: invalid triple")
 
+// ErrLimit is what a *SyntaxError about a reader limit also unwraps to:
+// a token, a line or the nesting too large, or the bytes a reader keeps
+// from one statement to the next (prefixes, namespaces, base IRIs, the
+// subjects and predicates of open [ ] and ( ) or elements) beyond
+// MaxRetainedBytes. Such a document is refused, not misread; errors.Is
+// tells it from malformed input where a caller cares (errors.Is(err,
+// ErrSyntax) holds as well).
+var ErrLimit = errors.New("rdf: document exceeds a reader limit")
+
+// MaxRetainedBytes bounds the bytes a reader keeps across tokens: the
+// Turtle prefix map, base IRI and the terms held open by nested [ ] and
+// ( ); the RDF/XML namespace declarations, xml:base, xml:lang, the element
+// names, subjects and predicates of the open elements and the text of an
+// open property element. Each single token is bounded on its own (16
+// MiB), so a reader's memory stays within a small multiple of this
+// whatever the document. 64 MiB holds thousands of ordinary prefixes and
+// any sane nesting with room to spare.
+const MaxRetainedBytes = 64 << 20
+
 // SyntaxError says where a document is malformed. Line and Col are 1-based;
 // Col counts characters (runes), not bytes. Line is 0 when the error is
 // not about a position in a document (ParseTerm).
 type SyntaxError struct {
 	Line, Col int
 	Msg       string
+	// Limit marks a document refused for a reader limit (ErrLimit)
+	// rather than for its syntax.
+	Limit bool
 }
 
 func (e *SyntaxError) Error() string {
-	if e.Line == 0 {
-		return fmt.Sprintf("rdf: syntax error at column %d: %s", e.Col, e.Msg)
+	what := "syntax error"
+	if e.Limit {
+		what = "limit exceeded"
 	}
-	return fmt.Sprintf("rdf: syntax error at line %d, column %d: %s", e.Line, e.Col, e.Msg)
+	if e.Line == 0 {
+		return fmt.Sprintf("rdf: %s at column %d: %s", what, e.Col, e.Msg)
+	}
+	return fmt.Sprintf("rdf: %s at line %d, column %d: %s", what, e.Line, e.Col, e.Msg)
 }
 
-// Unwrap makes errors.Is(err, ErrSyntax) true.
-func (e *SyntaxError) Unwrap() error { return ErrSyntax }
+// Unwrap makes errors.Is(err, ErrSyntax) true, and errors.Is(err,
+// ErrLimit) for a limit.
+func (e *SyntaxError) Unwrap() []error {
+	if e.Limit {
+		return []error{ErrSyntax, ErrLimit}
+	}
+	return []error{ErrSyntax}
+}
 
 // MaxNTriplesLine bounds one N-Triples line, so that a hostile or broken
 // document without newlines cannot make the reader buffer it whole.
@@ -53,7 +85,7 @@ func parseNTriples(r io.Reader) iter.Seq2[Triple, error] {
 			chunk, err := br.ReadSlice('\n')
 			if err == bufio.ErrBufferFull {
 				if len(long)+len(chunk) > MaxNTriplesLine {
-					yield(Triple{}, &SyntaxError{Line: p.line + 1, Col: 1, Msg: fmt.Sprintf("line longer than %d bytes", MaxNTriplesLine)})
+					yield(Triple{}, &SyntaxError{Line: p.line + 1, Col: 1, Msg: fmt.Sprintf("line longer than %d bytes", MaxNTriplesLine), Limit: true})
 					return
 				}
 				long = append(long, chunk...)
@@ -64,7 +96,7 @@ func parseNTriples(r io.Reader) iter.Seq2[Triple, error] {
 				long = append(long, chunk...)
 				line = long
 				if len(line) > MaxNTriplesLine {
-					yield(Triple{}, &SyntaxError{Line: p.line + 1, Col: 1, Msg: fmt.Sprintf("line longer than %d bytes", MaxNTriplesLine)})
+					yield(Triple{}, &SyntaxError{Line: p.line + 1, Col: 1, Msg: fmt.Sprintf("line longer than %d bytes", MaxNTriplesLine), Limit: true})
 					return
 				}
 			}

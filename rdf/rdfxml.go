@@ -37,7 +37,7 @@ func parseRDFXML(r io.Reader, base string) iter.Seq2[Triple, error] {
 		d := xml.NewDecoder(lr)
 		d.Strict = true
 		d.CharsetReader = charsetReader
-		p := &rdfxmlParser{d: d, lr: lr, base: base, yield: yield}
+		p := &rdfxmlParser{d: d, lr: lr, base: base, yield: yield, limit: maxRetained}
 		err := p.document()
 		if err != nil && err != errStop {
 			yield(Triple{}, err)
@@ -97,6 +97,7 @@ type xmlFrame struct {
 	hasNode    bool       // kProp: got its node element
 	text       []byte
 	listCur    Term // kCollection: last list node
+	cost       int  // the bytes this open element keeps (rdfxmlParser.held)
 }
 
 type rdfxmlParser struct {
@@ -108,6 +109,30 @@ type rdfxmlParser struct {
 	free   []*xmlFrame // popped frames, for reuse
 	ids    map[string]struct{}
 	bnodes int
+	// held is what the open elements keep (their frames' cost: names,
+	// namespace declarations, xml:base, xml:lang, subject, predicate,
+	// text; the decoder keeps the names and declarations as well), ids
+	// what the rdf:ID set keeps; held may not exceed limit
+	// (MaxRetainedBytes), and the ID set stops growing at it.
+	held, idBytes int
+	limit         int
+}
+
+// checkRetained refuses a document whose open elements keep more than
+// the limit.
+func (p *rdfxmlParser) checkRetained(extra int) error {
+	if p.held+extra > p.limit {
+		line, col := p.d.InputPos()
+		return &SyntaxError{Line: line, Col: col, Limit: true, Msg: fmt.Sprintf(
+			"open elements hold more than %d bytes (namespace declarations, xml:base, xml:lang, names, subjects, predicates, text)", p.limit)}
+	}
+	return nil
+}
+
+// limitf is errf for a reader limit (ErrLimit).
+func (p *rdfxmlParser) limitf(format string, a ...any) error {
+	line, col := p.d.InputPos()
+	return &SyntaxError{Line: line, Col: col, Limit: true, Msg: fmt.Sprintf(format, a...)}
 }
 
 func (p *rdfxmlParser) errf(format string, a ...any) error {
@@ -161,7 +186,7 @@ func (p *rdfxmlParser) token() (xml.Token, error) {
 		}
 		// Everything else the decoder says is about the document.
 		line, col := p.d.InputPos()
-		return nil, &SyntaxError{Line: line, Col: col, Msg: err.Error()}
+		return nil, &SyntaxError{Line: line, Col: col, Msg: err.Error(), Limit: errors.Is(err, errTokenTooLarge)}
 	}
 	p.lr.mark = p.d.InputOffset()
 	return tok, nil
@@ -186,7 +211,7 @@ func (p *rdfxmlParser) document() error {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			if len(p.stack) >= rdfxmlMaxDepth {
-				return p.errf("elements nested deeper than %d", rdfxmlMaxDepth)
+				return p.limitf("elements nested deeper than %d", rdfxmlMaxDepth)
 			}
 			if len(p.stack) == 0 {
 				if sawRoot {
@@ -194,8 +219,21 @@ func (p *rdfxmlParser) document() error {
 				}
 				sawRoot = true
 			}
+			n := len(p.stack)
 			if err := p.start(t); err != nil {
 				return err
+			}
+			if len(p.stack) > n { // not an XML literal, read whole
+				f := p.stack[len(p.stack)-1]
+				c := len(t.Name.Space) + len(t.Name.Local) + len(f.pred.Value) + len(f.datatype) + len(f.reify)
+				if f.kind == kNode {
+					c += termBytes(f.subject)
+				}
+				f.cost += c
+				p.held += c
+				if err := p.checkRetained(0); err != nil {
+					return err
+				}
 			}
 		case xml.EndElement:
 			if err := p.end(); err != nil {
@@ -211,9 +249,14 @@ func (p *rdfxmlParser) document() error {
 			top := p.stack[len(p.stack)-1]
 			if top.kind == kProp && !top.hasNode {
 				if len(top.text)+len(t) > rdfxmlMaxToken {
-					return p.errf("literal longer than %d bytes", rdfxmlMaxToken)
+					return p.limitf("literal longer than %d bytes", rdfxmlMaxToken)
 				}
 				top.text = append(top.text, t...)
+				top.cost += len(t)
+				p.held += len(t)
+				if err := p.checkRetained(0); err != nil {
+					return err
+				}
 			} else if !isXMLSpace(t) {
 				return p.errf("text %q not allowed here", abbreviate(string(t)))
 			}
@@ -258,10 +301,13 @@ func (p *rdfxmlParser) newFrame(t xml.StartElement) (*xmlFrame, error) {
 		switch {
 		case a.Name.Space == "xmlns" || a.Name.Space == "" && a.Name.Local == "xmlns":
 			f.ns = append(f.ns, a)
+			f.cost += len(a.Name.Local) + len(a.Value)
 		case a.Name.Space == xmlNS && a.Name.Local == "base":
 			f.base = ResolveIRI(f.base, a.Value)
+			f.cost += len(f.base)
 		case a.Name.Space == xmlNS && a.Name.Local == "lang":
 			f.lang = a.Value
+			f.cost += len(a.Value)
 			if f.lang != "" && !validLangTag(f.lang) {
 				p.stack = append(p.stack, f)
 				return nil, p.errf("xml:lang %q is not a language tag", abbreviate(a.Value))
@@ -269,6 +315,10 @@ func (p *rdfxmlParser) newFrame(t xml.StartElement) (*xmlFrame, error) {
 		}
 	}
 	p.stack = append(p.stack, f)
+	p.held += f.cost
+	if err := p.checkRetained(0); err != nil {
+		return nil, err
+	}
 	// The name and the attributes must use declared prefixes:
 	// encoding/xml leaves an undeclared prefix in Name.Space.
 	if !p.declared(t.Name.Space) {
@@ -578,7 +628,8 @@ func (p *rdfxmlParser) propertyElement(t xml.StartElement, f *xmlFrame, parent *
 }
 
 // rdfxmlMaxIDs bounds the memory spent on finding a repeated rdf:ID; a
-// document with more IDs is read without the check.
+// document with more IDs (or whose IDs hold more than the retained-bytes
+// limit) is read without the check.
 const rdfxmlMaxIDs = 100_000
 
 // newID records an rdf:ID's IRI: RDF/XML forbids using one twice with
@@ -590,8 +641,9 @@ func (p *rdfxmlParser) newID(iri string) error {
 	if p.ids == nil {
 		p.ids = map[string]struct{}{}
 	}
-	if len(p.ids) < rdfxmlMaxIDs {
+	if len(p.ids) < rdfxmlMaxIDs && p.idBytes+len(iri) <= p.limit {
 		p.ids[iri] = struct{}{}
+		p.idBytes += len(iri)
 	}
 	return nil
 }
@@ -600,6 +652,7 @@ func (p *rdfxmlParser) newID(iri string) error {
 func (p *rdfxmlParser) pop() *xmlFrame {
 	f := p.stack[len(p.stack)-1]
 	p.stack = p.stack[:len(p.stack)-1]
+	p.held -= f.cost
 	if cap(f.text) <= 4096 { // do not keep a huge literal's buffer
 		p.free = append(p.free, f)
 	}

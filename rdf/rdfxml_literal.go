@@ -20,6 +20,8 @@ func (p *rdfxmlParser) xmlLiteral(start xml.StartElement) (string, error) {
 	var inner [][]xml.Attr          // namespace declarations of the literal's open elements
 	var outDecl []map[string]string // prefix -> URI declared in the output, per open element
 	var names []string              // qualified names of the open elements
+	var innerBytes []int            // what each open element of the literal keeps
+	held := 0                       // their sum, part of the retained bytes
 	for {
 		tok, err := p.token()
 		if err != nil {
@@ -29,18 +31,25 @@ func (p *rdfxmlParser) xmlLiteral(start xml.StartElement) (string, error) {
 			return "", err
 		}
 		if b.Len() > rdfxmlMaxToken {
-			return "", p.errf("XML literal longer than %d bytes", rdfxmlMaxToken)
+			return "", p.limitf("XML literal longer than %d bytes", rdfxmlMaxToken)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
 			if len(p.stack)+len(inner) >= rdfxmlMaxDepth {
-				return "", p.errf("elements nested deeper than %d", rdfxmlMaxDepth)
+				return "", p.limitf("elements nested deeper than %d", rdfxmlMaxDepth)
 			}
 			var decls []xml.Attr
+			cost := 2*len(t.Name.Local) + len(t.Name.Space)
 			for _, a := range t.Attr {
 				if a.Name.Space == "xmlns" || a.Name.Space == "" && a.Name.Local == "xmlns" {
 					decls = append(decls, a)
+					cost += len(a.Name.Local) + len(a.Value)
 				}
+			}
+			held += cost
+			innerBytes = append(innerBytes, cost)
+			if err := p.checkRetained(held); err != nil {
+				return "", err
 			}
 			inner = append(inner, decls)
 			scope := p.nsScope(inner)
@@ -119,6 +128,8 @@ func (p *rdfxmlParser) xmlLiteral(start xml.StartElement) (string, error) {
 			}
 			b.WriteString("</" + names[len(names)-1] + ">")
 			names, inner, outDecl = names[:len(names)-1], inner[:len(inner)-1], outDecl[:len(outDecl)-1]
+			held -= innerBytes[len(innerBytes)-1]
+			innerBytes = innerBytes[:len(innerBytes)-1]
 		case xml.CharData:
 			escapeXMLText(&b, string(t))
 		case xml.Comment:

@@ -29,6 +29,9 @@ const (
 	turtleMaxPrefixes = 10000
 )
 
+// maxRetained is MaxRetainedBytes; tests lower it.
+var maxRetained = MaxRetainedBytes
+
 var (
 	rdfType  = IRI(RDFNS + "type")
 	rdfFirst = IRI(RDFNS + "first")
@@ -41,8 +44,8 @@ var errStop = errors.New("rdf: iteration stopped")
 
 // parseTurtle reads Turtle 1.1 from r, one statement at a time: the
 // document is tokenised from a bufio.Reader and each triple is yielded as
-// soon as it is complete, so memory is bounded by the longest token and
-// the nesting depth, not by the document.
+// soon as it is complete, so memory is bounded by the longest token, the
+// nesting depth and MaxRetainedBytes, not by the document.
 func parseTurtle(r io.Reader, base string) iter.Seq2[Triple, error] {
 	return func(yield func(Triple, error) bool) {
 		p := &turtleParser{
@@ -52,6 +55,7 @@ func parseTurtle(r io.Reader, base string) iter.Seq2[Triple, error] {
 			base:     base,
 			prefixes: map[string]string{},
 			yield:    yield,
+			limit:    maxRetained,
 		}
 		err := p.document()
 		if err != nil && err != errStop {
@@ -70,6 +74,35 @@ type turtleParser struct {
 	tl, tc    int // where the current token starts
 	yield     func(Triple, error) bool
 	sb        strings.Builder
+	// What the reader keeps across tokens, bounded by limit in total
+	// (MaxRetainedBytes): the prefix map's names and IRIs, and the
+	// subjects and predicates of the enclosing statements while a [ ] or
+	// ( ) is read (objectList holds them). The base IRI counts too.
+	prefixBytes, heldBytes int
+	limit                  int
+}
+
+// checkRetained refuses a document whose retained state (see
+// turtleParser.limit) exceeds the bound, saying what holds it.
+func (p *turtleParser) checkRetained() error {
+	if n := p.prefixBytes + len(p.base) + p.heldBytes; n > p.limit {
+		return &SyntaxError{Line: p.line, Col: p.col, Limit: true, Msg: fmt.Sprintf(
+			"prefixes, base IRI and nesting hold more than %d bytes (prefix map %d, base %d, open statements %d)",
+			p.limit, p.prefixBytes, len(p.base), p.heldBytes)}
+	}
+	return nil
+}
+
+// termBytes is what a term's strings cost.
+func termBytes(t Term) int { return len(t.Value) + len(t.Lang) + len(t.Datatype) }
+
+// limitf is errf for a reader limit (ErrLimit).
+func (p *turtleParser) limitf(format string, a ...any) error {
+	err := p.errf(format, a...)
+	if se, ok := err.(*SyntaxError); ok {
+		se.Limit = true
+	}
+	return err
 }
 
 func (p *turtleParser) emit(s, pr, o Term) error {
@@ -317,11 +350,16 @@ func (p *turtleParser) prefixDecl() error {
 	if err != nil {
 		return err
 	}
-	if _, ok := p.prefixes[name]; !ok && len(p.prefixes) >= turtleMaxPrefixes {
-		return p.errf("more than %d prefixes", turtleMaxPrefixes)
+	old, ok := p.prefixes[name]
+	if !ok && len(p.prefixes) >= turtleMaxPrefixes {
+		return p.limitf("more than %d prefixes", turtleMaxPrefixes)
 	}
+	if ok {
+		p.prefixBytes -= len(name) + len(old)
+	}
+	p.prefixBytes += len(name) + len(iri)
 	p.prefixes[name] = iri
-	return nil
+	return p.checkRetained()
 }
 
 func (p *turtleParser) baseDecl() error {
@@ -331,7 +369,7 @@ func (p *turtleParser) baseDecl() error {
 		return err
 	}
 	p.base = iri
-	return nil
+	return p.checkRetained()
 }
 
 func (p *turtleParser) triples() error {
@@ -425,6 +463,19 @@ func (p *turtleParser) predicateObjectList(s Term) error {
 }
 
 func (p *turtleParser) objectList(s, pr Term) error {
+	// s and pr stay alive while the objects are read, nested [ ] and ( )
+	// included: they count towards the retained bytes.
+	held := termBytes(s) + termBytes(pr)
+	p.heldBytes += held
+	err := p.checkRetained()
+	if err == nil {
+		err = p.objects(s, pr)
+	}
+	p.heldBytes -= held
+	return err
+}
+
+func (p *turtleParser) objects(s, pr Term) error {
 	for {
 		p.ws()
 		o, err := p.object()
@@ -520,7 +571,7 @@ func (p *turtleParser) object() (Term, error) {
 // white space) up to and including the ']', and returns the blank node.
 func (p *turtleParser) bnodePropertyListBody() (Term, error) {
 	if p.depth++; p.depth > turtleMaxDepth {
-		return Term{}, p.errf("nesting deeper than %d", turtleMaxDepth)
+		return Term{}, p.limitf("nesting deeper than %d", turtleMaxDepth)
 	}
 	defer func() { p.depth-- }()
 	b := p.fresh()
@@ -535,7 +586,7 @@ func (p *turtleParser) bnodePropertyListBody() (Term, error) {
 // as it goes, and returns its head (rdf:nil when empty).
 func (p *turtleParser) collection() (Term, error) {
 	if p.depth++; p.depth > turtleMaxDepth {
-		return Term{}, p.errf("nesting deeper than %d", turtleMaxDepth)
+		return Term{}, p.limitf("nesting deeper than %d", turtleMaxDepth)
 	}
 	defer func() { p.depth-- }()
 	p.next() // '('
@@ -617,7 +668,7 @@ func (p *turtleParser) iriRef() (string, error) {
 			p.sb.WriteRune(r)
 		}
 		if p.sb.Len() > turtleMaxToken {
-			return "", p.errf("IRI longer than %d bytes", turtleMaxToken)
+			return "", p.limitf("IRI longer than %d bytes", turtleMaxToken)
 		}
 	}
 }
@@ -669,7 +720,7 @@ func (p *turtleParser) nameTail(local bool, what string) error {
 		}
 		p.sb.WriteRune(p.next())
 		if p.sb.Len() > turtleMaxToken {
-			return p.errf("%s longer than %d bytes", what, turtleMaxToken)
+			return p.limitf("%s longer than %d bytes", what, turtleMaxToken)
 		}
 	}
 }
@@ -739,7 +790,7 @@ func (p *turtleParser) pnameAfterPrefix(pre string) (Term, error) {
 		}
 		first = false
 		if p.sb.Len() > turtleMaxToken {
-			return Term{}, p.errf("name longer than %d bytes", turtleMaxToken)
+			return Term{}, p.limitf("name longer than %d bytes", turtleMaxToken)
 		}
 	}
 }
@@ -795,7 +846,7 @@ func (p *turtleParser) literal() (Term, error) {
 			}
 		}
 		if p.sb.Len() > 256 {
-			return Term{}, p.errf("language tag too long")
+			return Term{}, p.limitf("language tag too long")
 		}
 		return LangLiteral(lex, p.sb.String()), nil
 	case '^':
@@ -910,7 +961,7 @@ func (p *turtleParser) quoted() (string, error) {
 			p.sb.WriteRune(r)
 		}
 		if p.sb.Len() > turtleMaxToken {
-			return "", p.errf("string longer than %d bytes", turtleMaxToken)
+			return "", p.limitf("string longer than %d bytes", turtleMaxToken)
 		}
 	}
 }
@@ -956,7 +1007,7 @@ func (p *turtleParser) number() (Term, error) {
 		dt = XSDDouble
 	}
 	if p.sb.Len() > turtleMaxToken {
-		return Term{}, p.errf("number longer than %d bytes", turtleMaxToken)
+		return Term{}, p.limitf("number longer than %d bytes", turtleMaxToken)
 	}
 	return TypedLiteral(p.sb.String(), dt), nil
 }

@@ -18,13 +18,14 @@ const sdshareReceiveHelp = `Receives SDShare Push requests and applies them to a
 
 A sender POSTs each changed fragment to http://ADDR/?resource=R[&graph=G]
 with the fragment as the body (Content-Type application/n-triples,
-text/plain, text/turtle or application/rdf+xml; an empty body means R was
-deleted). The receiver replaces R's statements and the blank nodes they
-reach with the fragment, in one transaction, and answers 200 only once the
-store committed; 4xx means the request is wrong and will stay wrong (no
-resource, R not a subject of the body, unknown format, body larger than
---max-bytes), 5xx that it may be sent again. Applying a fragment twice is
-applying it once. A body may batch several fragments: repeat resource once
+text/turtle or application/rdf+xml; an empty body, still with its
+Content-Type, means R was deleted). The receiver replaces R's statements
+and the blank nodes they reach with the fragment, in one transaction, and
+answers 200 only once the store committed; 4xx means the request is wrong
+and will stay wrong (no resource, R not a subject of the body, unknown
+format, body larger than --max-bytes; see SAFETY), 5xx that it may be sent
+again (503 with Retry-After: the receiver is busy). Applying a fragment
+twice is applying it once. A body may batch several fragments: repeat resource once
 per fragment; the body is split by subject closure.
 
 Order: a sender should send the instant of the change in the header
@@ -35,8 +36,40 @@ DIR/sdshare-receive.order (--state; default the --store directory, or
 without applying it, so a late duplicate never undoes a newer change.
 
 Requests without graph go to --graph (400 when it is not set). GET /ping
-answers pong. Ctrl-C or SIGTERM stops the receiver after the requests in
+answers pong, GET /status counts the pushes applied, deleted, stale and
+refused. Ctrl-C or SIGTERM stops the receiver after the requests in
 progress.
+
+SAFETY
+   Without --auth-token-file, anyone who can reach --addr can replace or
+   delete any resource's statements in the store. On a loopback address
+   that is the programs of this machine, and the web pages its browsers
+   open: those are stopped by what follows. On any other address it is the
+   whole network: give --auth-token-file there (the receiver warns at
+   start when it listens beyond loopback without it), and HTTPS in front.
+   - A request from a web page of another origin (Origin, "null" too, or
+     Sec-Fetch-Site other than same-origin) gets 403; a CORS preflight is
+     never allowed (405).
+   - Only RDF types are taken (415 otherwise), an empty deleting body
+     included: a page may send a form, text/plain or no Content-Type
+     anywhere without asking. text/plain, N-Triples' old type, is refused
+     too unless the receiver requires a token (then every push is
+     authenticated, which a page cannot forge) or --allow-text-plain is
+     given for old senders.
+   - SDShare-Updated more than --max-clock-skew after this machine's clock
+     is refused (400) and not recorded: recorded, a forged instant in 2262
+     would make every later genuine push of the resource stale. So is
+     SDShare-Sequence above 2^63-1, or more than --max-sequence-gap past
+     the highest its graph admitted (the first of a graph is taken as it
+     comes: run with a token so that nobody else pushes first). A sender
+     whose clock runs ahead is refused until this clock catches up; sdshare
+     serve --push retries it at its longest interval.
+   - Each push reserves its Content-Length (--max-bytes when chunked) times
+     40 (the memory a push takes per byte of body, measured) in
+     --max-memory before its body is read; a push that does not fit beside
+     those in progress gets 503 with Retry-After: 2 (sdshare serve --push
+     waits that long). A push alone is always taken.
+   The refusals are logged (stderr) and counted at GET /status.
 
 Exit status: 0 stopped by a signal; 2 usage, store or listen error.`
 
@@ -51,6 +84,10 @@ func sdshareReceiveCommand() *cli.Command {
 			&cli.StringFlag{Name: "graph", Usage: "the graph `IRI` of requests without a graph parameter"},
 			&cli.StringFlag{Name: "state", Usage: "keep the per-resource order record in `DIR` (default: the --store directory, or ./sdshare-state with --sparql-update)"},
 			&cli.Int64Flag{Name: "max-bytes", Value: push.DefaultMaxBytes, Usage: "refuse bodies longer than `N` bytes (413)"},
+			&cli.Int64Flag{Name: "max-memory", Value: push.DefaultMemoryBudget, Usage: "bound the memory of the pushes in progress to about `N` bytes: beyond it 503 with Retry-After (see SAFETY)"},
+			&cli.DurationFlag{Name: "max-clock-skew", Value: push.DefaultMaxClockSkew, Usage: "refuse SDShare-Updated more than `D` after this machine's clock (400; see SAFETY)"},
+			&cli.Uint64Flag{Name: "max-sequence-gap", Value: push.DefaultMaxSequenceGap, Usage: "refuse SDShare-Sequence more than `N` past the highest of its graph (400; see SAFETY)"},
+			&cli.BoolFlag{Name: "allow-text-plain", Usage: "take text/plain as N-Triples without --auth-token-file (old senders; see SAFETY)"},
 			serverAuthFlags(false)[0],
 		),
 		Action: runSDShareReceive,
@@ -66,6 +103,9 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 	}
 	if cmd.Int64("max-bytes") <= 0 {
 		return cli.Exit("--max-bytes must be positive", exitUsage)
+	}
+	if cmd.Int64("max-memory") <= 0 || cmd.Duration("max-clock-skew") <= 0 || cmd.Uint64("max-sequence-gap") == 0 {
+		return cli.Exit("--max-memory, --max-clock-skew and --max-sequence-gap must be positive", exitUsage)
 	}
 	au, err := serverAuth(cmd, "sdshare receive")
 	if err != nil {
@@ -91,6 +131,12 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 		DefaultGraph: cmd.String("graph"),
 		MaxBytes:     cmd.Int64("max-bytes"),
 		Order:        order,
+		// With a token every push that gets here is authenticated:
+		// a page's simple request cannot carry one.
+		AllowTextPlain: cmd.Bool("allow-text-plain") || au != nil,
+		MaxClockSkew:   cmd.Duration("max-clock-skew"),
+		MaxSequenceGap: cmd.Uint64("max-sequence-gap"),
+		MemoryBudget:   cmd.Int64("max-memory"),
 		Logf: func(format string, args ...any) {
 			fmt.Fprintf(stderr, "sdshare receive: "+format+"\n", args...)
 		},
@@ -99,6 +145,9 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 	readOnly := func(r *http.Request) bool { return r.Method == http.MethodGet || r.Method == http.MethodHead }
 	srv := &http.Server{Handler: au.Handler(rv, readOnly), ReadHeaderTimeout: 30 * time.Second}
 	fmt.Fprintf(stderr, "sdshare receive: listening on http://%s/\n", ln.Addr())
+	if au == nil && !onLoopback(ln.Addr()) {
+		fmt.Fprintf(stderr, "sdshare receive: WARNING: %s is not a loopback address and no --auth-token-file is given: anyone who can reach it can replace or delete any statement in the store (see SAFETY in --help)\n", ln.Addr())
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -113,4 +162,11 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 		return cli.Exit(err.Error(), exitUsage)
 	}
 	return nil
+}
+
+// onLoopback reports whether a listener's address is on loopback only
+// (0.0.0.0 and :: are every address).
+func onLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
 }

@@ -61,7 +61,7 @@ func TestSDShareReceiveCommand(t *testing.T) {
 		{"resource=" + url.QueryEscape("http://psi.test.no/1"), 200},
 		{"resource=" + url.QueryEscape("http://psi.test.no/2"), 400},
 	} {
-		resp, err := hc.Post(base+"/?"+tc.query, "text/plain", strings.NewReader(string(body)))
+		resp, err := hc.Post(base+"/?"+tc.query, "application/n-triples", strings.NewReader(string(body)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,6 +26,11 @@ every --rescan as fallback). A file that does not parse is reported and the
 last good graph stays served, so a syntax error never publishes deletions.
 A symbolic link inside a directory is not followed (nor published); it is
 logged, and /healthz says "degraded" with a count (never a path or error).
+A fragment's blank nodes are labelled canonically once per change (at load,
+never per request), at most --max-canonical-steps of work each; a fragment
+beyond that is served with its labels as loaded (stable while the file is,
+but a rewrite with other labels reports it updated), logged, and counted on
+/healthz ("degraded") and in the metrics.
 
 URLS (B is --base-url)
    B                                        overview feed: one entry per collection
@@ -101,6 +106,7 @@ func sdshareServeCommand() *cli.Command {
 			&cli.IntFlag{Name: "page-size", Usage: "entries per fragments feed page", Value: server.DefaultPageSize},
 			&cli.IntFlag{Name: "chunk-size", Usage: "resources per chunk; larger graphs also offer a chunked snapshot", Value: server.DefaultChunkSize},
 			&cli.StringFlag{Name: "author", Usage: "atom:author name of the feeds", Value: server.DefaultAuthor},
+			&cli.IntFlag{Name: "max-canonical-steps", Usage: "work allowed to label one fragment's blank nodes canonically (about 1 µs a step; -1: no bound); beyond it the fragment keeps its labels as loaded", Value: server.DefaultCanonicalSteps},
 			&cli.BoolFlag{Name: "resourcesync", Usage: "also publish the collections as a ResourceSync Source (each fragment a resource)"},
 			&cli.StringFlag{Name: "hub", Usage: "with --resourcesync: publish ResourceSync change notifications to the WebSub hub at `URL` (user:password@ in it: HTTP basic to the hub, never advertised)"},
 			&cli.StringFlag{Name: "hub-token", Usage: "bearer token sent to the --hub with each publish"},
@@ -166,6 +172,7 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 		PageSize: int(cmd.Int("page-size")), ChunkSize: int(cmd.Int("chunk-size")),
 		Rescan: rescan, Debounce: cmd.Duration("debounce"), Push: pushURLs, PushClient: pushClient,
 		Author: cmd.String("author"), ResourceSync: cmd.Bool("resourcesync"),
+		CanonicalSteps: int64(cmd.Int("max-canonical-steps")),
 		// The push failures quote the receivers' URLs: redacted (a token in
 		// a --push URL's query).
 		Log: slog.New(slog.NewTextHandler(redactWriter{pushCreds, cmd.Root().ErrWriter}, &slog.HandlerOptions{Level: level})),

@@ -60,6 +60,12 @@ The store is the embedded durable quad store in --store DIR (default
 --sparql-query for reads and --sparql-graph-store for the Graph Store
 Protocol where the server has one).
 
+A snapshot longer than --max-snapshot-bytes (default 4 GiB, counted after
+a gzip Content-Encoding is decoded; a gzip body may expand at most
+200-fold past its first 16 MiB) fails and leaves the graph as it was. The
+RDF readers refuse a document that makes them keep more than 64 MiB of
+prefixes, namespaces, base IRIs or open statements.
+
 --follow keeps running and polls every --poll-interval. Progress goes to stderr,
 one line per collection step; --json prints one JSON event per line and a
 final summary object on stdout.
@@ -84,6 +90,7 @@ func sdshareSyncCommand() *cli.Command {
 			&cli.FloatFlag{Name: "min-rate", Value: 1024, Usage: "give up on a download (retried) whose body averages less than `BYTES` per second over --min-rate-window (0: no limit)"},
 			&cli.DurationFlag{Name: "min-rate-window", Value: 30 * time.Second, Usage: "the window `D` over which --min-rate is averaged"},
 			&cli.DurationFlag{Name: "max-wait", Value: client.DefaultMaxWait, Usage: "deadline `D` from the first 202 for a document the server is still preparing (retries included); then it fails"},
+			&cli.Int64Flag{Name: "max-snapshot-bytes", Value: client.DefaultMaxSnapshotBytes, Usage: "refuse a snapshot (its chunks together) longer than `N` bytes as read, after gzip is decoded; the graph is left as it was"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON event per line and a final summary object on stdout"},
 			&cli.StringSliceFlag{Name: "allow-host", Usage: "let feeds, snapshots, fragments and redirects lead to `HOST[:PORT]` too (repeatable; by default only the overview feed's scheme, host and port)"},
 		),
@@ -110,6 +117,9 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 	overview := cmd.Args().First()
 	if cmd.Duration("poll-interval") <= 0 || cmd.Duration("max-wait") <= 0 {
 		return cli.Exit("--poll-interval and --max-wait must be positive", exitUsage)
+	}
+	if cmd.Int64("max-snapshot-bytes") <= 0 {
+		return cli.Exit("--max-snapshot-bytes must be positive", exitUsage)
 	}
 	if cmd.Float("min-rate") < 0 || cmd.Duration("min-rate-window") <= 0 {
 		return cli.Exit("--min-rate must be at least 0 and --min-rate-window positive", exitUsage)
@@ -183,6 +193,7 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 			}
 		},
 	}
+	cfg.MaxSnapshotBytes = cmd.Int64("max-snapshot-bytes") // decoded bytes: a gzip body's expansion counts
 	if len(only) > 0 {
 		cfg.Only = func(c client.Collection) bool { return only[c.Title] || only[c.CollectionFeed] }
 	}

@@ -80,7 +80,7 @@ CREDENTIALS (--auth-token-file)
    With it, every push (POST) needs "Authorization: Bearer TOKEN"; without
    it the push gets 401 and nothing is applied (a sender such as sdshare
    serve --push keeps the change and tries again at its longest interval).
-   GET and HEAD (this description, /ping) stay open.` + fmt.Sprintf(authHelp, "")
+   GET and HEAD (this description, /ping, /status) stay open.` + fmt.Sprintf(authHelp, "")
 
 // serverAuthFlags are the flags of a server that can require credentials;
 // basic adds HTTP basic.

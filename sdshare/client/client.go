@@ -69,6 +69,10 @@ type Config struct {
 	// taken as the clock of a broken or hostile server (default
 	// DefaultMaxSkew).
 	MaxSkew time.Duration
+	// MaxSnapshotBytes bounds a snapshot, its chunks together, after
+	// decoding (default DefaultMaxSnapshotBytes); beyond it the snapshot
+	// fails with ErrTooLarge and the graph is left as it was.
+	MaxSnapshotBytes int64
 	// MaxFragmentBytes bounds a fragment document (default
 	// DefaultMaxFragmentBytes).
 	MaxFragmentBytes int64
@@ -240,6 +244,9 @@ func newSyncer(cfg Config) (*syncer, error) {
 	}
 	if cfg.MaxFragmentBytes <= 0 {
 		cfg.MaxFragmentBytes = DefaultMaxFragmentBytes
+	}
+	if cfg.MaxSnapshotBytes <= 0 {
+		cfg.MaxSnapshotBytes = DefaultMaxSnapshotBytes
 	}
 	if cfg.MaxPages <= 0 {
 		cfg.MaxPages = DefaultMaxPages
@@ -526,6 +533,7 @@ func (s *syncer) chunks(ctx context.Context, feedURL string) func(yield func(par
 // get the chunk's number as a prefix: _:b1 of two chunks stay two nodes.
 func (s *syncer) snapshotTriples(ctx context.Context, parts func(func(part, error) bool), n *int64) iter.Seq2[rdf.Triple, error] {
 	return func(yield func(rdf.Triple, error) bool) {
+		var read int64 // bytes of all parts, against MaxSnapshotBytes
 		for p, err := range parts {
 			if err != nil {
 				yield(rdf.Triple{}, err)
@@ -546,14 +554,17 @@ func (s *syncer) snapshotTriples(ctx context.Context, parts func(func(part, erro
 				return
 			}
 			br := &bodyReader{r: resp.Body}
+			cr := &capReader{r: br, n: &read, max: s.cfg.MaxSnapshotBytes, url: p.link.Href}
 			prefix := ""
 			if p.index > 0 {
 				prefix = fmt.Sprintf("c%d.", p.index)
 			}
 			ok := true
-			for t, err := range rdf.Parse(br, f, resp.Request.URL.String()) {
+			for t, err := range rdf.Parse(cr, f, resp.Request.URL.String()) {
 				if err != nil {
-					if br.err != nil {
+					if cr.err != nil {
+						err = cr.err
+					} else if br.err != nil {
 						err = fmt.Errorf("%w: %s: %w", errTransient, p.link.Href, br.err)
 					} else {
 						err = fmt.Errorf("%s: %w", p.link.Href, err)
@@ -575,6 +586,10 @@ func (s *syncer) snapshotTriples(ctx context.Context, parts func(func(part, erro
 			if !ok {
 				return
 			}
+			if cr.err != nil {
+				yield(rdf.Triple{}, cr.err)
+				return
+			}
 			if br.err != nil {
 				yield(rdf.Triple{}, fmt.Errorf("%w: %s: %w", errTransient, p.link.Href, br.err))
 				return
@@ -592,7 +607,7 @@ type bodyReader struct {
 
 func (b *bodyReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
-	if err != nil && !errors.Is(err, io.EOF) {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, ErrTooLarge) { // a gzip bomb is not a transfer to retry
 		b.err = err
 	}
 	return n, err

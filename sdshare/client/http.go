@@ -175,6 +175,7 @@ func (f *fetcher) do(ctx context.Context, url, accept string) (*http.Response, e
 	if f.ua != "" {
 		req.Header.Set("User-Agent", f.ua)
 	}
+	acceptGzip(req) // decoded by gunzip, bounded
 	resp, err := f.hc.Do(req)
 	if err != nil {
 		w.Stop()
@@ -186,6 +187,7 @@ func (f *fetcher) do(ctx context.Context, url, accept string) (*http.Response, e
 	if w != nil {
 		resp.Body = &watchedBody{r: w.Body(resp.Body), c: resp.Body, w: w, ctx: ctx}
 	}
+	gunzip(resp, url)
 	return resp, nil
 }
 
@@ -239,6 +241,9 @@ func (f *fetcher) get(ctx context.Context, url, accept string, max int64) ([]byt
 			return body, resp.Header.Get("Content-Type"), resp.Request.URL.String(), nil
 		}
 		err = fmt.Errorf("GET %s: reading body: %w", url, err)
+		if errors.Is(err, ErrTooLarge) {
+			return nil, "", "", err // a gzip bomb: the same again
+		}
 		attempt++
 		if ctx.Err() != nil {
 			return nil, "", "", ctx.Err()

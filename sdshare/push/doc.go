@@ -5,7 +5,7 @@
 // # The request
 //
 //	POST BASE?resource=R[&resource=R2...][&graph=G]
-//	Content-Type: application/n-triples (or text/plain, text/turtle, application/rdf+xml)
+//	Content-Type: application/n-triples (or text/turtle, application/rdf+xml)
 //	SDShare-Updated: 2026-11-24T00:30:00.123456789Z   (optional, see below)
 //
 //	<the fragment of R: its statements and their blank-node closure>
@@ -34,6 +34,23 @@
 // instead (compared the same way, only with other sequence numbers).
 // Requests with neither header are applied as they come (last writer
 // wins), as the note's receivers do.
+//
+// # Hostile peers
+//
+// A receiver without credentials is reachable by every web page a local
+// browser opens, which may POST a form, text/plain or an empty body
+// anywhere without a CORS preflight. The Receiver therefore refuses a
+// request whose Origin or Sec-Fetch-Site names another origin (403), a
+// Content-Type that is not an RDF type, an empty body's included (415),
+// and text/plain, N-Triples' old type, unless AllowTextPlain; a
+// preflight is never allowed. A version too far ahead is refused (400)
+// and never recorded: an instant beyond MaxClockSkew after the
+// receiver's clock, a sequence number above MaxSequence or more than
+// MaxSequenceGap past the highest its graph admitted (recorded, a forged
+// one would make every later genuine push of the resource stale). Each
+// request reserves its body's size times ParseFactor in MemoryBudget
+// before reading it, or gets 503 with Retry-After. GET status counts the
+// refusals.
 package push
 
 // Request headers that place a pushed fragment in its resource's history.

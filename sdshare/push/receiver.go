@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -26,10 +27,51 @@ import (
 // DefaultMaxBytes bounds a pushed body (one fragment or a batch).
 const DefaultMaxBytes = 32 << 20
 
+// DefaultMaxClockSkew bounds how far in the receiver's future an
+// HeaderUpdated instant may lie (Receiver.MaxClockSkew).
+const DefaultMaxClockSkew = 5 * time.Minute
+
+// DefaultMaxSequenceGap bounds how far a HeaderSequence may lie beyond the
+// highest one admitted in its graph (Receiver.MaxSequenceGap).
+const DefaultMaxSequenceGap = 1_000_000
+
+// MaxSequence is the largest HeaderSequence accepted at all: no sender
+// counts that far, and a forged number near 2^64 would outrank every
+// genuine one for good.
+const MaxSequence = 1<<63 - 1
+
+// DefaultMemoryBudget bounds the memory of the requests in progress
+// (Receiver.MemoryBudget).
+const DefaultMemoryBudget = 1 << 30
+
+// ParseFactor is the receiver's memory per byte of body, measured: the
+// peak RSS of sdshare receive with its bbolt store grew by 46 MB for one
+// 1 MB push and by 314 MB for one 8 MB push of short statements (the
+// worst case: most triples per byte; the body, its triples, their split
+// into fragments, the store's transaction and the garbage collector's
+// headroom). A request reserves its Content-Length (MaxBytes when the
+// body is chunked) times this in the MemoryBudget.
+const ParseFactor = 40
+
+// RetryAfter is what a request that found the MemoryBudget spent is told
+// to wait (503 with Retry-After, in seconds).
+const RetryAfter = 2 * time.Second
+
 // Errors of the receiver; match with errors.Is.
 var (
 	ErrBadRequest  = errors.New("sdshare push: bad request")
 	ErrOrderLocked = errors.New("sdshare push: order file is in use by another process")
+	// ErrCrossOrigin: a web page's request (Origin or Sec-Fetch-Site
+	// says another origin), refused with 403.
+	ErrCrossOrigin = errors.New("sdshare push: refused a request from a web page of another origin")
+	// ErrMediaType: the Content-Type is not an RDF type the receiver
+	// takes (415).
+	ErrMediaType = errors.New("sdshare push: unsupported media type")
+	// ErrFutureVersion: HeaderUpdated too far in the future, or
+	// HeaderSequence too far ahead (400); never recorded.
+	ErrFutureVersion = errors.New("sdshare push: version too far ahead")
+	// ErrBusy: the MemoryBudget is spent (503 with Retry-After).
+	ErrBusy = errors.New("sdshare push: receiver busy")
 )
 
 // Receiver is an http.Handler that applies pushed fragments to a Store
@@ -49,9 +91,60 @@ type Receiver struct {
 	// Logf, if set, receives one line per failed request.
 	Logf func(format string, args ...any)
 
+	// AllowTextPlain accepts text/plain as N-Triples (its 2004-era type,
+	// which old senders use). Off, such a push gets 415: text/plain is
+	// also a type any web page may POST anywhere without asking (a CORS
+	// "simple" request). Turn it on for old senders, or when every
+	// request that reaches the receiver is authenticated (a page cannot
+	// add credentials to a simple request).
+	AllowTextPlain bool
+	// MaxClockSkew bounds how far after the receiver's clock an
+	// HeaderUpdated instant may lie (DefaultMaxClockSkew if ≤ 0); a later
+	// one gets 400 and is not recorded: recorded, a forged instant in
+	// 2262 would make every genuine push of the resource stale.
+	MaxClockSkew time.Duration
+	// MaxSequenceGap bounds how far a HeaderSequence may lie beyond the
+	// highest one admitted in the same graph (DefaultMaxSequenceGap if 0);
+	// beyond it, or above MaxSequence, the push gets 400 and is not
+	// recorded. The first sequence number of a graph is taken as it
+	// comes (up to MaxSequence), so that a sender whose stream is long
+	// under way starts at once.
+	MaxSequenceGap uint64
+	// MemoryBudget bounds the memory of the requests in progress
+	// (DefaultMemoryBudget if ≤ 0): each reserves its Content-Length
+	// (MaxBytes when chunked) times ParseFactor, at most the whole budget,
+	// before reading its body, and gets 503 with Retry-After when the
+	// budget cannot hold it. One request alone is always admitted.
+	MemoryBudget int64
+
 	locks [64]sync.Mutex
 	seed  maphash.Seed
 	once  sync.Once
+	cop   *http.CrossOriginProtection
+
+	memMu   sync.Mutex
+	memUsed int64
+
+	applied, deleted, stale                                atomic.Int64
+	refusedOrigin, refusedType, refusedFuture, refusedBusy atomic.Int64
+}
+
+// ReceiverStats are a Receiver's counters since it started.
+type ReceiverStats struct {
+	Applied, Deleted, Stale int64
+	// Refusals: cross-origin requests (403), media types (415), versions
+	// too far ahead (HeaderUpdated beyond the clock skew or
+	// HeaderSequence beyond the gap: 400), memory budget spent (503).
+	RefusedCrossOrigin, RefusedMediaType, RefusedFutureVersion, RefusedBusy int64
+}
+
+// Stats returns the receiver's counters.
+func (rv *Receiver) Stats() ReceiverStats {
+	return ReceiverStats{
+		Applied: rv.applied.Load(), Deleted: rv.deleted.Load(), Stale: rv.stale.Load(),
+		RefusedCrossOrigin: rv.refusedOrigin.Load(), RefusedMediaType: rv.refusedType.Load(),
+		RefusedFutureVersion: rv.refusedFuture.Load(), RefusedBusy: rv.refusedBusy.Load(),
+	}
 }
 
 // Result is what one POST did; the handler writes it as the body.
@@ -59,49 +152,134 @@ type Result struct {
 	Applied, Deleted, Stale int
 }
 
+func (rv *Receiver) init() {
+	rv.once.Do(func() {
+		rv.seed = maphash.MakeSeed()
+		rv.cop = http.NewCrossOriginProtection()
+	})
+}
+
 func (rv *Receiver) lockFor(graph, resource string) *sync.Mutex {
-	rv.once.Do(func() { rv.seed = maphash.MakeSeed() })
+	rv.init()
 	h := maphash.String(rv.seed, graph+"\x00"+resource)
 	return &rv.locks[h%uint64(len(rv.locks))]
 }
 
 func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rv.init()
 	switch r.Method {
 	case http.MethodPost:
 	case http.MethodGet, http.MethodHead:
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if strings.HasSuffix(r.URL.Path, "/ping") {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/ping"):
 			io.WriteString(w, "pong\n")
-			return
+		case strings.HasSuffix(r.URL.Path, "/status"):
+			st := rv.Stats()
+			fmt.Fprintf(w, "applied %d\ndeleted %d\nstale %d\nrefused cross-origin %d\nrefused media type %d\nrefused future version %d\nrefused busy %d\n",
+				st.Applied, st.Deleted, st.Stale, st.RefusedCrossOrigin, st.RefusedMediaType, st.RefusedFutureVersion, st.RefusedBusy)
+		default:
+			io.WriteString(w, receiverDoc)
 		}
-		io.WriteString(w, receiverDoc)
 		return
 	default:
+		// OPTIONS too: a CORS preflight is never answered with an
+		// Access-Control-Allow-*, so a page's non-simple request is
+		// never sent.
 		w.Header().Set("Allow", "GET, HEAD, POST")
 		http.Error(w, "SDShare Push receiver: POST fragments here", http.StatusMethodNotAllowed)
 		return
 	}
-	res, code, err := rv.receive(r)
+	res, code, err := rv.receive(w, r)
 	if err != nil {
-		if rv.Logf != nil {
-			rv.Logf("push %s: %d %v", r.URL.RawQuery, code, err)
+		var n *atomic.Int64
+		switch {
+		case errors.Is(err, ErrCrossOrigin):
+			n = &rv.refusedOrigin
+		case errors.Is(err, ErrMediaType):
+			n = &rv.refusedType
+		case errors.Is(err, ErrFutureVersion):
+			n = &rv.refusedFuture
+		case errors.Is(err, ErrBusy):
+			n = &rv.refusedBusy
 		}
-		http.Error(w, err.Error(), code)
+		msg := err.Error()
+		if n != nil {
+			msg += fmt.Sprintf(" (refusals of this kind since the receiver started: %d)", n.Add(1))
+		}
+		if rv.Logf != nil {
+			rv.Logf("push %s: %d %s", r.URL.RawQuery, code, msg)
+		}
+		http.Error(w, msg, code)
 		return
 	}
+	rv.applied.Add(int64(res.Applied))
+	rv.deleted.Add(int64(res.Deleted))
+	rv.stale.Add(int64(res.Stale))
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	fmt.Fprintf(w, "applied %d, deleted %d, stale %d\n", res.Applied, res.Deleted, res.Stale)
 }
 
 const receiverDoc = `SDShare Push receiver.
 POST ?resource=IRI[&resource=IRI...][&graph=IRI] with the fragment as the body
-(Content-Type application/n-triples, text/plain, text/turtle or
-application/rdf+xml; empty body = the resource was deleted). Optional header
-SDShare-Updated: RFC 3339 instant of the change; older fragments than one
-already applied are acknowledged and ignored. GET ping answers pong.
+(Content-Type application/n-triples, text/turtle or application/rdf+xml, also
+on an empty body, which means the resource was deleted; text/plain only where
+the receiver allows it). Optional header SDShare-Updated: RFC 3339 instant of
+the change; older fragments than one already applied are acknowledged and
+ignored, instants beyond the receiver's clock skew refused. Requests from web
+pages of other origins are refused. GET ping answers pong, GET status counts.
 `
 
-func (rv *Receiver) receive(r *http.Request) (Result, int, error) {
+// checkMediaType refuses a push whose Content-Type is not an RDF type
+// the receiver takes, an empty one (a deletion) included: a web page may
+// POST text/plain, a form or no body at all anywhere without asking.
+func (rv *Receiver) checkMediaType(ct string) (rdf.Format, error) {
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	f, ok := rdf.FormatFor(mt)
+	switch {
+	case mt == "":
+		return 0, fmt.Errorf("%w: no Content-Type: every push names its RDF type, an empty one (a deletion) too (application/n-triples)", ErrMediaType)
+	case mt == "text/plain" && !rv.AllowTextPlain:
+		return 0, fmt.Errorf("%w: Content-Type text/plain refused: it is N-Triples' old type, but also one any web page may send anywhere (a CORS simple request); send application/n-triples (an old sender: start the receiver with --allow-text-plain, or require a token)", ErrMediaType)
+	case !ok:
+		return 0, fmt.Errorf("%w: Content-Type %q is not an RDF format the receiver reads (application/n-triples, text/turtle, application/rdf+xml)", ErrMediaType, ct)
+	}
+	return f, nil
+}
+
+// reserve takes n bytes of the MemoryBudget (at most all of it); false
+// when they are not free and other requests hold some.
+func (rv *Receiver) reserve(n int64) (int64, bool) {
+	budget := rv.MemoryBudget
+	if budget <= 0 {
+		budget = DefaultMemoryBudget
+	}
+	n = min(n, budget)
+	rv.memMu.Lock()
+	defer rv.memMu.Unlock()
+	if rv.memUsed > 0 && rv.memUsed+n > budget {
+		return 0, false
+	}
+	rv.memUsed += n
+	return n, true
+}
+
+func (rv *Receiver) release(n int64) {
+	rv.memMu.Lock()
+	rv.memUsed -= n
+	rv.memMu.Unlock()
+}
+
+func (rv *Receiver) receive(w http.ResponseWriter, r *http.Request) (Result, int, error) {
+	if err := rv.cop.Check(r); err != nil {
+		return Result{}, http.StatusForbidden, fmt.Errorf("%w (Origin %q, Sec-Fetch-Site %q): a sender is not a browser; a page a local browser opens must not change the store",
+			ErrCrossOrigin, r.Header.Get("Origin"), r.Header.Get("Sec-Fetch-Site"))
+	}
+	f, err := rv.checkMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return Result{}, http.StatusUnsupportedMediaType, err
+	}
 	q := r.URL.Query()
 	resources := q["resource"]
 	if len(resources) == 0 {
@@ -126,23 +304,36 @@ func (rv *Receiver) receive(r *http.Request) (Result, int, error) {
 	if err != nil {
 		return Result{}, http.StatusBadRequest, err
 	}
+	if err := rv.checkVersion(graph, ver, time.Now()); err != nil {
+		return Result{}, http.StatusBadRequest, err
+	}
 	max := rv.MaxBytes
 	if max <= 0 {
 		max = DefaultMaxBytes
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
-	if err != nil {
+	if r.ContentLength > max {
+		return Result{}, http.StatusRequestEntityTooLarge, fmt.Errorf("%w: body longer than %d bytes", ErrBadRequest, max)
+	}
+	size := max
+	if r.ContentLength >= 0 {
+		size = r.ContentLength
+	}
+	held, ok := rv.reserve(size*ParseFactor + 64<<10)
+	if !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
+		return Result{}, http.StatusServiceUnavailable, fmt.Errorf("%w: the pushes in progress fill its memory budget; try again later", ErrBusy)
+	}
+	defer rv.release(held)
+	buf := bytes.NewBuffer(make([]byte, 0, min(size, max)+1))
+	if _, err := buf.ReadFrom(io.LimitReader(r.Body, max+1)); err != nil {
 		return Result{}, http.StatusBadRequest, fmt.Errorf("%w: reading body: %w", ErrBadRequest, err)
 	}
+	body := buf.Bytes()
 	if int64(len(body)) > max {
 		return Result{}, http.StatusRequestEntityTooLarge, fmt.Errorf("%w: body longer than %d bytes", ErrBadRequest, max)
 	}
 	parts := map[string][]rdf.Triple{}
 	if len(bytes.TrimSpace(body)) > 0 {
-		f, ok := rdf.FormatFor(r.Header.Get("Content-Type"))
-		if !ok {
-			return Result{}, http.StatusUnsupportedMediaType, fmt.Errorf("%w: Content-Type %q is not an RDF format the receiver reads", ErrBadRequest, r.Header.Get("Content-Type"))
-		}
 		var ts []rdf.Triple
 		for t, err := range rdf.Parse(bytes.NewReader(body), f, "") {
 			if err != nil {
@@ -229,6 +420,45 @@ type Version struct {
 // IsZero reports whether v says nothing.
 func (v Version) IsZero() bool { return v.Updated.IsZero() && v.Seq == 0 }
 
+// checkVersion refuses a version too far ahead: an instant beyond now
+// plus MaxClockSkew, a sequence number above MaxSequence or beyond
+// MaxSequenceGap past the highest one the graph admitted.
+func (rv *Receiver) checkVersion(graph string, ver Version, now time.Time) error {
+	if !ver.Updated.IsZero() {
+		skew := rv.MaxClockSkew
+		if skew <= 0 {
+			skew = DefaultMaxClockSkew
+		}
+		if bound := now.Add(skew); ver.Updated.After(bound) {
+			return fmt.Errorf("%w: %s %s is more than %s after the receiver's clock (%s); not recorded: check the sender's clock",
+				ErrFutureVersion, HeaderUpdated, ver.Updated.Format(time.RFC3339Nano), skew, now.UTC().Format(time.RFC3339))
+		}
+		return nil
+	}
+	if ver.Seq == 0 {
+		return nil
+	}
+	if ver.Seq > MaxSequence {
+		return fmt.Errorf("%w: %s %d is above %d; not recorded", ErrFutureVersion, HeaderSequence, ver.Seq, uint64(MaxSequence))
+	}
+	if rv.Order == nil {
+		return nil
+	}
+	gap := rv.MaxSequenceGap
+	if gap == 0 {
+		gap = DefaultMaxSequenceGap
+	}
+	high, ok, err := rv.Order.HighestSequence(graph)
+	if err != nil {
+		return err
+	}
+	if ok && ver.Seq > high && ver.Seq-high > gap {
+		return fmt.Errorf("%w: %s %d is more than %d past the highest this graph admitted (%d); not recorded",
+			ErrFutureVersion, HeaderSequence, ver.Seq, gap, high)
+	}
+	return nil
+}
+
 func versionOf(h http.Header) (Version, error) {
 	var v Version
 	if s := strings.TrimSpace(h.Get(HeaderUpdated)); s != "" {
@@ -253,7 +483,11 @@ func versionOf(h http.Header) (Version, error) {
 // directory.
 const OrderFile = "sdshare-receive.order"
 
-var bOrder = []byte("updated")
+var (
+	bOrder = []byte("updated")
+	// bHighSeq holds, per graph, the highest sequence number admitted.
+	bHighSeq = []byte("highseq")
+)
 
 // Order remembers, per graph and resource, the newest change instant the
 // receiver admitted, in a bbolt file (one fsynced transaction per
@@ -275,7 +509,10 @@ func OpenOrder(path string, noSync bool) (*Order, error) {
 	}
 	db.NoSync = noSync
 	if err := db.Update(func(tx *bbolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(bOrder)
+		if _, err := tx.CreateBucketIfNotExists(bOrder); err != nil {
+			return err
+		}
+		_, err := tx.CreateBucketIfNotExists(bHighSeq)
 		return err
 	}); err != nil {
 		db.Close()
@@ -302,9 +539,31 @@ func (o *Order) Admit(graph, resource string, ver Version) (bool, error) {
 			return nil
 		}
 		ok = true
+		if kind == 's' {
+			hb := tx.Bucket(bHighSeq)
+			if v := hb.Get([]byte(graph)); len(v) != 8 || binary.BigEndian.Uint64(v) < pos {
+				if err := hb.Put([]byte(graph), val); err != nil {
+					return err
+				}
+			}
+		}
 		return b.Put(key, val)
 	})
 	return ok, err
+}
+
+// HighestSequence returns the highest sequence number admitted in graph;
+// false when none was.
+func (o *Order) HighestSequence(graph string) (uint64, bool, error) {
+	var high uint64
+	var ok bool
+	err := o.db.View(func(tx *bbolt.Tx) error {
+		if v := tx.Bucket(bHighSeq).Get([]byte(graph)); len(v) == 8 {
+			high, ok = binary.BigEndian.Uint64(v), true
+		}
+		return nil
+	})
+	return high, ok, err
 }
 
 // Close closes the order file; idempotent.

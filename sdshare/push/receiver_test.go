@@ -77,7 +77,8 @@ func post(t *testing.T, hc *http.Client, base, query, ctype string, hdr map[stri
 }
 
 func TestReceiverBnodeClosure(t *testing.T) {
-	_, s, base := newReceiver(t)
+	rv, s, base := newReceiver(t)
+	rv.AllowTextPlain = true // an old sender's type
 	hc, _ := testnet.Client(t)
 	b, err := os.ReadFile("../../testdata/sdshare/push/bnode-closure.nt")
 	if err != nil {
@@ -91,7 +92,7 @@ func TestReceiverBnodeClosure(t *testing.T) {
 	}{
 		{"fixture as text/plain", "text/plain; charset=utf-8", string(b), fixture},
 		{"again (idempotent)", "application/n-triples", string(b), fixture},
-		{"empty body deletes", "", "", nil},
+		{"empty body deletes", "application/n-triples", "", nil},
 		{"fixture after the delete", "application/n-triples", string(b), fixture},
 	}
 	for _, st := range steps {
@@ -109,6 +110,7 @@ func TestReceiverRequests(t *testing.T) {
 	rv, s, base := newReceiver(t)
 	hc, _ := testnet.Client(t)
 	const a, b = "http://x/a", "http://x/b"
+	const nt = "application/n-triples"
 	one := func(r, v string) string { return fmt.Sprintf("<%s> <http://x/p> %q .\n", r, v) }
 	q := func(rs ...string) string {
 		v := url.Values{"resource": rs, "graph": {graphIRI}}
@@ -123,23 +125,23 @@ func TestReceiverRequests(t *testing.T) {
 		code  int
 		want  string // response body contains
 	}{
-		{"no resource", "graph=" + url.QueryEscape(graphIRI), "text/plain", nil, one(a, "1"), 400, "no resource"},
-		{"relative resource", q("a"), "text/plain", nil, one(a, "1"), 400, "absolute"},
-		{"no graph, no default", "resource=" + url.QueryEscape(a), "text/plain", nil, one(a, "1"), 400, "no graph"},
-		{"resource not a subject", q(b), "text/plain", nil, one(a, "1"), 400, "not a subject"},
+		{"no resource", "graph=" + url.QueryEscape(graphIRI), nt, nil, one(a, "1"), 400, "no resource"},
+		{"relative resource", q("a"), nt, nil, one(a, "1"), 400, "absolute"},
+		{"no graph, no default", "resource=" + url.QueryEscape(a), nt, nil, one(a, "1"), 400, "no graph"},
+		{"resource not a subject", q(b), nt, nil, one(a, "1"), 400, "not a subject"},
 		{"unknown type", q(a), "application/json", nil, one(a, "1"), 415, "Content-Type"},
 		{"no type", q(a), "", nil, one(a, "1"), 415, "Content-Type"},
-		{"syntax error", q(a), "text/plain", nil, "<http://x/a> <http://x/p> \"1 .\n", 400, "body"},
-		{"too large", q(a), "text/plain", nil, strings.Repeat(one(a, "1"), 3000), 413, "longer"},
-		{"bad updated", q(a), "text/plain", map[string]string{HeaderUpdated: "yesterday"}, one(a, "1"), 400, HeaderUpdated},
-		{"bad sequence", q(a), "text/plain", map[string]string{HeaderSequence: "-1"}, one(a, "1"), 400, HeaderSequence},
-		{"batch with a stray statement", q(a, b), "text/plain", nil, one(a, "1") + one(b, "2") + one("http://x/c", "3"), 400, "none of the resources"},
-		{"batch", q(a, b), "text/plain", nil, one(a, "1") + one(b, "2"), 200, "applied 2"},
-		{"newer a", q(a), "text/plain", map[string]string{HeaderUpdated: "2026-01-01T00:00:02Z"}, one(a, "new"), 200, "applied 1"},
-		{"older a is stale", q(a), "text/plain", map[string]string{HeaderUpdated: "2026-01-01T01:00:01+01:00"}, one(a, "old"), 200, "stale 1"},
-		{"same a again", q(a), "text/plain", map[string]string{HeaderUpdated: "2026-01-01T00:00:02Z"}, one(a, "new"), 200, "applied 1"},
-		{"b by sequence", q(b), "text/plain", map[string]string{HeaderSequence: "7"}, one(b, "seq7"), 200, "applied 1"},
-		{"b older sequence", q(b), "text/plain", map[string]string{HeaderSequence: "6"}, one(b, "seq6"), 200, "stale 1"},
+		{"syntax error", q(a), nt, nil, "<http://x/a> <http://x/p> \"1 .\n", 400, "body"},
+		{"too large", q(a), nt, nil, strings.Repeat(one(a, "1"), 3000), 413, "longer"},
+		{"bad updated", q(a), nt, map[string]string{HeaderUpdated: "yesterday"}, one(a, "1"), 400, HeaderUpdated},
+		{"bad sequence", q(a), nt, map[string]string{HeaderSequence: "-1"}, one(a, "1"), 400, HeaderSequence},
+		{"batch with a stray statement", q(a, b), nt, nil, one(a, "1") + one(b, "2") + one("http://x/c", "3"), 400, "none of the resources"},
+		{"batch", q(a, b), nt, nil, one(a, "1") + one(b, "2"), 200, "applied 2"},
+		{"newer a", q(a), nt, map[string]string{HeaderUpdated: "2026-01-01T00:00:02Z"}, one(a, "new"), 200, "applied 1"},
+		{"older a is stale", q(a), nt, map[string]string{HeaderUpdated: "2026-01-01T01:00:01+01:00"}, one(a, "old"), 200, "stale 1"},
+		{"same a again", q(a), nt, map[string]string{HeaderUpdated: "2026-01-01T00:00:02Z"}, one(a, "new"), 200, "applied 1"},
+		{"b by sequence", q(b), nt, map[string]string{HeaderSequence: "7"}, one(b, "seq7"), 200, "applied 1"},
+		{"b older sequence", q(b), nt, map[string]string{HeaderSequence: "6"}, one(b, "seq6"), 200, "stale 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, msg := post(t, hc, base, tc.query, tc.ctype, tc.hdr, tc.body)
@@ -457,11 +459,11 @@ func TestPushWithFaults(t *testing.T) {
 }
 
 func FuzzReceiver(f *testing.F) {
-	f.Add("resource=http%3A%2F%2Fx%2Fa", "text/plain", []byte("<http://x/a> <http://x/p> \"1\" .\n"))
-	f.Add("resource=http%3A%2F%2Fx%2Fa&resource=http%3A%2F%2Fx%2Fb", "text/plain", []byte("<http://x/a> <http://x/p> _:b .\n_:b <http://x/p> _:b .\n<http://x/b> <http://x/p> \"2\" .\n"))
+	f.Add("resource=http%3A%2F%2Fx%2Fa", "application/n-triples", []byte("<http://x/a> <http://x/p> \"1\" .\n"))
+	f.Add("resource=http%3A%2F%2Fx%2Fa&resource=http%3A%2F%2Fx%2Fb", "text/plain; charset=utf-8", []byte("<http://x/a> <http://x/p> _:b .\n_:b <http://x/p> _:b .\n<http://x/b> <http://x/p> \"2\" .\n"))
 	f.Add("resource=%zz", "text/turtle", []byte("@prefix"))
 	s := memstore.New()
-	rv := &Receiver{Store: s, DefaultGraph: "http://x/g", MaxBytes: 1 << 12}
+	rv := &Receiver{Store: s, DefaultGraph: "http://x/g", MaxBytes: 1 << 12, AllowTextPlain: true}
 	f.Fuzz(func(t *testing.T, query, ctype string, body []byte) {
 		req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
 		req.URL.RawQuery = query

@@ -1,10 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -58,4 +62,88 @@ func BenchmarkLoad(b *testing.B) {
 		b.ReportMetric(reload.Seconds()/parse.Seconds(), "reload/parse")
 		s.Close()
 	}
+}
+
+// BenchmarkFragmentBlank: GET of a fragment reaching 64k blank nodes in
+// cycles (16384 cycles of 4). "served" is the server's path (the form
+// labelled at load); "labelled-per-GET" is what each GET did before the
+// form was kept (issue 24 item 12).
+func BenchmarkFragmentBlank(b *testing.B) {
+	dir := b.TempDir()
+	os.WriteFile(filepath.Join(dir, "d.nt"), []byte(cycleDoc("c", 16384, 4, "1")), 0o644)
+	s, err := Open(context.Background(), Config{BaseURL: "http://127.0.0.1/", StateDir: b.TempDir(), NoSync: true,
+		Collections: []CollectionConfig{{Name: "c", Path: dir}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	c := s.Collection("c")
+	want, _ := c.fragment(cycleRes, rdf.NTriples)
+	b.Run("served", func(b *testing.B) {
+		for b.Loop() {
+			rec := httptest.NewRecorder()
+			s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/c/fragment?resource="+url.QueryEscape(cycleRes), nil))
+			if !bytes.Equal(rec.Body.Bytes(), want) {
+				b.Fatal("other bytes")
+			}
+		}
+	})
+	b.Run("labelled-per-GET", func(b *testing.B) {
+		for b.Loop() {
+			if _, nt := canonical(c.version().g.fragment(rdf.IRI(cycleRes))); !bytes.Equal(nt, want) {
+				b.Fatal("other bytes")
+			}
+		}
+	})
+}
+
+// BenchmarkFragmentMemory reports the heap of a loaded collection of
+// about 100k triples and the part of it the kept fragments take: 20k
+// resources each with two blank nodes (cheap to label: none kept), and
+// one resource reaching 25k blank cycles of 4 (kept).
+func BenchmarkFragmentMemory(b *testing.B) {
+	for _, tc := range []struct{ name, doc string }{
+		{"small-fragments", genData(20000)},
+		{"one-cyclic-fragment", cycleDoc("c", 25000, 4, "1")},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			dir := b.TempDir()
+			os.WriteFile(filepath.Join(dir, "d.nt"), []byte(tc.doc), 0o644)
+			for b.Loop() {
+				fragmentMemory(b, dir)
+			}
+		})
+	}
+}
+
+func fragmentMemory(b *testing.B, dir string) {
+	heap := func() float64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return float64(ms.HeapAlloc) / (1 << 20)
+	}
+	base := heap()
+	s, err := Open(context.Background(), Config{BaseURL: "http://127.0.0.1/", StateDir: b.TempDir(), NoSync: true,
+		Collections: []CollectionConfig{{Name: "c", Path: dir}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	c := s.Collection("c")
+	with := heap() - base
+	v := *c.cur
+	n, kept := len(v.frags), 0
+	for _, f := range v.frags {
+		kept += len(f.nt)
+	}
+	v.frags = nil
+	c.cur = &v
+	without := heap() - base
+	b.ReportMetric(float64(c.cur.g.Len()), "triples")
+	b.ReportMetric(with, "heap-MB")
+	b.ReportMetric(with-without, "kept-MB")
+	b.ReportMetric(float64(kept)/(1<<20), "kept-nt-MB")
+	b.ReportMetric(float64(n), "kept-fragments")
 }

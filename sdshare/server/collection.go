@@ -37,6 +37,11 @@ type version struct {
 	seq     uint64     // the journal's last seq when it was loaded
 	updated time.Time  // datetime of the newest change it includes, or the baseline
 	key     string     // names its snapshot files: seq and a hash of the whole graph
+	// frags holds the N-Triples of the fragments whose blank nodes are
+	// costly to label, by resource IRI (see blankFrag); overBudget counts
+	// those beyond the canonicalisation budget.
+	frags      map[string]*blankFrag
+	overBudget int
 }
 
 // buildErr is the failure of the snapshot builder for one version.
@@ -77,6 +82,11 @@ type Collection struct {
 	changed               chan struct{} // wakes the snapshot builder
 	buildErr              atomic.Pointer[buildErr]
 	listeners             []func()
+
+	// canonRuns counts the canonical labellings of fragments with blank
+	// nodes: at load, and per request for those cheap enough not to be
+	// kept (blankFrag); canonOver those that ran beyond the budget.
+	canonRuns, canonOver atomic.Uint64
 }
 
 // Name returns the collection's name (its URL segment).
@@ -97,8 +107,51 @@ func (c *Collection) URL() string { return c.srv.base + url.PathEscape(c.name) +
 // nodes are labelled canonically and its statements sorted, so that in
 // N-Triples the bytes' SHA-256 and length are the SHA256 and Size of the
 // resource's inventory record in Store.
+//
+// A fragment whose blank nodes are costly to label is served as computed
+// when the collection was loaded (see blankFrag): in canonical form, or,
+// when canonical labelling would exceed the budget
+// (Config.CanonicalSteps), with the blank node labels as loaded.
 func (c *Collection) Fragment(ctx context.Context, iri string, f rdf.Format) ([]byte, error) {
-	ts, nt := canonical(c.version().g.fragment(rdf.IRI(iri)))
+	b, err := c.fragment(iri, f)
+	if f == rdf.NTriples && err == nil {
+		b = slices.Clone(b) // the loaded form is shared
+	}
+	return b, err
+}
+
+// fragment is Fragment without a copy: the N-Triples of a kept fragment
+// (blankFrag) are the version's own bytes, which must not be modified.
+func (c *Collection) fragment(iri string, f rdf.Format) ([]byte, error) {
+	v := c.version()
+	if bf := v.frags[iri]; bf != nil {
+		if f == rdf.NTriples {
+			return bf.nt, nil
+		}
+		var b bytes.Buffer
+		ts := rdf.Parse(bytes.NewReader(bf.nt), rdf.NTriples, "")
+		var perr error
+		seq := func(yield func(rdf.Triple) bool) {
+			for t, err := range ts {
+				if err != nil {
+					perr = err
+					return
+				}
+				if !yield(t) {
+					return
+				}
+			}
+		}
+		if err := writeTriples(&b, f, seq); err != nil || perr != nil {
+			return nil, errors.Join(err, perr)
+		}
+		return b.Bytes(), nil
+	}
+	fts := v.g.fragment(rdf.IRI(iri))
+	if hasBlank(fts) {
+		c.canonRuns.Add(1)
+	}
+	ts, nt := canonical(fts)
 	if f == rdf.NTriples {
 		return nt, nil
 	}
@@ -356,9 +409,21 @@ func (c *Collection) Load(ctx context.Context, force bool) (rep LoadReport, err 
 	if now.Before(base) {
 		now = base
 	}
+	var prev map[string]*blankFrag
+	if c.cur != nil {
+		prev = c.cur.frags
+	}
+	frags := map[string]*blankFrag{}
+	over := 0
 	var b store.Batch
 	for _, r := range res {
-		_, nt := canonical(g.fragment(r))
+		nt, bf := c.fragmentForm(g, r, prev)
+		if bf != nil {
+			frags[r.Value] = bf
+			if bf.overBudget {
+				over++
+			}
+		}
 		rec := store.Resource{Path: r.Value, Size: int64(len(nt)), SHA256: sha256.Sum256(nt), MD5: md5.Sum(nt), Type: ntType, LastMod: now}
 		old, ok := inv[r.Value]
 		delete(inv, r.Value)
@@ -402,7 +467,7 @@ func (c *Collection) Load(ctx context.Context, force bool) (rep LoadReport, err 
 		c.mu.Unlock()
 		return rep, err
 	}
-	v := &version{g: g, res: res, seq: stats.LastSeq, updated: base}
+	v := &version{g: g, res: res, seq: stats.LastSeq, updated: base, frags: frags, overBudget: over}
 	if stats.LastSeq > 0 {
 		v.updated = stats.LastTime
 	}

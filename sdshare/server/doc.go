@@ -64,7 +64,17 @@
 // Fragments are served in canonical form (rdf.Canonical: structural blank
 // node labels, sorted statements), so the N-Triples bytes' SHA-256 and
 // length are exactly the inventory's SHA256 and Size, and a file rewritten
-// with other blank node labels is no change.
+// with other blank node labels is no change. Labelling blank nodes is
+// the costly part (seconds for 100k of them in cycles), so it is done at
+// load, once per change of a fragment (a reload reuses the form of a
+// fragment whose loaded triples are unchanged), and the N-Triples of the
+// fragments whose labelling takes more than a few milliseconds are kept
+// with the version; requests never label those. The work per fragment is bounded (Config.CanonicalSteps,
+// rdf.CanonicalBounded): a fragment beyond it is served with its labels
+// as loaded (sorted: stable for as long as the file is, and what the
+// inventory describes, but a rewrite with other labels is then a change),
+// logged, and counted on /healthz and in the metrics. Refusing it (5xx)
+// would take a resource the file still holds off every client for good.
 //
 // # ResourceSync
 //

@@ -346,7 +346,7 @@ func (c *Collection) fragmentData(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	b, err := c.Fragment(r.Context(), res, o.Format)
+	b, err := c.fragment(res, o.Format)
 	if err != nil {
 		c.srv.log.Error("fragment not written", "collection", c.name, "resource", res, "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
@@ -473,6 +473,9 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		}
 		if n := c.refused.Load(); n > 0 {
 			problems = append(problems, fmt.Sprintf("%d files not published (symbolic links or not regular files)", n))
+		}
+		if v.overBudget > 0 {
+			problems = append(problems, fmt.Sprintf("%d fragments beyond the canonical labelling budget, served with their blank node labels as loaded", v.overBudget))
 		}
 		state := "ok"
 		if len(problems) > 0 {

@@ -133,6 +133,99 @@ func canonical(ts []rdf.Triple) ([]rdf.Triple, []byte) {
 	return cts, []byte(b.String())
 }
 
+// blankFrag is the N-Triples served for a fragment whose blank nodes are
+// costly to label, computed once per change of the fragment rather than
+// per request: labelling blank nodes canonically takes seconds for 100k
+// of them in cycles, serialising a fragment milliseconds. Other fragments
+// are not kept (the graph holds their triples already): without blank
+// nodes, sorting them per request costs about what writing them does;
+// with a few (an address, a list), labelling them takes under keepSteps,
+// a few milliseconds at most. So the memory this costs is the N-Triples
+// of the few costly fragments only.
+type blankFrag struct {
+	// raw is the SHA-256 of the fragment as loaded (its lines sorted,
+	// blank node labels as read): a reload that leaves it unchanged
+	// reuses nt without canonicalising again.
+	raw [32]byte
+	// nt is the canonical N-Triples, or, beyond the budget, the sorted
+	// lines as loaded (overBudget): not canonical, but stable for as long
+	// as the file is, computed once, and what the inventory's hash and
+	// size describe.
+	nt         []byte
+	overBudget bool
+}
+
+// keepSteps is the labelling work (rdf.CanonicalBounded steps, about a
+// microsecond each) beyond which a fragment's form is kept rather than
+// labelled again per request.
+const keepSteps = 4096
+
+// hasBlank reports whether a triple of ts has a blank node.
+func hasBlank(ts []rdf.Triple) bool {
+	return slices.ContainsFunc(ts, func(t rdf.Triple) bool { return t.S.IsBlank() || t.O.IsBlank() })
+}
+
+// fragmentForm returns the N-Triples of r's fragment in g (the bytes
+// served and hashed in the inventory) and, when its blank nodes are
+// costly to label (or beyond the budget), the blankFrag that keeps them;
+// prev is the last version's, reused when the fragment as loaded is
+// unchanged.
+func (c *Collection) fragmentForm(g *graph, r rdf.Term, prev map[string]*blankFrag) ([]byte, *blankFrag) {
+	ts := g.fragment(r)
+	if !hasBlank(ts) {
+		_, nt := canonical(ts)
+		return nt, nil
+	}
+	// The loaded triples sorted, so that the raw hash and the canonical
+	// labelling's step count depend on the content only.
+	lines := make([]string, len(ts))
+	for i, t := range ts {
+		lines[i] = ntLine(t)
+	}
+	idx := make([]int, len(ts))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(lines[a], lines[b]) })
+	h := sha256.New()
+	sorted := make([]rdf.Triple, 0, len(ts))
+	for k, i := range idx {
+		if k > 0 && lines[i] == lines[idx[k-1]] {
+			continue
+		}
+		io.WriteString(h, lines[i])
+		sorted = append(sorted, ts[i])
+	}
+	raw := [32]byte(h.Sum(nil))
+	if p := prev[r.Value]; p != nil && p.raw == raw {
+		return p.nt, p
+	}
+	c.canonRuns.Add(1)
+	if hook := c.srv.beforeCanon; hook != nil {
+		hook(r.Value)
+	}
+	bf := &blankFrag{raw: raw}
+	cts, used, err := rdf.CanonicalBounded(sorted, c.srv.cfg.CanonicalSteps)
+	if err != nil {
+		// Beyond the budget: the labels as loaded, stable until the file
+		// changes, rather than no fragment at all.
+		c.canonOver.Add(1)
+		bf.overBudget = true
+		cts = sorted
+		c.srv.log.Warn("fragment's blank nodes beyond the canonical labelling budget: served with their labels as loaded, so a rewrite of the file with other labels reports it updated",
+			"collection", c.name, "resource", r.Value, "triples", len(sorted), "budget", c.srv.cfg.CanonicalSteps, "err", err)
+	}
+	var b strings.Builder
+	for _, t := range cts {
+		b.WriteString(ntLine(t))
+	}
+	bf.nt = []byte(b.String())
+	if !bf.overBudget && used <= keepSteps {
+		return bf.nt, nil // cheap: labelled again per request, same bytes
+	}
+	return bf.nt, bf
+}
+
 // hashTriples returns the SHA-256 of ts's canonical N-Triples.
 func hashTriples(ts []rdf.Triple) [32]byte { return rdf.Hash(ts) }
 

@@ -33,6 +33,15 @@ func newMetrics(s *Server) *metrics {
 			prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: ns, Name: "reload_errors_total", ConstLabels: l,
 				Help: "Loads that failed (the last good graph stays served)."},
 				func() float64 { return float64(c.reloadErrors.Load()) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: ns, Name: "canonicalisations_total", ConstLabels: l,
+				Help: "Canonical labellings of fragments with blank nodes: at load, once per change of a fragment; per request only for those that take a few milliseconds at most."},
+				func() float64 { return float64(c.canonRuns.Load()) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: ns, Name: "canonicalisations_over_budget_total", ConstLabels: l,
+				Help: "Canonical labellings stopped by the budget (the fragment is served with its labels as loaded)."},
+				func() float64 { return float64(c.canonOver.Load()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "fragments_over_budget", ConstLabels: l,
+				Help: "Fragments of the current graph beyond the canonical labelling budget."},
+				func() float64 { return float64(c.version().overBudget) }),
 		)
 	}
 	for _, w := range s.senders {

@@ -154,7 +154,7 @@ func (c *Collection) serveRSResource(w http.ResponseWriter, r *http.Request, esc
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	b, err := c.Fragment(r.Context(), iri, rdf.NTriples)
+	b, err := c.fragment(iri, rdf.NTriples)
 	if err != nil {
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -25,6 +26,11 @@ const (
 	DefaultRescan    = 2 * time.Second
 	DefaultDebounce  = 200 * time.Millisecond
 	DefaultAuthor    = "resourcesync sdshare server"
+	// DefaultCanonicalSteps bounds the work of labelling one fragment's
+	// blank nodes canonically (rdf.CanonicalBounded steps): about 10 s
+	// of one core, several times what 256k blank nodes in cycles take
+	// (some 11 to 30 steps a node).
+	DefaultCanonicalSteps = 8 << 20
 )
 
 // CollectionConfig names one collection and where its RDF lives.
@@ -71,6 +77,12 @@ type Config struct {
 	// ResourceBase when they are nil. Topics are
 	// B .resourcesync/NAME/notifications.
 	Notifier *notify.Notifier
+	// CanonicalSteps bounds the work of labelling the blank nodes of one
+	// fragment canonically, once per change of the fragment (0:
+	// DefaultCanonicalSteps; negative: no bound). A fragment beyond it
+	// is served with its labels as loaded, logged, and counted on
+	// /healthz and in the metrics.
+	CanonicalSteps int64
 	// NoSync skips fsync of the state: tests only.
 	NoSync bool
 }
@@ -101,6 +113,9 @@ type Server struct {
 	// beforeBuild, if set, runs before a snapshot is built (tests hold
 	// the builder there to observe 202).
 	beforeBuild func(key string)
+	// beforeCanon, if set, runs before a fragment with blank nodes is
+	// labelled canonically (tests hold the loader there).
+	beforeCanon func(iri string)
 	rsWake      chan struct{}
 }
 
@@ -119,6 +134,12 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.Debounce <= 0 {
 		cfg.Debounce = DefaultDebounce
+	}
+	switch {
+	case cfg.CanonicalSteps == 0:
+		cfg.CanonicalSteps = DefaultCanonicalSteps
+	case cfg.CanonicalSteps < 0:
+		cfg.CanonicalSteps = math.MaxInt64
 	}
 	if cfg.Author == "" {
 		cfg.Author = DefaultAuthor

@@ -87,3 +87,31 @@ func BenchmarkApplyFragment(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkApplyLargeFragment applies one resource's fragment of n
+// statements (a push or fragment of a resource with many values) into an
+// empty graph per iteration. Cost per triple should not grow with n: put
+// in arrival order, bbolt moved a node's tail on each put (O(n²): 80,000
+// statements took 9.4 s, 0.6–0.8 s sorted).
+func BenchmarkApplyLargeFragment(b *testing.B) {
+	for _, n := range []int{10000, 80000} {
+		r := rdf.IRI("http://example.org/r")
+		ts := make([]rdf.Triple, n)
+		for i := range ts {
+			ts[i] = rdf.Triple{S: r, P: genPreds[i%len(genPreds)], O: rdf.Literal(fmt.Sprint("value ", n-i))}
+		}
+		for _, st := range benchStores {
+			b.Run(fmt.Sprintf("%s/%d", st.name, n), func(b *testing.B) {
+				s := st.open(b)
+				defer s.Close()
+				ctx := context.Background()
+				for b.Loop() {
+					if err := s.ApplyFragment(ctx, "http://e/g", r, ts); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(n*b.N), "ns/triple")
+			})
+		}
+	}
+}

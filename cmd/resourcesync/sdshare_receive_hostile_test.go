@@ -1,0 +1,79 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/testnet"
+)
+
+// TestSDShareReceiveTextPlain: text/plain (N-Triples' old type, and one a
+// web page may POST anywhere) is refused with 415 by a receiver without
+// credentials, taken with --allow-text-plain, and taken from an
+// authenticated sender when the receiver requires a token (its
+// unauthenticated pushes get 401).
+func TestSDShareReceiveTextPlain(t *testing.T) {
+	hc, _ := testnet.Client(t)
+	body := "<http://ex.org/a> <http://ex.org/p> \"1\" .\n"
+	push := func(base, token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, base+"?resource=http%3A%2F%2Fex.org%2Fa", strings.NewReader(body))
+		req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	start := func(extra ...string) string {
+		addr := freeAddr(t)
+		out, _ := background(t, append([]string{"sdshare", "receive", "--addr", addr, "--store", t.TempDir(), "--graph", "http://ex.org/g"}, extra...)...)
+		waitFor(t, "sdshare receive", 20*time.Second, func() bool { return strings.Contains(out.String(), "listening on") })
+		if strings.Contains(out.String(), "WARNING") {
+			t.Errorf("a warning on loopback:\n%s", out)
+		}
+		return "http://" + addr + "/"
+	}
+	if code, msg := push(start(), ""); code != http.StatusUnsupportedMediaType || !strings.Contains(msg, "--allow-text-plain") {
+		t.Errorf("no credentials: %d %s", code, msg)
+	}
+	if code, msg := push(start("--allow-text-plain"), ""); code != 200 {
+		t.Errorf("--allow-text-plain: %d %s", code, msg)
+	}
+	t.Setenv(envAuthToken, "recv-token-1")
+	base := start()
+	if code, msg := push(base, ""); code != http.StatusUnauthorized {
+		t.Errorf("with a token configured, none sent: %d %s", code, msg)
+	}
+	if code, msg := push(base, "recv-token-1"); code != 200 {
+		t.Errorf("authenticated text/plain: %d %s", code, msg)
+	}
+}
+
+// TestSDShareReceiveWarnsBeyondLoopback: listening on every address
+// without credentials is warned about at start; with a token it is not.
+func TestSDShareReceiveWarnsBeyondLoopback(t *testing.T) {
+	_, port, _ := net.SplitHostPort(freeAddr(t))
+	out, stop := background(t, "sdshare", "receive", "--addr", "0.0.0.0:"+port, "--store", t.TempDir())
+	waitFor(t, "sdshare receive", 20*time.Second, func() bool { return strings.Contains(out.String(), "listening on") })
+	stop()
+	if s := out.String(); !strings.Contains(s, "WARNING") || !strings.Contains(s, "not a loopback address and no --auth-token-file") {
+		t.Errorf("no warning:\n%s", s)
+	}
+	t.Setenv(envAuthToken, "recv-token-2")
+	_, port, _ = net.SplitHostPort(freeAddr(t))
+	out, stop = background(t, "sdshare", "receive", "--addr", "0.0.0.0:"+port, "--store", t.TempDir())
+	waitFor(t, "sdshare receive", 20*time.Second, func() bool { return strings.Contains(out.String(), "listening on") })
+	stop()
+	if s := out.String(); strings.Contains(s, "WARNING") {
+		t.Errorf("a warning with a token:\n%s", s)
+	}
+}
