@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/resourcesync-go/resourcesync/internal/authn"
+	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"github.com/resourcesync-go/resourcesync/websub/hub"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/boltstore"
@@ -86,7 +87,7 @@ func hubCommand() *cli.Command {
 		Name:        "hub",
 		Usage:       "run a WebSub hub (ResourceSync Change Notification)",
 		UsageText:   "resourcesync hub [--addr HOST:PORT] [--state DIR | --store bolt:DIR | --store postgres://...] [--node NAME] [--url URL] [--allow-private-callbacks] [--publish-token TOKEN]",
-		Description: hubHelp + hubAuthHelp,
+		Description: hubHelp + hubAuthHelp + connsHelp(bodyAtRate("--max-payload")),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8090"},
 			&cli.StringFlag{Name: "state", Usage: "state directory (the embedded store)", Value: "hub-state"},
@@ -105,6 +106,7 @@ func hubCommand() *cli.Command {
 			&cli.StringFlag{Name: "signature-alg", Usage: "X-Hub-Signature algorithm: sha256, sha384, sha512 or sha1 (compatibility)", Value: "sha256"},
 			&cli.FloatFlag{Name: "publish-rate", Usage: "publish requests accepted per second (then 429)", Value: 100},
 			&cli.IntFlag{Name: "max-per-host", Usage: "concurrent deliveries per callback host", Value: 16},
+			maxConnsFlag(),
 			&cli.StringFlag{Name: "admin-token", Usage: "serve /admin/: admin pages for a browser after logging in with TOKEN, and the JSON API (dead letters, replay, stats, subscriptions) to \"Authorization: Bearer TOKEN\"", Sources: cli.EnvVars("RESOURCESYNC_HUB_ADMIN_TOKEN")},
 			&cli.DurationFlag{Name: "give-up-after", Usage: "how long a failing delivery is retried before it becomes a dead letter", Value: 48 * time.Hour},
 			&cli.BoolFlag{Name: "verbose", Usage: "log subscriptions and failures to stderr"},
@@ -183,7 +185,7 @@ func serveHub(ctx context.Context, cmd *cli.Command, ln net.Listener, h *hub.Hub
 	} else {
 		mux.Handle("/", au.Handler(h, nil))
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
+	srv := httpserver.New(mux, serverOptions(cmd, httpserver.Options{ReadTimeout: httpserver.ReadTimeoutFor(cmd.Int64("max-payload"))}))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	rctx, stop := context.WithCancel(ctx)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"github.com/resourcesync-go/resourcesync/sdshare/push"
 )
 
@@ -143,7 +144,7 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 	}
 	// Only the pushes change the store; GET and HEAD answer a fixed text.
 	readOnly := func(r *http.Request) bool { return r.Method == http.MethodGet || r.Method == http.MethodHead }
-	srv := &http.Server{Handler: au.Handler(rv, readOnly), ReadHeaderTimeout: 30 * time.Second}
+	srv := httpserver.New(au.Handler(rv, readOnly), serverOptions(cmd, httpserver.Options{ReadHeaderTimeout: 30 * time.Second, ReadTimeout: httpserver.ReadTimeoutFor(cmd.Int64("max-bytes"))}))
 	fmt.Fprintf(stderr, "sdshare receive: listening on http://%s/\n", ln.Addr())
 	if au == nil && !onLoopback(ln.Addr()) {
 		fmt.Fprintf(stderr, "sdshare receive: WARNING: %s is not a loopback address and no --auth-token-file is given: anyone who can reach it can replace or delete any statement in the store (see SAFETY in --help)\n", ln.Addr())

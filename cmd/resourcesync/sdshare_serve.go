@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/resourcesync-go/resourcesync/internal/httpclient"
+	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"github.com/resourcesync-go/resourcesync/sdshare/server"
 	"github.com/resourcesync-go/resourcesync/source/notify"
 )
@@ -94,9 +95,10 @@ func sdshareServeCommand() *cli.Command {
 		Name:        "serve",
 		Usage:       "publish RDF files as SDShare feeds (and push their changes)",
 		UsageText:   "resourcesync sdshare serve [--addr HOST:PORT] [--base-url URL] [--state DIR] [--push URL]... [--resourcesync] NAME=PATH...",
-		Description: sdshareServeHelp + sdshareServeAuthHelp,
+		Description: sdshareServeHelp + sdshareServeAuthHelp + connsHelp(bodyWithin(time.Minute)),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
+			maxConnsFlag(),
 			&cli.StringFlag{Name: "base-url", Usage: "public URL of the overview feed", DefaultText: "http://ADDR/"},
 			&cli.StringFlag{Name: "state", Usage: "state directory (change journal, snapshots, push positions)", Value: "sdshare-state"},
 			&cli.StringSliceFlag{Name: "push", Usage: "SDShare Push receiver URL (repeatable)"},
@@ -182,7 +184,7 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 	}
 	defer srv.Close()
 	healthz := basePath(srv.BaseURL()) + "healthz"
-	hs := &http.Server{Handler: au.Handler(srv.Handler(), func(r *http.Request) bool { return r.URL.Path == healthz }), ReadHeaderTimeout: 10 * time.Second}
+	hs := httpserver.New(au.Handler(srv.Handler(), func(r *http.Request) bool { return r.URL.Path == healthz }), serverOptions(cmd, httpserver.Options{ReadTimeout: time.Minute}))
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	for _, c := range srv.Collections() {
