@@ -79,7 +79,7 @@ func sdshareReceiveCommand() *cli.Command {
 		Name:        "receive",
 		Usage:       "apply SDShare Push fragments POSTed to this endpoint to an RDF store",
 		UsageText:   "resourcesync sdshare receive [--addr HOST:PORT] [--graph IRI] [--state DIR] --store DIR | --sparql-update URL [--sparql-query URL]",
-		Description: sdshareReceiveHelp + sdshareReceiveAuthHelp,
+		Description: sdshareReceiveHelp + sdshareReceiveAuthHelp + connsHelp(bodyAtRate("--max-bytes")),
 		Flags: append(sdshareStoreFlags(),
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8950", Usage: "listen on `HOST:PORT`"},
 			&cli.StringFlag{Name: "graph", Usage: "the graph `IRI` of requests without a graph parameter"},
@@ -90,6 +90,7 @@ func sdshareReceiveCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "max-sequence-gap", Value: push.DefaultMaxSequenceGap, Usage: "refuse SDShare-Sequence more than `N` past the highest of its graph (400; see SAFETY)"},
 			&cli.BoolFlag{Name: "allow-text-plain", Usage: "take text/plain as N-Triples without --auth-token-file (old senders; see SAFETY)"},
 			serverAuthFlags(false)[0],
+			maxConnsFlag(),
 		),
 		Action: runSDShareReceive,
 	}
