@@ -25,6 +25,8 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -119,6 +121,16 @@ func Open(path string, opt *Options) (*DB, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// OpenSet opens or creates the state of set in dir, dir/set/state.db:
+// the layout of a Source's StateDir and of the store URL bolt:DIR.
+func OpenSet(dir, set string, opt *Options) (*DB, error) {
+	sd := filepath.Join(dir, set)
+	if err := os.MkdirAll(sd, 0o755); err != nil {
+		return nil, err
+	}
+	return Open(filepath.Join(sd, "state.db"), opt)
 }
 
 func openBolt(path string, timeout time.Duration) (db *bbolt.DB, err error) {
