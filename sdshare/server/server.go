@@ -89,7 +89,9 @@ type Config struct {
 	// name is the collection's name. The snapshot files stay in StateDir.
 	// A store.Shared (PostgreSQL) is written by one server at a time:
 	// Open takes its writer role, waiting up to LeadTimeout for another
-	// holder, and Close gives it back.
+	// holder, and Close gives it back; a server that loses the role (its
+	// connection broke and another took over) is fenced: its writes fail
+	// with store.ErrLocked, logged, until it is restarted.
 	OpenStore func(ctx context.Context, name string) (store.Store, error)
 	// LeadTimeout bounds that wait (default DefaultLeadTimeout).
 	LeadTimeout time.Duration
@@ -279,8 +281,11 @@ func (s *Server) Close() error {
 // publish the other's changes as their own.
 func (s *Server) openStore(ctx context.Context, name string) (st store.Store, release func(), err error) {
 	if s.cfg.OpenStore == nil {
-		st, err := bolt.Open(filepath.Join(s.cfg.StateDir, name+".state"), &bolt.Options{NoSync: s.cfg.NoSync})
-		return st, nil, err
+		db, err := bolt.Open(filepath.Join(s.cfg.StateDir, name+".state"), &bolt.Options{NoSync: s.cfg.NoSync})
+		if err != nil {
+			return nil, nil, err
+		}
+		return db, nil, nil
 	}
 	st, err = s.cfg.OpenStore(ctx, name)
 	if err != nil {
