@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -18,6 +17,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/websub/hub"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/boltstore"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/hubstoreurl"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/pgstore"
 )
 
@@ -214,46 +214,47 @@ func serveHub(ctx context.Context, cmd *cli.Command, ln net.Listener, h *hub.Hub
 // describes it for the start-up line (a password hidden).
 func openHubStore(ctx context.Context, cmd *cli.Command) (st hubstore.Store, where string, err error) {
 	u := cmd.String("store")
-	pg := isPostgresURL(u)
-	if cmd.String("import-state") != "" && !pg {
+	if u == "" {
+		if cmd.String("import-state") != "" {
+			return nil, "", cli.Exit("--import-state needs a postgres:// --store", exitUsage)
+		}
+		return nil, cmd.String("state"), nil
+	}
+	hu, err := hubstoreurl.Parse(u)
+	if cmd.String("import-state") != "" && (err != nil || !hu.Postgres()) {
 		return nil, "", cli.Exit("--import-state needs a postgres:// --store", exitUsage)
 	}
 	switch {
-	case u == "":
-		return nil, cmd.String("state"), nil
-	case strings.HasPrefix(u, "bolt:"):
-		dir := strings.TrimPrefix(u, "bolt:")
-		if dir == "" {
-			return nil, "", cli.Exit("--store bolt:DIR: no DIR", exitUsage)
-		}
-		if cmd.IsSet("state") && cmd.String("state") != dir {
+	case errors.Is(err, hubstoreurl.ErrNoPath):
+		return nil, "", cli.Exit("--store bolt:DIR: no DIR", exitUsage)
+	case err != nil:
+		return nil, "", cli.Exit(fmt.Sprintf("--store %q: want bolt:DIR or postgres://...", redactURL(u)), exitUsage)
+	case !hu.Postgres():
+		if cmd.IsSet("state") && cmd.String("state") != hu.Dir {
 			return nil, "", cli.Exit("--store bolt:DIR and --state name two different directories", exitUsage)
 		}
-		cmd.Set("state", dir)
-		return nil, dir, nil
-	case pg:
-		where = redactURL(u)
-		octx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		ps, err := pgstore.Open(octx, u, nil)
-		if err != nil {
-			return nil, "", cli.Exit(fmt.Sprintf("--store %s: %v", where, err), exitUsage)
-		}
-		if dir := cmd.String("import-state"); dir != "" {
-			if err := importHubState(ctx, cmd, ps, dir); err != nil {
-				ps.Close()
-				return nil, "", err
-			}
-		}
-		return ps, where, nil
-	default:
-		return nil, "", cli.Exit(fmt.Sprintf("--store %q: want bolt:DIR or postgres://...", redactURL(u)), exitUsage)
+		cmd.Set("state", hu.Dir)
+		return nil, hu.Dir, nil
 	}
+	where = hu.String()
+	octx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	st, err = hu.Open(octx)
+	if err != nil {
+		return nil, "", cli.Exit(fmt.Sprintf("--store %s: %v", where, err), exitUsage)
+	}
+	if dir := cmd.String("import-state"); dir != "" {
+		if err := importHubState(ctx, cmd, st.(*pgstore.Store), dir); err != nil {
+			st.Close()
+			return nil, "", err
+		}
+	}
+	return st, where, nil
 }
 
 // importHubState copies DIR/hub.db into the empty PostgreSQL store.
 func importHubState(ctx context.Context, cmd *cli.Command, ps *pgstore.Store, dir string) error {
-	src, err := boltstore.Open(filepath.Join(dir, "hub.db"), nil)
+	src, err := boltstore.Open(filepath.Join(dir, hubstoreurl.FileName), nil)
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("--import-state %s: %v", dir, err), exitUsage)
 	}
