@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination"
-	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/internal/faultserver"
+	"github.com/resourcesync-go/resourcesync/internal/testing/faultserver"
 )
 
 func isResource(r *http.Request) bool {

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/xsdtest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/xsdtest"
 )
 
 // xsdValidator validates documents with xmllint against sitemap.xsd or
-// siteindex.xsd with the ResourceSync 1.1 schema loaded (internal/xsdtest,
+// siteindex.xsd with the ResourceSync 1.1 schema loaded (internal/testing/xsdtest,
 // shared with source/server's and sdshare/server's tests).
 type xsdValidator = xsdtest.Validator
 

@@ -10,14 +10,14 @@ FUZZTIME="${FUZZTIME:-10s}"
 # What the tests use from Debian, installed when missing:
 #   xmllint (libxml2-utils): our XML against the XSDs and the Atom RELAX NG grammar;
 #   virtuoso-t, isql-vt (virtuoso-opensource-7-bin): the real SPARQL 1.1 endpoint
-#     the SDShare graph store tests start on loopback (internal/sparqltest);
+#     the SDShare graph store tests start on loopback (internal/testing/sparqltest);
 #   rapper (raptor2-utils): a second RDF parser our Turtle/RDF-XML readers and
 #     writers are cross-checked against;
 #   initdb, postgres (postgresql): the throwaway PostgreSQL the store, replica
-#     and hub-cluster tests start on loopback (internal/pgtest; as root they
+#     and hub-cluster tests start on loopback (internal/testing/pgtest; as root they
 #     run it as the user postgres, which the package creates);
 #   chromium: the headless browser the HTML views are tested in
-#     (internal/browsertest, through the DevTools protocol);
+#     (internal/testing/browsertest, through the DevTools protocol);
 #   nginx: the reverse proxy (auth_basic, a bearer-token check) a protected
 #     Source is mirrored through (cmd/resourcesync protected_test.go; run in
 #     the foreground on loopback with a temporary prefix, never as a service);

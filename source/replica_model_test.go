@@ -22,7 +22,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/resourcesync-go/resourcesync/internal/pgtest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/pgtest"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/source/store/memstore"

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 	"github.com/resourcesync-go/resourcesync/source/simulate"
 	"github.com/resourcesync-go/resourcesync/validate"
 )

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/browsertest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/browsertest"
 )
 
 // TestBrowserServeAdminSharedOrigin: serve --hub-admin-token serves the

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/browsertest"
-	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/browsertest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/webtest"
 	"github.com/resourcesync-go/resourcesync/internal/web"
-	"github.com/resourcesync-go/resourcesync/internal/web/webtest"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 

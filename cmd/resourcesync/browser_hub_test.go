@@ -19,8 +19,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/resourcesync-go/resourcesync/internal/browsertest"
-	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/browsertest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 )
 
 // hubSubscriber is a loopback WebSub subscriber: it confirms every

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination/status"
-	"github.com/resourcesync-go/resourcesync/internal/browsertest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/browsertest"
 	"github.com/resourcesync-go/resourcesync/internal/web"
 )
 

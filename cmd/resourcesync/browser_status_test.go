@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/browsertest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/browsertest"
 )
 
 // TestBrowserStatus: the Source status page of a real serve (embedded hub,

@@ -18,8 +18,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/resourcesync-go/resourcesync/internal/pgtest"
-	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/pgtest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 )
 
 // clusterSubscriber is a loopback callback: it answers verification and

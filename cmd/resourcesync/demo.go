@@ -15,9 +15,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/resourcesync-go/resourcesync/cmd/resourcesync/internal/progress"
 	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/internal/httpserver"
-	"github.com/resourcesync-go/resourcesync/internal/progress"
 	"github.com/resourcesync-go/resourcesync/source"
 )
 

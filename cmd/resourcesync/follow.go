@@ -11,12 +11,12 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/resourcesync-go/resourcesync/cmd/resourcesync/internal/progress"
 	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/destination/follow"
 	"github.com/resourcesync-go/resourcesync/destination/status"
 	"github.com/resourcesync-go/resourcesync/internal/httpclient"
 	"github.com/resourcesync-go/resourcesync/internal/httpserver"
-	"github.com/resourcesync-go/resourcesync/internal/progress"
 )
 
 func followFlags() []cli.Flag {

@@ -113,7 +113,7 @@ func TestMemoryFlat(t *testing.T) {
 	}
 	// Not t.TempDir: nothing is removed until both sizes have run (on ext4,
 	// files created soon after a mass deletion cost far more; see
-	// internal/bench/syncbench), and the removal is timed.
+	// bench/syncbench), and the removal is timed.
 	root, err := os.MkdirTemp("", "memtest")
 	if err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ package main
 //     while pushes are in flight and down for a step now and then; it is
 //     checked once the server's push cursors reach its journal;
 //   - on every third seed, client.Sync into the shared Virtuoso
-//     (internal/sparqltest), when it is installed.
+//     (internal/testing/sparqltest), when it is installed.
 //
 // It also checks that a client's t never goes backwards and that the
 // fragments feed read with since=t0 across all its pages lists every
@@ -79,8 +79,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/sparqltest"
-	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/sparqltest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare/atom"
 	"github.com/resourcesync-go/resourcesync/sdshare/client"

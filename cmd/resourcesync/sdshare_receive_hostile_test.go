@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 )
 
 // TestSDShareReceiveTextPlain: text/plain (N-Triples' old type, and one a

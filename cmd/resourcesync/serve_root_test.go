@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/testnet"
-	"github.com/resourcesync-go/resourcesync/internal/web/webtest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/webtest"
 )
 
 // TestServeRoot: `serve`'s base URL. Without an index.html a browser's

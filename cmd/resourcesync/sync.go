@@ -16,10 +16,10 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/resourcesync-go/resourcesync/cmd/resourcesync/internal/progress"
 	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/destination/status"
 	"github.com/resourcesync-go/resourcesync/internal/httpserver"
-	"github.com/resourcesync-go/resourcesync/internal/progress"
 )
 
 const syncHelp = `Mirrors a ResourceSync Source into DEST and keeps it in step.

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/faultserver"
+	"github.com/resourcesync-go/resourcesync/internal/testing/faultserver"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source"
 )

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 )
 
 // getter returns a Getter for tests: loopback-only client, fast backoff, a

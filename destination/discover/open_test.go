@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/faultserver"
+	"github.com/resourcesync-go/resourcesync/internal/testing/faultserver"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/faultserver"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
-	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/faultserver"
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 

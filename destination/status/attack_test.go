@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/resourcesync-go/resourcesync/destination"
-	"github.com/resourcesync-go/resourcesync/internal/browsertest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/browsertest"
 	"github.com/resourcesync-go/resourcesync/internal/web"
 )
 

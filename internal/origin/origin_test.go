@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 )
 
 func TestAllowed(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/web/webtest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/webtest"
 )
 
 // TestWantsHTML: the default headers of every client a server meets

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/retry"
-	"github.com/resourcesync-go/resourcesync/internal/sparqltest"
-	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/sparqltest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/boltstore"

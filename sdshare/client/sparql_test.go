@@ -4,13 +4,13 @@ import (
 	"context"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/internal/sparqltest"
-	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/sparqltest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/sparql"
 )
 
-// The client into a real SPARQL 1.1 store (Virtuoso 7, internal/sparqltest):
+// The client into a real SPARQL 1.1 store (Virtuoso 7, internal/testing/sparqltest):
 // the spec's feeds, then the kill test with the client process writing to
 // Virtuoso.
 func TestSPARQLStore(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/internal/browsertest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/browsertest"
 )
 
 // TestBrowser opens the feeds in headless Chromium, from the overview down

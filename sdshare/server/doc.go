@@ -51,7 +51,7 @@
 //
 // A browser's navigation, or any request with ?format=html
 // (web.WantsHTML, the toolkit's one policy), gets every feed as an HTML
-// page from the same URL (view.go, package internal/web/atomview):
+// page from the same URL (view.go, package sdshare/internal/atomview):
 // entries with their links, an entry's title leading to the feed it
 // announces (or its data as text/plain), paging links as a pager,
 // breadcrumbs up to the collection and the overview, no script. Every

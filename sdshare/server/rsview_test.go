@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/internal/xsdtest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/xsdtest"
 
-	"github.com/resourcesync-go/resourcesync/internal/browsertest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/browsertest"
 	"github.com/resourcesync-go/resourcesync/internal/web"
 )
 

@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/resourcesync-go/resourcesync/internal/web"
-	"github.com/resourcesync-go/resourcesync/internal/web/atomview"
 	"github.com/resourcesync-go/resourcesync/internal/web/docview"
 	"github.com/resourcesync-go/resourcesync/sdshare/atom"
+	"github.com/resourcesync-go/resourcesync/sdshare/internal/atomview"
 )
 
 // writeFeedHTML answers a browser's navigation (web.WantsHTML) with f as an HTML page

@@ -14,7 +14,7 @@ import (
 )
 
 // benchFiles is the number of 1 KiB files of the benchmarks; the 100,000
-// file figures come from go run ./internal/bench/scanbench.
+// file figures come from go run ./bench/scanbench.
 const benchFiles = 10000
 
 func benchTree(b *testing.B) string {

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/internal/browsertest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/browsertest"
 	"github.com/resourcesync-go/resourcesync/source/publish"
 )
 

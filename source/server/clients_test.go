@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/webtest"
 	"github.com/resourcesync-go/resourcesync/internal/web"
-	"github.com/resourcesync-go/resourcesync/internal/web/webtest"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/publish"
 )

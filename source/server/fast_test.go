@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 )
 
 // The general path (http.ServeContent for every resource) answers as the

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/browsertest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/browsertest"
 )
 
 // evilPage is a page another party put on the admin's origin (serve

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/pgtest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/pgtest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/webtest"
 	"github.com/resourcesync-go/resourcesync/internal/web"
-	"github.com/resourcesync-go/resourcesync/internal/web/webtest"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/boltstore"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/memstore"

@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/resourcesync-go/resourcesync/internal/pgtest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/pgtest"
 )
 
 // TestClusterStalledStore: PostgreSQL cannot answer (a table lock held by

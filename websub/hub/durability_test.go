@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 )
 
 const childStateEnv = "RESOURCESYNC_HUB_TEST_CHILD_STATE"

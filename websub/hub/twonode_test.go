@@ -12,14 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/pgtest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/pgtest"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/memstore"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/pgstore"
 )
 
 // backends are the states two nodes share in these tests: in memory, and
-// PostgreSQL where internal/pgtest can start a server.
+// PostgreSQL where internal/testing/pgtest can start a server.
 var backends = []struct {
 	name  string
 	open2 func(t *testing.T) [2]hubstore.Store

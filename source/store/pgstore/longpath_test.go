@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/internal/pgtest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/pgtest"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/internal/pgtest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/pgtest"
 	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/source/store/pgstore"
 	"github.com/resourcesync-go/resourcesync/source/store/storetest"

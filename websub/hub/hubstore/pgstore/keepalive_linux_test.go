@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/internal/pgtest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/pgtest"
 )
 
 // TestKeepAlive: the pool's connections probe an idle flow after 5 s, so

@@ -1,7 +1,7 @@
 // Command sourcebench measures the Source end to end on many small files,
 // beside baselines measured in the same run:
 //
-//	go run ./internal/bench/sourcebench -n 100000 -size 1024
+//	go run ./bench/sourcebench -n 100000 -size 1024
 //
 // It prints
 //   - the time of `find DIR -type f -print0 | xargs -0 -P2 md5sum` over the

@@ -5,7 +5,7 @@
 // verify, install. It reports p50/p90/p99/max over many changes against
 // the targets (p50 ≤ 50 ms, p99 ≤ 250 ms).
 //
-//	go run ./internal/bench/followbench [-changes 1000] [-rate 50] [-files 1000]
+//	go run ./bench/followbench [-changes 1000] [-rate 50] [-files 1000]
 package main
 
 import (

@@ -2,7 +2,7 @@
 // store and on PostgreSQL with one and two nodes, in the same run, and
 // prints a markdown table:
 //
-//	go run ./internal/bench/hubbench -subs 1000 -notes 20 -per-host 64
+//	go run ./bench/hubbench -subs 1000 -notes 20 -per-host 64
 //
 // For each store it subscribes -subs callbacks (through the hub endpoint,
 // with real verification GETs; with two nodes, alternately on either) on
@@ -14,7 +14,7 @@
 //     (target: at least 2,000 deliveries/s).
 //
 // Publishes are fsync'd unless -nosync (bolt). PostgreSQL is a throwaway
-// server started here (internal/pgtest: Debian's postgresql package,
+// server started here (internal/testing/pgtest: Debian's postgresql package,
 // loopback, fsync off as for every test server): compare the ratios, not
 // the absolute rates, with a production server. All callbacks share the
 // host 127.0.0.1, so -per-host (MaxConcurrentPerHost, per node) bounds the
@@ -43,7 +43,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/resourcesync-go/resourcesync/internal/pgtest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/pgtest"
 	"github.com/resourcesync-go/resourcesync/websub/hub"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/pgstore"
 )

@@ -4,7 +4,7 @@
 // prints its statistics, time, CPU time and peak RSS (VmHWM), for
 // measuring the scanner alone at scale:
 //
-//	go run ./internal/bench/scanrun -root DIR -state FILE [-paths a,b] [-cpuprofile F]
+//	go run ./bench/scanrun -root DIR -state FILE [-paths a,b] [-cpuprofile F]
 package main
 
 import (

@@ -5,8 +5,8 @@
 // project's own Source over loopback, beside baselines measured in the same
 // run on the same disk:
 //
-//	go run ./internal/bench/syncbench
-//	go run ./internal/bench/syncbench -small 10000 -large 100 -workers 4,8,16 -runs 3
+//	go run ./bench/syncbench
+//	go run ./bench/syncbench -small 10000 -large 100 -workers 4,8,16 -runs 3
 //
 // For each collection it
 //   - generates the files (deterministic random bytes) in a scratch
@@ -89,7 +89,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/resourcesync-go/resourcesync/destination"
-	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 	"github.com/resourcesync-go/resourcesync/source"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 )

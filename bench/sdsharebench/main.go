@@ -3,8 +3,8 @@
 // Command sdsharebench measures the SDShare stack on a generated dataset, in
 // one run, against the raw parse rate of package rdf in the same run:
 //
-//	go run ./internal/bench/sdsharebench [-triples 1000000] [-fragments 10000] [-virtuoso=true] [-json]
-//	go run ./internal/bench/sdsharebench -short
+//	go run ./bench/sdsharebench [-triples 1000000] [-fragments 10000] [-virtuoso=true] [-json]
+//	go run ./bench/sdsharebench -short
 //
 // The dataset has resources of 15 triples (labels with language tags,
 // xsd:dateTime and xsd:integer literals, escaped strings, links between
@@ -49,7 +49,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/sparqltest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/sparqltest"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/sparql"
 )
 

@@ -4,7 +4,7 @@
 // its hashing rate with find | xargs -P2 md5sum over the same files, in the
 // same run:
 //
-//	go run ./internal/bench/scanbench -n 100000 -size 1024
+//	go run ./bench/scanbench -n 100000 -size 1024
 //
 // It prints the first-scan time and rate (md5 + sha-256 + media type +
 // journal and inventory commits), the md5sum pipeline's time and the ratio

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resourcesync-go/resourcesync/internal/sparqltest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/sparqltest"
 )
 
 // TestMain lets the test binary serve as the bench's step child, as the

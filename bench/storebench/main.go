@@ -5,9 +5,9 @@
 // N-file collection, and serve throughput (small resources over HTTP)
 // with one replica and with two behind a round-robin balancer.
 //
-//	go run ./internal/bench/storebench -n 1000000 -md BENCHMARKS-store.md
+//	go run ./bench/storebench -n 1000000 -md BENCHMARKS-store.md
 //
-// It starts its own PostgreSQL (internal/pgtest: Debian's postgresql
+// It starts its own PostgreSQL (internal/testing/pgtest: Debian's postgresql
 // package, loopback, fsync off as for every test server: compare ratios,
 // not absolute rates, with a production server).
 package main
@@ -36,7 +36,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/resourcesync-go/resourcesync/internal/pgtest"
+	"github.com/resourcesync-go/resourcesync/internal/testing/pgtest"
 )
 
 type config struct {
@@ -396,7 +396,7 @@ func tail(b []byte) string {
 func markdown(c config, rows []row) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Source on the embedded store and on PostgreSQL, %s files\n\n", commas(float64(c.n)))
-	fmt.Fprintf(&b, "`go run ./internal/bench/storebench -n %d` on %s. Files of 512–1536 random bytes, 1,000 to a directory. PostgreSQL %s runs on the same 2 cores (internal/pgtest: loopback, fsync off).\n\n", c.n, time.Now().UTC().Format("2006-01-02"), pgVersion())
+	fmt.Fprintf(&b, "`go run ./bench/storebench -n %d` on %s. Files of 512–1536 random bytes, 1,000 to a directory. PostgreSQL %s runs on the same 2 cores (internal/testing/pgtest: loopback, fsync off).\n\n", c.n, time.Now().UTC().Format("2006-01-02"), pgVersion())
 	b.WriteString("| step | store | seconds | rate | peak RSS MB | note |\n|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		secs, rss := "", ""

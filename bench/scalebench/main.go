@@ -4,8 +4,8 @@
 // to end, each step a child process of the built binary, beside baselines
 // measured in the same run on the same disk:
 //
-//	go run ./internal/bench/scalebench -n 200000,1000000 -md BENCHMARKS.md
-//	go run ./internal/bench/scalebench -n 200000 -workdir /data/scratch -json
+//	go run ./bench/scalebench -n 200000,1000000 -md BENCHMARKS.md
+//	go run ./bench/scalebench -n 200000 -workdir /data/scratch -json
 //
 // It builds cmd/resourcesync once into the work directory and, for each
 // size N of -n,
@@ -84,7 +84,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/resourcesync-go/resourcesync/destination"
-	"github.com/resourcesync-go/resourcesync/internal/testnet"
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 )
 
 // The issue's targets.
@@ -121,7 +121,7 @@ func main() {
 		}
 		cfg.Sizes = append(cfg.Sizes, n)
 	}
-	cfg.Command = strings.TrimSpace("go run ./internal/bench/scalebench " + strings.Join(os.Args[1:], " "))
+	cfg.Command = strings.TrimSpace("go run ./bench/scalebench " + strings.Join(os.Args[1:], " "))
 	cfg.Log = os.Stdout
 	if *asJSON {
 		cfg.Log = os.Stderr
@@ -1289,7 +1289,7 @@ func (r *Result) targets() []Target {
 // mdIntro opens the markdown report (BENCHMARKS.md is written by -md).
 const mdIntro = `# Benchmarks: the command line at scale
 
-Written by ` + "`go run ./internal/bench/scalebench -md BENCHMARKS.md`" + ` (issue 11). Each
+Written by ` + "`go run ./bench/scalebench -md BENCHMARKS.md`" + ` (issue 11). Each
 step runs as a child process of the ` + "`resourcesync`" + ` binary built from this
 checkout; its wall time and peak RSS (ru_maxrss as GNU time reports it; for
 the long-running ` + "`serve`" + `, VmHWM from /proc, reset before the phase it is read for)
