@@ -255,34 +255,27 @@ func (b *body) head(n int64) ([]byte, error) {
 // get downloads u with retries and spools the body: at most maxBytes of
 // it, the rest refused with ErrTooLarge, or cut off when cut is set.
 func (g *Getter) get(ctx context.Context, u string, maxBytes int64, cut bool) (*body, error) {
-	pol := g.policy()
-	var last error
-	for try := 0; ; try++ {
-		if try > 0 {
-			if g.OnRetry != nil {
-				g.OnRetry(u, try, retry.Strip(last))
-			}
-			if err := retry.Sleep(ctx, pol.Delay(try, last)); err != nil {
-				return nil, err
-			}
+	var b *body
+	n, err := retry.Do(ctx, g.policy(), func() (bool, error) {
+		var err error
+		b, err = g.once(ctx, u, maxBytes, cut)
+		return retry.Classify(err)
+	}, func(try int, err error, _ time.Duration) error {
+		if g.OnRetry != nil {
+			g.OnRetry(u, try, retry.Strip(err))
 		}
-		b, err := g.once(ctx, u, maxBytes, cut)
-		if err == nil {
-			b.attempts = try + 1
-			return b, nil
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		last = err
-		if !retry.Retryable(err) || try+1 >= pol.Attempts() {
-			err = retry.Strip(err)
-			if try > 0 {
-				return nil, fmt.Errorf("%w (after %d attempts)", err, try+1)
-			}
-			return nil, err
-		}
+		return nil
+	})
+	switch {
+	case err == nil:
+		b.attempts = n
+		return b, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case n > 1:
+		return nil, fmt.Errorf("%w (after %d attempts)", retry.Strip(err), n)
 	}
+	return nil, retry.Strip(err)
 }
 
 // once makes one request, watched for stalls, and spools its body.

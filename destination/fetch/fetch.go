@@ -170,43 +170,35 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (Result, error) {
 			last = err
 			continue
 		}
-		for try := 0; try < pol.Attempts(); try++ {
-			if try > 0 {
-				if f.OnRetry != nil {
-					f.OnRetry(u, try, retry.Strip(last))
-				}
-				if err := retry.Sleep(ctx, pol.Delay(try, last)); err != nil {
-					return Result{Attempts: attempts}, err
-				}
+		var res Result
+		n, err := retry.Do(ctx, pol, func() (bool, error) {
+			var err error
+			res, err = f.once(ctx, u, req)
+			return retry.Classify(err)
+		}, func(try int, err error, _ time.Duration) error {
+			if f.OnRetry != nil {
+				f.OnRetry(u, try, retry.Strip(err))
 			}
-			attempts++
-			res, err := f.once(ctx, u, req)
-			if err == nil {
-				res.Attempts = attempts
-				return res, nil
-			}
-			last = err
-			if ctx.Err() != nil {
-				return Result{Attempts: attempts}, ctx.Err()
-			}
-			var pe *permanentError
-			if errors.As(err, &pe) {
-				return Result{Attempts: attempts}, pe.err
-			}
-			if !retry.Retryable(err) {
-				break // 404, 403, 410, a redirect off origin…: try the next location
-			}
+			return nil
+		})
+		attempts += n
+		if err == nil {
+			res.Attempts = attempts
+			return res, nil
 		}
+		if ctx.Err() != nil {
+			return Result{Attempts: attempts}, ctx.Err()
+		}
+		if cause, ok := retry.PermanentCause(err); ok {
+			// The destination cannot be written: no location helps.
+			return Result{Attempts: attempts}, cause
+		}
+		// 404, 403, 410, a redirect off origin, retries spent…: try the
+		// next location.
+		last = err
 	}
 	return Result{Attempts: attempts}, fmt.Errorf("fetch %s: %w", req.URLs[0], retry.Strip(last))
 }
-
-// permanentError is a failure that no retry or other location can fix
-// (the destination cannot be written).
-type permanentError struct{ err error }
-
-func (e *permanentError) Error() string { return e.err.Error() }
-func (e *permanentError) Unwrap() error { return e.err }
 
 // ParseRetryAfter reads a Retry-After value: seconds or an HTTP date
 // (internal/retry.ParseRetryAfter).
@@ -215,7 +207,7 @@ func ParseRetryAfter(v string, now time.Time) time.Duration { return retry.Parse
 func (f *Fetcher) once(ctx context.Context, u string, req Request) (Result, error) {
 	pu, err := url.Parse(u)
 	if err != nil {
-		return Result{}, &permanentError{fmt.Errorf("bad URL %q: %w", u, err)}
+		return Result{}, retry.Permanent(fmt.Errorf("bad URL %q: %w", u, err))
 	}
 	if l := f.limiter(pu.Host); l != nil {
 		if err := l.Wait(ctx); err != nil {

@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -111,8 +112,15 @@ func TestForever(t *testing.T) {
 	}
 }
 
-func TestIsPermanent(t *testing.T) {
-	if !IsPermanent(WithRetryAfter(Permanent(errors.New("x")), time.Second)) || IsPermanent(finalErr{}) || IsPermanent(nil) {
-		t.Error("IsPermanent: only Permanent's own mark")
+func TestPermanentCause(t *testing.T) {
+	x := errors.New("x")
+	if c, ok := PermanentCause(fmt.Errorf("GET u: %w", WithRetryAfter(Permanent(x), time.Second))); !ok || c != x {
+		t.Errorf("PermanentCause = %v, %v; want x, true", c, ok)
+	}
+	if _, ok := PermanentCause(finalErr{}); ok {
+		t.Error("PermanentCause: only Permanent's own mark")
+	}
+	if _, ok := PermanentCause(nil); ok {
+		t.Error("PermanentCause(nil)")
 	}
 }

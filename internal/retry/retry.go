@@ -257,12 +257,16 @@ func Pending(err error, wait time.Duration) error {
 	return &pendingError{err, wait}
 }
 
-// IsPermanent reports whether err was marked by Permanent itself (not
-// merely refused by Retryable): for callers that tell "no retry helps"
-// from "nothing else helps either".
-func IsPermanent(err error) bool {
+// PermanentCause returns the error that Permanent marked somewhere in
+// err's chain, unmarked, and true; or nil and false when Permanent marked
+// none (errors merely refused by Retryable included). It serves callers
+// that tell "no retry helps" from "nothing else helps either".
+func PermanentCause(err error) (error, bool) {
 	var pe *permanentError
-	return errors.As(err, &pe)
+	if errors.As(err, &pe) {
+		return pe.err, true
+	}
+	return nil, false
 }
 
 // Do is the one retry loop of the project's clients (after rclone's
