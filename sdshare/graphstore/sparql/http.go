@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
@@ -121,24 +122,27 @@ func refused(err error) bool {
 // do sends r, retrying per the store's policy, and returns a 2xx response
 // whose body the caller closes.
 func (s *Store) do(ctx context.Context, r request) (*http.Response, error) {
-	var err error
-	for try := range s.policy.Attempts() {
-		if try > 0 {
-			if !retry.Retryable(err) || !(r.idempotent || refused(err)) {
-				break
-			}
-			if e := retry.Sleep(ctx, s.policy.Delay(try, err)); e != nil {
-				return nil, fmt.Errorf("sparql: %s: %w (after %w)", r.op, e, retry.Strip(err))
-			}
-		}
-		var resp *http.Response
+	var resp *http.Response
+	var last error
+	waiting := false // the last failure is being waited out
+	_, err := retry.Do(ctx, s.policy, func() (bool, error) {
+		waiting = false
+		var err error
 		resp, err = s.once(ctx, r)
-		if err == nil {
-			return resp, nil
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("sparql: %s: %w", r.op, ctx.Err())
-		}
+		last = err
+		// An update that may have reached the server is not sent twice.
+		return retry.Retryable(err) && (r.idempotent || refused(err)), err
+	}, func(int, error, time.Duration) error {
+		waiting = true
+		return nil
+	})
+	switch {
+	case err == nil:
+		return resp, nil
+	case ctx.Err() != nil && waiting:
+		return nil, fmt.Errorf("sparql: %s: %w (after %w)", r.op, ctx.Err(), retry.Strip(last))
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("sparql: %s: %w", r.op, ctx.Err())
 	}
 	return nil, retry.Strip(err)
 }
