@@ -457,24 +457,16 @@ func (s *syncer) snapshot(ctx context.Context, c Collection, graph string) (time
 		parts = func(yield func(part, error) bool) { yield(part{link: l}, nil) }
 	}
 	var n int64
-	attempt := 0
-	for {
+	// A body that broke off in transit loads the whole snapshot again.
+	_, err = retry.Do(ctx, s.f.policy, func() (bool, error) {
 		n = 0
-		err = s.cfg.Store.ReplaceGraph(ctx, graph, s.snapshotTriples(ctx, parts, &n))
-		if err == nil {
-			return updated, n, nil
-		}
-		attempt++
-		if ctx.Err() != nil {
-			return time.Time{}, 0, ctx.Err()
-		}
-		if !errors.Is(err, errTransient) || attempt >= s.f.policy.Attempts() {
-			return time.Time{}, 0, err
-		}
-		if err := retry.Sleep(ctx, s.f.policy.Delay(attempt, err)); err != nil {
-			return time.Time{}, 0, err
-		}
+		err := s.cfg.Store.ReplaceGraph(ctx, graph, s.snapshotTriples(ctx, parts, &n))
+		return errors.Is(err, errTransient), err
+	}, nil)
+	if err != nil {
+		return time.Time{}, 0, err
 	}
+	return updated, n, nil
 }
 
 // snapshotLinks returns e's snapshot links; legacy feeds (Ontopia, Duke)
