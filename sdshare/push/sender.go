@@ -189,28 +189,26 @@ func (s *Sender) deliver(ctx context.Context, it Item) error {
 	if maxd <= 0 {
 		maxd = 30 * time.Second
 	}
-	pol := retry.Policy{BaseDelay: base, MaxDelay: maxd, MaxRetryAfter: maxd}
-	for n := 1; ; n++ {
+	pol := retry.Policy{Retries: retry.Forever, BaseDelay: base, MaxDelay: maxd, MaxRetryAfter: maxd}
+	_, err := retry.Do(ctx, pol, func() (bool, error) {
 		err := s.post(ctx, it)
-		if err == nil {
-			s.delivered.Add(1)
-			return nil
+		if err == nil || ctx.Err() != nil || retry.Retryable(err) {
+			return true, err
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+		// Skipping the item would leave the receiver's copy wrong for
+		// good: a refusal is tried again at the longest interval.
+		return true, retry.WithRetryAfter(fmt.Errorf("%w: %w", ErrRefused, err), maxd)
+	}, func(n int, err error, wait time.Duration) error {
 		s.failures.Add(1)
-		wait := pol.Delay(min(n, 30), err)
-		if !retry.Retryable(err) {
-			err = fmt.Errorf("%w: %w", ErrRefused, err)
-			wait = maxd
-		}
 		s.log().Warn("sdshare push: delivery failed; retrying", "receiver", s.URL, "resource", it.Resource,
 			"seq", it.Seq, "attempt", n, "wait", wait, "err", retry.Strip(err))
-		if err := retry.Sleep(ctx, wait); err != nil {
-			return err
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	s.delivered.Add(1)
+	return nil
 }
 
 // PushURL returns the URL an item is POSTed to: base with resource (and
