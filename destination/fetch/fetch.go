@@ -7,12 +7,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 
+	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/origin"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/watchdog"
@@ -26,7 +26,7 @@ const TempPrefix = ".rs-tmp-"
 var (
 	ErrHashMismatch   = errors.New("hash mismatch")
 	ErrLengthMismatch = errors.New("length mismatch")
-	ErrStatus         = errors.New("unexpected HTTP status")
+	ErrStatus         = httperr.ErrStatus
 	ErrNoLocation     = errors.New("no location to fetch")
 	// ErrStalled: no byte (headers included) for StallTimeout; ErrTooSlow:
 	// less than MinRate bytes/s over a MinRateWindow. Both are retried.
@@ -39,19 +39,9 @@ var (
 	ErrExists = errors.New("something is at the path already")
 )
 
-// StatusError is an HTTP status other than 200.
-type StatusError struct {
-	URL  string
-	Code int
-}
-
-func (e *StatusError) Error() string {
-	return fmt.Sprintf("GET %s: %s", e.URL, http.StatusText(e.Code)+" ("+strconv.Itoa(e.Code)+")")
-}
-func (e *StatusError) Unwrap() error { return ErrStatus }
-
-// StatusCode returns the status (for internal/retry).
-func (e *StatusError) StatusCode() int { return e.Code }
+// StatusError is an HTTP status other than 200: the project's one
+// status error (package httperr), which wraps ErrStatus.
+type StatusError = httperr.StatusError
 
 // Request describes one resource to fetch.
 type Request struct {

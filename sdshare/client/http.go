@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/origin"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/watchdog"
@@ -18,18 +19,9 @@ import (
 	"github.com/resourcesync-go/resourcesync/sdshare/atom"
 )
 
-// StatusError is an HTTP response other than the one expected.
-type StatusError struct {
-	URL  string
-	Code int
-}
-
-func (e *StatusError) Error() string {
-	return fmt.Sprintf("GET %s: %d %s", e.URL, e.Code, http.StatusText(e.Code))
-}
-
-// StatusCode lets internal/retry classify the error.
-func (e *StatusError) StatusCode() int { return e.Code }
+// StatusError is an HTTP response other than the one expected: the
+// project's one status error (package httperr).
+type StatusError = httperr.StatusError
 
 // ErrNotReady: the server kept answering 202 Accepted (a snapshot being
 // built) for longer than Config.MaxWait.

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 )
 
@@ -50,18 +51,9 @@ type CursorStore interface {
 	SaveCursor(ctx context.Context, seq uint64) error
 }
 
-// StatusError is a receiver's non-2xx answer.
-type StatusError struct {
-	Code int
-	Body string // the start of the response body, for the log
-}
-
-func (e *StatusError) Error() string {
-	return fmt.Sprintf("push: receiver answered %d %s: %s", e.Code, http.StatusText(e.Code), e.Body)
-}
-
-// StatusCode lets the retry policy classify the error.
-func (e *StatusError) StatusCode() int { return e.Code }
+// StatusError is a receiver's non-2xx answer: the project's one status
+// error (package httperr), its Body the start of the response body.
+type StatusError = httperr.StatusError
 
 // ErrRefused marks a non-retryable answer (a 4xx other than 408, 425 and
 // 429): the sender keeps trying at its longest interval, since skipping the
@@ -257,7 +249,7 @@ func (s *Sender) post(ctx context.Context, it Item) error {
 		return nil
 	}
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	var e error = &StatusError{Code: resp.StatusCode, Body: strings.TrimSpace(string(msg))}
+	var e error = &StatusError{Method: http.MethodPost, URL: u, Code: resp.StatusCode, Body: strings.TrimSpace(string(msg))}
 	if ra := retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ra > 0 {
 		e = retry.WithRetryAfter(e, ra)
 	}

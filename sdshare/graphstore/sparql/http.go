@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 )
@@ -41,13 +42,20 @@ type EndpointError struct {
 	Endpoint string // the URL requested, without query string
 	Status   int
 	Text     string // the server's error text, trimmed
+
+	method string // the request's
 }
 
 func (e *EndpointError) Error() string {
 	return fmt.Sprintf("sparql: %s: %s answered %d %s: %s", e.Op, e.Endpoint, e.Status, http.StatusText(e.Status), e.Text)
 }
 
-func (e *EndpointError) Unwrap() error { return ErrEndpoint }
+// Unwrap returns ErrEndpoint and the project's one status error
+// (*httperr.StatusError), so that errors.As finds the status as it does
+// for every client here.
+func (e *EndpointError) Unwrap() []error {
+	return []error{ErrEndpoint, &httperr.StatusError{Method: e.method, URL: e.Endpoint, Code: e.Status, Body: e.Text}}
+}
 
 // StatusCode lets retry.Retryable judge the status.
 func (e *EndpointError) StatusCode() int { return e.Status }
@@ -180,7 +188,7 @@ func (s *Store) once(ctx context.Context, r request) (*http.Response, error) {
 	}
 	defer resp.Body.Close()
 	text, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	e := &EndpointError{Op: r.op, Endpoint: endpointName(r.url), Status: resp.StatusCode, Text: trimText(text)}
+	e := &EndpointError{Op: r.op, Endpoint: endpointName(r.url), Status: resp.StatusCode, Text: trimText(text), method: r.method}
 	return nil, retry.WithRetryAfter(e, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), nowFunc()))
 }
 
