@@ -35,6 +35,9 @@ const TempPrefix = "rs-discover-"
 // package fetch returns, so that one errors.As serves both.
 type StatusError = fetch.StatusError
 
+// Origin says where a Getter may go (the same as a Fetcher's).
+type Origin = fetch.Origin
+
 // Errors matched with errors.Is.
 var (
 	// ErrStatus is wrapped by every *StatusError.
@@ -109,7 +112,7 @@ type Getter struct {
 	// once the Source's base is known, a document it names on another
 	// authority is refused too (else a third host decides what the lists
 	// say).
-	Origin    *origin.Policy
+	Origin    Origin
 	CheckURLs bool
 }
 
@@ -293,7 +296,7 @@ func (g *Getter) once(ctx context.Context, u string, maxBytes int64, cut bool) (
 
 // once1 makes one request and spools its body.
 func (g *Getter) once1(ctx context.Context, u string, maxBytes int64, cut bool, w *watchdog.Watch) (*body, error) {
-	if g.CheckURLs {
+	if g.CheckURLs && g.Origin != nil {
 		if err := g.Origin.Check(u); err != nil {
 			return nil, retry.Permanent(fmt.Errorf("GET %s: %w", u, err))
 		}
@@ -305,7 +308,11 @@ func (g *Getter) once1(ctx context.Context, u string, maxBytes int64, cut bool, 
 	if g.UserAgent != "" {
 		req.Header.Set("User-Agent", g.UserAgent)
 	}
-	resp, err := g.Origin.Client(g.client()).Do(req)
+	c := g.client()
+	if g.Origin != nil {
+		c = g.Origin.Client(c)
+	}
+	resp, err := c.Do(req)
 	if err != nil {
 		return nil, err // *url.Error names the method and URL
 	}

@@ -110,12 +110,41 @@ type Fetcher struct {
 	MinRateWindow time.Duration
 	// Origin, if set, refuses locations and redirects outside it
 	// (ErrOffOrigin).
-	Origin *origin.Policy
+	Origin Origin
 	// OnRetry, if set, is called before each retry with the reason.
 	OnRetry func(url string, attempt int, err error)
 
 	mu       sync.Mutex
 	limiters map[string]*rate.Limiter
+}
+
+// Origin says where a client may go. Check refuses a URL outside it with
+// an error matching ErrOffOrigin (not retried); Client returns c
+// (http.DefaultClient when nil) or a copy of it whose redirects outside
+// are refused likewise. The destination's sync uses one for the Source's
+// authority and the hosts allowed (--allow-host).
+type Origin interface {
+	Check(url string) error
+	Client(c *http.Client) *http.Client
+}
+
+// check is Origin's Check, nil when no Origin is set.
+func (f *Fetcher) check(u string) error {
+	if f.Origin == nil {
+		return nil
+	}
+	return f.Origin.Check(u)
+}
+
+// client is the client for a request: Origin's, when set.
+func (f *Fetcher) client() *http.Client {
+	if f.Origin == nil {
+		if f.Client == nil {
+			return http.DefaultClient
+		}
+		return f.Client
+	}
+	return f.Origin.Client(f.Client)
 }
 
 func (f *Fetcher) policy() retry.Policy {
@@ -156,7 +185,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (Result, error) {
 	attempts := 0
 	for _, u := range req.URLs {
 		// A duplicate location on another authority is never requested.
-		if err := f.Origin.Check(u); err != nil {
+		if err := f.check(u); err != nil {
 			last = err
 			continue
 		}
@@ -223,7 +252,7 @@ func (f *Fetcher) get(ctx context.Context, u string, req Request, w *watchdog.Wa
 	// Verify the bytes as the Source describes them: no transparent
 	// decompression by the transport.
 	hreq.Header.Set("Accept-Encoding", "identity")
-	resp, err := f.Origin.Client(f.Client).Do(hreq)
+	resp, err := f.client().Do(hreq)
 	if err != nil {
 		return Result{}, fmt.Errorf("GET %s: %w", u, err)
 	}
