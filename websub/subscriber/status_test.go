@@ -28,3 +28,14 @@ func TestHubStatusError(t *testing.T) {
 		t.Fatalf("err = %v, want a HubError wrapping a *httperr.StatusError 403", err)
 	}
 }
+
+// TestDiscoverStatusError: a topic's 404 is the project's one status error.
+func TestDiscoverStatusError(t *testing.T) {
+	topic := httptest.NewServer(http.NotFoundHandler())
+	defer topic.Close()
+	_, err := Discover(context.Background(), topic.Client(), topic.URL+"/feed")
+	var se *httperr.StatusError
+	if !errors.As(err, &se) || se.Code != 404 || se.URL != topic.URL+"/feed" {
+		t.Fatalf("err = %v, want a *httperr.StatusError 404", err)
+	}
+}
