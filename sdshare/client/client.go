@@ -40,6 +40,25 @@ const (
 // or does not lead to the feeds SDShare requires.
 var ErrDiscovery = errors.New("sdshare client: discovery failed")
 
+// RetryPolicy says how often and after how long a failed request is tried
+// again; zero fields take the defaults of every client here (4 retries,
+// backoff from 100ms to 10s with jitter, Retry-After honoured up to 60s).
+type RetryPolicy struct {
+	// Retries is the number of further attempts after the first
+	// (0: the default; negative: none).
+	Retries int
+	// BaseDelay is the backoff before the first retry, doubled for each
+	// further one up to MaxDelay.
+	BaseDelay, MaxDelay time.Duration
+	// MaxRetryAfter caps the wait a Retry-After header (or a 202's) can
+	// ask for.
+	MaxRetryAfter time.Duration
+}
+
+func (p RetryPolicy) policy() retry.Policy {
+	return retry.Policy{Retries: p.Retries, BaseDelay: p.BaseDelay, MaxDelay: p.MaxDelay, MaxRetryAfter: p.MaxRetryAfter}
+}
+
 // Config says what to keep in step with what.
 type Config struct {
 	// Overview is the URL of the server's overview feed.
@@ -50,8 +69,9 @@ type Config struct {
 	State *State
 	// HTTPClient does the GETs (http.DefaultClient if nil).
 	HTTPClient *http.Client
-	// Retry is the policy for failed requests (internal/retry defaults).
-	Retry retry.Policy
+	// Retry is the policy for failed requests (the zero value: the
+	// project's defaults).
+	Retry RetryPolicy
 	// MaxWait bounds the total wait on 202 Accepted for one document
 	// (default DefaultMaxWait): a deadline from the first 202, retries
 	// included; beyond it the document fails with ErrNotReady.
@@ -264,7 +284,7 @@ func newSyncer(cfg Config) (*syncer, error) {
 		cfg.MaxURLBytes = DefaultMaxURLBytes
 	}
 	lim := watchdog.Limits{Idle: cfg.StallTimeout, MinRate: cfg.MinRate, Window: cfg.MinRateWindow}
-	return &syncer{cfg: cfg, f: &fetcher{hc: hc, policy: cfg.Retry, maxWait: cfg.MaxWait, ua: cfg.UserAgent, limits: lim,
+	return &syncer{cfg: cfg, f: &fetcher{hc: hc, policy: cfg.Retry.policy(), maxWait: cfg.MaxWait, ua: cfg.UserAgent, limits: lim,
 		origin: pol, maxFeed: cfg.MaxFeedBytes, maxRunFeed: cfg.MaxRunFeedBytes, maxURL: cfg.MaxURLBytes}}, nil
 }
 
@@ -457,24 +477,16 @@ func (s *syncer) snapshot(ctx context.Context, c Collection, graph string) (time
 		parts = func(yield func(part, error) bool) { yield(part{link: l}, nil) }
 	}
 	var n int64
-	attempt := 0
-	for {
+	// A body that broke off in transit loads the whole snapshot again.
+	_, err = retry.Do(ctx, s.f.policy, func() (bool, error) {
 		n = 0
-		err = s.cfg.Store.ReplaceGraph(ctx, graph, s.snapshotTriples(ctx, parts, &n))
-		if err == nil {
-			return updated, n, nil
-		}
-		attempt++
-		if ctx.Err() != nil {
-			return time.Time{}, 0, ctx.Err()
-		}
-		if !errors.Is(err, errTransient) || attempt >= s.f.policy.Attempts() {
-			return time.Time{}, 0, err
-		}
-		if err := retry.Sleep(ctx, s.f.policy.Delay(attempt, err)); err != nil {
-			return time.Time{}, 0, err
-		}
+		err := s.cfg.Store.ReplaceGraph(ctx, graph, s.snapshotTriples(ctx, parts, &n))
+		return errors.Is(err, errTransient), err
+	}, nil)
+	if err != nil {
+		return time.Time{}, 0, err
 	}
+	return updated, n, nil
 }
 
 // snapshotLinks returns e's snapshot links; legacy feeds (Ontopia, Duke)
