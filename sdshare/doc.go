@@ -28,3 +28,12 @@ const (
 
 	AtomType = "application/atom+xml"
 )
+
+// TripleMemory is what one statement of a fragment or push costs the
+// client or receiver that holds the document's statements at once,
+// measured: its rdf.Triple (168 bytes) and strings, the slice's growth,
+// its copy into the fragments Split builds, and the store's write. The
+// bytes of a document do not bound it: Turtle holds a statement in 2
+// bytes ("1,"), N-Triples needs 15 or more, and a 4 MB Turtle body of
+// object lists parsed into 660 MB.
+const TripleMemory = 600

@@ -265,3 +265,53 @@ func TestSenderHonoursRetryAfter(t *testing.T) {
 		t.Errorf("the sender sent again after %s, before the Retry-After of 1s", wait)
 	}
 }
+
+// TestReceiverDenseTurtle: the memory a push takes grows with its
+// statements, not its bytes, and Turtle holds one in 2 bytes ("1,"), where
+// ParseFactor assumes N-Triples' 15 or more: a 100 KB body of 50,000
+// statements needs about 30 MB, past a budget its Content-Length fits in.
+// Before, it was parsed whole and applied (a 32 MB body took about 5 GB
+// against a 1 GiB budget); now it gets 413 once its statements outgrow the
+// budget, nothing applied, while a dense body that fits is applied.
+func TestReceiverDenseTurtle(t *testing.T) {
+	rv, s, base := newReceiver(t)
+	rv.MaxBytes = 1 << 20
+	rv.MemoryBudget = 8 << 20 // 100 KB × ParseFactor fits
+	hc, _ := testnet.Client(t)
+	const a = "http://x/a"
+	dense := func(n int) string {
+		return "<" + a + "> <http://x/p> " + strings.Repeat("1,", n) + "2 .\n"
+	}
+	q := url.Values{"resource": {a}, "graph": {graphIRI}}.Encode()
+	code, msg := post(t, hc, base, q, "text/turtle", nil, dense(50_000))
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(msg, "memory budget") {
+		t.Fatalf("50,000 statements in 100 KB: %d %s", code, msg)
+	}
+	if n := len(triples(t, s, graphIRI)); n != 0 {
+		t.Fatalf("%d triples stored", n)
+	}
+	rv.memMu.Lock()
+	used := rv.memUsed
+	rv.memMu.Unlock()
+	if used != 0 {
+		t.Errorf("%d bytes of the budget still held", used)
+	}
+	// 2,000 statements (about 1.2 MB) fit: applied.
+	if code, msg := post(t, hc, base, q, "text/turtle", nil, "<"+a+"> <http://x/p> "+intList(2000)+" .\n"); code != 200 {
+		t.Fatalf("2,000 statements: %d %s", code, msg)
+	}
+	if n := len(triples(t, s, graphIRI)); n != 2000 {
+		t.Errorf("%d triples stored, want 2000", n)
+	}
+}
+
+func intList(n int) string {
+	var sb strings.Builder
+	for i := range n {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(strconv.Itoa(i))
+	}
+	return sb.String()
+}
