@@ -74,7 +74,11 @@ type Config struct {
 	// fails with ErrTooLarge and the graph is left as it was.
 	MaxSnapshotBytes int64
 	// MaxFragmentBytes bounds a fragment document (default
-	// DefaultMaxFragmentBytes).
+	// DefaultMaxFragmentBytes), and fragmentMemoryFactor times it the
+	// memory of its statements (sdshare.TripleMemory each: a fragment is
+	// held whole, and Turtle holds a statement in 2 bytes), beyond which
+	// the fragment fails with ErrTooLarge: at the default, 64 MiB of
+	// N-Triples averaging 75 bytes a statement or more.
 	MaxFragmentBytes int64
 	// MaxPages bounds the pages followed in one fragments feed or chunked
 	// snapshot feed (default DefaultMaxPages): ErrTooManyPages beyond.
@@ -798,9 +802,13 @@ func (s *syncer) applyEntry(ctx context.Context, graph string, e atom.Entry) (bo
 		return false, fmt.Errorf("%s: %w", l.Href, err)
 	}
 	var ts []rdf.Triple
+	maxTriples := fragmentMemoryFactor * s.cfg.MaxFragmentBytes / sdshare.TripleMemory
 	for t, err := range rdf.Parse(bytes.NewReader(body), f, final) {
 		if err != nil {
 			return false, fmt.Errorf("%s: %w", l.Href, err)
+		}
+		if int64(len(ts)) >= maxTriples {
+			return false, fmt.Errorf("%w: %s has more than %d statements (their memory %d times the fragment size limit), nothing applied", ErrTooLarge, l.Href, maxTriples, fragmentMemoryFactor)
 		}
 		ts = append(ts, t)
 	}
