@@ -315,3 +315,52 @@ func intList(n int) string {
 	}
 	return sb.String()
 }
+
+// TestReceiverDNSRebinding: a page whose own host name comes to resolve to
+// 127.0.0.1 (DNS rebinding) is same-origin with itself, so its browser
+// sends Sec-Fetch-Site same-origin and an Origin equal to its Host: the
+// cross-origin rule lets it through. A receiver for loopback senders only
+// (LoopbackOnly, as sdshare receive on a loopback address without a
+// token) refuses a Host that names no loopback address; before, the page's
+// push was applied.
+func TestReceiverDNSRebinding(t *testing.T) {
+	rv, s, base := newReceiver(t)
+	rv.LoopbackOnly = true
+	hc, _ := testnet.Client(t)
+	u, _ := url.Parse(base)
+	_, port, _ := net.SplitHostPort(u.Host)
+	const a = "http://x/a"
+	q := url.Values{"resource": {a}, "graph": {graphIRI}}.Encode()
+	push := func(host, origin, value string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, base+"/?"+q, strings.NewReader("<"+a+"> <http://x/p> \""+value+"\" .\n"))
+		req.Host = host
+		req.Header.Set("Content-Type", "application/n-triples")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+			req.Header.Set("Sec-Fetch-Site", "same-origin")
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, host := range []string{"evil.example:" + port, "evil.example", "127.0.0.1.evil.example:" + port, "localhost.evil.example:" + port, "0x7f.1:" + port} {
+		if code, msg := push(host, "http://"+host, "planted"); code != http.StatusForbidden || !strings.Contains(msg, "loopback") {
+			t.Errorf("Host %s: %d %s", host, code, msg)
+		}
+	}
+	if n := len(triples(t, s, graphIRI)); n != 0 {
+		t.Fatalf("%d triples planted", n)
+	}
+	for i, host := range []string{"127.0.0.1:" + port, "localhost:" + port, "LOCALHOST.:" + port, "[::1]:" + port, "127.0.0.2:" + port} {
+		if code, msg := push(host, "", strconv.Itoa(i)); code != 200 {
+			t.Errorf("Host %s: %d %s", host, code, msg)
+		}
+	}
+	if st := rv.Stats(); st.RefusedCrossOrigin != 5 || st.Applied != 5 {
+		t.Errorf("counters %+v", st)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -119,6 +120,12 @@ type Receiver struct {
 	// beyond that reservation: 503 when the others hold it, 413 when
 	// the whole budget cannot.
 	MemoryBudget int64
+	// LoopbackOnly refuses (403) a request whose Host names anything but
+	// a loopback address or localhost: set it when the receiver listens
+	// on loopback without credentials. A page whose host name comes to
+	// resolve to 127.0.0.1 (DNS rebinding) is same-origin with itself,
+	// so Origin and Sec-Fetch-Site let it through; its Host still names it.
+	LoopbackOnly bool
 
 	locks [64]sync.Mutex
 	seed  maphash.Seed
@@ -302,6 +309,10 @@ func (rv *Receiver) receive(w http.ResponseWriter, r *http.Request) (Result, int
 		return Result{}, http.StatusForbidden, fmt.Errorf("%w (Origin %q, Sec-Fetch-Site %q): a sender is not a browser; a page a local browser opens must not change the store",
 			ErrCrossOrigin, r.Header.Get("Origin"), r.Header.Get("Sec-Fetch-Site"))
 	}
+	if rv.LoopbackOnly && !loopbackHost(r.Host) {
+		return Result{}, http.StatusForbidden, fmt.Errorf("%w: Host %q names no loopback address, and this receiver takes pushes from this machine only: a page of that name resolved to it (DNS rebinding)? Senders name 127.0.0.1, [::1] or localhost",
+			ErrCrossOrigin, r.Host)
+	}
 	f, err := rv.checkMediaType(r.Header.Get("Content-Type"))
 	if err != nil {
 		return Result{}, http.StatusUnsupportedMediaType, err
@@ -440,6 +451,20 @@ func uniq(ss []string) []string {
 		}
 	}
 	return out
+}
+
+// loopbackHost reports whether a Host header names a loopback address:
+// an IP literal on loopback, or localhost (a trailing dot and any case
+// allowed).
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	return strings.EqualFold(strings.TrimSuffix(host, "."), "localhost")
 }
 
 func absIRI(s string) bool {
