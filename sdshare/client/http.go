@@ -58,6 +58,11 @@ type fetcher struct {
 	maxFeed    int64          // bytes of one feed document
 	maxRunFeed int64          // bytes of all feed documents of the run
 	feedBytes  int64          // read so far
+
+	// waits holds, by pageKey, the --max-wait deadline of each URL that
+	// answered 202 in this run: a body that then breaks off is retried
+	// (get, snapshot) within the first 202's deadline, not a new one.
+	waits map[uint64]time.Time
 }
 
 // ErrOffOrigin matches the refusal of a URL, or a redirect, outside the
@@ -80,7 +85,9 @@ func (f *fetcher) check(u string) error {
 // body). Failures retry.Retryable accepts are tried again after
 // policy.Delay; a 202 is waited on (Retry-After honoured, capped by the
 // policy) until a deadline maxWait after the first 202 (SD-CLI-5), which
-// bounds the retries of other failures in between as well. ErrNotReady
+// bounds the retries of other failures in between as well, and every
+// later open of the same URL in the run (a body that broke off after the
+// 202s is retried within the same deadline). ErrNotReady
 // is permanent: callers do not start the wait again.
 func (f *fetcher) open(ctx context.Context, url, accept string) (*http.Response, error) {
 	var (
@@ -111,6 +118,16 @@ func (f *fetcher) open(ctx context.Context, url, accept string) (*http.Response,
 		return nil, err
 	}
 	url = withoutFragment(url)
+	key := pageKey(url)
+	cancelWait := context.CancelFunc(func() {})
+	defer func() { cancelWait() }()
+	startWait := func(d time.Time) {
+		deadline = d
+		wctx, cancelWait = context.WithDeadline(ctx, deadline)
+	}
+	if d, ok := f.waits[key]; ok {
+		startWait(d) // a retry of a document that answered 202
+	}
 	attempt := 0
 	for {
 		resp, err := f.do(ctx, url, accept)
@@ -119,10 +136,11 @@ func (f *fetcher) open(ctx context.Context, url, accept string) (*http.Response,
 		}
 		if err == nil && resp.StatusCode == http.StatusAccepted {
 			if wctx == nil {
-				deadline = time.Now().Add(f.maxWait)
-				var cancel context.CancelFunc
-				wctx, cancel = context.WithDeadline(ctx, deadline)
-				defer cancel()
+				if f.waits == nil {
+					f.waits = map[uint64]time.Time{}
+				}
+				f.waits[key] = time.Now().Add(f.maxWait)
+				startWait(f.waits[key])
 			}
 			wait := retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 			drain(resp)
