@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -802,7 +803,10 @@ func (s *syncer) applyEntry(ctx context.Context, graph string, e atom.Entry) (bo
 		return false, fmt.Errorf("%s: %w", l.Href, err)
 	}
 	var ts []rdf.Triple
-	maxTriples := fragmentMemoryFactor * s.cfg.MaxFragmentBytes / sdshare.TripleMemory
+	maxTriples := int64(math.MaxInt64)
+	if s.cfg.MaxFragmentBytes < math.MaxInt64/fragmentMemoryFactor {
+		maxTriples = fragmentMemoryFactor * s.cfg.MaxFragmentBytes / sdshare.TripleMemory
+	}
 	for t, err := range rdf.Parse(bytes.NewReader(body), f, final) {
 		if err != nil {
 			return false, fmt.Errorf("%s: %w", l.Href, err)
