@@ -149,8 +149,34 @@ type CollectionReport struct {
 	TBefore         time.Time `json:"tBefore,omitzero"`
 	T               time.Time `json:"t,omitzero"`
 	Failures        []Failure `json:"failures,omitempty"`
-	Err             string    `json:"error,omitempty"`
+	// FailuresOmitted counts the failures past the first maxFailures,
+	// which the report does not keep.
+	FailuresOmitted int    `json:"failuresOmitted,omitempty"`
+	Err             string `json:"error,omitempty"`
 }
+
+// maxFailures bounds the failures a CollectionReport keeps, and
+// maxFailureText each of their strings: a feed decides how many entries
+// fail and what their ids and links say, so kept whole they grew with
+// the pages followed.
+const (
+	maxFailures    = 1000
+	maxFailureText = 1024
+)
+
+// failed records f, shortened, or counts it past maxFailures.
+func (cr *CollectionReport) failed(f Failure) {
+	if len(cr.Failures) >= maxFailures {
+		cr.FailuresOmitted++
+		return
+	}
+	f.Resource, f.URL, f.Err = shortenTo(f.Resource, maxFailureText), shortenTo(f.URL, maxFailureText), shortenTo(f.Err, maxFailureText)
+	cr.Failures = append(cr.Failures, f)
+}
+
+// FailureCount is the number of failed entries and steps, those not kept
+// included.
+func (cr *CollectionReport) FailureCount() int { return len(cr.Failures) + cr.FailuresOmitted }
 
 // Report is the outcome of one Sync.
 type Report struct {
@@ -161,7 +187,7 @@ type Report struct {
 // OK reports whether every collection is in step (no failures).
 func (r *Report) OK() bool {
 	for _, c := range r.Collections {
-		if c.Err != "" || len(c.Failures) > 0 {
+		if c.Err != "" || c.FailureCount() > 0 {
 			return false
 		}
 	}
@@ -172,7 +198,7 @@ func (r *Report) OK() bool {
 func (r *Report) Failed() int {
 	n := 0
 	for _, c := range r.Collections {
-		n += len(c.Failures)
+		n += c.FailureCount()
 		if c.Err != "" {
 			n++
 		}
@@ -407,7 +433,7 @@ func (s *syncer) collection(ctx context.Context, c Collection) (CollectionReport
 		return fail(err)
 	}
 	cr.T = st.T
-	if len(cr.Failures) == 0 {
+	if cr.FailureCount() == 0 {
 		st.Synced = time.Now().UTC()
 		if err := s.cfg.State.Put(c.CollectionFeed, st); err != nil {
 			return cr, err
@@ -686,8 +712,8 @@ func (s *syncer) fragments(ctx context.Context, c Collection, graph string, st *
 				if len(e.Resources) == 1 {
 					f.Resource = e.Resources[0]
 				}
-				cr.Failures = append(cr.Failures, f)
-				s.emit(Event{Collection: c.name(), Kind: "fragment-failed", URL: f.URL, Err: f.Err})
+				cr.failed(f)
+				s.emit(Event{Collection: c.name(), Kind: "fragment-failed", URL: shortenTo(f.URL, maxFailureText), Err: shortenTo(f.Err, maxFailureText)})
 				switch {
 				case e.Updated.IsZero():
 					holdHere = true
