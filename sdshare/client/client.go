@@ -149,13 +149,13 @@ type CollectionReport struct {
 	TBefore         time.Time `json:"tBefore,omitzero"`
 	T               time.Time `json:"t,omitzero"`
 	Failures        []Failure `json:"failures,omitempty"`
-	// FailuresOmitted counts the failures past the first maxFailures,
-	// which the report does not keep.
+	// FailuresOmitted counts the failures past the first maxFailures of
+	// the run, which the report does not keep.
 	FailuresOmitted int    `json:"failuresOmitted,omitempty"`
 	Err             string `json:"error,omitempty"`
 }
 
-// maxFailures bounds the failures a CollectionReport keeps, and
+// maxFailures bounds the failures the Report of a run keeps, and
 // maxFailureText each of their strings: a feed decides how many entries
 // fail and what their ids and links say, so kept whole they grew with
 // the pages followed.
@@ -164,12 +164,14 @@ const (
 	maxFailureText = 1024
 )
 
-// failed records f, shortened, or counts it past maxFailures.
-func (cr *CollectionReport) failed(f Failure) {
-	if len(cr.Failures) >= maxFailures {
+// failed records f in cr, shortened, or counts it past maxFailures in
+// the run (a server can list many collections as well as many entries).
+func (s *syncer) failed(cr *CollectionReport, f Failure) {
+	if s.keptFailures >= maxFailures {
 		cr.FailuresOmitted++
 		return
 	}
+	s.keptFailures++
 	f.Resource, f.URL, f.Err = shortenTo(f.Resource, maxFailureText), shortenTo(f.URL, maxFailureText), shortenTo(f.Err, maxFailureText)
 	cr.Failures = append(cr.Failures, f)
 }
@@ -207,8 +209,9 @@ func (r *Report) Failed() int {
 }
 
 type syncer struct {
-	cfg Config
-	f   *fetcher
+	cfg          Config
+	f            *fetcher
+	keptFailures int // in the Report (maxFailures)
 }
 
 // Sync brings every collection of the server up to date once. It returns
@@ -712,7 +715,7 @@ func (s *syncer) fragments(ctx context.Context, c Collection, graph string, st *
 				if len(e.Resources) == 1 {
 					f.Resource = e.Resources[0]
 				}
-				cr.failed(f)
+				s.failed(cr, f)
 				s.emit(Event{Collection: c.name(), Kind: "fragment-failed", URL: shortenTo(f.URL, maxFailureText), Err: shortenTo(f.Err, maxFailureText)})
 				switch {
 				case e.Updated.IsZero():
