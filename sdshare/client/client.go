@@ -79,7 +79,7 @@ type Config struct {
 	// memory of its statements (sdshare.TripleMemory each: a fragment is
 	// held whole, and Turtle holds a statement in 2 bytes), beyond which
 	// the fragment fails with ErrTooLarge: at the default, 64 MiB of
-	// N-Triples averaging 75 bytes a statement or more.
+	// N-Triples averaging 125 bytes a statement or more.
 	MaxFragmentBytes int64
 	// MaxPages bounds the pages followed in one fragments feed or chunked
 	// snapshot feed (default DefaultMaxPages): ErrTooManyPages beyond.

@@ -83,7 +83,7 @@ func TestDenseFragment(t *testing.T) {
 		n    int // statements of 2 bytes
 		ok   bool
 	}{
-		{"fits", 2000, true},
+		{"fits", 1500, true},
 		{"too many statements", 100_000, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,7 +104,7 @@ func TestDenseFragment(t *testing.T) {
 			})
 			e := newEnv(t)
 			cfg := e.config(fs.URL() + "/")
-			cfg.MaxFragmentBytes = 256 << 10 // 200,000 bytes fit; 100,000 statements (60 MB) do not
+			cfg.MaxFragmentBytes = 256 << 10 // 200,000 bytes fit; 100,000 statements (100 MB) do not
 			rep, err := Sync(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)

@@ -269,7 +269,7 @@ func TestSenderHonoursRetryAfter(t *testing.T) {
 // TestReceiverDenseTurtle: the memory a push takes grows with its
 // statements, not its bytes, and Turtle holds one in 2 bytes ("1,"), where
 // ParseFactor assumes N-Triples' 15 or more: a 100 KB body of 50,000
-// statements needs about 30 MB, past a budget its Content-Length fits in.
+// statements needs about 50 MB, past a budget its Content-Length fits in.
 // Before, it was parsed whole and applied (a 32 MB body took about 5 GB
 // against a 1 GiB budget); now it gets 413 once its statements outgrow the
 // budget, nothing applied, while a dense body that fits is applied.
@@ -296,7 +296,7 @@ func TestReceiverDenseTurtle(t *testing.T) {
 	if used != 0 {
 		t.Errorf("%d bytes of the budget still held", used)
 	}
-	// 2,000 statements (about 1.2 MB) fit: applied.
+	// 2,000 statements (about 2 MB) fit: applied.
 	if code, msg := post(t, hc, base, q, "text/turtle", nil, "<"+a+"> <http://x/p> "+intList(2000)+" .\n"); code != 200 {
 		t.Fatalf("2,000 statements: %d %s", code, msg)
 	}
