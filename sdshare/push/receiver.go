@@ -455,8 +455,11 @@ func uniq(ss []string) []string {
 
 // loopbackHost reports whether a Host header names a loopback address:
 // an IP literal on loopback, or localhost (a trailing dot and any case
-// allowed).
+// allowed), or is empty (an HTTP/1.0 sender; a browser always names it).
 func loopbackHost(host string) bool {
+	if host == "" {
+		return true
+	}
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
