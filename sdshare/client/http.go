@@ -50,6 +50,11 @@ type fetcher struct {
 	maxFeed    int64          // bytes of one feed document
 	maxRunFeed int64          // bytes of all feed documents of the run
 	feedBytes  int64          // read so far
+
+	// waits holds, by pageKey, the --max-wait deadline of each URL that
+	// answered 202 in this run: a body that then breaks off is retried
+	// (get, snapshot) within the first 202's deadline, not a new one.
+	waits map[uint64]time.Time
 }
 
 // ErrOffOrigin matches the refusal of a URL, or a redirect, outside the
@@ -72,16 +77,19 @@ func (f *fetcher) check(u string) error {
 // body). Failures retry.Retryable accepts are tried again after
 // policy.Delay; a 202 is waited on (Retry-After honoured, capped by the
 // policy) until a deadline maxWait after the first 202 (SD-CLI-5), which
-// bounds the retries of other failures in between as well. ErrNotReady
+// bounds the retries of other failures in between as well, and every
+// later open of the same URL in the run (a body that broke off after the
+// 202s is retried within the same deadline). ErrNotReady
 // is permanent: callers do not start the wait again.
 func (f *fetcher) open(ctx context.Context, url, accept string) (*http.Response, error) {
 	if err := f.check(url); err != nil {
 		return nil, err
 	}
 	url = withoutFragment(url)
+	key := pageKey(url)
 	var (
 		resp     *http.Response
-		deadline time.Time // the first 202's plus maxWait; zero before it
+		deadline = f.waits[key] // the first 202's plus maxWait; zero before it
 		waited   int
 	)
 	_, err := retry.Do(ctx, f.policy, func() (bool, error) {
@@ -95,6 +103,10 @@ func (f *fetcher) open(ctx context.Context, url, accept string) (*http.Response,
 		case resp.StatusCode == http.StatusAccepted:
 			if deadline.IsZero() {
 				deadline = time.Now().Add(f.maxWait)
+				if f.waits == nil {
+					f.waits = map[uint64]time.Time{}
+				}
+				f.waits[key] = deadline
 			}
 			wait := retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 			drain(resp)
