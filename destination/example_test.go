@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -36,7 +37,7 @@ func ExampleSync() {
 	}
 	base := "http://" + ln.Addr().String() + "/"
 	src, err := source.Open(source.Config{BaseURL: base, StateDir: filepath.Join(tmp, "state"),
-		Sets: []source.SetConfig{{Name: "default", Dir: collection}}})
+		Sets: []source.SetConfig{{Name: "default", Dir: collection}}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		log.Fatal(err)
 	}

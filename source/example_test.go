@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -42,6 +43,7 @@ func ExampleOpen() {
 		BaseURL:  base,
 		Sets:     []source.SetConfig{{Name: "default", Dir: dir}},
 		StateDir: filepath.Join(tmp, "state"), // inventory, change journal, documents
+		Logger:   slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		log.Fatal(err)
