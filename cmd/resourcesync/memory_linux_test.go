@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -279,22 +280,42 @@ func memCmd(args ...string) *exec.Cmd {
 // returns its peak RSS (VmHWM, KiB).
 func memRun(t *testing.T, args ...string) int64 {
 	t.Helper()
+	code, out, kib := memRunExit(context.Background(), t, args...)
+	if code != 0 {
+		t.Fatalf("resourcesync %s: exit %d\n%s", strings.Join(args, " "), code, out)
+	}
+	return kib
+}
+
+// memRunExit runs the command line in a child process (killed when ctx
+// ends) and returns its exit code, its combined output and its peak RSS
+// (VmHWM, KiB): for hostile-peer tests, whose runs fail on purpose.
+func memRunExit(ctx context.Context, t *testing.T, args ...string) (int, string, int64) {
+	t.Helper()
 	cmd := memCmd(args...)
 	f := filepath.Join(t.TempDir(), "hwm")
 	cmd.Env = append(cmd.Env, memHWMEnv+"="+f)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("resourcesync %s: %v\n%s", strings.Join(args, " "), err, out)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop := context.AfterFunc(ctx, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	stop()
+	code := cmd.ProcessState.ExitCode()
+	if err != nil && code < 0 {
+		t.Fatalf("resourcesync %s: %v (killed at the test's deadline?)\n%s", strings.Join(args, " "), err, out.String())
 	}
 	b, err := os.ReadFile(f)
 	if err != nil {
-		t.Fatalf("resourcesync %s: no peak RSS: %v", strings.Join(args, " "), err)
+		t.Fatalf("resourcesync %s: exit %d, no peak RSS: %v\n%s", strings.Join(args, " "), code, err, out.String())
 	}
 	n, err := strconv.ParseInt(string(b), 10, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return code, out.String(), n
 }
 
 type memServer struct {

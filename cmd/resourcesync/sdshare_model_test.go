@@ -308,6 +308,8 @@ type sdmHistory struct {
 	rcv             *proc
 	rcvAddr, rcvDir string
 	rcvKill         chan struct{} // closed when a kill in flight happened
+	// hostile is the hostile peer (sdshare_model_hostile_test.go).
+	hostile *sdmHostile
 }
 
 func newSDMHistory(t *testing.T, seed uint64, steps int) *sdmHistory {
@@ -1310,6 +1312,7 @@ func (h *sdmHistory) step(i int) {
 			h.waitServer()
 			h.afterStepReceive()
 			h.checkAll(false)
+			h.hostileStep()
 			return
 		}
 		n -= a.w

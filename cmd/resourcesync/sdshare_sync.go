@@ -46,7 +46,14 @@ more than 5 minutes in the future is applied but taken as dated at the
 feed's updated (or now), with a warning, so that it cannot stop t. Every
 request (feeds, snapshots, chunks, fragments) is abandoned and retried
 when no bytes arrive for --timeout or its body is slower than --min-rate,
-as in sync.
+as in sync. Every request, and every redirect, stays on the overview
+feed's scheme, host and port unless --allow-host names another host: a
+link or redirect elsewhere fails, naming the URL. A fragment that carries
+statements about another resource than its entry's (besides the blank
+nodes that resource reaches) is refused, nothing of it applied, as
+sdshare receive refuses it. A run follows at most 1,048,576 feed pages
+and reads at most 4 GiB of feed documents (64 MiB a page; URLs up to
+64 KiB); the next run goes on from t.
 
 The store is the embedded durable quad store in --store DIR (default
 ./sdshare-store), or any SPARQL 1.1 Update endpoint (--sparql-update, with
@@ -85,6 +92,7 @@ func sdshareSyncCommand() *cli.Command {
 			&cli.DurationFlag{Name: "max-wait", Value: client.DefaultMaxWait, Usage: "deadline `D` from the first 202 for a document the server is still preparing (retries included); then it fails"},
 			&cli.Int64Flag{Name: "max-snapshot-bytes", Value: client.DefaultMaxSnapshotBytes, Usage: "refuse a snapshot (its chunks together) longer than `N` bytes as read, after gzip is decoded; the graph is left as it was"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON event per line and a final summary object on stdout"},
+			&cli.StringSliceFlag{Name: "allow-host", Usage: "let feeds, snapshots, fragments and redirects lead to `HOST[:PORT]` too (repeatable; by default only the overview feed's scheme, host and port)"},
 		),
 		Action: runSDShareSync,
 	}
@@ -159,6 +167,7 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 		HTTPClient: httpClient,
 		MaxWait:    cmd.Duration("max-wait"),
 		UserAgent:  "resourcesync-sdshare",
+		AllowHosts: cmd.StringSlice("allow-host"),
 		// The same stall and rate limits as sync, on every request.
 		StallTimeout:  cmd.Duration("timeout"),
 		MinRate:       cmd.Float("min-rate"),

@@ -4,14 +4,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +85,7 @@ func TestSDShareSyncHostileParse(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			start := time.Now()
-			code, out, peakKiB := runHostileChild(t, ctx, "sdshare", "sync", "--store", store, "--graph", m.srv.URL+"/c=http://x/graph", m.srv.URL+"/")
+			code, out, peakKiB := memRunExit(ctx, t, "sdshare", "sync", "--store", store, "--graph", m.srv.URL+"/c=http://x/graph", m.srv.URL+"/")
 			took := time.Since(start)
 			if ctx.Err() != nil {
 				t.Fatalf("still running at the test's deadline (%s)\n%s", took.Round(time.Second), out)
@@ -143,29 +138,6 @@ func gzipBombMember(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
-}
-
-// runHostileChild runs the command line in a child process (memCmd) that
-// the context's end kills, and returns its exit code, combined output and
-// peak RSS (VmHWM, KiB; 0 when it did not report one).
-func runHostileChild(t *testing.T, ctx context.Context, args ...string) (int, string, int64) {
-	t.Helper()
-	c := memCmd(args...)
-	hwm := filepath.Join(t.TempDir(), "hwm")
-	cmd := exec.CommandContext(ctx, c.Path)
-	cmd.Env = append(c.Env, memHWMEnv+"="+hwm)
-	out, err := cmd.CombinedOutput()
-	code := 0
-	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	var kib int64
-	if b, err := os.ReadFile(hwm); err == nil {
-		kib, _ = strconv.ParseInt(string(b), 10, 64)
-	}
-	return code, string(out), kib
 }
 
 // --max-snapshot-bytes: a snapshot longer than the flag allows (its

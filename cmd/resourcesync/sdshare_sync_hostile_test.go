@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare/client"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/memstore"
 )
@@ -269,5 +273,194 @@ func TestSDShareSyncHostileFutureSnapshot(t *testing.T) {
 	slices.Sort(got) // the store's order is not the insertion order
 	if strings.Join(got, ",") != "http://x/a 0,http://x/b 2" {
 		t.Errorf("graph %v, want the snapshot and the fragment after it", got)
+	}
+}
+
+// atomFeedNext is atomFeed with a next link (href XML-safe).
+func atomFeedNext(entries, next string) string {
+	if next == "" {
+		return atomFeed(entries)
+	}
+	return strings.Replace(atomFeed(entries), "</feed>", `<link rel="next" href="`+next+`"/></feed>`, 1)
+}
+
+func atomDoc(doc string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/atom+xml")
+		w.Write([]byte(doc))
+	}
+}
+
+// hostileGraph returns graph's statements as sorted "subject object".
+func hostileGraph(t *testing.T, s interface {
+	Triples(context.Context, string) iter.Seq2[rdf.Triple, error]
+}, graph string) string {
+	t.Helper()
+	var got []string
+	for tr, err := range s.Triples(context.Background(), graph) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, tr.S.Value+" "+tr.O.Value)
+	}
+	slices.Sort(got) // the store's order is not the insertion order
+	return strings.Join(got, ",")
+}
+
+// Item 6: a fragment of resource a that carries statements about b (or
+// only about b) is refused, naming a and b, and nothing of it is applied,
+// as the push receiver refuses it (one rule: sdshare.Split).
+func TestSDShareSyncHostileForeignStatements(t *testing.T) {
+	for _, tc := range []struct{ name, frag, want string }{
+		{"a and b", "<http://x/a> <http://x/p> \"1\" .\n<http://x/b> <http://x/p> \"planted\" .\n",
+			"statement with subject http://x/b belongs to none of the resources (http://x/a)"},
+		{"only b", "<http://x/b> <http://x/p> \"planted\" .\n",
+			"resource http://x/a is not a subject of the document (its statements are about http://x/b)"},
+		{"a stray blank node", "<http://x/a> <http://x/p> \"1\" .\n_:x <http://x/p> \"planted\" .\n",
+			"statement with subject _:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := memstore.New()
+			defer s.Close()
+			useTestStores(t, s)
+			m := newHostileSDShare(t)
+			m.set("/frag/a", ntDoc(tc.frag))
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			code, out, errOut := runCLICtx(ctx, "sdshare", "sync", "--state", t.TempDir(), "--graph", m.srv.URL+"/c=http://x/graph", m.srv.URL+"/")
+			if code != 1 || !strings.Contains(errOut, "/frag/a of http://x/a refused, nothing applied: "+tc.want) {
+				t.Errorf("exit %d, want 1 naming a and the foreign subject\nstdout %s\nstderr %s", code, out, errOut)
+			}
+			if got := hostileGraph(t, s, "http://x/graph"); got != "http://x/a 0" {
+				t.Errorf("graph %v, want the snapshot only (nothing of the refused fragment)", got)
+			}
+		})
+	}
+}
+
+// Item 7: fragment links, redirects and next pages to another host or
+// port are refused, naming the URL, and never requested; --allow-host
+// lets them through.
+func TestSDShareSyncHostileOffOrigin(t *testing.T) {
+	const ns = "http://www.sdshare.org/2012/core/"
+	var mu sync.Mutex
+	otherHits := 0
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		otherHits++
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/frag/a":
+			ntDoc("<http://x/a> <http://x/p> \"elsewhere\" .\n")(w, r)
+		default:
+			atomDoc(atomFeed(atomEntry("2020-06-03T00:00:00Z", "http://x/a", ns+"fragment", "/frag/a")))(w, r)
+		}
+	}))
+	defer other.Close()
+	otherHost := strings.TrimPrefix(other.URL, "http://")
+	for _, tc := range []struct {
+		name  string
+		setup func(m *hostileSDShare)
+		allow bool
+		want  string
+	}{
+		{"fragment link", func(m *hostileSDShare) {
+			m.set("/f", atomDoc(atomFeed(atomEntry("2020-06-02T00:00:00Z", "http://x/a", ns+"fragment", other.URL+"/frag/a"))))
+		}, false, "location " + other.URL + "/frag/a leaves the Source's authority"},
+		{"redirect", func(m *hostileSDShare) {
+			m.set("/frag/a", func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, other.URL+"/frag/a", http.StatusFound)
+			})
+		}, false, "redirect to " + other.URL + "/frag/a leaves the Source's authority"},
+		{"next page", func(m *hostileSDShare) {
+			m.set("/f", atomDoc(atomFeedNext(atomEntry("2020-06-02T00:00:00Z", "http://x/a", ns+"fragment", "/frag/a"), other.URL+"/f2")))
+		}, false, "location " + other.URL + "/f2 leaves the Source's authority"},
+		{"fragment link, --allow-host", func(m *hostileSDShare) {
+			m.set("/f", atomDoc(atomFeed(atomEntry("2020-06-02T00:00:00Z", "http://x/a", ns+"fragment", other.URL+"/frag/a"))))
+		}, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := memstore.New()
+			defer s.Close()
+			useTestStores(t, s)
+			m := newHostileSDShare(t)
+			tc.setup(m)
+			mu.Lock()
+			otherHits = 0
+			mu.Unlock()
+			args := []string{"sdshare", "sync", "--state", t.TempDir(), "--graph", m.srv.URL + "/c=http://x/graph"}
+			if tc.allow {
+				args = append(args, "--allow-host", otherHost)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			code, out, errOut := runCLICtx(ctx, append(args, m.srv.URL+"/")...)
+			mu.Lock()
+			hits := otherHits
+			mu.Unlock()
+			got := hostileGraph(t, s, "http://x/graph")
+			if tc.allow {
+				if code != 0 || hits == 0 || got != "http://x/a elsewhere" {
+					t.Errorf("with --allow-host %s: exit %d, %d requests there, graph %v\nstdout %s\nstderr %s", otherHost, code, hits, got, out, errOut)
+				}
+				return
+			}
+			if code != 1 || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, want 1 with %q\nstdout %s\nstderr %s", code, tc.want, out, errOut)
+			}
+			if hits != 0 {
+				t.Errorf("%d requests to the other host %s", hits, otherHost)
+			}
+			if want := "http://x/a 0"; got != want && !(tc.name == "next page" && got == "http://x/a 1") {
+				t.Errorf("graph %v: something of the other host was planted", got)
+			}
+		})
+	}
+}
+
+// Item 2: next links that differ only in their fragment are one page (a
+// loop), and a URL longer than 64 KiB is refused, each with its own
+// error, within the test's deadline.
+func TestSDShareSyncHostileNextLinks(t *testing.T) {
+	const ns = "http://www.sdshare.org/2012/core/"
+	entry := atomEntry("2020-06-02T00:00:00Z", "http://x/a", ns+"fragment", "/frag/a")
+	var served atomic.Int64
+	for _, tc := range []struct {
+		name string
+		f    http.HandlerFunc
+		want string
+	}{
+		{"fragments make no new page", func(w http.ResponseWriter, r *http.Request) {
+			// Each page names the next with the same URL and a new
+			// fragment: on main an endless chain of "new" pages.
+			atomDoc(atomFeedNext(entry, fmt.Sprintf("/f?n=1#p%d", served.Add(1))))(w, r)
+		}, "fragments feed: sdshare client: feed page seen before (a loop): http://127.0.0.1:"},
+		{"a URL of 100 KiB", func(w http.ResponseWriter, r *http.Request) {
+			next := ""
+			if r.URL.Query().Get("q") == "" {
+				next = "/f?q=" + strings.Repeat("q", 100<<10)
+			}
+			atomDoc(atomFeedNext(entry, next))(w, r)
+		}, "URL too long: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := memstore.New()
+			defer s.Close()
+			useTestStores(t, s)
+			m := newHostileSDShare(t)
+			m.set("/f", tc.f)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			code, out, errOut := runCLICtx(ctx, "sdshare", "sync", "--state", t.TempDir(), m.srv.URL+"/")
+			if ctx.Err() != nil {
+				t.Fatalf("still following pages at the test's deadline\nstderr %.2000s", errOut)
+			}
+			if code != 1 || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, want 1 with %q\nstdout %.2000s\nstderr %.2000s", code, tc.want, out, errOut)
+			}
+			if n := m.count("/f"); n > 2 {
+				t.Errorf("%d fragments feed pages read", n)
+			}
+		})
 	}
 }

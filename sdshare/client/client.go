@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/origin"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/rdf"
@@ -27,6 +28,12 @@ const (
 	DefaultMaxFragmentBytes = 64 << 20
 	DefaultMaxPages         = 1 << 20
 	DefaultMaxSkew          = 5 * time.Minute
+	// A feed page, the feed documents of one run, and a URL (without its
+	// fragment): a hostile server cannot make the client hold or fetch
+	// more (issue 24, item 2).
+	DefaultMaxFeedBytes    = atom.DefaultMaxBytes
+	DefaultMaxRunFeedBytes = 4 << 30
+	DefaultMaxURLBytes     = 64 << 10
 )
 
 // ErrDiscovery: the overview feed or a collection feed could not be read,
@@ -69,8 +76,22 @@ type Config struct {
 	// MaxFragmentBytes bounds a fragment document (default
 	// DefaultMaxFragmentBytes).
 	MaxFragmentBytes int64
-	// MaxPages bounds the pages followed in one fragments feed.
+	// MaxPages bounds the pages followed in one fragments feed or chunked
+	// snapshot feed (default DefaultMaxPages): ErrTooManyPages beyond.
 	MaxPages int
+	// MaxFeedBytes bounds one feed document (default DefaultMaxFeedBytes;
+	// ErrTooLarge), MaxRunFeedBytes the feed documents one Sync reads
+	// (default DefaultMaxRunFeedBytes; ErrRunFeedBytes), and MaxURLBytes
+	// the URL of any request, its fragment not counted (default
+	// DefaultMaxURLBytes; ErrURLTooLong).
+	MaxFeedBytes    int64
+	MaxRunFeedBytes int64
+	MaxURLBytes     int
+	// AllowHosts are the hosts (HOST or HOST:PORT) requests may reach
+	// besides the overview feed's authority (scheme, host and port):
+	// every other feed, snapshot, chunk, fragment or redirect is refused
+	// with an error matching ErrOffOrigin, as sync's --allow-host.
+	AllowHosts []string
 	// Graph maps a collection to the IRI of its graph in Store; nil, or
 	// an empty result, means the collection feed's URL.
 	Graph func(Collection) string
@@ -167,8 +188,11 @@ func Sync(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Store == nil || cfg.State == nil {
 		return nil, errors.New("sdshare client: Config needs Store and State")
 	}
-	s := newSyncer(cfg)
 	rep := &Report{Overview: cfg.Overview}
+	s, err := newSyncer(cfg)
+	if err != nil {
+		return rep, err
+	}
 	cols, err := s.discover(ctx)
 	if err != nil {
 		return rep, err
@@ -207,11 +231,14 @@ func Follow(ctx context.Context, cfg Config, interval time.Duration, each func(*
 	}
 }
 
-func newSyncer(cfg Config) *syncer {
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
+func newSyncer(cfg Config) (*syncer, error) {
+	// One policy for every request, redirects included: the overview's
+	// authority and the hosts allowed (internal/origin, as sync).
+	pol, err := origin.New(cfg.Overview, cfg.AllowHosts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrDiscovery, err)
 	}
+	hc := pol.Client(cfg.HTTPClient)
 	if cfg.MaxWait <= 0 {
 		cfg.MaxWait = DefaultMaxWait
 	}
@@ -227,8 +254,18 @@ func newSyncer(cfg Config) *syncer {
 	if cfg.MaxSkew <= 0 {
 		cfg.MaxSkew = DefaultMaxSkew
 	}
+	if cfg.MaxFeedBytes <= 0 {
+		cfg.MaxFeedBytes = DefaultMaxFeedBytes
+	}
+	if cfg.MaxRunFeedBytes <= 0 {
+		cfg.MaxRunFeedBytes = DefaultMaxRunFeedBytes
+	}
+	if cfg.MaxURLBytes <= 0 {
+		cfg.MaxURLBytes = DefaultMaxURLBytes
+	}
 	lim := watchdog.Limits{Idle: cfg.StallTimeout, MinRate: cfg.MinRate, Window: cfg.MinRateWindow}
-	return &syncer{cfg: cfg, f: &fetcher{hc: hc, policy: cfg.Retry, maxWait: cfg.MaxWait, ua: cfg.UserAgent, limits: lim}}
+	return &syncer{cfg: cfg, f: &fetcher{hc: hc, policy: cfg.Retry, maxWait: cfg.MaxWait, ua: cfg.UserAgent, limits: lim,
+		origin: pol, maxFeed: cfg.MaxFeedBytes, maxRunFeed: cfg.MaxRunFeedBytes, maxURL: cfg.MaxURLBytes}}, nil
 }
 
 func (s *syncer) emit(e Event) {
@@ -462,14 +499,14 @@ type part struct {
 // next pages.
 func (s *syncer) chunks(ctx context.Context, feedURL string) func(yield func(part, error) bool) {
 	return func(yield func(part, error) bool) {
-		seen := map[string]bool{}
+		seen := pageSet{}
 		i := 0
 		for u := feedURL; u != ""; {
-			if seen[u] || len(seen) >= s.cfg.MaxPages {
-				yield(part{}, fmt.Errorf("chunked snapshot feed: page %s seen before (a loop)", u))
+			u = withoutFragment(u)
+			if err := seen.add(u, s.cfg.MaxPages); err != nil {
+				yield(part{}, fmt.Errorf("chunked snapshot feed: %w", err))
 				return
 			}
-			seen[u] = true
 			cf, err := s.f.feed(ctx, u)
 			if err != nil {
 				yield(part{}, fmt.Errorf("chunked snapshot feed: %w", err))
@@ -610,7 +647,7 @@ func SinceURL(u string, t time.Time) string {
 
 // fragments applies the fragments feed of c from st.T on (SD-CLI-7..11).
 func (s *syncer) fragments(ctx context.Context, c Collection, graph string, st *CollectionState, cr *CollectionReport) error {
-	seen := map[string]bool{}
+	seen := pageSet{}
 	// Once an entry failed, t goes no further than the oldest failed
 	// entry's updated (heldAt; since is inclusive, so the next run asks
 	// for it again), and stays where it is when that entry has no updated
@@ -618,13 +655,10 @@ func (s *syncer) fragments(ctx context.Context, c Collection, graph string, st *
 	holdHere, heldAt := false, time.Time{}
 	var newest time.Time // newest updated applied in this run
 	for u := SinceURL(c.FragmentsFeed, st.T); u != ""; {
-		if seen[u] {
-			return fmt.Errorf("fragments feed: next page %s seen before (a loop)", u)
+		u = withoutFragment(u)
+		if err := seen.add(u, s.cfg.MaxPages); err != nil {
+			return fmt.Errorf("fragments feed: %w", err)
 		}
-		if len(seen) >= s.cfg.MaxPages {
-			return fmt.Errorf("fragments feed: more than %d pages", s.cfg.MaxPages)
-		}
-		seen[u] = true
 		page, err := s.f.feed(ctx, u)
 		if err != nil {
 			return fmt.Errorf("fragments feed: %w", err)
@@ -769,6 +803,13 @@ func (s *syncer) applyEntry(ctx context.Context, graph string, e atom.Entry) (bo
 			return false, fmt.Errorf("%s: %w", l.Href, err)
 		}
 		ts = append(ts, t)
+	}
+	if len(ts) > 0 {
+		// The push receiver's rule: a fragment of r holds r's statements
+		// and those of the blank nodes they reach, nothing about others.
+		if _, err := sdshare.Split(ts, []string{r}); err != nil {
+			return false, fmt.Errorf("fragment %s of %s refused, nothing applied: %w", l.Href, r, err)
+		}
 	}
 	if err := s.cfg.Store.ApplyFragment(ctx, graph, rdf.IRI(r), ts); err != nil {
 		return false, fmt.Errorf("applying %s: %w", r, err)

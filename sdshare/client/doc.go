@@ -29,4 +29,13 @@
 // server does). Should a page hold an entry older than the t already
 // recorded, the client still applies it, but a crash before the run ends
 // could then lose it: the report counts such pages (OutOfOrder).
+//
+// # Against a hostile server
+//
+// Every request and redirect stays on the overview feed's authority
+// unless Config.AllowHosts allows more (internal/origin, sync's policy). A
+// fragment is applied only when all its statements are about its entry's
+// resource or the blank nodes it reaches (sdshare.Split, the push
+// receiver's rule). Loop detection keeps 8 bytes a page, and pages,
+// feed bytes per page and per run, and URL lengths are bounded.
 package client

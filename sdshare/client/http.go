@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/origin"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/rdf"
@@ -51,6 +52,28 @@ type fetcher struct {
 	maxWait time.Duration // total wait on 202s for one document
 	ua      string
 	limits  watchdog.Limits // per request: headers and every body byte
+
+	origin     *origin.Policy // where requests may go
+	maxURL     int            // bytes of a URL without its fragment
+	maxFeed    int64          // bytes of one feed document
+	maxRunFeed int64          // bytes of all feed documents of the run
+	feedBytes  int64          // read so far
+}
+
+// ErrOffOrigin matches the refusal of a URL, or a redirect, outside the
+// overview feed's authority and Config.AllowHosts.
+var ErrOffOrigin = origin.ErrOffOrigin
+
+// check refuses, permanently, a URL the client must not request.
+func (f *fetcher) check(u string) error {
+	u = withoutFragment(u)
+	if f.maxURL > 0 && len(u) > f.maxURL {
+		return retry.Permanent(fmt.Errorf("%w: %s is longer than %d bytes", ErrURLTooLong, shorten(u), f.maxURL))
+	}
+	if err := f.origin.Check(u); err != nil {
+		return fmt.Errorf("GET %s: %w", shorten(u), err)
+	}
+	return nil
 }
 
 // open GETs url until a 200 arrives and returns it (the caller closes the
@@ -84,6 +107,10 @@ func (f *fetcher) open(ctx context.Context, url, accept string) (*http.Response,
 		}
 		return nil
 	}
+	if err := f.check(url); err != nil {
+		return nil, err
+	}
+	url = withoutFragment(url)
 	attempt := 0
 	for {
 		resp, err := f.do(ctx, url, accept)
@@ -232,11 +259,19 @@ func (f *fetcher) get(ctx context.Context, url, accept string, max int64) ([]byt
 
 // feed fetches and decodes the Atom feed at url.
 func (f *fetcher) feed(ctx context.Context, url string) (*atom.Feed, error) {
-	body, _, final, err := f.get(ctx, url, sdshare.AtomType+", application/xml;q=0.5, */*;q=0.1", atom.DefaultMaxBytes)
+	if f.maxRunFeed > 0 && f.feedBytes >= f.maxRunFeed {
+		return nil, fmt.Errorf("%w: %d bytes read before %s (the next run goes on from t)", ErrRunFeedBytes, f.feedBytes, shorten(url))
+	}
+	max := f.maxFeed
+	if max <= 0 {
+		max = atom.DefaultMaxBytes
+	}
+	body, _, final, err := f.get(ctx, url, sdshare.AtomType+", application/xml;q=0.5, */*;q=0.1", max)
 	if err != nil {
 		return nil, err
 	}
-	feed, err := atom.Decode(bytes.NewReader(body), final)
+	f.feedBytes += int64(len(body))
+	feed, err := atom.DecodeLimit(bytes.NewReader(body), final, max)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", url, err)
 	}

@@ -20,6 +20,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/resourcesync-go/resourcesync/rdf"
+	"github.com/resourcesync-go/resourcesync/sdshare"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 )
 
@@ -381,45 +382,14 @@ func (rv *Receiver) apply(ctx context.Context, graph, resource string, ts []rdf.
 }
 
 // Split divides the triples of a (batched) body into the fragments of
-// resources (SD-PUSH-8): each resource's statements and, recursively, those
-// of the blank nodes they reach (SD-SRV-26). Every resource must be a
-// subject in the body and every triple must belong to some fragment
-// (SD-PUSH-9); otherwise the error wraps ErrBadRequest.
+// resources (SD-PUSH-8, SD-PUSH-9): sdshare.Split, the scoping rule the
+// client applies too, its refusals wrapping ErrBadRequest.
 func Split(ts []rdf.Triple, resources []string) (map[string][]rdf.Triple, error) {
-	bySubject := map[rdf.Term][]int{}
-	for i, t := range ts {
-		bySubject[t.S] = append(bySubject[t.S], i)
+	parts, err := sdshare.Split(ts, resources)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
-	used := make([]bool, len(ts))
-	out := map[string][]rdf.Triple{}
-	for _, name := range uniq(resources) {
-		r := rdf.IRI(name)
-		if len(bySubject[r]) == 0 {
-			return nil, fmt.Errorf("%w: resource %s is not a subject of the body (SD-PUSH-9)", ErrBadRequest, name)
-		}
-		seen := map[rdf.Term]bool{r: true}
-		queue := []rdf.Term{r}
-		var frag []rdf.Triple
-		for len(queue) > 0 {
-			s := queue[0]
-			queue = queue[1:]
-			for _, i := range bySubject[s] {
-				used[i] = true
-				frag = append(frag, ts[i])
-				if o := ts[i].O; o.IsBlank() && !seen[o] {
-					seen[o] = true
-					queue = append(queue, o)
-				}
-			}
-		}
-		out[name] = frag
-	}
-	for i, u := range used {
-		if !u {
-			return nil, fmt.Errorf("%w: statement with subject %v belongs to none of the resources", ErrBadRequest, ts[i].S.Value)
-		}
-	}
-	return out, nil
+	return parts, nil
 }
 
 func uniq(ss []string) []string {
