@@ -20,9 +20,9 @@ const (
 	layersEnd   = "<!-- layers:end -->"
 )
 
-// layers, from the top: a package imports packages of its own layer or
+// diagramLayers, from the top: a package imports packages of its own layer or
 // below; an import of a higher layer is drawn dashed and listed as upward.
-var layers = []struct{ id, title string }{
+var diagramLayers = []struct{ id, title string }{
 	{"commands", "commands: flags and wiring only"},
 	{"engines", "engines: Source, Destination, hub, subscriber, SDShare"},
 	{"state", "state: store contracts and their implementations"},
@@ -85,25 +85,25 @@ func layerOf(component string) string {
 }
 
 func layerRank(layer string) int {
-	return slices.IndexFunc(layers, func(l struct{ id, title string }) bool { return l.id == layer })
+	return slices.IndexFunc(diagramLayers, func(l struct{ id, title string }) bool { return l.id == layer })
 }
 
 // harness reports whether pkg exists for tests only (a harness or a
 // contract suite): such packages are listed, not drawn.
-func harness(pkg string) bool {
+func isTestHarness(pkg string) bool {
 	base := pkg[strings.LastIndexByte(pkg, '/')+1:]
 	return strings.HasSuffix(base, "test") || base == "testnet" || base == "faultserver" ||
 		strings.Contains("/"+pkg+"/", "/internal/testing/")
 }
 
-type goPackage struct {
+type modPackage struct {
 	path, name string
 	imports    []string // of this module, relative
 }
 
 // modulePackages lists the module's packages with their production imports
 // of the module, paths relative to the module.
-func modulePackages(t *testing.T) []goPackage {
+func modulePackages(t *testing.T) []modPackage {
 	t.Helper()
 	root := filepath.Join("..", "..")
 	mod, err := exec.Command("go", "list", "-m").Output()
@@ -122,13 +122,13 @@ func modulePackages(t *testing.T) []goPackage {
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, stderr.String())
 	}
-	var pkgs []goPackage
+	var pkgs []modPackage
 	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 2 || !strings.HasPrefix(f[0]+"/", prefix) {
 			continue
 		}
-		p := goPackage{path: strings.TrimPrefix(f[0], prefix), name: f[1]}
+		p := modPackage{path: strings.TrimPrefix(f[0], prefix), name: f[1]}
 		for _, imp := range f[2:] {
 			if strings.HasPrefix(imp, prefix) {
 				p.imports = append(p.imports, strings.TrimPrefix(imp, prefix))
@@ -144,7 +144,7 @@ func nodeID(s string) string {
 }
 
 // layerDiagram renders the generated block of ARCHITECTURE.md.
-func layerDiagram(pkgs []goPackage) string {
+func layerDiagram(pkgs []modPackage) string {
 	members := map[string][]string{} // component -> packages
 	var harnesses, programs []string
 	drawn := map[string]bool{}
@@ -152,7 +152,7 @@ func layerDiagram(pkgs []goPackage) string {
 		switch {
 		case p.name == "main" && p.path != "cmd/resourcesync":
 			programs = append(programs, p.path)
-		case harness(p.path):
+		case isTestHarness(p.path):
 			harnesses = append(harnesses, p.path)
 		default:
 			c := componentOf(p.path)
@@ -193,7 +193,7 @@ func layerDiagram(pkgs []goPackage) string {
 	}
 	var b strings.Builder
 	b.WriteString("```mermaid\nflowchart TB\n")
-	for _, l := range layers {
+	for _, l := range diagramLayers {
 		var comps []string
 		for c := range members {
 			if layerOf(c) == l.id {

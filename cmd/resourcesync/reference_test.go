@@ -66,7 +66,7 @@ func commandReference(t *testing.T) map[string][]byte {
 		}
 		var b bytes.Buffer
 		name := strings.Join(append([]string{"resourcesync"}, e.path...), " ")
-		fmt.Fprintf(&b, "# `%s`\n\n%s\n%s.\n\n[All commands](README.md)\n\n```text\n%s\n```\n", name, note(e.path), capitalize(e.usage), help(e.path))
+		fmt.Fprintf(&b, "# `%s`\n\n%s\n%s.\n\n[All commands](README.md)\n\n```text\n%s\n```\n", name, note(e.path), docsCapitalize(e.usage), help(e.path))
 		files[referenceFile(e.path)] = b.Bytes()
 	}
 	var b bytes.Buffer
@@ -83,7 +83,7 @@ func commandReference(t *testing.T) map[string][]byte {
 	return files
 }
 
-func capitalize(s string) string {
+func docsCapitalize(s string) string {
 	if s == "" {
 		return s
 	}
