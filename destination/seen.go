@@ -5,6 +5,8 @@ import (
 	"sort"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/resourcesync-go/resourcesync/internal/boltdb"
 )
 
 // seenSet maps relative paths to the URI that claimed each, kept on disk,
@@ -41,7 +43,7 @@ func openScratch(dir, pattern string, buckets ...[]byte) (*bolt.DB, string, erro
 	}
 	f.Close()
 	// Scratch data: nothing here needs to survive a crash.
-	db, err := bolt.Open(f.Name(), 0o600, &bolt.Options{NoSync: true, NoFreelistSync: true, NoGrowSync: true})
+	db, err := boltdb.Open(f.Name(), &bolt.Options{NoSync: true, NoFreelistSync: true, NoGrowSync: true})
 	if err != nil {
 		os.Remove(f.Name())
 		return nil, "", err

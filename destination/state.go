@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
+	"github.com/resourcesync-go/resourcesync/internal/boltdb"
 	"github.com/resourcesync-go/resourcesync/internal/boltmem"
 	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // ErrLocked is returned when another run holds DEST's state.
@@ -127,8 +127,8 @@ func openState(dest string, readOnly bool) (*state, error) {
 	// a run with nothing to do the size of the state. A state written
 	// without it (by an earlier version) is scanned once, at its first
 	// writable open, and has it from then on (bbolt writes it then).
-	db, err := bolt.Open(p, 0o600, &bolt.Options{Timeout: 300 * time.Millisecond, ReadOnly: readOnly, FreelistType: bolt.FreelistMapType})
-	if errors.Is(err, bolterrors.ErrTimeout) {
+	db, err := boltdb.Open(p, &bolt.Options{Timeout: 300 * time.Millisecond, ReadOnly: readOnly, FreelistType: bolt.FreelistMapType})
+	if errors.Is(err, boltdb.ErrLocked) {
 		return nil, fmt.Errorf("%w: %s is locked", ErrLocked, p)
 	}
 	if err != nil {

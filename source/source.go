@@ -308,11 +308,11 @@ func (s *Source) openStore(name string) (store.Store, error) {
 	if s.cfg.OpenStore != nil {
 		return s.cfg.OpenStore(context.Background(), name)
 	}
-	sd := filepath.Join(s.cfg.StateDir, name)
-	if err := os.MkdirAll(sd, 0o755); err != nil {
+	st, err := bolt.OpenSet(s.cfg.StateDir, name, nil)
+	if err != nil {
 		return nil, err
 	}
-	return bolt.Open(filepath.Join(sd, "state.db"), nil)
+	return st, nil
 }
 
 // Shared reports whether the sets' stores are shared with other Source

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/resourcesync-go/resourcesync/destination"
+	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"github.com/resourcesync-go/resourcesync/internal/progress"
 	"github.com/resourcesync-go/resourcesync/source"
 )
@@ -93,7 +93,7 @@ func runDemo(ctx context.Context, cmd *cli.Command) error {
 	if _, err := src.Update(ctx); err != nil {
 		return cli.Exit(err.Error(), exitUsage)
 	}
-	srv := &http.Server{Handler: src.Handler(nil), ReadHeaderTimeout: 10 * time.Second}
+	srv := httpserver.New(src.Handler(nil), httpserver.Options{})
 	go srv.Serve(ln)
 	defer srv.Close()
 	fmt.Fprintf(w, "2. Serving it as a ResourceSync Source at %s (Source Description at %s.well-known/resourcesync)\n", base, base)

@@ -43,6 +43,7 @@ var flagConcepts = []struct {
 	{"max-delete", []string{"max-deletes", "delete-limit", "max-deletions"}, ""},
 	{"allow-empty", []string{"allow-empty-dir", "force-empty"}, ""},
 	{"changelist-index", []string{"change-list-index", "changelist-idx"}, ""},
+	{"max-conns", []string{"max-connections", "conn-limit", "connections", "max-conn"}, "connections"},
 }
 
 // shortFlags: a one-letter flag means the same on every command.

@@ -15,6 +15,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/destination/follow"
 	"github.com/resourcesync-go/resourcesync/destination/status"
 	"github.com/resourcesync-go/resourcesync/internal/httpclient"
+	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"github.com/resourcesync-go/resourcesync/internal/progress"
 )
 
@@ -86,7 +87,7 @@ func runFollow(ctx context.Context, cmd *cli.Command, source string, opt destina
 		cb = "http://" + ln.Addr().String() + "/"
 	}
 	mux := http.NewServeMux()
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := httpserver.New(mux, httpserver.Options{})
 	go srv.Serve(ln)
 	defer srv.Close()
 	var mu sync.Mutex

@@ -8,15 +8,16 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/resourcesync-go/resourcesync/internal/authn"
+	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"github.com/resourcesync-go/resourcesync/websub/hub"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/boltstore"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/hubstoreurl"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/pgstore"
 )
 
@@ -86,7 +87,7 @@ func hubCommand() *cli.Command {
 		Name:        "hub",
 		Usage:       "run a WebSub hub (ResourceSync Change Notification)",
 		UsageText:   "resourcesync hub [--addr HOST:PORT] [--state DIR | --store bolt:DIR | --store postgres://...] [--node NAME] [--url URL] [--allow-private-callbacks] [--publish-token TOKEN]",
-		Description: hubHelp + hubAuthHelp,
+		Description: hubHelp + hubAuthHelp + connsHelp(bodyAtRate("--max-payload")),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8090"},
 			&cli.StringFlag{Name: "state", Usage: "state directory (the embedded store)", Value: "hub-state"},
@@ -105,6 +106,7 @@ func hubCommand() *cli.Command {
 			&cli.StringFlag{Name: "signature-alg", Usage: "X-Hub-Signature algorithm: sha256, sha384, sha512 or sha1 (compatibility)", Value: "sha256"},
 			&cli.FloatFlag{Name: "publish-rate", Usage: "publish requests accepted per second (then 429)", Value: 100},
 			&cli.IntFlag{Name: "max-per-host", Usage: "concurrent deliveries per callback host", Value: 16},
+			maxConnsFlag(),
 			&cli.StringFlag{Name: "admin-token", Usage: "serve /admin/: admin pages for a browser after logging in with TOKEN, and the JSON API (dead letters, replay, stats, subscriptions) to \"Authorization: Bearer TOKEN\"", Sources: cli.EnvVars("RESOURCESYNC_HUB_ADMIN_TOKEN")},
 			&cli.DurationFlag{Name: "give-up-after", Usage: "how long a failing delivery is retried before it becomes a dead letter", Value: 48 * time.Hour},
 			&cli.BoolFlag{Name: "verbose", Usage: "log subscriptions and failures to stderr"},
@@ -183,7 +185,7 @@ func serveHub(ctx context.Context, cmd *cli.Command, ln net.Listener, h *hub.Hub
 	} else {
 		mux.Handle("/", au.Handler(h, nil))
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute}
+	srv := httpserver.New(mux, serverOptions(cmd, httpserver.Options{ReadTimeout: httpserver.ReadTimeoutFor(cmd.Int64("max-payload"))}))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	rctx, stop := context.WithCancel(ctx)
@@ -212,46 +214,47 @@ func serveHub(ctx context.Context, cmd *cli.Command, ln net.Listener, h *hub.Hub
 // describes it for the start-up line (a password hidden).
 func openHubStore(ctx context.Context, cmd *cli.Command) (st hubstore.Store, where string, err error) {
 	u := cmd.String("store")
-	pg := isPostgresURL(u)
-	if cmd.String("import-state") != "" && !pg {
+	if u == "" {
+		if cmd.String("import-state") != "" {
+			return nil, "", cli.Exit("--import-state needs a postgres:// --store", exitUsage)
+		}
+		return nil, cmd.String("state"), nil
+	}
+	hu, err := hubstoreurl.Parse(u)
+	if cmd.String("import-state") != "" && (err != nil || !hu.Postgres()) {
 		return nil, "", cli.Exit("--import-state needs a postgres:// --store", exitUsage)
 	}
 	switch {
-	case u == "":
-		return nil, cmd.String("state"), nil
-	case strings.HasPrefix(u, "bolt:"):
-		dir := strings.TrimPrefix(u, "bolt:")
-		if dir == "" {
-			return nil, "", cli.Exit("--store bolt:DIR: no DIR", exitUsage)
-		}
-		if cmd.IsSet("state") && cmd.String("state") != dir {
+	case errors.Is(err, hubstoreurl.ErrNoPath):
+		return nil, "", cli.Exit("--store bolt:DIR: no DIR", exitUsage)
+	case err != nil:
+		return nil, "", cli.Exit(fmt.Sprintf("--store %q: want bolt:DIR or postgres://...", redactURL(u)), exitUsage)
+	case !hu.Postgres():
+		if cmd.IsSet("state") && cmd.String("state") != hu.Dir {
 			return nil, "", cli.Exit("--store bolt:DIR and --state name two different directories", exitUsage)
 		}
-		cmd.Set("state", dir)
-		return nil, dir, nil
-	case pg:
-		where = redactURL(u)
-		octx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		ps, err := pgstore.Open(octx, u, nil)
-		if err != nil {
-			return nil, "", cli.Exit(fmt.Sprintf("--store %s: %v", where, err), exitUsage)
-		}
-		if dir := cmd.String("import-state"); dir != "" {
-			if err := importHubState(ctx, cmd, ps, dir); err != nil {
-				ps.Close()
-				return nil, "", err
-			}
-		}
-		return ps, where, nil
-	default:
-		return nil, "", cli.Exit(fmt.Sprintf("--store %q: want bolt:DIR or postgres://...", redactURL(u)), exitUsage)
+		cmd.Set("state", hu.Dir)
+		return nil, hu.Dir, nil
 	}
+	where = hu.String()
+	octx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	st, err = hu.Open(octx)
+	if err != nil {
+		return nil, "", cli.Exit(fmt.Sprintf("--store %s: %v", where, err), exitUsage)
+	}
+	if dir := cmd.String("import-state"); dir != "" {
+		if err := importHubState(ctx, cmd, st.(*pgstore.Store), dir); err != nil {
+			st.Close()
+			return nil, "", err
+		}
+	}
+	return st, where, nil
 }
 
 // importHubState copies DIR/hub.db into the empty PostgreSQL store.
 func importHubState(ctx context.Context, cmd *cli.Command, ps *pgstore.Store, dir string) error {
-	src, err := boltstore.Open(filepath.Join(dir, "hub.db"), nil)
+	src, err := boltstore.Open(filepath.Join(dir, hubstoreurl.FileName), nil)
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("--import-state %s: %v", dir, err), exitUsage)
 	}

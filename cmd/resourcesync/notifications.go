@@ -13,7 +13,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/source"
 	"github.com/resourcesync-go/resourcesync/source/notify"
 	"github.com/resourcesync-go/resourcesync/websub/hub"
-	hubpgstore "github.com/resourcesync-go/resourcesync/websub/hub/hubstore/pgstore"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/hubstoreurl"
 )
 
 // notificationFlags configure a served Source's change notifications.
@@ -48,7 +48,7 @@ func setupNotifications(cmd *cli.Command, cfg *source.Config, au *authn.Authenti
 	if u := cmd.String("store"); sc.ExternalHub == "" && isPostgresURL(u) {
 		// The embedded hubs of the replicas share one state (see hub --help).
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		st, err := hubpgstore.Open(ctx, u, nil)
+		st, err := hubstoreurl.Open(ctx, u)
 		cancel()
 		if err != nil {
 			return nil, cli.Exit(fmt.Sprintf("hub: --store %s: %v", redactURL(u), err), exitUsage)

@@ -62,7 +62,7 @@ func runSDShareExport(ctx context.Context, cmd *cli.Command) error {
 	if format != "nt" && format != "nq" && format != "ttl" {
 		return cli.Exit(fmt.Sprintf("--format %q: want nt, nq or ttl", format), exitUsage)
 	}
-	path := boltstore.PathIn(cmd.String("store"))
+	path := boltstore.PathIn(graphStoreDir(cmd.String("store")))
 	// Open would create an empty store; exporting a store that is not
 	// there is a mistake worth saying.
 	if _, err := os.Stat(path); err != nil {

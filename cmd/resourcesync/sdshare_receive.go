@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"github.com/resourcesync-go/resourcesync/sdshare/push"
 )
 
@@ -78,7 +79,7 @@ func sdshareReceiveCommand() *cli.Command {
 		Name:        "receive",
 		Usage:       "apply SDShare Push fragments POSTed to this endpoint to an RDF store",
 		UsageText:   "resourcesync sdshare receive [--addr HOST:PORT] [--graph IRI] [--state DIR] --store DIR | --sparql-update URL [--sparql-query URL]",
-		Description: sdshareReceiveHelp + sdshareReceiveAuthHelp,
+		Description: sdshareReceiveHelp + sdshareReceiveAuthHelp + connsHelp(bodyAtRate("--max-bytes")),
 		Flags: append(sdshareStoreFlags(),
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8950", Usage: "listen on `HOST:PORT`"},
 			&cli.StringFlag{Name: "graph", Usage: "the graph `IRI` of requests without a graph parameter"},
@@ -89,6 +90,7 @@ func sdshareReceiveCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "max-sequence-gap", Value: push.DefaultMaxSequenceGap, Usage: "refuse SDShare-Sequence more than `N` past the highest of its graph (400; see SAFETY)"},
 			&cli.BoolFlag{Name: "allow-text-plain", Usage: "take text/plain as N-Triples without --auth-token-file (old senders; see SAFETY)"},
 			serverAuthFlags(false)[0],
+			maxConnsFlag(),
 		),
 		Action: runSDShareReceive,
 	}
@@ -143,7 +145,7 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 	}
 	// Only the pushes change the store; GET and HEAD answer a fixed text.
 	readOnly := func(r *http.Request) bool { return r.Method == http.MethodGet || r.Method == http.MethodHead }
-	srv := &http.Server{Handler: au.Handler(rv, readOnly), ReadHeaderTimeout: 30 * time.Second}
+	srv := httpserver.New(au.Handler(rv, readOnly), serverOptions(cmd, httpserver.Options{ReadHeaderTimeout: 30 * time.Second, ReadTimeout: httpserver.ReadTimeoutFor(cmd.Int64("max-bytes"))}))
 	fmt.Fprintf(stderr, "sdshare receive: listening on http://%s/\n", ln.Addr())
 	if au == nil && !onLoopback(ln.Addr()) {
 		fmt.Fprintf(stderr, "sdshare receive: WARNING: %s is not a loopback address and no --auth-token-file is given: anyone who can reach it can replace or delete any statement in the store (see SAFETY in --help)\n", ln.Addr())

@@ -14,8 +14,11 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/resourcesync-go/resourcesync/internal/httpclient"
+	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"github.com/resourcesync-go/resourcesync/sdshare/server"
 	"github.com/resourcesync-go/resourcesync/source/notify"
+	"github.com/resourcesync-go/resourcesync/source/store"
+	"github.com/resourcesync-go/resourcesync/source/store/storeurl"
 )
 
 const sdshareServeHelp = `Publishes each collection NAME, the RDF graph in PATH (a file, or a directory
@@ -65,6 +68,12 @@ STATE
    fragments feed starts empty. Restarting resumes the journal; changes made
    while the server was down are journaled at start. Timestamps never go
    backwards.
+   --store postgres://USER@HOST:PORT/DB (or $RESOURCESYNC_SDSHARE_STORE)
+   keeps the inventories and journals in PostgreSQL instead (collection
+   NAME is the set sdshare.NAME; the schema is that of serve --store),
+   while the snapshot files stay in --state. One server writes a
+   collection at a time: a second one waits up to 30 s, then exits 2.
+   --store bolt:DIR is the embedded store, the same as --state DIR.
 
 PUSH
    --push URL (repeatable) sends every change of every collection to an
@@ -93,12 +102,14 @@ func sdshareServeCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "serve",
 		Usage:       "publish RDF files as SDShare feeds (and push their changes)",
-		UsageText:   "resourcesync sdshare serve [--addr HOST:PORT] [--base-url URL] [--state DIR] [--push URL]... [--resourcesync] NAME=PATH...",
-		Description: sdshareServeHelp + sdshareServeAuthHelp,
+		UsageText:   "resourcesync sdshare serve [--addr HOST:PORT] [--base-url URL] [--state DIR] [--store postgres://...] [--push URL]... [--resourcesync] NAME=PATH...",
+		Description: sdshareServeHelp + sdshareServeAuthHelp + connsHelp(bodyWithin(time.Minute)),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
+			maxConnsFlag(),
 			&cli.StringFlag{Name: "base-url", Usage: "public URL of the overview feed", DefaultText: "http://ADDR/"},
 			&cli.StringFlag{Name: "state", Usage: "state directory (change journal, snapshots, push positions)", Value: "sdshare-state"},
+			&cli.StringFlag{Name: "store", Usage: "state store: bolt:DIR or postgres://... (see STATE above)", DefaultText: "bolt:STATE", Sources: cli.EnvVars("RESOURCESYNC_SDSHARE_STORE")},
 			&cli.StringSliceFlag{Name: "push", Usage: "SDShare Push receiver URL (repeatable)"},
 			&cli.StringFlag{Name: "push-token-file", Usage: "send the token in `FILE` (one line) as 'Authorization: Bearer' to the --push receivers (default: $" + envPushToken + ")"},
 			&cli.DurationFlag{Name: "rescan", Usage: "stat-based rescan interval behind filesystem events (0: events only)", Value: server.DefaultRescan},
@@ -166,8 +177,12 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
+	openStore, err := sdshareServeStore(cmd)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
-	srv, err := server.Open(ctx, server.Config{Notifier: notifier,
+	srv, err := server.Open(ctx, server.Config{Notifier: notifier, OpenStore: openStore,
 		BaseURL: base, StateDir: cmd.String("state"), Collections: cols,
 		PageSize: int(cmd.Int("page-size")), ChunkSize: int(cmd.Int("chunk-size")),
 		Rescan: rescan, Debounce: cmd.Duration("debounce"), Push: pushURLs, PushClient: pushClient,
@@ -182,7 +197,7 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 	}
 	defer srv.Close()
 	healthz := basePath(srv.BaseURL()) + "healthz"
-	hs := &http.Server{Handler: au.Handler(srv.Handler(), func(r *http.Request) bool { return r.URL.Path == healthz }), ReadHeaderTimeout: 10 * time.Second}
+	hs := httpserver.New(au.Handler(srv.Handler(), func(r *http.Request) bool { return r.URL.Path == healthz }), serverOptions(cmd, httpserver.Options{ReadTimeout: time.Minute}))
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	for _, c := range srv.Collections() {
@@ -207,6 +222,31 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 	cancel()
 	<-runDone
 	return serveErr
+}
+
+// sdshareServeStore returns the Config.OpenStore of --store: nil for the
+// embedded store (bolt:DIR sets --state), else each collection's set
+// "sdshare.NAME" of the database, apart from the sets of a Source
+// (serve --store) on the same database.
+func sdshareServeStore(cmd *cli.Command) (func(context.Context, string) (store.Store, error), error) {
+	u := cmd.String("store")
+	if u == "" {
+		return nil, nil
+	}
+	su, err := storeurl.Parse(u)
+	switch {
+	case errors.Is(err, storeurl.ErrNoPath):
+		return nil, cli.Exit("--store bolt:DIR: no DIR", exitUsage)
+	case err != nil:
+		return nil, cli.Exit(fmt.Sprintf("--store %q: want bolt:DIR or postgres://...", redactURL(u)), exitUsage)
+	case !su.Postgres():
+		if cmd.IsSet("state") && cmd.String("state") != su.Dir {
+			return nil, cli.Exit("--store bolt:DIR and --state name two different directories", exitUsage)
+		}
+		cmd.Set("state", su.Dir)
+		return nil, nil
+	}
+	return func(ctx context.Context, name string) (store.Store, error) { return su.Open(ctx, "sdshare."+name) }, nil
 }
 
 // envPushToken names the environment variable that holds the token sent

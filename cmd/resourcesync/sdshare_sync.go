@@ -18,7 +18,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/sdshare/client"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
-	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/boltstore"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/graphstoreurl"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/sparql"
 )
 
@@ -328,7 +328,16 @@ func sdshareStateDir(cmd *cli.Command) string {
 	if cmd.String("sparql-update") != "" {
 		return "sdshare-state"
 	}
-	return orDefault(cmd.String("store"), defaultSDShareStore)
+	return graphStoreDir(orDefault(cmd.String("store"), defaultSDShareStore))
+}
+
+// graphStoreDir is the directory of the graph store URL u (u itself when
+// it does not parse: opening the store reports that).
+func graphStoreDir(u string) string {
+	if gu, err := graphstoreurl.Parse(u); err == nil {
+		return gu.Dir
+	}
+	return u
 }
 
 // openSDShareStore opens the store the flags choose, and returns it with
@@ -389,5 +398,5 @@ var sdshareStoreOpener = func(ctx context.Context, spec sdshareStoreSpec) (graph
 		// A snapshot load is one long request: no header timeout here.
 		return sparql.New(sparql.Endpoints{Update: spec.Update, Query: orDefault(spec.Query, spec.Update), GraphStore: spec.GraphStore}, sdshareHTTPClient(0)), nil
 	}
-	return boltstore.OpenDir(spec.Dir, nil)
+	return graphstoreurl.Open(ctx, spec.Dir)
 }

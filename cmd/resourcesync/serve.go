@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"github.com/resourcesync-go/resourcesync/source"
 	"github.com/resourcesync-go/resourcesync/source/publish"
 )
@@ -80,13 +81,14 @@ func serveCommand() *cli.Command {
 		Name:        "serve",
 		Usage:       "publish a directory as a ResourceSync Source over HTTP",
 		UsageText:   "resourcesync serve [--addr HOST:PORT] [--base-url URL] [--state DIR] [--store URL] [--watch] [--rescan-interval D] [--set NAME=DIR]... [DIR]",
-		Description: serveHelp + documentsHelp + storeHelp + serveAuthHelp,
+		Description: serveHelp + documentsHelp + storeHelp + serveAuthHelp + connsHelp(bodyWithin(time.Minute)),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
 			&cli.StringFlag{Name: "base-url", Usage: "public base URL of the Source", DefaultText: "http://ADDR/"},
 			&cli.BoolFlag{Name: "watch", Usage: "rescan on filesystem events (debounced)"},
 			&cli.DurationFlag{Name: "debounce", Usage: "with --watch: update once events have been quiet this long", Value: 20 * time.Millisecond},
 			&cli.DurationFlag{Name: "rescan-interval", Usage: "rescan at this interval (0: never)", Value: time.Minute},
+			maxConnsFlag(),
 		}, append(append(sourceFlags(), notificationFlags()...), serverAuthFlags(true)...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			ln, err := net.Listen("tcp", cmd.String("addr"))
@@ -183,7 +185,7 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 	if nt != nil && nt.Hub() != nil {
 		open = embeddedHubOpen(src.BaseURL(), cmd.String("hub-token") != "", cmd.String("hub-admin-token") != "")
 	}
-	srv := &http.Server{Handler: au.Handler(src.Handler(extra), open), ReadHeaderTimeout: 10 * time.Second}
+	srv := httpserver.New(au.Handler(src.Handler(extra), open), serverOptions(cmd, httpserver.Options{ReadTimeout: time.Minute}))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	fmt.Fprintf(cmd.Root().Writer, "serving %d resources at %s (Source Description: %s.well-known/resourcesync; ready in %s)\n",

@@ -1,19 +1,14 @@
 package main
 
 import (
-	"context"
+	"errors"
 	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
-	"regexp"
-	"strings"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/resourcesync-go/resourcesync/internal/stateurl"
 	"github.com/resourcesync-go/resourcesync/source"
-	"github.com/resourcesync-go/resourcesync/source/store"
-	"github.com/resourcesync-go/resourcesync/source/store/bolt"
+	"github.com/resourcesync-go/resourcesync/source/store/storeurl"
 )
 
 // storeHelp is the part of serve's, publish's and simulate's help on --store.
@@ -53,72 +48,27 @@ STATE STORE (--store URL)
 // applyStore sets cfg's store from --store (see storeHelp).
 func applyStore(cmd *cli.Command, cfg *source.Config) error {
 	u := cmd.String("store")
+	if u == "" {
+		return nil
+	}
+	su, err := storeurl.Parse(u)
 	switch {
-	case u == "":
-		return nil
-	case strings.HasPrefix(u, "bolt:"):
-		path := strings.TrimPrefix(u, "bolt:")
-		if path == "" {
-			return cli.Exit("--store bolt:PATH: no PATH", exitUsage)
-		}
-		if !cmd.IsSet("state") {
-			cfg.StateDir = path
-			return nil
-		}
-		cfg.Exclude = append(cfg.Exclude, path)
-		cfg.OpenStore = func(_ context.Context, set string) (store.Store, error) {
-			sd := filepath.Join(path, set)
-			if err := os.MkdirAll(sd, 0o755); err != nil {
-				return nil, err
-			}
-			return bolt.Open(filepath.Join(sd, "state.db"), nil)
-		}
-		return nil
-	case isPostgresURL(u):
-		cfg.OpenStore = func(ctx context.Context, set string) (store.Store, error) { return openPostgres(ctx, u, set) }
-		return nil
-	default:
+	case errors.Is(err, storeurl.ErrNoPath):
+		return cli.Exit("--store bolt:PATH: no PATH", exitUsage)
+	case err != nil:
 		return cli.Exit(fmt.Sprintf("--store %q: want bolt:PATH or postgres://...", redactURL(u)), exitUsage)
+	case su.Postgres():
+		cfg.OpenStore = su.Open
+	case !cmd.IsSet("state"):
+		cfg.StateDir = su.Dir
+	default:
+		cfg.Exclude = append(cfg.Exclude, su.Dir)
+		cfg.OpenStore = su.Open
 	}
+	return nil
 }
 
-func isPostgresURL(u string) bool {
-	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
-}
+func isPostgresURL(u string) bool { return stateurl.IsPostgres(u) }
 
-// redactURL hides the passwords of a store URL for messages: the
-// userinfo's, the password= and sslpassword= query parameters' (pgx reads
-// both), and those of a key=value connection string. It errs on the side
-// of hiding: the userinfo ends at the last '@' (a password may hold '/',
-// '?' or '@'), and a query that does not parse is hidden whole.
-func redactURL(u string) string {
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		return kvPassword.ReplaceAllString(u, "${1}xxxxx")
-	}
-	userinfo := ""
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		userinfo, rest = rest[:at+1], rest[at+1:]
-		if user, _, hasPW := strings.Cut(userinfo, ":"); hasPW {
-			userinfo = user + ":xxxxx@"
-		}
-	}
-	rest, query, hasQuery := strings.Cut(rest, "?")
-	out := scheme + "://" + userinfo + rest
-	if !hasQuery {
-		return out
-	}
-	q, err := url.ParseQuery(query)
-	if err != nil {
-		return out + "?xxxxx"
-	}
-	for k := range q {
-		if l := strings.ToLower(k); l == "password" || l == "sslpassword" {
-			q[k] = []string{"xxxxx"}
-		}
-	}
-	return out + "?" + q.Encode()
-}
-
-// kvPassword is a password in a key=value connection string.
-var kvPassword = regexp.MustCompile(`(?i)(\b(?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)`)
+// redactURL hides the passwords of a store URL for messages.
+func redactURL(u string) string { return storeurl.Redact(u) }

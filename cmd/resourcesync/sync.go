@@ -18,6 +18,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/destination/status"
+	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"github.com/resourcesync-go/resourcesync/internal/progress"
 )
 
@@ -351,7 +352,7 @@ func startStatus(cmd *cli.Command, args []string) (rec *status.Recorder, stop fu
 	} else {
 		handler = loopbackHostsOnly(handler)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := httpserver.New(handler, httpserver.Options{ReadTimeout: time.Minute})
 	go srv.Serve(ln)
 	fmt.Fprintf(errw, "status page: http://%s/ (JSON: http://%s/status.json)\n", ln.Addr(), ln.Addr())
 	return rec, func() { srv.Close() }, nil

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/resourcesync-go/resourcesync/internal/boltdb"
 )
 
 // StateFile is the name of the client's state file in its state directory.
@@ -70,19 +71,14 @@ func OpenState(dir string) (*State, error) {
 	return &State{db: db}, nil
 }
 
-func openBolt(path string) (db *bbolt.DB, err error) {
-	defer func() {
-		if r := recover(); r != nil { // bbolt panics on some damaged pages
-			db, err = nil, fmt.Errorf("%w: %s: %v", ErrStateCorrupt, path, r)
-		}
-	}()
-	db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second})
+func openBolt(path string) (*bbolt.DB, error) {
+	db, err := boltdb.Open(path, &bbolt.Options{Timeout: time.Second})
 	switch {
 	case err == nil:
 		return db, nil
-	case errors.Is(err, berrors.ErrTimeout):
+	case errors.Is(err, boltdb.ErrLocked):
 		return nil, fmt.Errorf("%w: %s", ErrStateLocked, path)
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
+	case errors.Is(err, boltdb.ErrCorrupt):
 		return nil, fmt.Errorf("%w: %s: %w", ErrStateCorrupt, path, err)
 	}
 	return nil, fmt.Errorf("sdshare client: state %s: %w", path, err)

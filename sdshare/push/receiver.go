@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 
+	"github.com/resourcesync-go/resourcesync/internal/boltdb"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
@@ -500,8 +500,8 @@ type Order struct {
 // fsync of each admission (for tests and stores that are not durable
 // themselves).
 func OpenOrder(path string, noSync bool) (*Order, error) {
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second})
-	if errors.Is(err, berrors.ErrTimeout) {
+	db, err := boltdb.Open(path, &bbolt.Options{Timeout: time.Second})
+	if errors.Is(err, boltdb.ErrLocked) {
 		return nil, fmt.Errorf("%w: %s", ErrOrderLocked, path)
 	}
 	if err != nil {

@@ -61,6 +61,7 @@ type Collection struct {
 	name, path string
 	srv        *Server
 	st         store.Store
+	release    func() // gives back the writer role of a shared st (nil: none)
 	snapDir    string
 
 	// mu is held for writing across Apply and the swap of cur, so that a

@@ -53,9 +53,13 @@ func fragmentURL(e *env, iri string) string {
 }
 
 // TestConformance checks every SD-SRV rule that can be seen from outside,
-// over HTTP; each subtest is named by its rule.
+// over HTTP, on every state backend; each subtest is named by its rule.
 func TestConformance(t *testing.T) {
-	e := newEnv(t, map[string]string{"data.nt": fixture}, nil)
+	forBackends(t, func(t *testing.T, with func(func(*Config)) func(*Config)) { testConformance(t, with(nil)) })
+}
+
+func testConformance(t *testing.T, mod func(*Config)) {
+	e := newEnv(t, map[string]string{"data.nt": fixture}, mod)
 	c := e.coll()
 	waitFor(t, "the first snapshot", func() bool { return c.snapshotReady(c.version().key) })
 
@@ -325,7 +329,11 @@ func storeBaseline(t *testing.T, c *Collection) (time.Time, bool, error) {
 // changes them all); following next links yields each exactly once, with
 // and without since (SD-SRV-25).
 func TestPagingEqualTimestamps(t *testing.T) {
-	e := newEnv(t, map[string]string{"data.nt": "<http://ex/x> <http://ex/p> \"x\" .\n"}, func(c *Config) { c.PageSize = 7 })
+	forBackends(t, testPagingEqualTimestamps)
+}
+
+func testPagingEqualTimestamps(t *testing.T, with func(func(*Config)) func(*Config)) {
+	e := newEnv(t, map[string]string{"data.nt": "<http://ex/x> <http://ex/p> \"x\" .\n"}, with(func(c *Config) { c.PageSize = 7 }))
 	var b strings.Builder
 	for i := range 100 {
 		fmt.Fprintf(&b, "<http://ex/r%03d> <http://ex/p> \"%d\" .\n", i, i)
@@ -359,6 +367,10 @@ func TestPagingEqualTimestamps(t *testing.T) {
 // chunked snapshot feed whose chunks together are the graph (SD-SRV-16,
 // SD-SRV-17).
 func TestSnapshotAccepted(t *testing.T) {
+	forBackends(t, testSnapshotAccepted)
+}
+
+func testSnapshotAccepted(t *testing.T, with func(func(*Config)) func(*Config)) {
 	var mu sync.Mutex
 	gate := make(chan struct{})
 	var b strings.Builder
@@ -369,7 +381,7 @@ func TestSnapshotAccepted(t *testing.T) {
 	// _:shared is reached from two resources that land in different chunks.
 	b.WriteString("<http://ex/r00> <http://ex/s> _:shared .\n<http://ex/r24> <http://ex/s> _:shared .\n_:shared <http://ex/q> \"s\" .\n")
 	data := b.String()
-	e := newEnv(t, map[string]string{"data.nt": data}, func(c *Config) { c.ChunkSize = 10 }, func(s *Server) {
+	e := newEnv(t, map[string]string{"data.nt": data}, with(func(c *Config) { c.ChunkSize = 10 }), func(s *Server) {
 		s.beforeBuild = func(string) {
 			mu.Lock()
 			g := gate

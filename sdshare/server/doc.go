@@ -14,7 +14,9 @@
 // # Change tracking
 //
 // Changes are tracked per resource (every IRI subject) with the Source's
-// state store (source/store): one bbolt file per collection, whose
+// state store (source/store): one bbolt file per collection by default,
+// or any store.Store from Config.OpenStore (PostgreSQL, one writer per
+// collection; the conformance tests run on both), whose
 // inventory holds one record per resource (Path = the IRI, SHA256 = the
 // hash of its fragment, Size = the fragment's N-Triples length) and whose
 // journal holds a created, updated or deleted record per change. The first

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/source/notify"
+	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 )
 
@@ -83,9 +84,24 @@ type Config struct {
 	// is served with its labels as loaded, logged, and counted on
 	// /healthz and in the metrics.
 	CanonicalSteps int64
+	// OpenStore, if set, opens each collection's state (its inventory and
+	// change journal) instead of the embedded store StateDir/NAME.state;
+	// name is the collection's name. The snapshot files stay in StateDir.
+	// A store.Shared (PostgreSQL) is written by one server at a time:
+	// Open takes its writer role, waiting up to LeadTimeout for another
+	// holder, and Close gives it back; a server that loses the role (its
+	// connection broke and another took over) is fenced: its writes fail
+	// with store.ErrLocked, logged, until it is restarted.
+	OpenStore func(ctx context.Context, name string) (store.Store, error)
+	// LeadTimeout bounds that wait (default DefaultLeadTimeout).
+	LeadTimeout time.Duration
 	// NoSync skips fsync of the state: tests only.
 	NoSync bool
 }
+
+// DefaultLeadTimeout is how long Open waits for another server to give
+// up a shared collection state.
+const DefaultLeadTimeout = 30 * time.Second
 
 // Errors of Open.
 var (
@@ -178,11 +194,11 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		if s.byName[cc.Name] != nil {
 			return nil, fmt.Errorf("%w: collection %q named twice", ErrConfig, cc.Name)
 		}
-		st, err := bolt.Open(filepath.Join(cfg.StateDir, cc.Name+".state"), &bolt.Options{NoSync: cfg.NoSync})
+		st, release, err := s.openStore(ctx, cc.Name)
 		if err != nil {
 			return nil, fmt.Errorf("sdshare/server: collection %s: %w", cc.Name, err)
 		}
-		c := &Collection{name: cc.Name, path: cc.Path, srv: s, st: st,
+		c := &Collection{name: cc.Name, path: cc.Path, srv: s, st: st, release: release,
 			snapDir: filepath.Join(cfg.StateDir, cc.Name+".snapshots"), changed: make(chan struct{}, 1)}
 		s.cols = append(s.cols, c)
 		s.byName[cc.Name] = c
@@ -251,9 +267,49 @@ func (s *Server) Close() error {
 	s.closed = true
 	var errs []error
 	for _, c := range s.cols {
+		if c.release != nil {
+			c.release()
+		}
 		errs = append(errs, c.st.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// openStore opens a collection's state: cfg.OpenStore, or the embedded
+// store in StateDir. Of a shared store it takes the writer role (release
+// gives it back): two servers journaling one collection would each
+// publish the other's changes as their own.
+func (s *Server) openStore(ctx context.Context, name string) (st store.Store, release func(), err error) {
+	if s.cfg.OpenStore == nil {
+		db, err := bolt.Open(filepath.Join(s.cfg.StateDir, name+".state"), &bolt.Options{NoSync: s.cfg.NoSync})
+		if err != nil {
+			return nil, nil, err
+		}
+		return db, nil, nil
+	}
+	st, err = s.cfg.OpenStore(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	sh, ok := st.(store.Shared)
+	if !ok {
+		return st, nil, nil
+	}
+	wait := s.cfg.LeadTimeout
+	if wait <= 0 {
+		wait = DefaultLeadTimeout
+	}
+	lctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	_, release, err = sh.Lead(lctx)
+	if err != nil {
+		st.Close()
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w: another server writes this collection's state (waited %s)", store.ErrLocked, wait)
+		}
+		return nil, nil, err
+	}
+	return st, release, nil
 }
 
 // Run keeps the collections up to date (filesystem events, periodic

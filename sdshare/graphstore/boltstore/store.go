@@ -4,16 +4,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 
+	"github.com/resourcesync-go/resourcesync/internal/boltdb"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 )
 
@@ -115,27 +113,17 @@ func Open(path string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-func openBolt(path string, timeout time.Duration) (db *bbolt.DB, err error) {
-	defer func() {
-		if r := recover(); r != nil { // bbolt panics on some damaged pages
-			db, err = nil, fmt.Errorf("%w: %s: %v", graphstore.ErrCorrupt, path, r)
-		}
-	}()
-	db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: timeout, FreelistType: bbolt.FreelistMapType, PageSize: pageSize})
+func openBolt(path string, timeout time.Duration) (*bbolt.DB, error) {
+	db, err := boltdb.Open(path, &bbolt.Options{Timeout: timeout, FreelistType: bbolt.FreelistMapType, PageSize: pageSize})
 	switch {
 	case err == nil:
 		return db, nil
-	case errors.Is(err, berrors.ErrTimeout):
+	case errors.Is(err, boltdb.ErrLocked):
 		return nil, fmt.Errorf("%w: %s (held open elsewhere for more than %v)", graphstore.ErrLocked, path, timeout)
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
+	case errors.Is(err, boltdb.ErrCorrupt), boltdb.Structural(err):
 		return nil, fmt.Errorf("%w: %s: %w", graphstore.ErrCorrupt, path, err)
 	}
-	var errno syscall.Errno
-	var pe *fs.PathError
-	if errors.As(err, &errno) || errors.As(err, &pe) {
-		return nil, fmt.Errorf("graph store %s: %w", path, err)
-	}
-	return nil, fmt.Errorf("%w: %s: %w", graphstore.ErrCorrupt, path, err)
+	return nil, fmt.Errorf("graph store %s: %w", path, err)
 }
 
 func (s *Store) init() error {
@@ -228,25 +216,11 @@ func (s *Store) run(write bool, fn func(*bbolt.Tx) error) (err error) {
 	if s.closed {
 		return graphstore.ErrClosed
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %s: %v", graphstore.ErrCorrupt, s.path, r)
-		}
-	}()
-	var mine bool // an error of our own, not bbolt's
-	wrap := func(tx *bbolt.Tx) error {
-		if e := fn(tx); e != nil {
-			mine = true
-			return e
-		}
-		return nil
-	}
-	if write {
-		err = s.db.Update(wrap)
-	} else {
-		err = s.db.View(wrap)
-	}
-	if err != nil && !mine {
+	err = boltdb.Run(s.db, write, fn)
+	switch {
+	case errors.Is(err, boltdb.ErrCorrupt):
+		return fmt.Errorf("%w: %s: %w", graphstore.ErrCorrupt, s.path, err)
+	case errors.Is(err, boltdb.ErrTx):
 		return fmt.Errorf("graph store %s: %w", s.path, err)
 	}
 	return err

@@ -23,16 +23,17 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io/fs"
 	"iter"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 
+	"github.com/resourcesync-go/resourcesync/internal/boltdb"
 	"github.com/resourcesync-go/resourcesync/internal/boltmem"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/store"
@@ -121,29 +122,27 @@ func Open(path string, opt *Options) (*DB, error) {
 	return d, nil
 }
 
-func openBolt(path string, timeout time.Duration) (db *bbolt.DB, err error) {
-	defer func() {
-		if r := recover(); r != nil { // bbolt panics on some damaged pages
-			db, err = nil, fmt.Errorf("%w: %s: %v", store.ErrCorrupt, path, r)
-		}
-	}()
-	db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: timeout, FreelistType: bbolt.FreelistMapType, PageSize: pageSize})
+// OpenSet opens or creates the state of set in dir, dir/set/state.db:
+// the layout of a Source's StateDir and of the store URL bolt:DIR.
+func OpenSet(dir, set string, opt *Options) (*DB, error) {
+	sd := filepath.Join(dir, set)
+	if err := os.MkdirAll(sd, 0o755); err != nil {
+		return nil, err
+	}
+	return Open(filepath.Join(sd, "state.db"), opt)
+}
+
+func openBolt(path string, timeout time.Duration) (*bbolt.DB, error) {
+	db, err := boltdb.Open(path, &bbolt.Options{Timeout: timeout, FreelistType: bbolt.FreelistMapType, PageSize: pageSize})
 	switch {
 	case err == nil:
 		return db, nil
-	case errors.Is(err, berrors.ErrTimeout):
+	case errors.Is(err, boltdb.ErrLocked):
 		return nil, fmt.Errorf("%w: %s (held open elsewhere for more than %v)", store.ErrLocked, path, timeout)
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
+	case errors.Is(err, boltdb.ErrCorrupt), boltdb.Structural(err):
 		return nil, fmt.Errorf("%w: %s: %w", store.ErrCorrupt, path, err)
 	}
-	var errno syscall.Errno
-	var pe *fs.PathError
-	if errors.As(err, &errno) || errors.As(err, &pe) {
-		return nil, wrapIO(path, err) // permission, missing directory, disk full, I/O error
-	}
-	// Anything else is bbolt judging the file's structure ("file size
-	// too small", bad meta pages, ...).
-	return nil, fmt.Errorf("%w: %s: %w", store.ErrCorrupt, path, err)
+	return nil, wrapIO(path, err) // permission, missing directory, disk full, I/O error
 }
 
 func (d *DB) init() error {
@@ -208,25 +207,11 @@ func (d *DB) run(write bool, fn func(*bbolt.Tx) error) (err error) {
 	if d.closed {
 		return store.ErrClosed
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %s: %v", store.ErrCorrupt, d.path, r)
-		}
-	}()
-	var mine bool // an error of our own, not bbolt's
-	wrap := func(tx *bbolt.Tx) error {
-		if e := fn(tx); e != nil {
-			mine = true
-			return e
-		}
-		return nil
-	}
-	if write {
-		err = d.db.Update(wrap)
-	} else {
-		err = d.db.View(wrap)
-	}
-	if err != nil && !mine {
+	err = boltdb.Run(d.db, write, fn)
+	switch {
+	case errors.Is(err, boltdb.ErrCorrupt):
+		return fmt.Errorf("%w: %s: %w", store.ErrCorrupt, d.path, err)
+	case errors.Is(err, boltdb.ErrTx):
 		return wrapIO(d.path, err)
 	}
 	return err

@@ -17,6 +17,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
+	"github.com/resourcesync-go/resourcesync/internal/boltdb"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/internal/shared"
 )
@@ -70,12 +71,12 @@ func Open(path string, opts *Options) (*Store, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 2 * time.Second, FreelistType: bbolt.FreelistMapType})
-	if errors.Is(err, berrors.ErrTimeout) {
+	db, err := boltdb.Open(path, &bbolt.Options{Timeout: 2 * time.Second, FreelistType: bbolt.FreelistMapType})
+	if errors.Is(err, boltdb.ErrLocked) {
 		return nil, fmt.Errorf("boltstore: %s is held open by another process: %w", path, hubstore.ErrLocked)
 	}
 	if err != nil {
-		if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrVersionMismatch) || errors.Is(err, berrors.ErrChecksum) {
+		if errors.Is(err, boltdb.ErrCorrupt) {
 			return nil, fmt.Errorf("boltstore: open %s: %w: %w", path, hubstore.ErrCorrupt, err)
 		}
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
