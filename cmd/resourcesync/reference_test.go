@@ -147,7 +147,7 @@ func firstDiff(got, want string) string {
 			wl = w[i]
 		}
 		if gl != wl {
-			return fmt.Sprintf("line %d: file has %q, --help gives %q", i+1, gl, wl)
+			return fmt.Sprintf("line %d: file has %q, generated %q", i+1, gl, wl)
 		}
 	}
 	return "same lines"
