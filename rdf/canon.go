@@ -532,7 +532,8 @@ var ErrCanonicalBudget = errors.New("rdf: canonical labelling exceeds its work b
 
 // CanonicalBounded is Canonical with a bound on the work of labelling the
 // blank nodes: steps counts each blank node's edges every time its colour
-// is recomputed, plus the nodes of each copy of the search state. It
+// is recomputed, plus the nodes of each copy of the search state, plus
+// the triples of each labelling written (every line, sorted). It
 // returns the steps used; past steps it stops and returns
 // ErrCanonicalBudget. The count depends only
 // on the input (its triples, in the order given), never on the machine or
@@ -584,7 +585,7 @@ func canonicalBounded(ts []Triple, steps *int64) ([]Triple, []string, error) {
 		r.touched = r.touched[:0]
 		r.individualise(r.minMember(ci))
 	}
-	if r.exhausted() {
+	if r.exhausted() || !r.spend(len(g.triples)) {
 		return nil, nil, ErrCanonicalBudget
 	}
 	out, lines := g.labelled(r)
@@ -610,6 +611,12 @@ func (g *bgraph) search(r *refiner, b *canonBudget) (out []Triple, lines []strin
 		b.leaves--
 		b.work -= b.per
 		if b.leaves < 0 || b.work < 0 {
+			return nil, nil, false
+		}
+		// A labelling writes and sorts every triple's line: steps too,
+		// or many ground triples beside a few tied blank nodes cost
+		// far more than the steps said.
+		if !r.spend(len(g.triples)) {
 			return nil, nil, false
 		}
 		out, lines = g.labelled(r)

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/linkheader"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
@@ -339,6 +340,11 @@ type statusError struct {
 }
 
 func (e *statusError) Error() string { return fmt.Sprintf("fetch %s: HTTP %s", e.url, e.resp.Status) }
+
+// Unwrap returns the project's one status error (*httperr.StatusError).
+func (e *statusError) Unwrap() error {
+	return &httperr.StatusError{URL: e.url, Code: e.resp.StatusCode}
+}
 
 type response struct {
 	*http.Response

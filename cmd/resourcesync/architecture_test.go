@@ -28,7 +28,7 @@ var diagramLayers = []struct{ id, title string }{
 	{"state", "state: store contracts and their implementations"},
 	{"formats", "formats and rules: validation, SDShare names, Atom"},
 	{"plumbing", "plumbing: internal/"},
-	{"model", "document and RDF models"},
+	{"model", "foundations: document and RDF models, HTTP status error"},
 }
 
 // componentRoots groups packages into the diagram's nodes: a package
@@ -47,10 +47,10 @@ var componentRoots = []string{
 // formatComponents are the components of the formats layer.
 var formatComponents = []string{"validate", "sdshare", "sdshare/atom"}
 
-// modelComponents are the components of the bottom layer, which internal/
-// may import: the ResourceSync document model (with the tokenizer under
-// its decoder) and the RDF model.
-var modelComponents = []string{"rs", "rdf", "internal/xmlscan"}
+// modelComponents are the components of the bottom layer: the ResourceSync
+// document model (with the tokenizer under its decoder) and the RDF model,
+// which internal/ may import, and the one HTTP status error.
+var modelComponents = []string{"rs", "rdf", "internal/xmlscan", "httperr"}
 
 // stateComponents are the components of the state layer.
 var stateComponents = []string{"source/store", "websub/hub/hubstore", "sdshare/graphstore"}

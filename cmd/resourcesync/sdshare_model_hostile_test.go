@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare/client"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/memstore"
@@ -134,7 +133,7 @@ func (x *sdmHostile) serve(h *sdmHistory, w http.ResponseWriter, r *http.Request
 // in the attack's run, where a stall then costs one StallTimeout).
 func (x *sdmHostile) sync(h *sdmHistory, retries int) (*client.Report, error) {
 	return client.Sync(context.Background(), client.Config{Overview: x.proxy.URL + "/", Store: x.store, State: x.state, HTTPClient: x.hc,
-		MaxWait: time.Minute, StallTimeout: time.Second, Retry: retry.Policy{Retries: retries, BaseDelay: 10 * time.Millisecond, MaxDelay: 20 * time.Millisecond},
+		MaxWait: time.Minute, StallTimeout: time.Second, Retry: client.RetryPolicy{Retries: retries, BaseDelay: 10 * time.Millisecond, MaxDelay: 20 * time.Millisecond},
 		// The truth's graphs are named by the real server's URLs.
 		Graph: func(c client.Collection) string { return strings.Replace(c.CollectionFeed, x.proxy.URL+"/", h.base, 1) }})
 }

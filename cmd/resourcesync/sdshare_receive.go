@@ -50,7 +50,9 @@ SAFETY
    start when it listens beyond loopback without it), and HTTPS in front.
    - A request from a web page of another origin (Origin, "null" too, or
      Sec-Fetch-Site other than same-origin) gets 403; a CORS preflight is
-     never allowed (405).
+     never allowed (405). On loopback without a token, so does a request
+     whose Host is not 127.0.0.1, [::1] or localhost (a page whose own
+     name was made to resolve here: DNS rebinding).
    - Only RDF types are taken (415 otherwise), an empty deleting body
      included: a page may send a form, text/plain or no Content-Type
      anywhere without asking. text/plain, N-Triples' old type, is refused
@@ -69,7 +71,9 @@ SAFETY
      40 (the memory a push takes per byte of body, measured) in
      --max-memory before its body is read; a push that does not fit beside
      those in progress gets 503 with Retry-After: 2 (sdshare serve --push
-     waits that long). A push alone is always taken.
+     waits that long). A push alone is always taken. A denser body
+     (Turtle's object lists) takes more as its statements are read, up
+     to --max-memory (413 beyond it).
    The refusals are logged (stderr) and counted at GET /status.
 
 Exit status: 0 stopped by a signal; 2 usage, store or listen error.`
@@ -139,6 +143,9 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 		MaxClockSkew:   cmd.Duration("max-clock-skew"),
 		MaxSequenceGap: cmd.Uint64("max-sequence-gap"),
 		MemoryBudget:   cmd.Int64("max-memory"),
+		// Without a token on loopback, the pushes come from this
+		// machine: a Host naming another is a DNS-rebinding page.
+		LoopbackOnly: au == nil && onLoopback(ln.Addr()),
 		Logf: func(format string, args ...any) {
 			fmt.Fprintf(stderr, "sdshare receive: "+format+"\n", args...)
 		},

@@ -77,3 +77,44 @@ func TestSDShareReceiveWarnsBeyondLoopback(t *testing.T) {
 		t.Errorf("a warning with a token:\n%s", s)
 	}
 }
+
+// TestSDShareReceiveDNSRebinding: on loopback without a token, a push
+// whose Host names another machine (a page whose name was made to
+// resolve to 127.0.0.1, same-origin with itself) gets 403 and plants
+// nothing; one naming 127.0.0.1 is applied. Before, both were applied.
+func TestSDShareReceiveDNSRebinding(t *testing.T) {
+	hc, _ := testnet.Client(t)
+	addr := freeAddr(t)
+	_, port, _ := net.SplitHostPort(addr)
+	out, _ := background(t, "sdshare", "receive", "--addr", addr, "--store", t.TempDir(), "--graph", "http://ex.org/g")
+	waitFor(t, "sdshare receive", 20*time.Second, func() bool { return strings.Contains(out.String(), "listening on") })
+	push := func(host string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/?resource=http%3A%2F%2Fex.org%2Fa", strings.NewReader("<http://ex.org/a> <http://ex.org/p> \"1\" .\n"))
+		req.Host = host
+		req.Header.Set("Content-Type", "application/n-triples")
+		req.Header.Set("Origin", "http://"+host)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, msg := push("rebind.example:" + port); code != http.StatusForbidden || !strings.Contains(msg, "DNS rebinding") {
+		t.Errorf("rebinding page: %d %s", code, msg)
+	}
+	resp, err := hc.Get("http://" + addr + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), "applied 0\n") || !strings.Contains(string(b), "refused cross-origin 1\n") {
+		t.Errorf("status after the rebinding page:\n%s", b)
+	}
+	if code, msg := push(addr); code != 200 {
+		t.Errorf("Host %s: %d %s", addr, code, msg)
+	}
+}

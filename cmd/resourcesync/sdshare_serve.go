@@ -30,10 +30,11 @@ last good graph stays served, so a syntax error never publishes deletions.
 A symbolic link inside a directory is not followed (nor published); it is
 logged, and /healthz says "degraded" with a count (never a path or error).
 A fragment's blank nodes are labelled canonically once per change (at load,
-never per request), at most --max-canonical-steps of work each; a fragment
-beyond that is served with its labels as loaded (stable while the file is,
-but a rewrite with other labels reports it updated), logged, and counted on
-/healthz ("degraded") and in the metrics.
+never per request), at most --max-canonical-steps of work each, and a load
+that much plus 64 steps a triple for all; a fragment beyond either is
+served with its labels as loaded (stable while the file is, but a rewrite
+with other labels reports it updated), logged, and counted on /healthz
+("degraded") and in the metrics.
 
 URLS (B is --base-url)
    B                                        overview feed: one entry per collection

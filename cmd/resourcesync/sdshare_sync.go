@@ -284,14 +284,14 @@ func printSDShareSummary(stdout, stderr io.Writer, asJSON bool, rep *client.Repo
 	}
 	for _, c := range rep.Collections {
 		state := "in step"
-		if c.Err != "" || len(c.Failures) > 0 {
+		if c.Err != "" || c.FailureCount() > 0 {
 			state = "NOT in step"
 		}
 		if interrupted {
 			state = "interrupted"
 		}
 		fmt.Fprintf(stderr, "sdshare sync %s: %s: graph <%s>, %d fragments applied (%d deletions) on %d pages, %d failed, t=%s\n",
-			sdshareClean(c.Collection.Title), state, sdshareClean(c.Graph), c.Applied, c.Deleted, c.Pages, len(c.Failures), formatT(c.T))
+			sdshareClean(c.Collection.Title), state, sdshareClean(c.Graph), c.Applied, c.Deleted, c.Pages, c.FailureCount(), formatT(c.T))
 	}
 }
 

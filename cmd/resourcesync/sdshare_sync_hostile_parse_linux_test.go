@@ -166,3 +166,50 @@ func TestSDShareSyncMaxSnapshotBytes(t *testing.T) {
 		t.Errorf("--max-snapshot-bytes 0: exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
 }
+
+// A fragment is held whole, and a Turtle one of object lists holds a
+// statement in 2 bytes ("1,"): a 4 MiB fragment is 2 million statements.
+// It fails as too large once its statements would take 8 times
+// the fragment limit (64 MiB) of memory, nothing applied, within
+// hostileDensePeakMB of peak RSS in a child process. Before, it was
+// parsed, scoped and applied whole: exit 0 at a peak of 1.8 GB (a 64 MiB
+// one, the fragment limit, some 28 GB); now 340 MB.
+const hostileDensePeakMB = 600
+
+func TestSDShareSyncHostileDenseFragment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("peak RSS of a child process")
+	}
+	m := newHostileSDShare(t)
+	const ns = "http://www.sdshare.org/2012/core/"
+	m.set("/f", atomDoc(atomFeed(`<entry><id>urn:a</id><title>a</title><updated>2020-06-02T00:00:00Z</updated><sdshare:resource xmlns:sdshare="`+ns+`">http://x/a</sdshare:resource><link rel="`+ns+`fragment" type="text/turtle" href="/frag/a"/></entry>`)))
+	m.set("/frag/a", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/turtle")
+		io.WriteString(w, "<http://x/a> <http://x/p> ")
+		io.WriteString(w, strings.Repeat("1,", 2<<20))
+		io.WriteString(w, "2 .\n")
+	})
+	store := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	code, out, peakKiB := memRunExit(ctx, t, "sdshare", "sync", "--store", store, "--graph", m.srv.URL+"/c=http://x/graph", m.srv.URL+"/")
+	if ctx.Err() != nil {
+		t.Fatalf("still running at the test's deadline\n%s", out)
+	}
+	peakMB := float64(peakKiB) * 1024 / 1e6
+	t.Logf("exit %d, peak RSS %.1f MB", code, peakMB)
+	if code != 1 || !strings.Contains(out, "document too large") || !strings.Contains(out, "statements") {
+		t.Errorf("exit %d, want 1 with the fragment too large\n%s", code, out)
+	}
+	if peakMB > hostileDensePeakMB {
+		t.Errorf("peak RSS %.1f MB, bound %d MB", peakMB, hostileDensePeakMB)
+	}
+	s, err := boltstore.OpenDir(store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := hostileGraph(t, s, "http://x/graph"); got != "http://x/a 0" {
+		t.Errorf("graph %v, want the snapshot only", got)
+	}
+}

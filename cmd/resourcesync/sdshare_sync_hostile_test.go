@@ -160,6 +160,56 @@ func TestSDShareSyncHostileAcceptedForever(t *testing.T) {
 	}
 }
 
+// Item 4 again: a server that answers 202 until just before the deadline,
+// then a body that breaks off, has the document retried as a transfer
+// failure; the retry still waits within the deadline of the first 202,
+// not a new one (before, each of the five attempts waited --max-wait
+// anew), whether the document is a snapshot or a fragment.
+func TestSDShareSyncHostileAcceptedThenBroken(t *testing.T) {
+	for _, path := range []string{"/snap", "/frag/a"} {
+		t.Run(path, func(t *testing.T) {
+			s := memstore.New()
+			defer s.Close()
+			useTestStores(t, s)
+			m := newHostileSDShare(t)
+			var mu sync.Mutex
+			accepted := 0
+			m.set(path, func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				accepted++
+				odd := accepted%2 == 1
+				mu.Unlock()
+				if odd {
+					w.Header().Set("Retry-After", "1")
+					w.WriteHeader(http.StatusAccepted)
+					return
+				}
+				w.Header().Set("Content-Type", "application/n-triples")
+				w.Header().Set("Content-Length", "1000")
+				w.Write([]byte("<http://x/a> <http://x/p> "))
+			})
+			state := t.TempDir()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			code, out, errOut := runCLICtx(ctx, "sdshare", "sync", "--state", state, "--max-wait", "2s", m.srv.URL+"/")
+			if ctx.Err() != nil {
+				t.Fatalf("still waiting at the test's deadline\nstdout %s\nstderr %s", out, errOut)
+			}
+			if code != 1 || !strings.Contains(errOut, "not ready by the --max-wait deadline (2s)") {
+				t.Errorf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
+			}
+			// Retry-After 1 s within a 2 s deadline: at most two 202s
+			// and one broken body in between.
+			mu.Lock()
+			n := accepted
+			mu.Unlock()
+			if n > 3 {
+				t.Errorf("%d requests for %s within a 2s deadline of 1s waits: the wait was started over", n, path)
+			}
+		})
+	}
+}
+
 // Item 5: an entry dated 9999-12-31 is applied but does not carry t past
 // the feed's updated (or now plus the skew), is reported, and a genuine
 // change after it is applied on the next run.

@@ -35,6 +35,9 @@ const TempPrefix = "rs-discover-"
 // package fetch returns, so that one errors.As serves both.
 type StatusError = fetch.StatusError
 
+// Origin says where a Getter may go (the same as a Fetcher's).
+type Origin = fetch.Origin
+
 // Errors matched with errors.Is.
 var (
 	// ErrStatus is wrapped by every *StatusError.
@@ -109,7 +112,7 @@ type Getter struct {
 	// once the Source's base is known, a document it names on another
 	// authority is refused too (else a third host decides what the lists
 	// say).
-	Origin    *origin.Policy
+	Origin    Origin
 	CheckURLs bool
 }
 
@@ -255,34 +258,27 @@ func (b *body) head(n int64) ([]byte, error) {
 // get downloads u with retries and spools the body: at most maxBytes of
 // it, the rest refused with ErrTooLarge, or cut off when cut is set.
 func (g *Getter) get(ctx context.Context, u string, maxBytes int64, cut bool) (*body, error) {
-	pol := g.policy()
-	var last error
-	for try := 0; ; try++ {
-		if try > 0 {
-			if g.OnRetry != nil {
-				g.OnRetry(u, try, retry.Strip(last))
-			}
-			if err := retry.Sleep(ctx, pol.Delay(try, last)); err != nil {
-				return nil, err
-			}
+	var b *body
+	n, err := retry.Do(ctx, g.policy(), func() (bool, error) {
+		var err error
+		b, err = g.once(ctx, u, maxBytes, cut)
+		return retry.Classify(err)
+	}, func(try int, err error, _ time.Duration) error {
+		if g.OnRetry != nil {
+			g.OnRetry(u, try, retry.Strip(err))
 		}
-		b, err := g.once(ctx, u, maxBytes, cut)
-		if err == nil {
-			b.attempts = try + 1
-			return b, nil
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		last = err
-		if !retry.Retryable(err) || try+1 >= pol.Attempts() {
-			err = retry.Strip(err)
-			if try > 0 {
-				return nil, fmt.Errorf("%w (after %d attempts)", err, try+1)
-			}
-			return nil, err
-		}
+		return nil
+	})
+	switch {
+	case err == nil:
+		b.attempts = n
+		return b, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case n > 1:
+		return nil, fmt.Errorf("%w (after %d attempts)", retry.Strip(err), n)
 	}
+	return nil, retry.Strip(err)
 }
 
 // once makes one request, watched for stalls, and spools its body.
@@ -300,7 +296,7 @@ func (g *Getter) once(ctx context.Context, u string, maxBytes int64, cut bool) (
 
 // once1 makes one request and spools its body.
 func (g *Getter) once1(ctx context.Context, u string, maxBytes int64, cut bool, w *watchdog.Watch) (*body, error) {
-	if g.CheckURLs {
+	if g.CheckURLs && g.Origin != nil {
 		if err := g.Origin.Check(u); err != nil {
 			return nil, retry.Permanent(fmt.Errorf("GET %s: %w", u, err))
 		}
@@ -312,7 +308,11 @@ func (g *Getter) once1(ctx context.Context, u string, maxBytes int64, cut bool, 
 	if g.UserAgent != "" {
 		req.Header.Set("User-Agent", g.UserAgent)
 	}
-	resp, err := g.Origin.Client(g.client()).Do(req)
+	c := g.client()
+	if g.Origin != nil {
+		c = g.Origin.Client(c)
+	}
+	resp, err := c.Do(req)
 	if err != nil {
 		return nil, err // *url.Error names the method and URL
 	}

@@ -7,12 +7,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 
+	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/origin"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/watchdog"
@@ -26,7 +26,7 @@ const TempPrefix = ".rs-tmp-"
 var (
 	ErrHashMismatch   = errors.New("hash mismatch")
 	ErrLengthMismatch = errors.New("length mismatch")
-	ErrStatus         = errors.New("unexpected HTTP status")
+	ErrStatus         = httperr.ErrStatus
 	ErrNoLocation     = errors.New("no location to fetch")
 	// ErrStalled: no byte (headers included) for StallTimeout; ErrTooSlow:
 	// less than MinRate bytes/s over a MinRateWindow. Both are retried.
@@ -39,19 +39,9 @@ var (
 	ErrExists = errors.New("something is at the path already")
 )
 
-// StatusError is an HTTP status other than 200.
-type StatusError struct {
-	URL  string
-	Code int
-}
-
-func (e *StatusError) Error() string {
-	return fmt.Sprintf("GET %s: %s", e.URL, http.StatusText(e.Code)+" ("+strconv.Itoa(e.Code)+")")
-}
-func (e *StatusError) Unwrap() error { return ErrStatus }
-
-// StatusCode returns the status (for internal/retry).
-func (e *StatusError) StatusCode() int { return e.Code }
+// StatusError is an HTTP status other than 200: the project's one
+// status error (package httperr), which wraps ErrStatus.
+type StatusError = httperr.StatusError
 
 // Request describes one resource to fetch.
 type Request struct {
@@ -120,12 +110,41 @@ type Fetcher struct {
 	MinRateWindow time.Duration
 	// Origin, if set, refuses locations and redirects outside it
 	// (ErrOffOrigin).
-	Origin *origin.Policy
+	Origin Origin
 	// OnRetry, if set, is called before each retry with the reason.
 	OnRetry func(url string, attempt int, err error)
 
 	mu       sync.Mutex
 	limiters map[string]*rate.Limiter
+}
+
+// Origin says where a client may go. Check refuses a URL outside it with
+// an error matching ErrOffOrigin (not retried); Client returns c
+// (http.DefaultClient when nil) or a copy of it whose redirects outside
+// are refused likewise. The destination's sync uses one for the Source's
+// authority and the hosts allowed (--allow-host).
+type Origin interface {
+	Check(url string) error
+	Client(c *http.Client) *http.Client
+}
+
+// check is Origin's Check, nil when no Origin is set.
+func (f *Fetcher) check(u string) error {
+	if f.Origin == nil {
+		return nil
+	}
+	return f.Origin.Check(u)
+}
+
+// client is the client for a request: Origin's, when set.
+func (f *Fetcher) client() *http.Client {
+	if f.Origin == nil {
+		if f.Client == nil {
+			return http.DefaultClient
+		}
+		return f.Client
+	}
+	return f.Origin.Client(f.Client)
 }
 
 func (f *Fetcher) policy() retry.Policy {
@@ -166,47 +185,39 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (Result, error) {
 	attempts := 0
 	for _, u := range req.URLs {
 		// A duplicate location on another authority is never requested.
-		if err := f.Origin.Check(u); err != nil {
+		if err := f.check(u); err != nil {
 			last = err
 			continue
 		}
-		for try := 0; try < pol.Attempts(); try++ {
-			if try > 0 {
-				if f.OnRetry != nil {
-					f.OnRetry(u, try, retry.Strip(last))
-				}
-				if err := retry.Sleep(ctx, pol.Delay(try, last)); err != nil {
-					return Result{Attempts: attempts}, err
-				}
+		var res Result
+		n, err := retry.Do(ctx, pol, func() (bool, error) {
+			var err error
+			res, err = f.once(ctx, u, req)
+			return retry.Classify(err)
+		}, func(try int, err error, _ time.Duration) error {
+			if f.OnRetry != nil {
+				f.OnRetry(u, try, retry.Strip(err))
 			}
-			attempts++
-			res, err := f.once(ctx, u, req)
-			if err == nil {
-				res.Attempts = attempts
-				return res, nil
-			}
-			last = err
-			if ctx.Err() != nil {
-				return Result{Attempts: attempts}, ctx.Err()
-			}
-			var pe *permanentError
-			if errors.As(err, &pe) {
-				return Result{Attempts: attempts}, pe.err
-			}
-			if !retry.Retryable(err) {
-				break // 404, 403, 410, a redirect off origin…: try the next location
-			}
+			return nil
+		})
+		attempts += n
+		if err == nil {
+			res.Attempts = attempts
+			return res, nil
 		}
+		if ctx.Err() != nil {
+			return Result{Attempts: attempts}, ctx.Err()
+		}
+		if cause, ok := retry.PermanentCause(err); ok {
+			// The destination cannot be written: no location helps.
+			return Result{Attempts: attempts}, cause
+		}
+		// 404, 403, 410, a redirect off origin, retries spent…: try the
+		// next location.
+		last = err
 	}
 	return Result{Attempts: attempts}, fmt.Errorf("fetch %s: %w", req.URLs[0], retry.Strip(last))
 }
-
-// permanentError is a failure that no retry or other location can fix
-// (the destination cannot be written).
-type permanentError struct{ err error }
-
-func (e *permanentError) Error() string { return e.err.Error() }
-func (e *permanentError) Unwrap() error { return e.err }
 
 // ParseRetryAfter reads a Retry-After value: seconds or an HTTP date
 // (internal/retry.ParseRetryAfter).
@@ -215,7 +226,7 @@ func ParseRetryAfter(v string, now time.Time) time.Duration { return retry.Parse
 func (f *Fetcher) once(ctx context.Context, u string, req Request) (Result, error) {
 	pu, err := url.Parse(u)
 	if err != nil {
-		return Result{}, &permanentError{fmt.Errorf("bad URL %q: %w", u, err)}
+		return Result{}, retry.Permanent(fmt.Errorf("bad URL %q: %w", u, err))
 	}
 	if l := f.limiter(pu.Host); l != nil {
 		if err := l.Wait(ctx); err != nil {
@@ -241,7 +252,7 @@ func (f *Fetcher) get(ctx context.Context, u string, req Request, w *watchdog.Wa
 	// Verify the bytes as the Source describes them: no transparent
 	// decompression by the transport.
 	hreq.Header.Set("Accept-Encoding", "identity")
-	resp, err := f.Origin.Client(f.Client).Do(hreq)
+	resp, err := f.client().Do(hreq)
 	if err != nil {
 		return Result{}, fmt.Errorf("GET %s: %w", u, err)
 	}

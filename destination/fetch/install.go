@@ -19,6 +19,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
@@ -204,22 +205,22 @@ func (d *Dir) RemoveEmptyParents(abs string) {
 func Install(body io.Reader, req Request) (Result, error) {
 	dg, err := rs.DecodeDigests(req.Hashes)
 	if err != nil {
-		return Result{}, &permanentError{err}
+		return Result{}, retry.Permanent(err)
 	}
 	d := req.Dir
 	if d == nil {
 		dir := filepath.Dir(req.Path)
 		if err := os.MkdirAll(dir, DirPerm); err != nil {
-			return Result{}, &permanentError{err}
+			return Result{}, retry.Permanent(err)
 		}
 		if d, err = OpenDir(dir); err != nil {
-			return Result{}, &permanentError{err}
+			return Result{}, retry.Permanent(err)
 		}
 		defer d.Close()
 	}
 	rel, err := d.Rel(req.Path)
 	if err != nil {
-		return Result{}, &permanentError{err}
+		return Result{}, retry.Permanent(err)
 	}
 	if t, err := d.createFast(rel); err == nil {
 		defer t.release()
@@ -234,12 +235,12 @@ func Install(body io.Reader, req Request) (Result, error) {
 			if err == errLinkAtName {
 				err = &SymlinkError{Path: filepath.Join(d.path, filepath.FromSlash(rel)), Op: "write"}
 			}
-			return Result{}, &permanentError{err}
+			return Result{}, retry.Permanent(err)
 		}
 		return res, nil
 	}
 	if err := d.check(rel, "write", true); err != nil {
-		return Result{}, &permanentError{err}
+		return Result{}, retry.Permanent(err)
 	}
 	// Work in a handle on the parent directory: whatever happens to the
 	// path's components from now on, the file lands in that directory.
@@ -258,13 +259,13 @@ func Install(body io.Reader, req Request) (Result, error) {
 			}
 		}
 		if err != nil {
-			return Result{}, &permanentError{err}
+			return Result{}, retry.Permanent(err)
 		}
 		defer parent.Close()
 	}
 	tmp, tmpName, err := createTemp(parent)
 	if err != nil {
-		return Result{}, &permanentError{err}
+		return Result{}, retry.Permanent(err)
 	}
 	done := false
 	defer func() {
@@ -279,24 +280,24 @@ func Install(body io.Reader, req Request) (Result, error) {
 	}
 	if !req.NoSync {
 		if err := tmp.Sync(); err != nil {
-			return Result{}, &permanentError{err}
+			return Result{}, retry.Permanent(err)
 		}
 	}
 	if err := tmp.Close(); err != nil {
-		return Result{}, &permanentError{err}
+		return Result{}, retry.Permanent(err)
 	}
 	if !req.ModTime.IsZero() {
 		if err := parent.Chtimes(tmpName, req.ModTime, req.ModTime); err != nil {
-			return Result{}, &permanentError{err}
+			return Result{}, retry.Permanent(err)
 		}
 	}
 	if req.NoReplace {
 		if _, err := parent.Lstat(base); err == nil {
-			return Result{}, &permanentError{fmt.Errorf("%w: %s", ErrExists, req.Path)}
+			return Result{}, retry.Permanent(fmt.Errorf("%w: %s", ErrExists, req.Path))
 		}
 	}
 	if err := parent.Rename(tmpName, base); err != nil {
-		return Result{}, &permanentError{err}
+		return Result{}, retry.Permanent(err)
 	}
 	done = true
 	return res, nil
@@ -351,7 +352,7 @@ func copyVerify(body io.Reader, w io.Writer, req Request, dg rs.Digests) (Result
 			h.Write(buf[:m])
 		}
 		if _, err := w.Write(buf[:m]); err != nil {
-			return Result{}, &permanentError{err}
+			return Result{}, retry.Permanent(err)
 		}
 		n += int64(m)
 	}

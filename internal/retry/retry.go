@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -50,11 +51,7 @@ func (p Policy) Attempts() int {
 // that clients that failed together do not retry together.
 func (p Policy) Delay(n int, err error) time.Duration {
 	if w := RetryAfter(err); w > 0 {
-		capd := p.MaxRetryAfter
-		if capd <= 0 {
-			capd = DefaultMaxRetryAfter
-		}
-		return min(w, capd)
+		return min(w, p.maxRetryAfter())
 	}
 	base, maxd := p.BaseDelay, p.MaxDelay
 	if base <= 0 {
@@ -235,4 +232,96 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// Forever, as Policy.Retries, retries without a limit (until fn says
+// not to, or the context ends).
+const Forever = math.MaxInt - 1
+
+// pendingError carries a "not yet" answer's wait (see Pending).
+type pendingError struct {
+	err  error
+	wait time.Duration
+}
+
+func (e *pendingError) Error() string { return e.err.Error() }
+func (e *pendingError) Unwrap() error { return e.err }
+
+// Pending marks err as a "not yet" answer (such as 202 Accepted) that Do
+// waits out for wait (capped by MaxRetryAfter) without counting it as a
+// failed attempt.
+func Pending(err error, wait time.Duration) error {
+	if err == nil {
+		return nil
+	}
+	return &pendingError{err, wait}
+}
+
+// PermanentCause returns the error that Permanent marked somewhere in
+// err's chain, unmarked, and true; or nil and false when Permanent marked
+// none (errors merely refused by Retryable included). It serves callers
+// that tell "no retry helps" from "nothing else helps either".
+func PermanentCause(err error) (error, bool) {
+	var pe *permanentError
+	if errors.As(err, &pe) {
+		return pe.err, true
+	}
+	return nil, false
+}
+
+// Do is the one retry loop of the project's clients (after rclone's
+// pacer.Call). It calls fn until fn returns a nil error, fn says not to
+// retry (retry false; Classify says it by Retryable), the policy's
+// attempts are spent, or ctx ends. Before each wait it calls onRetry, if
+// set, with the number of failures counted so far (the retry to come: 1
+// for the first; Pending ones not counted), fn's error and the wait (p.Delay: Retry-After honoured, else backoff with jitter);
+// an error from onRetry ends Do with that error. Errors marked Pending
+// are waited out without counting.
+//
+// Do returns the number of calls of fn and nil, or fn's last error as fn
+// returned it (markers kept, so that callers can tell; Strip them for
+// reporting), or ctx's error when ctx ended after a failure.
+func Do(ctx context.Context, p Policy, fn func() (retry bool, err error), onRetry func(n int, err error, wait time.Duration) error) (int, error) {
+	calls, n := 0, 0
+	for {
+		calls++
+		again, err := fn()
+		if err == nil {
+			return calls, nil
+		}
+		if ctx.Err() != nil {
+			return calls, ctx.Err()
+		}
+		if !again {
+			return calls, err
+		}
+		var wait time.Duration
+		if pe := (*pendingError)(nil); errors.As(err, &pe) {
+			wait = min(pe.wait, p.maxRetryAfter())
+		} else {
+			n++
+			if n >= p.Attempts() {
+				return calls, err
+			}
+			wait = p.Delay(n, err)
+		}
+		if onRetry != nil {
+			if err := onRetry(n, err, wait); err != nil {
+				return calls, err
+			}
+		}
+		if err := Sleep(ctx, wait); err != nil {
+			return calls, err
+		}
+	}
+}
+
+// Classify is fn's answer for err by Retryable: (Retryable(err), err).
+func Classify(err error) (bool, error) { return Retryable(err), err }
+
+func (p Policy) maxRetryAfter() time.Duration {
+	if p.MaxRetryAfter <= 0 {
+		return DefaultMaxRetryAfter
+	}
+	return p.MaxRetryAfter
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -40,6 +41,25 @@ const (
 // or does not lead to the feeds SDShare requires.
 var ErrDiscovery = errors.New("sdshare client: discovery failed")
 
+// RetryPolicy says how often and after how long a failed request is tried
+// again; zero fields take the defaults of every client here (4 retries,
+// backoff from 100ms to 10s with jitter, Retry-After honoured up to 60s).
+type RetryPolicy struct {
+	// Retries is the number of further attempts after the first
+	// (0: the default; negative: none).
+	Retries int
+	// BaseDelay is the backoff before the first retry, doubled for each
+	// further one up to MaxDelay.
+	BaseDelay, MaxDelay time.Duration
+	// MaxRetryAfter caps the wait a Retry-After header (or a 202's) can
+	// ask for.
+	MaxRetryAfter time.Duration
+}
+
+func (p RetryPolicy) policy() retry.Policy {
+	return retry.Policy{Retries: p.Retries, BaseDelay: p.BaseDelay, MaxDelay: p.MaxDelay, MaxRetryAfter: p.MaxRetryAfter}
+}
+
 // Config says what to keep in step with what.
 type Config struct {
 	// Overview is the URL of the server's overview feed.
@@ -50,8 +70,9 @@ type Config struct {
 	State *State
 	// HTTPClient does the GETs (http.DefaultClient if nil).
 	HTTPClient *http.Client
-	// Retry is the policy for failed requests (internal/retry defaults).
-	Retry retry.Policy
+	// Retry is the policy for failed requests (the zero value: the
+	// project's defaults).
+	Retry RetryPolicy
 	// MaxWait bounds the total wait on 202 Accepted for one document
 	// (default DefaultMaxWait): a deadline from the first 202, retries
 	// included; beyond it the document fails with ErrNotReady.
@@ -74,7 +95,11 @@ type Config struct {
 	// fails with ErrTooLarge and the graph is left as it was.
 	MaxSnapshotBytes int64
 	// MaxFragmentBytes bounds a fragment document (default
-	// DefaultMaxFragmentBytes).
+	// DefaultMaxFragmentBytes), and fragmentMemoryFactor times it the
+	// memory of its statements (sdshare.TripleMemory each: a fragment is
+	// held whole, and Turtle holds a statement in 2 bytes), beyond which
+	// the fragment fails with ErrTooLarge: at the default, 64 MiB of
+	// N-Triples averaging 125 bytes a statement or more.
 	MaxFragmentBytes int64
 	// MaxPages bounds the pages followed in one fragments feed or chunked
 	// snapshot feed (default DefaultMaxPages): ErrTooManyPages beyond.
@@ -144,8 +169,36 @@ type CollectionReport struct {
 	TBefore         time.Time `json:"tBefore,omitzero"`
 	T               time.Time `json:"t,omitzero"`
 	Failures        []Failure `json:"failures,omitempty"`
-	Err             string    `json:"error,omitempty"`
+	// FailuresOmitted counts the failures past the first maxFailures of
+	// the run, which the report does not keep.
+	FailuresOmitted int    `json:"failuresOmitted,omitempty"`
+	Err             string `json:"error,omitempty"`
 }
+
+// maxFailures bounds the failures the Report of a run keeps, and
+// maxFailureText each of their strings: a feed decides how many entries
+// fail and what their ids and links say, so kept whole they grew with
+// the pages followed.
+const (
+	maxFailures    = 1000
+	maxFailureText = 1024
+)
+
+// failed records f in cr, shortened, or counts it past maxFailures in
+// the run (a server can list many collections as well as many entries).
+func (s *syncer) failed(cr *CollectionReport, f Failure) {
+	if s.keptFailures >= maxFailures {
+		cr.FailuresOmitted++
+		return
+	}
+	s.keptFailures++
+	f.Resource, f.URL, f.Err = shortenTo(f.Resource, maxFailureText), shortenTo(f.URL, maxFailureText), shortenTo(f.Err, maxFailureText)
+	cr.Failures = append(cr.Failures, f)
+}
+
+// FailureCount is the number of failed entries and steps, those not kept
+// included.
+func (cr *CollectionReport) FailureCount() int { return len(cr.Failures) + cr.FailuresOmitted }
 
 // Report is the outcome of one Sync.
 type Report struct {
@@ -156,7 +209,7 @@ type Report struct {
 // OK reports whether every collection is in step (no failures).
 func (r *Report) OK() bool {
 	for _, c := range r.Collections {
-		if c.Err != "" || len(c.Failures) > 0 {
+		if c.Err != "" || c.FailureCount() > 0 {
 			return false
 		}
 	}
@@ -167,7 +220,7 @@ func (r *Report) OK() bool {
 func (r *Report) Failed() int {
 	n := 0
 	for _, c := range r.Collections {
-		n += len(c.Failures)
+		n += c.FailureCount()
 		if c.Err != "" {
 			n++
 		}
@@ -176,8 +229,9 @@ func (r *Report) Failed() int {
 }
 
 type syncer struct {
-	cfg Config
-	f   *fetcher
+	cfg          Config
+	f            *fetcher
+	keptFailures int // in the Report (maxFailures)
 }
 
 // Sync brings every collection of the server up to date once. It returns
@@ -264,7 +318,7 @@ func newSyncer(cfg Config) (*syncer, error) {
 		cfg.MaxURLBytes = DefaultMaxURLBytes
 	}
 	lim := watchdog.Limits{Idle: cfg.StallTimeout, MinRate: cfg.MinRate, Window: cfg.MinRateWindow}
-	return &syncer{cfg: cfg, f: &fetcher{hc: hc, policy: cfg.Retry, maxWait: cfg.MaxWait, ua: cfg.UserAgent, limits: lim,
+	return &syncer{cfg: cfg, f: &fetcher{hc: hc, policy: cfg.Retry.policy(), maxWait: cfg.MaxWait, ua: cfg.UserAgent, limits: lim,
 		origin: pol, maxFeed: cfg.MaxFeedBytes, maxRunFeed: cfg.MaxRunFeedBytes, maxURL: cfg.MaxURLBytes}}, nil
 }
 
@@ -402,7 +456,7 @@ func (s *syncer) collection(ctx context.Context, c Collection) (CollectionReport
 		return fail(err)
 	}
 	cr.T = st.T
-	if len(cr.Failures) == 0 {
+	if cr.FailureCount() == 0 {
 		st.Synced = time.Now().UTC()
 		if err := s.cfg.State.Put(c.CollectionFeed, st); err != nil {
 			return cr, err
@@ -457,24 +511,16 @@ func (s *syncer) snapshot(ctx context.Context, c Collection, graph string) (time
 		parts = func(yield func(part, error) bool) { yield(part{link: l}, nil) }
 	}
 	var n int64
-	attempt := 0
-	for {
+	// A body that broke off in transit loads the whole snapshot again.
+	_, err = retry.Do(ctx, s.f.policy, func() (bool, error) {
 		n = 0
-		err = s.cfg.Store.ReplaceGraph(ctx, graph, s.snapshotTriples(ctx, parts, &n))
-		if err == nil {
-			return updated, n, nil
-		}
-		attempt++
-		if ctx.Err() != nil {
-			return time.Time{}, 0, ctx.Err()
-		}
-		if !errors.Is(err, errTransient) || attempt >= s.f.policy.Attempts() {
-			return time.Time{}, 0, err
-		}
-		if err := retry.Sleep(ctx, s.f.policy.Delay(attempt, err)); err != nil {
-			return time.Time{}, 0, err
-		}
+		err := s.cfg.Store.ReplaceGraph(ctx, graph, s.snapshotTriples(ctx, parts, &n))
+		return errors.Is(err, errTransient), err
+	}, nil)
+	if err != nil {
+		return time.Time{}, 0, err
 	}
+	return updated, n, nil
 }
 
 // snapshotLinks returns e's snapshot links; legacy feeds (Ontopia, Duke)
@@ -681,8 +727,8 @@ func (s *syncer) fragments(ctx context.Context, c Collection, graph string, st *
 				if len(e.Resources) == 1 {
 					f.Resource = e.Resources[0]
 				}
-				cr.Failures = append(cr.Failures, f)
-				s.emit(Event{Collection: c.name(), Kind: "fragment-failed", URL: f.URL, Err: f.Err})
+				s.failed(cr, f)
+				s.emit(Event{Collection: c.name(), Kind: "fragment-failed", URL: shortenTo(f.URL, maxFailureText), Err: shortenTo(f.Err, maxFailureText)})
 				switch {
 				case e.Updated.IsZero():
 					holdHere = true
@@ -798,9 +844,16 @@ func (s *syncer) applyEntry(ctx context.Context, graph string, e atom.Entry) (bo
 		return false, fmt.Errorf("%s: %w", l.Href, err)
 	}
 	var ts []rdf.Triple
+	maxTriples := int64(math.MaxInt64)
+	if s.cfg.MaxFragmentBytes < math.MaxInt64/fragmentMemoryFactor {
+		maxTriples = fragmentMemoryFactor * s.cfg.MaxFragmentBytes / sdshare.TripleMemory
+	}
 	for t, err := range rdf.Parse(bytes.NewReader(body), f, final) {
 		if err != nil {
 			return false, fmt.Errorf("%s: %w", l.Href, err)
+		}
+		if int64(len(ts)) >= maxTriples {
+			return false, fmt.Errorf("%w: %s has more than %d statements (their memory %d times the fragment size limit), nothing applied", ErrTooLarge, l.Href, maxTriples, fragmentMemoryFactor)
 		}
 		ts = append(ts, t)
 	}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/faultserver"
-	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/testnet"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
@@ -136,7 +135,7 @@ func (e *env) config(overview string) Config {
 		Store:      e.store,
 		State:      e.state,
 		HTTPClient: e.hc,
-		Retry:      retry.Policy{BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond, MaxRetryAfter: 20 * time.Millisecond},
+		Retry:      RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond, MaxRetryAfter: 20 * time.Millisecond},
 		MaxWait:    2 * time.Second,
 	}
 }

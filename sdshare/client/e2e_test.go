@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/sparqltest"
 	"github.com/resourcesync-go/resourcesync/internal/testnet"
 	"github.com/resourcesync-go/resourcesync/rdf"
@@ -353,4 +352,4 @@ func endToEndKill(t *testing.T, sparqlEnv string) {
 	}
 }
 
-var retry0 = retry.Policy{BaseDelay: 5 * time.Millisecond, MaxDelay: 50 * time.Millisecond}
+var retry0 = RetryPolicy{BaseDelay: 5 * time.Millisecond, MaxDelay: 50 * time.Millisecond}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/origin"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/watchdog"
@@ -18,18 +19,9 @@ import (
 	"github.com/resourcesync-go/resourcesync/sdshare/atom"
 )
 
-// StatusError is an HTTP response other than the one expected.
-type StatusError struct {
-	URL  string
-	Code int
-}
-
-func (e *StatusError) Error() string {
-	return fmt.Sprintf("GET %s: %d %s", e.URL, e.Code, http.StatusText(e.Code))
-}
-
-// StatusCode lets internal/retry classify the error.
-func (e *StatusError) StatusCode() int { return e.Code }
+// StatusError is an HTTP response other than the one expected: the
+// project's one status error (package httperr).
+type StatusError = httperr.StatusError
 
 // ErrNotReady: the server kept answering 202 Accepted (a snapshot being
 // built) for longer than Config.MaxWait.
@@ -58,6 +50,11 @@ type fetcher struct {
 	maxFeed    int64          // bytes of one feed document
 	maxRunFeed int64          // bytes of all feed documents of the run
 	feedBytes  int64          // read so far
+
+	// waits holds, by pageKey, the --max-wait deadline of each URL that
+	// answered 202 in this run: a body that then breaks off is retried
+	// (get, snapshot) within the first 202's deadline, not a new one.
+	waits map[uint64]time.Time
 }
 
 // ErrOffOrigin matches the refusal of a URL, or a redirect, outside the
@@ -80,49 +77,36 @@ func (f *fetcher) check(u string) error {
 // body). Failures retry.Retryable accepts are tried again after
 // policy.Delay; a 202 is waited on (Retry-After honoured, capped by the
 // policy) until a deadline maxWait after the first 202 (SD-CLI-5), which
-// bounds the retries of other failures in between as well. ErrNotReady
+// bounds the retries of other failures in between as well, and every
+// later open of the same URL in the run (a body that broke off after the
+// 202s is retried within the same deadline). ErrNotReady
 // is permanent: callers do not start the wait again.
 func (f *fetcher) open(ctx context.Context, url, accept string) (*http.Response, error) {
-	var (
-		wctx     context.Context // ends at the 202 deadline; nil before the first 202
-		deadline time.Time
-		waited   int
-	)
-	notReady := func() error {
-		return retry.Permanent(fmt.Errorf("%w: %s not ready by the --max-wait deadline (%v)", ErrNotReady, url, f.maxWait))
-	}
-	sleep := func(d time.Duration) error {
-		if wctx == nil {
-			return retry.Sleep(ctx, d)
-		}
-		if time.Now().Add(d).After(deadline) {
-			// Waiting would pass the deadline: fail now, not then.
-			return notReady()
-		}
-		if err := retry.Sleep(wctx, d); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return notReady()
-		}
-		return nil
-	}
 	if err := f.check(url); err != nil {
 		return nil, err
 	}
 	url = withoutFragment(url)
-	attempt := 0
-	for {
-		resp, err := f.do(ctx, url, accept)
-		if err == nil && resp.StatusCode == http.StatusOK {
-			return resp, nil
-		}
-		if err == nil && resp.StatusCode == http.StatusAccepted {
-			if wctx == nil {
+	key := pageKey(url)
+	var (
+		resp     *http.Response
+		deadline = f.waits[key] // the first 202's plus maxWait; zero before it
+		waited   int
+	)
+	_, err := retry.Do(ctx, f.policy, func() (bool, error) {
+		var err error
+		resp, err = f.do(ctx, url, accept)
+		switch {
+		case err != nil:
+			return retry.Classify(err)
+		case resp.StatusCode == http.StatusOK:
+			return false, nil
+		case resp.StatusCode == http.StatusAccepted:
+			if deadline.IsZero() {
 				deadline = time.Now().Add(f.maxWait)
-				var cancel context.CancelFunc
-				wctx, cancel = context.WithDeadline(ctx, deadline)
-				defer cancel()
+				if f.waits == nil {
+					f.waits = map[uint64]time.Time{}
+				}
+				f.waits[key] = deadline
 			}
 			wait := retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 			drain(resp)
@@ -130,32 +114,32 @@ func (f *fetcher) open(ctx context.Context, url, accept string) (*http.Response,
 			if wait <= 0 {
 				wait = retry.Backoff(waited, 200*time.Millisecond, 5*time.Second)
 			}
-			capd := f.policy.MaxRetryAfter
-			if capd <= 0 {
-				capd = retry.DefaultMaxRetryAfter
-			}
-			if err := sleep(min(wait, capd)); err != nil {
-				return nil, err
-			}
-			continue
+			return true, retry.Pending(errAccepted, wait)
 		}
-		if err == nil {
-			se := &StatusError{URL: url, Code: resp.StatusCode}
-			err = retry.WithRetryAfter(se, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
-			drain(resp)
+		se := &StatusError{URL: url, Code: resp.StatusCode}
+		err = retry.WithRetryAfter(se, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
+		drain(resp)
+		return retry.Classify(err)
+	}, func(_ int, _ error, wait time.Duration) error {
+		if !deadline.IsZero() && time.Now().Add(wait).After(deadline) {
+			// Waiting would pass the deadline: fail now, not then.
+			return retry.Permanent(fmt.Errorf("%w: %s not ready by the --max-wait deadline (%v)", ErrNotReady, url, f.maxWait))
 		}
-		attempt++
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if !retry.Retryable(err) || attempt >= f.policy.Attempts() {
-			return nil, retry.Strip(err)
-		}
-		if err := sleep(f.policy.Delay(attempt, err)); err != nil {
-			return nil, err
-		}
+		return nil
+	})
+	switch {
+	case err == nil:
+		return resp, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.Is(err, ErrNotReady):
+		return nil, err
 	}
+	return nil, retry.Strip(err)
 }
+
+// errAccepted is a 202 Accepted, waited out by open.
+var errAccepted = errors.New("202 Accepted")
 
 // do sends one GET under the watchdog: the response is abandoned with an
 // error matching ErrStalled when its headers, or any next byte of its
@@ -226,35 +210,32 @@ func drain(resp *http.Response) {
 // response's Content-Type and the final URL (after redirects), which is
 // the base for relative references.
 func (f *fetcher) get(ctx context.Context, url, accept string, max int64) ([]byte, string, string, error) {
-	attempt := 0
-	for {
+	var (
+		body        []byte
+		ctype, base string
+	)
+	_, err := retry.Do(ctx, f.policy, func() (bool, error) {
 		resp, err := f.open(ctx, url, accept)
 		if err != nil {
-			return nil, "", "", err
+			return false, err // open has retried
 		}
-		body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+		body, err = io.ReadAll(io.LimitReader(resp.Body, max+1))
 		resp.Body.Close()
 		if err == nil {
 			if int64(len(body)) > max {
-				return nil, "", "", fmt.Errorf("%w: %s is longer than %d bytes", ErrTooLarge, url, max)
+				return false, fmt.Errorf("%w: %s is longer than %d bytes", ErrTooLarge, url, max)
 			}
-			return body, resp.Header.Get("Content-Type"), resp.Request.URL.String(), nil
+			ctype, base = resp.Header.Get("Content-Type"), resp.Request.URL.String()
+			return false, nil
 		}
 		err = fmt.Errorf("GET %s: reading body: %w", url, err)
-		if errors.Is(err, ErrTooLarge) {
-			return nil, "", "", err // a gzip bomb: the same again
-		}
-		attempt++
-		if ctx.Err() != nil {
-			return nil, "", "", ctx.Err()
-		}
-		if attempt >= f.policy.Attempts() {
-			return nil, "", "", err
-		}
-		if err := retry.Sleep(ctx, f.policy.Delay(attempt, err)); err != nil {
-			return nil, "", "", err
-		}
+		// A gzip bomb is the same again; any other cut body is retried.
+		return !errors.Is(err, ErrTooLarge), err
+	}, nil)
+	if err != nil {
+		return nil, "", "", err
 	}
+	return body, ctype, base, nil
 }
 
 // feed fetches and decodes the Atom feed at url.

@@ -28,6 +28,10 @@ const (
 	expansionFloor = 16 << 20
 )
 
+// fragmentMemoryFactor bounds the memory of a fragment's statements to
+// this many times MaxFragmentBytes (Config.MaxFragmentBytes).
+const fragmentMemoryFactor = 8
+
 // acceptGzip asks for gzip on req itself, so that the transport leaves
 // the body compressed and gunzip can watch its expansion.
 func acceptGzip(req *http.Request) { req.Header.Set("Accept-Encoding", "gzip") }

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -67,5 +68,61 @@ func TestGzipBodies(t *testing.T) {
 	}
 	if n := hits.Load(); n != 1 {
 		t.Errorf("gzip bomb asked for %d times, want once (permanent)", n)
+	}
+}
+
+// TestDenseFragment: a fragment is held whole, and its memory grows with
+// its statements, not its bytes: Turtle holds one in 2 bytes ("1,"), so
+// a 64 MiB fragment of object lists parsed into about 10 GB. A fragment
+// whose statements need more than fragmentMemoryFactor × MaxFragmentBytes
+// (sdshare.TripleMemory each) fails with ErrTooLarge, nothing applied,
+// while one as dense that fits is applied. Before, both were applied.
+func TestDenseFragment(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		n    int // statements of 2 bytes
+		ok   bool
+	}{
+		{"fits", 1500, true},
+		{"too many statements", 100_000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := collectionServer(t, "2020-06-01T00:00:00Z", "<http://x/a> <http://x/p> \"0\" .\n")
+			fs.feed("/fragments", feedDoc("", entryDoc("a", "2020-06-02T00:00:00Z", []string{"http://x/a"}, relFragment, "text/turtle", "/frag/a")))
+			var b strings.Builder
+			b.WriteString("<http://x/a> <http://x/p> ")
+			for i := range tc.n {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(&b, "%d", i%10)
+			}
+			b.WriteString(" .\n")
+			fs.handle("/frag/a", func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/turtle")
+				w.Write([]byte(b.String()))
+			})
+			e := newEnv(t)
+			cfg := e.config(fs.URL() + "/")
+			cfg.MaxFragmentBytes = 256 << 10 // 200,000 bytes fit; 100,000 statements (100 MB) do not
+			rep, err := Sync(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cr := rep.Collections[0]
+			got := len(graphOf(t, e.store, cr.Graph))
+			if tc.ok {
+				if cr.Applied != 1 || got != 10 {
+					t.Errorf("applied %d, %d statements stored; want 1 and 10 (failures %v)", cr.Applied, got, cr.Failures)
+				}
+				return
+			}
+			if cr.Applied != 0 || len(cr.Failures) != 1 || !strings.Contains(cr.Failures[0].Err, "too large") || !strings.Contains(cr.Failures[0].Err, "statements") {
+				t.Errorf("applied %d, failures %v; want the fragment refused as too large", cr.Applied, cr.Failures)
+			}
+			if got != 1 {
+				t.Errorf("%d statements stored, want the snapshot's one", got)
+			}
+		})
 	}
 }

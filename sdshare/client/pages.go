@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
 // Errors of the bounds on what a server can make one run follow and hold
@@ -62,10 +63,17 @@ func withoutFragment(u string) string {
 }
 
 // shorten keeps messages about hostile URLs readable.
-func shorten(u string) string {
-	const max = 200
-	if len(u) <= max {
-		return u
+func shorten(u string) string { return shortenTo(u, 200) }
+
+// shortenTo cuts s to its first max bytes (on a rune boundary) and says
+// how long it was.
+func shortenTo(s string, max int) string {
+	if len(s) <= max {
+		return s
 	}
-	return fmt.Sprintf("%s... (%d bytes)", u[:max], len(u))
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:cut], len(s))
 }

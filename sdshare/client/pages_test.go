@@ -84,3 +84,52 @@ func TestFeedBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestFailuresBounded: the report keeps what failed, and a feed decides
+// how much fails and what its entries say: pages of entries that all fail
+// (here: no sdshare:resource) with 16 KiB ids and links. Before, every
+// failure kept its entry's id (in the error) and link whole, so the
+// report grew with the pages followed up to MaxRunFeedBytes (the memory
+// item 2 bounds for the page set). Now it keeps at most maxFailures of
+// them, each string shortened, and counts the rest.
+func TestFailuresBounded(t *testing.T) {
+	const pages, perPage = 20, 60
+	big := strings.Repeat("x", 16<<10)
+	fs := collectionServer(t, "2020-06-01T00:00:00Z", "<http://x/a> <http://x/p> \"0\" .\n")
+	for p := range pages {
+		var entries []string
+		for i := range perPage {
+			entries = append(entries, entryDoc(fmt.Sprintf("%s-%d-%d", big, p, i), "2020-06-02T00:00:00Z", nil, relFragment, nt, "/frag?"+big))
+		}
+		next := ""
+		if p+1 < pages {
+			next = fmt.Sprintf("/fragments?page=%d", p+1)
+		}
+		fs.feed(fmt.Sprintf("/fragments?page=%d", p), feedDoc(next, entries...))
+	}
+	fs.handle("/fragments", fs.routes["/fragments?page=0"])
+	e := newEnv(t)
+	cfg := e.config(fs.URL() + "/")
+	cfg.MaxFeedBytes = 16 << 20
+	rep, err := Sync(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := rep.Collections[0]
+	if cr.Pages != pages {
+		t.Fatalf("%d pages read, want %d (error %q)", cr.Pages, pages, cr.Err)
+	}
+	kept := 0
+	for _, f := range cr.Failures {
+		kept += len(f.URL) + len(f.Err) + len(f.Resource)
+	}
+	if bound := maxFailures * 3 * (maxFailureText + 32); len(cr.Failures) > maxFailures || kept > bound {
+		t.Errorf("%d failures kept, %d bytes of them; want at most %d, %d bytes", len(cr.Failures), kept, maxFailures, bound)
+	}
+	if cr.FailuresOmitted != pages*perPage-maxFailures {
+		t.Errorf("%d failures omitted, want %d", cr.FailuresOmitted, pages*perPage-maxFailures)
+	}
+	if n := rep.Failed(); n != pages*perPage || rep.OK() {
+		t.Errorf("Failed() = %d, OK %v; want %d failures counted", n, rep.OK(), pages*perPage)
+	}
+}

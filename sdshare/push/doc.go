@@ -49,7 +49,9 @@
 // MaxSequenceGap past the highest its graph admitted (recorded, a forged
 // one would make every later genuine push of the resource stale). Each
 // request reserves its body's size times ParseFactor in MemoryBudget
-// before reading it, or gets 503 with Retry-After. GET status counts the
+// before reading it, or gets 503 with Retry-After, and more as its
+// statements need (sdshare.TripleMemory each: a dense Turtle body holds
+// many more per byte), or 413 beyond the budget. GET status counts the
 // refusals.
 package push
 

@@ -265,3 +265,102 @@ func TestSenderHonoursRetryAfter(t *testing.T) {
 		t.Errorf("the sender sent again after %s, before the Retry-After of 1s", wait)
 	}
 }
+
+// TestReceiverDenseTurtle: the memory a push takes grows with its
+// statements, not its bytes, and Turtle holds one in 2 bytes ("1,"), where
+// ParseFactor assumes N-Triples' 15 or more: a 100 KB body of 50,000
+// statements needs about 50 MB, past a budget its Content-Length fits in.
+// Before, it was parsed whole and applied (a 32 MB body took about 5 GB
+// against a 1 GiB budget); now it gets 413 once its statements outgrow the
+// budget, nothing applied, while a dense body that fits is applied.
+func TestReceiverDenseTurtle(t *testing.T) {
+	rv, s, base := newReceiver(t)
+	rv.MaxBytes = 1 << 20
+	rv.MemoryBudget = 8 << 20 // 100 KB × ParseFactor fits
+	hc, _ := testnet.Client(t)
+	const a = "http://x/a"
+	dense := func(n int) string {
+		return "<" + a + "> <http://x/p> " + strings.Repeat("1,", n) + "2 .\n"
+	}
+	q := url.Values{"resource": {a}, "graph": {graphIRI}}.Encode()
+	code, msg := post(t, hc, base, q, "text/turtle", nil, dense(50_000))
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(msg, "memory budget") {
+		t.Fatalf("50,000 statements in 100 KB: %d %s", code, msg)
+	}
+	if n := len(triples(t, s, graphIRI)); n != 0 {
+		t.Fatalf("%d triples stored", n)
+	}
+	rv.memMu.Lock()
+	used := rv.memUsed
+	rv.memMu.Unlock()
+	if used != 0 {
+		t.Errorf("%d bytes of the budget still held", used)
+	}
+	// 2,000 statements (about 2 MB) fit: applied.
+	if code, msg := post(t, hc, base, q, "text/turtle", nil, "<"+a+"> <http://x/p> "+intList(2000)+" .\n"); code != 200 {
+		t.Fatalf("2,000 statements: %d %s", code, msg)
+	}
+	if n := len(triples(t, s, graphIRI)); n != 2000 {
+		t.Errorf("%d triples stored, want 2000", n)
+	}
+}
+
+func intList(n int) string {
+	var sb strings.Builder
+	for i := range n {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(strconv.Itoa(i))
+	}
+	return sb.String()
+}
+
+// TestReceiverDNSRebinding: a page whose own host name comes to resolve to
+// 127.0.0.1 (DNS rebinding) is same-origin with itself, so its browser
+// sends Sec-Fetch-Site same-origin and an Origin equal to its Host: the
+// cross-origin rule lets it through. A receiver for loopback senders only
+// (LoopbackOnly, as sdshare receive on a loopback address without a
+// token) refuses a Host that names no loopback address; before, the page's
+// push was applied.
+func TestReceiverDNSRebinding(t *testing.T) {
+	rv, s, base := newReceiver(t)
+	rv.LoopbackOnly = true
+	hc, _ := testnet.Client(t)
+	u, _ := url.Parse(base)
+	_, port, _ := net.SplitHostPort(u.Host)
+	const a = "http://x/a"
+	q := url.Values{"resource": {a}, "graph": {graphIRI}}.Encode()
+	push := func(host, origin, value string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, base+"/?"+q, strings.NewReader("<"+a+"> <http://x/p> \""+value+"\" .\n"))
+		req.Host = host
+		req.Header.Set("Content-Type", "application/n-triples")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+			req.Header.Set("Sec-Fetch-Site", "same-origin")
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, host := range []string{"evil.example:" + port, "evil.example", "127.0.0.1.evil.example:" + port, "localhost.evil.example:" + port, "0x7f.1:" + port} {
+		if code, msg := push(host, "http://"+host, "planted"); code != http.StatusForbidden || !strings.Contains(msg, "loopback") {
+			t.Errorf("Host %s: %d %s", host, code, msg)
+		}
+	}
+	if n := len(triples(t, s, graphIRI)); n != 0 {
+		t.Fatalf("%d triples planted", n)
+	}
+	for i, host := range []string{"127.0.0.1:" + port, "localhost:" + port, "LOCALHOST.:" + port, "[::1]:" + port, "127.0.0.2:" + port} {
+		if code, msg := push(host, "", strconv.Itoa(i)); code != 200 {
+			t.Errorf("Host %s: %d %s", host, code, msg)
+		}
+	}
+	if st := rv.Stats(); st.RefusedCrossOrigin != 5 || st.Applied != 5 {
+		t.Errorf("counters %+v", st)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -114,8 +115,17 @@ type Receiver struct {
 	// (DefaultMemoryBudget if ≤ 0): each reserves its Content-Length
 	// (MaxBytes when chunked) times ParseFactor, at most the whole budget,
 	// before reading its body, and gets 503 with Retry-After when the
-	// budget cannot hold it. One request alone is always admitted.
+	// budget cannot hold it. One request alone is always admitted. Its
+	// statements, as they are parsed, take sdshare.TripleMemory each
+	// beyond that reservation: 503 when the others hold it, 413 when
+	// the whole budget cannot.
 	MemoryBudget int64
+	// LoopbackOnly refuses (403) a request whose Host names anything but
+	// a loopback address or localhost: set it when the receiver listens
+	// on loopback without credentials. A page whose host name comes to
+	// resolve to 127.0.0.1 (DNS rebinding) is same-origin with itself,
+	// so Origin and Sec-Fetch-Site let it through; its Host still names it.
+	LoopbackOnly bool
 
 	locks [64]sync.Mutex
 	seed  maphash.Seed
@@ -265,6 +275,29 @@ func (rv *Receiver) reserve(n int64) (int64, bool) {
 	return n, true
 }
 
+// reserveMore grows the *held of a request whose statements need n bytes,
+// outgrowing its reservation, to n or twice *held (at most the budget):
+// 413 when it holds the whole budget already, 503 (ErrBusy) when the
+// others hold what it needs.
+func (rv *Receiver) reserveMore(held *int64, n int64) (int, error) {
+	budget := rv.MemoryBudget
+	if budget <= 0 {
+		budget = DefaultMemoryBudget
+	}
+	n = min(max(n-*held, *held), budget-*held)
+	if n <= 0 {
+		return http.StatusRequestEntityTooLarge, fmt.Errorf("%w: the body's statements need more than the receiver's memory budget (%d bytes, about %d statements); send fewer at a time", ErrBadRequest, budget, budget/sdshare.TripleMemory)
+	}
+	rv.memMu.Lock()
+	defer rv.memMu.Unlock()
+	if rv.memUsed+n > budget {
+		return http.StatusServiceUnavailable, fmt.Errorf("%w: the pushes in progress fill its memory budget; try again later", ErrBusy)
+	}
+	rv.memUsed += n
+	*held += n
+	return 0, nil
+}
+
 func (rv *Receiver) release(n int64) {
 	rv.memMu.Lock()
 	rv.memUsed -= n
@@ -275,6 +308,10 @@ func (rv *Receiver) receive(w http.ResponseWriter, r *http.Request) (Result, int
 	if err := rv.cop.Check(r); err != nil {
 		return Result{}, http.StatusForbidden, fmt.Errorf("%w (Origin %q, Sec-Fetch-Site %q): a sender is not a browser; a page a local browser opens must not change the store",
 			ErrCrossOrigin, r.Header.Get("Origin"), r.Header.Get("Sec-Fetch-Site"))
+	}
+	if rv.LoopbackOnly && !loopbackHost(r.Host) {
+		return Result{}, http.StatusForbidden, fmt.Errorf("%w: Host %q names no loopback address, and this receiver takes pushes from this machine only: a page of that name resolved to it (DNS rebinding)? Senders name 127.0.0.1, [::1] or localhost",
+			ErrCrossOrigin, r.Host)
 	}
 	f, err := rv.checkMediaType(r.Header.Get("Content-Type"))
 	if err != nil {
@@ -323,7 +360,7 @@ func (rv *Receiver) receive(w http.ResponseWriter, r *http.Request) (Result, int
 		w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
 		return Result{}, http.StatusServiceUnavailable, fmt.Errorf("%w: the pushes in progress fill its memory budget; try again later", ErrBusy)
 	}
-	defer rv.release(held)
+	defer func() { rv.release(held) }()
 	buf := bytes.NewBuffer(make([]byte, 0, min(size, max)+1))
 	if _, err := buf.ReadFrom(io.LimitReader(r.Body, max+1)); err != nil {
 		return Result{}, http.StatusBadRequest, fmt.Errorf("%w: reading body: %w", ErrBadRequest, err)
@@ -338,6 +375,18 @@ func (rv *Receiver) receive(w http.ResponseWriter, r *http.Request) (Result, int
 		for t, err := range rdf.Parse(bytes.NewReader(body), f, "") {
 			if err != nil {
 				return Result{}, http.StatusBadRequest, fmt.Errorf("%w: body: %w", ErrBadRequest, err)
+			}
+			// The reservation assumed N-Triples' bytes per statement;
+			// a denser body (Turtle's object lists) takes more as it
+			// parses, or stops.
+			if need := int64(len(ts)+1) * sdshare.TripleMemory; need > held {
+				code, err := rv.reserveMore(&held, need) // doubles it at least
+				if err != nil {
+					if code == http.StatusServiceUnavailable {
+						w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
+					}
+					return Result{}, code, err
+				}
 			}
 			ts = append(ts, t)
 		}
@@ -402,6 +451,23 @@ func uniq(ss []string) []string {
 		}
 	}
 	return out
+}
+
+// loopbackHost reports whether a Host header names a loopback address:
+// an IP literal on loopback, or localhost (a trailing dot and any case
+// allowed), or is empty (an HTTP/1.0 sender; a browser always names it).
+func loopbackHost(host string) bool {
+	if host == "" {
+		return true
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	return strings.EqualFold(strings.TrimSuffix(host, "."), "localhost")
 }
 
 func absIRI(s string) bool {

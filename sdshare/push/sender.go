@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 )
 
@@ -50,18 +51,9 @@ type CursorStore interface {
 	SaveCursor(ctx context.Context, seq uint64) error
 }
 
-// StatusError is a receiver's non-2xx answer.
-type StatusError struct {
-	Code int
-	Body string // the start of the response body, for the log
-}
-
-func (e *StatusError) Error() string {
-	return fmt.Sprintf("push: receiver answered %d %s: %s", e.Code, http.StatusText(e.Code), e.Body)
-}
-
-// StatusCode lets the retry policy classify the error.
-func (e *StatusError) StatusCode() int { return e.Code }
+// StatusError is a receiver's non-2xx answer: the project's one status
+// error (package httperr), its Body the start of the response body.
+type StatusError = httperr.StatusError
 
 // ErrRefused marks a non-retryable answer (a 4xx other than 408, 425 and
 // 429): the sender keeps trying at its longest interval, since skipping the
@@ -189,28 +181,26 @@ func (s *Sender) deliver(ctx context.Context, it Item) error {
 	if maxd <= 0 {
 		maxd = 30 * time.Second
 	}
-	pol := retry.Policy{BaseDelay: base, MaxDelay: maxd, MaxRetryAfter: maxd}
-	for n := 1; ; n++ {
+	pol := retry.Policy{Retries: retry.Forever, BaseDelay: base, MaxDelay: maxd, MaxRetryAfter: maxd}
+	_, err := retry.Do(ctx, pol, func() (bool, error) {
 		err := s.post(ctx, it)
-		if err == nil {
-			s.delivered.Add(1)
-			return nil
+		if err == nil || ctx.Err() != nil || retry.Retryable(err) {
+			return true, err
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+		// Skipping the item would leave the receiver's copy wrong for
+		// good: a refusal is tried again at the longest interval.
+		return true, retry.WithRetryAfter(fmt.Errorf("%w: %w", ErrRefused, err), maxd)
+	}, func(n int, err error, wait time.Duration) error {
 		s.failures.Add(1)
-		wait := pol.Delay(min(n, 30), err)
-		if !retry.Retryable(err) {
-			err = fmt.Errorf("%w: %w", ErrRefused, err)
-			wait = maxd
-		}
 		s.log().Warn("sdshare push: delivery failed; retrying", "receiver", s.URL, "resource", it.Resource,
 			"seq", it.Seq, "attempt", n, "wait", wait, "err", retry.Strip(err))
-		if err := retry.Sleep(ctx, wait); err != nil {
-			return err
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	s.delivered.Add(1)
+	return nil
 }
 
 // PushURL returns the URL an item is POSTed to: base with resource (and
@@ -259,7 +249,7 @@ func (s *Sender) post(ctx context.Context, it Item) error {
 		return nil
 	}
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	var e error = &StatusError{Code: resp.StatusCode, Body: strings.TrimSpace(string(msg))}
+	var e error = &StatusError{Method: http.MethodPost, URL: u, Code: resp.StatusCode, Body: strings.TrimSpace(string(msg))}
 	if ra := retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ra > 0 {
 		e = retry.WithRetryAfter(e, ra)
 	}

@@ -220,3 +220,65 @@ func TestFragmentGETDoesNotWaitForCanonicalisation(t *testing.T) {
 	close(release)
 	waitFor(t, "the new version", func() bool { return !bytes.Equal(fragmentBody(e, cycleRes), old) })
 }
+
+// TestFragmentGroundLinesCounted: a fragment of 3,000 ground statements
+// and four interchangeable blank pairs costs the canonical search a few
+// dozen labellings of all its lines (some 200 ms), though its blank nodes
+// have few edges; it is labelled once at load and kept, not labelled
+// again on every GET. Before, rdf.CanonicalBounded counted the edges only
+// (about 3,600 steps, under keepSteps), and every GET redid the search.
+func TestFragmentGroundLinesCounted(t *testing.T) {
+	const r = "http://ex/many"
+	var b strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&b, "<%s> <http://ex/v> \"value %d\" .\n", r, i)
+	}
+	for i := range 4 {
+		fmt.Fprintf(&b, "<%s> <http://ex/q> _:b%d .\n_:b%d <http://ex/p> _:c%d .\n_:c%d <http://ex/p> _:b%d .\n", r, i, i, i, i, i)
+	}
+	e := newEnv(t, map[string]string{"d.nt": b.String()}, nil)
+	c := e.coll()
+	if c.version().frags[r] == nil {
+		t.Fatal("the fragment is not kept: every GET labels it again")
+	}
+	first := fragmentOK(e, r)
+	if b := fragmentOK(e, r); !bytes.Equal(b, first) || !bytes.Contains(first, []byte("_:c0 ")) {
+		t.Fatal("the kept fragment is not canonical or differs between GETs")
+	}
+}
+
+// TestCanonicalLoadBudget: each fragment's budget does not bound a load:
+// a file of many small fragments, each 25 blank 4-cycles the search
+// labels in some 150,000 steps (about 0.2 s for 5 KB), cost that many
+// times over at every start (a 10 MB file of them: some 7 minutes). A load also has
+// a budget for all its fragments together, CanonicalSteps plus
+// loadStepsPerTriple a triple; past it the remaining costly fragments
+// are served with their labels as loaded, logged and counted, as a
+// fragment past its own budget. Before, all 30 were labelled (0 over).
+func TestCanonicalLoadBudget(t *testing.T) {
+	const n = 30
+	var b strings.Builder
+	for k := range n {
+		// Resource k reaching 25 blank 4-cycles: 125 triples.
+		b.WriteString(strings.ReplaceAll(cycleDoc(fmt.Sprintf("k%d_", k), 25, 4, "1"), cycleRes, fmt.Sprintf("http://ex/r%d", k)))
+	}
+	e := newEnv(t, map[string]string{"d.nt": b.String()}, func(c *Config) { c.CanonicalSteps = 1 << 20 })
+	v := e.coll().version()
+	if v.overBudget < n/2 {
+		t.Fatalf("%d fragments over budget, want at least %d of %d (the load's budget: %d steps and %d a triple)", v.overBudget, n/2, n, 1<<20, loadStepsPerTriple)
+	}
+	_, h := e.get(e.base + "healthz")
+	if !strings.Contains(string(h), "degraded") || !strings.Contains(string(h), "fragments beyond the canonical labelling budget") {
+		t.Errorf("healthz: %s", h)
+	}
+	if !strings.Contains(e.logs.String(), "beyond the canonical labelling budget") {
+		t.Errorf("not logged:\n%s", e.logs.String())
+	}
+	// Served, and stable, all the same.
+	for k := range n {
+		r := fmt.Sprintf("http://ex/r%d", k)
+		if a, b := fragmentOK(e, r), fragmentOK(e, r); len(a) == 0 || !bytes.Equal(a, b) {
+			t.Fatalf("fragment %s: %d bytes, differ between GETs: %v", r, len(a), !bytes.Equal(a, b))
+		}
+	}
+}

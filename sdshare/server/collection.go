@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -416,9 +417,15 @@ func (c *Collection) Load(ctx context.Context, force bool) (rep LoadReport, err 
 	}
 	frags := map[string]*blankFrag{}
 	over := 0
+	left := c.srv.cfg.CanonicalSteps // the load's labelling budget (fragmentForm)
+	if extra := int64(g.Len()) * loadStepsPerTriple; left < math.MaxInt64-extra {
+		left += extra
+	} else {
+		left = math.MaxInt64
+	}
 	var b store.Batch
 	for _, r := range res {
-		nt, bf := c.fragmentForm(g, r, prev)
+		nt, bf := c.fragmentForm(g, r, prev, &left)
 		if bf != nil {
 			frags[r.Value] = bf
 			if bf.overBudget {

@@ -155,6 +155,11 @@ type blankFrag struct {
 	overBudget bool
 }
 
+// loadStepsPerTriple is the labelling work a load may spend per triple of
+// the collection beyond Config.CanonicalSteps, for all its fragments
+// together (see fragmentForm).
+const loadStepsPerTriple = 64
+
 // keepSteps is the labelling work (rdf.CanonicalBounded steps, about a
 // microsecond each) beyond which a fragment's form is kept rather than
 // labelled again per request.
@@ -169,8 +174,11 @@ func hasBlank(ts []rdf.Triple) bool {
 // served and hashed in the inventory) and, when its blank nodes are
 // costly to label (or beyond the budget), the blankFrag that keeps them;
 // prev is the last version's, reused when the fragment as loaded is
-// unchanged.
-func (c *Collection) fragmentForm(g *graph, r rdf.Term, prev map[string]*blankFrag) ([]byte, *blankFrag) {
+// unchanged. left is what the load may still spend on labelling, for all
+// its fragments (Config.CanonicalSteps and loadStepsPerTriple a triple):
+// each fragment's budget alone let a file of many small costly fragments
+// cost that many times over at every start.
+func (c *Collection) fragmentForm(g *graph, r rdf.Term, prev map[string]*blankFrag, left *int64) ([]byte, *blankFrag) {
 	ts := g.fragment(r)
 	if !hasBlank(ts) {
 		_, nt := canonical(ts)
@@ -205,7 +213,9 @@ func (c *Collection) fragmentForm(g *graph, r rdf.Term, prev map[string]*blankFr
 		hook(r.Value)
 	}
 	bf := &blankFrag{raw: raw}
-	cts, used, err := rdf.CanonicalBounded(sorted, c.srv.cfg.CanonicalSteps)
+	budget := min(c.srv.cfg.CanonicalSteps, max(*left, 0))
+	cts, used, err := rdf.CanonicalBounded(sorted, budget)
+	*left -= used
 	if err != nil {
 		// Beyond the budget: the labels as loaded, stable until the file
 		// changes, rather than no fragment at all.
@@ -213,7 +223,7 @@ func (c *Collection) fragmentForm(g *graph, r rdf.Term, prev map[string]*blankFr
 		bf.overBudget = true
 		cts = sorted
 		c.srv.log.Warn("fragment's blank nodes beyond the canonical labelling budget: served with their labels as loaded, so a rewrite of the file with other labels reports it updated",
-			"collection", c.name, "resource", r.Value, "triples", len(sorted), "budget", c.srv.cfg.CanonicalSteps, "err", err)
+			"collection", c.name, "resource", r.Value, "triples", len(sorted), "budget", budget, "load budget left", max(*left, 0), "err", err)
 	}
 	var b strings.Builder
 	for _, t := range cts {

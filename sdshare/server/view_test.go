@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/web"
 	"github.com/resourcesync-go/resourcesync/internal/web/webtest"
 	"github.com/resourcesync-go/resourcesync/rdf"
@@ -269,7 +268,7 @@ func TestClientUnchanged(t *testing.T) {
 			defer state.Close()
 			ctx := context.Background()
 			cfg := client.Config{Overview: e.base, Store: st, State: state, HTTPClient: e.client,
-				Retry: retry.Policy{BaseDelay: 5 * time.Millisecond, MaxDelay: 50 * time.Millisecond}, MaxWait: 30 * time.Second}
+				Retry: client.RetryPolicy{BaseDelay: 5 * time.Millisecond, MaxDelay: 50 * time.Millisecond}, MaxWait: 30 * time.Second}
 			for run := range 2 { // the snapshot, then the feed
 				rep, err := client.Sync(ctx, cfg)
 				if err != nil || !rep.OK() {

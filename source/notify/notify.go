@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/publish"
 	"github.com/resourcesync-go/resourcesync/source/store"
@@ -60,7 +61,7 @@ func (p *HTTPPublisher) Publish(ctx context.Context, topic, contentType string, 
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("publish to %s: %s: %s", p.Hub, resp.Status, bytes.TrimSpace(msg))
+		return fmt.Errorf("publish: %w", &httperr.StatusError{Method: http.MethodPost, URL: p.Hub, Code: resp.StatusCode, Body: string(bytes.TrimSpace(msg))})
 	}
 	return nil
 }

@@ -425,7 +425,7 @@ func (s *Scanner) hash(ctx context.Context, j job, w *worker) result {
 		s.beforeHash(j.rel)
 	}
 	r := result{job: j}
-	for try := 0; ; try++ {
+	for read := 0; ; read++ { // a file that changed is read again once (not an HTTP retry)
 		res, err := s.hashOnce(j, w)
 		switch {
 		case err == nil:
@@ -439,7 +439,7 @@ func (s *Scanner) hash(ctx context.Context, j job, w *worker) result {
 			s.log.Info("scan: file replaced by a non-regular file during the scan", "path", j.rel)
 			r.out = vanished
 			return r
-		case errors.Is(err, errChanged) && try == 0 && ctx.Err() == nil:
+		case errors.Is(err, errChanged) && read == 0 && ctx.Err() == nil:
 			j.known = false // read again, trusting the new open's fstat
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/linkheader"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 )
@@ -462,7 +463,7 @@ func (h *Hub) fetchTopic(ctx context.Context, topic string) (ct string, body []b
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		return "", nil, fmt.Errorf("topic answered %s", resp.Status)
+		return "", nil, &httperr.StatusError{URL: topic, Code: resp.StatusCode}
 	}
 	body, err = io.ReadAll(io.LimitReader(resp.Body, h.cfg.MaxPayloadBytes+1))
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/linkheader"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
@@ -52,7 +53,7 @@ func Discover(ctx context.Context, c *http.Client, topicURL string) (*Discovery,
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("subscriber: discovery: GET %s: %s", topicURL, resp.Status)
+		return nil, fmt.Errorf("subscriber: discovery: %w", &httperr.StatusError{URL: topicURL, Code: resp.StatusCode})
 	}
 	base := resp.Request.URL
 	d := &Discovery{URL: base.String()}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
@@ -68,6 +69,14 @@ func (e *DeniedError) Is(target error) bool { return target == ErrDenied }
 type HubError struct {
 	Status int
 	Body   string // at most 4 KiB of the answer
+
+	hub string // the URL posted to
+}
+
+// Unwrap returns the project's one status error (*httperr.StatusError),
+// so that errors.As finds the status as it does for every client here.
+func (e *HubError) Unwrap() error {
+	return &httperr.StatusError{Method: http.MethodPost, URL: e.hub, Code: e.Status, Body: strings.TrimSpace(e.Body)}
 }
 
 func (e *HubError) Error() string {
@@ -423,7 +432,7 @@ func (s *Subscriber) post(ctx context.Context, mode string) error {
 	// 202 is the answer the spec requires; some hubs verify synchronously
 	// and answer 204 or 200. Either way the verification GET decides.
 	if resp.StatusCode/100 != 2 {
-		return &HubError{Status: resp.StatusCode, Body: string(body)}
+		return &HubError{Status: resp.StatusCode, Body: string(body), hub: s.cfg.Hub}
 	}
 	s.log.Debug("hub accepted request", "mode", mode, "status", resp.StatusCode)
 	return nil

@@ -75,7 +75,8 @@
 //
 // A status other than 2xx is an *EndpointError naming the endpoint and
 // carrying the server's error text (HTML stripped, the echoed query cut
-// off). Requests that are idempotent (all but the replace) are retried with
+// off); it wraps the project's one status error, so errors.As finds an
+// *httperr.StatusError in it as in every client's. Requests that are idempotent (all but the replace) are retried with
 // internal/retry's policy on transport errors and retryable statuses,
 // except Virtuoso errors whose SQL state says the request itself is wrong
 // (syntax, bad parameter, permission). The replace request is retried

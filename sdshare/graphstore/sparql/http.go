@@ -12,7 +12,9 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 )
@@ -40,13 +42,20 @@ type EndpointError struct {
 	Endpoint string // the URL requested, without query string
 	Status   int
 	Text     string // the server's error text, trimmed
+
+	method string // the request's
 }
 
 func (e *EndpointError) Error() string {
 	return fmt.Sprintf("sparql: %s: %s answered %d %s: %s", e.Op, e.Endpoint, e.Status, http.StatusText(e.Status), e.Text)
 }
 
-func (e *EndpointError) Unwrap() error { return ErrEndpoint }
+// Unwrap returns ErrEndpoint and the project's one status error
+// (*httperr.StatusError), so that errors.As finds the status as it does
+// for every client here.
+func (e *EndpointError) Unwrap() []error {
+	return []error{ErrEndpoint, &httperr.StatusError{Method: e.method, URL: e.Endpoint, Code: e.Status, Body: e.Text}}
+}
 
 // StatusCode lets retry.Retryable judge the status.
 func (e *EndpointError) StatusCode() int { return e.Status }
@@ -121,24 +130,27 @@ func refused(err error) bool {
 // do sends r, retrying per the store's policy, and returns a 2xx response
 // whose body the caller closes.
 func (s *Store) do(ctx context.Context, r request) (*http.Response, error) {
-	var err error
-	for try := range s.policy.Attempts() {
-		if try > 0 {
-			if !retry.Retryable(err) || !(r.idempotent || refused(err)) {
-				break
-			}
-			if e := retry.Sleep(ctx, s.policy.Delay(try, err)); e != nil {
-				return nil, fmt.Errorf("sparql: %s: %w (after %w)", r.op, e, retry.Strip(err))
-			}
-		}
-		var resp *http.Response
+	var resp *http.Response
+	var last error
+	waiting := false // the last failure is being waited out
+	_, err := retry.Do(ctx, s.policy, func() (bool, error) {
+		waiting = false
+		var err error
 		resp, err = s.once(ctx, r)
-		if err == nil {
-			return resp, nil
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("sparql: %s: %w", r.op, ctx.Err())
-		}
+		last = err
+		// An update that may have reached the server is not sent twice.
+		return retry.Retryable(err) && (r.idempotent || refused(err)), err
+	}, func(int, error, time.Duration) error {
+		waiting = true
+		return nil
+	})
+	switch {
+	case err == nil:
+		return resp, nil
+	case ctx.Err() != nil && waiting:
+		return nil, fmt.Errorf("sparql: %s: %w (after %w)", r.op, ctx.Err(), retry.Strip(last))
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("sparql: %s: %w", r.op, ctx.Err())
 	}
 	return nil, retry.Strip(err)
 }
@@ -176,7 +188,7 @@ func (s *Store) once(ctx context.Context, r request) (*http.Response, error) {
 	}
 	defer resp.Body.Close()
 	text, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	e := &EndpointError{Op: r.op, Endpoint: endpointName(r.url), Status: resp.StatusCode, Text: trimText(text)}
+	e := &EndpointError{Op: r.op, Endpoint: endpointName(r.url), Status: resp.StatusCode, Text: trimText(text), method: r.method}
 	return nil, retry.WithRetryAfter(e, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), nowFunc()))
 }
 

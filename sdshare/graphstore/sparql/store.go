@@ -490,13 +490,14 @@ func (s *Store) Fragment(ctx context.Context, g string, r rdf.Term) ([]rdf.Tripl
 	mu := s.stripe(gref, string(rb))
 	mu.RLock()
 	defer mu.RUnlock()
+	// Not a retry of failures (those are do's): reads until two agree.
 	var prev []rdf.Triple
-	for try := 0; ; try++ {
+	for read := 0; ; read++ {
 		cur, err := s.fragmentOnce(ctx, gref, string(rb))
 		if err != nil {
 			return nil, err
 		}
-		if try > 0 && (rdf.Isomorphic(prev, cur) || try == fragmentReads) {
+		if read > 0 && (rdf.Isomorphic(prev, cur) || read == fragmentReads) {
 			return cur, nil
 		}
 		prev = cur
