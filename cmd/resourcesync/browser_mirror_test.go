@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -337,19 +338,10 @@ func TestSyncReport(t *testing.T) {
 	}
 }
 
-func TestLoopbackHost(t *testing.T) {
-	for host, want := range map[string]bool{"127.0.0.1": true, "127.3.4.5": true, "::1": true, "localhost": true,
-		"": false, "0.0.0.0": false, "::": false, "192.0.2.1": false, "example.org": false} {
-		if loopbackHost(host) != want {
-			t.Errorf("loopbackHost(%q) = %v", host, !want)
-		}
-	}
-}
-
 // TestStatusAddrRefusesForeignHost: the status page on loopback answers
 // to loopback Hosts only (a rebound DNS name is refused), IPv6 included.
 func TestStatusAddrRefusesForeignHost(t *testing.T) {
-	h := loopbackHostsOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	h := httpserver.LoopbackHosts(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
 	for host, want := range map[string]int{"127.0.0.1:8080": 200, "localhost:8080": 200, "[::1]:8080": 200, "[::1]": 200, "LOCALHOST": 200, "a.localhost:1": 200,
 		"rebind.evil.example:8080": http.StatusMisdirectedRequest, "evil.example": http.StatusMisdirectedRequest, "": http.StatusMisdirectedRequest,
 		"127.0.0.1.evil.example": http.StatusMisdirectedRequest, "0.0.0.0:8080": http.StatusMisdirectedRequest} {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/httpserver"
@@ -15,10 +16,21 @@ func maxConnsFlag() cli.Flag {
 
 // serverOptions returns o with the --max-conns of cmd (0 when cmd has no
 // such flag: the default).
+//
+// A server with a public URL flag (--base-url, the hub's --url) that
+// listens on loopback also answers only to a Host naming this machine or
+// that URL's host: a DNS-rebinding page cannot read or drive it
+// (httpserver.LoopbackHosts).
 func serverOptions(cmd *cli.Command, o httpserver.Options) httpserver.Options {
 	for _, f := range cmd.Flags {
-		if f.Names()[0] == "max-conns" {
+		switch name := f.Names()[0]; name {
+		case "max-conns":
 			o.MaxConns = int(cmd.Int("max-conns"))
+		case "base-url", "url":
+			o.PublicHosts = []string{}
+			if u, err := url.Parse(cmd.String(name)); err == nil && u.Host != "" {
+				o.PublicHosts = append(o.PublicHosts, u.Host)
+			}
 		}
 	}
 	return o
@@ -65,4 +77,13 @@ func dur(d time.Duration) string {
 		return fmt.Sprintf("%d s", d/time.Second)
 	}
 	return d.String()
+}
+
+// hostGuardHelp ends the CONNECTIONS section of a server whose public URL
+// is flag (serverOptions' DNS-rebinding guard).
+func hostGuardHelp(flag string) string {
+	return "\n   On a loopback address it answers only a Host that names this machine\n" +
+		"   (127.0.0.1, [::1], localhost) or the host of " + flag + "; any other gets\n" +
+		"   421, so a web page whose name is rebound to 127.0.0.1 cannot read or\n" +
+		"   drive it (behind a reverse proxy: set " + flag + " to the public URL)."
 }

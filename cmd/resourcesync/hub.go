@@ -87,7 +87,7 @@ func hubCommand() *cli.Command {
 		Name:        "hub",
 		Usage:       "run a WebSub hub (ResourceSync Change Notification)",
 		UsageText:   "resourcesync hub [--addr HOST:PORT] [--state DIR | --store bolt:DIR | --store postgres://...] [--node NAME] [--url URL] [--allow-private-callbacks] [--publish-token TOKEN]",
-		Description: hubHelp + hubAuthHelp + connsHelp(bodyAtRate("--max-payload")),
+		Description: hubHelp + hubAuthHelp + connsHelp(bodyAtRate("--max-payload")) + hostGuardHelp("--url"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8090"},
 			&cli.StringFlag{Name: "state", Usage: "state directory (the embedded store)", Value: "hub-state"},

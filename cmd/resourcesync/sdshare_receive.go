@@ -145,7 +145,7 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 		MemoryBudget:   cmd.Int64("max-memory"),
 		// Without a token on loopback, the pushes come from this
 		// machine: a Host naming another is a DNS-rebinding page.
-		LoopbackOnly: au == nil && onLoopback(ln.Addr()),
+		LoopbackOnly: au == nil && httpserver.ListensOnLoopback(ln),
 		Logf: func(format string, args ...any) {
 			fmt.Fprintf(stderr, "sdshare receive: "+format+"\n", args...)
 		},
@@ -154,7 +154,7 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 	readOnly := func(r *http.Request) bool { return r.Method == http.MethodGet || r.Method == http.MethodHead }
 	srv := httpserver.New(au.Handler(rv, readOnly), serverOptions(cmd, httpserver.Options{ReadHeaderTimeout: 30 * time.Second, ReadTimeout: httpserver.ReadTimeoutFor(cmd.Int64("max-bytes"))}))
 	fmt.Fprintf(stderr, "sdshare receive: listening on http://%s/\n", ln.Addr())
-	if au == nil && !onLoopback(ln.Addr()) {
+	if au == nil && !httpserver.ListensOnLoopback(ln) {
 		fmt.Fprintf(stderr, "sdshare receive: WARNING: %s is not a loopback address and no --auth-token-file is given: anyone who can reach it can replace or delete any statement in the store (see SAFETY in --help)\n", ln.Addr())
 	}
 	errc := make(chan error, 1)
@@ -171,11 +171,4 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 		return cli.Exit(err.Error(), exitUsage)
 	}
 	return nil
-}
-
-// onLoopback reports whether a listener's address is on loopback only
-// (0.0.0.0 and :: are every address).
-func onLoopback(a net.Addr) bool {
-	ta, ok := a.(*net.TCPAddr)
-	return ok && ta.IP.IsLoopback()
 }

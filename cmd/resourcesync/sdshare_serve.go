@@ -104,7 +104,7 @@ func sdshareServeCommand() *cli.Command {
 		Name:        "serve",
 		Usage:       "publish RDF files as SDShare feeds (and push their changes)",
 		UsageText:   "resourcesync sdshare serve [--addr HOST:PORT] [--base-url URL] [--state DIR] [--store postgres://...] [--push URL]... [--resourcesync] NAME=PATH...",
-		Description: sdshareServeHelp + sdshareServeAuthHelp + connsHelp(bodyWithin(time.Minute)),
+		Description: sdshareServeHelp + sdshareServeAuthHelp + connsHelp(bodyWithin(time.Minute)) + hostGuardHelp("--base-url"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
 			maxConnsFlag(),

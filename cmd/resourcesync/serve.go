@@ -81,7 +81,7 @@ func serveCommand() *cli.Command {
 		Name:        "serve",
 		Usage:       "publish a directory as a ResourceSync Source over HTTP",
 		UsageText:   "resourcesync serve [--addr HOST:PORT] [--base-url URL] [--state DIR] [--store URL] [--watch] [--rescan-interval D] [--set NAME=DIR]... [DIR]",
-		Description: serveHelp + documentsHelp + storeHelp + serveAuthHelp + connsHelp(bodyWithin(time.Minute)),
+		Description: serveHelp + documentsHelp + storeHelp + serveAuthHelp + connsHelp(bodyWithin(time.Minute)) + hostGuardHelp("--base-url"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
 			&cli.StringFlag{Name: "base-url", Usage: "public base URL of the Source", DefaultText: "http://ADDR/"},

@@ -375,6 +375,7 @@ func TestServerAuthReload(t *testing.T) {
 	hc, _ := testnet.Client(t)
 	push := func(tok string) int {
 		req, _ := http.NewRequest("POST", "http://"+addr+"/?resource=http%3A%2F%2Fex.org%2Fa", strings.NewReader(""))
+		req.Header.Set("Content-Type", "application/n-triples") // a deletion names its type too
 		if tok != "" {
 			req.Header.Set("Authorization", "Bearer "+tok)
 		}

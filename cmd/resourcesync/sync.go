@@ -347,45 +347,15 @@ func startStatus(cmd *cli.Command, args []string) (rec *status.Recorder, stop fu
 	}
 	errw := cmd.Root().ErrWriter
 	handler := rec.Handler()
-	if host, _, _ := net.SplitHostPort(addr); !loopbackHost(host) {
+	if host, _, _ := net.SplitHostPort(addr); !httpserver.LoopbackHost(host) {
 		fmt.Fprintf(errw, "warning: --status-addr %s: the status page (the Source's URLs, DEST, error messages; no credentials) is readable by anyone who can reach this address\n", addr)
 	} else {
-		handler = loopbackHostsOnly(handler)
+		handler = httpserver.LoopbackHosts(handler) // against DNS rebinding
 	}
 	srv := httpserver.New(handler, httpserver.Options{ReadTimeout: time.Minute})
 	go srv.Serve(ln)
 	fmt.Fprintf(errw, "status page: http://%s/ (JSON: http://%s/status.json)\n", ln.Addr(), ln.Addr())
 	return rec, func() { srv.Close() }, nil
-}
-
-// loopbackHostsOnly serves requests whose Host names this machine (a loopback
-// address or localhost) only: a page on loopback is otherwise readable
-// by any web site a local browser visits, through DNS rebinding (its
-// name made to resolve to 127.0.0.1, its script reads the page and
-// status.json as same-origin).
-func loopbackHostsOnly(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := strings.ToLower(r.Host)
-		if hh, _, err := net.SplitHostPort(host); err == nil {
-			host = hh
-		} else {
-			host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]") // [::1] on port 80
-		}
-		if !loopbackHost(host) && !strings.HasSuffix(host, ".localhost") {
-			http.Error(w, "this status page answers only to a loopback Host", http.StatusMisdirectedRequest)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
-// loopbackHost tells whether a listen host stays on this machine.
-func loopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // writeReport writes --report, when asked.

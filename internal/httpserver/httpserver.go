@@ -32,6 +32,10 @@ type Options struct {
 	WriteStall        time.Duration // a response without a byte written
 	// MaxConns caps the open connections (0: DefaultMaxConns()).
 	MaxConns int
+	// PublicHosts, when not nil, turns on the DNS-rebinding guard for a
+	// server that listens on loopback: Serve then answers only requests
+	// whose Host names this machine or one of these (LoopbackHosts).
+	PublicHosts []string
 }
 
 func (o Options) withDefaults() Options {
@@ -109,7 +113,13 @@ func New(h http.Handler, o Options) *Server {
 func (s *Server) Options() Options { return s.opts }
 
 // Serve accepts connections on ln, at most MaxConns at a time.
+//
+// With Options.PublicHosts set and ln on loopback, requests whose Host
+// names neither this machine nor a public host get 421 (LoopbackHosts).
 func (s *Server) Serve(ln net.Listener) error {
+	if s.opts.PublicHosts != nil && ListensOnLoopback(ln) {
+		s.HTTP.Handler = LoopbackHosts(s.HTTP.Handler, s.opts.PublicHosts...)
+	}
 	return s.HTTP.Serve(&listener{Listener: ln, l: s.lim, done: make(chan struct{})})
 }
 

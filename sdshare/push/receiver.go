@@ -6,9 +6,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"hash/maphash"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -453,21 +453,11 @@ func uniq(ss []string) []string {
 	return out
 }
 
-// loopbackHost reports whether a Host header names a loopback address:
-// an IP literal on loopback, or localhost (a trailing dot and any case
-// allowed), or is empty (an HTTP/1.0 sender; a browser always names it).
+// loopbackHost reports whether a Host header names this machine
+// (httpserver.LoopbackHost), or is empty (an HTTP/1.0 sender; a browser
+// always names it).
 func loopbackHost(host string) bool {
-	if host == "" {
-		return true
-	}
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if ip := net.ParseIP(host); ip != nil {
-		return ip.IsLoopback()
-	}
-	return strings.EqualFold(strings.TrimSuffix(host, "."), "localhost")
+	return host == "" || httpserver.LoopbackHost(host)
 }
 
 func absIRI(s string) bool {
