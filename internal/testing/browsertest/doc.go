@@ -11,7 +11,7 @@
 // not resolve.
 //
 // Screenshots are checked to be real pictures (not one flat colour) and,
-// when $BROWSERTEST_SCREENSHOTS names a directory, saved there: the README's
+// when $BROWSERTEST_SCREENSHOTS names a directory, saved there: docs/guide-browser.md's
 // pictures are made with
 //
 //	BROWSERTEST_SCREENSHOTS=$PWD/docs/screenshots go test ./...
