@@ -45,7 +45,7 @@ func sdshareExportCommand() *cli.Command {
 		UsageText:   "resourcesync sdshare export [--store DIR] [--graph IRI]... [--format nt|nq|ttl]",
 		Description: sdshareExportHelp,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "store", Value: defaultSDShareStore, Usage: "the store directory `DIR` (its file is DIR/graph.db)"},
+			&cli.StringFlag{Name: "store", Value: defaultSDShareStore, Usage: "the store directory `DIR` (its file is DIR/graph.db; bolt:DIR is the same)"},
 			&cli.StringSliceFlag{Name: "graph", Usage: "print only the graph `IRI` (repeatable; default: all)"},
 			&cli.StringFlag{Name: "format", Value: "nt", Usage: "`FORMAT` of the output: nt, nq or ttl"},
 			&cli.DurationFlag{Name: "lock-timeout", Value: time.Second, Usage: "wait up to `D` for another process to release the store"},

@@ -311,7 +311,7 @@ func absoluteIRI(s string) bool {
 // sync and receive).
 func sdshareStoreFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "store", Usage: "the embedded durable quad store in `DIR` (default ./sdshare-store unless --sparql-update)"},
+		&cli.StringFlag{Name: "store", Usage: "the embedded durable quad store in `DIR` (bolt:DIR is the same; default ./sdshare-store unless --sparql-update)"},
 		&cli.StringFlag{Name: "sparql-update", Usage: "write to the SPARQL 1.1 Update endpoint `URL` instead"},
 		&cli.StringFlag{Name: "sparql-query", Usage: "with --sparql-update: the SPARQL query endpoint `URL` (default: the update URL)"},
 		&cli.StringFlag{Name: "sparql-graph-store", Usage: "with --sparql-update: the Graph Store Protocol endpoint `URL`, used for snapshots when given"},
