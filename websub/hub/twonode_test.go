@@ -170,8 +170,10 @@ func testTwoNodesCleanHandover(t *testing.T, open2 func(t *testing.T) [2]hubstor
 	waitFor(t, 5*time.Second, "8 deliveries", func() bool { return len(sub.deliveries()) == 8 })
 	a.stop() // clean: flush and release
 	b.mustPublish(t, topicA, "<three/>")
-	// With a one-minute ttl, only the release lets B deliver this soon.
-	waitFor(t, 5*time.Second, "delivery by B of A's subscriptions", func() bool { return len(sub.deliveries()) == 12 })
+	// With a one-minute ttl renewed every 20 s, A's claims would expire
+	// 40–60 s after it stopped: only the release lets B deliver within
+	// 25 s (5 s was too tight under -race on a loaded CI machine).
+	waitFor(t, 25*time.Second, "delivery by B of A's subscriptions", func() bool { return len(sub.deliveries()) == 12 })
 	if n := b.heldCount(); n != 4 {
 		t.Fatalf("B holds %d", n)
 	}
