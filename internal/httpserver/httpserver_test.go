@@ -85,6 +85,11 @@ func TestFloodEvicted(t *testing.T) {
 				t.Fatal(err)
 			}
 			resp.Body.Close()
+			// net/http flushes the response before it marks the
+			// connection idle; under load the mark can come after
+			// the next connections were accepted, and until then the
+			// connection is rightly not a candidate for eviction.
+			waitIdle(t, s, c.LocalAddr().String())
 		case 1: // slowloris: headers begun
 			fmt.Fprintf(c, "GET / HTTP/1.1\r\nHo")
 		}
@@ -105,6 +110,25 @@ func TestFloodEvicted(t *testing.T) {
 	if _, err := flood[0].Read(make([]byte, 1)); err != io.EOF {
 		t.Errorf("oldest idle connection: read %v, want EOF (closed)", err)
 	}
+}
+
+// waitIdle waits until s counts the connection from local idle.
+func waitIdle(t *testing.T, s *Server, local string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		s.lim.mu.Lock()
+		idle := false
+		for c := range s.lim.conns {
+			if c.RemoteAddr().String() == local && c.state == http.StateIdle {
+				idle = true
+			}
+		}
+		s.lim.mu.Unlock()
+		if idle {
+			return
+		}
+	}
+	t.Fatalf("connection from %s never idle", local)
 }
 
 // TestBusyConnectionsNotEvicted: a connection whose request is in
