@@ -95,8 +95,10 @@ func (h *Harvester) Close() error {
 // the first byte of the SHA-256 of the identifier in hex (256 directories,
 // so that no directory listing grows past a few thousand entries at a
 // million records) and ESCAPED the identifier with '%', '/', '\\',
-// control bytes, the bytes Windows forbids in names and a leading '.'
-// percent-encoded. ParseRecordPath reverses it.
+// control bytes, '<', '>', '"', '|', '?', '*', a leading '.' and (on
+// Windows only, which forbids it in names) ':' percent-encoded; the ':' of
+// the usual oai:host:id identifiers thus stays readable in the URL.
+// ParseRecordPath reverses it.
 func RecordPath(identifier, prefix string) string {
 	panic("not implemented")
 }
