@@ -96,8 +96,8 @@ type format struct{ prefix, schema, ns string }
 
 type token struct {
 	verb, prefix, set, from, until string
-	pos, size, cursor               int
-	expires                         time.Time
+	pos, size, cursor              int
+	expires                        time.Time
 }
 
 // New starts a repository on 127.0.0.1; it stops when the test ends.
