@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -264,6 +265,16 @@ func (o *oaiSource) run(ctx context.Context, src *source.Source, interval, resca
 	}
 }
 
+// publicURL is u without its user information (the page is public).
+func publicURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.User == nil {
+		return u
+	}
+	p.User = nil
+	return p.String()
+}
+
 func recordsPerSecond(st harvest.Stats) float64 {
 	if st.Duration <= 0 {
 		return 0
@@ -278,7 +289,7 @@ func (o *oaiSource) section() status.Section {
 	fact := func(name, value, figure string) {
 		sec.Facts = append(sec.Facts, status.Fact{Name: name, Value: value, Figure: figure})
 	}
-	fact("Repository", st.Endpoint, "oai-endpoint")
+	fact("Repository", publicURL(st.Endpoint), "oai-endpoint")
 	if st.Granularity != "" {
 		fact("Granularity", st.Granularity, "")
 	}
