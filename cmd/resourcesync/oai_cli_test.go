@@ -69,7 +69,7 @@ func oaiDC(title string) map[string]string {
 // publishes it: a first run lists every record (Resource List at
 // RecordPath URLs, the records journaled as created), a second one the
 // changes (an update and a deletion in the Change List); a repository that
-// cannot be reached exits 1 and keeps the published state.
+// fails exits 1 and keeps the published state.
 func TestOAIPublish(t *testing.T) {
 	syncLoopbackOnly(t)
 	repo := oaitest.New(t, oaitest.Options{PageSize: 2})
@@ -116,7 +116,7 @@ func TestOAIPublish(t *testing.T) {
 			t.Errorf("the Change Lists lack %s:\n%s", want, cl)
 		}
 	}
-	repo.Close()
+	repo.Fail(1000, 404, 0) // not retried, unlike an unreachable repository
 	code, stdout, stderr = runCLI(t, args...)
 	if code != exitProblems || !strings.Contains(stderr, "harvest failed") || !strings.Contains(stdout, "published 4 resources") {
 		t.Fatalf("publish of an unreachable repository: exit %d, want %d naming the failed harvest, the state published:\n%s%s", code, exitProblems, stdout, stderr)

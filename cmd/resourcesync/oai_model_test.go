@@ -13,7 +13,8 @@ package main
 // state. After every step, once settled, the mirror equals the
 // repository's current records: exactly one file per live record and
 // metadata prefix, at harvest.RecordPath, holding the record's metadata
-// (compared as XML: names by namespace URI, attributes, text); a record
+// in canonical form (harvest.Canonical, and compared as XML independently
+// of it: names by namespace URI, attributes, text); a record
 // whose update is malformed keeps its last good version, and a record
 // that was never well-formed is absent.
 //
@@ -491,7 +492,16 @@ func (h *oaiHistory) diff() string {
 			d = append(d, "missing "+p)
 			continue
 		}
-		if eq, why := sameXML(b, []byte(m)); !eq {
+		// The bytes: the metadata's canonical form (harvest.Canonical,
+		// so that an unchanged record is the same file every harvest);
+		// and, independently of that function, the same XML.
+		c, err := harvest.Canonical([]byte(m))
+		if err != nil {
+			h.t.Fatalf("the model's metadata of %s: %v", p, err)
+		}
+		if !bytes.Equal(b, c) {
+			d = append(d, fmt.Sprintf("%s: %q, want the canonical %q", p, b, c))
+		} else if eq, why := sameXML(b, []byte(m)); !eq {
 			d = append(d, fmt.Sprintf("%s differs (%s): %q, want %q", p, why, b, m))
 		}
 	}
