@@ -60,7 +60,15 @@ func main() {
 	page := flag.Int("page", 500, "records per ListRecords page")
 	bin := flag.String("bin", "", "the resourcesync binary (default: built from this checkout)")
 	work := flag.String("workdir", "", "scratch directory (default a temporary one, removed)")
+	only := flag.Bool("provider", false, "only run the provider (print its URL, serve until killed), to profile by hand")
 	flag.Parse()
+	if *only {
+		repo := oaitest.New(&tb{}, oaitest.Options{PageSize: *page})
+		repo.Generate(*n)
+		repo.Advance(time.Hour)
+		fmt.Println(repo.URL)
+		select {}
+	}
 	if err := run(*n, *page, *bin, *work); err != nil {
 		log.Fatal(err)
 	}

@@ -84,6 +84,11 @@ type oaiSource struct {
 	mu          sync.Mutex
 	src         *source.Source
 	lastPublish time.Time
+	renderCost  time.Duration // of the last publish
+	first bool // the first harvest ran before the Source's first scan
+	// every is how often a harvest publishes what it journaled so far
+	// (serve); 0: only the caller publishes (publish).
+	every time.Duration
 }
 
 // checkOAIArgs checks the arguments of --oai-pmh before sourceConfig
@@ -199,22 +204,45 @@ func (o *oaiSource) committed(ctx context.Context, paths []string) error {
 	if _, err := src.ScanPaths(ctx, abs); err != nil {
 		return err
 	}
-	if time.Since(o.lastPublish) >= oaiPublishEvery {
+	// A long harvest publishes as it goes, but spends at most a fifth of
+	// its time on it: each publish rewrites the open Change List.
+	if o.every > 0 && time.Since(o.lastPublish) >= max(o.every, 4*o.renderCost) {
 		o.publish(ctx, src)
 	}
 	return nil
 }
 
 func (o *oaiSource) publish(ctx context.Context, src *source.Source) error {
-	o.lastPublish = time.Now()
+	start := time.Now()
 	_, err := src.Render(ctx)
+	o.lastPublish, o.renderCost = time.Now(), time.Since(start)
 	if err != nil && ctx.Err() == nil {
 		o.log.Error("publishing the harvested records", "err", err)
 	}
 	return err
 }
 
-// harvest runs one harvest into src, journaling each page, then publishes.
+// empty reports whether nothing was harvested yet (a new harvest state)
+// and DIR is empty: the first harvest then runs before the Source's first
+// scan, which makes its records the baseline (journaled as the initial
+// state, not as a million creations) and the first publish a complete
+// one, Resource Dump included. An emptied or unmounted DIR under an old
+// state is not this case: its scan is refused as usual.
+func (o *oaiSource) empty() bool {
+	if st := o.h.Status(); !st.LastEnd.IsZero() || st.LastError != "" {
+		return false
+	}
+	f, err := os.Open(o.dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1)
+	return len(names) == 0
+}
+
+// harvest runs one harvest into DIR, journaling each page in src (nil:
+// the caller scans DIR afterwards), then, with every set, publishes.
 func (o *oaiSource) harvest(ctx context.Context, src *source.Source) (harvest.Stats, error) {
 	o.mu.Lock()
 	o.src = src
@@ -224,7 +252,10 @@ func (o *oaiSource) harvest(ctx context.Context, src *source.Source) (harvest.St
 	if ctx.Err() != nil {
 		return st, err
 	}
-	perr := o.publish(ctx, src)
+	var perr error
+	if src != nil && o.every > 0 {
+		perr = o.publish(ctx, src)
+	}
 	if err != nil {
 		o.log.Error("harvest failed; the next one resumes from its last committed page", "oai-pmh", o.endpoint, "err", err,
 			"pages", st.Pages, "written", st.Written, "deleted", st.Deleted)
@@ -250,7 +281,9 @@ func (o *oaiSource) run(ctx context.Context, src *source.Source, interval, resca
 		defer t.Stop()
 		rtick = t.C
 	}
-	o.harvest(ctx, src)
+	if !o.first {
+		o.harvest(ctx, src)
+	}
 	for {
 		select {
 		case <-ctx.Done():

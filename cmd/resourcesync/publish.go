@@ -81,25 +81,34 @@ func publishCommand() *cli.Command {
 				return cli.Exit(err.Error(), exitUsage)
 			}
 			defer release()
-			rep, err := src.Update(ctx)
+			var harvestErr error
+			var hs harvest.Stats
+			var rep source.Report
+			if oai != nil && oai.empty() {
+				// The first harvest: the Source's baseline, scanned below.
+				hs, harvestErr = oai.harvest(ctx, nil)
+				oai = nil
+			}
+			if oai != nil {
+				// Record what a killed run left, then each page as
+				// harvested; publish once at the end.
+				rep.Scans, err = src.Scan(ctx)
+				if err == nil {
+					hs, harvestErr = oai.harvest(ctx, src)
+					var rr source.Report
+					if rr, err = src.Render(ctx); err == nil {
+						rep.Publish = rr.Publish
+					}
+				}
+			} else if ctx.Err() == nil {
+				rep, err = src.Update(ctx)
+			}
+			if ctx.Err() != nil {
+				return cli.Exit(ctx.Err().Error(), exitUsage)
+			}
 			refused := source.Refused(err)
 			if err != nil && !refused {
 				return cli.Exit(err.Error(), exitUsage)
-			}
-			var harvestErr error
-			var hs harvest.Stats
-			if oai != nil {
-				// The scan above journaled what a killed run left; the
-				// harvest journals each page and publishes.
-				hs, harvestErr = oai.harvest(ctx, src)
-				if ctx.Err() != nil {
-					return cli.Exit(ctx.Err().Error(), exitUsage)
-				}
-				rr, err := src.Render(ctx)
-				if err != nil {
-					return cli.Exit(err.Error(), exitUsage)
-				}
-				rep.Publish = rr.Publish
 			}
 			w := cmd.Root().Writer
 			var resources int64
@@ -124,7 +133,7 @@ func publishCommand() *cli.Command {
 			if baseline {
 				what = "baseline"
 			}
-			if oai != nil {
+			if cmd.String("oai-pmh") != "" {
 				what = fmt.Sprintf("harvested %d written, %d unchanged, %d deleted, %d malformed skipped", hs.Written, hs.Unchanged, hs.Deleted, hs.Malformed)
 			}
 			fmt.Fprintf(w, "published %d resources (%s) to %s in %s; Source Description: %s.well-known/resourcesync\n",

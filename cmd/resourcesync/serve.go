@@ -124,6 +124,17 @@ func serveCommand() *cli.Command {
 				if cmd.IsSet("rescan-interval") {
 					rescan = cmd.Duration("rescan-interval")
 				}
+				oai.every = oaiPublishEvery
+				if oai.empty() {
+					// The first harvest becomes the Source's baseline.
+					fmt.Fprintf(cmd.Root().Writer, "first harvest of %s into %s (then serving)\n", oai.endpoint, oai.dir)
+					oai.first = true
+					if _, err := oai.harvest(ctx, nil); ctx.Err() != nil {
+						return nil
+					} else if err != nil {
+						cfg.Logger.Error("first harvest failed; serving what it harvested, the next harvest resumes", "err", err)
+					}
+				}
 				fmt.Fprintf(cmd.Root().Writer, "harvesting %s into %s every %s\n", oai.endpoint, oai.dir, cmd.Duration("oai-interval"))
 				return serveSource(ctx, cmd, ln, cfg, source.RunOptions{}, func(ctx context.Context, src *source.Source) func() {
 					done := make(chan struct{})
