@@ -85,7 +85,7 @@ type oaiSource struct {
 	src         *source.Source
 	lastPublish time.Time
 	renderCost  time.Duration // of the last publish
-	first bool // the first harvest ran before the Source's first scan
+	first       bool          // the first harvest ran before the Source's first scan
 	// every is how often a harvest publishes what it journaled so far
 	// (serve); 0: only the caller publishes (publish).
 	every time.Duration
