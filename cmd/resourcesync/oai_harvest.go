@@ -48,10 +48,13 @@ OAI-PMH REPOSITORY (--oai-pmh URL)
    given (then its full rescans run between harvests, never during one).
    A harvest that fails is logged and tried again at the next interval
    from its last committed page; the last state stays published.
-   serve harvests at start and every --oai-interval; its status page shows
-   the repository, the last harvest, records per second and the last error.
-   publish harvests once, then publishes; it exits 1 if the harvest failed
-   (what was harvested before the failure is published).
+   The first harvest (empty DIR, new state) runs before the first publish
+   and is the Source's baseline, as a directory's first scan: the records
+   are listed, no change is journaled. serve then harvests every
+   --oai-interval (publishing a long harvest as it goes); its status page
+   shows the repository, the last harvest, records per second and the last
+   error. publish harvests once, then publishes; it exits 1 if the harvest
+   failed (what was harvested before the failure is published).
    Example: resourcesync serve --oai-pmh https://repo.example.org/oai
             --metadata-prefix oai_dc --state /var/lib/rs/state /var/lib/rs/records`
 
