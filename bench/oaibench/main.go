@@ -136,7 +136,7 @@ func run(n, page int, bin, work string) error {
 	defer srv.Close()
 
 	publish := func(what string, records int) error {
-		d, rss, err := child(bin, work, "publish", "--oai-pmh", repo.URL, "--base-url", base, "--out", out, "--state", state, dir)
+		d, rss, _, err := child(bin, work, "publish", "--oai-pmh", repo.URL, "--base-url", base, "--out", out, "--state", state, dir)
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
@@ -152,17 +152,22 @@ func run(n, page int, bin, work string) error {
 	for i := range changed {
 		repo.Touch(oaitest.GenID(i * (n / changed)))
 	}
-	if err := publish(fmt.Sprintf("harvest + publish (%d changed)", changed), changed); err != nil {
+	// Its rate is of the whole collection: the run scans DIR (what a
+	// killed run left) before it harvests the changes.
+	if err := publish(fmt.Sprintf("incremental, %d changed", changed), n); err != nil {
 		return err
 	}
 
 	dest := filepath.Join(work, "mirror")
-	d, rss, err := child(bin, work, "sync", "--max-delete", "-1", base, dest)
+	d, rss, sout, err := child(bin, work, "sync", "--max-delete", "-1", base, dest)
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
 	r := float64(n) / d.Seconds()
 	fmt.Printf("%-34s %8.2f s  %9.0f records/s  peak RSS %4d MB  (%.2f× the raw download)\n", "Destination baseline (sync):", d.Seconds(), r, rss>>10, r/rawRate)
+	if lines := strings.Split(strings.TrimSpace(sout), "\n"); len(lines) > 0 {
+		fmt.Printf("  sync: %s\n", lines[len(lines)-1])
+	}
 	files := 0
 	filepath.WalkDir(dest, func(p string, e os.DirEntry, err error) error {
 		if err == nil && !e.IsDir() && !strings.Contains(p, string(filepath.Separator)+".") {
@@ -226,9 +231,9 @@ func files(out, dir string) http.Handler {
 	})
 }
 
-// child runs the binary under GNU time and returns its wall time and peak
-// RSS in KiB.
-func child(bin, work string, args ...string) (time.Duration, int64, error) {
+// child runs the binary under GNU time and returns its wall time, peak
+// RSS in KiB and output.
+func child(bin, work string, args ...string) (time.Duration, int64, string, error) {
 	rssFile := filepath.Join(work, "maxrss")
 	cmd := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", rssFile, bin}, args...)...)
 	var out bytes.Buffer
@@ -241,11 +246,11 @@ func child(bin, work string, args ...string) (time.Duration, int64, error) {
 		if len(s) > 4000 {
 			s = s[len(s)-4000:]
 		}
-		return d, 0, fmt.Errorf("%s %s: %w\n%s", bin, strings.Join(args, " "), err, s)
+		return d, 0, "", fmt.Errorf("%s %s: %w\n%s", bin, strings.Join(args, " "), err, s)
 	}
 	b, err := os.ReadFile(rssFile)
 	if err != nil {
-		return d, 0, err
+		return d, 0, "", err
 	}
 	var rss int64
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -255,9 +260,9 @@ func child(bin, work string, args ...string) (time.Duration, int64, error) {
 		}
 	}
 	if rss == 0 {
-		return d, 0, errors.New("no peak RSS from /usr/bin/time")
+		return d, 0, "", errors.New("no peak RSS from /usr/bin/time")
 	}
-	return d, rss, nil
+	return d, rss, out.String(), nil
 }
 
 func moduleDir() string {
