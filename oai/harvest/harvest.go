@@ -10,11 +10,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -435,8 +435,21 @@ func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 			w.abort()
 			return fmt.Errorf("%w: answer <%s> to %s", errResponse, resp.Verb, l.Verb)
 		}
+		written, unchanged, err := w.wait()
+		if err != nil {
+			w.abort()
+			return err
+		}
+		ps.Written, ps.Unchanged = written, unchanged
 		paths, created, removed, err := w.commit()
 		if err != nil {
+			if len(paths) > 0 {
+				// Some renames happened: they must reach the journal.
+				r.Pending = paths
+				if serr := h.saveRun(r, nil); serr != nil {
+					return errors.Join(err, serr)
+				}
+			}
 			return err
 		}
 		st.Pages++
@@ -534,8 +547,8 @@ func (h *Harvester) item(ctx context.Context, w *pageWriter, l *list, it *item, 
 		return nil
 	}
 	if it.Deleted {
-		_, err := w.remove(rel)
-		return err
+		w.remove(rel)
+		return nil
 	}
 	t, _, err := oai.ParseDatestamp(it.Datestamp)
 	if err != nil {
@@ -543,20 +556,12 @@ func (h *Harvester) item(ctx context.Context, w *pageWriter, l *list, it *item, 
 		h.log.Warn("oai-pmh: skipping a record with a bad datestamp", "endpoint", h.cfg.Endpoint, "identifier", it.Identifier, "prefix", l.Prefix, "datestamp", it.Datestamp)
 		return nil
 	}
-	changed, err := w.put(rel, it.Metadata, t)
-	if err != nil {
-		if errors.Is(err, syscall.ENAMETOOLONG) {
-			ps.Malformed++
-			h.log.Warn("oai-pmh: skipping a record whose identifier is too long for a file name", "endpoint", h.cfg.Endpoint, "identifier", it.Identifier)
-			return nil
-		}
-		return err
+	if len(rel) > 4096 || len(path.Base(rel)) > 255 {
+		ps.Malformed++
+		h.log.Warn("oai-pmh: skipping a record whose identifier is too long for a file name", "endpoint", h.cfg.Endpoint, "identifier", it.Identifier)
+		return nil
 	}
-	if changed {
-		ps.Written++
-	} else {
-		ps.Unchanged++
-	}
+	w.put(rel, it.Metadata, t)
 	return ctx.Err()
 }
 
