@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -170,7 +169,7 @@ func dc(title string) map[string]string {
 }
 
 type fileID struct {
-	ino   uint64
+	fi    os.FileInfo
 	mtime time.Time
 }
 
@@ -181,11 +180,7 @@ func (r *rig) ids() map[string]fileID {
 		if err != nil {
 			r.t.Fatal(err)
 		}
-		var ino uint64
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			ino = st.Ino
-		}
-		m[p] = fileID{ino, fi.ModTime()}
+		m[p] = fileID{fi, fi.ModTime()}
 	}
 	return m
 }
@@ -272,7 +267,7 @@ func maps_equal(a, b map[string]fileID) bool {
 		return false
 	}
 	for k, v := range a {
-		if w, ok := b[k]; !ok || w.ino != v.ino || !w.mtime.Equal(v.mtime) {
+		if w, ok := b[k]; !ok || !os.SameFile(w.fi, v.fi) || !w.mtime.Equal(v.mtime) {
 			return false
 		}
 	}
