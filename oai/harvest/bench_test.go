@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -26,11 +27,32 @@ func BenchmarkHarvest100k(b *testing.B) {
 		r := newRig(b, oaitest.Options{PageSize: 500}, nil)
 		r.s.Generate(n)
 		raw := rawRate(b, r)
+		runtime.GC()
+		stop := make(chan struct{})
+		peak := make(chan uint64)
+		go func() {
+			var m runtime.MemStats
+			var p uint64
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				runtime.ReadMemStats(&m)
+				p = max(p, m.HeapInuse)
+				select {
+				case <-stop:
+					peak <- p
+					return
+				case <-tick.C:
+				}
+			}
+		}()
 		b.StartTimer()
 		t0 := time.Now()
 		st := r.harvest()
 		d := time.Since(t0)
 		b.StopTimer()
+		close(stop)
+		b.ReportMetric(float64(<-peak)/(1<<20), "peak-heap-MB")
 		if st.Written != n {
 			b.Fatalf("wrote %d", st.Written)
 		}

@@ -348,6 +348,12 @@ func (h *Harvester) harvest(ctx context.Context, st *Stats) (last, error) {
 			continue
 		}
 		if err := h.list(ctx, &r, i, st); err != nil {
+			if r.Pending == nil {
+				// The last page reached the journal: do not report it
+				// again on resumption (best effort; a second report is
+				// harmless).
+				h.saveRun(&r, nil)
+			}
 			l := r.Lists[i]
 			what := l.Verb + " " + l.Prefix
 			if l.Set != "" {
@@ -387,7 +393,7 @@ func (h *Harvester) harvest(ctx context.Context, st *Stats) (last, error) {
 func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 	l := &r.Lists[i]
 	w := newPageWriter(h.cfg.Dir)
-	t0, n0 := time.Now(), 0
+	t0, n0, restarts := time.Now(), 0, 0
 	for {
 		q := url.Values{"verb": {l.Verb}}
 		if l.Token != "" {
@@ -423,6 +429,9 @@ func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 				// committed come back unchanged and write nothing.
 				h.log.Warn("oai-pmh: resumption token refused; listing again from the start",
 					"endpoint", h.cfg.Endpoint, "verb", l.Verb, "prefix", l.Prefix, "set", l.Set, "from", l.From, "pages", l.Pages, "error", resp.Err.Message)
+				if restarts++; restarts > 5 {
+					return fmt.Errorf("resumption tokens keep expiring (%d restarts): %w", restarts-1, resp.Err)
+				}
 				l.Token = ""
 				if err := h.saveRun(r, nil); err != nil {
 					return err
