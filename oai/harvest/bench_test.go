@@ -63,7 +63,7 @@ func BenchmarkHarvest100k(b *testing.B) {
 		r.s.Advance(time.Hour)
 		t0 = time.Now()
 		st = r.harvest()
-		b.Logf("unchanged re-harvest (from: one page of nothing): %v %+v", time.Since(t0).Round(time.Millisecond), st)
+		b.Logf("unchanged re-harvest (every record in the overlap granule): %v %+v", time.Since(t0).Round(time.Millisecond), st)
 	}
 }
 
