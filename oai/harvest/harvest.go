@@ -51,8 +51,10 @@ type Config struct {
 	// durable, with the slash-separated paths (relative to Dir) written
 	// or removed, before the harvest state moves past the page. serve
 	// passes them to source.Source.UpdatePaths, so the journal records a
-	// page at once. An error stops the harvest; the page is harvested
-	// again next time.
+	// page at once. An error stops the harvest; the next Harvest
+	// reports the page's paths again before going on. It is not called
+	// for pages that changed nothing, and after a kill -9 the last
+	// page's paths may be reported a second time.
 	Committed func(ctx context.Context, paths []string) error
 }
 
