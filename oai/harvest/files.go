@@ -42,6 +42,10 @@ type pageWriter struct {
 
 const stagers = 4
 
+// tmpPrefix starts the names of staged files (hidden: the Source skips
+// them; New removes those a killed harvest left).
+const tmpPrefix = ".tmp-"
+
 type shard struct {
 	w       *pageWriter
 	jobs    chan job
@@ -147,7 +151,7 @@ func (s *shard) do(j job) error {
 	}
 	var rnd [8]byte
 	rand.Read(rnd[:])
-	tmp := filepath.Join(d, ".tmp-"+hex.EncodeToString(rnd[:]))
+	tmp := filepath.Join(d, tmpPrefix+hex.EncodeToString(rnd[:]))
 	// 0666 through the umask, as any file a program creates.
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {

@@ -159,7 +159,7 @@ func New(cfg Config) (*Harvester, error) {
 		return nil, fmt.Errorf("oai-pmh harvest: state: %w", err)
 	}
 	h.status = Status{Endpoint: cfg.Endpoint, Granularity: l.Granularity, LastStart: l.Start, LastEnd: l.End, LastStats: l.Stats}
-	n, err := countRecords(dir, cfg.Prefixes)
+	n, err := tidy(dir, cfg.Prefixes)
 	if err != nil {
 		h.db.Close()
 		return nil, fmt.Errorf("oai-pmh harvest: %w", err)
@@ -168,11 +168,35 @@ func New(cfg Config) (*Harvester, error) {
 	return h, nil
 }
 
-// countRecords counts the record files of the prefixes.
-func countRecords(dir string, prefixes []string) (int64, error) {
+// tidy counts the record files of the prefixes and removes the
+// temporary files a harvest killed in the middle of a page left behind.
+func tidy(dir string, prefixes []string) (int64, error) {
 	var n int64
-	err := walkRecords(dir, prefixes, func(string, string) error { n++; return nil })
-	return n, err
+	for _, p := range prefixes {
+		root := filepath.Join(dir, escapeName(p, runtime.GOOS == "windows"))
+		err := filepath.WalkDir(root, func(abs string, d fs.DirEntry, err error) error {
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				return nil
+			case err != nil:
+				return err
+			case d.IsDir():
+				return nil
+			case strings.HasPrefix(d.Name(), tmpPrefix):
+				return os.Remove(abs)
+			}
+			if rel, err := filepath.Rel(dir, abs); err == nil {
+				if _, _, ok := ParseRecordPath(filepath.ToSlash(rel)); ok {
+					n++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
 }
 
 // walkRecords calls fn with the slash path (relative to dir) and the
