@@ -294,6 +294,7 @@ func (h *Harvester) identify(ctx context.Context) (identity, error) {
 		id.granularity = oai.Day
 	}
 	id.deletedRecord = r.DeletedRecord
+	h.log.Debug("oai-pmh: Identify", "endpoint", h.cfg.Endpoint, "granularity", r.Granularity, "deletedRecord", r.DeletedRecord, "earliestDatestamp", r.Earliest, "responseDate", r.ResponseDate)
 	id.now = time.Now().UTC()
 	if t, _, err := oai.ParseDatestamp(r.ResponseDate); err == nil {
 		// The repository's clock, which stamps its records, not ours.
