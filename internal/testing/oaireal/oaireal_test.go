@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
-	"github.com/resourcesync-go/resourcesync/oai"
 )
 
 // harvested is one record as Catmandu's OAI importer (--handler raw)
@@ -258,8 +257,8 @@ func TestReplayCatmandu(t *testing.T) {
 
 	// Changes made here, between harvests.
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	r.Delete(oai.DCPrefix, "hdl:1765/308", at)
-	r.Put(oai.DCPrefix, "hdl:1765/309", at, []string{"1:2"}, DC("title", "Moeilijk doen, herzien"))
+	r.Delete(dcPrefix, "hdl:1765/308", at)
+	r.Put(dcPrefix, "hdl:1765/309", at, []string{"1:2"}, DC("title", "Moeilijk doen, herzien"))
 	got, err = catmandu(t, r.URL, "--from", "2026-03-01T00:00:00Z")
 	if err != nil {
 		t.Fatal(err)
@@ -339,7 +338,7 @@ func TestReplayProtocol(t *testing.T) {
 	}
 	get(t, c, r.URL+"?verb=Identify")
 
-	r.PutRaw(oai.DCPrefix, "broken", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), []byte("<record><header><datestamp>2026-01-01T00:00:00Z</datestamp></header><metadata><oai_dc:dc>\xff</metadata></record>"))
+	r.PutRaw(dcPrefix, "broken", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), []byte("<record><header><datestamp>2026-01-01T00:00:00Z</datestamp></header><metadata><oai_dc:dc>\xff</metadata></record>"))
 	body = get(t, c, r.URL+"?verb=ListRecords&metadataPrefix=oai_dc&from=2026-01-01T00:00:00Z")
 	if !strings.Contains(body, "<oai_dc:dc>\xff</metadata>") {
 		t.Errorf("malformed record not served verbatim:\n%s", body)

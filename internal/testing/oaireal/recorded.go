@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/resourcesync-go/resourcesync/oai"
 )
 
 // Response is what ParseResponse keeps of one recorded OAI-PMH response.
@@ -49,7 +47,7 @@ func ParseResponse(doc []byte) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if root.Name.Space != oai.Namespace || root.Name.Local != "OAI-PMH" {
+	if root.Name.Space != oaiNamespace || root.Name.Local != "OAI-PMH" {
 		return nil, fmt.Errorf("oaireal: root is {%s}%s, not OAI-PMH", root.Name.Space, root.Name.Local)
 	}
 	for _, a := range root.Attr {
@@ -133,7 +131,7 @@ func parseVerb(d *xml.Decoder, doc []byte, resp *Response) error {
 		case xml.EndElement:
 			return nil
 		case xml.StartElement:
-			if t.Name.Local != "record" || t.Name.Space != oai.Namespace {
+			if t.Name.Local != "record" || t.Name.Space != oaiNamespace {
 				if err := d.Skip(); err != nil {
 					return err
 				}

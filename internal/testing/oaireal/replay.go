@@ -16,8 +16,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/resourcesync-go/resourcesync/oai"
 )
 
 // Replay serves recorded responses of real repositories as a repository.
@@ -31,7 +29,7 @@ type Replay struct {
 	identify      []byte // recorded Identify content ("" until loaded)
 	formats       []byte
 	sets          []byte
-	granularity   oai.Granularity
+	granularity   Granularity
 	deletedRecord string // overrides the recorded one when set
 	pageSize      int
 	records       map[string]*entry // prefix "\x00" identifier
@@ -109,21 +107,21 @@ func (r *Replay) Load(dir string) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		switch resp.Verb {
-		case oai.Identify:
+		case verbIdentify:
 			r.identify = resp.Inner
 			if m := reGranularity.FindSubmatch(resp.Inner); m != nil {
-				if g, err := oai.ParseGranularity(string(m[1])); err == nil {
+				if g, err := parseGranularity(string(m[1])); err == nil {
 					r.granularity = g
 				}
 			}
-		case oai.ListMetadataFormats:
+		case verbListMetadataFormats:
 			r.formats = resp.Inner
-		case oai.ListSets:
+		case verbListSets:
 			r.sets = resp.Inner
-		case oai.ListRecords, oai.GetRecord:
+		case verbListRecords, verbGetRecord:
 			for _, rec := range resp.Records {
 				if rec.Prefix == "" {
-					rec.Prefix = oai.DCPrefix
+					rec.Prefix = dcPrefix
 				}
 				r.putLocked(rec)
 			}
@@ -144,7 +142,7 @@ var (
 func (r *Replay) putLocked(rec Record) {
 	r.seq++
 	e := &entry{Record: rec, seq: r.seq}
-	if t, _, err := oai.ParseDatestamp(rec.Datestamp); err == nil {
+	if t, _, err := parseDatestamp(rec.Datestamp); err == nil {
 		e.t = t
 	}
 	r.records[rec.Prefix+"\x00"+rec.Identifier] = e
@@ -168,7 +166,7 @@ func (r *Replay) SetDeletedRecord(policy string) {
 
 // Granularity is the repository's datestamp granularity (from the recorded
 // Identify; day when none was recorded).
-func (r *Replay) Granularity() oai.Granularity {
+func (r *Replay) Granularity() Granularity {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.granularity
@@ -384,45 +382,45 @@ func (r *Replay) answerLocked(form url.Values) ([]byte, url.Values) {
 	}
 	for k, v := range form {
 		if len(v) > 1 {
-			return oaiError(oai.BadArgument, "argument "+k+" repeated"), nil
+			return oaiError(errBadArgument, "argument "+k+" repeated"), nil
 		}
 	}
 	verb := args.Get("verb")
 	allowed := map[string][]string{
-		oai.Identify:            {},
-		oai.ListMetadataFormats: {"identifier"},
-		oai.ListSets:            {"resumptionToken"},
-		oai.GetRecord:           {"identifier", "metadataPrefix"},
-		oai.ListIdentifiers:     {"metadataPrefix", "from", "until", "set", "resumptionToken"},
-		oai.ListRecords:         {"metadataPrefix", "from", "until", "set", "resumptionToken"},
+		verbIdentify:            {},
+		verbListMetadataFormats: {"identifier"},
+		verbListSets:            {"resumptionToken"},
+		verbGetRecord:           {"identifier", "metadataPrefix"},
+		verbListIdentifiers:     {"metadataPrefix", "from", "until", "set", "resumptionToken"},
+		verbListRecords:         {"metadataPrefix", "from", "until", "set", "resumptionToken"},
 	}
 	ok, known := allowed[verb]
 	if !known {
-		return oaiError(oai.BadVerb, fmt.Sprintf("illegal verb %q", verb)), nil
+		return oaiError(errBadVerb, fmt.Sprintf("illegal verb %q", verb)), nil
 	}
 	for k := range args {
 		if k != "verb" && !contains(ok, k) {
-			return oaiError(oai.BadArgument, "illegal argument "+k), nil
+			return oaiError(errBadArgument, "illegal argument "+k), nil
 		}
 	}
 	switch verb {
-	case oai.Identify:
+	case verbIdentify:
 		return r.identifyLocked(), args
-	case oai.ListMetadataFormats:
+	case verbListMetadataFormats:
 		return r.formatsLocked(), args
-	case oai.ListSets:
+	case verbListSets:
 		return r.setsLocked(), args
-	case oai.GetRecord:
+	case verbGetRecord:
 		prefix, id := args.Get("metadataPrefix"), args.Get("identifier")
 		if prefix == "" || id == "" {
-			return oaiError(oai.BadArgument, "identifier and metadataPrefix are required"), nil
+			return oaiError(errBadArgument, "identifier and metadataPrefix are required"), nil
 		}
 		if !r.prefixesLocked()[prefix] {
-			return oaiError(oai.CannotDisseminateFormat, prefix), nil
+			return oaiError(errCannotDisseminateFormat, prefix), nil
 		}
 		e, ok := r.records[prefix+"\x00"+id]
 		if !ok {
-			return oaiError(oai.IDDoesNotExist, id), nil
+			return oaiError(errIDDoesNotExist, id), nil
 		}
 		return append(append([]byte("<GetRecord>"), e.Raw...), "</GetRecord>"...), args
 	}
@@ -467,8 +465,8 @@ func (r *Replay) formatsLocked() []byte {
 		var b bytes.Buffer
 		for p := range r.prefixesLocked() {
 			ns, schema := "http://example.org/"+p+"/", "http://example.org/"+p+".xsd"
-			if p == oai.DCPrefix {
-				ns, schema = oai.DCNamespace, oai.DCSchemaURL
+			if p == dcPrefix {
+				ns, schema = "http://www.openarchives.org/OAI/2.0/oai_dc/", "http://www.openarchives.org/OAI/2.0/oai_dc.xsd"
 			}
 			fmt.Fprintf(&b, "<metadataFormat><metadataPrefix>%s</metadataPrefix><schema>%s</schema><metadataNamespace>%s</metadataNamespace></metadataFormat>", escape(p), schema, ns)
 		}
@@ -482,7 +480,7 @@ func (r *Replay) setsLocked() []byte {
 	if len(inner) == 0 {
 		seen := map[string]bool{}
 		var b bytes.Buffer
-		for _, e := range r.sortedLocked(oai.DCPrefix) {
+		for _, e := range r.sortedLocked(dcPrefix) {
 			for _, s := range e.Sets {
 				if !seen[s] {
 					seen[s] = true
@@ -491,7 +489,7 @@ func (r *Replay) setsLocked() []byte {
 			}
 		}
 		if b.Len() == 0 {
-			return oaiError(oai.NoSetHierarchy, "no sets")
+			return oaiError(errNoSetHierarchy, "no sets")
 		}
 		inner = b.Bytes()
 	}
@@ -502,7 +500,7 @@ func (r *Replay) listLocked(verb string, args url.Values) ([]byte, url.Values) {
 	var st *listState
 	if tok := args.Get("resumptionToken"); tok != "" {
 		if len(args) != 2 {
-			return oaiError(oai.BadArgument, "resumptionToken is exclusive"), nil
+			return oaiError(errBadArgument, "resumptionToken is exclusive"), nil
 		}
 		if r.expireNext {
 			r.expireNext = false
@@ -511,31 +509,31 @@ func (r *Replay) listLocked(verb string, args url.Values) ([]byte, url.Values) {
 		st = r.tokens[tok]
 		delete(r.tokens, tok)
 		if st == nil || st.verb != verb {
-			return oaiError(oai.BadResumptionToken, "expired or unknown resumptionToken "+tok), nil
+			return oaiError(errBadResumptionToken, "expired or unknown resumptionToken "+tok), nil
 		}
 	} else {
 		prefix := args.Get("metadataPrefix")
 		if prefix == "" {
-			return oaiError(oai.BadArgument, "metadataPrefix is required"), nil
+			return oaiError(errBadArgument, "metadataPrefix is required"), nil
 		}
 		if !r.prefixesLocked()[prefix] {
-			return oaiError(oai.CannotDisseminateFormat, prefix), nil
+			return oaiError(errCannotDisseminateFormat, prefix), nil
 		}
 		var from, until time.Time
-		var untilGran oai.Granularity
+		var untilGran Granularity
 		var err error
-		var fromGran oai.Granularity
+		var fromGran Granularity
 		if s := args.Get("from"); s != "" {
-			if from, fromGran, err = oai.ParseDatestamp(s); err != nil || fromGran > r.granularity {
-				return oaiError(oai.BadArgument, "bad from "+s), nil
+			if from, fromGran, err = parseDatestamp(s); err != nil || fromGran > r.granularity {
+				return oaiError(errBadArgument, "bad from "+s), nil
 			}
 		}
 		if s := args.Get("until"); s != "" {
-			if until, untilGran, err = oai.ParseDatestamp(s); err != nil || untilGran > r.granularity {
-				return oaiError(oai.BadArgument, "bad until "+s), nil
+			if until, untilGran, err = parseDatestamp(s); err != nil || untilGran > r.granularity {
+				return oaiError(errBadArgument, "bad until "+s), nil
 			}
 			if args.Get("from") != "" && fromGran != untilGran {
-				return oaiError(oai.BadArgument, "from and until differ in granularity"), nil
+				return oaiError(errBadArgument, "from and until differ in granularity"), nil
 			}
 		}
 		set := args.Get("set")
@@ -544,7 +542,7 @@ func (r *Replay) listLocked(verb string, args url.Values) ([]byte, url.Values) {
 			if !from.IsZero() && e.t.Before(from) {
 				continue
 			}
-			if !until.IsZero() && !e.t.Before(until.Add(untilGran.Unit())) {
+			if !until.IsZero() && !e.t.Before(until.Add(untilGran.unit())) {
 				continue
 			}
 			if set != "" && !inSet(e.Sets, set) {
@@ -553,14 +551,14 @@ func (r *Replay) listLocked(verb string, args url.Values) ([]byte, url.Values) {
 			st.list = append(st.list, e)
 		}
 		if len(st.list) == 0 {
-			return oaiError(oai.NoRecordsMatch, "no records match"), nil
+			return oaiError(errNoRecordsMatch, "no records match"), nil
 		}
 	}
 	end := min(st.cursor+r.pageSize, len(st.list))
 	var b bytes.Buffer
 	b.WriteString("<" + verb + ">\n")
 	for _, e := range st.list[st.cursor:end] {
-		if verb == oai.ListIdentifiers {
+		if verb == verbListIdentifiers {
 			b.Write(e.Header)
 		} else {
 			b.Write(e.Raw)
