@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // Response is what ParseResponse keeps of one recorded OAI-PMH response.
 type Response struct {
-	Verb   string // the element after request: Identify, ListRecords, …, or "error"
-	Prefix string // the request's metadataPrefix ("" when it had none)
+	Verb string // the element after request: Identify, ListRecords, …, or "error"
+	// ResponseDate is when the repository answered (zero if unreadable).
+	ResponseDate time.Time
+	Prefix       string // the request's metadataPrefix ("" when it had none)
 	// Inner is the verb element's content, verbatim (Identify,
 	// ListMetadataFormats and ListSets are replayed from it).
 	Inner   []byte
@@ -76,9 +79,11 @@ func ParseResponse(doc []byte) (*Response, error) {
 		}
 		switch se.Name.Local {
 		case "responseDate":
-			if err := d.Skip(); err != nil {
+			var v string
+			if err := d.DecodeElement(&v, &se); err != nil {
 				return nil, err
 			}
+			resp.ResponseDate, _ = time.Parse(time.RFC3339, strings.TrimSpace(v))
 		case "request":
 			for _, a := range se.Attr {
 				if a.Name.Local == "metadataPrefix" {

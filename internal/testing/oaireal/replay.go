@@ -40,6 +40,7 @@ type Replay struct {
 	expireNext    bool
 	requests      []url.Values
 	hook          func(w http.ResponseWriter, r *http.Request) bool
+	clock         time.Time // the responseDate; zero: the real time
 }
 
 type entry struct {
@@ -106,6 +107,9 @@ func (r *Replay) Load(dir string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
+		if resp.ResponseDate.After(r.clock) {
+			r.clock = resp.ResponseDate
+		}
 		switch resp.Verb {
 		case verbIdentify:
 			r.identify = resp.Inner
@@ -146,6 +150,25 @@ func (r *Replay) putLocked(rec Record) {
 		e.t = t
 	}
 	r.records[rec.Prefix+"\x00"+rec.Identifier] = e
+}
+
+// SetClock sets the repository's clock, the responseDate of its answers
+// (and the time a harvester that trusts the repository's clock harvests
+// from next time); the zero time means the real time. Load sets it to the
+// latest responseDate recorded, so a recording is replayed at the time it
+// was recorded and a later recording loaded after a harvest is a change
+// since that harvest.
+func (r *Replay) SetClock(t time.Time) {
+	r.mu.Lock()
+	r.clock = t
+	r.mu.Unlock()
+}
+
+func (r *Replay) nowLocked() time.Time {
+	if r.clock.IsZero() {
+		return time.Now()
+	}
+	return r.clock
 }
 
 // SetPageSize sets the records (or headers) per page; a smaller page makes
@@ -342,12 +365,13 @@ func (r *Replay) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	r.mu.Lock()
 	body, args := r.answerLocked(req.Form)
+	now := r.nowLocked()
 	r.mu.Unlock()
 	var b bytes.Buffer
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
 <OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://www.openarchives.org/OAI/2.0/ http://www.openarchives.org/OAI/2.0/OAI-PMH.xsd">
 `)
-	fmt.Fprintf(&b, "<responseDate>%s</responseDate>\n<request", time.Now().UTC().Format("2006-01-02T15:04:05Z"))
+	fmt.Fprintf(&b, "<responseDate>%s</responseDate>\n<request", now.UTC().Format("2006-01-02T15:04:05Z"))
 	for _, k := range sortedKeys(args) {
 		fmt.Fprintf(&b, ` %s="%s"`, k, escape(args.Get(k)))
 	}
@@ -570,7 +594,7 @@ func (r *Replay) listLocked(verb string, args url.Values) ([]byte, url.Values) {
 		if end < len(st.list) {
 			tok := newToken()
 			r.tokens[tok] = &listState{verb: st.verb, prefix: st.prefix, list: st.list, cursor: end}
-			fmt.Fprintf(&b, ` expirationDate="%s">%s</resumptionToken>`, time.Now().Add(time.Hour).UTC().Format("2006-01-02T15:04:05Z"), tok)
+			fmt.Fprintf(&b, ` expirationDate="%s">%s</resumptionToken>`, r.nowLocked().Add(time.Hour).UTC().Format("2006-01-02T15:04:05Z"), tok)
 		} else {
 			b.WriteString("/>")
 		}
