@@ -297,6 +297,21 @@ func TestReplayOAIPMH(t *testing.T) {
 	}
 }
 
+// TestStaticGatewayOAIPMH: HTTP::OAI's harvester over HTTP::OAI's gateway.
+func TestStaticGatewayOAIPMH(t *testing.T) {
+	bin := Need(t, "oai_pmh", PkgHTTPOAI)
+	s := StartStatic(t, Records(4, 7, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)))
+	cmd := exec.Command(bin, "--metadataPrefix", "oai_dc", s.URL)
+	cmd.Env = loopbackEnv()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("oai_pmh: %v: %s", err, out)
+	}
+	if n := strings.Count(string(out), ", version 7</dc:title>"); n != 4 {
+		t.Fatalf("oai_pmh got %d records, want 4:\n%.2000s", n, out)
+	}
+}
+
 // TestReplayProtocol: the replay's own answers (errors, sets, tokens,
 // malformed records).
 func TestReplayProtocol(t *testing.T) {
