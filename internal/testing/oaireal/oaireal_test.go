@@ -2,13 +2,9 @@ package oaireal
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -16,55 +12,8 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 )
 
-// harvested is one record as Catmandu's OAI importer (--handler raw)
-// reports it.
-type harvested struct {
-	Identifier string   `json:"_identifier"`
-	Datestamp  string   `json:"_datestamp"`
-	Status     string   `json:"_status"`
-	Metadata   string   `json:"_metadata"`
-	Sets       []string `json:"_setSpec"`
-}
-
-// loopbackEnv is the environment of a harvester child: no proxy, so that
-// it dials the loopback URL it is given and nothing else.
-func loopbackEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); strings.HasSuffix(strings.ToLower(k), "_proxy") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, "no_proxy=*")
-}
-
-// catmandu harvests url with Catmandu's OAI importer (a real harvester:
-// Identify, ListRecords, resumption tokens) and returns its records.
-func catmandu(t *testing.T, url string, args ...string) ([]harvested, error) {
-	t.Helper()
-	bin := Need(t, "catmandu", PkgCatmandu)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	argv := append([]string{"convert", "OAI", "--url", url, "--metadataPrefix", "oai_dc", "--handler", "raw"}, args...)
-	argv = append(argv, "to", "JSON", "--array", "1")
-	cmd := exec.CommandContext(ctx, bin, argv...)
-	cmd.Env = loopbackEnv()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("catmandu %s: %v: %s", strings.Join(argv, " "), err, stderr.Bytes())
-	}
-	var recs []harvested
-	if err := json.Unmarshal(out, &recs); err != nil {
-		return nil, fmt.Errorf("catmandu output: %v: %.300s", err, out)
-	}
-	return recs, nil
-}
-
-func byID(recs []harvested) map[string]harvested {
-	m := map[string]harvested{}
+func byID(recs []Harvested) map[string]Harvested {
+	m := map[string]Harvested{}
 	for _, r := range recs {
 		m[r.Identifier] = r
 	}
@@ -79,7 +28,7 @@ func TestStaticGatewayCatmandu(t *testing.T) {
 	recs := Records(12, 1, day)
 	s := StartStatic(t, recs)
 
-	got, err := catmandu(t, s.URL)
+	got, err := Catmandu(t, s.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +57,7 @@ func TestStaticGatewayCatmandu(t *testing.T) {
 	if err := s.Set(recs); err != nil {
 		t.Fatal(err)
 	}
-	got, err = catmandu(t, s.URL, "--from", next.Format("2006-01-02"))
+	got, err = Catmandu(t, s.URL, "--from", next.Format("2006-01-02"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +165,7 @@ func TestReplayCatmandu(t *testing.T) {
 	// 16 records: 4 pages, 3 resumption tokens. (No 503 here: HTTP::OAI
 	// sleeps Retry-After plus 10 s.)
 	r.SetPageSize(5)
-	got, err := catmandu(t, r.URL)
+	got, err := Catmandu(t, r.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +190,7 @@ func TestReplayCatmandu(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.SetDeletedRecord("persistent")
-	got, err = catmandu(t, r.URL, "--from", "2004-01-01")
+	got, err = Catmandu(t, r.URL, "--from", "2004-01-01")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +208,7 @@ func TestReplayCatmandu(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	r.Delete(dcPrefix, "hdl:1765/308", at)
 	r.Put(dcPrefix, "hdl:1765/309", at, []string{"1:2"}, DC("title", "Moeilijk doen, herzien"))
-	got, err = catmandu(t, r.URL, "--from", "2026-03-01T00:00:00Z")
+	got, err = Catmandu(t, r.URL, "--from", "2026-03-01T00:00:00Z")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +222,7 @@ func TestReplayCatmandu(t *testing.T) {
 	// visible to a real harvester, and a harvester that trusts the list
 	// loses records.
 	r.ExpireNextToken()
-	got, err = catmandu(t, r.URL)
+	got, err = Catmandu(t, r.URL)
 	t.Logf("harvest over an expired token: %d records, %v", len(got), err)
 	if err == nil && len(got) != 5 {
 		t.Fatalf("harvest over an expired token: %d records and no error, want the first page (5) or a failure", len(got))
@@ -283,14 +232,11 @@ func TestReplayCatmandu(t *testing.T) {
 // TestReplayOAIPMH: HTTP::OAI's own command-line harvester lists the
 // replayed ArchivesSpace recording, across tokens.
 func TestReplayOAIPMH(t *testing.T) {
-	bin := Need(t, "oai_pmh", PkgHTTPOAI)
 	r := StartReplay(t, Recorded("archivesspace-2025"))
 	r.SetPageSize(7)
-	cmd := exec.Command(bin, "-X", "ListIdentifiers", "--metadataPrefix", "oai_dc", r.URL)
-	cmd.Env = loopbackEnv()
-	out, err := cmd.CombinedOutput()
+	out, err := OAIPMH(t, "-X", "ListIdentifiers", "--metadataPrefix", "oai_dc", r.URL)
 	if err != nil {
-		t.Fatalf("oai_pmh: %v: %s", err, out)
+		t.Fatal(err)
 	}
 	if n := strings.Count(string(out), "oai:archivesspace:/repositories/2/archival_objects/"); n != 25 {
 		t.Fatalf("oai_pmh listed %d identifiers, want 25:\n%.2000s", n, out)
@@ -299,13 +245,10 @@ func TestReplayOAIPMH(t *testing.T) {
 
 // TestStaticGatewayOAIPMH: HTTP::OAI's harvester over HTTP::OAI's gateway.
 func TestStaticGatewayOAIPMH(t *testing.T) {
-	bin := Need(t, "oai_pmh", PkgHTTPOAI)
 	s := StartStatic(t, Records(4, 7, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)))
-	cmd := exec.Command(bin, "--metadataPrefix", "oai_dc", s.URL)
-	cmd.Env = loopbackEnv()
-	out, err := cmd.CombinedOutput()
+	out, err := OAIPMH(t, "--metadataPrefix", "oai_dc", s.URL)
 	if err != nil {
-		t.Fatalf("oai_pmh: %v: %s", err, out)
+		t.Fatal(err)
 	}
 	if n := strings.Count(string(out), ", version 7</dc:title>"); n != 4 {
 		t.Fatalf("oai_pmh got %d records, want 4:\n%.2000s", n, out)
