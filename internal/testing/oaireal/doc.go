@@ -20,7 +20,11 @@
 //     repositories do to a harvester: 503 with Retry-After, expired tokens,
 //     deleted records, malformed records, records changed between harvests.
 //
-// Both need software from Debian (perl with HTTP::OAI for Static; the
+//   - Catmandu and OAIPMH run two real harvesters (Catmandu's OAI importer,
+//     HTTP::OAI's oai_pmh) against any loopback URL, for tests of our own
+//     data provider too.
+//
+// All need software from Debian (perl with HTTP::OAI for Static; the
 // self-tests also run Catmandu and HTTP::OAI's oai_pmh as harvesters). On
 // Linux a missing package fails the test with the apt-get line that
 // installs it (scripts/test.sh installs them); elsewhere the test is
