@@ -14,6 +14,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -474,4 +475,52 @@ func TestRealReplayResume(t *testing.T) {
 			t.Errorf("%s never committed", f)
 		}
 	}
+}
+
+// TestRealReplayFullPass: DSpace 2003 announces deletedRecord no, so a
+// record it drops is only found missing by the full ListIdentifiers pass,
+// and a pass that breaks midway (a truncated page) deletes nothing.
+func TestRealReplayFullPass(t *testing.T) {
+	r := oaireal.StartReplay(t, oaireal.Recorded("dspace-eur-2003"))
+	r.SetPageSize(5)
+	rh := newReal(t, r.URL, func(c *harvest.Config) { c.FullEvery = time.Nanosecond })
+	rh.harvest(t)
+	if !r.Remove("oai_dc", "hdl:1765/308") {
+		t.Fatal("no hdl:1765/308 in the recording")
+	}
+	gone := filepath.Join(rh.dir, harvest.RecordPath("hdl:1765/308", "oai_dc"))
+	// A day later by the repository's clock (responseDate has whole
+	// seconds: within one the pass would not be due yet).
+	r.SetClock(time.Date(2003, 5, 1, 16, 0, 0, 0, time.UTC))
+
+	// The pass is interrupted on its second page (the harvest is
+	// cancelled, as serve's shutdown or a kill would stop it, while the
+	// repository dies mid-response).
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r.Handle(func(w http.ResponseWriter, req *http.Request) bool {
+		if req.Form.Get("verb") != "ListIdentifiers" || req.Form.Get("resumptionToken") == "" {
+			return false
+		}
+		cancel()
+		w.Header().Set("Content-Type", "text/xml")
+		io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><responseDate>2003-05-01T16:00:00Z</responseDate><request verb="ListIdentifiers">x</request><ListIdentifiers><header><identifier>hdl:1765/3`)
+		return true
+	})
+	st, err := rh.Harvest(ctx)
+	t.Logf("harvest interrupted in the full pass: %+v, %v", st, err)
+	if err == nil {
+		t.Fatal("harvest interrupted in the full pass: no error")
+	}
+	if st.Deleted != 0 {
+		t.Fatalf("an interrupted full pass deleted %d records", st.Deleted)
+	}
+	if _, err := os.Stat(gone); err != nil {
+		t.Fatalf("an interrupted full pass removed the record: %v", err)
+	}
+	r.Handle(nil)
+	if st = rh.harvest(t); st.Deleted != 1 {
+		t.Fatalf("full pass: %+v, want 1 deleted", st)
+	}
+	checkReplay(t, rh, r, "oai_dc")
 }

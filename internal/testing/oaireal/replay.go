@@ -40,7 +40,8 @@ type Replay struct {
 	expireNext    bool
 	requests      []url.Values
 	hook          func(w http.ResponseWriter, r *http.Request) bool
-	clock         time.Time // the responseDate; zero: the real time
+	clock         time.Time // the repository's time at clockSet; zero: the real time
+	clockSet      time.Time // when clock was set (wall clock)
 }
 
 type entry struct {
@@ -108,7 +109,7 @@ func (r *Replay) Load(dir string) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		if resp.ResponseDate.After(r.clock) {
-			r.clock = resp.ResponseDate
+			r.clock, r.clockSet = resp.ResponseDate, time.Now()
 		}
 		switch resp.Verb {
 		case verbIdentify:
@@ -152,15 +153,15 @@ func (r *Replay) putLocked(rec Record) {
 	r.records[rec.Prefix+"\x00"+rec.Identifier] = e
 }
 
-// SetClock sets the repository's clock, the responseDate of its answers
-// (and the time a harvester that trusts the repository's clock harvests
-// from next time); the zero time means the real time. Load sets it to the
-// latest responseDate recorded, so a recording is replayed at the time it
-// was recorded and a later recording loaded after a harvest is a change
-// since that harvest.
+// SetClock sets the repository's clock to t, from where it runs on with
+// the real time: the responseDate of its answers (and the time a harvester
+// that trusts the repository's clock harvests from next time); the zero
+// time means the real time. Load sets it to the latest responseDate
+// recorded, so a recording is replayed at the time it was recorded and a
+// later recording loaded after a harvest is a change since that harvest.
 func (r *Replay) SetClock(t time.Time) {
 	r.mu.Lock()
-	r.clock = t
+	r.clock, r.clockSet = t, time.Now()
 	r.mu.Unlock()
 }
 
@@ -168,7 +169,7 @@ func (r *Replay) nowLocked() time.Time {
 	if r.clock.IsZero() {
 		return time.Now()
 	}
-	return r.clock
+	return r.clock.Add(time.Since(r.clockSet))
 }
 
 // SetPageSize sets the records (or headers) per page; a smaller page makes
