@@ -524,3 +524,31 @@ func TestRealReplayFullPass(t *testing.T) {
 	}
 	checkReplay(t, rh, r, "oai_dc")
 }
+
+// TestRealReplayGranuleBoundary: a change the repository stamps one
+// granule (second or day) before a harvest started but shows only after
+// that harvest looked (a transaction committed late) is harvested next
+// time: the one granule of overlap.
+func TestRealReplayGranuleBoundary(t *testing.T) {
+	for _, tc := range []struct {
+		dir, prefix string
+		unit        time.Duration
+	}{
+		{"archivesspace-2025", "oai_dc", time.Second},
+		{"arxiv-2013", "arXiv", 24 * time.Hour},
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			r := oaireal.StartReplay(t, oaireal.Recorded(tc.dir))
+			start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+			r.SetClock(start)
+			rh := newReal(t, r.URL, func(c *harvest.Config) { c.Prefixes = []string{tc.prefix} })
+			rh.harvest(t)
+			r.Put(tc.prefix, "oai:boundary:1", start.Add(-tc.unit), nil, oaireal.DC("title", "stamped a granule early"))
+			r.SetClock(start.Add(48 * time.Hour))
+			if st := rh.harvest(t); st.Written != 1 {
+				t.Fatalf("harvest after a change in the start granule: %+v, want 1 written", st)
+			}
+			checkReplay(t, rh, r, tc.prefix)
+		})
+	}
+}
