@@ -27,7 +27,7 @@ type clock struct {
 	t  time.Time
 }
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 // fixture is a Source over real directories, its state, and the provider
@@ -422,8 +422,8 @@ func TestTokens(t *testing.T) {
 		t.Fatal("no token")
 	}
 	for name, q := range map[string]string{
-		"damaged":   "verb=ListRecords&resumptionToken=" + url.QueryEscape(tok[:len(tok)-2]),
-		"altered":   "verb=ListRecords&resumptionToken=" + url.QueryEscape("A"+tok[1:]),
+		"damaged":    "verb=ListRecords&resumptionToken=" + url.QueryEscape(tok[:len(tok)-2]),
+		"altered":    "verb=ListRecords&resumptionToken=" + url.QueryEscape("A"+tok[1:]),
 		"other verb": "verb=ListIdentifiers&resumptionToken=" + url.QueryEscape(tok),
 	} {
 		if r := parse(t, f.get(q)); r.code() != oai.BadResumptionToken {
