@@ -78,6 +78,7 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 			demoCommand(),
 			hubCommand(),
 			sdshareCommand(),
+			oaiCommand(),
 			versionCommand(),
 		},
 	}

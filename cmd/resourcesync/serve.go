@@ -89,7 +89,7 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "debounce", Usage: "with --watch: update once events have been quiet this long", Value: 20 * time.Millisecond},
 			&cli.DurationFlag{Name: "rescan-interval", Usage: "rescan at this interval (0: never)", Value: time.Minute},
 			maxConnsFlag(),
-		}, append(append(sourceFlags(), notificationFlags()...), serverAuthFlags(true)...)...),
+		}, append(append(append(sourceFlags(), notificationFlags()...), serverAuthFlags(true)...), oaiEndpointFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			ln, err := net.Listen("tcp", cmd.String("addr"))
 			if err != nil {
@@ -147,6 +147,9 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 			return cli.Exit("notifications: "+err.Error(), exitUsage)
 		}
 		extra = nt.Handlers()
+	}
+	if extra, err = mountOAI(cmd, src, extra); err != nil {
+		return err
 	}
 	start := time.Now()
 	if ro.Watch && ro.Watcher == nil {

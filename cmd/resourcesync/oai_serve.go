@@ -1,0 +1,292 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/resourcesync-go/resourcesync/internal/httpserver"
+	"github.com/resourcesync-go/resourcesync/oai/provider"
+	"github.com/resourcesync-go/resourcesync/source"
+	"github.com/resourcesync-go/resourcesync/source/store"
+	"github.com/resourcesync-go/resourcesync/source/store/storeurl"
+)
+
+// oaiCommand groups the OAI-PMH commands.
+func oaiCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "oai",
+		Usage: "bridge OAI-PMH 2.0 and ResourceSync",
+		Commands: []*cli.Command{
+			oaiServeCommand(),
+		},
+	}
+}
+
+const oaiServeHelp = `Offers a collection published by serve or publish (DIR and its state) to
+OAI-PMH 2.0 harvesters: all six verbs, over GET and POST, at second
+granularity, with persistent deleted records.
+
+RECORDS
+   Every resource is one record, its identifier oai:HOST:PATH where HOST is
+   --base-url's host name and PATH the resource's URL path under --base-url
+   as escaped in that URL (oai:example.org:dir/a%20b.xml). With several sets
+   (--set NAME=DIR) PATH begins with NAME/ and each set is an OAI set (setSpec
+   NAME); with one, the repository has no sets (ListSets: noSetHierarchy).
+   Metadata formats:
+   - oai_dc, for every resource: dc:identifier its URL, dc:title its path,
+     dc:date its lastmod, dc:format its media type and "N bytes".
+   - each --metadata-format PREFIX=NAMESPACE[=SCHEMA-URL]: the UTF-8 XML
+     resources whose root element is in NAMESPACE, served as that format's
+     records (the file from its root element on: no XML declaration, no
+     doctype). ListMetadataFormats with an identifier names the formats
+     that resource has.
+   A record's datestamp is when its last change was recorded in the
+   journal (or by the first scan), not the file's mtime: a harvest with from
+   set to the previous harvest's responseDate gets every change since,
+   including files copied in with an old mtime. A deleted resource stays a
+   deleted record (status="deleted") with the datestamp of its deletion.
+   Resumption tokens (about 100 records, 500 identifiers a page) carry the
+   position and the arguments, signed; they expire after --token-ttl
+   (expirationDate) and survive restarts. Memory does not grow with the
+   collection.
+
+STATE
+   The state is that of serve and publish (--state DIR, default
+   DIR/.resourcesync, or --store URL; see serve --help): give the same
+   --state, --store, --set and --base-url they were given. The embedded store
+   is used by one process at a time: while serve runs on the same state, use
+   serve --oai-pmh-endpoint PATH instead (the same provider inside serve).
+   The collection is served as the state last recorded it: run publish (or
+   serve) to update it.
+
+URLS
+   --endpoint-url (default http://ADDR/) is the endpoint's public URL, the
+   baseURL harvesters are given; the server answers OAI-PMH on every path.
+
+EXAMPLES
+   resourcesync publish --base-url https://data.example.org/ DIR OUT
+   resourcesync oai serve --base-url https://data.example.org/ \
+       --metadata-format mods=http://www.loc.gov/mods/v3=http://www.loc.gov/standards/mods/v3/mods-3-7.xsd DIR
+   oai_pmh --verbose --metadataPrefix oai_dc http://127.0.0.1:8080/`
+
+func oaiServeCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "serve",
+		Usage:       "offer a published collection to OAI-PMH harvesters",
+		UsageText:   "resourcesync oai serve [--addr HOST:PORT] [--base-url URL] [--endpoint-url URL] [--state DIR | --store URL] [--set NAME=DIR]... [--metadata-format PREFIX=NAMESPACE[=SCHEMA]]... [DIR]",
+		Description: oaiServeHelp + connsHelp(bodyWithin(time.Minute)) + hostGuardHelp("--endpoint-url"),
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
+			&cli.StringFlag{Name: "base-url", Usage: "the Source's public base URL, as given to serve or publish (resource URLs, identifiers)", DefaultText: "http://ADDR/"},
+			&cli.StringFlag{Name: "endpoint-url", Usage: "public URL of this OAI-PMH endpoint (Identify's baseURL)", DefaultText: "http://ADDR/"},
+			&cli.StringFlag{Name: "state", Usage: "state directory of serve or publish", DefaultText: "DIR/.resourcesync"},
+			storeFlag(),
+			&cli.StringSliceFlag{Name: "set", Usage: "the set NAME published from DIR (repeatable, as given to serve or publish)", TakesFile: true},
+			&cli.StringSliceFlag{Name: "metadata-format", Usage: "also offer the XML resources whose root is in NAMESPACE as format PREFIX (`PREFIX=NAMESPACE[=SCHEMA]`, repeatable)"},
+			&cli.StringFlag{Name: "repository-name", Usage: "Identify's repositoryName", Value: "resourcesync"},
+			&cli.StringSliceFlag{Name: "admin-email", Usage: "Identify's adminEmail (repeatable)", DefaultText: "nobody@HOST"},
+			&cli.DurationFlag{Name: "token-ttl", Usage: "how long a resumption token stays valid", Value: 24 * time.Hour},
+			&cli.IntFlag{Name: "page-size", Usage: "records per ListRecords response (ListIdentifiers: 5 times as many headers)", Value: 100},
+			maxConnsFlag(),
+		},
+		Action: oaiServe,
+	}
+}
+
+func oaiServe(ctx context.Context, cmd *cli.Command) error {
+	type setArg struct{ name, dir string }
+	var sets []setArg
+	for _, s := range cmd.StringSlice("set") {
+		name, dir, ok := strings.Cut(s, "=")
+		if !ok || name == "" || dir == "" {
+			return cli.Exit(fmt.Sprintf("--set %q: want NAME=DIR", s), exitUsage)
+		}
+		sets = append(sets, setArg{name, dir})
+	}
+	if cmd.NArg() > 1 {
+		return usageError(cmd, "at most one DIR (use --set NAME=DIR for several)")
+	}
+	if d := cmd.Args().First(); d != "" {
+		sets = append(sets, setArg{"default", d})
+	}
+	if len(sets) == 0 {
+		return usageError(cmd, "no directory: give DIR or --set NAME=DIR")
+	}
+	var formats []provider.Format
+	for _, s := range cmd.StringSlice("metadata-format") {
+		f, err := provider.ParseFormat(s)
+		if err != nil {
+			return cli.Exit("--metadata-format: "+err.Error(), exitUsage)
+		}
+		formats = append(formats, f)
+	}
+	ln, err := net.Listen("tcp", cmd.String("addr"))
+	if err != nil {
+		return cli.Exit(err.Error(), exitUsage)
+	}
+	defer ln.Close()
+	base := cmd.String("base-url")
+	if base == "" {
+		base = "http://" + ln.Addr().String() + "/"
+	}
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return cli.Exit(fmt.Sprintf("--base-url %q: want an absolute http(s) URL", base), exitUsage)
+	} else if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+		base = u.String()
+	}
+	endpoint := cmd.String("endpoint-url")
+	if endpoint == "" {
+		endpoint = "http://" + ln.Addr().String() + "/"
+	}
+	// Which stores: as serve and publish open them (bolt:STATE/SET or a
+	// database), but never created here: an absent state is a mistake.
+	stateDir := cmd.String("state")
+	open := func(ctx context.Context, set string) (store.Store, error) {
+		p := filepath.Join(stateDir, set, "state.db")
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("no state at %s (run publish or serve on the directory first, with the same --state/--set): %w", p, err)
+		}
+		return storeurl.Open(ctx, "bolt:"+stateDir, set)
+	}
+	if u := cmd.String("store"); u != "" {
+		su, err := storeurl.Parse(u)
+		if err != nil {
+			return cli.Exit(fmt.Sprintf("--store %q: want bolt:PATH or postgres://...", redactURL(u)), exitUsage)
+		}
+		if su.Postgres() {
+			open = su.Open
+		} else {
+			stateDir = su.Dir // the store's directory, whatever --state says
+		}
+	}
+	if stateDir == "" {
+		stateDir = filepath.Join(sets[0].dir, ".resourcesync")
+	}
+	var ss []provider.StoreSet
+	defer func() {
+		for _, s := range ss {
+			s.Store.Close()
+		}
+	}()
+	for _, s := range sets {
+		if fi, err := os.Stat(s.dir); err != nil || !fi.IsDir() {
+			return cli.Exit(fmt.Sprintf("set %s: %s is not a directory", s.name, s.dir), exitUsage)
+		}
+		st, err := open(ctx, s.name)
+		if errors.Is(err, store.ErrLocked) {
+			return cli.Exit(fmt.Sprintf("set %s: %v: a serve or publish is using this state; run serve --oai-pmh-endpoint PATH to offer OAI-PMH from that serve", s.name, err), exitUsage)
+		}
+		if err != nil {
+			return cli.Exit(fmt.Sprintf("set %s: %v", s.name, err), exitUsage)
+		}
+		rb := base
+		if len(sets) > 1 {
+			rb += s.name + "/"
+		}
+		ss = append(ss, provider.StoreSet{Name: s.name, Dir: s.dir, Store: st, Base: rb})
+	}
+	h, err := oaiHandler(ss, base, endpoint, formats, cmd)
+	if err != nil {
+		return cli.Exit(err.Error(), exitUsage)
+	}
+	o := serverOptions(cmd, httpserver.Options{ReadTimeout: time.Minute})
+	if u, err := url.Parse(endpoint); err == nil && u.Host != "" {
+		o.PublicHosts = append(o.PublicHosts, u.Host)
+	}
+	srv := httpserver.New(h, o)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	fmt.Fprintf(cmd.Root().Writer, "serving OAI-PMH at %s (resources under %s)\n", endpoint, base)
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			serveErr = cli.Exit(err.Error(), exitUsage)
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv.Shutdown(sctx)
+	return serveErr
+}
+
+// oaiHandler builds the provider over a Source's sets; shared by oai
+// serve and serve --oai-pmh-endpoint.
+func oaiHandler(ss []provider.StoreSet, base, endpoint string, formats []provider.Format, cmd *cli.Command) (*provider.Handler, error) {
+	c, err := provider.NewStoreCollection(ss)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, err
+	}
+	cfg := provider.Config{BaseURL: endpoint, RepositoryIdentifier: u.Hostname(), Formats: formats}
+	for _, f := range cmd.Flags {
+		switch f.Names()[0] {
+		case "repository-name":
+			cfg.RepositoryName = cmd.String("repository-name")
+		case "admin-email":
+			cfg.AdminEmails = cmd.StringSlice("admin-email")
+		case "token-ttl":
+			cfg.TokenTTL = cmd.Duration("token-ttl")
+		case "page-size":
+			cfg.PageSize = int(cmd.Int("page-size"))
+		}
+	}
+	return provider.New(c, cfg)
+}
+
+// sourceOAIHandler is oaiHandler over a running Source's sets.
+func sourceOAIHandler(src *source.Source, endpoint string, formats []provider.Format, cmd *cli.Command) (*provider.Handler, error) {
+	var ss []provider.StoreSet
+	for _, name := range src.SetNames() {
+		ss = append(ss, provider.StoreSet{Name: name, Dir: src.SetDir(name), Store: src.Store(name), Base: src.ResourceBase(name)})
+	}
+	return oaiHandler(ss, src.BaseURL(), endpoint, formats, cmd)
+}
+
+// oaiEndpointFlags are serve's flags for the provider inside it.
+func oaiEndpointFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "oai-pmh-endpoint", Usage: "also answer OAI-PMH 2.0 at BASE/`PATH` over the served sets (see resourcesync oai serve --help)"},
+		&cli.StringSliceFlag{Name: "oai-metadata-format", Usage: "with --oai-pmh-endpoint: offer the XML resources whose root is in NAMESPACE as format PREFIX (`PREFIX=NAMESPACE[=SCHEMA]`, repeatable)"},
+	}
+}
+
+// mountOAI adds serve's --oai-pmh-endpoint to extra (nil when not given).
+func mountOAI(cmd *cli.Command, src *source.Source, extra map[string]http.Handler) (map[string]http.Handler, error) {
+	p := strings.Trim(cmd.String("oai-pmh-endpoint"), "/")
+	if p == "" {
+		return extra, nil
+	}
+	var formats []provider.Format
+	for _, s := range cmd.StringSlice("oai-metadata-format") {
+		f, err := provider.ParseFormat(s)
+		if err != nil {
+			return nil, cli.Exit("--oai-metadata-format: "+err.Error(), exitUsage)
+		}
+		formats = append(formats, f)
+	}
+	h, err := sourceOAIHandler(src, src.BaseURL()+p, formats, cmd)
+	if err != nil {
+		return nil, cli.Exit("--oai-pmh-endpoint: "+err.Error(), exitUsage)
+	}
+	if extra == nil {
+		extra = map[string]http.Handler{}
+	}
+	extra[p] = h
+	return extra, nil
+}
