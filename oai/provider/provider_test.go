@@ -274,6 +274,8 @@ func TestVerbsAndErrorsValidate(t *testing.T) {
 	expect("verb=GetRecord&metadataPrefix=oai_dc&identifier="+id("nope"), oai.IDDoesNotExist)
 	expect("verb=GetRecord&metadataPrefix=oai_dc&identifier="+id("sp ace.txt"), oai.IDDoesNotExist) // not the canonical spelling
 	expect("verb=GetRecord&metadataPrefix=oai_dc&identifier=oai:other.org:a.txt", oai.IDDoesNotExist)
+	expect("verb=GetRecord&metadataPrefix=oai_dc&identifier=a%20%3Cb%3E%22%0A", oai.IDDoesNotExist)
+	expect("verb=ListRecords&metadataPrefix=a%20b", oai.CannotDisseminateFormat)
 	expect("verb=GetRecord&metadataPrefix=oai_dc", oai.BadArgument)
 	expect("verb=GetRecord&identifier="+id("a.txt"), oai.BadArgument)
 	expect("verb=GetRecord&metadataPrefix=oai_dc&metadataPrefix=oai_dc&identifier="+id("a.txt"), oai.BadArgument)
