@@ -18,7 +18,9 @@ import (
 type memCollection []Item
 
 func (m memCollection) Earliest(context.Context) (time.Time, error) { return m[0].Datestamp, nil }
-func (m memCollection) Sets(context.Context) ([]Set, error)         { return []Set{{Spec: "s", Name: "S"}}, nil }
+func (m memCollection) Sets(context.Context) ([]Set, error) {
+	return []Set{{Spec: "s", Name: "S"}}, nil
+}
 func (m memCollection) List(_ context.Context, q Query, yield func(Item) bool) error {
 	for _, it := range m {
 		if it.Cursor <= q.After || !inRange(it.Datestamp, q) || (q.Set != "" && (len(it.Sets) == 0 || it.Sets[0] != q.Set)) {
