@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/resourcesync-go/resourcesync/destination"
+	"github.com/resourcesync-go/resourcesync/destination/fetch"
 	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"github.com/resourcesync-go/resourcesync/oai/provider"
 	"github.com/resourcesync-go/resourcesync/source"
@@ -69,6 +72,19 @@ STATE
    The collection is served as the state last recorded it: run publish (or
    serve) to update it.
 
+MIRRORS (--mirror)
+   With --mirror, DIR is a mirror made by sync (DEST): its files are offered
+   with the identifiers and URLs of the Source it mirrors (--base-url defaults
+   to that Source's base URL, as the mirror's state recorded it), so a
+   harvester gets from the mirror the records it gets from the Source. oai
+   serve keeps its own journal of the mirror (in --state, default
+   DEST/.resourcesync/oai-pmh): the mirror is scanned at start and every
+   --rescan-interval, and a record's datestamp is when that scan found its
+   change (never earlier than when it became visible here, so incremental
+   harvests miss nothing); files sync deletes become deleted records. sync
+   may run (also with --follow) while oai serve does. The mirror's sets are
+   directories here (no OAI sets).
+
 URLS
    --endpoint-url (default http://ADDR/) is the endpoint's public URL, the
    baseURL harvesters are given; the server answers OAI-PMH on every path.
@@ -97,6 +113,8 @@ func oaiServeCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "admin-email", Usage: "Identify's adminEmail (repeatable)", DefaultText: "nobody@HOST"},
 			&cli.DurationFlag{Name: "token-ttl", Usage: "how long a resumption token stays valid", Value: 24 * time.Hour},
 			&cli.IntFlag{Name: "page-size", Usage: "records per ListRecords response (ListIdentifiers: 5 times as many headers)", Value: 100},
+			&cli.BoolFlag{Name: "mirror", Usage: "DIR is a mirror made by sync (see MIRRORS above)"},
+			&cli.DurationFlag{Name: "rescan-interval", Usage: "with --mirror: look for changes in the mirror at this interval", Value: time.Minute},
 			maxConnsFlag(),
 		},
 		Action: oaiServe,
@@ -122,6 +140,9 @@ func oaiServe(ctx context.Context, cmd *cli.Command) error {
 	if len(sets) == 0 {
 		return usageError(cmd, "no directory: give DIR or --set NAME=DIR")
 	}
+	if cmd.Bool("mirror") && (len(sets) != 1 || sets[0].name != "default" || cmd.IsSet("store")) {
+		return usageError(cmd, "--mirror takes one DEST and no --set or --store")
+	}
 	var formats []provider.Format
 	for _, s := range cmd.StringSlice("metadata-format") {
 		f, err := provider.ParseFormat(s)
@@ -136,6 +157,16 @@ func oaiServe(ctx context.Context, cmd *cli.Command) error {
 	}
 	defer ln.Close()
 	base := cmd.String("base-url")
+	if base == "" && cmd.Bool("mirror") {
+		b, err := destination.MirrorBase(sets[0].dir)
+		if err != nil {
+			return cli.Exit(fmt.Sprintf("--mirror %s: %v (give --base-url)", sets[0].dir, err), exitUsage)
+		}
+		if b == "" {
+			return cli.Exit(fmt.Sprintf("--mirror %s: not a mirror made by sync, or nothing synced yet (give --base-url)", sets[0].dir), exitUsage)
+		}
+		base = b
+	}
 	if base == "" {
 		base = "http://" + ln.Addr().String() + "/"
 	}
@@ -148,6 +179,9 @@ func oaiServe(ctx context.Context, cmd *cli.Command) error {
 	endpoint := cmd.String("endpoint-url")
 	if endpoint == "" {
 		endpoint = "http://" + ln.Addr().String() + "/"
+	}
+	if cmd.Bool("mirror") {
+		return oaiServeMirror(ctx, cmd, ln, sets[0].dir, base, endpoint, formats)
 	}
 	// Which stores: as serve and publish open them (bolt:STATE/SET or a
 	// database), but never created here: an absent state is a mistake.
@@ -200,6 +234,11 @@ func oaiServe(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
 	}
+	return serveOAI(ctx, cmd, ln, h, base, endpoint)
+}
+
+// serveOAI serves h on ln until ctx is done.
+func serveOAI(ctx context.Context, cmd *cli.Command, ln net.Listener, h http.Handler, base, endpoint string) error {
 	o := serverOptions(cmd, httpserver.Options{ReadTimeout: time.Minute})
 	if u, err := url.Parse(endpoint); err == nil && u.Host != "" {
 		o.PublicHosts = append(o.PublicHosts, u.Host)
@@ -220,6 +259,48 @@ func oaiServe(ctx context.Context, cmd *cli.Command) error {
 	defer cancel()
 	srv.Shutdown(sctx)
 	return serveErr
+}
+
+// oaiServeMirror serves a mirror: a Source of its own over DEST, scanned
+// at start and every --rescan-interval, whose journal gives the
+// datestamps and the deletions.
+func oaiServeMirror(ctx context.Context, cmd *cli.Command, ln net.Listener, dest, base, endpoint string, formats []provider.Format) error {
+	state := cmd.String("state")
+	if state == "" {
+		state = filepath.Join(dest, destination.StateDirName, "oai-pmh")
+	}
+	cfg := source.Config{
+		BaseURL:  base,
+		StateDir: state,
+		Sets:     []source.SetConfig{{Name: "default", Dir: dest}},
+		// The mirror's own state, and the files sync is writing.
+		Exclude: []string{filepath.Join(dest, destination.StateDirName)},
+		Skip:    []string{fetch.TempPrefix + "*"},
+		Logger:  slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	src, err := source.Open(cfg)
+	if err != nil {
+		return cli.Exit(err.Error(), exitUsage)
+	}
+	defer src.Close()
+	if _, err := src.Update(ctx); err != nil && !source.Refused(err) {
+		return cli.Exit(err.Error(), exitUsage)
+	}
+	h, err := sourceOAIHandler(src, endpoint, formats, cmd)
+	if err != nil {
+		return cli.Exit(err.Error(), exitUsage)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		src.Run(runCtx, source.RunOptions{RescanInterval: cmd.Duration("rescan-interval")})
+	}()
+	err = serveOAI(ctx, cmd, ln, h, base, endpoint)
+	cancel()
+	<-done
+	return err
 }
 
 // oaiHandler builds the provider over a Source's sets; shared by oai

@@ -252,3 +252,62 @@ func TestServeOAIPMHEndpoint(t *testing.T) {
 	}
 	resp.Body.Close()
 }
+
+// oai serve --mirror over a mirror made by sync offers the Source's
+// records under the Source's identifiers; a change synced later (an
+// update, a deletion) is harvested incrementally from a time before the
+// mirror received it.
+func TestOAIServeMirror(t *testing.T) {
+	syncLoopbackOnly(t)
+	dir, dest := t.TempDir(), t.TempDir()
+	for i := range 6 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), []byte(fmt.Sprint("v1 ", i)), 0o644)
+	}
+	base, _ := startServe(t, dir, "--watch", "--oai-pmh-endpoint", "oai")
+	syncOnce := func() {
+		t.Helper()
+		if code, o, e := runCLI(t, "sync", base, dest); code != 0 {
+			t.Fatalf("sync: %d %s %s", code, o, e)
+		}
+	}
+	syncOnce()
+	addr := freeAddr(t)
+	o, _ := background(t, "oai", "serve", "--mirror", "--addr", addr, "--rescan-interval", "50ms", dest)
+	waitFor(t, "oai serve --mirror", 20*time.Second, func() bool { return strings.Contains(o.String(), "serving OAI-PMH") })
+	mirror := "http://" + addr + "/"
+	strip := func(m map[string]harvested) map[string]harvested {
+		out := map[string]harvested{}
+		for k, v := range m {
+			out[k] = harvested{status: v.status, dcIdentifier: v.dcIdentifier}
+		}
+		return out
+	}
+	upstream := ours(t, base+"oai", "")
+	if len(upstream) != 6 {
+		t.Fatalf("upstream: %v", upstream)
+	}
+	same(t, "mirror", strip(ours(t, mirror, "")), strip(upstream))
+
+	// A harvest's from is at the second: wait for the next one, past
+	// the baseline's.
+	next := time.Now().Truncate(time.Second).Add(time.Second)
+	time.Sleep(time.Until(next))
+	from := oai.Second.Format(next)
+	os.WriteFile(filepath.Join(dir, "f1.txt"), []byte("v2, longer"), 0o644)
+	os.Remove(filepath.Join(dir, "f2.txt"))
+	waitFor(t, "serve to journal the changes", 20*time.Second, func() bool { return len(ours(t, base+"oai", from)) == 2 })
+	// The journal is written before the documents sync reads: sync until
+	// the mirror has the change.
+	waitFor(t, "the mirror to get the changes", 20*time.Second, func() bool {
+		syncOnce()
+		_, err := os.Stat(filepath.Join(dest, "f2.txt"))
+		b, _ := os.ReadFile(filepath.Join(dest, "f1.txt"))
+		return string(b) == "v2, longer" && os.IsNotExist(err)
+	})
+	waitFor(t, "the mirror's provider to see the changes", 20*time.Second, func() bool { return len(ours(t, mirror, from)) == 2 })
+	inc := ours(t, mirror, from)
+	if inc["oai:127.0.0.1:f2.txt"].status != "deleted" || inc["oai:127.0.0.1:f1.txt"].dcIdentifier != base+"f1.txt" {
+		t.Errorf("incremental from the mirror: %v", inc)
+	}
+	same(t, "catmandu on the mirror", harvestCatmandu(t, mirror, "--from", from), inc)
+}
