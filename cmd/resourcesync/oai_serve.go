@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/oai/provider"
 	"github.com/resourcesync-go/resourcesync/source"
 	"github.com/resourcesync-go/resourcesync/source/store"
+	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 	"github.com/resourcesync-go/resourcesync/source/store/storeurl"
 )
 
@@ -66,11 +68,13 @@ RECORDS
 STATE
    The state is that of serve and publish (--state DIR, default
    DIR/.resourcesync, or --store URL; see serve --help): give the same
-   --state, --store, --set and --base-url they were given. The embedded store
-   is used by one process at a time: while serve runs on the same state, use
-   serve --oai-pmh-endpoint PATH instead (the same provider inside serve).
-   The collection is served as the state last recorded it: run publish (or
-   serve) to update it.
+   --state, --store, --set and --base-url they were given. The records are
+   the state as publish last recorded it: run publish again (while oai serve
+   runs) to update them. The embedded store admits one process at a time:
+   oai serve opens it for each request only (waiting up to 30 s for a
+   publish to finish). serve holds it as long as it runs: to offer OAI-PMH
+   from a serve, give serve --oai-pmh-endpoint PATH instead (the same
+   provider inside serve).
 
 MIRRORS (--mirror)
    With --mirror, DIR is a mirror made by sync (DEST): its files are offered
@@ -191,7 +195,14 @@ func oaiServe(ctx context.Context, cmd *cli.Command) error {
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("no state at %s (run publish or serve on the directory first, with the same --state/--set): %w", p, err)
 		}
-		return storeurl.Open(ctx, "bolt:"+stateDir, set)
+		// Opened for each request: publish may update it meanwhile. Once
+		// now, to report a state that cannot be used before serving it.
+		st := onDemandStore{dir: stateDir, set: set}
+		db, err := bolt.OpenSet(stateDir, set, &bolt.Options{LockTimeout: 5 * time.Second})
+		if err != nil {
+			return nil, err
+		}
+		return st, db.Close()
 	}
 	if u := cmd.String("store"); u != "" {
 		su, err := storeurl.Parse(u)
@@ -370,4 +381,90 @@ func mountOAI(cmd *cli.Command, src *source.Source, extra map[string]http.Handle
 	}
 	extra[p] = h
 	return extra, nil
+}
+
+// onDemandStore is a read-only store.Store that opens the embedded state
+// for each call (each iteration) and closes it after, so that publish
+// (or serve) can update the state between two requests of oai serve: the
+// embedded store admits one process at a time.
+type onDemandStore struct {
+	dir, set string
+}
+
+var errReadOnly = errors.New("oai serve: the state is read-only here")
+
+// lockWait is how long a call waits for publish to release the state.
+const lockWait = 30 * time.Second
+
+func (s onDemandStore) open() (*bolt.DB, error) {
+	return bolt.OpenSet(s.dir, s.set, &bolt.Options{LockTimeout: lockWait})
+}
+
+func (s onDemandStore) Apply(context.Context, store.Batch) (uint64, uint64, error) {
+	return 0, 0, errReadOnly
+}
+
+func (s onDemandStore) PutMeta(context.Context, string, []byte) error { return errReadOnly }
+
+func (s onDemandStore) Close() error { return nil }
+
+func (s onDemandStore) Get(ctx context.Context, path string) (store.Resource, error) {
+	db, err := s.open()
+	if err != nil {
+		return store.Resource{}, err
+	}
+	defer db.Close()
+	return db.Get(ctx, path)
+}
+
+func (s onDemandStore) Stats(ctx context.Context) (store.Stats, error) {
+	db, err := s.open()
+	if err != nil {
+		return store.Stats{}, err
+	}
+	defer db.Close()
+	return db.Stats(ctx)
+}
+
+func (s onDemandStore) GetMeta(ctx context.Context, key string) ([]byte, error) {
+	db, err := s.open()
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return db.GetMeta(ctx, key)
+}
+
+// each runs one iteration of db's with the state open.
+func onDemandSeq[T any](s onDemandStore, seq func(*bolt.DB) iter.Seq2[T, error]) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		db, err := s.open()
+		if err != nil {
+			var zero T
+			yield(zero, err)
+			return
+		}
+		defer db.Close()
+		for v, err := range seq(db) {
+			if !yield(v, err) {
+				return
+			}
+		}
+	}
+}
+
+func (s onDemandStore) Resources(ctx context.Context) iter.Seq2[store.Resource, error] {
+	return onDemandSeq(s, func(db *bolt.DB) iter.Seq2[store.Resource, error] { return db.Resources(ctx) })
+}
+
+func (s onDemandStore) ResourcesIn(ctx context.Context, from, to string) iter.Seq2[store.Resource, error] {
+	return onDemandSeq(s, func(db *bolt.DB) iter.Seq2[store.Resource, error] { return db.ResourcesIn(ctx, from, to) })
+}
+
+func (s onDemandStore) Journal(ctx context.Context, from uint64) iter.Seq2[store.Change, error] {
+	return onDemandSeq(s, func(db *bolt.DB) iter.Seq2[store.Change, error] { return db.Journal(ctx, from) })
+}
+
+func (s onDemandStore) JournalBetween(ctx context.Context, from, until time.Time) iter.Seq2[store.Change, error] {
+	return onDemandSeq(s, func(db *bolt.DB) iter.Seq2[store.Change, error] { return db.JournalBetween(ctx, from, until) })
 }

@@ -175,21 +175,20 @@ func TestOAIServeRealHarvesters(t *testing.T) {
 			t.Fatalf("publish: %d %s %s", code, o, e)
 		}
 	}
-	serve := func() (string, func() int) {
+	serve := func() string {
 		addr := freeAddr(t)
-		o, stop := background(t, "oai", "serve", "--addr", addr, "--page-size", "4", "--state", state, "--base-url", "http://data.example.org/", dir)
+		o, _ := background(t, "oai", "serve", "--addr", addr, "--page-size", "4", "--state", state, "--base-url", "http://data.example.org/", dir)
 		waitFor(t, "oai serve", 20*time.Second, func() bool { return strings.Contains(o.String(), "serving OAI-PMH") })
-		return "http://" + addr + "/", stop
+		return "http://" + addr + "/"
 	}
 	publish()
-	endpoint, stop := serve()
+	endpoint := serve()
 	want := ours(t, endpoint, "")
 	if len(want) != 24 || want["oai:data.example.org:a%20b.txt"].dcIdentifier != "http://data.example.org/a%20b.txt" {
 		t.Fatalf("the provider lists %d records: %v", len(want), want)
 	}
 	same(t, "oai_pmh", harvestOAIPMH(t, endpoint), want)
 	same(t, "catmandu", harvestCatmandu(t, endpoint), want)
-	stop() // the embedded state is one process's at a time
 
 	// Changes recorded after `from`: an update, a deletion, a new file
 	// with an old mtime.
@@ -200,8 +199,7 @@ func TestOAIServeRealHarvesters(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "old.txt"), []byte("old"), 0o644)
 	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
 	os.Chtimes(filepath.Join(dir, "old.txt"), old, old)
-	publish()
-	endpoint, _ = serve()
+	publish() // while oai serve runs: it opens the state per request
 	fromS := oai.Second.Format(from)
 	inc := ours(t, endpoint, fromS)
 	if fmt.Sprint(sortedKeys(inc)) != "[oai:data.example.org:f03.txt oai:data.example.org:f05.txt oai:data.example.org:old.txt]" ||

@@ -328,19 +328,29 @@ func (c *StoreCollection) journal(ctx context.Context, si int, q Query, after ui
 		cands = cands[:0]
 		return true, nil
 	}
-	for ch, err := range st.JournalBetween(ctx, q.From, q.Until) {
-		if err != nil {
-			return false, err
-		}
-		if ch.Seq <= after || (deletesOnly && ch.Kind != rs.Deleted) || !inRange(ch.Time, q) {
-			continue
-		}
-		cands = append(cands, ch)
-		if len(cands) == chunk {
-			if cont, err := flush(); err != nil || !cont {
-				return cont, err
+	// Candidates are collected by one iteration and checked by another,
+	// never nested: a Store may allow one reader at a time (oai serve
+	// opens the embedded state per call).
+	for {
+		full := false
+		for ch, err := range st.JournalBetween(ctx, q.From, q.Until) {
+			if err != nil {
+				return false, err
+			}
+			if ch.Seq <= after || (deletesOnly && ch.Kind != rs.Deleted) || !inRange(ch.Time, q) {
+				continue
+			}
+			cands = append(cands, ch)
+			if len(cands) == chunk {
+				full = true
+				break
 			}
 		}
+		if len(cands) > 0 {
+			after = cands[len(cands)-1].Seq
+		}
+		if cont, err := flush(); err != nil || !cont || !full {
+			return cont, err
+		}
 	}
-	return flush()
 }
