@@ -198,7 +198,7 @@ func oaiServe(ctx context.Context, cmd *cli.Command) error {
 		// Opened for each request: publish may update it meanwhile. Once
 		// now, to report a state that cannot be used before serving it.
 		st := onDemandStore{dir: stateDir, set: set}
-		db, err := bolt.OpenSet(stateDir, set, &bolt.Options{LockTimeout: 5 * time.Second})
+		db, err := bolt.OpenSet(stateDir, set, &bolt.Options{LockTimeout: 5 * time.Second, ReadOnly: true})
 		if err != nil {
 			return nil, err
 		}
@@ -384,9 +384,10 @@ func mountOAI(cmd *cli.Command, src *source.Source, extra map[string]http.Handle
 }
 
 // onDemandStore is a read-only store.Store that opens the embedded state
-// for each call (each iteration) and closes it after, so that publish
-// (or serve) can update the state between two requests of oai serve: the
-// embedded store admits one process at a time.
+// (read-only: no write, no fsync) for each call (each iteration) and
+// closes it after, so that publish (or serve) can update the state between
+// two requests of oai serve: the embedded store admits one writer, and
+// no reader beside it.
 type onDemandStore struct {
 	dir, set string
 }
@@ -397,7 +398,7 @@ var errReadOnly = errors.New("oai serve: the state is read-only here")
 const lockWait = 30 * time.Second
 
 func (s onDemandStore) open() (*bolt.DB, error) {
-	return bolt.OpenSet(s.dir, s.set, &bolt.Options{LockTimeout: lockWait})
+	return bolt.OpenSet(s.dir, s.set, &bolt.Options{LockTimeout: lockWait, ReadOnly: true})
 }
 
 func (s onDemandStore) Apply(context.Context, store.Batch) (uint64, uint64, error) {
