@@ -71,7 +71,7 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 		ConfigureShellCompletionCommand: configureCompletion,
 		Commands: []*cli.Command{
 			validateCommand(),
-			serveCommand(),
+			withOAIEndpoint(serveCommand()),
 			publishCommand(),
 			simulateCommand(),
 			syncCommand(),

@@ -350,6 +350,13 @@ func sourceOAIHandler(src *source.Source, endpoint string, formats []provider.Fo
 	return oaiHandler(ss, src.BaseURL(), endpoint, formats, cmd)
 }
 
+// withOAIEndpoint adds serve's flags for the provider inside it
+// (mounted by mountOAI).
+func withOAIEndpoint(serve *cli.Command) *cli.Command {
+	serve.Flags = append(serve.Flags, oaiEndpointFlags()...)
+	return serve
+}
+
 // oaiEndpointFlags are serve's flags for the provider inside it.
 func oaiEndpointFlags() []cli.Flag {
 	return []cli.Flag{

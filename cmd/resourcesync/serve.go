@@ -89,7 +89,7 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "debounce", Usage: "with --watch: update once events have been quiet this long", Value: 20 * time.Millisecond},
 			&cli.DurationFlag{Name: "rescan-interval", Usage: "rescan at this interval (0: never)", Value: time.Minute},
 			maxConnsFlag(),
-		}, append(append(append(sourceFlags(), notificationFlags()...), serverAuthFlags(true)...), oaiEndpointFlags()...)...),
+		}, append(append(sourceFlags(), notificationFlags()...), serverAuthFlags(true)...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			ln, err := net.Listen("tcp", cmd.String("addr"))
 			if err != nil {
