@@ -94,7 +94,7 @@ URLS
    baseURL harvesters are given; the server answers OAI-PMH on every path.
 
 EXAMPLES
-   resourcesync publish --base-url https://data.example.org/ DIR OUT
+   resourcesync publish --base-url https://data.example.org/ --out OUT DIR
    resourcesync oai serve --base-url https://data.example.org/ \
        --metadata-format mods=http://www.loc.gov/mods/v3=http://www.loc.gov/standards/mods/v3/mods-3-7.xsd DIR
    oai_pmh --verbose --metadataPrefix oai_dc http://127.0.0.1:8080/`
@@ -104,7 +104,7 @@ func oaiServeCommand() *cli.Command {
 		Name:        "serve",
 		Usage:       "offer a published collection to OAI-PMH harvesters",
 		UsageText:   "resourcesync oai serve [--addr HOST:PORT] [--base-url URL] [--endpoint-url URL] [--state DIR | --store URL] [--set NAME=DIR]... [--metadata-format PREFIX=NAMESPACE[=SCHEMA]]... [DIR]",
-		Description: oaiServeHelp + connsHelp(bodyWithin(time.Minute)) + hostGuardHelp("--endpoint-url"),
+		Description: oaiServeHelp + storeHelp + connsHelp(bodyWithin(time.Minute)) + hostGuardHelp("--endpoint-url"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
 			&cli.StringFlag{Name: "base-url", Usage: "the Source's public base URL, as given to serve or publish (resource URLs, identifiers)", DefaultText: "http://ADDR/"},
