@@ -27,7 +27,14 @@
 // still becomes visible to a harvest from the time it was recorded, so
 // incremental harvests (from = the responseDate of the previous one) miss
 // nothing. Deleted records are persistent: a deletion keeps the datestamp of
-// its journal record.
+// its journal record. (A journal record's datetime is taken just before
+// its batch commits: a harvest answered in between misses the change and
+// its responseDate may be a second past it; a harvester that overlaps from
+// by one granule, as oai/harvest does, never misses it.)
+//
+// A mirror made by sync is served the same way by giving it a journal of
+// its own: resourcesync oai serve --mirror scans the mirror as a Source
+// does, so datestamps are when the mirror's changes were found.
 //
 // # Metadata formats
 //
