@@ -2,9 +2,27 @@ package harvest
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
 	"time"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/resourcesync-go/resourcesync/httperr"
+	"github.com/resourcesync-go/resourcesync/internal/boltdb"
+	"github.com/resourcesync-go/resourcesync/internal/retry"
+	"github.com/resourcesync-go/resourcesync/oai"
 )
 
 // Config says which repository to harvest and where to keep its records.
@@ -64,12 +82,127 @@ type Status struct {
 // Harvester harvests one repository into Config.Dir. Its methods are safe
 // for concurrent use; Harvest calls are serialised.
 type Harvester struct {
-	cfg Config
+	cfg    Config
+	log    *slog.Logger
+	client *http.Client
+	policy retry.Policy
+	db     *bbolt.DB
+
+	run sync.Mutex // serialises Harvest
+
+	mu      sync.Mutex // guards status and records
+	status  Status
+	records int64
 }
+
+// retryPolicy is generous: a repository under load answers 503 with
+// Retry-After for minutes, and a harvest is worth waiting for.
+var retryPolicy = retry.Policy{Retries: 8, BaseDelay: 500 * time.Millisecond, MaxDelay: time.Minute, MaxRetryAfter: 10 * time.Minute}
 
 // New checks cfg and opens the harvest state.
 func New(cfg Config) (*Harvester, error) {
-	panic("not implemented")
+	if cfg.Endpoint == "" {
+		return nil, errors.New("oai-pmh harvest: no endpoint")
+	}
+	u, err := url.Parse(cfg.Endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("oai-pmh harvest: endpoint %q is not an http(s) URL", cfg.Endpoint)
+	}
+	if cfg.Dir == "" || cfg.State == "" {
+		return nil, errors.New("oai-pmh harvest: Dir and State are required")
+	}
+	dir, err1 := filepath.Abs(cfg.Dir)
+	state, err2 := filepath.Abs(cfg.State)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, fmt.Errorf("oai-pmh harvest: %w", err)
+	}
+	if rel, err := filepath.Rel(dir, state); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, fmt.Errorf("oai-pmh harvest: the state directory %s is inside the record directory %s", state, dir)
+	}
+	cfg.Dir, cfg.State = dir, state
+	if len(cfg.Prefixes) == 0 {
+		cfg.Prefixes = []string{oai.DCPrefix}
+	}
+	for _, p := range cfg.Prefixes {
+		if p == "" || strings.ContainsAny(p, "/\\") {
+			return nil, fmt.Errorf("oai-pmh harvest: bad metadata prefix %q", p)
+		}
+	}
+	if cfg.FullEvery <= 0 {
+		cfg.FullEvery = 24 * time.Hour
+	}
+	h := &Harvester{cfg: cfg, log: cfg.Log, client: cfg.Client, policy: retryPolicy}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.client == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.ResponseHeaderTimeout = 2 * time.Minute
+		// A whole page must arrive within the timeout; repositories
+		// that build pages slowly still answer in well under this.
+		h.client = &http.Client{Transport: tr, Timeout: 10 * time.Minute}
+	}
+	for _, d := range []string{dir, state} {
+		if err := os.MkdirAll(d, 0o777); err != nil {
+			return nil, fmt.Errorf("oai-pmh harvest: %w", err)
+		}
+	}
+	h.db, err = openState(filepath.Join(state, "harvest.db"))
+	if err != nil {
+		return nil, fmt.Errorf("oai-pmh harvest: state: %w", err)
+	}
+	var l last
+	if err := boltdb.Run(h.db, false, func(tx *bbolt.Tx) error { _, err := getJSON(tx, kLast, &l); return err }); err != nil {
+		h.db.Close()
+		return nil, fmt.Errorf("oai-pmh harvest: state: %w", err)
+	}
+	h.status = Status{Endpoint: cfg.Endpoint, Granularity: l.Granularity, LastStart: l.Start, LastEnd: l.End, LastStats: l.Stats}
+	n, err := countRecords(dir, cfg.Prefixes)
+	if err != nil {
+		h.db.Close()
+		return nil, fmt.Errorf("oai-pmh harvest: %w", err)
+	}
+	h.records = n
+	return h, nil
+}
+
+// countRecords counts the record files of the prefixes.
+func countRecords(dir string, prefixes []string) (int64, error) {
+	var n int64
+	err := walkRecords(dir, prefixes, func(string, string) error { n++; return nil })
+	return n, err
+}
+
+// walkRecords calls fn with the slash path (relative to dir) and the
+// absolute path of each record file of the prefixes.
+func walkRecords(dir string, prefixes []string, fn func(rel, abs string) error) error {
+	for _, p := range prefixes {
+		root := filepath.Join(dir, escapeName(p, runtime.GOOS == "windows"))
+		err := filepath.WalkDir(root, func(abs string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return err
+			}
+			if d.IsDir() || !d.Type().IsRegular() {
+				return nil
+			}
+			rel, err := filepath.Rel(dir, abs)
+			if err != nil {
+				return err
+			}
+			rel = filepath.ToSlash(rel)
+			if _, _, ok := ParseRecordPath(rel); !ok {
+				return nil
+			}
+			return fn(rel, abs)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Harvest runs one harvest: everything the first time (and on a full
@@ -77,33 +210,499 @@ func New(cfg Config) (*Harvester, error) {
 // interrupted (error, cancellation, kill -9) resumes from its last
 // committed page.
 func (h *Harvester) Harvest(ctx context.Context) (Stats, error) {
-	panic("not implemented")
+	h.run.Lock()
+	defer h.run.Unlock()
+	h.mu.Lock()
+	h.status.Running = true
+	h.mu.Unlock()
+	t0 := time.Now()
+	var st Stats
+	l, err := h.harvest(ctx, &st)
+	st.Duration = time.Since(t0)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.status.Running = false
+	if err != nil {
+		h.status.LastError = err.Error()
+		return st, err
+	}
+	h.status.LastError = ""
+	h.status.LastStart, h.status.LastEnd, h.status.LastStats = l.Start, l.End, st
+	return st, nil
 }
 
 // Status reports the last harvest.
 func (h *Harvester) Status() Status {
-	panic("not implemented")
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.status
+	s.Records = h.records
+	return s
 }
 
 // Close releases the harvest state.
 func (h *Harvester) Close() error {
-	panic("not implemented")
+	return h.db.Close()
 }
 
-// RecordPath is where the record of identifier in prefix is kept, relative
-// to Config.Dir and slash-separated: PREFIX/HH/ESCAPED.xml, where HH is
-// the first byte of the SHA-256 of the identifier in hex (256 directories,
-// so that no directory listing grows past a few thousand entries at a
-// million records) and ESCAPED the identifier with '%', '/', '\\',
-// control bytes, '<', '>', '"', '|', '?', '*', a leading '.' and (on
-// Windows only, which forbids it in names) ':' percent-encoded; the ':' of
-// the usual oai:host:id identifiers thus stays readable in the URL.
-// ParseRecordPath reverses it.
-func RecordPath(identifier, prefix string) string {
-	panic("not implemented")
+// identity is what Identify said.
+type identity struct {
+	now           time.Time // responseDate (local time if absent)
+	granularity   oai.Granularity
+	deletedRecord string
 }
 
-// ParseRecordPath returns the identifier and prefix of a RecordPath.
-func ParseRecordPath(rel string) (identifier, prefix string, ok bool) {
-	panic("not implemented")
+func (h *Harvester) identify(ctx context.Context) (identity, error) {
+	var id identity
+	r, err := h.request(ctx, url.Values{"verb": {oai.Identify}}, func(*item) error { return nil }, nil)
+	if err != nil {
+		return id, fmt.Errorf("Identify: %w", err)
+	}
+	if r.Err != nil {
+		return id, fmt.Errorf("Identify: %w", r.Err)
+	}
+	id.granularity, err = oai.ParseGranularity(r.Granularity)
+	if err != nil {
+		// Day is the safe guess: its overlap is the larger.
+		h.log.Warn("oai-pmh: Identify names no known granularity; assuming days", "endpoint", h.cfg.Endpoint, "granularity", r.Granularity)
+		id.granularity = oai.Day
+	}
+	id.deletedRecord = r.DeletedRecord
+	id.now = time.Now().UTC()
+	if t, _, err := oai.ParseDatestamp(r.ResponseDate); err == nil {
+		// The repository's clock, which stamps its records, not ours.
+		id.now = t
+	}
+	h.mu.Lock()
+	h.status.Granularity = id.granularity.String()
+	h.mu.Unlock()
+	return id, nil
+}
+
+func (h *Harvester) harvest(ctx context.Context, st *Stats) (last, error) {
+	var prev last
+	var r run
+	var running bool
+	err := boltdb.Run(h.db, false, func(tx *bbolt.Tx) error {
+		if _, err := getJSON(tx, kLast, &prev); err != nil {
+			return err
+		}
+		var err error
+		running, err = getJSON(tx, kRun, &r)
+		return err
+	})
+	if err != nil {
+		return prev, fmt.Errorf("oai-pmh harvest: state: %w", err)
+	}
+	id, err := h.identify(ctx)
+	if err != nil {
+		return prev, fmt.Errorf("oai-pmh harvest %s: %w", h.cfg.Endpoint, err)
+	}
+	if !running {
+		r = run{Start: id.now, Full: prev.Start.IsZero()}
+		from := ""
+		if !r.Full {
+			// One granule of overlap: a record stamped in the granule
+			// the last harvest started in may have changed after it
+			// looked.
+			from = id.granularity.Format(prev.Start.Add(-id.granularity.Unit()))
+		}
+		sets := h.cfg.Sets
+		if len(sets) == 0 {
+			sets = []string{""}
+		}
+		for _, p := range h.cfg.Prefixes {
+			for _, s := range sets {
+				r.Lists = append(r.Lists, list{Verb: oai.ListRecords, Prefix: p, Set: s, From: from})
+			}
+		}
+		if id.deletedRecord == "no" && !r.Full && id.now.Sub(prev.FullAt) >= h.cfg.FullEvery {
+			r.Pass = true
+			for _, p := range h.cfg.Prefixes {
+				for _, s := range sets {
+					r.Lists = append(r.Lists, list{Verb: oai.ListIdentifiers, Prefix: p, Set: s})
+				}
+			}
+		}
+		err := boltdb.Run(h.db, true, func(tx *bbolt.Tx) error {
+			if err := tx.DeleteBucket(bSeen); err != nil {
+				return err
+			}
+			if _, err := tx.CreateBucket(bSeen); err != nil {
+				return err
+			}
+			return putJSON(tx, kRun, &r)
+		})
+		if err != nil {
+			return prev, fmt.Errorf("oai-pmh harvest: state: %w", err)
+		}
+	} else {
+		h.log.Info("oai-pmh: resuming the interrupted harvest", "endpoint", h.cfg.Endpoint, "start", r.Start)
+	}
+	st.Full = r.Full || r.Pass
+	if err := h.commitPending(ctx, &r); err != nil {
+		return prev, fmt.Errorf("oai-pmh harvest %s: %w", h.cfg.Endpoint, err)
+	}
+	for i := range r.Lists {
+		if r.Lists[i].Done {
+			continue
+		}
+		if err := h.list(ctx, &r, i, st); err != nil {
+			if r.Pending == nil {
+				// The last page reached the journal: do not report it
+				// again on resumption (best effort; a second report is
+				// harmless).
+				h.saveRun(&r, nil)
+			}
+			l := r.Lists[i]
+			what := l.Verb + " " + l.Prefix
+			if l.Set != "" {
+				what += " set " + l.Set
+			}
+			return prev, fmt.Errorf("oai-pmh harvest %s: %s: %w", h.cfg.Endpoint, what, err)
+		}
+	}
+	if r.Pass {
+		if err := h.removeUnseen(ctx, &r, st); err != nil {
+			return prev, fmt.Errorf("oai-pmh harvest %s: full pass: %w", h.cfg.Endpoint, err)
+		}
+	}
+	next := last{Start: r.Start, End: time.Now().UTC(), FullAt: prev.FullAt, Stats: *st, Granularity: id.granularity.String()}
+	if r.Full || r.Pass {
+		next.FullAt = r.Start
+	}
+	err = boltdb.Run(h.db, true, func(tx *bbolt.Tx) error {
+		if err := tx.Bucket(bState).Delete(kRun); err != nil {
+			return err
+		}
+		if err := tx.DeleteBucket(bSeen); err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucket(bSeen); err != nil {
+			return err
+		}
+		return putJSON(tx, kLast, &next)
+	})
+	if err != nil {
+		return prev, fmt.Errorf("oai-pmh harvest: state: %w", err)
+	}
+	return next, nil
+}
+
+// list harvests one list of the run from where it stopped, page by page.
+func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
+	l := &r.Lists[i]
+	w := newPageWriter(h.cfg.Dir)
+	t0, n0, restarts := time.Now(), 0, 0
+	for {
+		q := url.Values{"verb": {l.Verb}}
+		if l.Token != "" {
+			q.Set("resumptionToken", l.Token)
+		} else {
+			q.Set("metadataPrefix", l.Prefix)
+			if l.Set != "" {
+				q.Set("set", l.Set)
+			}
+			if l.From != "" {
+				q.Set("from", l.From)
+			}
+		}
+		var ps Stats
+		var seen [][]byte
+		onItem := func(it *item) error {
+			return h.item(ctx, w, l, it, &ps, &seen)
+		}
+		resp, err := h.request(ctx, q, onItem, func() { w.abort(); ps = Stats{}; seen = seen[:0] })
+		if err != nil {
+			w.abort()
+			return err
+		}
+		if resp.Err != nil {
+			w.abort()
+			switch {
+			case resp.Err.Code == oai.NoRecordsMatch:
+				l.Done = true
+				return h.saveRun(r, nil)
+			case resp.Err.Code == oai.BadResumptionToken && l.Token != "":
+				// The token expired (or the repository restarted):
+				// list again from the start; the pages already
+				// committed come back unchanged and write nothing.
+				h.log.Warn("oai-pmh: resumption token refused; listing again from the start",
+					"endpoint", h.cfg.Endpoint, "verb", l.Verb, "prefix", l.Prefix, "set", l.Set, "from", l.From, "pages", l.Pages, "error", resp.Err.Message)
+				if restarts++; restarts > 5 {
+					return fmt.Errorf("resumption tokens keep expiring (%d restarts): %w", restarts-1, resp.Err)
+				}
+				l.Token = ""
+				if err := h.saveRun(r, nil); err != nil {
+					return err
+				}
+				continue
+			}
+			return retry.Permanent(resp.Err)
+		}
+		if resp.Verb != l.Verb {
+			w.abort()
+			return fmt.Errorf("%w: answer <%s> to %s", errResponse, resp.Verb, l.Verb)
+		}
+		written, unchanged, err := w.wait()
+		if err != nil {
+			w.abort()
+			return err
+		}
+		ps.Written, ps.Unchanged = written, unchanged
+		paths, created, removed, err := w.commit()
+		if err != nil {
+			if len(paths) > 0 {
+				// Some renames happened: they must reach the journal.
+				r.Pending = paths
+				if serr := h.saveRun(r, nil); serr != nil {
+					return errors.Join(err, serr)
+				}
+			}
+			return err
+		}
+		st.Pages++
+		st.Written += ps.Written
+		st.Unchanged += ps.Unchanged
+		st.Malformed += ps.Malformed
+		st.Deleted += removed
+		h.mu.Lock()
+		h.records += int64(created - removed)
+		h.mu.Unlock()
+		if resp.Token != "" && resp.Token == l.Token {
+			return fmt.Errorf("%w: the repository answered resumption token %q with itself", errResponse, l.Token)
+		}
+		l.Token = resp.Token
+		l.Pages++
+		l.Done = resp.Token == ""
+		r.Pending = paths
+		if err := h.saveRun(r, seen); err != nil {
+			return err
+		}
+		if err := h.commitPending(ctx, r); err != nil {
+			return err
+		}
+		n0 += resp.Items
+		args := []any{"endpoint", h.cfg.Endpoint, "verb", l.Verb, "prefix", l.Prefix, "set", l.Set, "page", l.Pages, "items", resp.Items}
+		if resp.CompleteListSize >= 0 {
+			args = append(args, "completeListSize", resp.CompleteListSize)
+		}
+		if resp.Cursor >= 0 {
+			args = append(args, "cursor", resp.Cursor)
+		}
+		if resp.Expiration != "" {
+			args = append(args, "tokenExpires", resp.Expiration)
+		}
+		if d := time.Since(t0); d > 0 {
+			args = append(args, "perSecond", int(float64(n0)/d.Seconds()))
+		}
+		if l.Done || l.Pages%50 == 1 {
+			h.log.Info("oai-pmh: page", args...)
+		} else {
+			h.log.Debug("oai-pmh: page", args...)
+		}
+		if l.Done {
+			return nil
+		}
+	}
+}
+
+// commitPending reports the paths of the last page saved to Committed.
+// They stay in the state until the next page replaces them (a second
+// report after a restart is harmless: the Source rereads the files).
+func (h *Harvester) commitPending(ctx context.Context, r *run) error {
+	if len(r.Pending) == 0 || h.cfg.Committed == nil {
+		return nil
+	}
+	if err := h.cfg.Committed(ctx, r.Pending); err != nil {
+		return fmt.Errorf("committing a page: %w", err)
+	}
+	r.Pending = nil
+	return nil
+}
+
+func (h *Harvester) saveRun(r *run, seen [][]byte) error {
+	return boltdb.Run(h.db, true, func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bSeen)
+		for _, k := range seen {
+			if err := b.Put(k, []byte{1}); err != nil {
+				return err
+			}
+		}
+		return putJSON(tx, kRun, r)
+	})
+}
+
+// item stages one record (or notes one identifier of a full pass).
+func (h *Harvester) item(ctx context.Context, w *pageWriter, l *list, it *item, ps *Stats, seen *[][]byte) error {
+	if it.Bad != nil {
+		if l.Verb == oai.ListIdentifiers && it.Identifier != "" {
+			// Listed, if badly: its record is not to be removed.
+			*seen = append(*seen, []byte(RecordPath(it.Identifier, l.Prefix)))
+		}
+		ps.Malformed++
+		id := it.Identifier
+		if id == "" {
+			id = "(none)"
+		}
+		h.log.Warn("oai-pmh: skipping a malformed record", "endpoint", h.cfg.Endpoint, "identifier", id, "prefix", l.Prefix, "datestamp", it.Datestamp, "error", it.Bad)
+		return nil
+	}
+	rel := RecordPath(it.Identifier, l.Prefix)
+	if l.Verb == oai.ListIdentifiers {
+		if !it.Deleted {
+			*seen = append(*seen, []byte(rel))
+		}
+		return nil
+	}
+	if it.Deleted {
+		w.remove(rel)
+		return nil
+	}
+	t, _, err := oai.ParseDatestamp(it.Datestamp)
+	if err != nil {
+		ps.Malformed++
+		h.log.Warn("oai-pmh: skipping a record with a bad datestamp", "endpoint", h.cfg.Endpoint, "identifier", it.Identifier, "prefix", l.Prefix, "datestamp", it.Datestamp)
+		return nil
+	}
+	if len(rel) > 4096 || len(path.Base(rel)) > 255 {
+		ps.Malformed++
+		h.log.Warn("oai-pmh: skipping a record whose identifier is too long for a file name", "endpoint", h.cfg.Endpoint, "identifier", it.Identifier)
+		return nil
+	}
+	w.put(rel, it.Metadata, t)
+	return ctx.Err()
+}
+
+// removeUnseen ends a completed full pass: the record files of
+// identifiers it did not list are removed, in batches reported to
+// Committed.
+func (h *Harvester) removeUnseen(ctx context.Context, r *run, st *Stats) error {
+	var batch []string
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		r.Pending = batch
+		if err := h.saveRun(r, nil); err != nil {
+			return err
+		}
+		for _, rel := range batch {
+			if err := os.Remove(filepath.Join(h.cfg.Dir, filepath.FromSlash(rel))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		if err := syncfsDirs(h.cfg.Dir, batch); err != nil {
+			return err
+		}
+		st.Deleted += len(batch)
+		h.mu.Lock()
+		h.records -= int64(len(batch))
+		h.mu.Unlock()
+		if err := h.commitPending(ctx, r); err != nil {
+			return err
+		}
+		batch = nil
+		return nil
+	}
+	// One short read per file: a read transaction held over the walk
+	// would block flush's writes when bbolt needs to remap.
+	err := walkRecords(h.cfg.Dir, h.cfg.Prefixes, func(rel, _ string) error {
+		var listed bool
+		if err := boltdb.Run(h.db, false, func(tx *bbolt.Tx) error {
+			listed = tx.Bucket(bSeen).Get([]byte(rel)) != nil
+			return nil
+		}); err != nil {
+			return err
+		}
+		if listed {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		h.log.Info("oai-pmh: record no longer listed; removing it", "endpoint", h.cfg.Endpoint, "path", rel)
+		batch = append(batch, rel)
+		if len(batch) >= 1000 {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return flush()
+}
+
+// syncfsDirs makes the removals of rels durable.
+func syncfsDirs(dir string, rels []string) error {
+	dirs := map[string]bool{}
+	for _, rel := range rels {
+		dirs[filepath.Dir(filepath.Join(dir, filepath.FromSlash(rel)))] = true
+	}
+	return syncDirs(dir, dirs)
+}
+
+// request asks the repository once per attempt, through the one retry
+// loop, and parses the answer as it arrives. again, if set, is called
+// before a new attempt, to undo what onItem did with the failed one.
+func (h *Harvester) request(ctx context.Context, q url.Values, onItem func(*item) error, again func()) (*response, error) {
+	u := h.cfg.Endpoint
+	if strings.Contains(u, "?") {
+		u += "&" + q.Encode()
+	} else {
+		u += "?" + q.Encode()
+	}
+	var resp *response
+	_, err := retry.Do(ctx, h.policy, func() (bool, error) {
+		var err error
+		resp, err = h.once(ctx, u, onItem)
+		if err != nil && again != nil {
+			again()
+		}
+		return retry.Classify(err)
+	}, func(n int, err error, wait time.Duration) error {
+		h.log.Warn("oai-pmh: request failed; retrying", "url", u, "retry", n, "wait", wait, "error", retry.Strip(err))
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, retry.Strip(err)
+	}
+	return resp, nil
+}
+
+func (h *Harvester) once(ctx context.Context, u string, onItem func(*item) error) (*response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, retry.Permanent(err)
+	}
+	req.Header.Set("Accept", "text/xml, application/xml")
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		se := &httperr.StatusError{URL: u, Code: resp.StatusCode}
+		return nil, retry.WithRetryAfter(se, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
+	}
+	r, err := parseResponse(resp.Body, onItem)
+	switch {
+	case err == nil:
+		return r, nil
+	case errors.Is(err, errTruncated):
+		return nil, fmt.Errorf("GET %s: %w", u, err)
+	case errors.Is(err, errResponse), errors.Is(err, errMalformed):
+		return nil, retry.Permanent(fmt.Errorf("GET %s: %w", u, err))
+	}
+	// A failure of the body (network) or of writing a record file.
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return nil, retry.Permanent(err)
+	}
+	return nil, fmt.Errorf("GET %s: %w", u, err)
 }
