@@ -76,6 +76,16 @@ STATE
    from a serve, give serve --oai-pmh-endpoint PATH instead (the same
    provider inside serve).
 
+HARVESTED RECORDS (--records)
+   With --records, DIR holds the records serve --oai-pmh (or publish
+   --oai-pmh) harvested, PREFIX/HH/IDENTIFIER.xml, or a mirror of them
+   (with --mirror): each file is served as the record of its own identifier
+   in its own format, its bytes unchanged (oai_dc is not generated; give
+   --metadata-format for the other prefixes), so a harvester gets the
+   repository's records back: repository -> serve --oai-pmh -> sync ->
+   oai serve --mirror --records -> harvester. Other files are left out;
+   datestamps are when this side recorded the record's change.
+
 MIRRORS (--mirror)
    With --mirror, DIR is a mirror made by sync (DEST): its files are offered
    with the identifiers and URLs of the Source it mirrors (--base-url defaults
@@ -103,7 +113,7 @@ func oaiServeCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "serve",
 		Usage:       "offer a published collection to OAI-PMH harvesters",
-		UsageText:   "resourcesync oai serve [--addr HOST:PORT] [--base-url URL] [--endpoint-url URL] [--state DIR | --store URL] [--set NAME=DIR]... [--metadata-format PREFIX=NAMESPACE[=SCHEMA]]... [DIR]",
+		UsageText:   "resourcesync oai serve [--addr HOST:PORT] [--base-url URL] [--endpoint-url URL] [--state DIR | --store URL] [--set NAME=DIR]... [--mirror] [--records] [--metadata-format PREFIX=NAMESPACE[=SCHEMA]]... [DIR]",
 		Description: oaiServeHelp + storeHelp + connsHelp(bodyWithin(time.Minute)) + hostGuardHelp("--endpoint-url"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
@@ -118,6 +128,7 @@ func oaiServeCommand() *cli.Command {
 			&cli.DurationFlag{Name: "token-ttl", Usage: "how long a resumption token stays valid", Value: 24 * time.Hour},
 			&cli.IntFlag{Name: "page-size", Usage: "records per ListRecords response (ListIdentifiers: 5 times as many headers)", Value: 100},
 			&cli.BoolFlag{Name: "mirror", Usage: "DIR is a mirror made by sync (see MIRRORS above)"},
+			&cli.BoolFlag{Name: "records", Usage: "DIR holds OAI-PMH records as serve --oai-pmh harvests them: serve each as itself (see HARVESTED RECORDS above)"},
 			&cli.DurationFlag{Name: "rescan-interval", Usage: "with --mirror: look for changes in the mirror at this interval", Value: time.Minute},
 			maxConnsFlag(),
 		},
@@ -317,7 +328,16 @@ func oaiServeMirror(ctx context.Context, cmd *cli.Command, ln net.Listener, dest
 // oaiHandler builds the provider over a Source's sets; shared by oai
 // serve and serve --oai-pmh-endpoint.
 func oaiHandler(ss []provider.StoreSet, base, endpoint string, formats []provider.Format, cmd *cli.Command) (*provider.Handler, error) {
-	c, err := provider.NewStoreCollection(ss)
+	var c provider.Collection
+	var err error
+	if cmd.Bool("records") {
+		if len(ss) != 1 {
+			return nil, errors.New("--records: one directory of records, no --set")
+		}
+		c, err = provider.NewStoreRecords(ss[0])
+	} else {
+		c, err = provider.NewStoreCollection(ss)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/oai"
+	"github.com/resourcesync-go/resourcesync/oai/harvest"
 )
 
 // harvested is what a harvester got of one record.
@@ -308,4 +309,49 @@ func TestOAIServeMirror(t *testing.T) {
 		t.Errorf("incremental from the mirror: %v", inc)
 	}
 	same(t, "catmandu on the mirror", harvestCatmandu(t, mirror, "--from", from), inc)
+}
+
+// The downstream half of the round trip: records laid out as serve
+// --oai-pmh harvests them, published by serve, mirrored by sync and
+// offered by oai serve --mirror --records, are harvested by Catmandu
+// under their own identifiers with their own bytes.
+func TestOAIServeMirrorRecords(t *testing.T) {
+	syncLoopbackOnly(t)
+	dir, dest := t.TempDir(), t.TempDir()
+	ids := []string{"oai:arXiv.org:2101.00001", "oai:repo:a/b c", "oai:repo:x%y"}
+	meta := map[string]string{}
+	for i, id := range ids {
+		p := filepath.Join(dir, filepath.FromSlash(harvest.RecordPath(id, "oai_dc")))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		meta[id] = fmt.Sprintf(`<oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>record %d</dc:title></oai_dc:dc>`, i)
+		os.WriteFile(p, []byte(meta[id]), 0o644)
+	}
+	base, _ := startServe(t, dir)
+	if code, o, e := runCLI(t, "sync", base, dest); code != 0 {
+		t.Fatalf("sync: %d %s %s", code, o, e)
+	}
+	addr := freeAddr(t)
+	o, _ := background(t, "oai", "serve", "--mirror", "--records", "--addr", addr, dest)
+	waitFor(t, "oai serve --mirror --records", 20*time.Second, func() bool { return strings.Contains(o.String(), "serving OAI-PMH") })
+	out, err := exec.Command("catmandu", "convert", "OAI", "--url", "http://"+addr+"/", "--metadataPrefix", "oai_dc", "--handler", "raw", "to", "JSON").Output()
+	if err != nil {
+		t.Fatalf("catmandu: %v\n%s", err, out)
+	}
+	var recs []struct {
+		ID       string `json:"_identifier"`
+		Metadata string `json:"_metadata"`
+	}
+	if err := json.Unmarshal(out, &recs); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(ids) {
+		t.Fatalf("catmandu harvested %d records: %s", len(recs), out)
+	}
+	titleRE := regexp.MustCompile(`<dc:title>[^<]*</dc:title>`)
+	for _, r := range recs {
+		want, ok := meta[r.ID]
+		if !ok || titleRE.FindString(r.Metadata) != titleRE.FindString(want) {
+			t.Errorf("record %s: %s", r.ID, r.Metadata)
+		}
+	}
 }

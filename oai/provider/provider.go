@@ -32,6 +32,9 @@ type Item struct {
 	Type      string    // media type
 	Length    int64     // bytes
 	LastMod   time.Time // the resource's lastmod
+	// Prefix, in a RecordCollection, is the metadata format the item is a
+	// record in (its ID is then the record's OAI identifier).
+	Prefix string
 	// Cursor, given as Query.After, resumes a listing after this item.
 	Cursor string
 }
@@ -42,6 +45,9 @@ type Query struct {
 	Until time.Time // Datestamp < Until (zero: no upper bound)
 	Set   string    // setSpec, "" for every set
 	After string    // an Item.Cursor: list the items after it ("" from the start)
+	// Prefix, for a RecordCollection: only the records in this format
+	// (others may be yielded too; the Handler skips them).
+	Prefix string
 }
 
 // Set is one set of the collection.
@@ -66,6 +72,17 @@ type Collection interface {
 	Get(ctx context.Context, id string) (Item, error)
 	// Open returns the bytes of a (not deleted) item.
 	Open(ctx context.Context, it Item) (io.ReadCloser, error)
+}
+
+// A RecordCollection holds OAI-PMH records as they were harvested: each
+// item is the record of one OAI identifier (Item.ID) in one format
+// (Item.Prefix), its bytes the metadata element. The Handler serves them
+// as themselves: identifiers unchanged, oai_dc not generated.
+type RecordCollection interface {
+	Collection
+	// GetRecord returns the record of identifier in prefix (deleted or
+	// not), or ErrNotFound.
+	GetRecord(ctx context.Context, identifier, prefix string) (Item, error)
 }
 
 // Format is a metadata format beside oai_dc.
@@ -121,6 +138,7 @@ type Config struct {
 // Handler serves a Collection over OAI-PMH 2.0.
 type Handler struct {
 	c     Collection
+	rc    RecordCollection // c, when it is one
 	cfg   Config
 	repo  string
 	key   []byte
@@ -159,6 +177,7 @@ func New(c Collection, cfg Config) (*Handler, error) {
 		cfg.Now = time.Now
 	}
 	h := &Handler{c: c, cfg: cfg, repo: cfg.RepositoryIdentifier, key: cfg.TokenKey, forms: map[string]Format{}}
+	h.rc, _ = c.(RecordCollection)
 	if h.key == nil {
 		h.key = []byte("resourcesync oai-pmh token " + cfg.BaseURL)
 	}
@@ -174,10 +193,19 @@ func New(c Collection, cfg Config) (*Handler, error) {
 	return h, nil
 }
 
-// Identifier returns the OAI identifier of an item ID.
-func (h *Handler) Identifier(id string) string { return "oai:" + h.repo + ":" + id }
+// Identifier returns the OAI identifier of an item ID (of a
+// RecordCollection: the ID itself).
+func (h *Handler) Identifier(id string) string {
+	if h.rc != nil {
+		return id
+	}
+	return "oai:" + h.repo + ":" + id
+}
 
 func (h *Handler) localID(identifier string) (string, bool) {
+	if h.rc != nil {
+		return identifier, true
+	}
 	p := "oai:" + h.repo + ":"
 	if !strings.HasPrefix(identifier, p) || len(identifier) == len(p) {
 		return "", false
@@ -340,7 +368,7 @@ func (h *Handler) identify(ctx context.Context, rw *responder) error {
 	el(bw, "earliestDatestamp", oai.Second.Format(earliest))
 	el(bw, "deletedRecord", "persistent")
 	el(bw, "granularity", oai.Second.String())
-	if !repoIDRE.MatchString(h.repo) {
+	if !repoIDRE.MatchString(h.repo) || h.rc != nil {
 		return nil // not a domain name: no oai-identifier description
 	}
 	bw.WriteString(`<description><oai-identifier xmlns="http://www.openarchives.org/OAI/2.0/oai-identifier" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://www.openarchives.org/OAI/2.0/oai-identifier http://www.openarchives.org/OAI/2.0/oai-identifier.xsd">`)
@@ -365,7 +393,23 @@ func (h *Handler) formats() []Format {
 
 func (h *Handler) listMetadataFormats(ctx context.Context, rw *responder) error {
 	fs := h.formats()
-	if rw.req.identifier != "" {
+	if rw.req.identifier != "" && h.rc != nil {
+		var mine []Format
+		for _, f := range fs {
+			_, err := h.rc.GetRecord(ctx, rw.req.identifier, f.Prefix)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			mine = append(mine, f)
+		}
+		if len(mine) == 0 {
+			return oaiErr(oai.IDDoesNotExist, "no such item")
+		}
+		fs = mine
+	} else if rw.req.identifier != "" {
 		it, err := h.item(ctx, rw.req.identifier)
 		if err != nil {
 			return err
@@ -433,7 +477,22 @@ func (h *Handler) getRecord(ctx context.Context, rw *responder) error {
 	if _, ok := h.format(req.prefix); !ok {
 		return oaiErr(oai.CannotDisseminateFormat, "unknown metadata format")
 	}
-	it, err := h.item(ctx, req.identifier)
+	var it Item
+	var err error
+	if h.rc != nil {
+		it, err = h.rc.GetRecord(ctx, req.identifier, req.prefix)
+		if errors.Is(err, ErrNotFound) {
+			// Known in another format?
+			for _, f := range h.formats() {
+				if _, e := h.rc.GetRecord(ctx, req.identifier, f.Prefix); e == nil {
+					return oaiErr(oai.CannotDisseminateFormat, "the item is not available in this format")
+				}
+			}
+			err = oaiErr(oai.IDDoesNotExist, "no such item")
+		}
+	} else {
+		it, err = h.item(ctx, req.identifier)
+	}
 	if err != nil {
 		return err
 	}
@@ -462,11 +521,15 @@ func (h *Handler) format(prefix string) (Format, bool) {
 // metadata returns the metadata element of it in prefix, nil when it has
 // none in that format.
 func (h *Handler) metadata(ctx context.Context, it Item, prefix string) ([]byte, error) {
-	if prefix == oai.DCPrefix {
+	if h.rc != nil {
+		if it.Prefix != prefix {
+			return nil, nil
+		}
+	} else if prefix == oai.DCPrefix {
 		return h.dublinCore(it), nil
 	}
-	f := h.forms[prefix]
-	if !maybeXML(it) || it.Length > h.cfg.MaxRecordBytes {
+	f, _ := h.format(prefix)
+	if (h.rc == nil && !maybeXML(it)) || it.Length > h.cfg.MaxRecordBytes {
 		return nil, nil
 	}
 	rc, err := h.c.Open(ctx, it)
@@ -651,6 +714,9 @@ func (h *Handler) list(ctx context.Context, rw *responder) error {
 		page *= 5
 	}
 	q := Query{From: req.from, Set: req.set, After: req.cursor}
+	if h.rc != nil {
+		q.Prefix = req.prefix
+	}
 	if !req.until.IsZero() {
 		q.Until = req.until.Add(req.untilGran.Unit())
 	}
@@ -667,8 +733,11 @@ func (h *Handler) list(ctx context.Context, rw *responder) error {
 		if ds.Before(q.From) || (!q.Until.IsZero() && !ds.Before(q.Until)) {
 			return true
 		}
+		if h.rc != nil && it.Prefix != req.prefix {
+			return true
+		}
 		var md []byte
-		if req.prefix != oai.DCPrefix && !it.Deleted {
+		if (req.prefix != oai.DCPrefix || h.rc != nil) && !it.Deleted {
 			// Only items in the format are listed in it.
 			m, err := h.metadata(ctx, it, req.prefix)
 			if err != nil {

@@ -48,6 +48,9 @@ func (r *request) echo() [][2]string {
 			if k == "metadataPrefix" && !validPrefix(v) {
 				continue // would not be a valid metadataPrefixType
 			}
+			if _, err := url.Parse(v); k == "identifier" && err != nil {
+				continue // would not be a valid anyURI (a bad %-escape)
+			}
 			out = append(out, [2]string{k, v})
 		}
 	}
