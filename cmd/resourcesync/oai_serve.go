@@ -252,7 +252,7 @@ func oaiServe(ctx context.Context, cmd *cli.Command) error {
 		}
 		ss = append(ss, provider.StoreSet{Name: s.name, Dir: s.dir, Store: st, Base: rb})
 	}
-	h, err := oaiHandler(ss, base, endpoint, formats, cmd)
+	h, err := oaiHandler(ss, base, endpoint, formats, cmd.Bool("records"), cmd)
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
 	}
@@ -308,7 +308,7 @@ func oaiServeMirror(ctx context.Context, cmd *cli.Command, ln net.Listener, dest
 	if _, err := src.Update(ctx); err != nil && !source.Refused(err) {
 		return cli.Exit(err.Error(), exitUsage)
 	}
-	h, err := sourceOAIHandler(src, endpoint, formats, cmd)
+	h, err := sourceOAIHandler(src, endpoint, formats, cmd.Bool("records"), cmd)
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
 	}
@@ -327,10 +327,10 @@ func oaiServeMirror(ctx context.Context, cmd *cli.Command, ln net.Listener, dest
 
 // oaiHandler builds the provider over a Source's sets; shared by oai
 // serve and serve --oai-pmh-endpoint.
-func oaiHandler(ss []provider.StoreSet, base, endpoint string, formats []provider.Format, cmd *cli.Command) (*provider.Handler, error) {
+func oaiHandler(ss []provider.StoreSet, base, endpoint string, formats []provider.Format, records bool, cmd *cli.Command) (*provider.Handler, error) {
 	var c provider.Collection
 	var err error
-	if cmd.Bool("records") {
+	if records {
 		if len(ss) != 1 {
 			return nil, errors.New("--records: one directory of records, no --set")
 		}
@@ -362,12 +362,12 @@ func oaiHandler(ss []provider.StoreSet, base, endpoint string, formats []provide
 }
 
 // sourceOAIHandler is oaiHandler over a running Source's sets.
-func sourceOAIHandler(src *source.Source, endpoint string, formats []provider.Format, cmd *cli.Command) (*provider.Handler, error) {
+func sourceOAIHandler(src *source.Source, endpoint string, formats []provider.Format, records bool, cmd *cli.Command) (*provider.Handler, error) {
 	var ss []provider.StoreSet
 	for _, name := range src.SetNames() {
 		ss = append(ss, provider.StoreSet{Name: name, Dir: src.SetDir(name), Store: src.Store(name), Base: src.ResourceBase(name)})
 	}
-	return oaiHandler(ss, src.BaseURL(), endpoint, formats, cmd)
+	return oaiHandler(ss, src.BaseURL(), endpoint, formats, records, cmd)
 }
 
 // withOAIEndpoint adds serve's flags for the provider inside it
@@ -399,7 +399,9 @@ func mountOAI(cmd *cli.Command, src *source.Source, extra map[string]http.Handle
 		}
 		formats = append(formats, f)
 	}
-	h, err := sourceOAIHandler(src, src.BaseURL()+p, formats, cmd)
+	// A serve --oai-pmh (a repository's harvested records) offers them
+	// as themselves.
+	h, err := sourceOAIHandler(src, src.BaseURL()+p, formats, cmd.String("oai-pmh") != "", cmd)
 	if err != nil {
 		return nil, cli.Exit("--oai-pmh-endpoint: "+err.Error(), exitUsage)
 	}
