@@ -506,7 +506,7 @@ func (h *Handler) getRecord(ctx context.Context, rw *responder) error {
 			return oaiErr(oai.CannotDisseminateFormat, "the item is not available in this format")
 		}
 	}
-	h.writeRecord(rw.start(), it, md, true)
+	h.writeRecord(rw.start(), it, md)
 	return nil
 }
 
@@ -681,7 +681,7 @@ func (h *Handler) writeHeader(bw *bufio.Writer, it Item) {
 	bw.WriteString("</header>")
 }
 
-func (h *Handler) writeRecord(bw *bufio.Writer, it Item, md []byte, _ bool) {
+func (h *Handler) writeRecord(bw *bufio.Writer, it Item, md []byte) {
 	bw.WriteString("<record>")
 	h.writeHeader(bw, it)
 	if !it.Deleted {
@@ -761,7 +761,7 @@ func (h *Handler) list(ctx context.Context, rw *responder) error {
 			if md == nil && !it.Deleted {
 				md = h.dublinCore(it)
 			}
-			h.writeRecord(bw, it, md, false)
+			h.writeRecord(bw, it, md)
 		}
 		sent++
 		last = it
