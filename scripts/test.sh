@@ -28,7 +28,8 @@ FUZZTIME="${FUZZTIME:-10s}"
 #     repository gateway the OAI-PMH harvester is tested against, run as CGI on
 #     loopback, and HTTP::OAI's oai_pmh harvester (internal/testing/oaireal);
 #   catmandu (libcatmandu-perl, libcatmandu-oai-perl): a second real OAI-PMH
-#     harvester, run against the test repositories (internal/testing/oaireal).
+#     harvester, run against the test repositories (internal/testing/oaireal)
+#     and, with oai_pmh, against oai serve (cmd/resourcesync oai_serve_test.go).
 need=()
 command -v xmllint >/dev/null 2>&1 || need+=(libxml2-utils)
 command -v virtuoso-t >/dev/null 2>&1 || need+=(virtuoso-opensource-7-bin)
