@@ -24,6 +24,12 @@ FUZZTIME="${FUZZTIME:-10s}"
 #   apache2 (apache2-bin: the server binary and modules only, no service that
 #     would start on port 80) and /etc/mime.types (media-types): the Apache
 #     block of docs/publish-nginx.md is run on loopback (docs_test.go).
+#   perl with HTTP::OAI (libhttp-oai-perl, libxml-sax-writer-perl): the static
+#     repository gateway the OAI-PMH harvester is tested against, run as CGI on
+#     loopback, and HTTP::OAI's oai_pmh harvester (internal/testing/oaireal);
+#   catmandu (libcatmandu-perl, libcatmandu-oai-perl): a second real OAI-PMH
+#     harvester, run against the test repositories (internal/testing/oaireal)
+#     and, with oai_pmh, against oai serve (cmd/resourcesync oai_serve_test.go).
 need=()
 command -v xmllint >/dev/null 2>&1 || need+=(libxml2-utils)
 command -v virtuoso-t >/dev/null 2>&1 || need+=(virtuoso-opensource-7-bin)
@@ -33,6 +39,10 @@ command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
 [ -x /usr/sbin/apache2 ] || need+=(apache2-bin)
 [ -f /etc/mime.types ] || need+=(media-types)
+perl -MHTTP::OAI -e 1 >/dev/null 2>&1 || need+=(libhttp-oai-perl)
+perl -MXML::SAX::Writer -e 1 >/dev/null 2>&1 || need+=(libxml-sax-writer-perl)
+command -v catmandu >/dev/null 2>&1 || need+=(libcatmandu-perl)
+perl -MCatmandu::Importer::OAI -e 1 >/dev/null 2>&1 || need+=(libcatmandu-oai-perl)
 if [ ${#need[@]} -gt 0 ]; then
   echo "== installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi

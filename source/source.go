@@ -640,6 +640,16 @@ func (s *Source) ResourceBase(set string) string {
 	return ""
 }
 
+// SetDir returns the directory of set, or "".
+func (s *Source) SetDir(set string) string {
+	for _, st := range s.sets {
+		if st.name == set {
+			return st.dir
+		}
+	}
+	return ""
+}
+
 // SetNames returns the names of the sets, in configuration order.
 func (s *Source) SetNames() []string {
 	var names []string

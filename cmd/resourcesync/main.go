@@ -71,13 +71,14 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 		ConfigureShellCompletionCommand: configureCompletion,
 		Commands: []*cli.Command{
 			validateCommand(),
-			serveCommand(),
+			withOAIEndpoint(serveCommand()),
 			publishCommand(),
 			simulateCommand(),
 			syncCommand(),
 			demoCommand(),
 			hubCommand(),
 			sdshareCommand(),
+			oaiCommand(),
 			versionCommand(),
 		},
 	}

@@ -85,6 +85,7 @@ const memGrowthBoundMB = 20
 var memSteps = []string{
 	"publish first",
 	"publish again (unchanged rescan)",
+	"oai serve during a full ListRecords harvest",
 	"serve start on the published state",
 	"serve during the baseline sync",
 	"sync baseline",
@@ -170,6 +171,13 @@ func memScenario(t *testing.T, dir string, n int) map[string]int64 {
 	last = time.Now()
 	mark("publish first", memRun(t, "publish", "--base-url", base, "--state", state, "--out", out, src))
 	mark("publish again (unchanged rescan)", memRun(t, "publish", "--base-url", base, "--state", state, "--out", out, src))
+	oaiAddr := freeAddr(t)
+	osrv := memServe(t, "oai", "serve", "--addr", oaiAddr, "--state", state, "--base-url", base, src)
+	if got := len(ours(t, "http://"+oaiAddr+"/", "")); got != n {
+		t.Fatalf("oai serve: %d records harvested, want %d", got, n)
+	}
+	mark("oai serve during a full ListRecords harvest", osrv.hwm(t))
+	osrv.stop(t)
 
 	serveArgs := []string{"serve", "--addr", addr, "--state", state, "--rescan-interval", "0", src}
 	srv := memServe(t, serveArgs...)

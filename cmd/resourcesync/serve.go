@@ -186,6 +186,9 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 		}
 		extra = nt.Handlers()
 	}
+	if extra, err = mountOAI(cmd, src, extra); err != nil {
+		return err
+	}
 	start := time.Now()
 	if ro.Watch && ro.Watcher == nil {
 		// Watch before the first scan, so that a change made while it

@@ -18,4 +18,25 @@
 // reconciled by a full ListIdentifiers pass every Config.FullEvery: the
 // files of identifiers the pass did not list are removed, and only when
 // the pass completed.
+//
+// A harvest goes page by page. A page's changed records are written to
+// hidden temporary files beside their places (the Source ignores hidden
+// files), made durable together (one syncfs on Linux, an fsync per file
+// elsewhere), renamed into place, reported to Config.Committed, and only
+// then does the harvest state (a bbolt file in Config.State: per list the
+// from, the next resumptionToken and the pages done) move past the page;
+// the next page is read and staged meanwhile. A harvest stopped by an
+// error, a cancellation or kill -9 resumes at the first page not
+// committed, and reports the last page's paths again if Committed may not
+// have seen them. A resumptionToken the repository refuses (expired)
+// restarts its list from the saved from: the pages already committed come
+// back unchanged and write nothing.
+//
+// Requests go through the project's one retry policy (internal/retry):
+// 503, 429 and other 5xx answers and network errors are retried,
+// honouring Retry-After. Responses are parsed as they arrive
+// (encoding/xml), one record at a time. Malformed records (not
+// well-formed, invalid UTF-8, undeclared prefixes, a header without
+// identifier) are skipped with a warning naming the identifier and
+// counted in Stats.Malformed.
 package harvest

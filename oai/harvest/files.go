@@ -5,10 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -24,55 +26,138 @@ type change struct {
 // when the page is complete: each changed record is written to a hidden
 // temporary file in its directory (the Source ignores hidden files),
 // made durable with the others at once, then renamed over the record.
+//
+// Creating a file costs far more than parsing a record, and file systems
+// overlap creations in different directories, so a page's files are
+// staged by a few workers while the parser goes on: each path goes to one
+// worker (by its hash), so a record listed twice in a page is staged in
+// order.
 type pageWriter struct {
 	dir     string
+	shards  []*shard
+	seed    maphash.Seed
+	wg      sync.WaitGroup
+	running bool
+}
+
+const stagers = 4
+
+// tmpPrefix starts the names of staged files (hidden: the Source skips
+// them; New removes those a killed harvest left).
+const tmpPrefix = ".tmp-"
+
+type shard struct {
+	w       *pageWriter
+	jobs    chan job
 	made    map[string]bool // directories known to exist
 	changes []change
 	byRel   map[string]int
 	buf     []byte
+	written int
+	same    int
+	err     error
+}
+
+type job struct {
+	rel    string
+	b      []byte
+	mtime  time.Time
+	remove bool
 }
 
 func newPageWriter(dir string) *pageWriter {
-	return &pageWriter{dir: dir, made: map[string]bool{}, byRel: map[string]int{}}
+	w := &pageWriter{dir: dir, seed: maphash.MakeSeed()}
+	for range stagers {
+		w.shards = append(w.shards, &shard{w: w, made: map[string]bool{}, byRel: map[string]int{}})
+	}
+	return w
 }
 
-// drop forgets an earlier change of rel in this page (a record listed
-// twice).
-func (w *pageWriter) drop(rel string) {
-	if i, ok := w.byRel[rel]; ok {
-		if c := &w.changes[i]; c.tmp != "" {
-			os.Remove(c.tmp)
+func (w *pageWriter) send(j job) {
+	if !w.running {
+		w.running = true
+		for _, s := range w.shards {
+			s.jobs = make(chan job, 64)
+			w.wg.Add(1)
+			go func() {
+				defer w.wg.Done()
+				for j := range s.jobs {
+					if s.err == nil {
+						s.err = s.do(j)
+					}
+				}
+			}()
 		}
-		w.changes[i] = change{}
-		delete(w.byRel, rel)
 	}
+	w.shards[maphash.String(w.seed, j.rel)%stagers].jobs <- j
 }
 
 // put stages b as the content of rel, unless the file has these bytes
-// already; it reports whether it staged a change.
-func (w *pageWriter) put(rel string, b []byte, mtime time.Time) (bool, error) {
-	w.drop(rel)
-	abs := filepath.Join(w.dir, filepath.FromSlash(rel))
-	existed, same, err := w.same(abs, b)
-	if err != nil || same {
-		return false, err
+// already.
+func (w *pageWriter) put(rel string, b []byte, mtime time.Time) {
+	w.send(job{rel: rel, b: b, mtime: mtime})
+}
+
+// remove stages the removal of rel, if it exists.
+func (w *pageWriter) remove(rel string) { w.send(job{rel: rel, remove: true}) }
+
+// wait lets the workers finish the page's staging and returns how many
+// files it staged and found unchanged, and the first failure.
+func (w *pageWriter) wait() (written, unchanged int, err error) {
+	if w.running {
+		for _, s := range w.shards {
+			close(s.jobs)
+		}
+		w.wg.Wait()
+		w.running = false
+	}
+	for _, s := range w.shards {
+		written += s.written
+		unchanged += s.same
+		if err == nil {
+			err = s.err
+		}
+	}
+	return written, unchanged, err
+}
+
+func (s *shard) do(j job) error {
+	s.drop(j.rel)
+	abs := filepath.Join(s.w.dir, filepath.FromSlash(j.rel))
+	if j.remove {
+		if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		s.byRel[j.rel] = len(s.changes)
+		s.changes = append(s.changes, change{rel: j.rel, abs: abs, existed: true})
+		return nil
+	}
+	existed, same, err := s.compare(abs, j.b)
+	if err != nil {
+		return err
+	}
+	if same {
+		s.same++
+		return nil
 	}
 	d := filepath.Dir(abs)
-	if !w.made[d] {
+	if !s.made[d] {
 		if err := os.MkdirAll(d, 0o777); err != nil {
-			return false, err
+			return err
 		}
-		w.made[d] = true
+		s.made[d] = true
 	}
 	var rnd [8]byte
 	rand.Read(rnd[:])
-	tmp := filepath.Join(d, ".tmp-"+hex.EncodeToString(rnd[:]))
+	tmp := filepath.Join(d, tmpPrefix+hex.EncodeToString(rnd[:]))
 	// 0666 through the umask, as any file a program creates.
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
-		return false, err
+		return err
 	}
-	_, err = f.Write(b)
+	_, err = f.Write(j.b)
 	if err == nil {
 		err = syncFile(f)
 	}
@@ -80,19 +165,33 @@ func (w *pageWriter) put(rel string, b []byte, mtime time.Time) (bool, error) {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chtimes(tmp, mtime, mtime)
+		err = os.Chtimes(tmp, j.mtime, j.mtime)
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return false, err
+		return err
 	}
-	w.byRel[rel] = len(w.changes)
-	w.changes = append(w.changes, change{rel: rel, abs: abs, tmp: tmp, mtime: mtime, existed: existed})
-	return true, nil
+	s.byRel[j.rel] = len(s.changes)
+	s.changes = append(s.changes, change{rel: j.rel, abs: abs, tmp: tmp, mtime: j.mtime, existed: existed})
+	s.written++
+	return nil
 }
 
-// same reports whether abs exists and whether it holds exactly b.
-func (w *pageWriter) same(abs string, b []byte) (existed, same bool, err error) {
+// drop forgets an earlier change of rel in this page (a record listed
+// twice).
+func (s *shard) drop(rel string) {
+	if i, ok := s.byRel[rel]; ok {
+		if c := &s.changes[i]; c.tmp != "" {
+			os.Remove(c.tmp)
+			s.written--
+		}
+		s.changes[i] = change{}
+		delete(s.byRel, rel)
+	}
+}
+
+// compare reports whether abs exists and whether it holds exactly b.
+func (s *shard) compare(abs string, b []byte) (existed, same bool, err error) {
 	f, err := os.Open(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, false, nil
@@ -111,49 +210,50 @@ func (w *pageWriter) same(abs string, b []byte) (existed, same bool, err error) 
 	if fi.Size() != int64(len(b)) {
 		return true, false, nil
 	}
-	if cap(w.buf) < len(b)+1 {
-		w.buf = make([]byte, len(b)+1)
+	if cap(s.buf) < len(b)+1 {
+		s.buf = make([]byte, len(b)+1)
 	}
-	n, err := io.ReadFull(f, w.buf[:len(b)+1])
+	n, err := io.ReadFull(f, s.buf[:len(b)+1])
 	if err != nil && err != io.ErrUnexpectedEOF {
 		return true, false, err
 	}
-	return true, n == len(b) && bytes.Equal(w.buf[:n], b), nil
-}
-
-// remove stages the removal of rel; it reports whether the file exists.
-func (w *pageWriter) remove(rel string) (bool, error) {
-	w.drop(rel)
-	abs := filepath.Join(w.dir, filepath.FromSlash(rel))
-	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	} else if err != nil {
-		return false, err
-	}
-	w.byRel[rel] = len(w.changes)
-	w.changes = append(w.changes, change{rel: rel, abs: abs, existed: true})
-	return true, nil
+	return true, n == len(b) && bytes.Equal(s.buf[:n], b), nil
 }
 
 // abort removes the staged files.
 func (w *pageWriter) abort() {
-	for _, c := range w.changes {
-		if c.tmp != "" {
-			os.Remove(c.tmp)
+	w.wait()
+	for _, s := range w.shards {
+		for _, c := range s.changes {
+			if c.tmp != "" {
+				os.Remove(c.tmp)
+			}
 		}
 	}
 	w.reset()
 }
 
 func (w *pageWriter) reset() {
-	w.changes = w.changes[:0]
-	clear(w.byRel)
+	for _, s := range w.shards {
+		s.changes = s.changes[:0]
+		clear(s.byRel)
+		s.written, s.same, s.err = 0, 0, nil
+	}
 }
 
 // commit makes the staged changes durable and visible, and returns the
 // paths changed and how many record files it created and removed.
 func (w *pageWriter) commit() (paths []string, created, removed int, err error) {
-	if len(w.changes) == 0 {
+	if _, _, err := w.wait(); err != nil {
+		w.abort()
+		return nil, 0, 0, err
+	}
+	n := 0
+	for _, s := range w.shards {
+		n += len(s.changes)
+	}
+	if n == 0 {
+		w.reset()
 		return nil, 0, 0, nil
 	}
 	// The new contents reach the disk before any rename does.
@@ -161,36 +261,70 @@ func (w *pageWriter) commit() (paths []string, created, removed int, err error) 
 		w.abort()
 		return nil, 0, 0, err
 	}
+	var mu sync.Mutex
 	dirs := map[string]bool{}
-	for i, c := range w.changes {
-		if c.rel == "" {
-			continue
-		}
-		if c.tmp != "" {
-			err = os.Rename(c.tmp, c.abs)
-			if err == nil && !c.existed {
-				created++
-			}
-		} else {
-			err = os.Remove(c.abs)
-			if errors.Is(err, fs.ErrNotExist) {
-				err = nil
-			} else if err == nil {
-				removed++
-			}
-		}
-		if err != nil {
-			for _, c := range w.changes[i:] {
-				if c.tmp != "" {
-					os.Remove(c.tmp)
+	var wg sync.WaitGroup
+	var firstErr error
+	for _, s := range w.shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var ps []string
+			var cr, rm int
+			var err error
+			d := map[string]bool{}
+			for i, c := range s.changes {
+				if c.rel == "" {
+					continue
 				}
+				if err != nil {
+					if c.tmp != "" {
+						os.Remove(c.tmp)
+					}
+					continue
+				}
+				if c.tmp != "" {
+					err = os.Rename(c.tmp, c.abs)
+					if err == nil && !c.existed {
+						cr++
+					}
+				} else {
+					err = os.Remove(c.abs)
+					if errors.Is(err, fs.ErrNotExist) {
+						err = nil
+					} else if err == nil {
+						rm++
+					}
+				}
+				if err != nil {
+					if c.tmp != "" {
+						os.Remove(c.tmp)
+					}
+					_ = i
+					continue
+				}
+				d[filepath.Dir(c.abs)] = true
+				ps = append(ps, c.rel)
 			}
-			w.reset()
-			return nil, 0, 0, err
-		}
-		dirs[filepath.Dir(c.abs)] = true
-		paths = append(paths, c.rel)
+			mu.Lock()
+			defer mu.Unlock()
+			paths = append(paths, ps...)
+			created += cr
+			removed += rm
+			for k := range d {
+				dirs[k] = true
+			}
+			if firstErr == nil {
+				firstErr = err
+			}
+		}()
 	}
+	wg.Wait()
 	w.reset()
+	if firstErr != nil {
+		// What was renamed is in place; the page is harvested again
+		// and finds those files unchanged, so report them too.
+		return paths, created, removed, firstErr
+	}
 	return paths, created, removed, syncDirs(w.dir, dirs)
 }

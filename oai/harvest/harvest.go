@@ -10,11 +10,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -51,8 +51,10 @@ type Config struct {
 	// durable, with the slash-separated paths (relative to Dir) written
 	// or removed, before the harvest state moves past the page. serve
 	// passes them to source.Source.UpdatePaths, so the journal records a
-	// page at once. An error stops the harvest; the page is harvested
-	// again next time.
+	// page at once. An error stops the harvest; the next Harvest
+	// reports the page's paths again before going on. It is not called
+	// for pages that changed nothing, and after a kill -9 the last
+	// page's paths may be reported a second time.
 	Committed func(ctx context.Context, paths []string) error
 }
 
@@ -157,7 +159,7 @@ func New(cfg Config) (*Harvester, error) {
 		return nil, fmt.Errorf("oai-pmh harvest: state: %w", err)
 	}
 	h.status = Status{Endpoint: cfg.Endpoint, Granularity: l.Granularity, LastStart: l.Start, LastEnd: l.End, LastStats: l.Stats}
-	n, err := countRecords(dir, cfg.Prefixes)
+	n, err := tidy(dir, cfg.Prefixes)
 	if err != nil {
 		h.db.Close()
 		return nil, fmt.Errorf("oai-pmh harvest: %w", err)
@@ -166,11 +168,35 @@ func New(cfg Config) (*Harvester, error) {
 	return h, nil
 }
 
-// countRecords counts the record files of the prefixes.
-func countRecords(dir string, prefixes []string) (int64, error) {
+// tidy counts the record files of the prefixes and removes the
+// temporary files a harvest killed in the middle of a page left behind.
+func tidy(dir string, prefixes []string) (int64, error) {
 	var n int64
-	err := walkRecords(dir, prefixes, func(string, string) error { n++; return nil })
-	return n, err
+	for _, p := range prefixes {
+		root := filepath.Join(dir, escapeName(p, runtime.GOOS == "windows"))
+		err := filepath.WalkDir(root, func(abs string, d fs.DirEntry, err error) error {
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				return nil
+			case err != nil:
+				return err
+			case d.IsDir():
+				return nil
+			case strings.HasPrefix(d.Name(), tmpPrefix):
+				return os.Remove(abs)
+			}
+			if rel, err := filepath.Rel(dir, abs); err == nil {
+				if _, _, ok := ParseRecordPath(filepath.ToSlash(rel)); ok {
+					n++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
 }
 
 // walkRecords calls fn with the slash path (relative to dir) and the
@@ -268,6 +294,7 @@ func (h *Harvester) identify(ctx context.Context) (identity, error) {
 		id.granularity = oai.Day
 	}
 	id.deletedRecord = r.DeletedRecord
+	h.log.Debug("oai-pmh: Identify", "endpoint", h.cfg.Endpoint, "granularity", r.Granularity, "deletedRecord", r.DeletedRecord, "earliestDatestamp", r.Earliest, "responseDate", r.ResponseDate)
 	id.now = time.Now().UTC()
 	if t, _, err := oai.ParseDatestamp(r.ResponseDate); err == nil {
 		// The repository's clock, which stamps its records, not ours.
@@ -348,6 +375,12 @@ func (h *Harvester) harvest(ctx context.Context, st *Stats) (last, error) {
 			continue
 		}
 		if err := h.list(ctx, &r, i, st); err != nil {
+			if r.Pending == nil {
+				// The last page reached the journal: do not report it
+				// again on resumption (best effort; a second report is
+				// harmless).
+				h.saveRun(&r, nil)
+			}
 			l := r.Lists[i]
 			what := l.Verb + " " + l.Prefix
 			if l.Set != "" {
@@ -383,36 +416,62 @@ func (h *Harvester) harvest(ctx context.Context, st *Stats) (last, error) {
 	return next, nil
 }
 
+// page is one response read and its files staged.
+type page struct {
+	resp *response
+	ps   Stats
+	seen [][]byte // ListIdentifiers: the record paths listed
+	w    *pageWriter
+	err  error
+}
+
+// fetch asks for one page of list l (its first when token is "") and
+// stages its files.
+func (h *Harvester) fetch(ctx context.Context, l *list, token string) *page {
+	verb, prefix, set, from := l.Verb, l.Prefix, l.Set, l.From
+	q := url.Values{"verb": {verb}}
+	if token != "" {
+		q.Set("resumptionToken", token)
+	} else {
+		q.Set("metadataPrefix", prefix)
+		if set != "" {
+			q.Set("set", set)
+		}
+		if from != "" {
+			q.Set("from", from)
+		}
+	}
+	p := &page{w: newPageWriter(h.cfg.Dir)}
+	onItem := func(it *item) error {
+		return h.item(ctx, p.w, verb, prefix, it, &p.ps, &p.seen)
+	}
+	p.resp, p.err = h.request(ctx, q, onItem, func() { p.w.abort(); p.ps = Stats{}; p.seen = p.seen[:0] })
+	if p.err == nil && p.resp.Err == nil && p.resp.Verb != verb {
+		p.err = fmt.Errorf("%w: answer <%s> to %s", errResponse, p.resp.Verb, verb)
+	}
+	if p.err == nil && p.resp.Err == nil {
+		p.ps.Written, p.ps.Unchanged, p.err = p.w.wait()
+	}
+	if p.err != nil || p.resp.Err != nil {
+		p.w.abort()
+	}
+	return p
+}
+
 // list harvests one list of the run from where it stopped, page by page.
+// The next page is read and staged while the last one is committed (its
+// files made durable and renamed, Committed called, the state saved), so
+// that the repository, the parser and the disk work at once.
 func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 	l := &r.Lists[i]
-	w := newPageWriter(h.cfg.Dir)
-	t0, n0 := time.Now(), 0
+	t0, n0, restarts := time.Now(), 0, 0
+	cur := h.fetch(ctx, l, l.Token)
 	for {
-		q := url.Values{"verb": {l.Verb}}
-		if l.Token != "" {
-			q.Set("resumptionToken", l.Token)
-		} else {
-			q.Set("metadataPrefix", l.Prefix)
-			if l.Set != "" {
-				q.Set("set", l.Set)
-			}
-			if l.From != "" {
-				q.Set("from", l.From)
-			}
+		if cur.err != nil {
+			return cur.err
 		}
-		var ps Stats
-		var seen [][]byte
-		onItem := func(it *item) error {
-			return h.item(ctx, w, l, it, &ps, &seen)
-		}
-		resp, err := h.request(ctx, q, onItem, func() { w.abort(); ps = Stats{}; seen = seen[:0] })
-		if err != nil {
-			w.abort()
-			return err
-		}
+		resp := cur.resp
 		if resp.Err != nil {
-			w.abort()
 			switch {
 			case resp.Err.Code == oai.NoRecordsMatch:
 				l.Done = true
@@ -423,41 +482,33 @@ func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 				// committed come back unchanged and write nothing.
 				h.log.Warn("oai-pmh: resumption token refused; listing again from the start",
 					"endpoint", h.cfg.Endpoint, "verb", l.Verb, "prefix", l.Prefix, "set", l.Set, "from", l.From, "pages", l.Pages, "error", resp.Err.Message)
+				if restarts++; restarts > 5 {
+					return fmt.Errorf("resumption tokens keep expiring (%d restarts): %w", restarts-1, resp.Err)
+				}
 				l.Token = ""
 				if err := h.saveRun(r, nil); err != nil {
 					return err
 				}
+				cur = h.fetch(ctx, l, "")
 				continue
 			}
 			return retry.Permanent(resp.Err)
 		}
-		if resp.Verb != l.Verb {
-			w.abort()
-			return fmt.Errorf("%w: answer <%s> to %s", errResponse, resp.Verb, l.Verb)
-		}
-		paths, created, removed, err := w.commit()
-		if err != nil {
-			return err
-		}
-		st.Pages++
-		st.Written += ps.Written
-		st.Unchanged += ps.Unchanged
-		st.Malformed += ps.Malformed
-		st.Deleted += removed
-		h.mu.Lock()
-		h.records += int64(created - removed)
-		h.mu.Unlock()
 		if resp.Token != "" && resp.Token == l.Token {
+			cur.w.abort()
 			return fmt.Errorf("%w: the repository answered resumption token %q with itself", errResponse, l.Token)
 		}
-		l.Token = resp.Token
-		l.Pages++
-		l.Done = resp.Token == ""
-		r.Pending = paths
-		if err := h.saveRun(r, seen); err != nil {
-			return err
+		var next chan *page
+		if resp.Token != "" {
+			next = make(chan *page, 1)
+			go func(tok string) { next <- h.fetch(ctx, l, tok) }(resp.Token)
 		}
-		if err := h.commitPending(ctx, r); err != nil {
+		if err := h.commitPage(ctx, r, l, cur, st); err != nil {
+			if next != nil {
+				if p := <-next; p.err == nil {
+					p.w.abort()
+				}
+			}
 			return err
 		}
 		n0 += resp.Items
@@ -482,7 +533,40 @@ func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 		if l.Done {
 			return nil
 		}
+		cur = <-next
 	}
+}
+
+// commitPage makes a staged page durable and visible, reports its paths
+// to Committed and moves the list's state past it.
+func (h *Harvester) commitPage(ctx context.Context, r *run, l *list, p *page, st *Stats) error {
+	paths, created, removed, err := p.w.commit()
+	if err != nil {
+		if len(paths) > 0 {
+			// Some renames happened: they must reach the journal.
+			r.Pending = paths
+			if serr := h.saveRun(r, nil); serr != nil {
+				return errors.Join(err, serr)
+			}
+		}
+		return err
+	}
+	st.Pages++
+	st.Written += p.ps.Written
+	st.Unchanged += p.ps.Unchanged
+	st.Malformed += p.ps.Malformed
+	st.Deleted += removed
+	h.mu.Lock()
+	h.records += int64(created - removed)
+	h.mu.Unlock()
+	l.Token = p.resp.Token
+	l.Pages++
+	l.Done = p.resp.Token == ""
+	r.Pending = paths
+	if err := h.saveRun(r, p.seen); err != nil {
+		return err
+	}
+	return h.commitPending(ctx, r)
 }
 
 // commitPending reports the paths of the last page saved to Committed.
@@ -512,51 +596,43 @@ func (h *Harvester) saveRun(r *run, seen [][]byte) error {
 }
 
 // item stages one record (or notes one identifier of a full pass).
-func (h *Harvester) item(ctx context.Context, w *pageWriter, l *list, it *item, ps *Stats, seen *[][]byte) error {
+func (h *Harvester) item(ctx context.Context, w *pageWriter, verb, prefix string, it *item, ps *Stats, seen *[][]byte) error {
 	if it.Bad != nil {
-		if l.Verb == oai.ListIdentifiers && it.Identifier != "" {
+		if verb == oai.ListIdentifiers && it.Identifier != "" {
 			// Listed, if badly: its record is not to be removed.
-			*seen = append(*seen, []byte(RecordPath(it.Identifier, l.Prefix)))
+			*seen = append(*seen, []byte(RecordPath(it.Identifier, prefix)))
 		}
 		ps.Malformed++
 		id := it.Identifier
 		if id == "" {
 			id = "(none)"
 		}
-		h.log.Warn("oai-pmh: skipping a malformed record", "endpoint", h.cfg.Endpoint, "identifier", id, "prefix", l.Prefix, "datestamp", it.Datestamp, "error", it.Bad)
+		h.log.Warn("oai-pmh: skipping a malformed record", "endpoint", h.cfg.Endpoint, "identifier", id, "prefix", prefix, "datestamp", it.Datestamp, "error", it.Bad)
 		return nil
 	}
-	rel := RecordPath(it.Identifier, l.Prefix)
-	if l.Verb == oai.ListIdentifiers {
+	rel := RecordPath(it.Identifier, prefix)
+	if verb == oai.ListIdentifiers {
 		if !it.Deleted {
 			*seen = append(*seen, []byte(rel))
 		}
 		return nil
 	}
 	if it.Deleted {
-		_, err := w.remove(rel)
-		return err
+		w.remove(rel)
+		return nil
 	}
 	t, _, err := oai.ParseDatestamp(it.Datestamp)
 	if err != nil {
 		ps.Malformed++
-		h.log.Warn("oai-pmh: skipping a record with a bad datestamp", "endpoint", h.cfg.Endpoint, "identifier", it.Identifier, "prefix", l.Prefix, "datestamp", it.Datestamp)
+		h.log.Warn("oai-pmh: skipping a record with a bad datestamp", "endpoint", h.cfg.Endpoint, "identifier", it.Identifier, "prefix", prefix, "datestamp", it.Datestamp)
 		return nil
 	}
-	changed, err := w.put(rel, it.Metadata, t)
-	if err != nil {
-		if errors.Is(err, syscall.ENAMETOOLONG) {
-			ps.Malformed++
-			h.log.Warn("oai-pmh: skipping a record whose identifier is too long for a file name", "endpoint", h.cfg.Endpoint, "identifier", it.Identifier)
-			return nil
-		}
-		return err
+	if len(rel) > 4096 || len(path.Base(rel)) > 255 {
+		ps.Malformed++
+		h.log.Warn("oai-pmh: skipping a record whose identifier is too long for a file name", "endpoint", h.cfg.Endpoint, "identifier", it.Identifier)
+		return nil
 	}
-	if changed {
-		ps.Written++
-	} else {
-		ps.Unchanged++
-	}
+	w.put(rel, it.Metadata, t)
 	return ctx.Err()
 }
 

@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -170,7 +169,7 @@ func dc(title string) map[string]string {
 }
 
 type fileID struct {
-	ino   uint64
+	fi    os.FileInfo
 	mtime time.Time
 }
 
@@ -181,11 +180,7 @@ func (r *rig) ids() map[string]fileID {
 		if err != nil {
 			r.t.Fatal(err)
 		}
-		var ino uint64
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			ino = st.Ino
-		}
-		m[p] = fileID{ino, fi.ModTime()}
+		m[p] = fileID{fi, fi.ModTime()}
 	}
 	return m
 }
@@ -272,7 +267,7 @@ func maps_equal(a, b map[string]fileID) bool {
 		return false
 	}
 	for k, v := range a {
-		if w, ok := b[k]; !ok || w.ino != v.ino || !w.mtime.Equal(v.mtime) {
+		if w, ok := b[k]; !ok || !os.SameFile(w.fi, v.fi) || !w.mtime.Equal(v.mtime) {
 			return false
 		}
 	}
@@ -449,40 +444,66 @@ func TestDeletedRecordNo(t *testing.T) {
 	}
 }
 
-// TestResume: a harvest stopped by a failure of Committed (the journal)
-// resumes where it stopped, with the page that failed reported again; no
-// page is lost and none before it is requested twice.
+// TestResume: a harvest stopped in the middle of a list, by a failure
+// of Committed (the journal) or of the repository, resumes in a new
+// process where it stopped: the page whose Committed failed is reported
+// again; no page is lost and none before it is requested twice.
 func TestResume(t *testing.T) {
-	r := newRig(t, oaitest.Options{PageSize: 10}, nil)
-	r.s.Generate(60)
-	r.failAfter = 3
-	if _, err := r.h.Harvest(context.Background()); err == nil || !strings.Contains(err.Error(), "journal refused") {
-		t.Fatalf("Harvest = %v, want the Committed error", err)
+	for _, tc := range []struct {
+		name        string
+		journal     bool
+		commits     int // successful Committed calls before the failure
+		wantErr     string
+		pagesLeft   int
+		writtenLeft int
+	}{
+		{"journal fails", true, 2, "journal refused", 3, 30},
+		{"repository fails", false, 3, "Not Found", 3, 30},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, oaitest.Options{PageSize: 10}, nil)
+			r.s.Generate(60)
+			if tc.journal {
+				r.failAfter = 3
+			} else {
+				n := 0
+				r.s.OnRequest(func(verb string, q url.Values) {
+					if verb == oai.ListRecords {
+						if n++; n == 4 {
+							r.s.Fail(1, 404, 0)
+						}
+					}
+				})
+			}
+			if _, err := r.h.Harvest(context.Background()); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("Harvest = %v, want %q", err, tc.wantErr)
+			}
+			if len(r.commits) != tc.commits {
+				t.Fatalf("%d pages committed before the failure, want %d", len(r.commits), tc.commits)
+			}
+			// A new process on the same state.
+			r.h.Close()
+			r.open()
+			before := r.s.Requests(oai.ListRecords)
+			st := r.harvest()
+			if got := r.s.Requests(oai.ListRecords) - before; got != tc.pagesLeft {
+				t.Errorf("resumed harvest asked for %d pages, want the %d left", got, tc.pagesLeft)
+			}
+			if st.Written != tc.writtenLeft || !st.Full {
+				t.Errorf("resumed harvest: %+v", st)
+			}
+			c := r.committed()
+			if len(c) != 60 || len(r.commits) != 6 {
+				t.Errorf("%d paths in %d commits, want 60 in 6", len(c), len(r.commits))
+			}
+			for p, k := range c {
+				if k != 1 {
+					t.Errorf("%s committed %d times", p, k)
+				}
+			}
+			r.check(oai.DCPrefix)
+		})
 	}
-	if len(r.commits) != 2 {
-		t.Fatalf("%d pages committed before the failure", len(r.commits))
-	}
-	// A new process on the same state.
-	r.h.Close()
-	r.open()
-	before := r.s.Requests(oai.ListRecords)
-	st := r.harvest()
-	if got := r.s.Requests(oai.ListRecords) - before; got != 3 {
-		t.Errorf("resumed harvest asked for %d pages, want the 3 left", got)
-	}
-	if st.Written != 30 {
-		t.Errorf("resumed harvest: %+v", st)
-	}
-	c := r.committed()
-	if len(c) != 60 || len(r.commits) != 6 {
-		t.Errorf("%d paths in %d commits, want 60 in 6", len(c), len(r.commits))
-	}
-	for p, k := range c {
-		if k != 1 {
-			t.Errorf("%s committed %d times", p, k)
-		}
-	}
-	r.check(oai.DCPrefix)
 }
 
 // TestSetsAndPrefixes: each prefix × set is listed; a record in two sets

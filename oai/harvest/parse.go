@@ -158,9 +158,17 @@ func (p *parser) run() error {
 }
 
 // skipUnit reads past the end tag of the current record and pops the
-// stack to its parent.
+// stack to its parent. Elements of the record's name inside it (a MARC
+// <record> in a record of an envelope without prefix) are counted, both
+// those open when the error came and those after it.
 func (p *parser) skipUnit() error {
-	pat := []byte("</" + p.unitName)
+	depth := 1
+	for _, f := range p.stack[min(p.unitDepth, len(p.stack)):] {
+		if f.name == p.unitName {
+			depth++
+		}
+	}
+	name := []byte(p.unitName)
 	for {
 		if _, err := p.br.ReadSlice('<'); err != nil {
 			if err == bufio.ErrBufferFull {
@@ -168,34 +176,35 @@ func (p *parser) skipUnit() error {
 			}
 			return errTruncated
 		}
-		if err := p.br.UnreadByte(); err != nil {
-			return err
+		b, _ := p.br.Peek(len(name) + 2)
+		end := len(b) > 0 && b[0] == '/'
+		if end {
+			b = b[1:]
 		}
-		b, err := p.br.Peek(len(pat) + 1)
-		if err != nil && len(b) < len(pat)+1 {
+		if len(b) < len(name)+1 || !bytes.Equal(b[:len(name)], name) {
+			continue
+		}
+		if c := b[len(name)]; c != '>' && c != '/' && c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			continue
+		}
+		// Read to the tag's end.
+		tag, err := p.br.ReadSlice('>')
+		for err == bufio.ErrBufferFull {
+			tag, err = p.br.ReadSlice('>')
+		}
+		if err != nil {
 			return errTruncated
 		}
-		if bytes.Equal(b[:len(pat)], pat) {
-			k := len(pat)
-			for {
-				b, err = p.br.Peek(k + 1)
-				if err != nil {
-					return errTruncated
-				}
-				c := b[k]
-				if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
-					k++
-					continue
-				}
-				if c == '>' {
-					p.br.Discard(k + 1)
-					p.pop(p.unitDepth - 1)
-					return nil
-				}
-				break
-			}
+		switch {
+		case end:
+			depth--
+		case len(tag) < 2 || tag[len(tag)-2] != '/':
+			depth++
 		}
-		p.br.Discard(1)
+		if depth == 0 {
+			p.pop(p.unitDepth - 1)
+			return nil
+		}
 	}
 }
 

@@ -679,7 +679,8 @@ func (s *Server) list(bw *bufio.Writer, verb string, args url.Values) *oaiErr {
 			n++
 		}
 	}
-	// More to come? (Records added after the list started are not.)
+	// More to come? (Records added or restamped after the list started
+	// are listed too when they match, as in many real repositories.)
 	more := false
 	for p := pos; p < len(s.slots); p++ {
 		if s.match(&s.slots[p], &tk) {

@@ -76,6 +76,12 @@ type Options struct {
 	// crash of the machine (not of the process) may then lose or corrupt
 	// the state.
 	NoSync bool
+	// ReadOnly opens an existing state for reading: nothing is written
+	// (not even on open), several read-only opens may hold the state at
+	// once (a writer waits for them, and they for it), and Apply and
+	// PutMeta fail. For readers beside the state's writer, such as oai
+	// serve beside publish.
+	ReadOnly bool
 }
 
 // DB is a store.Store in one bbolt file.
@@ -109,13 +115,17 @@ func Open(path string, opt *Options) (*DB, error) {
 	if timeout <= 0 {
 		timeout = time.Second
 	}
-	db, err := openBolt(path, timeout)
+	db, err := openBolt(path, timeout, opt.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
 	db.NoSync = opt.NoSync
 	d := &DB{db: db, path: path}
-	if err := d.init(); err != nil {
+	check := d.init
+	if opt.ReadOnly {
+		check = d.check
+	}
+	if err := check(); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -126,14 +136,16 @@ func Open(path string, opt *Options) (*DB, error) {
 // the layout of a Source's StateDir and of the store URL bolt:DIR.
 func OpenSet(dir, set string, opt *Options) (*DB, error) {
 	sd := filepath.Join(dir, set)
-	if err := os.MkdirAll(sd, 0o755); err != nil {
-		return nil, err
+	if opt == nil || !opt.ReadOnly {
+		if err := os.MkdirAll(sd, 0o755); err != nil {
+			return nil, err
+		}
 	}
 	return Open(filepath.Join(sd, "state.db"), opt)
 }
 
-func openBolt(path string, timeout time.Duration) (*bbolt.DB, error) {
-	db, err := boltdb.Open(path, &bbolt.Options{Timeout: timeout, FreelistType: bbolt.FreelistMapType, PageSize: pageSize})
+func openBolt(path string, timeout time.Duration, readOnly bool) (*bbolt.DB, error) {
+	db, err := boltdb.Open(path, &bbolt.Options{Timeout: timeout, FreelistType: bbolt.FreelistMapType, PageSize: pageSize, ReadOnly: readOnly})
 	switch {
 	case err == nil:
 		return db, nil
@@ -167,6 +179,26 @@ func (d *DB) init() error {
 		for _, name := range [][]byte{bInv, bJnl, bMeta} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
+			}
+		}
+		return nil
+	})
+}
+
+// check is init for a read-only open: the file must be a Source state
+// (of either format version; the older one is read the same way).
+func (d *DB) check() error {
+	return d.view(func(tx *bbolt.Tx) error {
+		info := tx.Bucket(bInfo)
+		if info == nil {
+			return fmt.Errorf("%w: %s is not a Source state", store.ErrCorrupt, d.path)
+		}
+		if v := info.Get(kVersion); len(v) != 4 || (binary.BigEndian.Uint32(v) != formatVersion && binary.BigEndian.Uint32(v) != formatVersion1) {
+			return fmt.Errorf("%w: %s has unknown state format %x", store.ErrCorrupt, d.path, v)
+		}
+		for _, name := range [][]byte{bInv, bJnl, bMeta} {
+			if tx.Bucket(name) == nil {
+				return fmt.Errorf("%w: %s lacks bucket %s", store.ErrCorrupt, d.path, name)
 			}
 		}
 		return nil
