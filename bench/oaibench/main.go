@@ -25,6 +25,16 @@
 // Goals (issue 21): harvest + publish at least 5,000 records/s, memory
 // under 128 MB at 100,000 and 1,000,000 records; the Destination's
 // baseline at least 10,000 records/s.
+//
+// Measured 2026-11-27 on the shared 2-core CI machine (ext4), pages of 500:
+//
+//	records    raw list    harvest+publish      incremental (1% changed)  sync baseline
+//	100,000    157,337/s   3,580/s, 43 MB RSS   10.1 s, 43 MB             3,335/s, 38 MB
+//	1,000,000   39,927/s   2,895/s, 46 MB RSS   148 s, 60 MB              5,469/s, 40 MB
+//
+// The harvester's own page writes (a file per record, made durable per
+// page) take most of harvest+publish: it alone ran at about 3,200
+// records/s on 20,000 records.
 package main
 
 import (
