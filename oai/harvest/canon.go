@@ -104,6 +104,20 @@ func (c *canon) start(e xml.StartElement, ns *nsStack) error {
 	if strings.Contains(e.Name.Local, ":") || e.Name.Local == "" {
 		return fmt.Errorf("%w: element name %q", errMalformed, qname(e.Name))
 	}
+	for _, a := range e.Attr {
+		if a.Name.Space == "" && a.Name.Local == "xmlns" && (a.Value == xmlNS || a.Value == "http://www.w3.org/2000/xmlns/") {
+			return fmt.Errorf("%w: default namespace %q", errMalformed, a.Value)
+		}
+		if a.Name.Space != "xmlns" {
+			continue
+		}
+		// Namespaces in XML 1.0: xmlns is never declared, xml only
+		// to its own URI, no other prefix to that URI, and a prefix
+		// is never undeclared.
+		if a.Name.Local == "xmlns" || a.Value == "" || (a.Name.Local == "xml") != (a.Value == xmlNS) || a.Value == "http://www.w3.org/2000/xmlns/" {
+			return fmt.Errorf("%w: namespace declaration xmlns:%s=%q", errMalformed, a.Name.Local, a.Value)
+		}
+	}
 	c.decls = c.decls[:0]
 	use := func(prefix string) error {
 		if prefix == "xml" {

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/resourcesync-go/resourcesync/oai"
+	"github.com/resourcesync-go/resourcesync/oai/harvest"
 )
 
 // ErrNotFound is returned by Collection.Get for an unknown ID.
@@ -545,7 +546,7 @@ func (h *Handler) metadata(ctx context.Context, it Item, prefix string) ([]byte,
 	if !ok || ns != f.Namespace {
 		return nil, nil
 	}
-	return b[root:], nil
+	return embeddable(b[root:]), nil
 }
 
 // rootNamespace sniffs the namespace of an item's root element ("" when it
@@ -595,7 +596,19 @@ func xmlRoot(b []byte) (off int, ns string, ok bool) {
 		before := int(d.InputOffset())
 		tok, err := d.RawToken()
 		if err == io.EOF {
-			return off, ns, roots == 1 && depth == 0
+			if roots != 1 || depth != 0 {
+				return 0, "", false
+			}
+			// encoding/xml lets through what a stricter parser
+			// refuses (repeated attributes, undeclared prefixes, a
+			// directive after the root, <?xml?> inside): the bytes
+			// are copied into the response, which must stay
+			// namespace-well-formed, so they must pass the
+			// harvester's canonicaliser, which checks all that.
+			if _, err := harvest.Canonical(b[off:]); err != nil {
+				return 0, "", false
+			}
+			return off, ns, true
 		}
 		if err != nil {
 			return 0, "", false
@@ -624,6 +637,57 @@ func xmlRoot(b []byte) (off int, ns string, ok bool) {
 			}
 		}
 	}
+}
+
+// embeddable returns the document element doc (from xmlRoot) as it is
+// copied into <metadata>: when an unprefixed element of doc has no
+// default namespace in the file, the root gets xmlns="" so that the
+// element does not fall into the response's OAI-PMH namespace.
+func embeddable(doc []byte) []byte {
+	d := xml.NewDecoder(bytes.NewReader(doc))
+	var defaults []string // default namespace per open element
+	need := false
+	rootName := ""
+	for !need {
+		tok, err := d.RawToken()
+		if err != nil {
+			break
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			cur := ""
+			if n := len(defaults); n > 0 {
+				cur = defaults[n-1]
+			}
+			for _, a := range t.Attr {
+				if a.Name.Space == "" && a.Name.Local == "xmlns" {
+					if rootName == "" {
+						return doc // the root says it itself
+					}
+					cur = a.Value
+				}
+			}
+			if rootName == "" {
+				rootName = t.Name.Local
+				if t.Name.Space != "" {
+					rootName = t.Name.Space + ":" + rootName
+				}
+			}
+			defaults = append(defaults, cur)
+			need = t.Name.Space == "" && cur == ""
+		case xml.EndElement:
+			defaults = defaults[:len(defaults)-1]
+		}
+	}
+	if !need {
+		return doc
+	}
+	// doc starts with '<' and the root's name (xmlRoot's offset).
+	n := 1 + len(rootName)
+	out := make([]byte, 0, len(doc)+10)
+	out = append(out, doc[:n]...)
+	out = append(out, ` xmlns=""`...)
+	return append(out, doc[n:]...)
 }
 
 // rootNS resolves the root element's namespace from its own attributes

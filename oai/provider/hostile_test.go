@@ -1,0 +1,76 @@
+package provider
+
+import (
+	"context"
+	"io"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// bytesCollection serves fixed bytes per item.
+type bytesCollection struct {
+	memCollection
+	body map[string]string
+}
+
+func (c bytesCollection) Open(_ context.Context, it Item) (io.ReadCloser, error) {
+	return io.NopCloser(strings.NewReader(c.body[it.ID])), nil
+}
+
+// A resource whose root is in a format's namespace is embedded in the
+// response: whatever else its bytes hold, the response stays a
+// namespace-well-formed document (checked by xmllint) and the record
+// means what the file means.
+func TestHostileResourcesStayWellFormed(t *testing.T) {
+	if _, err := exec.LookPath("xmllint"); err != nil {
+		t.Skip("xmllint not installed")
+	}
+	bodies := map[string]string{
+		"doctype-after": `<r xmlns="urn:r">x</r><!DOCTYPE r>`,
+		"dup-attr":      `<r xmlns="urn:r" a="1" a="2"/>`,
+		"undeclared":    `<r xmlns="urn:r"><q:x/></r>`,
+		"double-colon":  `<r xmlns="urn:r" xmlns:a="urn:a"><a:b:c/></r>`,
+		"cdata-end":     `<r xmlns="urn:r">a]]>b</r>`,
+		"pi-after":      `<r xmlns="urn:r"/><?pi x?><!-- c -->`,
+		"decl-doctype":  "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE r>\n<r xmlns=\"urn:r\">ok</r>",
+		"xml-pi-inside": `<r xmlns="urn:r"><?xml version="1.0"?></r>`,
+		"prefixed-root": `<p:r xmlns:p="urn:r"><child/></p:r>`,
+		"xmlns-prefix":  `<r xmlns="urn:r" xmlns:xmlns="urn:bad"/>`,
+		"xml-prefix":    `<r xmlns="urn:r" xmlns:xml="urn:bad"/>`,
+	}
+	t0 := time.Date(2024, 3, 4, 5, 6, 7, 0, time.UTC)
+	var c bytesCollection
+	c.body = bodies
+	i := 0
+	for id := range bodies {
+		c.memCollection = append(c.memCollection, Item{ID: id, URL: "http://example.org/" + id, Datestamp: t0, Type: "text/xml", Cursor: string(rune('a' + i))})
+		i++
+	}
+	h, err := New(c, Config{BaseURL: "http://example.org/oai", Formats: []Format{{Prefix: "r", Namespace: "urn:r"}}, Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for id := range bodies {
+		req := httptest.NewRequest("GET", "/oai?verb=GetRecord&metadataPrefix=r&identifier=oai:example.org:"+id, nil)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		p := filepath.Join(dir, id+".xml")
+		os.WriteFile(p, rec.Body.Bytes(), 0o666)
+		out, err := exec.Command("xmllint", "--noout", p).CombinedOutput()
+		if err != nil || len(out) > 0 {
+			t.Errorf("%s: response not well-formed: %v %s\n%s", id, err, out, rec.Body.Bytes())
+		}
+		if served := strings.Contains(rec.Body.String(), "<metadata>"); served != (id == "decl-doctype" || id == "pi-after" || id == "prefixed-root") {
+			t.Errorf("%s: served %v", id, served)
+		}
+		if id == "prefixed-root" && strings.Contains(rec.Body.String(), "<metadata>") && !strings.Contains(rec.Body.String(), `xmlns=""`) {
+			t.Errorf("%s: <child/> falls into the OAI-PMH namespace:\n%s", id, rec.Body.Bytes())
+		}
+	}
+}
