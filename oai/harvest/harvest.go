@@ -2,6 +2,7 @@ package harvest
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -416,6 +417,10 @@ func (h *Harvester) harvest(ctx context.Context, st *Stats) (last, error) {
 	return next, nil
 }
 
+// maxEmptyPages is how many pages without records (but with a
+// resumption token) a list may send in a row.
+const maxEmptyPages = 100
+
 // page is one response read and its files staged.
 type page struct {
 	resp *response
@@ -465,6 +470,11 @@ func (h *Harvester) fetch(ctx context.Context, l *list, token string) *page {
 func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 	l := &r.Lists[i]
 	t0, n0, restarts := time.Now(), 0, 0
+	// A repository whose tokens go round in a cycle, or that sends page
+	// after page of nothing, would be asked forever: the tokens of this
+	// listing (hashed: bounded memory per page) and the run of empty
+	// pages stop it.
+	tokens, empty := map[[32]byte]bool{}, 0
 	cur := h.fetch(ctx, l, l.Token)
 	for {
 		if cur.err != nil {
@@ -486,6 +496,8 @@ func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 					return fmt.Errorf("resumption tokens keep expiring (%d restarts): %w", restarts-1, resp.Err)
 				}
 				l.Token = ""
+				clear(tokens)
+				empty = 0
 				if err := h.saveRun(r, nil); err != nil {
 					return err
 				}
@@ -497,6 +509,21 @@ func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 		if resp.Token != "" && resp.Token == l.Token {
 			cur.w.abort()
 			return fmt.Errorf("%w: the repository answered resumption token %q with itself", errResponse, l.Token)
+		}
+		if resp.Token != "" {
+			k := sha256.Sum256([]byte(resp.Token))
+			if tokens[k] {
+				cur.w.abort()
+				return fmt.Errorf("%w: resumption token %.200q came back: the list is a cycle", errResponse, resp.Token)
+			}
+			tokens[k] = true
+			if empty++; resp.Items > 0 {
+				empty = 0
+			}
+			if empty > maxEmptyPages {
+				cur.w.abort()
+				return fmt.Errorf("%w: %d pages in a row without records, each with a new resumption token", errResponse, empty)
+			}
 		}
 		var next chan *page
 		if resp.Token != "" {

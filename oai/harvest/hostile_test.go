@@ -1,0 +1,108 @@
+package harvest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
+)
+
+// hostile is a repository answering each request with page(query); it
+// cancels the harvest after too many requests, so that a harvester that
+// does not stop by itself fails the test instead of hanging it.
+type hostile struct {
+	t        *testing.T
+	srv      *httptest.Server
+	requests atomic.Int64
+	cancel   context.CancelFunc
+	h        *Harvester
+	cfg      Config
+}
+
+const hEnvelope = `<?xml version="1.0" encoding="UTF-8"?><OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><responseDate>%s</responseDate><request>x</request>%s</OAI-PMH>`
+
+const identifyBody = `<Identify><repositoryName>r</repositoryName><baseURL>http://x/</baseURL><protocolVersion>2.0</protocolVersion><adminEmail>a@b</adminEmail><earliestDatestamp>2000-01-01</earliestDatestamp><deletedRecord>%s</deletedRecord><granularity>YYYY-MM-DDThh:mm:ssZ</granularity></Identify>`
+
+func newHostile(t *testing.T, page func(q map[string][]string) (date, body string)) *hostile {
+	x := &hostile{t: t}
+	x.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if x.requests.Add(1) > 500 && x.cancel != nil {
+			x.cancel()
+		}
+		date, body := page(r.URL.Query())
+		if date == "" {
+			date = time.Now().UTC().Format(time.RFC3339)
+		}
+		w.Header().Set("Content-Type", "text/xml")
+		fmt.Fprintf(w, hEnvelope, date, body)
+	}))
+	t.Cleanup(x.srv.Close)
+	c, _ := testnet.Client(t)
+	base := t.TempDir()
+	x.cfg = Config{Endpoint: x.srv.URL, Dir: filepath.Join(base, "records"), State: filepath.Join(base, "state"), Client: c,
+		Log: slog.New(slog.DiscardHandler)}
+	h, err := New(x.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	x.h = h
+	return x
+}
+
+func (x *hostile) harvest() (Stats, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	x.cancel = cancel
+	return x.h.Harvest(ctx)
+}
+
+func hrec(id, date, md string) string {
+	return `<record><header><identifier>` + id + `</identifier><datestamp>` + date + `</datestamp></header><metadata>` + md + `</metadata></record>`
+}
+
+// A repository whose resumption tokens go round in a cycle, or that
+// sends page after page of nothing, makes the harvest fail with a clear
+// error instead of asking forever.
+func TestTokenCycleAndEmptyPages(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		next func(tok string, n int64) string
+		want string
+	}{
+		{"cycle", func(tok string, _ int64) string {
+			return map[string]string{"": "A", "A": "B", "B": "C", "C": "A"}[tok]
+		}, "cycle"},
+		{"empty", func(_ string, n int64) string { return fmt.Sprint("t", n) }, "without records"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var x *hostile
+			x = newHostile(t, func(q map[string][]string) (string, string) {
+				if q["verb"][0] == "Identify" {
+					return "", fmt.Sprintf(identifyBody, "persistent")
+				}
+				tok := ""
+				if v := q["resumptionToken"]; len(v) > 0 {
+					tok = v[0]
+				}
+				recs := ""
+				if tc.name == "cycle" {
+					recs = hrec("oai:x:"+tok, "2024-01-01T00:00:00Z", `<r xmlns="urn:r">`+tok+`</r>`)
+				}
+				return "", "<ListRecords>" + recs + "<resumptionToken>" + tc.next(tok, x.requests.Load()) + "</resumptionToken></ListRecords>"
+			})
+			_, err := x.harvest()
+			if err == nil || !strings.Contains(err.Error(), tc.want) || x.requests.Load() > 500 {
+				t.Fatalf("after %d requests: %v; want an error naming the %s", x.requests.Load(), err, tc.want)
+			}
+		})
+	}
+}
