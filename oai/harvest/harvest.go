@@ -638,6 +638,17 @@ func (h *Harvester) item(ctx context.Context, w *pageWriter, verb, prefix string
 		return nil
 	}
 	rel := RecordPath(it.Identifier, prefix)
+	if len(rel) > 4096 || len(path.Base(rel)) > 255 {
+		// No file can have this name: there is nothing to remove for
+		// a deletion or to keep for a full pass, and the record
+		// itself is skipped.
+		if verb == oai.ListIdentifiers || it.Deleted {
+			return nil
+		}
+		ps.Malformed++
+		h.log.Warn("oai-pmh: skipping a record whose identifier is too long for a file name", "endpoint", h.cfg.Endpoint, "identifier", short(it.Identifier), "bytes", len(it.Identifier))
+		return nil
+	}
 	if verb == oai.ListIdentifiers {
 		if !it.Deleted {
 			*seen = append(*seen, []byte(rel))
@@ -654,13 +665,16 @@ func (h *Harvester) item(ctx context.Context, w *pageWriter, verb, prefix string
 		h.log.Warn("oai-pmh: skipping a record with a bad datestamp", "endpoint", h.cfg.Endpoint, "identifier", it.Identifier, "prefix", prefix, "datestamp", it.Datestamp)
 		return nil
 	}
-	if len(rel) > 4096 || len(path.Base(rel)) > 255 {
-		ps.Malformed++
-		h.log.Warn("oai-pmh: skipping a record whose identifier is too long for a file name", "endpoint", h.cfg.Endpoint, "identifier", it.Identifier)
-		return nil
-	}
 	w.put(rel, it.Metadata, t)
 	return ctx.Err()
+}
+
+// short cuts what a repository sent to a length fit for a log line.
+func short(s string) string {
+	if len(s) <= 200 {
+		return s
+	}
+	return strings.ToValidUTF8(s[:200], "") + "…"
 }
 
 // removeUnseen ends a completed full pass: the record files of

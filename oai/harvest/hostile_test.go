@@ -106,3 +106,43 @@ func TestTokenCycleAndEmptyPages(t *testing.T) {
 		})
 	}
 }
+
+// Identifiers too long for a file name (or for the state's keys) skip
+// their record, deleted or listed by a full pass, and never fail the
+// harvest.
+func TestLongIdentifiers(t *testing.T) {
+	long := "oai:x:" + strings.Repeat("a", 300)
+	huge := "oai:x:" + strings.Repeat("%", 40000) // escaped three times over
+	pass, n := false, 0
+	x := newHostile(t, func(q map[string][]string) (string, string) {
+		switch q["verb"][0] {
+		case "Identify":
+			n++
+			return fmt.Sprintf("2024-02-0%dT00:00:00Z", n), fmt.Sprintf(identifyBody, "no")
+		case "ListIdentifiers":
+			pass = true
+			return "", `<ListIdentifiers><header><identifier>oai:x:ok</identifier><datestamp>2024-01-01T00:00:00Z</datestamp></header>` +
+				`<header><identifier>` + huge + `</identifier><datestamp>2024-01-01T00:00:00Z</datestamp></header></ListIdentifiers>`
+		}
+		return "", `<ListRecords>` + hrec("oai:x:ok", "2024-01-01T00:00:00Z", `<r xmlns="urn:r"/>`) +
+			`<record><header status="deleted"><identifier>` + long + `</identifier><datestamp>2024-01-01T00:00:00Z</datestamp></header></record>` +
+			`<record><header status="deleted"><identifier>` + huge + `</identifier><datestamp>2024-01-01T00:00:00Z</datestamp></header></record>` +
+			`</ListRecords>`
+	})
+	x.h.cfg.FullEvery = time.Nanosecond
+	for i := range 2 {
+		st, err := x.harvest()
+		if err != nil {
+			t.Fatalf("harvest %d: %v", i, err)
+		}
+		if i == 0 && st.Written != 1 {
+			t.Fatalf("harvest %d: %+v", i, st)
+		}
+	}
+	if !pass {
+		t.Fatal("no full pass")
+	}
+	if x.h.Status().Records != 1 {
+		t.Fatalf("records: %+v", x.h.Status())
+	}
+}
