@@ -23,6 +23,11 @@ import (
 
 const xmlNS = "http://www.w3.org/XML/1998/namespace"
 
+// maxNSDecls caps the namespace declarations in scope: each prefix is
+// resolved by a scan of them, so a record declaring thousands would cost
+// their number times its elements. Real records declare a few dozen.
+const maxNSDecls = 256
+
 // binding is one namespace declaration in scope.
 type binding struct{ prefix, uri string }
 
@@ -101,6 +106,9 @@ func (c *canon) renderedURI(prefix string) (string, bool) {
 // start writes a start tag; ns must already include the element's own
 // declarations.
 func (c *canon) start(e xml.StartElement, ns *nsStack) error {
+	if len(ns.decls) > maxNSDecls {
+		return fmt.Errorf("%w: more than %d namespace declarations in scope", errMalformed, maxNSDecls)
+	}
 	if strings.Contains(e.Name.Local, ":") || e.Name.Local == "" {
 		return fmt.Errorf("%w: element name %q", errMalformed, qname(e.Name))
 	}

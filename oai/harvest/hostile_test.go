@@ -146,3 +146,47 @@ func TestLongIdentifiers(t *testing.T) {
 		t.Fatalf("records: %+v", x.h.Status())
 	}
 }
+
+// A record larger than the cap, or declaring namespaces by the thousand
+// (whose resolution costs grow with their product), is skipped with a
+// warning, and the records around it are harvested; a field of the
+// envelope larger than its cap fails the response with a clear error.
+// Memory stays bounded by the caps, not by what the repository sends.
+func TestHugeRecords(t *testing.T) {
+	old := maxRecordBytes
+	maxRecordBytes = 1 << 20
+	t.Cleanup(func() { maxRecordBytes = old })
+	big := strings.Repeat("x", 3<<20)
+	var decls strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&decls, ` xmlns:p%d="urn:%d"`, i, i)
+	}
+	bigToken := false
+	x := newHostile(t, func(q map[string][]string) (string, string) {
+		if q["verb"][0] == "Identify" {
+			return "", fmt.Sprintf(identifyBody, "persistent")
+		}
+		if bigToken {
+			return "", "<ListRecords>" + hrec("oai:x:a", "2024-01-01T00:00:00Z", `<r xmlns="urn:r"/>`) + "<resumptionToken>" + big + "</resumptionToken></ListRecords>"
+		}
+		return "", "<ListRecords>" + hrec("oai:x:a", "2024-01-01T00:00:00Z", `<r xmlns="urn:r"/>`) +
+			hrec("oai:x:text", "2024-01-01T00:00:00Z", `<r xmlns="urn:r">`+big+`</r>`) +
+			hrec("oai:x:attr", "2024-01-01T00:00:00Z", `<r xmlns="urn:r" a="`+big+`"/>`) +
+			hrec("oai:x:"+big, "2024-01-01T00:00:00Z", `<r xmlns="urn:r"/>`) +
+			hrec("oai:x:ns", "2024-01-01T00:00:00Z", `<r xmlns="urn:r"`+decls.String()+`><p0:x/></r>`) +
+			hrec("oai:x:b", "2024-01-01T00:00:00Z", `<r xmlns="urn:r"/>`) + "</ListRecords>"
+	})
+	st, err := x.harvest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Written != 2 || st.Malformed != 4 {
+		t.Fatalf("%+v; want 2 written, 4 malformed", st)
+	}
+	bigToken = true
+	x.h.cfg.FullEvery = time.Hour
+	_, err = x.harvest()
+	if err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("a 3 MB resumption token: %v", err)
+	}
+}
