@@ -190,3 +190,29 @@ func TestHugeRecords(t *testing.T) {
 		t.Fatalf("a 3 MB resumption token: %v", err)
 	}
 }
+
+// Elements nested without end, in a record or around records, hit a
+// depth cap instead of growing the parser's stack with the response.
+func TestDeepNesting(t *testing.T) {
+	deep := strings.Repeat("<x>", 20000) + strings.Repeat("</x>", 20000)
+	outside := false
+	x := newHostile(t, func(q map[string][]string) (string, string) {
+		if q["verb"][0] == "Identify" {
+			return "", fmt.Sprintf(identifyBody, "persistent")
+		}
+		if outside {
+			return "", "<ListRecords>" + deep + "</ListRecords>"
+		}
+		return "", "<ListRecords>" + hrec("oai:x:deep", "2024-01-01T00:00:00Z", `<r xmlns="urn:r">`+deep+`</r>`) +
+			hrec("oai:x:b", "2024-01-01T00:00:00Z", `<r xmlns="urn:r"/>`) + "</ListRecords>"
+	})
+	st, err := x.harvest()
+	if err != nil || st.Written != 1 || st.Malformed != 1 {
+		t.Fatalf("%+v, %v; want 1 written, 1 malformed", st, err)
+	}
+	outside = true
+	x.h.cfg.FullEvery = time.Hour
+	if _, err = x.harvest(); err == nil || !strings.Contains(err.Error(), "nested") {
+		t.Fatalf("deep envelope: %v", err)
+	}
+}

@@ -326,6 +326,9 @@ func attr(e xml.StartElement, local string) (string, bool) {
 func (p *parser) token(tok xml.Token) error {
 	switch t := tok.(type) {
 	case xml.StartElement:
+		if len(p.stack) >= maxDepth {
+			return fmt.Errorf("%w: elements nested more than %d deep", errMalformed, maxDepth)
+		}
 		mark := p.ns.push(t.Attr)
 		p.stack = append(p.stack, frame{qname(t.Name), t.Name.Local, mark})
 		depth := len(p.stack)
@@ -506,3 +509,7 @@ func (p *parser) endCollect() {
 var maxRecordBytes int64 = 64 << 20
 
 const maxFieldBytes = 1 << 20
+
+// maxDepth caps the nesting of elements, in a record or around one (the
+// record cap alone would allow millions of open elements).
+const maxDepth = 10000
