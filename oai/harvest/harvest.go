@@ -297,8 +297,11 @@ func (h *Harvester) identify(ctx context.Context) (identity, error) {
 	id.deletedRecord = r.DeletedRecord
 	h.log.Debug("oai-pmh: Identify", "endpoint", h.cfg.Endpoint, "granularity", r.Granularity, "deletedRecord", r.DeletedRecord, "earliestDatestamp", r.Earliest, "responseDate", r.ResponseDate)
 	id.now = time.Now().UTC()
-	if t, _, err := oai.ParseDatestamp(r.ResponseDate); err == nil {
-		// The repository's clock, which stamps its records, not ours.
+	if t, _, err := oai.ParseDatestamp(r.ResponseDate); err == nil && t.Before(id.now) {
+		// The repository's clock, which stamps its records, not ours;
+		// but never ahead of ours: a clock far ahead (a responseDate
+		// in 2100) would move the next from past every change made
+		// meanwhile. An earlier from only lists more again.
 		id.now = t
 	}
 	h.mu.Lock()

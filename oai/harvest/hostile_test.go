@@ -216,3 +216,31 @@ func TestDeepNesting(t *testing.T) {
 		t.Fatalf("deep envelope: %v", err)
 	}
 }
+
+// A repository clock far ahead (responseDate in 2100) must not push the
+// next harvest's from past the records changed meanwhile.
+func TestFutureResponseDate(t *testing.T) {
+	n, from := 0, ""
+	x := newHostile(t, func(q map[string][]string) (string, string) {
+		if q["verb"][0] == "Identify" {
+			n++
+			if n == 1 {
+				return "2100-01-01T00:00:00Z", fmt.Sprintf(identifyBody, "persistent")
+			}
+			return "", fmt.Sprintf(identifyBody, "persistent")
+		}
+		if v := q["from"]; len(v) > 0 {
+			from = v[0]
+		}
+		return "", "<ListRecords>" + hrec("oai:x:a", "2024-01-01T00:00:00Z", `<r xmlns="urn:r"/>`) + "</ListRecords>"
+	})
+	for range 2 {
+		if _, err := x.harvest(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := time.Parse(time.RFC3339, from)
+	if err != nil || f.After(time.Now()) {
+		t.Fatalf("second harvest from %q (%v): after now", from, err)
+	}
+}
