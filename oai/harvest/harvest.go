@@ -23,6 +23,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/boltdb"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
+	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/oai"
 )
 
@@ -90,6 +91,8 @@ type Harvester struct {
 	client *http.Client
 	policy retry.Policy
 	db     *bbolt.DB
+	// stallTimeout fails a response that sends nothing for this long.
+	stallTimeout time.Duration
 
 	run sync.Mutex // serialises Harvest
 
@@ -101,6 +104,11 @@ type Harvester struct {
 // retryPolicy is generous: a repository under load answers 503 with
 // Retry-After for minutes, and a harvest is worth waiting for.
 var retryPolicy = retry.Policy{Retries: 8, BaseDelay: 500 * time.Millisecond, MaxDelay: time.Minute, MaxRetryAfter: 10 * time.Minute}
+
+// stallTimeout is how long a response may send nothing (before its
+// headers or within its body): a repository building a large page may
+// think a while, but not for minutes.
+const stallTimeout = 2 * time.Minute
 
 // New checks cfg and opens the harvest state.
 func New(cfg Config) (*Harvester, error) {
@@ -134,7 +142,7 @@ func New(cfg Config) (*Harvester, error) {
 	if cfg.FullEvery <= 0 {
 		cfg.FullEvery = 24 * time.Hour
 	}
-	h := &Harvester{cfg: cfg, log: cfg.Log, client: cfg.Client, policy: retryPolicy}
+	h := &Harvester{cfg: cfg, log: cfg.Log, client: cfg.Client, policy: retryPolicy, stallTimeout: stallTimeout}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -780,7 +788,22 @@ func (h *Harvester) request(ctx context.Context, q url.Values, onItem func(*item
 	return resp, nil
 }
 
+// once makes one request, watched for stalls: serve's client has no
+// timeout, and a repository that stops sending mid-page would hold the
+// harvest for ever.
 func (h *Harvester) once(ctx context.Context, u string, onItem func(*item) error) (*response, error) {
+	rctx, w := watchdog.Start(ctx, watchdog.Limits{Idle: h.stallTimeout})
+	defer w.Stop()
+	r, err := h.once1(rctx, u, onItem, w)
+	if err != nil && ctx.Err() == nil {
+		if werr := w.Err(); werr != nil {
+			return nil, fmt.Errorf("GET %s: %w", u, werr)
+		}
+	}
+	return r, err
+}
+
+func (h *Harvester) once1(ctx context.Context, u string, onItem func(*item) error, w *watchdog.Watch) (*response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, retry.Permanent(err)
@@ -796,7 +819,7 @@ func (h *Harvester) once(ctx context.Context, u string, onItem func(*item) error
 		se := &httperr.StatusError{URL: u, Code: resp.StatusCode}
 		return nil, retry.WithRetryAfter(se, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	}
-	r, err := parseResponse(resp.Body, onItem)
+	r, err := parseResponse(w.Body(resp.Body), onItem)
 	switch {
 	case err == nil:
 		return r, nil

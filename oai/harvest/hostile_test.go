@@ -244,3 +244,32 @@ func TestFutureResponseDate(t *testing.T) {
 		t.Fatalf("second harvest from %q (%v): after now", from, err)
 	}
 }
+
+// A repository that sends half a page and then nothing holds the
+// harvest only until the stall timeout, also with a client without a
+// timeout of its own (what serve passes), and the failure names the
+// stall.
+func TestStalledBody(t *testing.T) {
+	x := newHostile(t, func(q map[string][]string) (string, string) {
+		return "", fmt.Sprintf(identifyBody, "persistent")
+	})
+	stall := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("verb") == "Identify" {
+			fmt.Fprintf(w, hEnvelope, "2024-01-01T00:00:00Z", fmt.Sprintf(identifyBody, "persistent"))
+			return
+		}
+		fmt.Fprint(w, `<?xml version="1.0"?><OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><responseDate>2024-01-01T00:00:00Z</responseDate><ListRecords>`)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	t.Cleanup(stall.Close)
+	x.h.cfg.Endpoint = stall.URL
+	x.h.stallTimeout = 100 * time.Millisecond
+	x.h.policy.Retries, x.h.policy.BaseDelay = 1, time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // only so that a hang fails
+	defer cancel()
+	_, err := x.h.Harvest(ctx)
+	if err == nil || !strings.Contains(err.Error(), "stalled") {
+		t.Fatalf("%v; want a stall", err)
+	}
+}
