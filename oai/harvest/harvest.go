@@ -22,6 +22,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/boltdb"
+	"github.com/resourcesync-go/resourcesync/internal/origin"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/oai"
@@ -153,6 +154,14 @@ func New(cfg Config) (*Harvester, error) {
 		// that build pages slowly still answer in well under this.
 		h.client = &http.Client{Transport: tr, Timeout: 10 * time.Minute}
 	}
+	// Redirects stay on the endpoint's host (any scheme or port: http
+	// to https is common): a repository must not send the harvester to
+	// another host, an internal address say.
+	pol, err := origin.New(cfg.Endpoint, []string{u.Hostname()})
+	if err != nil {
+		return nil, fmt.Errorf("oai-pmh harvest: %w", err)
+	}
+	h.client = pol.Client(h.client)
 	for _, d := range []string{dir, state} {
 		if err := os.MkdirAll(d, 0o777); err != nil {
 			return nil, fmt.Errorf("oai-pmh harvest: %w", err)
@@ -810,6 +819,11 @@ func (h *Harvester) once1(ctx context.Context, u string, onItem func(*item) erro
 	}
 	req.Header.Set("Accept", "text/xml, application/xml")
 	resp, err := h.client.Do(req)
+	if errors.Is(err, origin.ErrOffOrigin) {
+		var oe *origin.Error
+		errors.As(err, &oe)
+		return nil, retry.Permanent(fmt.Errorf("GET %s: the repository redirected to %s, on another host: use that URL as the endpoint if it is the repository's", u, oe.URL))
+	}
 	if err != nil {
 		return nil, err
 	}

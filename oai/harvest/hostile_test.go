@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -271,5 +272,41 @@ func TestStalledBody(t *testing.T) {
 	_, err := x.h.Harvest(ctx)
 	if err == nil || !strings.Contains(err.Error(), "stalled") {
 		t.Fatalf("%v; want a stall", err)
+	}
+}
+
+// A repository that redirects to another host (an internal address, say)
+// is not followed there: the harvest fails with a clear error and the
+// other host sees no request.
+func TestRedirectOffOrigin(t *testing.T) {
+	var hits atomic.Int64
+	l, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skip("no 127.0.0.2:", err)
+	}
+	other := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprintf(w, hEnvelope, "2024-01-01T00:00:00Z", fmt.Sprintf(identifyBody, "persistent"))
+	}))
+	other.Listener.Close()
+	other.Listener = l
+	other.Start()
+	t.Cleanup(other.Close)
+	x := newHostile(t, func(q map[string][]string) (string, string) { return "", "" })
+	redir := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/?"+r.URL.RawQuery, http.StatusFound)
+	}))
+	t.Cleanup(redir.Close)
+	x.cfg.Endpoint = redir.URL
+	x.h.Close()
+	h, err := New(x.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	h.policy.Retries = 1
+	_, err = h.Harvest(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "another host") || hits.Load() != 0 {
+		t.Fatalf("%v, %d requests to the other host; want a refused redirect", err, hits.Load())
 	}
 }
