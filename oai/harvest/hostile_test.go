@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -308,5 +310,53 @@ func TestRedirectOffOrigin(t *testing.T) {
 	_, err = h.Harvest(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "another host") || hits.Load() != 0 {
 		t.Fatalf("%v, %d requests to the other host; want a refused redirect", err, hits.Load())
+	}
+}
+
+// A symbolic link planted in Dir in place of a record directory is not
+// written through: the harvest fails naming it, and nothing appears
+// outside Dir.
+func TestSymlinkInDir(t *testing.T) {
+	x := newHostile(t, func(q map[string][]string) (string, string) {
+		if q["verb"][0] == "Identify" {
+			return "", fmt.Sprintf(identifyBody, "persistent")
+		}
+		return "", "<ListRecords>" + hrec("oai:x:a", "2024-01-01T00:00:00Z", `<r xmlns="urn:r"/>`) + "</ListRecords>"
+	})
+	outside := t.TempDir()
+	rel := RecordPath("oai:x:a", "oai_dc")
+	link := filepath.Join(x.cfg.Dir, filepath.FromSlash(path.Dir(rel)))
+	if err := os.MkdirAll(filepath.Dir(link), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, link); err != nil {
+		t.Skip(err)
+	}
+	_, err := x.harvest()
+	if ents, _ := os.ReadDir(outside); len(ents) > 0 || err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("%v; %d files written outside Dir", err, len(ents))
+	}
+}
+
+// Nor is a deletion carried out through such a link.
+func TestSymlinkInDirDelete(t *testing.T) {
+	x := newHostile(t, func(q map[string][]string) (string, string) {
+		if q["verb"][0] == "Identify" {
+			return "", fmt.Sprintf(identifyBody, "persistent")
+		}
+		return "", `<ListRecords><record><header status="deleted"><identifier>oai:x:a</identifier><datestamp>2024-01-01T00:00:00Z</datestamp></header></record></ListRecords>`
+	})
+	outside := t.TempDir()
+	rel := RecordPath("oai:x:a", "oai_dc")
+	victim := filepath.Join(outside, path.Base(rel))
+	os.WriteFile(victim, []byte("keep"), 0o666)
+	link := filepath.Join(x.cfg.Dir, filepath.FromSlash(path.Dir(rel)))
+	os.MkdirAll(filepath.Dir(link), 0o777)
+	if err := os.Symlink(outside, link); err != nil {
+		t.Skip(err)
+	}
+	_, err := x.harvest()
+	if _, serr := os.Stat(victim); serr != nil || err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("%v; the file outside Dir: %v", err, serr)
 	}
 }
