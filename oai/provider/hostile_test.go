@@ -2,7 +2,11 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"math"
+	"net/http"
+	"net/url"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -10,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/resourcesync-go/resourcesync/oai"
 )
 
 // bytesCollection serves fixed bytes per item.
@@ -73,4 +79,38 @@ func TestHostileResourcesStayWellFormed(t *testing.T) {
 			t.Errorf("%s: <child/> falls into the OAI-PMH namespace:\n%s", id, rec.Body.Bytes())
 		}
 	}
+}
+
+// The token key defaults to one derived from the base URL (tokens are
+// not secrets), so anyone can forge a token: a forged cursor or offset
+// gets badResumptionToken or a valid answer, never a server error or an
+// invalid document.
+func TestForgedTokens(t *testing.T) {
+	f := newFixture(t, []string{"default"}, baseFiles, 2)
+	far := f.clk.Now().Add(time.Hour)
+	docs := map[string][]byte{}
+	for i, tk := range []token{
+		{verb: oai.ListRecords, prefix: oai.DCPrefix, cursor: "zzz", expires: far},
+		{verb: oai.ListRecords, prefix: oai.DCPrefix, cursor: "7|x|y", expires: far},
+		{verb: oai.ListRecords, prefix: oai.DCPrefix, cursor: "0|x|y", expires: far},
+		{verb: oai.ListRecords, prefix: oai.DCPrefix, cursor: "0|j|\xff\x00", expires: far},
+		{verb: oai.ListRecords, prefix: oai.DCPrefix, cursor: "0|i|", expires: far},
+		{verb: oai.ListIdentifiers, prefix: oai.DCPrefix, cursor: "0|\xff|\x00", expires: far},
+		{verb: oai.ListIdentifiers, prefix: oai.DCPrefix, offset: math.MaxInt, expires: far},
+		{verb: oai.ListRecords, prefix: "no<such>", set: "a b", expires: far},
+	} {
+		q := "verb=" + tk.verb + "&resumptionToken=" + url.QueryEscape(tk.encode(f.h.key))
+		resp, err := http.Get(f.srv.URL + "/oai?" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("token %d: status %d: %s", i, resp.StatusCode, b)
+			continue
+		}
+		docs[fmt.Sprint("token ", i)] = b
+	}
+	validate(t, docs)
 }

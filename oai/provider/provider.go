@@ -23,6 +23,11 @@ import (
 // ErrNotFound is returned by Collection.Get for an unknown ID.
 var ErrNotFound = errors.New("oai provider: no such item")
 
+// ErrBadCursor is what a Collection's List returns for a Query.After it
+// did not make. The token key is not secret by default, so a harvester
+// can forge any cursor: it gets badResumptionToken.
+var ErrBadCursor = errors.New("oai provider: bad cursor")
+
 // Item is one item of a collection: a resource, or a deleted one.
 type Item struct {
 	ID        string    // stable local identifier, a relative URI (see the package documentation)
@@ -45,7 +50,7 @@ type Query struct {
 	From  time.Time // Datestamp >= From (zero: no lower bound)
 	Until time.Time // Datestamp < Until (zero: no upper bound)
 	Set   string    // setSpec, "" for every set
-	After string    // an Item.Cursor: list the items after it ("" from the start)
+	After string    // an Item.Cursor: list the items after it ("" from the start); List returns ErrBadCursor for one it did not make
 	// Prefix, for a RecordCollection: only the records in this format
 	// (others may be yielded too; the Handler skips them).
 	Prefix string
@@ -836,6 +841,9 @@ func (h *Handler) list(ctx context.Context, rw *responder) error {
 	}
 	if err == nil {
 		err = ctx.Err()
+	}
+	if errors.Is(err, ErrBadCursor) && !rw.started {
+		return oaiErr(oai.BadResumptionToken, "the token points nowhere in this repository")
 	}
 	if err != nil {
 		return err
