@@ -360,3 +360,24 @@ func TestSymlinkInDirDelete(t *testing.T) {
 		t.Fatalf("%v; the file outside Dir: %v", err, serr)
 	}
 }
+
+// Between records the decoder would keep any one token whole: a comment
+// or run of white space of gigabytes there fails the response with a
+// clear error instead.
+func TestHugeTokenBetweenRecords(t *testing.T) {
+	old := maxRecordBytes
+	maxRecordBytes = 1 << 20
+	t.Cleanup(func() { maxRecordBytes = old })
+	for _, filler := range []string{"<!--" + strings.Repeat("x", 3<<20) + "-->", strings.Repeat(" ", 3<<20)} {
+		x := newHostile(t, func(q map[string][]string) (string, string) {
+			if q["verb"][0] == "Identify" {
+				return "", fmt.Sprintf(identifyBody, "persistent")
+			}
+			return "", "<ListRecords>" + filler + hrec("oai:x:a", "2024-01-01T00:00:00Z", `<r xmlns="urn:r"/>`) + "</ListRecords>"
+		})
+		x.h.policy.Retries = -1
+		if _, err := x.harvest(); err == nil || !strings.Contains(err.Error(), "larger than") {
+			t.Fatalf("%.10q…: %v", filler, err)
+		}
+	}
+}

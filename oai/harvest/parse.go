@@ -171,6 +171,11 @@ func (p *parser) newDecoder() {
 func (p *parser) run() error {
 	p.newDecoder()
 	for {
+		if p.it == nil && p.collect == nil {
+			// Between records: the decoder keeps a token whole
+			// (a comment, white space), so each is capped.
+			p.cr.capFrom(maxFieldBytes, "token")
+		}
 		tok, err := p.d.RawToken()
 		if err == io.EOF {
 			if len(p.stack) > 0 {
