@@ -645,12 +645,12 @@ func (h *Harvester) saveRun(r *run, seen [][]byte) error {
 // item stages one record (or notes one identifier of a full pass).
 func (h *Harvester) item(ctx context.Context, w *pageWriter, verb, prefix string, it *item, ps *Stats, seen *[][]byte) error {
 	if it.Bad != nil {
-		if verb == oai.ListIdentifiers && it.Identifier != "" {
+		if rel := RecordPath(it.Identifier, prefix); verb == oai.ListIdentifiers && it.Identifier != "" && fitsName(rel) {
 			// Listed, if badly: its record is not to be removed.
-			*seen = append(*seen, []byte(RecordPath(it.Identifier, prefix)))
+			*seen = append(*seen, []byte(rel))
 		}
 		ps.Malformed++
-		id := it.Identifier
+		id := short(it.Identifier)
 		if id == "" {
 			id = "(none)"
 		}
@@ -658,7 +658,7 @@ func (h *Harvester) item(ctx context.Context, w *pageWriter, verb, prefix string
 		return nil
 	}
 	rel := RecordPath(it.Identifier, prefix)
-	if len(rel) > 4096 || len(path.Base(rel)) > 255 {
+	if !fitsName(rel) {
 		// No file can have this name: there is nothing to remove for
 		// a deletion or to keep for a full pass, and the record
 		// itself is skipped.
@@ -682,11 +682,17 @@ func (h *Harvester) item(ctx context.Context, w *pageWriter, verb, prefix string
 	t, _, err := oai.ParseDatestamp(it.Datestamp)
 	if err != nil {
 		ps.Malformed++
-		h.log.Warn("oai-pmh: skipping a record with a bad datestamp", "endpoint", h.cfg.Endpoint, "identifier", it.Identifier, "prefix", prefix, "datestamp", it.Datestamp)
+		h.log.Warn("oai-pmh: skipping a record with a bad datestamp", "endpoint", h.cfg.Endpoint, "identifier", short(it.Identifier), "prefix", prefix, "datestamp", short(it.Datestamp))
 		return nil
 	}
 	w.put(rel, it.Metadata, t)
 	return ctx.Err()
+}
+
+// fitsName reports whether a record path can be a file's (and a key of
+// the state: bbolt's are at most 32 KiB).
+func fitsName(rel string) bool {
+	return len(rel) <= 4096 && len(path.Base(rel)) <= 255
 }
 
 // short cuts what a repository sent to a length fit for a log line.

@@ -125,7 +125,8 @@ func TestLongIdentifiers(t *testing.T) {
 		case "ListIdentifiers":
 			pass = true
 			return "", `<ListIdentifiers><header><identifier>oai:x:ok</identifier><datestamp>2024-01-01T00:00:00Z</datestamp></header>` +
-				`<header><identifier>` + huge + `</identifier><datestamp>2024-01-01T00:00:00Z</datestamp></header></ListIdentifiers>`
+				`<header><identifier>` + huge + `</identifier><datestamp>2024-01-01T00:00:00Z</datestamp></header>` +
+				`<header><identifier>` + huge + `x</identifier><datestamp>2024-01-01T00:00:00Z</datestamp><setSpec>&bad;</setSpec></header></ListIdentifiers>`
 		}
 		return "", `<ListRecords>` + hrec("oai:x:ok", "2024-01-01T00:00:00Z", `<r xmlns="urn:r"/>`) +
 			`<record><header status="deleted"><identifier>` + long + `</identifier><datestamp>2024-01-01T00:00:00Z</datestamp></header></record>` +
