@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -113,4 +114,79 @@ func TestForgedTokens(t *testing.T) {
 		docs[fmt.Sprint("token ", i)] = b
 	}
 	validate(t, docs)
+}
+
+// blockingCollection holds every Open until release is closed.
+type blockingCollection struct {
+	bytesCollection
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (c blockingCollection) Open(ctx context.Context, it Item) (io.ReadCloser, error) {
+	c.entered <- struct{}{}
+	<-c.release
+	return c.bytesCollection.Open(ctx, it)
+}
+
+// Each request may hold a record of up to MaxRecordBytes (and its
+// check) in memory: a harvester opening requests by the hundred gets 503
+// with Retry-After (OAI-PMH's own flow control) past MaxConcurrent,
+// instead of the provider's memory growing with them.
+func TestConcurrentRequestsBounded(t *testing.T) {
+	t0 := time.Date(2024, 3, 4, 5, 6, 7, 0, time.UTC)
+	c := blockingCollection{entered: make(chan struct{}), release: make(chan struct{})}
+	c.body = map[string]string{"a": `<r xmlns="urn:r"/>`}
+	c.memCollection = memCollection{{ID: "a", URL: "http://example.org/a", Datestamp: t0, Type: "text/xml", Cursor: "a"}}
+	h, err := New(c, Config{BaseURL: "http://example.org/oai", MaxConcurrent: 2, Formats: []Format{{Prefix: "r", Namespace: "urn:r"}}, Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	var once sync.Once
+	release := func() { once.Do(func() { close(c.release) }) }
+	t.Cleanup(release) // before srv.Close, which waits for the handlers
+	get := func(ctx context.Context) *http.Response {
+		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"?verb=GetRecord&metadataPrefix=r&identifier=oai:example.org:a", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	bg := context.Background()
+	done := make(chan *http.Response, 2)
+	for range 2 {
+		go func() { done <- get(bg) }()
+		<-c.entered
+	}
+	// A third request that gets as far as Open is cut, failing the test.
+	ctx, cancel := context.WithCancel(bg)
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-c.entered:
+			cancel()
+		case <-stop:
+		}
+	}()
+	resp := get(ctx)
+	close(stop)
+	if resp == nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a third request while two are served: %v", resp)
+	}
+	release()
+	for range 2 {
+		if r := <-done; r == nil || r.StatusCode != 200 {
+			t.Fatalf("held request: %v", r)
+		}
+	}
+	go func() { <-c.entered }()
+	if r := get(bg); r == nil || r.StatusCode != 200 {
+		t.Fatalf("after: %v", r)
+	}
 }

@@ -138,7 +138,11 @@ type Config struct {
 	// MaxRecordBytes caps the files served as records of a Format (larger
 	// ones are not offered in it); default 16 MiB.
 	MaxRecordBytes int64
-	Now            func() time.Time
+	// MaxConcurrent caps the requests answered at once (each may hold
+	// a record of MaxRecordBytes); more get 503 with Retry-After.
+	// Default 16.
+	MaxConcurrent int
+	Now           func() time.Time
 }
 
 // Handler serves a Collection over OAI-PMH 2.0.
@@ -149,6 +153,7 @@ type Handler struct {
 	repo  string
 	key   []byte
 	forms map[string]Format
+	busy  chan struct{} // one token per request being answered
 }
 
 // New returns a Handler for c.
@@ -182,7 +187,11 @@ func New(c Collection, cfg Config) (*Handler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	h := &Handler{c: c, cfg: cfg, repo: cfg.RepositoryIdentifier, key: cfg.TokenKey, forms: map[string]Format{}}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = 16
+	}
+	h := &Handler{c: c, cfg: cfg, repo: cfg.RepositoryIdentifier, key: cfg.TokenKey, forms: map[string]Format{},
+		busy: make(chan struct{}, cfg.MaxConcurrent)}
 	h.rc, _ = c.(RecordCollection)
 	if h.key == nil {
 		h.key = []byte("resourcesync oai-pmh token " + cfg.BaseURL)
@@ -221,6 +230,16 @@ func (h *Handler) localID(identifier string) (string, bool) {
 
 // ServeHTTP answers one OAI-PMH request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case h.busy <- struct{}{}:
+		defer func() { <-h.busy }()
+	default:
+		// Each answer may hold a record of MaxRecordBytes: past
+		// MaxConcurrent, OAI-PMH's own flow control.
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, "too many requests at once; retry later", http.StatusServiceUnavailable)
+		return
+	}
 	var raw string
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
