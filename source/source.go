@@ -96,6 +96,9 @@ type Config struct {
 	// backlog and dead letters the status page (BASE/.resourcesync/)
 	// shows, read-only.
 	StatusHub status.Hub
+	// StatusSections, if set, adds sections to the status page (such as
+	// the OAI-PMH repository whose records the Source publishes).
+	StatusSections func() []status.Section
 	// SandboxResources serves the resources with "Content-Security-Policy:
 	// sandbox" (server.Handler.SandboxResources): set when admin pages share
 	// the Source's origin.
@@ -127,6 +130,11 @@ type set struct {
 	refused atomic.Pointer[time.Time]
 	base    string // resource URL prefix
 	prefix  string // resource URL path prefix
+	// notified is the journal sequence up to which Config.OnUpdate was
+	// called (valid when notifiedOK; not shared stores only), so that
+	// changes recorded by ScanPaths are notified by the next publish.
+	notified   uint64
+	notifiedOK bool
 }
 
 // Source is a running Source. Update and Run may be called from one
@@ -449,28 +457,42 @@ func (s *Source) UpdatePaths(ctx context.Context, paths []string) (Report, error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.update(ctx, func(ctx context.Context) (map[string]scan.Stats, error) {
-		out := map[string]scan.Stats{}
-		var refused []error
-		for _, st := range s.sets {
-			rels := st.relPaths(paths)
-			if _, ok := st.leads(); !ok || len(rels) == 0 {
+		return s.scanPaths(ctx, paths)
+	})
+}
+
+// ScanPaths is UpdatePaths without publishing: the changes of the paths
+// are recorded in the journal at once, and published (and notified) by the
+// next Update, UpdatePaths or Render. A harvester that commits many small
+// batches journals each batch at once and publishes every few seconds.
+func (s *Source) ScanPaths(ctx context.Context, paths []string) (map[string]scan.Stats, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.scanPaths(ctx, paths)
+}
+
+func (s *Source) scanPaths(ctx context.Context, paths []string) (map[string]scan.Stats, error) {
+	out := map[string]scan.Stats{}
+	var refused []error
+	for _, st := range s.sets {
+		rels := st.relPaths(paths)
+		if _, ok := st.leads(); !ok || len(rels) == 0 {
+			continue
+		}
+		stats, err := st.scanner.ScanPaths(ctx, rels)
+		out[st.name] = stats
+		if err == nil {
+			st.refused.Store(nil)
+		}
+		if err != nil {
+			if errors.Is(err, scan.ErrEmptyRoot) && st.shared == nil {
+				refused = append(refused, st.refusal(err))
 				continue
 			}
-			stats, err := st.scanner.ScanPaths(ctx, rels)
-			out[st.name] = stats
-			if err == nil {
-				st.refused.Store(nil)
-			}
-			if err != nil {
-				if errors.Is(err, scan.ErrEmptyRoot) && st.shared == nil {
-					refused = append(refused, st.refusal(err))
-					continue
-				}
-				return out, fmt.Errorf("scan of set %s: %w", st.name, err)
-			}
+			return out, fmt.Errorf("scan of set %s: %w", st.name, err)
 		}
-		return out, errors.Join(refused...)
-	})
+	}
+	return out, errors.Join(refused...)
 }
 
 // relPaths returns the slash-separated paths relative to the set's
@@ -522,6 +544,10 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 	}
 	before := map[string]uint64{}
 	for _, st := range s.sets {
+		if !s.shared && st.notifiedOK {
+			before[st.name] = st.notified // ScanPaths may have journaled since
+			continue
+		}
 		if stt, err := st.st.Stats(ctx); err == nil {
 			before[st.name] = stt.LastSeq
 		}
@@ -544,6 +570,9 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 			stt, err := st.st.Stats(ctx)
 			if err == nil && stt.LastSeq > before[st.name] {
 				s.cfg.OnUpdate(ctx, st.name, st.st, before[st.name], stt.LastSeq)
+			}
+			if err == nil && !s.shared {
+				st.notified, st.notifiedOK = stt.LastSeq, true
 			}
 		}
 	}
@@ -578,6 +607,7 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 func (s *Source) Handler(extra map[string]http.Handler) http.Handler {
 	h := &server.Handler{Docs: s.out, Mount: s.mount, Extra: extra, Logger: s.log, SandboxResources: s.cfg.SandboxResources}
 	sc := status.Config{BaseURL: s.cfg.BaseURL, Docs: s.out, Logger: s.log, Now: s.cfg.Now}
+	sc.Sections = s.cfg.StatusSections
 	if s.cfg.StatusHub != nil {
 		sc.Hub = s.cfg.StatusHub
 	}

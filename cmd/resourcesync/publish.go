@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/resourcesync-go/resourcesync/oai/harvest"
 	"github.com/resourcesync-go/resourcesync/source"
 )
 
@@ -36,14 +37,17 @@ func publishCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "publish",
 		Usage:       "write a directory's ResourceSync documents as static files",
-		UsageText:   "resourcesync publish --base-url URL --out OUT [--state DIR] [--store URL] [--set NAME=DIR]... [DIR]",
-		Description: publishHelp + documentsHelp + storeHelp,
+		UsageText:   "resourcesync publish --base-url URL --out OUT [--state DIR] [--store URL] [--set NAME=DIR]... [DIR]\n   resourcesync publish --oai-pmh URL [--metadata-prefix P]... [--oai-set S]... --base-url URL --out OUT --state STATE DIR",
+		Description: publishHelp + oaiHelp + documentsHelp + storeHelp,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "base-url", Usage: "public base URL of the Source", Required: true},
 			&cli.StringFlag{Name: "out", Usage: "directory to write the documents into", Required: true, TakesFile: true},
 			&cli.BoolFlag{Name: "no-html", Usage: "do not write the HTML page beside each document (NAME.html, for reading in a browser)"},
-		}, sourceFlags()...),
+		}, append(sourceFlags(), oaiFlags(false)...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if err := checkOAIArgs(cmd); err != nil {
+				return err
+			}
 			cfg, err := sourceConfig(cmd, cmd.String("base-url"), cmd.Root().ErrWriter)
 			if err != nil {
 				return err
@@ -54,6 +58,11 @@ func publishCommand() *cli.Command {
 				// Quiet by default: warnings and errors, then the result line.
 				cfg.Logger = slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			}
+			oai, err := newOAISource(cmd, &cfg)
+			if err != nil {
+				return err
+			}
+			defer oai.Close()
 			src, err := source.Open(cfg)
 			if err != nil {
 				return cli.Exit(err.Error(), exitUsage)
@@ -72,7 +81,31 @@ func publishCommand() *cli.Command {
 				return cli.Exit(err.Error(), exitUsage)
 			}
 			defer release()
-			rep, err := src.Update(ctx)
+			var harvestErr error
+			var hs harvest.Stats
+			var rep source.Report
+			if oai != nil && oai.empty() {
+				// The first harvest: the Source's baseline, scanned below.
+				hs, harvestErr = oai.harvest(ctx, nil)
+				oai = nil
+			}
+			if oai != nil {
+				// Record what a killed run left, then each page as
+				// harvested; publish once at the end.
+				rep.Scans, err = src.Scan(ctx)
+				if err == nil {
+					hs, harvestErr = oai.harvest(ctx, src)
+					var rr source.Report
+					if rr, err = src.Render(ctx); err == nil {
+						rep.Publish = rr.Publish
+					}
+				}
+			} else if ctx.Err() == nil {
+				rep, err = src.Update(ctx)
+			}
+			if ctx.Err() != nil {
+				return cli.Exit(ctx.Err().Error(), exitUsage)
+			}
 			refused := source.Refused(err)
 			if err != nil && !refused {
 				return cli.Exit(err.Error(), exitUsage)
@@ -100,10 +133,16 @@ func publishCommand() *cli.Command {
 			if baseline {
 				what = "baseline"
 			}
+			if cmd.String("oai-pmh") != "" {
+				what = fmt.Sprintf("harvested %d written, %d unchanged, %d deleted, %d malformed skipped", hs.Written, hs.Unchanged, hs.Deleted, hs.Malformed)
+			}
 			fmt.Fprintf(w, "published %d resources (%s) to %s in %s; Source Description: %s.well-known/resourcesync\n",
 				resources, what, src.Out(), time.Since(start).Round(time.Millisecond), src.BaseURL())
 			if refused {
 				return cli.Exit(err.Error(), exitProblems)
+			}
+			if harvestErr != nil {
+				return cli.Exit("--oai-pmh: harvest failed (what was harvested before is published; the next run resumes): "+harvestErr.Error(), exitProblems)
 			}
 			return nil
 		},

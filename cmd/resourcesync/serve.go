@@ -80,8 +80,8 @@ func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "serve",
 		Usage:       "publish a directory as a ResourceSync Source over HTTP",
-		UsageText:   "resourcesync serve [--addr HOST:PORT] [--base-url URL] [--state DIR] [--store URL] [--watch] [--rescan-interval D] [--set NAME=DIR]... [DIR]",
-		Description: serveHelp + documentsHelp + storeHelp + serveAuthHelp + connsHelp(bodyWithin(time.Minute)) + hostGuardHelp("--base-url"),
+		UsageText:   "resourcesync serve [--addr HOST:PORT] [--base-url URL] [--state DIR] [--store URL] [--watch] [--rescan-interval D] [--set NAME=DIR]... [DIR]\n   resourcesync serve --oai-pmh URL [--metadata-prefix P]... [--oai-set S]... [--oai-interval D] --state STATE DIR",
+		Description: serveHelp + oaiHelp + documentsHelp + storeHelp + serveAuthHelp + connsHelp(bodyWithin(time.Minute)) + hostGuardHelp("--base-url"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
 			&cli.StringFlag{Name: "base-url", Usage: "public base URL of the Source", DefaultText: "http://ADDR/"},
@@ -89,8 +89,11 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "debounce", Usage: "with --watch: update once events have been quiet this long", Value: 20 * time.Millisecond},
 			&cli.DurationFlag{Name: "rescan-interval", Usage: "rescan at this interval (0: never)", Value: time.Minute},
 			maxConnsFlag(),
-		}, append(append(sourceFlags(), notificationFlags()...), serverAuthFlags(true)...)...),
+		}, append(append(append(sourceFlags(), oaiFlags(true)...), notificationFlags()...), serverAuthFlags(true)...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if err := checkOAIArgs(cmd); err != nil {
+				return err
+			}
 			ln, err := net.Listen("tcp", cmd.String("addr"))
 			if err != nil {
 				return cli.Exit(err.Error(), exitUsage)
@@ -109,6 +112,39 @@ func serveCommand() *cli.Command {
 				// every replica of DIR on shared storage.
 				return cli.Exit("--store postgres://...: give --state, a directory of this replica's own (its documents)", exitUsage)
 			}
+			oai, err := newOAISource(cmd, &cfg)
+			if err != nil {
+				return err
+			}
+			if oai != nil {
+				defer oai.Close()
+				// The harvester names the files it writes: rescans (if
+				// asked for) run between its harvests, never during one.
+				rescan := time.Duration(0)
+				if cmd.IsSet("rescan-interval") {
+					rescan = cmd.Duration("rescan-interval")
+				}
+				oai.every = oaiPublishEvery
+				if oai.empty() {
+					// The first harvest becomes the Source's baseline.
+					fmt.Fprintf(cmd.Root().Writer, "first harvest of %s into %s (then serving)\n", oai.endpoint, oai.dir)
+					oai.first = true
+					if _, err := oai.harvest(ctx, nil); ctx.Err() != nil {
+						return nil
+					} else if err != nil {
+						cfg.Logger.Error("first harvest failed; serving what it harvested, the next harvest resumes", "err", err)
+					}
+				}
+				fmt.Fprintf(cmd.Root().Writer, "harvesting %s into %s every %s\n", oai.endpoint, oai.dir, cmd.Duration("oai-interval"))
+				return serveSource(ctx, cmd, ln, cfg, source.RunOptions{}, func(ctx context.Context, src *source.Source) func() {
+					done := make(chan struct{})
+					go func() {
+						defer close(done)
+						oai.run(ctx, src, cmd.Duration("oai-interval"), rescan)
+					}()
+					return func() { <-done }
+				})
+			}
 			return serveSource(ctx, cmd, ln, cfg, source.RunOptions{
 				RescanInterval: cmd.Duration("rescan-interval"), Watch: cmd.Bool("watch"), Debounce: cmd.Duration("debounce"),
 			}, nil)
@@ -118,8 +154,10 @@ func serveCommand() *cli.Command {
 
 // serveSource opens the Source, brings it up to date, serves it on ln and
 // keeps it updated until ctx is done. before, if set, runs after the first
-// update (simulate starts its changes there).
-func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg source.Config, ro source.RunOptions, before func(context.Context, *source.Source)) error {
+// update (simulate starts its changes there, serve --oai-pmh its
+// harvests); the function it returns, if not nil, is waited for once ctx
+// is done, before the Source closes.
+func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg source.Config, ro source.RunOptions, before func(context.Context, *source.Source) func()) error {
 	au, err := serverAuth(cmd, "resourcesync")
 	if err != nil {
 		return err
@@ -202,8 +240,9 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 		}
 		fmt.Fprintf(cmd.Root().Writer, "change notifications: %s, topics %s.resourcesync/SET/notifications\n", where, src.BaseURL())
 	}
+	var wait func()
 	if before != nil {
-		before(ctx, src)
+		wait = before(ctx, src)
 	}
 	runErr := make(chan error, 1)
 	go func() { runErr <- src.Run(ctx, ro) }()
@@ -218,5 +257,8 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 	defer cancel()
 	srv.Shutdown(sctx)
 	<-runErr
+	if wait != nil {
+		wait()
+	}
 	return nil
 }

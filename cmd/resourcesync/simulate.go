@@ -78,7 +78,7 @@ func simulateCommand() *cli.Command {
 			trigger := make(chan struct{}, 1)
 			rate := cmd.Float("change-rate")
 			w := cmd.Root().Writer
-			return serveSource(ctx, cmd, ln, cfg, source.RunOptions{Trigger: trigger}, func(ctx context.Context, src *source.Source) {
+			return serveSource(ctx, cmd, ln, cfg, source.RunOptions{Trigger: trigger}, func(ctx context.Context, src *source.Source) func() {
 				fmt.Fprintf(w, "simulating %d resources, %.3g changes/s, seed %d, in %s\n", c.Len(), rate, cmd.Uint64("seed"), dir)
 				go c.Run(ctx, rate, func([]simulate.Op) {
 					select {
@@ -86,6 +86,7 @@ func simulateCommand() *cli.Command {
 					default: // an update is already pending; it will see these changes
 					}
 				})
+				return nil
 			})
 		},
 	}

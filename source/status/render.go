@@ -15,6 +15,7 @@ type view struct {
 	SourceDescription string
 	Metrics           string
 	Refresh           int
+	Sections          []Section
 }
 
 type setView struct {
@@ -57,6 +58,14 @@ const content = `{{define "content"}}{{with .Data}}
 <tbody>{{range .Docs}}<tr><td>{{if .Index}}<a href="{{.Index.URL}}">{{.Kind}}</a> <span class="muted">({{bytes .Index.Size}})</span>{{else}}{{.Kind}}{{end}}</td><td class="num">{{num (i64 .Count)}}</td><td class="num" title="{{num .Bytes}} bytes">{{bytes .Bytes}}</td>
 <td class="url">{{range $i, $f := .Files}}{{if $i}}<br>{{end}}<a href="{{$f.URL}}">{{$f.Name}}</a> <span class="muted">{{bytes $f.Size}}</span>{{end}}{{if gt .Count (len .Files)}}<br><span class="muted">and {{num (i64 (sub .Count (len .Files)))}} older{{if .Index}}, listed in the <a href="{{.Index.URL}}">{{.Index.Name}}</a>{{end}}</span>{{end}}</td></tr>
 {{end}}</tbody></table></div>{{else}}<p class="muted">No document published yet.</p>{{end}}
+</section>
+{{end}}
+{{range .Sections}}
+<section id="{{.ID}}" aria-labelledby="{{.ID}}-h">
+<h2 id="{{.ID}}-h">{{.Title}}</h2>
+{{if .Problem}}<p class="bad" data-figure="problem">{{.Problem}}</p>{{end}}
+<dl class="facts">{{range .Facts}}<dt>{{.Name}}</dt><dd{{if .Figure}} data-figure="{{.Figure}}"{{end}}>{{.Value}}</dd>
+{{end}}</dl>
 </section>
 {{end}}
 {{with .Hub}}
@@ -104,6 +113,9 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, snap *snapshot)
 	}
 	if h.cfg.Refresh > 0 {
 		v.Refresh = int(h.cfg.Refresh.Seconds())
+	}
+	if h.cfg.Sections != nil {
+		v.Sections = h.cfg.Sections()
 	}
 	for _, f := range snap.Sets {
 		sv := setView{setFigures: f, Bytes: h.bytesOf(f.Name, f.Stats)}

@@ -72,8 +72,27 @@ type Config struct {
 	// the newest passes over the others); beyond, only their count.
 	// Default 10000.
 	DeadLetterLimit int
-	Now             func() time.Time
-	Logger          *slog.Logger
+	// Sections, if set, returns more sections, shown after the sets as
+	// they are at each request (not cached with the figures).
+	Sections func() []Section
+	Now      func() time.Time
+	Logger   *slog.Logger
+}
+
+// Section is a part of the page beside the sets: what feeds the Source,
+// such as the OAI-PMH repository it harvests. It is public like the page.
+type Section struct {
+	ID    string // the HTML id, letters, digits and '-'
+	Title string
+	Facts []Fact
+	// Problem, if set, is shown at the top of the section.
+	Problem string
+}
+
+// Fact is one line of a Section. Figure, if set, names it for scripts
+// (data-figure).
+type Fact struct {
+	Name, Value, Figure string
 }
 
 // Handler serves the status page. It is safe for concurrent use.

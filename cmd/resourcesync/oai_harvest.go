@@ -1,0 +1,353 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/resourcesync-go/resourcesync/oai/harvest"
+	"github.com/resourcesync-go/resourcesync/source"
+	"github.com/resourcesync-go/resourcesync/source/status"
+)
+
+// oaiHelp is the part of serve's and publish's help on --oai-pmh.
+const oaiHelp = `
+
+OAI-PMH REPOSITORY (--oai-pmh URL)
+   With --oai-pmh, the Source publishes the records of an OAI-PMH 2.0
+   repository (DSpace, EPrints, Invenio, OJS, ...) instead of a directory of
+   your own: its ListRecords are harvested into DIR, one file per record and
+   metadata prefix, and DIR is published as usual (journal, Change Lists,
+   dumps, notifications, status page). DIR and --state are required; DIR is
+   created if missing, --state must lie outside DIR (the harvest state is
+   kept in STATE/oai-pmh). Nothing else may write in DIR.
+   A record is the resource BASE/PREFIX/HH/IDENTIFIER.xml (HH: two hex
+   digits spreading the records over 256 directories; the identifier with
+   '%', '/', '?', '*', '<', '>', '"', '|', '\' and control bytes
+   percent-encoded), its bytes the record's <metadata> child serialised
+   canonically (an unchanged record is never journaled again), its lastmod
+   the record's datestamp. Deleted records are journaled as deletions;
+   records with bad XML or without identifier are skipped with a warning.
+   The first harvest lists everything; the next ones ask for the records
+   changed since the last one (from, overlapping by one granule). A
+   repository that does not report deletions is listed in full every
+   --oai-full-every to find them. resumptionTokens (with expiry and list
+   size), noRecordsMatch and 503 Retry-After are handled.
+   Each harvested page is journaled as a whole (never half a page, even
+   after kill -9): the harvester itself names the files it changed, so
+   --watch is refused with --oai-pmh and --rescan-interval is off unless
+   given (then its full rescans run between harvests, never during one).
+   A harvest that fails is logged and tried again at the next interval
+   from its last committed page; the last state stays published.
+   The first harvest (empty DIR, new state) runs before the first publish
+   and is the Source's baseline, as a directory's first scan: the records
+   are listed, no change is journaled. serve then harvests every
+   --oai-interval (publishing a long harvest as it goes); its status page
+   shows the repository, the last harvest, records per second and the last
+   error. publish harvests once, then publishes; it exits 1 if the harvest
+   failed (what was harvested before the failure is published).
+   Example: resourcesync serve --oai-pmh https://repo.example.org/oai
+            --metadata-prefix oai_dc --state /var/lib/rs/state /var/lib/rs/records`
+
+// oaiFlags are the flags of --oai-pmh; interval only for serve.
+func oaiFlags(serve bool) []cli.Flag {
+	fl := []cli.Flag{
+		&cli.StringFlag{Name: "oai-pmh", Usage: "publish the records of the OAI-PMH repository at this base URL, harvested into DIR (see OAI-PMH REPOSITORY above)"},
+		&cli.StringSliceFlag{Name: "metadata-prefix", Usage: "with --oai-pmh: harvest this metadata prefix (repeatable)", Value: []string{"oai_dc"}},
+		&cli.StringSliceFlag{Name: "oai-set", Usage: "with --oai-pmh: harvest only this set spec (repeatable; default the whole repository)"},
+		&cli.DurationFlag{Name: "oai-full-every", Usage: "with --oai-pmh: list every identifier at this interval, to find the deletions of a repository that does not report them", Value: 24 * time.Hour},
+	}
+	if serve {
+		fl = append(fl, &cli.DurationFlag{Name: "oai-interval", Usage: "with --oai-pmh: harvest at this interval", Value: 10 * time.Minute})
+	}
+	return fl
+}
+
+// oaiPublishEvery is how often a long harvest publishes the documents of
+// the pages journaled so far (each page is journaled at once).
+var oaiPublishEvery = 5 * time.Second
+
+// oaiSource is an OAI-PMH repository harvested into the Source's
+// directory.
+type oaiSource struct {
+	h        *harvest.Harvester
+	endpoint string
+	dir      string
+	log      *slog.Logger
+
+	mu          sync.Mutex
+	src         *source.Source
+	lastPublish time.Time
+	renderCost  time.Duration // of the last publish
+	first       bool          // the first harvest ran before the Source's first scan
+	// every is how often a harvest publishes what it journaled so far
+	// (serve); 0: only the caller publishes (publish).
+	every time.Duration
+}
+
+// checkOAIArgs checks the arguments of --oai-pmh before sourceConfig
+// (which needs DIR to exist) and creates DIR.
+func checkOAIArgs(cmd *cli.Command) error {
+	if cmd.String("oai-pmh") == "" {
+		for _, f := range []string{"metadata-prefix", "oai-set", "oai-full-every", "oai-interval"} {
+			if cmd.IsSet(f) {
+				return usageError(cmd, "--"+f+" needs --oai-pmh URL")
+			}
+		}
+		return nil
+	}
+	u := cmd.String("oai-pmh")
+	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		return usageError(cmd, fmt.Sprintf("--oai-pmh %q: want the repository's http(s) base URL", u))
+	}
+	if len(cmd.StringSlice("set")) > 0 {
+		return usageError(cmd, "--oai-pmh publishes one directory: no --set (use --oai-set to harvest a repository's sets)")
+	}
+	if cmd.Bool("watch") {
+		return usageError(cmd, "--watch with --oai-pmh: the harvester names the files it changes (see OAI-PMH REPOSITORY)")
+	}
+	dir := cmd.Args().First()
+	if dir == "" || cmd.Args().Len() > 1 {
+		return usageError(cmd, "--oai-pmh URL DIR: give one DIR, where the records are kept")
+	}
+	state := cmd.String("state")
+	if state == "" {
+		return usageError(cmd, "--oai-pmh: give --state, outside DIR (the harvest state is kept there)")
+	}
+	if inside(state, dir) {
+		return usageError(cmd, "--oai-pmh: --state must lie outside DIR")
+	}
+	if isPostgresURL(cmd.String("store")) {
+		return usageError(cmd, "--oai-pmh with a shared --store postgres://: not supported yet (replicas would each harvest); use the default store")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return cli.Exit(err.Error(), exitUsage)
+	}
+	return nil
+}
+
+// inside reports whether p is dir or lies in it (after making both
+// absolute and resolving symbolic links where they exist).
+func inside(p, dir string) bool {
+	abs := func(s string) string {
+		a, err := filepath.Abs(s)
+		if err != nil {
+			return filepath.Clean(s)
+		}
+		if r, err := filepath.EvalSymlinks(a); err == nil {
+			return r
+		}
+		return a
+	}
+	a, d := abs(p), abs(dir)
+	rel, err := filepath.Rel(d, a)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// newOAISource opens the harvester of --oai-pmh (nil when not given) and
+// adds its section to the status page of cfg.
+func newOAISource(cmd *cli.Command, cfg *source.Config) (*oaiSource, error) {
+	u := cmd.String("oai-pmh")
+	if u == "" {
+		return nil, nil
+	}
+	o := &oaiSource{endpoint: u, dir: cfg.Sets[0].Dir, log: cfg.Logger}
+	if o.log == nil {
+		o.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	h, err := harvest.New(harvest.Config{
+		Endpoint:  u,
+		Prefixes:  cmd.StringSlice("metadata-prefix"),
+		Sets:      cmd.StringSlice("oai-set"),
+		Dir:       o.dir,
+		State:     filepath.Join(cfg.StateDir, "oai-pmh"),
+		Client:    syncClient(4, time.Minute),
+		FullEvery: cmd.Duration("oai-full-every"),
+		Log:       o.log.With("oai-pmh", u),
+		Committed: o.committed,
+	})
+	if err != nil {
+		return nil, cli.Exit("--oai-pmh: "+err.Error(), exitUsage)
+	}
+	o.h = h
+	cfg.StatusSections = func() []status.Section { return []status.Section{o.section()} }
+	return o, nil
+}
+
+// Close releases the harvest state.
+func (o *oaiSource) Close() error {
+	if o == nil {
+		return nil
+	}
+	return o.h.Close()
+}
+
+// committed journals a page the harvester has made durable, and publishes
+// at most every oaiPublishEvery during a harvest.
+func (o *oaiSource) committed(ctx context.Context, paths []string) error {
+	o.mu.Lock()
+	src := o.src
+	o.mu.Unlock()
+	if src == nil {
+		return nil // publish: the full scan after the harvest journals them
+	}
+	abs := make([]string, len(paths))
+	for i, p := range paths {
+		abs[i] = filepath.Join(o.dir, filepath.FromSlash(p))
+	}
+	if _, err := src.ScanPaths(ctx, abs); err != nil {
+		return err
+	}
+	// A long harvest publishes as it goes, but spends at most a fifth of
+	// its time on it: each publish rewrites the open Change List.
+	if o.every > 0 && time.Since(o.lastPublish) >= max(o.every, 4*o.renderCost) {
+		o.publish(ctx, src)
+	}
+	return nil
+}
+
+func (o *oaiSource) publish(ctx context.Context, src *source.Source) error {
+	start := time.Now()
+	_, err := src.Render(ctx)
+	o.lastPublish, o.renderCost = time.Now(), time.Since(start)
+	if err != nil && ctx.Err() == nil {
+		o.log.Error("publishing the harvested records", "err", err)
+	}
+	return err
+}
+
+// empty reports whether nothing was harvested yet (a new harvest state)
+// and DIR is empty: the first harvest then runs before the Source's first
+// scan, which makes its records the baseline (journaled as the initial
+// state, not as a million creations) and the first publish a complete
+// one, Resource Dump included. An emptied or unmounted DIR under an old
+// state is not this case: its scan is refused as usual.
+func (o *oaiSource) empty() bool {
+	if st := o.h.Status(); !st.LastEnd.IsZero() || st.LastError != "" {
+		return false
+	}
+	f, err := os.Open(o.dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1)
+	return len(names) == 0
+}
+
+// harvest runs one harvest into DIR, journaling each page in src (nil:
+// the caller scans DIR afterwards), then, with every set, publishes.
+func (o *oaiSource) harvest(ctx context.Context, src *source.Source) (harvest.Stats, error) {
+	o.mu.Lock()
+	o.src = src
+	o.mu.Unlock()
+	o.log.Info("harvest started", "oai-pmh", o.endpoint)
+	st, err := o.h.Harvest(ctx)
+	if ctx.Err() != nil {
+		return st, err
+	}
+	var perr error
+	if src != nil && o.every > 0 {
+		perr = o.publish(ctx, src)
+	}
+	if err != nil {
+		o.log.Error("harvest failed; the next one resumes from its last committed page", "oai-pmh", o.endpoint, "err", err,
+			"pages", st.Pages, "written", st.Written, "deleted", st.Deleted)
+		return st, err
+	}
+	o.log.Info("harvested", "oai-pmh", o.endpoint, "pages", st.Pages, "written", st.Written, "unchanged", st.Unchanged,
+		"deleted", st.Deleted, "malformed", st.Malformed, "full", st.Full, "records/s", int(recordsPerSecond(st)),
+		"took", st.Duration.Round(time.Millisecond))
+	return st, perr
+}
+
+// run harvests now and every interval until ctx is done; rescan, if
+// positive, is the interval of full rescans of DIR, run between harvests.
+func (o *oaiSource) run(ctx context.Context, src *source.Source, interval, rescan time.Duration) {
+	var tick, rtick <-chan time.Time
+	if interval > 0 {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	if rescan > 0 {
+		t := time.NewTicker(rescan)
+		defer t.Stop()
+		rtick = t.C
+	}
+	if !o.first {
+		o.harvest(ctx, src)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+			o.harvest(ctx, src)
+		case <-rtick:
+			if _, err := src.Update(ctx); err != nil && ctx.Err() == nil {
+				o.log.Error("rescan failed", "err", err)
+			}
+		}
+	}
+}
+
+// publicURL is u without its user information (the page is public).
+func publicURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.User == nil {
+		return u
+	}
+	p.User = nil
+	return p.String()
+}
+
+func recordsPerSecond(st harvest.Stats) float64 {
+	if st.Duration <= 0 {
+		return 0
+	}
+	return float64(st.Written+st.Unchanged+st.Deleted+st.Malformed) / st.Duration.Seconds()
+}
+
+// section is the status page's view of the harvester.
+func (o *oaiSource) section() status.Section {
+	st := o.h.Status()
+	sec := status.Section{ID: "oai-pmh", Title: "OAI-PMH repository"}
+	fact := func(name, value, figure string) {
+		sec.Facts = append(sec.Facts, status.Fact{Name: name, Value: value, Figure: figure})
+	}
+	fact("Repository", publicURL(st.Endpoint), "oai-endpoint")
+	if st.Granularity != "" {
+		fact("Granularity", st.Granularity, "")
+	}
+	fact("Records", fmt.Sprint(st.Records), "oai-records")
+	if st.Running {
+		fact("Harvest", "running now", "oai-running")
+	}
+	if st.LastEnd.IsZero() {
+		fact("Last harvest", "none completed yet", "oai-last")
+	} else {
+		s := st.LastStats
+		kind := "incremental"
+		if s.Full {
+			kind = "full"
+		}
+		fact("Last harvest", fmt.Sprintf("%s – %s (%s, %s)", st.LastStart.UTC().Format(time.RFC3339), st.LastEnd.UTC().Format(time.RFC3339), kind, s.Duration.Round(time.Millisecond)), "oai-last")
+		fact("Records per second", fmt.Sprintf("%.0f", recordsPerSecond(s)), "oai-rate")
+		fact("Changes", fmt.Sprintf("%d written, %d unchanged, %d deleted, %d malformed (skipped), %d pages", s.Written, s.Unchanged, s.Deleted, s.Malformed, s.Pages), "oai-changes")
+	}
+	if st.LastError != "" {
+		sec.Problem = "The last harvest failed: " + st.LastError + ". The last state stays published; the next harvest resumes from the last committed page."
+		fact("Last error", st.LastError, "oai-error")
+	}
+	return sec
+}
