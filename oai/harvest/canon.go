@@ -23,6 +23,11 @@ import (
 
 const xmlNS = "http://www.w3.org/XML/1998/namespace"
 
+// maxNSDecls caps the namespace declarations in scope: each prefix is
+// resolved by a scan of them, so a record declaring thousands would cost
+// their number times its elements. Real records declare a few dozen.
+const maxNSDecls = 256
+
 // binding is one namespace declaration in scope.
 type binding struct{ prefix, uri string }
 
@@ -101,8 +106,25 @@ func (c *canon) renderedURI(prefix string) (string, bool) {
 // start writes a start tag; ns must already include the element's own
 // declarations.
 func (c *canon) start(e xml.StartElement, ns *nsStack) error {
+	if len(ns.decls) > maxNSDecls {
+		return fmt.Errorf("%w: more than %d namespace declarations in scope", errMalformed, maxNSDecls)
+	}
 	if strings.Contains(e.Name.Local, ":") || e.Name.Local == "" {
 		return fmt.Errorf("%w: element name %q", errMalformed, qname(e.Name))
+	}
+	for _, a := range e.Attr {
+		if a.Name.Space == "" && a.Name.Local == "xmlns" && (a.Value == xmlNS || a.Value == "http://www.w3.org/2000/xmlns/") {
+			return fmt.Errorf("%w: default namespace %q", errMalformed, a.Value)
+		}
+		if a.Name.Space != "xmlns" {
+			continue
+		}
+		// Namespaces in XML 1.0: xmlns is never declared, xml only
+		// to its own URI, no other prefix to that URI, and a prefix
+		// is never undeclared.
+		if a.Name.Local == "xmlns" || a.Value == "" || (a.Name.Local == "xml") != (a.Value == xmlNS) || a.Value == "http://www.w3.org/2000/xmlns/" {
+			return fmt.Errorf("%w: namespace declaration xmlns:%s=%q", errMalformed, a.Name.Local, a.Value)
+		}
 	}
 	c.decls = c.decls[:0]
 	use := func(prefix string) error {

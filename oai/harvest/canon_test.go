@@ -34,7 +34,8 @@ func TestCanonical(t *testing.T) {
 		``, `<a>`, `<a></b>`, `<a/><b/>`, `text<a/>`, `<p:a/>`, `<a p:x="1"/>`,
 		`<a x="1" x="2"/>`, `<a xmlns:p="P" xmlns:q="P" p:x="1" q:x="2"/>`,
 		"<a>\xff</a>", "<a>\x01</a>", `<a>&nbsp;</a>`, `<!DOCTYPE a><a/>`, `<a><!DOCTYPE a></a>`,
-		`<a:b:c xmlns:a="A"/>`,
+		`<a:b:c xmlns:a="A"/>`, `<a xmlns:xml="urn:x"/>`, `<a xmlns:xmlns="urn:x"/>`, `<a xmlns:p=""/>`,
+		`<a xmlns:p="http://www.w3.org/XML/1998/namespace"/>`, `<a xmlns="http://www.w3.org/2000/xmlns/"/>`, `<a><?xml version="1.0"?></a>`,
 	} {
 		if got, err := Canonical([]byte(in)); !errors.Is(err, errMalformed) {
 			t.Errorf("Canonical(%q) = %q, %v; want malformed", in, got, err)

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"io"
 	"io/fs"
@@ -130,6 +131,9 @@ func (s *shard) do(j job) error {
 		} else if err != nil {
 			return err
 		}
+		if err := s.w.ownDirs(filepath.Dir(abs)); err != nil {
+			return err
+		}
 		s.byRel[j.rel] = len(s.changes)
 		s.changes = append(s.changes, change{rel: j.rel, abs: abs, existed: true})
 		return nil
@@ -145,6 +149,9 @@ func (s *shard) do(j job) error {
 	d := filepath.Dir(abs)
 	if !s.made[d] {
 		if err := os.MkdirAll(d, 0o777); err != nil {
+			return err
+		}
+		if err := s.w.ownDirs(d); err != nil {
 			return err
 		}
 		s.made[d] = true
@@ -174,6 +181,23 @@ func (s *shard) do(j job) error {
 	s.byRel[j.rel] = len(s.changes)
 	s.changes = append(s.changes, change{rel: j.rel, abs: abs, tmp: tmp, mtime: j.mtime, existed: existed})
 	s.written++
+	return nil
+}
+
+// ownDirs checks that the record directories down to d (PREFIX and
+// PREFIX/HH) are directories, not symbolic links: they are the
+// harvester's own, and a link planted there would take its writes and
+// removals outside Dir.
+func (w *pageWriter) ownDirs(d string) error {
+	for p := d; len(p) > len(w.dir); p = filepath.Dir(p) {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s is a symbolic link (or not a directory): refusing to write through it", p)
+		}
+	}
 	return nil
 }
 

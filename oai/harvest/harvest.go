@@ -2,6 +2,7 @@ package harvest
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +22,9 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/boltdb"
+	"github.com/resourcesync-go/resourcesync/internal/origin"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
+	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/oai"
 )
 
@@ -89,6 +92,8 @@ type Harvester struct {
 	client *http.Client
 	policy retry.Policy
 	db     *bbolt.DB
+	// stallTimeout fails a response that sends nothing for this long.
+	stallTimeout time.Duration
 
 	run sync.Mutex // serialises Harvest
 
@@ -100,6 +105,11 @@ type Harvester struct {
 // retryPolicy is generous: a repository under load answers 503 with
 // Retry-After for minutes, and a harvest is worth waiting for.
 var retryPolicy = retry.Policy{Retries: 8, BaseDelay: 500 * time.Millisecond, MaxDelay: time.Minute, MaxRetryAfter: 10 * time.Minute}
+
+// stallTimeout is how long a response may send nothing (before its
+// headers or within its body): a repository building a large page may
+// think a while, but not for minutes.
+const stallTimeout = 2 * time.Minute
 
 // New checks cfg and opens the harvest state.
 func New(cfg Config) (*Harvester, error) {
@@ -133,7 +143,7 @@ func New(cfg Config) (*Harvester, error) {
 	if cfg.FullEvery <= 0 {
 		cfg.FullEvery = 24 * time.Hour
 	}
-	h := &Harvester{cfg: cfg, log: cfg.Log, client: cfg.Client, policy: retryPolicy}
+	h := &Harvester{cfg: cfg, log: cfg.Log, client: cfg.Client, policy: retryPolicy, stallTimeout: stallTimeout}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -144,6 +154,14 @@ func New(cfg Config) (*Harvester, error) {
 		// that build pages slowly still answer in well under this.
 		h.client = &http.Client{Transport: tr, Timeout: 10 * time.Minute}
 	}
+	// Redirects stay on the endpoint's host (any scheme or port: http
+	// to https is common): a repository must not send the harvester to
+	// another host, an internal address say.
+	pol, err := origin.New(cfg.Endpoint, []string{u.Hostname()})
+	if err != nil {
+		return nil, fmt.Errorf("oai-pmh harvest: %w", err)
+	}
+	h.client = pol.Client(h.client)
 	for _, d := range []string{dir, state} {
 		if err := os.MkdirAll(d, 0o777); err != nil {
 			return nil, fmt.Errorf("oai-pmh harvest: %w", err)
@@ -296,8 +314,11 @@ func (h *Harvester) identify(ctx context.Context) (identity, error) {
 	id.deletedRecord = r.DeletedRecord
 	h.log.Debug("oai-pmh: Identify", "endpoint", h.cfg.Endpoint, "granularity", r.Granularity, "deletedRecord", r.DeletedRecord, "earliestDatestamp", r.Earliest, "responseDate", r.ResponseDate)
 	id.now = time.Now().UTC()
-	if t, _, err := oai.ParseDatestamp(r.ResponseDate); err == nil {
-		// The repository's clock, which stamps its records, not ours.
+	if t, _, err := oai.ParseDatestamp(r.ResponseDate); err == nil && t.Before(id.now) {
+		// The repository's clock, which stamps its records, not ours;
+		// but never ahead of ours: a clock far ahead (a responseDate
+		// in 2100) would move the next from past every change made
+		// meanwhile. An earlier from only lists more again.
 		id.now = t
 	}
 	h.mu.Lock()
@@ -416,6 +437,10 @@ func (h *Harvester) harvest(ctx context.Context, st *Stats) (last, error) {
 	return next, nil
 }
 
+// maxEmptyPages is how many pages without records (but with a
+// resumption token) a list may send in a row.
+const maxEmptyPages = 100
+
 // page is one response read and its files staged.
 type page struct {
 	resp *response
@@ -465,6 +490,11 @@ func (h *Harvester) fetch(ctx context.Context, l *list, token string) *page {
 func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 	l := &r.Lists[i]
 	t0, n0, restarts := time.Now(), 0, 0
+	// A repository whose tokens go round in a cycle, or that sends page
+	// after page of nothing, would be asked forever: the tokens of this
+	// listing (hashed: bounded memory per page) and the run of empty
+	// pages stop it.
+	tokens, empty := map[[32]byte]bool{}, 0
 	cur := h.fetch(ctx, l, l.Token)
 	for {
 		if cur.err != nil {
@@ -486,6 +516,8 @@ func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 					return fmt.Errorf("resumption tokens keep expiring (%d restarts): %w", restarts-1, resp.Err)
 				}
 				l.Token = ""
+				clear(tokens)
+				empty = 0
 				if err := h.saveRun(r, nil); err != nil {
 					return err
 				}
@@ -497,6 +529,21 @@ func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 		if resp.Token != "" && resp.Token == l.Token {
 			cur.w.abort()
 			return fmt.Errorf("%w: the repository answered resumption token %q with itself", errResponse, l.Token)
+		}
+		if resp.Token != "" {
+			k := sha256.Sum256([]byte(resp.Token))
+			if tokens[k] {
+				cur.w.abort()
+				return fmt.Errorf("%w: resumption token %.200q came back: the list is a cycle", errResponse, resp.Token)
+			}
+			tokens[k] = true
+			if empty++; resp.Items > 0 {
+				empty = 0
+			}
+			if empty > maxEmptyPages {
+				cur.w.abort()
+				return fmt.Errorf("%w: %d pages in a row without records, each with a new resumption token", errResponse, empty)
+			}
 		}
 		var next chan *page
 		if resp.Token != "" {
@@ -598,12 +645,12 @@ func (h *Harvester) saveRun(r *run, seen [][]byte) error {
 // item stages one record (or notes one identifier of a full pass).
 func (h *Harvester) item(ctx context.Context, w *pageWriter, verb, prefix string, it *item, ps *Stats, seen *[][]byte) error {
 	if it.Bad != nil {
-		if verb == oai.ListIdentifiers && it.Identifier != "" {
+		if rel := RecordPath(it.Identifier, prefix); verb == oai.ListIdentifiers && it.Identifier != "" && fitsName(rel) {
 			// Listed, if badly: its record is not to be removed.
-			*seen = append(*seen, []byte(RecordPath(it.Identifier, prefix)))
+			*seen = append(*seen, []byte(rel))
 		}
 		ps.Malformed++
-		id := it.Identifier
+		id := short(it.Identifier)
 		if id == "" {
 			id = "(none)"
 		}
@@ -611,6 +658,17 @@ func (h *Harvester) item(ctx context.Context, w *pageWriter, verb, prefix string
 		return nil
 	}
 	rel := RecordPath(it.Identifier, prefix)
+	if !fitsName(rel) {
+		// No file can have this name: there is nothing to remove for
+		// a deletion or to keep for a full pass, and the record
+		// itself is skipped.
+		if verb == oai.ListIdentifiers || it.Deleted {
+			return nil
+		}
+		ps.Malformed++
+		h.log.Warn("oai-pmh: skipping a record whose identifier is too long for a file name", "endpoint", h.cfg.Endpoint, "identifier", short(it.Identifier), "bytes", len(it.Identifier))
+		return nil
+	}
 	if verb == oai.ListIdentifiers {
 		if !it.Deleted {
 			*seen = append(*seen, []byte(rel))
@@ -624,16 +682,25 @@ func (h *Harvester) item(ctx context.Context, w *pageWriter, verb, prefix string
 	t, _, err := oai.ParseDatestamp(it.Datestamp)
 	if err != nil {
 		ps.Malformed++
-		h.log.Warn("oai-pmh: skipping a record with a bad datestamp", "endpoint", h.cfg.Endpoint, "identifier", it.Identifier, "prefix", prefix, "datestamp", it.Datestamp)
-		return nil
-	}
-	if len(rel) > 4096 || len(path.Base(rel)) > 255 {
-		ps.Malformed++
-		h.log.Warn("oai-pmh: skipping a record whose identifier is too long for a file name", "endpoint", h.cfg.Endpoint, "identifier", it.Identifier)
+		h.log.Warn("oai-pmh: skipping a record with a bad datestamp", "endpoint", h.cfg.Endpoint, "identifier", short(it.Identifier), "prefix", prefix, "datestamp", short(it.Datestamp))
 		return nil
 	}
 	w.put(rel, it.Metadata, t)
 	return ctx.Err()
+}
+
+// fitsName reports whether a record path can be a file's (and a key of
+// the state: bbolt's are at most 32 KiB).
+func fitsName(rel string) bool {
+	return len(rel) <= 4096 && len(path.Base(rel)) <= 255
+}
+
+// short cuts what a repository sent to a length fit for a log line.
+func short(s string) string {
+	if len(s) <= 200 {
+		return s
+	}
+	return strings.ToValidUTF8(s[:200], "") + "…"
 }
 
 // removeUnseen ends a completed full pass: the record files of
@@ -736,13 +803,33 @@ func (h *Harvester) request(ctx context.Context, q url.Values, onItem func(*item
 	return resp, nil
 }
 
+// once makes one request, watched for stalls: serve's client has no
+// timeout, and a repository that stops sending mid-page would hold the
+// harvest for ever.
 func (h *Harvester) once(ctx context.Context, u string, onItem func(*item) error) (*response, error) {
+	rctx, w := watchdog.Start(ctx, watchdog.Limits{Idle: h.stallTimeout})
+	defer w.Stop()
+	r, err := h.once1(rctx, u, onItem, w)
+	if err != nil && ctx.Err() == nil {
+		if werr := w.Err(); werr != nil {
+			return nil, fmt.Errorf("GET %s: %w", u, werr)
+		}
+	}
+	return r, err
+}
+
+func (h *Harvester) once1(ctx context.Context, u string, onItem func(*item) error, w *watchdog.Watch) (*response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, retry.Permanent(err)
 	}
 	req.Header.Set("Accept", "text/xml, application/xml")
 	resp, err := h.client.Do(req)
+	if errors.Is(err, origin.ErrOffOrigin) {
+		var oe *origin.Error
+		errors.As(err, &oe)
+		return nil, retry.Permanent(fmt.Errorf("GET %s: the repository redirected to %s, on another host: use that URL as the endpoint if it is the repository's", u, oe.URL))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -752,7 +839,7 @@ func (h *Harvester) once(ctx context.Context, u string, onItem func(*item) error
 		se := &httperr.StatusError{URL: u, Code: resp.StatusCode}
 		return nil, retry.WithRetryAfter(se, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	}
-	r, err := parseResponse(resp.Body, onItem)
+	r, err := parseResponse(w.Body(resp.Body), onItem)
 	switch {
 	case err == nil:
 		return r, nil

@@ -63,6 +63,60 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// capReader gives the decoder the body one byte at a time and fails
+// once more than the current cap has been read since it was set.
+type capReader struct {
+	br    *bufio.Reader
+	n     int64 // bytes read
+	limit int64 // fail past this offset; 0: no cap
+	what  string
+}
+
+// errTooLarge marks a record or field over its cap.
+var errTooLarge = errors.New("larger than the cap")
+
+func (c *capReader) over() error {
+	return fmt.Errorf("%s %w of %d bytes", c.what, errTooLarge, c.limitSize())
+}
+
+func (c *capReader) limitSize() int64 {
+	if c.what == "record" {
+		return maxRecordBytes
+	}
+	return maxFieldBytes
+}
+
+func (c *capReader) ReadByte() (byte, error) {
+	if c.limit > 0 && c.n >= c.limit {
+		return 0, c.over()
+	}
+	b, err := c.br.ReadByte()
+	if err == nil {
+		c.n++
+	}
+	return b, err
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.limit > 0 {
+		if c.n >= c.limit {
+			return 0, c.over()
+		}
+		p = p[:min(int64(len(p)), c.limit-c.n)]
+	}
+	n, err := c.br.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// capFrom caps what the decoder reads from now on at n bytes (0: no cap).
+func (c *capReader) capFrom(n int64, what string) {
+	c.limit, c.what = 0, what
+	if n > 0 {
+		c.limit = c.n + n
+	}
+}
+
 type frame struct {
 	name, local string
 	mark        int
@@ -70,6 +124,7 @@ type frame struct {
 
 type parser struct {
 	br     *bufio.Reader
+	cr     *capReader
 	body   *bodyReader
 	d      *xml.Decoder
 	ns     nsStack
@@ -96,6 +151,7 @@ type parser struct {
 func parseResponse(r io.Reader, onItem func(*item) error) (*response, error) {
 	body := &bodyReader{r: r}
 	p := &parser{body: body, br: bufio.NewReaderSize(body, 64<<10), onItem: onItem}
+	p.cr = &capReader{br: p.br}
 	p.resp.CompleteListSize, p.resp.Cursor = -1, -1
 	err := p.run()
 	if body.err != nil {
@@ -108,13 +164,18 @@ func parseResponse(r io.Reader, onItem func(*item) error) (*response, error) {
 }
 
 func (p *parser) newDecoder() {
-	p.d = xml.NewDecoder(p.br)
+	p.d = xml.NewDecoder(p.cr)
 	p.d.Strict = true
 }
 
 func (p *parser) run() error {
 	p.newDecoder()
 	for {
+		if p.it == nil && p.collect == nil {
+			// Between records: the decoder keeps a token whole
+			// (a comment, white space), so each is capped.
+			p.cr.capFrom(maxFieldBytes, "token")
+		}
 		tok, err := p.d.RawToken()
 		if err == io.EOF {
 			if len(p.stack) > 0 {
@@ -228,6 +289,7 @@ func (p *parser) parent() string {
 
 func (p *parser) deliver() error {
 	it := p.it
+	p.cr.capFrom(0, "")
 	p.it, p.unitDepth, p.headDepth, p.metaDepth = nil, 0, 0, 0
 	p.collect = nil
 	p.c.reset()
@@ -250,6 +312,9 @@ type callbackError struct{ err error }
 func (e *callbackError) Error() string { return e.err.Error() }
 
 func (p *parser) startCollect(field string) {
+	if p.it == nil {
+		p.cr.capFrom(maxFieldBytes, field)
+	}
 	p.sb.Reset()
 	p.collect, p.collectFor, p.collectAt = &p.sb, field, len(p.stack)
 }
@@ -266,6 +331,9 @@ func attr(e xml.StartElement, local string) (string, bool) {
 func (p *parser) token(tok xml.Token) error {
 	switch t := tok.(type) {
 	case xml.StartElement:
+		if len(p.stack) >= maxDepth {
+			return fmt.Errorf("%w: elements nested more than %d deep", errMalformed, maxDepth)
+		}
 		mark := p.ns.push(t.Attr)
 		p.stack = append(p.stack, frame{qname(t.Name), t.Name.Local, mark})
 		depth := len(p.stack)
@@ -379,8 +447,10 @@ func (p *parser) start(t xml.StartElement, depth int) error {
 		p.startCollect(local)
 	case depth == 3 && local == "record" && (p.parent() == oai.ListRecords || p.parent() == oai.GetRecord):
 		p.it, p.unitDepth, p.unitName = &item{}, depth, qname(t.Name)
+		p.cr.capFrom(maxRecordBytes, "record")
 	case depth == 3 && local == "header" && p.parent() == oai.ListIdentifiers:
 		p.it, p.unitDepth, p.unitName = &item{}, depth, qname(t.Name)
+		p.cr.capFrom(maxRecordBytes, "record")
 		p.header(t, depth)
 	case p.it != nil && depth == p.unitDepth+1 && p.headDepth == 0 && local == "header":
 		p.header(t, depth)
@@ -403,6 +473,9 @@ func (p *parser) header(t xml.StartElement, depth int) {
 }
 
 func (p *parser) endCollect() {
+	if p.it == nil {
+		p.cr.capFrom(0, "")
+	}
 	v := strings.TrimSpace(p.collect.String())
 	p.collect = nil
 	switch p.collectFor {
@@ -432,3 +505,16 @@ func (p *parser) endCollect() {
 		}
 	}
 }
+
+// maxRecordBytes caps the bytes of one record (or ListIdentifiers
+// header) in a response, and maxFieldBytes a field of the envelope
+// (resumption token, responseDate, error message): a larger one is
+// skipped (a record) or fails the response (a field), so memory stays
+// bounded whatever the repository sends. A variable for the tests.
+var maxRecordBytes int64 = 64 << 20
+
+const maxFieldBytes = 1 << 20
+
+// maxDepth caps the nesting of elements, in a record or around one (the
+// record cap alone would allow millions of open elements).
+const maxDepth = 10000

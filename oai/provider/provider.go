@@ -17,10 +17,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/resourcesync-go/resourcesync/oai"
+	"github.com/resourcesync-go/resourcesync/oai/harvest"
 )
 
 // ErrNotFound is returned by Collection.Get for an unknown ID.
 var ErrNotFound = errors.New("oai provider: no such item")
+
+// ErrBadCursor is what a Collection's List returns for a Query.After it
+// did not make. The token key is not secret by default, so a harvester
+// can forge any cursor: it gets badResumptionToken.
+var ErrBadCursor = errors.New("oai provider: bad cursor")
 
 // Item is one item of a collection: a resource, or a deleted one.
 type Item struct {
@@ -44,7 +50,7 @@ type Query struct {
 	From  time.Time // Datestamp >= From (zero: no lower bound)
 	Until time.Time // Datestamp < Until (zero: no upper bound)
 	Set   string    // setSpec, "" for every set
-	After string    // an Item.Cursor: list the items after it ("" from the start)
+	After string    // an Item.Cursor: list the items after it ("" from the start); List returns ErrBadCursor for one it did not make
 	// Prefix, for a RecordCollection: only the records in this format
 	// (others may be yielded too; the Handler skips them).
 	Prefix string
@@ -132,7 +138,11 @@ type Config struct {
 	// MaxRecordBytes caps the files served as records of a Format (larger
 	// ones are not offered in it); default 16 MiB.
 	MaxRecordBytes int64
-	Now            func() time.Time
+	// MaxConcurrent caps the requests answered at once (each may hold
+	// a record of MaxRecordBytes); more get 503 with Retry-After.
+	// Default 16.
+	MaxConcurrent int
+	Now           func() time.Time
 }
 
 // Handler serves a Collection over OAI-PMH 2.0.
@@ -143,6 +153,7 @@ type Handler struct {
 	repo  string
 	key   []byte
 	forms map[string]Format
+	busy  chan struct{} // one token per request being answered
 }
 
 // New returns a Handler for c.
@@ -176,7 +187,11 @@ func New(c Collection, cfg Config) (*Handler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	h := &Handler{c: c, cfg: cfg, repo: cfg.RepositoryIdentifier, key: cfg.TokenKey, forms: map[string]Format{}}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = 16
+	}
+	h := &Handler{c: c, cfg: cfg, repo: cfg.RepositoryIdentifier, key: cfg.TokenKey, forms: map[string]Format{},
+		busy: make(chan struct{}, cfg.MaxConcurrent)}
 	h.rc, _ = c.(RecordCollection)
 	if h.key == nil {
 		h.key = []byte("resourcesync oai-pmh token " + cfg.BaseURL)
@@ -215,6 +230,16 @@ func (h *Handler) localID(identifier string) (string, bool) {
 
 // ServeHTTP answers one OAI-PMH request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case h.busy <- struct{}{}:
+		defer func() { <-h.busy }()
+	default:
+		// Each answer may hold a record of MaxRecordBytes: past
+		// MaxConcurrent, OAI-PMH's own flow control.
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, "too many requests at once; retry later", http.StatusServiceUnavailable)
+		return
+	}
 	var raw string
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
@@ -545,7 +570,7 @@ func (h *Handler) metadata(ctx context.Context, it Item, prefix string) ([]byte,
 	if !ok || ns != f.Namespace {
 		return nil, nil
 	}
-	return b[root:], nil
+	return embeddable(b[root:]), nil
 }
 
 // rootNamespace sniffs the namespace of an item's root element ("" when it
@@ -595,7 +620,19 @@ func xmlRoot(b []byte) (off int, ns string, ok bool) {
 		before := int(d.InputOffset())
 		tok, err := d.RawToken()
 		if err == io.EOF {
-			return off, ns, roots == 1 && depth == 0
+			if roots != 1 || depth != 0 {
+				return 0, "", false
+			}
+			// encoding/xml lets through what a stricter parser
+			// refuses (repeated attributes, undeclared prefixes, a
+			// directive after the root, <?xml?> inside): the bytes
+			// are copied into the response, which must stay
+			// namespace-well-formed, so they must pass the
+			// harvester's canonicaliser, which checks all that.
+			if _, err := harvest.Canonical(b[off:]); err != nil {
+				return 0, "", false
+			}
+			return off, ns, true
 		}
 		if err != nil {
 			return 0, "", false
@@ -624,6 +661,57 @@ func xmlRoot(b []byte) (off int, ns string, ok bool) {
 			}
 		}
 	}
+}
+
+// embeddable returns the document element doc (from xmlRoot) as it is
+// copied into <metadata>: when an unprefixed element of doc has no
+// default namespace in the file, the root gets xmlns="" so that the
+// element does not fall into the response's OAI-PMH namespace.
+func embeddable(doc []byte) []byte {
+	d := xml.NewDecoder(bytes.NewReader(doc))
+	var defaults []string // default namespace per open element
+	need := false
+	rootName := ""
+	for !need {
+		tok, err := d.RawToken()
+		if err != nil {
+			break
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			cur := ""
+			if n := len(defaults); n > 0 {
+				cur = defaults[n-1]
+			}
+			for _, a := range t.Attr {
+				if a.Name.Space == "" && a.Name.Local == "xmlns" {
+					if rootName == "" {
+						return doc // the root says it itself
+					}
+					cur = a.Value
+				}
+			}
+			if rootName == "" {
+				rootName = t.Name.Local
+				if t.Name.Space != "" {
+					rootName = t.Name.Space + ":" + rootName
+				}
+			}
+			defaults = append(defaults, cur)
+			need = t.Name.Space == "" && cur == ""
+		case xml.EndElement:
+			defaults = defaults[:len(defaults)-1]
+		}
+	}
+	if !need {
+		return doc
+	}
+	// doc starts with '<' and the root's name (xmlRoot's offset).
+	n := 1 + len(rootName)
+	out := make([]byte, 0, len(doc)+10)
+	out = append(out, doc[:n]...)
+	out = append(out, ` xmlns=""`...)
+	return append(out, doc[n:]...)
 }
 
 // rootNS resolves the root element's namespace from its own attributes
@@ -772,6 +860,9 @@ func (h *Handler) list(ctx context.Context, rw *responder) error {
 	}
 	if err == nil {
 		err = ctx.Err()
+	}
+	if errors.Is(err, ErrBadCursor) && !rw.started {
+		return oaiErr(oai.BadResumptionToken, "the token points nowhere in this repository")
 	}
 	if err != nil {
 		return err

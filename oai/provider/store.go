@@ -186,11 +186,11 @@ func (c *StoreCollection) parseCursor(s string) (si int, phase byte, key string,
 	}
 	f := strings.SplitN(s, "|", 3)
 	if len(f) < 2 {
-		return 0, 0, "", errors.New("oai provider: bad cursor")
+		return 0, 0, "", ErrBadCursor
 	}
 	si, err = strconv.Atoi(f[0])
 	if err != nil || si < 0 || si >= len(c.sets) {
-		return 0, 0, "", errors.New("oai provider: bad cursor")
+		return 0, 0, "", ErrBadCursor
 	}
 	if len(f) == 3 && len(f[1]) == 1 {
 		return si, f[1][0], f[2], nil
