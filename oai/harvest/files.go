@@ -265,6 +265,23 @@ func (w *pageWriter) reset() {
 	}
 }
 
+// planned returns the paths the staged page will change: every file it
+// will rename into place or remove.
+func (w *pageWriter) planned() []string {
+	if _, _, err := w.wait(); err != nil {
+		return nil
+	}
+	var out []string
+	for _, s := range w.shards {
+		for _, c := range s.changes {
+			if c.rel != "" {
+				out = append(out, c.rel)
+			}
+		}
+	}
+	return out
+}
+
 // commit makes the staged changes durable and visible, and returns the
 // paths changed and how many record files it created and removed.
 func (w *pageWriter) commit() (paths []string, created, removed int, err error) {

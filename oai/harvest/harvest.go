@@ -587,6 +587,18 @@ func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 // commitPage makes a staged page durable and visible, reports its paths
 // to Committed and moves the list's state past it.
 func (h *Harvester) commitPage(ctx context.Context, r *run, l *list, p *page, st *Stats) error {
+	// Write ahead: the paths about to change are in the state before the
+	// first rename. Killed between the renames and the state's move past
+	// the page, the harvester lists the page again after a restart, finds
+	// those files unchanged and would report nothing: the journal would
+	// never learn of them. Reported from the state instead (a path whose
+	// rename did not happen is reread and found unchanged: harmless).
+	if planned := p.w.planned(); len(planned) > 0 && h.cfg.Committed != nil {
+		r.Pending = planned
+		if err := h.saveRun(r, nil); err != nil {
+			return err
+		}
+	}
 	paths, created, removed, err := p.w.commit()
 	if err != nil {
 		if len(paths) > 0 {
