@@ -600,6 +600,9 @@ func (h *Harvester) commitPage(ctx context.Context, r *run, l *list, p *page, st
 		}
 	}
 	paths, created, removed, err := p.w.commit()
+	if testAfterRenames != nil {
+		testAfterRenames()
+	}
 	if err != nil {
 		if len(paths) > 0 {
 			// Some renames happened: they must reach the journal.
@@ -627,6 +630,10 @@ func (h *Harvester) commitPage(ctx context.Context, r *run, l *list, p *page, st
 	}
 	return h.commitPending(ctx, r)
 }
+
+// testAfterRenames, set by a test, runs after a page's renames and before
+// the state moves past the page: the window a kill -9 must survive.
+var testAfterRenames func()
 
 // commitPending reports the paths of the last page saved to Committed.
 // They stay in the state until the next page replaces them (a second

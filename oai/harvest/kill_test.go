@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -84,7 +85,53 @@ func TestKill9(t *testing.T) {
 	})
 }
 
+// TestKillAfterRenames: a harvester killed after a page's files are in
+// place but before its state moved past the page lists the page again
+// after the restart and finds its files unchanged; the page's paths must
+// still reach Committed (the journal), from the state.
+func TestKillAfterRenames(t *testing.T) {
+	if os.Getenv("HARVEST_KILL_CHILD") != "" {
+		killChild()
+		return
+	}
+	r := newRig(t, oaitest.Options{PageSize: 10}, nil)
+	r.h.Close()
+	r.s.Generate(60)
+	log := filepath.Join(t.TempDir(), "committed")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKillAfterRenames$")
+	cmd.Env = append(os.Environ(), "HARVEST_KILL_CHILD=1", "HARVEST_KILL_AFTER_RENAMES=3", "HARVEST_ENDPOINT="+r.cfg.Endpoint,
+		"HARVEST_DIR="+r.cfg.Dir, "HARVEST_STATE="+r.cfg.State, "HARVEST_LOG="+log)
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "killed after the renames of page 3") {
+		t.Fatalf("the child was not stopped in the window:\n%s", out)
+	}
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatalf("the child committed nothing: %v\n%s", err, out)
+	}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		r.commits = append(r.commits, strings.Fields(sc.Text()))
+	}
+	f.Close()
+	r.open()
+	r.harvest()
+	r.check(oai.DCPrefix)
+	if c := r.committed(); len(c) != 60 {
+		t.Errorf("%d paths committed, want 60: the killed page's records never reach the journal", len(c))
+	}
+}
+
 func killChild() {
+	if n, _ := strconv.Atoi(os.Getenv("HARVEST_KILL_AFTER_RENAMES")); n > 0 {
+		pages := 0
+		testAfterRenames = func() {
+			if pages++; pages == n {
+				fmt.Printf("killed after the renames of page %d\n", n)
+				os.Exit(137) // no deferred function, no state saved: as kill -9
+			}
+		}
+	}
 	f, err := os.OpenFile(os.Getenv("HARVEST_LOG"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666)
 	if err != nil {
 		panic(err)
