@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/oai/harvest"
 	"github.com/resourcesync-go/resourcesync/source"
 	"github.com/resourcesync-go/resourcesync/source/status"
@@ -81,6 +82,7 @@ var oaiPublishEvery = 5 * time.Second
 type oaiSource struct {
 	h        *harvest.Harvester
 	endpoint string
+	shown    string // endpoint as printed, logged and shown: without secrets
 	dir      string
 	log      *slog.Logger
 
@@ -160,7 +162,7 @@ func newOAISource(cmd *cli.Command, cfg *source.Config) (*oaiSource, error) {
 	if u == "" {
 		return nil, nil
 	}
-	o := &oaiSource{endpoint: u, dir: cfg.Sets[0].Dir, log: cfg.Logger}
+	o := &oaiSource{endpoint: u, shown: redact.String(publicURL(u)), dir: cfg.Sets[0].Dir, log: cfg.Logger}
 	if o.log == nil {
 		o.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -172,7 +174,7 @@ func newOAISource(cmd *cli.Command, cfg *source.Config) (*oaiSource, error) {
 		State:     filepath.Join(cfg.StateDir, "oai-pmh"),
 		Client:    syncClient(4, time.Minute),
 		FullEvery: cmd.Duration("oai-full-every"),
-		Log:       o.log.With("oai-pmh", u),
+		Log:       o.log.With("oai-pmh", o.shown),
 		Committed: o.committed,
 	})
 	if err != nil {
@@ -250,7 +252,7 @@ func (o *oaiSource) harvest(ctx context.Context, src *source.Source) (harvest.St
 	o.mu.Lock()
 	o.src = src
 	o.mu.Unlock()
-	o.log.Info("harvest started", "oai-pmh", o.endpoint)
+	o.log.Info("harvest started", "oai-pmh", o.shown)
 	st, err := o.h.Harvest(ctx)
 	if ctx.Err() != nil {
 		return st, err
@@ -260,11 +262,11 @@ func (o *oaiSource) harvest(ctx context.Context, src *source.Source) (harvest.St
 		perr = o.publish(ctx, src)
 	}
 	if err != nil {
-		o.log.Error("harvest failed; the next one resumes from its last committed page", "oai-pmh", o.endpoint, "err", err,
+		o.log.Error("harvest failed; the next one resumes from its last committed page", "oai-pmh", o.shown, "err", o.clean(err.Error()),
 			"pages", st.Pages, "written", st.Written, "deleted", st.Deleted)
 		return st, err
 	}
-	o.log.Info("harvested", "oai-pmh", o.endpoint, "pages", st.Pages, "written", st.Written, "unchanged", st.Unchanged,
+	o.log.Info("harvested", "oai-pmh", o.shown, "pages", st.Pages, "written", st.Written, "unchanged", st.Unchanged,
 		"deleted", st.Deleted, "malformed", st.Malformed, "full", st.Full, "records/s", int(recordsPerSecond(st)),
 		"took", st.Duration.Round(time.Millisecond))
 	return st, perr
@@ -301,6 +303,13 @@ func (o *oaiSource) run(ctx context.Context, src *source.Source, interval, resca
 	}
 }
 
+// clean is s (an error of the harvest) as the status page and the log
+// show it: the endpoint without its user information, and no secret
+// (internal/redact) such as an API key in the endpoint's query.
+func (o *oaiSource) clean(s string) string {
+	return redact.String(strings.ReplaceAll(s, o.endpoint, o.shown))
+}
+
 // publicURL is u without its user information (the page is public).
 func publicURL(u string) string {
 	p, err := url.Parse(u)
@@ -325,7 +334,7 @@ func (o *oaiSource) section() status.Section {
 	fact := func(name, value, figure string) {
 		sec.Facts = append(sec.Facts, status.Fact{Name: name, Value: value, Figure: figure})
 	}
-	fact("Repository", publicURL(st.Endpoint), "oai-endpoint")
+	fact("Repository", o.shown, "oai-endpoint")
 	if st.Granularity != "" {
 		fact("Granularity", st.Granularity, "")
 	}
@@ -346,8 +355,9 @@ func (o *oaiSource) section() status.Section {
 		fact("Changes", fmt.Sprintf("%d written, %d unchanged, %d deleted, %d malformed (skipped), %d pages", s.Written, s.Unchanged, s.Deleted, s.Malformed, s.Pages), "oai-changes")
 	}
 	if st.LastError != "" {
-		sec.Problem = "The last harvest failed: " + st.LastError + ". The last state stays published; the next harvest resumes from the last committed page."
-		fact("Last error", st.LastError, "oai-error")
+		e := o.clean(st.LastError)
+		sec.Problem = "The last harvest failed: " + e + ". The last state stays published; the next harvest resumes from the last committed page."
+		fact("Last error", e, "oai-error")
 	}
 	return sec
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/oai/harvest"
 	"github.com/resourcesync-go/resourcesync/source"
 )
@@ -63,6 +64,10 @@ func publishCommand() *cli.Command {
 				return err
 			}
 			defer oai.Close()
+			clean := redact.String
+			if oai != nil {
+				clean = oai.clean // errors name the endpoint: no user information
+			}
 			src, err := source.Open(cfg)
 			if err != nil {
 				return cli.Exit(err.Error(), exitUsage)
@@ -142,7 +147,7 @@ func publishCommand() *cli.Command {
 				return cli.Exit(err.Error(), exitProblems)
 			}
 			if harvestErr != nil {
-				return cli.Exit("--oai-pmh: harvest failed (what was harvested before is published; the next run resumes): "+harvestErr.Error(), exitProblems)
+				return cli.Exit("--oai-pmh: harvest failed (what was harvested before is published; the next run resumes): "+clean(harvestErr.Error()), exitProblems)
 			}
 			return nil
 		},

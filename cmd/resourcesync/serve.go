@@ -127,15 +127,15 @@ func serveCommand() *cli.Command {
 				oai.every = oaiPublishEvery
 				if oai.empty() {
 					// The first harvest becomes the Source's baseline.
-					fmt.Fprintf(cmd.Root().Writer, "first harvest of %s into %s (then serving)\n", oai.endpoint, oai.dir)
+					fmt.Fprintf(cmd.Root().Writer, "first harvest of %s into %s (then serving)\n", oai.shown, oai.dir)
 					oai.first = true
 					if _, err := oai.harvest(ctx, nil); ctx.Err() != nil {
 						return nil
 					} else if err != nil {
-						cfg.Logger.Error("first harvest failed; serving what it harvested, the next harvest resumes", "err", err)
+						cfg.Logger.Error("first harvest failed; serving what it harvested, the next harvest resumes", "err", oai.clean(err.Error()))
 					}
 				}
-				fmt.Fprintf(cmd.Root().Writer, "harvesting %s into %s every %s\n", oai.endpoint, oai.dir, cmd.Duration("oai-interval"))
+				fmt.Fprintf(cmd.Root().Writer, "harvesting %s into %s every %s\n", oai.shown, oai.dir, cmd.Duration("oai-interval"))
 				return serveSource(ctx, cmd, ln, cfg, source.RunOptions{}, func(ctx context.Context, src *source.Source) func() {
 					done := make(chan struct{})
 					go func() {

@@ -23,6 +23,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/boltdb"
 	"github.com/resourcesync-go/resourcesync/internal/origin"
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/oai"
@@ -810,7 +811,7 @@ func (h *Harvester) request(ctx context.Context, q url.Values, onItem func(*item
 		}
 		return retry.Classify(err)
 	}, func(n int, err error, wait time.Duration) error {
-		h.log.Warn("oai-pmh: request failed; retrying", "url", u, "retry", n, "wait", wait, "error", retry.Strip(err))
+		h.log.Warn("oai-pmh: request failed; retrying", "url", redact.String(u), "retry", n, "wait", wait, "error", redact.String(retry.Strip(err).Error()))
 		return nil
 	})
 	if err != nil {

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
+)
+
+// TestOAIServeFailingRepositorySecrets: a repository that fails every
+// request, reached with a password in the URL's userinfo and an API key
+// in its query: serve keeps serving, the status page shows the error
+// (escaped) without either secret, nothing is logged with them, and the
+// repository is not hammered (one Identify per --oai-interval).
+func TestOAIServeFailingRepositorySecrets(t *testing.T) {
+	syncLoopbackOnly(t)
+	var hits atomic.Int64
+	repo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "text/xml")
+		io.WriteString(w, `<?xml version="1.0"?><OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><responseDate>2020-01-01T00:00:00Z</responseDate><request>x</request><error code="badArgument">&lt;script&gt;alert(1)&lt;/script&gt; no</error></OAI-PMH>`)
+	}))
+	defer repo.Close()
+	const pw, key = "s3cretPassw0rd", "t0kenValue42"
+	endpoint := strings.Replace(repo.URL, "http://", "http://harvester:"+pw+"@", 1) + "/oai?apikey=" + key
+	root := t.TempDir()
+	addr := freeAddr(t)
+	base := "http://" + addr + "/"
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errs syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"resourcesync", "serve", "--addr", addr, "--oai-pmh", endpoint, "--oai-interval", "1h",
+			"--state", filepath.Join(root, "state"), filepath.Join(root, "records")}, &out, &errs)
+	}()
+	c, _ := testnet.Client(t)
+	get := func(u string) string {
+		resp, err := c.Get(u)
+		if err != nil {
+			return ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	var page string
+	waitFor(t, "the harvest's error on the status page", 20*time.Second, func() bool {
+		page = get(base + ".resourcesync/")
+		return strings.Contains(page, `data-figure="oai-error"`)
+	})
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("serve: exit %d\n%s", code, errs.String())
+	}
+	for _, secret := range []string{pw, key} {
+		if strings.Contains(page, secret) {
+			t.Errorf("the status page shows the secret %q:\n%s", secret, page)
+		}
+		if strings.Contains(errs.String()+out.String(), secret) {
+			t.Errorf("the log shows the secret %q:\n%s", secret, errs.String())
+		}
+	}
+	if strings.Contains(page, "<script>alert") {
+		t.Errorf("the repository's message is not escaped:\n%s", page)
+	}
+	if !strings.Contains(page, repo.URL[len("http://"):]) {
+		t.Errorf("the status page does not name the repository %s:\n%s", repo.URL, page)
+	}
+	if n := hits.Load(); n > 3 {
+		t.Errorf("%d requests to a failing repository within one --oai-interval", n)
+	}
+}
