@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -51,7 +53,8 @@ OAI-PMH REPOSITORY (--oai-pmh URL)
    from its last committed page; the last state stays published.
    The first harvest (empty DIR, new state) runs before the first publish
    and is the Source's baseline, as a directory's first scan: the records
-   are listed, no change is journaled. serve then harvests every
+   are listed, no change is journaled; meanwhile serve answers every
+   request with 503 and Retry-After. serve then harvests every
    --oai-interval (publishing a long harvest as it goes); its status page
    shows the repository, the last harvest, records per second and the last
    error. publish harvests once, then publishes; it exits 1 if the harvest
@@ -361,3 +364,48 @@ func (o *oaiSource) section() status.Section {
 	}
 	return sec
 }
+
+// unavailableFor answers every request on ln with 503 Service Unavailable
+// and Retry-After while the first harvest runs (which may take an hour on
+// a large repository): without it, connections were accepted by the
+// kernel and then hung until the harvest ended, and a Destination saw
+// timeouts instead of a reason to come back later. The returned function
+// stops answering and leaves ln open for the Source's server.
+func (o *oaiSource) unavailableFor(ln net.Listener) (stop func()) {
+	dl, ok := ln.(interface{ SetDeadline(time.Time) error })
+	if !ok {
+		return func() {}
+	}
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "60")
+			w.Header().Set("Cache-Control", "no-store")
+			http.Error(w, fmt.Sprintf("The first harvest of the OAI-PMH repository %s is running (%d records so far); the Source is served once it ends.",
+				o.shown, o.h.Status().Records), http.StatusServiceUnavailable)
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.Serve(keepOpen{ln, dl})
+	}()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if srv.Shutdown(ctx) != nil {
+			srv.Close()
+		}
+		<-done
+		dl.SetDeadline(time.Time{})
+	}
+}
+
+// keepOpen is a listener whose Close only wakes a blocked Accept (the
+// listener is handed on to the next server).
+type keepOpen struct {
+	net.Listener
+	dl interface{ SetDeadline(time.Time) error }
+}
+
+func (k keepOpen) Close() error { return k.dl.SetDeadline(time.Now()) }

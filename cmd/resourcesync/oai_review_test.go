@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/testing/oaitest"
 	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 )
 
@@ -75,5 +79,70 @@ func TestOAIServeFailingRepositorySecrets(t *testing.T) {
 	}
 	if n := hits.Load(); n > 3 {
 		t.Errorf("%d requests to a failing repository within one --oai-interval", n)
+	}
+}
+
+// TestOAIServeFirstHarvestUnavailable: while the first harvest (the
+// baseline) runs, serve answers 503 with Retry-After (a Destination comes
+// back later) instead of holding connections until it ends; then the
+// Source is served.
+func TestOAIServeFirstHarvestUnavailable(t *testing.T) {
+	syncLoopbackOnly(t)
+	repo := oaitest.New(t, oaitest.Options{PageSize: 2})
+	for i := range 5 {
+		repo.Put(fmt.Sprintf("oai:x:%d", i), nil, oaiDC(fmt.Sprint("record ", i)))
+	}
+	release := make(chan struct{})
+	var once sync.Once
+	defer once.Do(func() { close(release) })
+	repo.OnRequest(func(verb string, _ url.Values) {
+		if verb == "ListRecords" {
+			<-release
+		}
+	})
+	root := t.TempDir()
+	addr := freeAddr(t)
+	base := "http://" + addr + "/"
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errs syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"resourcesync", "serve", "--addr", addr, "--oai-pmh", repo.URL, "--oai-interval", "1h",
+			"--state", filepath.Join(root, "state"), filepath.Join(root, "records")}, &out, &errs)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve: exit %d\n%s", code, errs.String())
+		}
+	}()
+	c, _ := testnet.Client(t)
+	c.Timeout = 5 * time.Second // a hanging connection fails the wait below
+	status := func() (int, string) {
+		resp, err := c.Get(base + ".well-known/resourcesync")
+		if err != nil {
+			return 0, ""
+		}
+		defer resp.Body.Close()
+		io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, resp.Header.Get("Retry-After")
+	}
+	waitFor(t, "503 with Retry-After during the first harvest", 20*time.Second, func() bool {
+		code, ra := status()
+		return code == http.StatusServiceUnavailable && ra != ""
+	})
+	once.Do(func() { close(release) })
+	waitFor(t, "the Source served after the first harvest", 20*time.Second, func() bool {
+		code, _ := status()
+		return code == http.StatusOK
+	})
+	resp, err := c.Get(base + ".resourcesync/default/resourcelist.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if n := strings.Count(string(b), "<url>"); n != 5 {
+		t.Errorf("the baseline Resource List has %d records, want 5:\n%s", n, b)
 	}
 }

@@ -129,7 +129,10 @@ func serveCommand() *cli.Command {
 					// The first harvest becomes the Source's baseline.
 					fmt.Fprintf(cmd.Root().Writer, "first harvest of %s into %s (then serving)\n", oai.shown, oai.dir)
 					oai.first = true
-					if _, err := oai.harvest(ctx, nil); ctx.Err() != nil {
+					stop := oai.unavailableFor(ln)
+					_, err := oai.harvest(ctx, nil)
+					stop()
+					if ctx.Err() != nil {
 						return nil
 					} else if err != nil {
 						cfg.Logger.Error("first harvest failed; serving what it harvested, the next harvest resumes", "err", oai.clean(err.Error()))
