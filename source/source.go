@@ -133,6 +133,10 @@ type set struct {
 	// notified is the journal sequence up to which Config.OnUpdate was
 	// called (valid when notifiedOK; not shared stores only), so that
 	// changes recorded by ScanPaths are notified by the next publish.
+	// In memory only, and that is enough: OnUpdate is a prompt, the change
+	// notifier keeps its own position in the store (source/notify), so
+	// changes ScanPaths journaled before a kill -9 are sent after the
+	// restart by its retry ticker (TestScanPathsKilledBeforePublishNotified).
 	notified   uint64
 	notifiedOK bool
 }
