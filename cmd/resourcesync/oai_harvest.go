@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -310,8 +311,12 @@ func (o *oaiSource) run(ctx context.Context, src *source.Source, interval, resca
 // show it: the endpoint without its user information, and no secret
 // (internal/redact) such as an API key in the endpoint's query.
 func (o *oaiSource) clean(s string) string {
-	return redact.String(strings.ReplaceAll(s, o.endpoint, o.shown))
+	s = strings.ReplaceAll(s, o.endpoint, o.shown)
+	// The request URLs in net/http's errors ("user:***@"): no user either.
+	return redact.String(userinfoRE.ReplaceAllString(s, "${1}"))
 }
+
+var userinfoRE = regexp.MustCompile(`(?i)(https?://)[^/?#@\s"']*@`)
 
 // publicURL is u without its user information (the page is public).
 func publicURL(u string) string {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/internal/testing/oaitest"
 	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 )
@@ -32,8 +33,8 @@ func TestOAIServeFailingRepositorySecrets(t *testing.T) {
 		io.WriteString(w, `<?xml version="1.0"?><OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><responseDate>2020-01-01T00:00:00Z</responseDate><request>x</request><error code="badArgument">&lt;script&gt;alert(1)&lt;/script&gt; no</error></OAI-PMH>`)
 	}))
 	defer repo.Close()
-	const pw, key = "s3cretPassw0rd", "t0kenValue42"
-	endpoint := strings.Replace(repo.URL, "http://", "http://harvester:"+pw+"@", 1) + "/oai?apikey=" + key
+	const user, pw, key = "harvesterUser", "s3cretPassw0rd", "t0kenValue42"
+	endpoint := strings.Replace(repo.URL, "http://", "http://"+user+":"+pw+"@", 1) + "/oai?apikey=" + key
 	root := t.TempDir()
 	addr := freeAddr(t)
 	base := "http://" + addr + "/"
@@ -62,6 +63,9 @@ func TestOAIServeFailingRepositorySecrets(t *testing.T) {
 	cancel()
 	if code := <-done; code != 0 {
 		t.Errorf("serve: exit %d\n%s", code, errs.String())
+	}
+	if strings.Contains(page, user) {
+		t.Errorf("the public status page shows the user name %q:\n%s", user, page)
 	}
 	for _, secret := range []string{pw, key} {
 		if strings.Contains(page, secret) {
@@ -144,5 +148,22 @@ func TestOAIServeFirstHarvestUnavailable(t *testing.T) {
 	resp.Body.Close()
 	if n := strings.Count(string(b), "<url>"); n != 5 {
 		t.Errorf("the baseline Resource List has %d records, want 5:\n%s", n, b)
+	}
+}
+
+// TestOAICleanError: what the status page and the log show of a harvest
+// error keeps no user information or secret, also in the request URLs of
+// net/http's errors ("user:***@").
+func TestOAICleanError(t *testing.T) {
+	ep := "https://harvesterUser:pw1234@repo.example/oai?apikey=k3y"
+	o := &oaiSource{endpoint: ep, shown: redact.String(publicURL(ep))}
+	got := o.clean(`oai-pmh harvest ` + ep + `: Identify: Get "https://harvesterUser:***@repo.example/oai?apikey=k3y&verb=Identify": dial tcp: refused`)
+	for _, bad := range []string{"harvesterUser", "pw1234", "k3y", "***"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("clean left %q: %s", bad, got)
+		}
+	}
+	if !strings.Contains(got, "https://repo.example/oai?apikey=") || !strings.Contains(got, "dial tcp: refused") {
+		t.Errorf("clean lost the error: %s", got)
 	}
 }
