@@ -347,6 +347,7 @@ func Open(ctx context.Context, source string, opt Options) (*Mirror, error) {
 			m.Close()
 			return nil, fmt.Errorf("%w: %v", ErrState, err)
 		}
+		writeMirrorBase(e.m.Root(), e.m.Base())
 		if e.fd, err = openSyncfs(e.m.Root()); err != nil {
 			m.Close()
 			return nil, fmt.Errorf("%w: %v", ErrState, err)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -166,4 +167,28 @@ func TestOAICleanError(t *testing.T) {
 	if !strings.Contains(got, "https://repo.example/oai?apikey=") || !strings.Contains(got, "dial tcp: refused") {
 		t.Errorf("clean lost the error: %s", got)
 	}
+}
+
+// TestOAIServeMirrorWhileFollowing: oai serve --mirror starts (taking the
+// Source's base URL from the mirror) while sync --follow keeps the
+// mirror's state open for writing; it used to fail with "locked".
+func TestOAIServeMirrorWhileFollowing(t *testing.T) {
+	syncLoopbackOnly(t)
+	dir, dest := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a"), 0o644)
+	base, _ := startServe(t, dir)
+	fo, _ := background(t, "sync", "--follow", base, dest)
+	waitFor(t, "sync --follow to mirror a.txt", 20*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(dest, "a.txt"))
+		return err == nil
+	})
+	addr := freeAddr(t)
+	o, stop := background(t, "oai", "serve", "--mirror", "--addr", addr, dest)
+	waitFor(t, "oai serve --mirror", 20*time.Second, func() bool {
+		return strings.Contains(o.String(), "serving OAI-PMH") || strings.Contains(o.String(), "locked")
+	})
+	if !strings.Contains(o.String(), "serving OAI-PMH at http://"+addr+"/ (resources under "+base+")") {
+		t.Fatalf("oai serve --mirror beside sync --follow: %s\n(sync: %s)", o.String(), fo.String())
+	}
+	stop()
 }
