@@ -108,7 +108,9 @@ func scratchLeft(t *testing.T, dest string) []string {
 	t.Helper()
 	var left []string
 	filepath.WalkDir(filepath.Join(dest, destination.StateDirName), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && d.Name() != "state.db" {
+		// state.db and base (the Source's base URL, for oai serve
+		// --mirror) are the mirror's state, not scratch.
+		if err == nil && !d.IsDir() && d.Name() != "state.db" && d.Name() != "base" {
 			left = append(left, p)
 		}
 		return nil
