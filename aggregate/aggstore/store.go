@@ -1,0 +1,122 @@
+package aggstore
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Errors of a Store; match them with errors.Is.
+var (
+	// ErrNotHolder: the node does not hold a live lease on the Source
+	// (never claimed, expired, taken by another node, or released).
+	ErrNotHolder = errors.New("aggstore: node does not hold the Source's lease")
+	// ErrNotRunning: FinishRun on a run that is not running (finished
+	// already, interrupted, or unknown). A run has one outcome.
+	ErrNotRunning = errors.New("aggstore: run is not running")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("aggstore: closed")
+)
+
+// States of a Run.
+const (
+	StateRunning     = "running"
+	StateOK          = "ok"
+	StateFailed      = "failed"
+	StateInterrupted = "interrupted" // the node died, was stopped or lost the lease before the run ended
+)
+
+// Run is one synchronisation of one Source (a pull run, or one applied
+// notification batch), as the run history keeps it.
+type Run struct {
+	ID     int64  `json:"id"` // assigned by StartRun, increasing
+	Source string `json:"source"`
+	Node   string `json:"node"`
+	// Mode: baseline, incremental, audit, notification, sdshare, ...
+	Mode  string    `json:"mode"`
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end,omitzero"`
+	State string    `json:"state"`
+	// Counts over every set of the run.
+	Fetched int   `json:"fetched"`
+	Deleted int   `json:"deleted"`
+	Failed  int   `json:"failed"`
+	Bytes   int64 `json:"bytes"`
+	// Lag is how far the mirror was behind the Source when the run ended
+	// (0: caught up, or unknown).
+	Lag time.Duration `json:"lag_ns"`
+	// Error is the run's error (redacted), Reason its class (see package
+	// aggregate: unreachable, stalled, hostile, delete-refused, ...).
+	Error  string `json:"error,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Schedule is what the scheduler keeps per Source between runs.
+type Schedule struct {
+	Source string `json:"source"`
+	// Next is when the next run is due.
+	Next time.Time `json:"next,omitzero"`
+	// Failures counts the consecutive failed runs (for the backoff); 0
+	// after a success.
+	Failures int `json:"failures"`
+	// LastSuccess is the end of the last successful run.
+	LastSuccess time.Time `json:"last_success,omitzero"`
+	// LastRun is the ID of the last finished run (0: none).
+	LastRun int64 `json:"last_run"`
+}
+
+// Lease is a node's claim on a Source: only the holder syncs it.
+type Lease struct {
+	Source  string    `json:"source"`
+	Node    string    `json:"node"`
+	Expires time.Time `json:"expires"`
+}
+
+// Store keeps an aggregator's schedule, run history and leases. Every
+// method is atomic and durable when it returns (a kill -9 after it keeps
+// its effect; before it, none). Implementations are safe for concurrent
+// use, and several processes may share one store where the
+// implementation says so (pgstore). Every implementation passes the
+// contract suite in package aggstoretest.
+type Store interface {
+	// Heartbeat records node as alive for ttl (the store's clock) and
+	// returns the nodes alive, node included, sorted.
+	Heartbeat(ctx context.Context, node string, ttl time.Duration) ([]string, error)
+	// Claim takes or renews node's lease on source for ttl, if the
+	// Source is unheld, held by node, or its holder's lease has expired;
+	// it reports whether node holds it now. Taking over an expired lease
+	// marks the Source's running runs interrupted (their node is gone),
+	// in the same transaction.
+	Claim(ctx context.Context, node, source string, ttl time.Duration) (bool, error)
+	// Release gives up node's leases on sources (all of node's leases if
+	// none is named); leases node does not hold are left alone.
+	Release(ctx context.Context, node string, sources ...string) error
+	// Leases lists the live leases, by Source.
+	Leases(ctx context.Context) ([]Lease, error)
+
+	// StartRun records r as running (State, ID set by the store) if
+	// r.Node holds a live lease on r.Source, else ErrNotHolder and
+	// nothing is written. It returns the run's ID.
+	StartRun(ctx context.Context, r Run) (int64, error)
+	// FinishRun records the outcome of the running run r.ID (End, State
+	// StateOK or StateFailed, counts, Lag, Error, Reason) and next as the
+	// Source's schedule, in one transaction. A run that is not running
+	// is left alone and ErrNotRunning returned, so no run ends twice.
+	FinishRun(ctx context.Context, r Run, next Schedule) error
+	// InterruptRuns marks node's running runs StateInterrupted (End:
+	// now), for a node that restarts after a crash; it returns how many.
+	InterruptRuns(ctx context.Context, node string, now time.Time) (int, error)
+	// Runs returns source's runs, newest first, at most limit (0: all).
+	Runs(ctx context.Context, source string, limit int) ([]Run, error)
+
+	// PutSchedule writes s (insert or replace by s.Source).
+	PutSchedule(ctx context.Context, s Schedule) error
+	// Schedules returns every Source's schedule, by Source.
+	Schedules(ctx context.Context) ([]Schedule, error)
+	// Forget removes source's schedule and lease (a Source removed from
+	// the sources file); its run history stays.
+	Forget(ctx context.Context, source string) error
+
+	// Close releases the handle (not the leases: they expire).
+	Close() error
+}

@@ -1,0 +1,26 @@
+package aggregate
+
+import "time"
+
+// result is what one run of one Source did, over all its sets (or, for
+// an SDShare Source, its collections): what the run history and the
+// status keep.
+type result struct {
+	Mode                     string // baseline, incremental, audit, notification, sdshare
+	Fetched, Deleted, Failed int
+	Bytes                    int64
+	// DeleteRefused counts deletions --max-delete refused.
+	DeleteRefused int
+	// Lag is how far the mirror is behind the Source after the run (the
+	// largest over its sets); LagKnown false when it cannot be told.
+	Lag      time.Duration
+	LagKnown bool
+	// Graphs are the named graphs an SDShare run wrote.
+	Graphs []string
+	// Err is why the run failed (nil: it succeeded); Reason its class.
+	Err    error
+	Reason string
+}
+
+// ok reports whether the run counts as a success.
+func (r result) ok() bool { return r.Err == nil && r.Failed == 0 && r.DeleteRefused == 0 }

@@ -1,0 +1,69 @@
+package aggregate
+
+import (
+	"errors"
+	"time"
+)
+
+// Kinds of Source.
+const (
+	KindResourceSync = "resourcesync"
+	KindSDShare      = "sdshare"
+)
+
+// ErrSources: the sources file (or URL) is malformed; the message names
+// the line. The aggregator keeps its previous Sources when a reload fails.
+var ErrSources = errors.New("sources")
+
+// Source is one line of the sources file:
+//
+//	# comment
+//	URL DEST [--option value | --option=value | --flag ...]
+//
+// Fields are separated by blanks; a field may be double-quoted (with \"
+// and \\ inside) to hold blanks. DEST is relative to the aggregator's
+// --root, slash-separated, cleaned, never absolute, never "..", never
+// inside .resourcesync or .aggregate, and no DEST is another's ancestor.
+// The options:
+//
+//	--interval D             poll every D (default: aggregate --interval)
+//	--follow                 subscribe to the Source's change notifications (WebSub) when it offers a hub; poll every --interval meanwhile and as a fallback
+//	--set NAME               only this set (repeatable; default every set)
+//	--sdshare                URL is an SDShare overview feed: merged into the graph store, DEST keeps the client's state
+//	--bearer-token-file FILE credentials by reference to a file (relative paths: to the sources file's directory)
+//	--netrc-file FILE        .netrc with HTTP basic credentials (likewise)
+//	--ca-cert FILE           extra CA certificates (PEM; likewise)
+//	--allow-host HOST[:PORT] as sync --allow-host (repeatable)
+//	--max-delete N|P%        as sync --max-delete
+//	--no-delete              keep files the Source deleted
+//	--no-dumps               never baseline from Resource Dumps
+//	--base-url URL           as sync --base-url
+//	--workers N              concurrent downloads within this Source's runs (default: aggregate --source-workers)
+//	--timeout D              as sync --timeout
+//
+// A URL with user information is refused (credentials belong in a file).
+type Source struct {
+	// ID identifies the Source in the aggregator's store, status and
+	// events: its DEST as written in the file, cleaned.
+	ID   string `json:"id"`
+	URL  string `json:"url"`
+	Dest string `json:"dest"` // = ID, relative to the root
+	Kind string `json:"kind"` // KindResourceSync or KindSDShare
+	// Interval between polls (0: the aggregator's default).
+	Interval time.Duration `json:"interval_ns,omitempty"`
+	Follow   bool          `json:"follow,omitempty"`
+	Sets     []string      `json:"sets,omitempty"`
+	// Credential files, absolute after parsing.
+	BearerTokenFile string        `json:"bearer_token_file,omitempty"`
+	NetrcFile       string        `json:"netrc_file,omitempty"`
+	CACertFile      string        `json:"ca_cert,omitempty"`
+	AllowHosts      []string      `json:"allow_hosts,omitempty"`
+	MaxDelete       string        `json:"max_delete,omitempty"`
+	NoDelete        bool          `json:"no_delete,omitempty"`
+	NoDumps         bool          `json:"no_dumps,omitempty"`
+	BaseURL         string        `json:"base_url,omitempty"`
+	Workers         int           `json:"workers,omitempty"`
+	Timeout         time.Duration `json:"timeout_ns,omitempty"`
+	// Line is where the Source was defined (for messages).
+	Line int `json:"line,omitempty"`
+}
