@@ -1,0 +1,294 @@
+package aggregate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/origin"
+)
+
+// MaxSourcesSize bounds a sources list, read from a file or a URL.
+const MaxSourcesSize = 16 << 20
+
+const (
+	// racyWindow: a file modified this recently may change again within
+	// its mtime's granularity (2 s on FAT, 1 s on HFS+ and some network
+	// file systems) with its size kept, which a stat cannot see; such a
+	// file is read again at the next Load until its mtime is older.
+	racyWindow = 3 * time.Second
+	// urlLoadTimeout bounds one GET of a sources URL, so a stalled server
+	// never holds up the reloads that follow (a SIGHUP among them).
+	urlLoadTimeout = time.Minute
+)
+
+// SourcesLoader reads a sources list, from a file or an http(s) URL, and
+// tells whether it changed since its previous Load. It is safe for
+// concurrent use (Loads are serialised).
+//
+// A file is read again only when its size, modification time or identity
+// (inode: an editor that saves by renaming a new file over it) changed. A
+// URL is fetched with the validators of its previous response
+// (If-None-Match, If-Modified-Since; 304 is "unchanged"), at most
+// MaxSourcesSize bytes, its redirects kept on the URL's origin. A list
+// that fails to parse is reported once: it is not reported again until
+// the file (or the URL's validators) changes or Reload is called.
+type SourcesLoader struct {
+	spec   string // as given, for messages
+	path   string // absolute; "" for a URL
+	url    string
+	client *http.Client
+	err    error // a bad spec, reported by every Load
+
+	mu     sync.Mutex
+	fi     os.FileInfo // of the file last read
+	racy   bool        // fi's mtime was too recent to trust
+	etag   string
+	lastMo string
+	last   []Source
+	loaded bool // last holds a parsed list
+	failed bool // the last read or parse failed
+}
+
+// NewSourcesLoader returns a loader of spec, a file path or an http://
+// or https:// URL fetched with client (nil: http.DefaultClient), whose
+// redirects may not leave the URL's scheme, host and port.
+func NewSourcesLoader(spec string, client *http.Client) *SourcesLoader {
+	l := &SourcesLoader{spec: spec}
+	if lc := strings.ToLower(spec); strings.HasPrefix(lc, "http://") || strings.HasPrefix(lc, "https://") {
+		l.url = spec
+		if u, err := url.Parse(spec); err == nil {
+			l.spec = u.Redacted()
+		}
+		p, err := origin.New(spec, nil)
+		if err != nil {
+			l.err = fmt.Errorf("sources %s: %w", l.spec, err)
+			return l
+		}
+		l.client = p.Client(client)
+		return l
+	}
+	l.path = spec
+	if a, err := filepath.Abs(spec); err == nil {
+		l.path = a
+	}
+	return l
+}
+
+// String is the file or URL (its password hidden).
+func (l *SourcesLoader) String() string { return l.spec }
+
+// Load reads the list if it may have changed since the previous Load.
+// changed is true when the Sources differ from those the previous
+// successful Load returned (or it failed since); otherwise the previous
+// list is returned. ss must not be modified. On an error the previous
+// list stays in force (the aggregator keeps it): errors of the list
+// itself match ErrSources, the others (missing file, HTTP failure) do not.
+func (l *SourcesLoader) Load(ctx context.Context) (ss []Source, changed bool, err error) {
+	return l.load(ctx, false)
+}
+
+// Reload is Load reading the list whatever its file's stat or URL's
+// validators say (a SIGHUP).
+func (l *SourcesLoader) Reload(ctx context.Context) (ss []Source, changed bool, err error) {
+	return l.load(ctx, true)
+}
+
+func (l *SourcesLoader) load(ctx context.Context, force bool) ([]Source, bool, error) {
+	if l.err != nil {
+		return nil, false, l.err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var (
+		ss        []Source
+		unchanged bool
+		err       error
+	)
+	if l.url != "" {
+		ss, unchanged, err = l.loadURL(ctx, force)
+	} else {
+		ss, unchanged, err = l.loadFile(force)
+	}
+	switch {
+	case err != nil:
+		l.failed = true
+		return nil, false, err
+	case unchanged:
+		return l.last, false, nil
+	}
+	changed := !l.loaded || l.failed || !reflect.DeepEqual(ss, l.last)
+	if changed {
+		l.last = ss
+	}
+	l.loaded, l.failed = true, false
+	return l.last, changed, nil
+}
+
+// loadFile reads the file when its stat changed (or force); unchanged is
+// true when it was not read.
+func (l *SourcesLoader) loadFile(force bool) (ss []Source, unchanged bool, err error) {
+	if !force && l.fi != nil && !l.racy {
+		if fi, err := os.Stat(l.path); err == nil && sameStat(l.fi, fi) {
+			return nil, true, nil
+		}
+	}
+	f, err := os.Open(l.path)
+	if err != nil {
+		return nil, false, fmt.Errorf("sources: %w", err)
+	}
+	defer f.Close()
+	// The stat of the file read, not of the path a moment before: a
+	// rename in between is then seen at the next Load.
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, fmt.Errorf("sources: %w", err)
+	}
+	if fi.IsDir() {
+		return nil, false, fmt.Errorf("sources %s: a directory, not a file", l.spec)
+	}
+	data, err := readLimited(f, fi.Size())
+	if err != nil {
+		return nil, false, fmt.Errorf("sources %s: %w", l.spec, err)
+	}
+	ss, err = ParseSources(bytes.NewReader(data), filepath.Dir(l.path))
+	// Remembered even when the list is bad: it is reported once, not at
+	// every poll, until the file changes.
+	l.fi, l.racy = fi, time.Since(fi.ModTime()) < racyWindow
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", l.spec, err)
+	}
+	return ss, false, nil
+}
+
+// sameStat: the same file, of the same size and modification time.
+func sameStat(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
+// readLimited reads r whole unless it is longer than MaxSourcesSize.
+// size is its declared size (-1: unknown).
+func readLimited(r io.Reader, size int64) ([]byte, error) {
+	tooLarge := fmt.Errorf("larger than %d MiB, the limit of a sources list", MaxSourcesSize>>20)
+	if size > MaxSourcesSize {
+		return nil, tooLarge
+	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxSourcesSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxSourcesSize {
+		return nil, tooLarge
+	}
+	return data, nil
+}
+
+// loadURL GETs the list, conditionally unless force; unchanged is true
+// on 304 Not Modified.
+func (l *SourcesLoader) loadURL(ctx context.Context, force bool) (ss []Source, unchanged bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, urlLoadTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.url, nil)
+	if err != nil {
+		return nil, false, fmt.Errorf("sources %s: %w", l.spec, err)
+	}
+	req.Header.Set("Accept", "text/plain, */*;q=0.1")
+	conditional := !force && (l.etag != "" || l.lastMo != "")
+	if conditional {
+		if l.etag != "" {
+			req.Header.Set("If-None-Match", l.etag)
+		}
+		if l.lastMo != "" {
+			req.Header.Set("If-Modified-Since", l.lastMo)
+		}
+	}
+	resp, err := l.client.Do(req)
+	if err != nil {
+		// The *url.Error names the URL already (its password hidden).
+		return nil, false, fmt.Errorf("sources: %w", err)
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotModified && conditional:
+		return nil, true, nil
+	case resp.StatusCode != http.StatusOK:
+		return nil, false, fmt.Errorf("sources %s: %s", l.spec, resp.Status)
+	}
+	data, err := readLimited(resp.Body, resp.ContentLength)
+	if err != nil {
+		return nil, false, fmt.Errorf("sources %s: %w", l.spec, err)
+	}
+	ss, err = ParseSources(bytes.NewReader(data), "")
+	l.etag, l.lastMo = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", l.spec, err)
+	}
+	return ss, false, nil
+}
+
+// WatchSources keeps the aggregator's Sources in step with l until ctx
+// ends: it loads at once, then every `every` (0: never) and at each
+// signal from hup (a SIGHUP: see NotifyReload; nil: none), which reads
+// the list whatever its stat. apply receives the Sources when they
+// changed and parsed (a caller that applied a first Load itself is not
+// called again for the same list); fail receives each error, after which
+// the previous Sources stay in force.
+//
+// A file is polled with a stat rather than watched with fsnotify:
+// inotify and its kin lose a file that an editor or a ConfigMap replaces
+// by renaming, deliver nothing on NFS, SMB and many container mounts, and
+// differ per OS, while a stat every few seconds is portable and costs
+// nothing. A URL is polled with a conditional GET (every minute is ample).
+func WatchSources(ctx context.Context, l *SourcesLoader, every time.Duration, hup <-chan os.Signal, apply func([]Source), fail func(error)) {
+	load := func(force bool) {
+		var (
+			ss      []Source
+			changed bool
+			err     error
+		)
+		if force {
+			ss, changed, err = l.Reload(ctx)
+		} else {
+			ss, changed, err = l.Load(ctx)
+		}
+		switch {
+		case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+			// Stopping: not a failure of the list.
+		case err != nil:
+			fail(err)
+		case changed:
+			apply(ss)
+		}
+	}
+	load(false)
+	var tick <-chan time.Time
+	if every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+			load(false)
+		case _, ok := <-hup:
+			if !ok {
+				hup = nil
+				continue
+			}
+			load(true)
+		}
+	}
+}
