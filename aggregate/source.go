@@ -15,22 +15,25 @@ const (
 // the line. The aggregator keeps its previous Sources when a reload fails.
 var ErrSources = errors.New("sources")
 
-// Source is one line of the sources file:
+// Source is one line of the sources file (ParseSources reads it):
 //
 //	# comment
-//	URL DEST [--option value | --option=value | --flag ...]
+//	URL DEST [--option value | --option=value | --flag ...]  # comment
 //
-// Fields are separated by blanks; a field may be double-quoted (with \"
-// and \\ inside) to hold blanks. DEST is relative to the aggregator's
-// --root, slash-separated, cleaned, never absolute, never "..", never
-// inside .resourcesync or .aggregate, and no DEST is another's ancestor.
+// Fields are separated by blanks; a field may be double-quoted, wholly or
+// in part (with \" and \\ inside), to hold blanks, a leading # or a
+// leading --. A # after a blank, outside quotes, starts a comment. URL is
+// an absolute http(s) URL. DEST is relative to the aggregator's --root,
+// slash-separated, cleaned, never absolute, never "." or "..", never
+// inside .resourcesync or .aggregate, and no DEST is another's or
+// another's ancestor (compared without case, as macOS and Windows do).
 // The options:
 //
-//	--interval D             poll every D (default: aggregate --interval)
-//	--follow                 subscribe to the Source's change notifications (WebSub) when it offers a hub; poll every --interval meanwhile and as a fallback
+//	--poll-interval D        poll every D (default: aggregate's; also spelled --interval)
+//	--follow                 subscribe to the Source's change notifications (WebSub) when it offers a hub; poll every --poll-interval meanwhile and as a fallback
 //	--set NAME               only this set (repeatable; default every set)
-//	--sdshare                URL is an SDShare overview feed: merged into the graph store, DEST keeps the client's state
-//	--bearer-token-file FILE credentials by reference to a file (relative paths: to the sources file's directory)
+//	--sdshare                URL is an SDShare overview feed: merged into the graph store, DEST keeps the client's state; excludes --follow, --set, --no-dumps, --max-delete and --no-delete
+//	--bearer-token-file FILE credentials by reference to a file (relative paths: to the sources file's directory; refused in a list read from a URL)
 //	--netrc-file FILE        .netrc with HTTP basic credentials (likewise)
 //	--ca-cert FILE           extra CA certificates (PEM; likewise)
 //	--allow-host HOST[:PORT] as sync --allow-host (repeatable)
@@ -38,10 +41,13 @@ var ErrSources = errors.New("sources")
 //	--no-delete              keep files the Source deleted
 //	--no-dumps               never baseline from Resource Dumps
 //	--base-url URL           as sync --base-url
-//	--workers N              concurrent downloads within this Source's runs (default: aggregate --source-workers)
+//	--workers N              concurrent downloads within this Source's runs, 1 to 256 (default: aggregate --source-workers)
 //	--timeout D              as sync --timeout
 //
-// A URL with user information is refused (credentials belong in a file).
+// An unknown option, or one given twice (but the repeatable ones), is an
+// error. A URL with user information is refused (credentials belong in a
+// file). A list has at most MaxSourcesLines lines of at most
+// MaxSourcesLine bytes, MaxSourcesSize bytes in all.
 type Source struct {
 	// ID identifies the Source in the aggregator's store, status and
 	// events: its DEST as written in the file, cleaned.

@@ -42,7 +42,8 @@ const (
 // (If-None-Match, If-Modified-Since; 304 is "unchanged"), at most
 // MaxSourcesSize bytes, its redirects kept on the URL's origin. A list
 // that fails to parse is reported once: it is not reported again until
-// the file (or the URL's validators) changes or Reload is called.
+// the file (or the URL's validators) changes, another error was reported
+// in between, or Reload is called.
 type SourcesLoader struct {
 	spec   string // as given, for messages
 	path   string // absolute; "" for a URL
@@ -56,8 +57,9 @@ type SourcesLoader struct {
 	etag   string
 	lastMo string
 	last   []Source
-	loaded bool // last holds a parsed list
-	failed bool // the last read or parse failed
+	loaded bool  // last holds a parsed list
+	bad    error // the parse error of the content fi or etag/lastMo describe
+	shown  error // the error the last Load returned (nil: it succeeded)
 }
 
 // NewSourcesLoader returns a loader of spec, a file path or an http://
@@ -122,16 +124,28 @@ func (l *SourcesLoader) load(ctx context.Context, force bool) ([]Source, bool, e
 	}
 	switch {
 	case err != nil:
-		l.failed = true
+		l.shown = err
 		return nil, false, err
+	case unchanged && l.bad != nil:
+		// The list read last is still bad: said once, unless another
+		// error (a failed read) was said since.
+		if l.shown == l.bad {
+			return l.last, false, nil
+		}
+		l.shown = l.bad
+		return nil, false, l.bad
 	case unchanged:
-		return l.last, false, nil
+		// After a failed read, the list in force is good again: changed,
+		// so that the caller clears the error it shows.
+		changed := l.shown != nil
+		l.shown = nil
+		return l.last, changed, nil
 	}
-	changed := !l.loaded || l.failed || !reflect.DeepEqual(ss, l.last)
+	changed := !l.loaded || l.shown != nil || !reflect.DeepEqual(ss, l.last)
 	if changed {
 		l.last = ss
 	}
-	l.loaded, l.failed = true, false
+	l.loaded, l.shown = true, nil
 	return l.last, changed, nil
 }
 
@@ -158,15 +172,19 @@ func (l *SourcesLoader) loadFile(force bool) (ss []Source, unchanged bool, err e
 		return nil, false, fmt.Errorf("sources %s: a directory, not a file", l.spec)
 	}
 	data, err := readLimited(f, fi.Size())
-	if err != nil {
+	if err != nil && !errors.Is(err, errTooLarge) {
 		return nil, false, fmt.Errorf("sources %s: %w", l.spec, err)
 	}
-	ss, err = ParseSources(bytes.NewReader(data), filepath.Dir(l.path))
+	if err == nil {
+		ss, err = ParseSources(bytes.NewReader(data), filepath.Dir(l.path))
+	}
 	// Remembered even when the list is bad: it is reported once, not at
 	// every poll, until the file changes.
 	l.fi, l.racy = fi, time.Since(fi.ModTime()) < racyWindow
+	l.bad = nil
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: %w", l.spec, err)
+		l.bad = fmt.Errorf("%s: %w", l.spec, err)
+		return nil, false, l.bad
 	}
 	return ss, false, nil
 }
@@ -176,10 +194,14 @@ func sameStat(a, b os.FileInfo) bool {
 	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
+// errTooLarge: the list is larger than MaxSourcesSize, a fault of the
+// list (reported once) rather than of reading it. It matches ErrSources.
+var errTooLarge = fmt.Errorf("%w", ErrSources)
+
 // readLimited reads r whole unless it is longer than MaxSourcesSize.
 // size is its declared size (-1: unknown).
 func readLimited(r io.Reader, size int64) ([]byte, error) {
-	tooLarge := fmt.Errorf("larger than %d MiB, the limit of a sources list", MaxSourcesSize>>20)
+	tooLarge := fmt.Errorf("%w: larger than %d MiB, the limit of a sources list", errTooLarge, MaxSourcesSize>>20)
 	if size > MaxSourcesSize {
 		return nil, tooLarge
 	}
@@ -225,13 +247,17 @@ func (l *SourcesLoader) loadURL(ctx context.Context, force bool) (ss []Source, u
 		return nil, false, fmt.Errorf("sources %s: %s", l.spec, resp.Status)
 	}
 	data, err := readLimited(resp.Body, resp.ContentLength)
-	if err != nil {
+	if err != nil && !errors.Is(err, errTooLarge) {
 		return nil, false, fmt.Errorf("sources %s: %w", l.spec, err)
 	}
-	ss, err = ParseSources(bytes.NewReader(data), "")
+	if err == nil {
+		ss, err = ParseSources(bytes.NewReader(data), "")
+	}
 	l.etag, l.lastMo = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
+	l.bad = nil
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: %w", l.spec, err)
+		l.bad = fmt.Errorf("%s: %w", l.spec, err)
+		return nil, false, l.bad
 	}
 	return ss, false, nil
 }
