@@ -187,12 +187,13 @@ func checkDest(v string) (string, error) {
 		return "", fmt.Errorf("DEST %q: a tab in a directory name", v)
 	case strings.Contains(v, `\`):
 		return "", fmt.Errorf("DEST %q: use / to separate directories", v)
-	case strings.HasPrefix(v, "/") || (len(v) >= 2 && v[1] == ':'):
-		return "", fmt.Errorf("DEST %q: want a path relative to --root", v)
 	}
 	d := path.Clean(v)
 	first, _, _ := strings.Cut(d, "/")
 	switch {
+	case strings.HasPrefix(d, "/") || (len(d) >= 2 && d[1] == ':'):
+		// c:x is relative to drive C's current directory on Windows.
+		return "", fmt.Errorf("DEST %q: want a path relative to --root", v)
 	case d == ".":
 		return "", fmt.Errorf("DEST %q: the root itself cannot be a mirror; name a directory under it", v)
 	case first == "..":
@@ -216,8 +217,9 @@ func ParseSources(r io.Reader, dir string) ([]Source, error) {
 		}
 	}
 	sc := bufio.NewScanner(r)
-	// The scanner's buffer bounds a line: a longer one is ErrTooLong.
-	sc.Buffer(make([]byte, 0, 4096), MaxSourcesLine)
+	// The scanner's buffer bounds a line (and its CR LF): a longer one is
+	// ErrTooLong.
+	sc.Buffer(make([]byte, 0, 4096), MaxSourcesLine+2)
 	var (
 		out   []Source
 		lines int
@@ -228,6 +230,9 @@ func ParseSources(r io.Reader, dir string) ([]Source, error) {
 			return nil, fmt.Errorf("%w: more than %d lines", ErrSources, MaxSourcesLines)
 		}
 		line := sc.Bytes()
+		if len(line) > MaxSourcesLine {
+			return nil, fmt.Errorf("%w:%d: line longer than %d KiB", ErrSources, lines, MaxSourcesLine>>10)
+		}
 		if lines == 1 {
 			line = bytes.TrimPrefix(line, []byte("\ufeff")) // a BOM from a Windows editor
 		}

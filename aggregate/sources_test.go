@@ -1,0 +1,239 @@
+package aggregate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseSourcesGood(t *testing.T) {
+	dir := t.TempDir()
+	rs := func(url, dest string, line int) Source {
+		return Source{ID: dest, URL: url, Dest: dest, Kind: KindResourceSync, Line: line}
+	}
+	tests := []struct {
+		name, in string
+		want     []Source
+	}{
+		{"empty", "", nil},
+		{"comments and blanks", "# a comment\n\n   \t# indented comment\n\t\n", nil},
+		{"one line", "https://ex.org/rs/ catalogue\n", []Source{rs("https://ex.org/rs/", "catalogue", 1)}},
+		{"no final newline, CRLF, BOM", "\ufeffhttp://a.example/ a\r\nhttp://b.example/ b", []Source{rs("http://a.example/", "a", 1), rs("http://b.example/", "b", 2)}},
+		{"trailing comment", "http://a.example/ a # the catalogue\n", []Source{rs("http://a.example/", "a", 1)}},
+		{"# inside a field is not a comment", "http://a.example/x#frag a#1\n", []Source{rs("http://a.example/x#frag", "a#1", 1)}},
+		{"DEST cleaned", "http://a.example/ ./libs//north/./ir/\n", []Source{rs("http://a.example/", "libs/north/ir", 1)}},
+		{"line numbers count comments", "# first\n\nhttp://a.example/ a\n# x\nhttp://b.example/ b\n", []Source{rs("http://a.example/", "a", 3), rs("http://b.example/", "b", 5)}},
+		{"siblings sharing a prefix", "http://a.example/ lib\nhttp://b.example/ library\nhttp://c.example/ lib-2/x\n", []Source{rs("http://a.example/", "lib", 1), rs("http://b.example/", "library", 2), rs("http://c.example/", "lib-2/x", 3)}},
+		{"every option", `https://ex.org/rs/ "journals/Le Monde" --poll-interval 15m --follow --set=articles --set "back issues" ` +
+			`--bearer-token-file secrets/token --netrc-file=/etc/agg/netrc --ca-cert "ca dir/ca.pem" --allow-host cdn.example --allow-host=[::1]:8443 ` +
+			`--max-delete 10% --no-delete --no-dumps --base-url https://ex.org/ --workers 16 --timeout=90s`,
+			[]Source{{ID: "journals/Le Monde", URL: "https://ex.org/rs/", Dest: "journals/Le Monde", Kind: KindResourceSync,
+				Interval: 15 * time.Minute, Follow: true, Sets: []string{"articles", "back issues"},
+				BearerTokenFile: filepath.Join(dir, "secrets", "token"), NetrcFile: filepath.FromSlash("/etc/agg/netrc"),
+				CACertFile: filepath.Join(dir, "ca dir", "ca.pem"), AllowHosts: []string{"cdn.example", "[::1]:8443"},
+				MaxDelete: "10%", NoDelete: true, NoDumps: true, BaseURL: "https://ex.org/", Workers: 16, Timeout: 90 * time.Second, Line: 1}}},
+		{"--interval is --poll-interval", "http://a.example/ a --interval=2h\n", []Source{{ID: "a", URL: "http://a.example/", Dest: "a", Kind: KindResourceSync, Interval: 2 * time.Hour, Line: 1}}},
+		{"sdshare", "http://a.example/overview sd/a --sdshare --poll-interval 5m --workers 2 --allow-host cdn.example\n",
+			[]Source{{ID: "sd/a", URL: "http://a.example/overview", Dest: "sd/a", Kind: KindSDShare, Interval: 5 * time.Minute, Workers: 2, AllowHosts: []string{"cdn.example"}, Line: 1}}},
+		{"quoting", `http://a.example/ "--odd \"dir\" name" --set="a b"c --set "#tag" --set "back\\slash" --max-delete -1`,
+			[]Source{{ID: `--odd "dir" name`, URL: "http://a.example/", Dest: `--odd "dir" name`, Kind: KindResourceSync, Sets: []string{"a bc", "#tag", `back\slash`}, MaxDelete: "-1", Line: 1}}},
+		{"a backslash before another letter stays", `http://a.example/ a --set "x\y"`,
+			[]Source{{ID: "a", URL: "http://a.example/", Dest: "a", Kind: KindResourceSync, Sets: []string{`x\y`}, Line: 1}}},
+		{"empty quoted set is refused elsewhere; tabs separate", "http://a.example/\ta\t--follow\n", []Source{{ID: "a", URL: "http://a.example/", Dest: "a", Kind: KindResourceSync, Follow: true, Line: 1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseSources(strings.NewReader(tt.in), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("ParseSources (-want +got):\n%s", d)
+			}
+			// Whatever parses formats back to the same Sources.
+			roundTrip(t, got)
+		})
+	}
+}
+
+func TestParseSourcesErrors(t *testing.T) {
+	long := "http://a.example/ " + strings.Repeat("d", MaxSourcesLine-len("http://a.example/ ")+1)
+	tests := []struct {
+		name, in, dir string
+		want          string // the whole message after "sources:" or a prefix of it
+		notWant       string
+	}{
+		{"unterminated quote", `http://a.example/ "a`, "", `1: unterminated quote`, ""},
+		{"control character", "http://a.example/ a\x00", "", `1: control character '\x00'`, ""},
+		{"control character in quotes", "http://a.example/ \"a\x1b\"", "", `1: control character '\x1b'`, ""},
+		{"URL only", "# c\nhttp://a.example/\n", "", `2: want URL DEST`, ""},
+		{"option first", "--follow http://a.example/ a", "", `1: want URL DEST`, ""},
+		{"option as DEST", "http://a.example/ --follow", "", `1: want URL DEST`, ""},
+		{"not http", "ftp://a.example/ a", "", `1: bad URL "ftp://a.example/": want an absolute http:// or https:// URL`, ""},
+		{"relative URL", "/rs/ a", "", `1: bad URL "/rs/"`, ""},
+		{"bad URL", "http://a.example:x/ a", "", `1: bad URL "http://a.example:x/"`, ""},
+		{"userinfo", "https://bob:secret@a.example/ a", "", `1: URL https://bob:xxxxx@a.example/: credentials do not belong in the sources file; put them in a file named with --netrc-file or --bearer-token-file`, "secret"},
+		{"empty DEST", `http://a.example/ ""`, "", `1: empty DEST`, ""},
+		{"absolute DEST", "http://a.example/ /srv/a", "", `1: DEST "/srv/a": want a path relative to --root`, ""},
+		{"drive DEST", "http://a.example/ c:a", "", `1: DEST "c:a": want a path relative to --root`, ""},
+		{"backslash DEST", `http://a.example/ a\b`, "", `1: DEST "a\\b": use / to separate directories`, ""},
+		{"tab DEST", "http://a.example/ \"a\tb\"", "", `1: DEST "a\tb": a tab`, ""},
+		{"dot DEST", "http://a.example/ ./", "", `1: DEST "./": the root itself`, ""},
+		{"dotdot DEST", "http://a.example/ a/../../b", "", `1: DEST "a/../../b": leaves --root`, ""},
+		{"state DEST", "http://a.example/ .resourcesync/x", "", `1: DEST ".resourcesync/x": inside .resourcesync`, ""},
+		{"aggregate DEST", "http://a.example/ ./.Aggregate", "", `1: DEST "./.Aggregate": inside .Aggregate`, ""},
+		{"stray field", "http://a.example/ a b", "", `1: unexpected field "b" after DEST`, ""},
+		{"unknown option, near", "http://a.example/ a --intervall 1h", "", `1: unknown option --intervall (did you mean --poll-interval?)`, ""},
+		{"unknown option, near 2", "http://a.example/ a --no-dump", "", `1: unknown option --no-dump (did you mean --no-dumps?)`, ""},
+		{"unknown option, far", "http://a.example/ a --recursive", "", `1: unknown option --recursive`, "did you mean"},
+		{"single dash", "http://a.example/ a -follow", "", `1: unexpected field "-follow"`, ""},
+		{"twice", "http://a.example/ a --workers 2 --workers=3", "", `1: --workers given twice`, ""},
+		{"twice by alias", "http://a.example/ a --interval 1h --poll-interval=3h", "", `1: --poll-interval given twice`, ""},
+		{"flag with value", "http://a.example/ a --follow=yes", "", `1: --follow takes no value`, ""},
+		{"missing value at end", "http://a.example/ a --set", "", `1: --set: missing value`, ""},
+		{"missing value before option", "http://a.example/ a --set --follow", "", `1: --set: missing value`, ""},
+		{"bad duration", "\n\n\n\n\n\n\n\n\n\n\nhttp://a.example/ a --interval x", "", `12: --interval: bad duration "x"`, ""},
+		{"zero duration", "http://a.example/ a --poll-interval 0s", "", `1: --poll-interval: bad duration "0s"`, ""},
+		{"negative timeout", "http://a.example/ a --timeout=-1m", "", `1: --timeout: bad duration "-1m"`, ""},
+		{"workers 0", "http://a.example/ a --workers 0", "", `1: --workers: bad value "0": want 1 to 256`, ""},
+		{"workers 257", "http://a.example/ a --workers 257", "", `1: --workers: bad value "257"`, ""},
+		{"workers x", "http://a.example/ a --workers=x", "", `1: --workers: bad value "x"`, ""},
+		{"max-delete", "http://a.example/ a --max-delete 200%", "", `1: --max-delete: bad value "200%"`, ""},
+		{"max-delete empty", `http://a.example/ a --max-delete ""`, "", `1: --max-delete: bad value ""`, ""},
+		{"allow-host empty", "http://a.example/ a --allow-host=", "", `1: --allow-host: bad host ""`, ""},
+		{"allow-host URL", "http://a.example/ a --allow-host http://cdn.example/", "", `1: --allow-host: bad host "http://cdn.example/"`, ""},
+		{"set empty", `http://a.example/ a --set ""`, "", `1: --set: empty set name`, ""},
+		{"base-url", "http://a.example/ a --base-url example.org", "", `1: --base-url: bad URL "example.org"`, ""},
+		{"credential file empty", `http://a.example/ a --netrc-file=`, "/srv", `1: --netrc-file: empty file name`, ""},
+		{"relative credential from URL", "http://a.example/ a --bearer-token-file token", "", `1: --bearer-token-file: relative path "token" in a sources list read from a URL`, ""},
+		{"sdshare follow", "http://a.example/ a --sdshare --follow", "", `1: --sdshare excludes --follow`, ""},
+		{"sdshare set", "http://a.example/ a --set x --sdshare", "", `1: --sdshare excludes --set`, ""},
+		{"sdshare no-dumps", "http://a.example/ a --sdshare --no-dumps", "", `1: --sdshare excludes --no-dumps`, ""},
+		{"sdshare max-delete", "http://a.example/ a --sdshare --max-delete 5", "", `1: --sdshare excludes --max-delete`, ""},
+		{"sdshare no-delete", "http://a.example/ a --sdshare --no-delete", "", `1: --sdshare excludes --no-delete`, ""},
+		{"same DEST", "http://a.example/ a/b\n#\nhttp://b.example/ ./a//b/", "", `3: DEST "a/b" is already line 1's ("a/b")`, ""},
+		{"same DEST but case", "http://a.example/ Lib\nhttp://b.example/ lib", "", `2: DEST "lib" is already line 1's ("Lib")`, ""},
+		{"DEST inside an earlier one", "http://a.example/ a\nhttp://b.example/ a/b/c", "", `2: DEST "a/b/c" is inside line 1's DEST "a": two mirrors cannot share a directory`, ""},
+		{"DEST containing a later one", "http://a.example/ a/b/c\nhttp://b.example/ A/B", "", `2: DEST "A/B" contains line 1's DEST "a/b/c"`, ""},
+		{"line too long", "# x\n" + long + "\n", "", `2: line longer than 64 KiB`, ""},
+		{"line much too long", "# x\n" + long + long, "", `2: line longer than 64 KiB`, ""},
+		{"too many lines", strings.Repeat("\n", MaxSourcesLines+1), "", ` more than 100000 lines`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ss, err := ParseSources(strings.NewReader(tt.in), tt.dir)
+			if err == nil {
+				t.Fatalf("no error; got %+v", ss)
+			}
+			if !errors.Is(err, ErrSources) {
+				t.Errorf("%v does not match ErrSources", err)
+			}
+			msg := strings.TrimPrefix(err.Error(), "sources:")
+			if !strings.HasPrefix(msg, tt.want) {
+				t.Errorf("error\n %q\nwant it to begin\n %q", msg, tt.want)
+			}
+			if tt.notWant != "" && strings.Contains(msg, tt.notWant) {
+				t.Errorf("error %q contains %q", msg, tt.notWant)
+			}
+		})
+	}
+}
+
+// TestParseSourcesAtLimits: a line of exactly the limit and exactly the
+// most lines are accepted.
+func TestParseSourcesAtLimits(t *testing.T) {
+	line := "http://a.example/ d --set " + strings.Repeat("s", MaxSourcesLine-len("http://a.example/ d --set "))
+	ss, err := ParseSources(strings.NewReader(line+"\r\nhttp://b.example/ e"), "")
+	if err != nil || len(ss) != 2 || len(ss[0].Sets[0])+len("http://a.example/ d --set ") != MaxSourcesLine {
+		t.Fatalf("a line of %d bytes: %v", MaxSourcesLine, err)
+	}
+	var b strings.Builder
+	for i := range MaxSourcesLines {
+		fmt.Fprintf(&b, "http://h%d.example/ d%d\n", i%50, i)
+	}
+	ss, err = ParseSources(strings.NewReader(b.String()), "")
+	if err != nil || len(ss) != MaxSourcesLines || ss[len(ss)-1].Line != MaxSourcesLines {
+		t.Fatalf("%d lines: %d Sources, %v", MaxSourcesLines, len(ss), err)
+	}
+}
+
+func TestFormatSources(t *testing.T) {
+	ss := []Source{
+		{ID: "a", URL: "http://a.example/", Dest: "a", Kind: KindResourceSync},
+		{ID: "b c", URL: "http://b.example/", Dest: "b c", Kind: KindSDShare, Interval: time.Minute, Timeout: 90 * time.Second},
+		{ID: "d", URL: "http://d.example/", Dest: "d", Kind: KindResourceSync, Follow: true, Sets: []string{"x", `q"u\o`}, MaxDelete: "-1", Workers: 3},
+	}
+	var b bytes.Buffer
+	if err := FormatSources(&b, ss); err != nil {
+		t.Fatal(err)
+	}
+	want := `http://a.example/ a
+http://b.example/ "b c" --sdshare --poll-interval 1m0s --timeout 1m30s
+http://d.example/ d --follow --set x --set "q\"u\\o" --max-delete "-1" --workers 3
+`
+	if b.String() != want {
+		t.Errorf("FormatSources:\n%s\nwant\n%s", b.String(), want)
+	}
+	roundTrip(t, ss)
+}
+
+// roundTrip checks that ss, formatted and parsed again, is ss but for
+// the line numbers.
+func roundTrip(t testing.TB, ss []Source) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := FormatSources(&b, ss); err != nil {
+		t.Fatal(err)
+	}
+	again, err := ParseSources(&b, "/nowhere")
+	if err != nil {
+		t.Fatalf("formatted Sources do not parse: %v\n%s", err, b.String())
+	}
+	if len(ss) == 0 && len(again) == 0 {
+		return
+	}
+	if d := cmp.Diff(ss, again, cmp.FilterPath(func(p cmp.Path) bool {
+		return p.Last().String() == ".Line"
+	}, cmp.Ignore())); d != "" {
+		t.Fatalf("round trip (-parsed +formatted and parsed again):\n%s", d)
+	}
+}
+
+func FuzzParseSources(f *testing.F) {
+	for _, s := range []string{
+		"",
+		"# c\nhttp://a.example/ a --follow # x\n",
+		`https://ex.org/rs/ "journals/Le Monde" --poll-interval 15m --set=articles --set "back issues" --bearer-token-file t --allow-host=[::1]:8443 --max-delete 10% --no-delete --no-dumps --base-url https://ex.org/ --workers 16 --timeout=90s`,
+		`http://a.example/ "--odd \"dir\" \\ name" --set="a b"c --set "#tag" --max-delete -1`,
+		"http://a.example/overview sd --sdshare --interval 5m\nhttp://b.example/ sd/x\n",
+		"http://a.example/ a\nhttp://b.example/ A\n",
+		"http://a.example/ a --intervall 1h",
+		"\ufeffhttp://a.example/ ./x/../y\r\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		ss, err := ParseSources(strings.NewReader(in), "/base")
+		if err != nil {
+			if !errors.Is(err, ErrSources) || !strings.HasPrefix(err.Error(), "sources") {
+				t.Fatalf("error %q does not match ErrSources", err)
+			}
+			return
+		}
+		for _, s := range ss {
+			if d, err := checkDest(s.Dest); err != nil || d != s.Dest || s.ID != s.Dest {
+				t.Fatalf("Source %+v: DEST not clean (%v)", s, err)
+			}
+			if s.Line < 1 {
+				t.Fatalf("Source %+v: no line", s)
+			}
+		}
+		roundTrip(t, ss)
+	})
+}
