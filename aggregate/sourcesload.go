@@ -30,6 +30,10 @@ const (
 	// urlLoadTimeout bounds one GET of a sources URL, so a stalled server
 	// never holds up the reloads that follow (a SIGHUP among them).
 	urlLoadTimeout = time.Minute
+	// settleTime: a file modified more recently may be half written (an
+	// editor or a shell writing in place): a Load leaves it for the next
+	// one, unless it is the first Load or a Reload.
+	settleTime = time.Second
 )
 
 // SourcesLoader reads a sources list, from a file or an http(s) URL, and
@@ -37,13 +41,17 @@ const (
 // concurrent use (Loads are serialised).
 //
 // A file is read again only when its size, modification time or identity
-// (inode: an editor that saves by renaming a new file over it) changed. A
+// (inode: an editor that saves by renaming a new file over it) changed,
+// and once its modification time is settleTime old (it may be half
+// written before), but for the first Load and a Reload. Replace the file
+// by renaming a new one over it (as editors do): one written in place may
+// still be read half written, its old mtime kept for a moment. A
 // URL is fetched with the validators of its previous response
 // (If-None-Match, If-Modified-Since; 304 is "unchanged"), at most
-// MaxSourcesSize bytes, its redirects kept on the URL's origin. A list
-// that fails to parse is reported once: it is not reported again until
-// the file (or the URL's validators) changes, another error was reported
-// in between, or Reload is called.
+// MaxSourcesSize bytes, its redirects kept on the URL's origin. An error
+// is reported once: a Load that meets the error the previous one returned
+// returns the list in force, unchanged, instead (a Reload returns it
+// again).
 type SourcesLoader struct {
 	spec   string // as given, for messages
 	path   string // absolute; "" for a URL
@@ -123,6 +131,9 @@ func (l *SourcesLoader) load(ctx context.Context, force bool) ([]Source, bool, e
 		ss, unchanged, err = l.loadFile(force)
 	}
 	switch {
+	case err != nil && !force && l.shown != nil && l.shown.Error() == err.Error():
+		// Nothing new: said already.
+		return l.last, false, nil
 	case err != nil:
 		l.shown = err
 		return nil, false, err
@@ -152,8 +163,9 @@ func (l *SourcesLoader) load(ctx context.Context, force bool) ([]Source, bool, e
 // loadFile reads the file when its stat changed (or force); unchanged is
 // true when it was not read.
 func (l *SourcesLoader) loadFile(force bool) (ss []Source, unchanged bool, err error) {
-	if !force && l.fi != nil && !l.racy {
-		if fi, err := os.Stat(l.path); err == nil && sameStat(l.fi, fi) {
+	if !force && l.fi != nil {
+		fi, err := os.Stat(l.path)
+		if err == nil && (!l.racy && sameStat(l.fi, fi) || time.Since(fi.ModTime()) < settleTime) {
 			return nil, true, nil
 		}
 	}
