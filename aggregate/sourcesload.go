@@ -133,6 +133,7 @@ func (l *SourcesLoader) load(ctx context.Context, force bool) ([]Source, bool, e
 	switch {
 	case err != nil && !force && l.shown != nil && l.shown.Error() == err.Error():
 		// Nothing new: said already.
+		l.shown = err
 		return l.last, false, nil
 	case err != nil:
 		l.shown = err

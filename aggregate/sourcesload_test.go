@@ -109,6 +109,10 @@ func TestSourcesLoaderFile(t *testing.T) {
 	writeSources(t, p, "http://a.example/ ee --workers x\n", t0.Add(4*time.Minute))
 	loadErr(t, l, `sources:1: --workers: bad value "x"`, true)
 	load(t, l, false, "dd", false)
+	// Touched, read again: still the same error, not said again.
+	writeSources(t, p, "http://a.example/ ee --workers x\n", t0.Add(4*time.Minute+time.Second))
+	load(t, l, false, "dd", false)
+	load(t, l, false, "dd", false)
 	// A SIGHUP reports it again.
 	if _, _, err := l.Reload(t.Context()); !errors.Is(err, ErrSources) {
 		t.Fatalf("Reload of a bad list: %v", err)
