@@ -16,6 +16,10 @@ var (
 	ErrNotRunning = errors.New("aggstore: run is not running")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("aggstore: closed")
+	// ErrInvalid: an argument the store refuses (an empty node or
+	// Source, a ttl <= 0, FinishRun with a State other than StateOK or
+	// StateFailed, a schedule of another Source).
+	ErrInvalid = errors.New("aggstore: invalid argument")
 )
 
 // States of a Run.
