@@ -166,6 +166,7 @@ var cases = []struct {
 	{"Leases", testLeases},
 	{"LeaseExpiry", testLeaseExpiry},
 	{"ClaimRace", testClaimRace},
+	{"TakeoverRace", testTakeoverRace},
 	{"StartRunNeedsLease", testStartRunNeedsLease},
 	{"FinishRunOnce", testFinishRunOnce},
 	{"InterruptRuns", testInterruptRuns},
@@ -541,5 +542,62 @@ func testHeartbeat(t *testing.T, a, b aggstore.Store) {
 	})
 	if got := must(b.Heartbeat(ctx, "B", time.Minute))(t); !slices.Equal(got, []string{"A", "B"}) {
 		t.Fatalf("B back: alive %v", got)
+	}
+}
+
+// testTakeoverRace starts runs as A while B waits to take A's lease over
+// as it expires: every run A got recorded must end up interrupted, none
+// left running under B's lease.
+func testTakeoverRace(t *testing.T, a, b aggstore.Store) {
+	ctx := context.Background()
+	if !must(a.Claim(ctx, "A", "s", shortTTL))(t) {
+		t.Fatal("A could not claim")
+	}
+	errs := make(chan error, 2)
+	started := make(chan int, 1)
+	go func() {
+		n := 0
+		defer func() { started <- n }()
+		for {
+			_, err := a.StartRun(ctx, run("s", "A"))
+			if errors.Is(err, aggstore.ErrNotHolder) {
+				errs <- nil
+				return
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
+			n++
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	go func() {
+		deadline := time.Now().Add(expiryWait)
+		for time.Now().Before(deadline) {
+			held, err := b.Claim(ctx, "B", "s", time.Minute)
+			if err != nil || held {
+				errs <- err
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		errs <- fmt.Errorf("B did not take the lease over within %v", expiryWait)
+	}()
+	for range 2 {
+		ok(t, <-errs)
+	}
+	n := <-started
+	rs := must(b.Runs(ctx, "s", 0))(t)
+	if len(rs) != n || n == 0 {
+		t.Fatalf("A started %d runs, %d recorded", n, len(rs))
+	}
+	for _, r := range rs {
+		if r.State != aggstore.StateInterrupted {
+			t.Fatalf("run %d of A after B took the lease over: %s", r.ID, r.State)
+		}
+	}
+	if got := leasesOf(t, a); got["s"] != "B" {
+		t.Fatalf("leases %v", got)
 	}
 }
