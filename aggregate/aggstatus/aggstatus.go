@@ -184,7 +184,7 @@ func Handler(opt Options) http.Handler {
 		by := req.URL.Query().Get("sort")
 		s := Sanitize(opt.Snapshot())
 		if err := Sort(s.Sources, by); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+			http.Error(w, ErrSort.Error(), http.StatusBadRequest) // not the value: no echo
 			return
 		}
 		var b bytes.Buffer
