@@ -268,9 +268,9 @@ func TestMetrics(t *testing.T) {
 	}{
 		{p0 + "source_lag_seconds", "libraries/uni-a", 600, true},
 		{p0 + "source_lag_seconds", "journals/x", 0, false}, // not known
-		{p0 + "source_last_success_timestamp_seconds", "libraries/uni-a", float64(now.Add(-5*time.Minute).Unix()), true},
+		{p0 + "source_last_success_timestamp_seconds", "libraries/uni-a", float64(now.Add(-5 * time.Minute).Unix()), true},
 		{p0 + "source_last_success_timestamp_seconds", "journals/x", 0, false}, // never
-		{p0 + "source_next_run_timestamp_seconds", "libraries/uni-a", float64(now.Add(10*time.Minute).Unix()), true},
+		{p0 + "source_next_run_timestamp_seconds", "libraries/uni-a", float64(now.Add(10 * time.Minute).Unix()), true},
 		{p0 + "source_consecutive_failures", "journals/x", 3, true},
 		{p0 + "source_runs_total", "repo", 5, true},
 		{p0 + "source_runs_succeeded_total", "repo", 4, true},

@@ -14,7 +14,6 @@ import (
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-	"github.com/resourcesync-go/resourcesync/aggregate"
 	"github.com/resourcesync-go/resourcesync/destination/status"
 	"github.com/resourcesync-go/resourcesync/internal/testing/browsertest"
 	"github.com/resourcesync-go/resourcesync/internal/web"
