@@ -140,7 +140,8 @@ func clip(s string) string {
 // Options configure Handler.
 type Options struct {
 	// Snapshot returns the aggregator's view (aggregate.Aggregator's
-	// Snapshot); it is called once per request.
+	// Snapshot), required; it is called once per request (twice for a
+	// Source's page: its id must be listed).
 	Snapshot func() aggregate.Snapshot
 	// Detail returns the page of one Source (its mirror's
 	// destination/status Recorder's Handler), served under
