@@ -133,7 +133,9 @@ func TestVirtuosoNoSharedBlanks(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var r struct{ Results struct{ Bindings []map[string]any } }
+		var r struct {
+			Results struct{ Bindings []map[string]any }
+		}
 		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
 			t.Fatal(err)
 		}
