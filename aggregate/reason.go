@@ -10,6 +10,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/destination/discover"
 	"github.com/resourcesync-go/resourcesync/destination/dump"
+	"github.com/resourcesync-go/resourcesync/destination/fetch"
 	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/boltdb"
 	"github.com/resourcesync-go/resourcesync/internal/origin"
@@ -31,6 +32,8 @@ var hostile = []error{
 	client.ErrTooLarge, client.ErrMalformedEntry,
 	atom.ErrSyntax, atom.ErrNotAtom, atom.ErrTooLarge,
 	sdshare.ErrOutOfScope,
+	graphstore.ErrInvalid, // statements no store can hold (sparql.ErrInvalidTerm too)
+	fetch.ErrOutsideDir, discover.ErrTooLarge,
 	rdf.ErrLimit,
 	discover.ErrNotResourceSync, discover.ErrNoCapability,
 	rs.ErrSyntax, rs.ErrDTD, rs.ErrEntity, rs.ErrDepth, rs.ErrAttrs, rs.ErrTokenTooLarge,
@@ -49,7 +52,9 @@ var hostile = []error{
 // connection) gets the most specific class. A discovery error with none
 // of these causes (no set of that name, no Resource List, an overview
 // feed listing no collection) is a line that leads to no usable Source:
-// ReasonConfig.
+// ReasonConfig. A graph store's failure (errGraphStore: the endpoint is
+// down, answers 500, ...) is ReasonState, not the Source's reason, unless
+// it refused the Source's statements (graphstore.ErrInvalid: hostile).
 func classify(err error) string {
 	if err == nil {
 		return ""
@@ -68,7 +73,8 @@ func classify(err error) string {
 		errors.Is(err, client.ErrStateLocked), errors.Is(err, boltdb.ErrLocked):
 		return ReasonLocked
 	case errors.Is(err, destination.ErrState), errors.Is(err, client.ErrStateCorrupt),
-		errors.Is(err, graphstore.ErrCorrupt), errors.Is(err, graphstore.ErrClosed):
+		errors.Is(err, graphstore.ErrCorrupt), errors.Is(err, graphstore.ErrClosed),
+		errors.Is(err, errGraphStore) && !errors.Is(err, graphstore.ErrInvalid):
 		return ReasonState
 	case isAny(err, hostile), errors.As(err, &rsSyn), errors.As(err, &rdfSyn), errors.As(err, &dumpE):
 		return ReasonHostile
@@ -85,7 +91,8 @@ func classify(err error) string {
 			return ReasonAuth
 		}
 		return ReasonHTTP
-	case errors.Is(err, destination.ErrDiscovery), errors.Is(err, client.ErrDiscovery):
+	case errors.Is(err, destination.ErrDiscovery), errors.Is(err, client.ErrDiscovery),
+		errors.Is(err, destination.ErrDeleteLimit):
 		return ReasonConfig
 	}
 	return ReasonError

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"os"
 	"slices"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination"
+	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare/client"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 )
@@ -69,7 +71,7 @@ func syncSDShare(ctx context.Context, src Source, dest string, store graphstore.
 	}
 	cfg := client.Config{
 		Overview:     src.URL,
-		Store:        store,
+		Store:        taggedStore{store},
 		State:        st,
 		HTTPClient:   hc,
 		StallTimeout: src.Timeout,
@@ -146,4 +148,43 @@ func sdshareEvent(e client.Event) destination.Event {
 		d.Message = e.Kind
 	}
 	return d
+}
+
+// errGraphStore marks the errors of the graph store (see taggedStore).
+var errGraphStore = errors.New("graph store")
+
+// taggedStore marks the errors of its writes with errGraphStore, so that
+// a graph store that is down or failing is not taken for the Source's
+// fault (a SPARQL endpoint refusing connections is not an unreachable
+// Source). ReplaceGraph also returns the snapshot's own errors (the
+// Source's), which stay unmarked, as do cancellations.
+type taggedStore struct{ graphstore.Store }
+
+func (s taggedStore) ReplaceGraph(ctx context.Context, g string, ts iter.Seq2[rdf.Triple, error]) error {
+	var srcErr error
+	err := s.Store.ReplaceGraph(ctx, g, func(yield func(rdf.Triple, error) bool) {
+		for t, err := range ts {
+			if err != nil {
+				srcErr = err
+			}
+			if !yield(t, err) {
+				return
+			}
+		}
+	})
+	if srcErr != nil && errors.Is(err, srcErr) {
+		return err
+	}
+	return tagStore(ctx, err)
+}
+
+func (s taggedStore) ApplyFragment(ctx context.Context, g string, r rdf.Term, ts []rdf.Triple) error {
+	return tagStore(ctx, s.Store.ApplyFragment(ctx, g, r, ts))
+}
+
+func tagStore(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %w", errGraphStore, err)
 }

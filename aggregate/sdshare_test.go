@@ -20,6 +20,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/sdshare/client"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/memstore"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/sparql"
 	"github.com/resourcesync-go/resourcesync/sdshare/server"
 )
 
@@ -220,6 +221,9 @@ func TestSyncSDShareReasons(t *testing.T) {
 		"/c/":          feed("", entry("f", sdshare.RelFragmentsFeed, "/c/fragments")),
 		"/c/fragments": feed(`<link rel="next" href="/c/fragments"/>`, ""),
 	})
+	hdir := t.TempDir()
+	writeFile(t, filepath.Join(hdir, "c.nt"), "<http://ex.test/a> <http://ex.test/p> _:b .\n_:b <http://ex.test/q> \"x\" .\n")
+	healthy, _ := sdshareServer(t, map[string]string{"c": filepath.Join(hdir, "c.nt")})
 	lockedDest := t.TempDir()
 	held, err := client.OpenState(lockedDest)
 	if err != nil {
@@ -231,6 +235,7 @@ func TestSyncSDShareReasons(t *testing.T) {
 		name, url, dest string
 		timeout         time.Duration
 		noStore         bool
+		store           graphstore.Store
 		want            string
 	}{
 		{name: "refused", url: refused(), want: ReasonUnreachable},
@@ -244,6 +249,8 @@ func TestSyncSDShareReasons(t *testing.T) {
 		{name: "no collection", url: other + "/", want: ReasonConfig},
 		{name: "state locked", url: other + "/", dest: lockedDest, want: ReasonLocked},
 		{name: "no graph store", url: other + "/", noStore: true, want: ReasonConfig},
+		// The graph store down is not the Source's fault.
+		{name: "graph store down", url: healthy, store: sparql.New(sparql.Endpoints{Update: refused(), Query: refused()}, nil), want: ReasonState},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -254,8 +261,11 @@ func TestSyncSDShareReasons(t *testing.T) {
 				dest = t.TempDir()
 			}
 			var store graphstore.Store = memstore.New()
-			if tc.noStore {
+			switch {
+			case tc.noStore:
 				store = nil
+			case tc.store != nil:
+				store = tc.store
 			}
 			var ev events
 			src := Source{ID: tc.name, URL: tc.url, Kind: KindSDShare, Timeout: tc.timeout}
