@@ -16,6 +16,10 @@ var (
 	ErrNotRunning = errors.New("aggstore: run is not running")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("aggstore: closed")
+	// ErrInvalid: an argument the store refuses (an empty node or
+	// Source, a ttl <= 0, FinishRun with a State other than StateOK or
+	// StateFailed, a schedule of another Source).
+	ErrInvalid = errors.New("aggstore: invalid argument")
 )
 
 // States of a Run.
@@ -86,7 +90,8 @@ type Store interface {
 	// Source is unheld, held by node, or its holder's lease has expired;
 	// it reports whether node holds it now. Taking over an expired lease
 	// marks the Source's running runs interrupted (their node is gone),
-	// in the same transaction.
+	// in the same transaction; a node reclaiming its own expired lease
+	// keeps its runs.
 	Claim(ctx context.Context, node, source string, ttl time.Duration) (bool, error)
 	// Release gives up node's leases on sources (all of node's leases if
 	// none is named); leases node does not hold are left alone.
@@ -102,6 +107,9 @@ type Store interface {
 	// StateOK or StateFailed, counts, Lag, Error, Reason) and next as the
 	// Source's schedule, in one transaction. A run that is not running
 	// is left alone and ErrNotRunning returned, so no run ends twice.
+	// The run keeps the Source, Node, Mode and Start StartRun recorded;
+	// a zero r.End is the store's now, an empty next.Source the run's
+	// Source (another Source is ErrInvalid), a zero next.LastRun r.ID.
 	FinishRun(ctx context.Context, r Run, next Schedule) error
 	// InterruptRuns marks node's running runs StateInterrupted (End:
 	// now), for a node that restarts after a crash; it returns how many.

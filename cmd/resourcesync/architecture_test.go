@@ -36,6 +36,7 @@ var diagramLayers = []struct{ id, title string }{
 // package under no root is a node of its own.
 var componentRoots = []string{
 	"cmd/resourcesync",
+	"aggregate", "aggregate/aggstore",
 	"source", "source/store",
 	"destination",
 	"websub/hub", "websub/hub/hubstore", "websub/subscriber",
@@ -53,7 +54,7 @@ var formatComponents = []string{"validate", "sdshare", "sdshare/atom"}
 var modelComponents = []string{"rs", "rdf", "internal/xmlscan", "httperr"}
 
 // stateComponents are the components of the state layer.
-var stateComponents = []string{"source/store", "websub/hub/hubstore", "sdshare/graphstore"}
+var stateComponents = []string{"aggregate/aggstore", "source/store", "websub/hub/hubstore", "sdshare/graphstore"}
 
 func componentOf(pkg string) string {
 	best := ""

@@ -153,6 +153,8 @@ type Failure struct {
 	URL      string    `json:"url,omitempty"`
 	Updated  time.Time `json:"updated,omitzero"`
 	Err      string    `json:"error"`
+	// Cause is the error Err tells (for errors.Is and errors.As).
+	Cause error `json:"-"`
 }
 
 // CollectionReport says what a run did to one collection.
@@ -173,6 +175,8 @@ type CollectionReport struct {
 	// the run, which the report does not keep.
 	FailuresOmitted int    `json:"failuresOmitted,omitempty"`
 	Err             string `json:"error,omitempty"`
+	// Cause is the error Err tells (for errors.Is and errors.As).
+	Cause error `json:"-"`
 }
 
 // maxFailures bounds the failures the Report of a run keeps, and
@@ -403,7 +407,7 @@ func (c Collection) name() string {
 func (s *syncer) collection(ctx context.Context, c Collection) (CollectionReport, error) {
 	cr := CollectionReport{Collection: c}
 	fail := func(err error) (CollectionReport, error) {
-		cr.Err = err.Error()
+		cr.Err, cr.Cause = err.Error(), err
 		s.emit(Event{Collection: c.name(), Kind: "failed", Err: cr.Err})
 		if ctx.Err() != nil {
 			return cr, ctx.Err()
@@ -723,7 +727,7 @@ func (s *syncer) fragments(ctx context.Context, c Collection, graph string, st *
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				f := Failure{URL: entryLink(e), Updated: e.Updated, Err: err.Error()}
+				f := Failure{URL: entryLink(e), Updated: e.Updated, Err: err.Error(), Cause: err}
 				if len(e.Resources) == 1 {
 					f.Resource = e.Resources[0]
 				}

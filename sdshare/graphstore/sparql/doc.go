@@ -45,6 +45,12 @@
 // update can make D stale; the SDShare client applies one graph's fragments
 // in order, so nothing does.
 //
+// Every blank node label a call sends (snapshot body or INSERT template)
+// carries a random prefix of that call (_:b<16 hex>_<label>): the
+// contract scopes labels to one call, and a Graph Store that keeps the
+// labels it receives (Oxigraph's server) would otherwise join the _:b1 of
+// every snapshot and of every collection loaded into it.
+//
 // Fragment probes D the same way and CONSTRUCTs the closure; Triples is
 // one CONSTRUCT over g. Both responses are N-Triples read as they arrive,
 // never held whole.

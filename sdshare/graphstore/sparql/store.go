@@ -275,6 +275,7 @@ func replaceOp(gref, tmp string) string {
 // body's size and the number of triples.
 func (s *Store) spool(ctx context.Context, f *os.File, tmp string, ts iter.Seq2[rdf.Triple, error]) (size int64, n int, err error) {
 	w := bufio.NewWriterSize(f, 64<<10)
+	bp := blankPrefix()
 	if s.ep.GraphStore == "" {
 		w.WriteString("INSERT { GRAPH <" + tmp + "> {\n")
 	}
@@ -291,7 +292,7 @@ func (s *Store) spool(ctx context.Context, f *os.File, tmp string, ts iter.Seq2[
 		if err := graphstore.CheckTriple(t); err != nil {
 			return 0, 0, fmt.Errorf("sparql: replace graph: triple %d: %w", n, err)
 		}
-		if line, err = appendTriple(line[:0], t); err != nil {
+		if line, err = appendTriple(line[:0], t, bp); err != nil {
 			return 0, 0, fmt.Errorf("sparql: replace graph: triple %d: %w", n, err)
 		}
 		w.Write(line)
@@ -433,17 +434,18 @@ func (s *Store) ApplyFragment(ctx context.Context, g string, r rdf.Term, ts []rd
 	if err != nil {
 		return err
 	}
-	rb, err := appendTerm(nil, r)
+	rb, err := appendTerm(nil, r, "")
 	if err != nil {
 		return fmt.Errorf("%w: resource %v", ErrInvalidTerm, r)
 	}
 	rref := string(rb)
 	var ins []byte
+	bp := blankPrefix()
 	for _, t := range ts {
 		if err := graphstore.CheckTriple(t); err != nil {
 			return fmt.Errorf("sparql: apply fragment: %w", err)
 		}
-		if ins, err = appendTriple(ins, t); err != nil {
+		if ins, err = appendTriple(ins, t, bp); err != nil {
 			return fmt.Errorf("sparql: apply fragment: %w", err)
 		}
 	}
@@ -479,7 +481,7 @@ func (s *Store) Fragment(ctx context.Context, g string, r rdf.Term) ([]rdf.Tripl
 	if err != nil {
 		return nil, err
 	}
-	rb, err := appendTerm(nil, r)
+	rb, err := appendTerm(nil, r, "")
 	if err != nil {
 		return nil, fmt.Errorf("%w: resource %v", ErrInvalidTerm, r)
 	}

@@ -74,7 +74,7 @@ func canon(ts []rdf.Triple) []string {
 	var desc func(t rdf.Term, depth int) string
 	desc = func(t rdf.Term, depth int) string {
 		if !t.IsBlank() {
-			b, _ := appendTerm(nil, t)
+			b, _ := appendTerm(nil, t, "")
 			return string(b)
 		}
 		if depth > 50 {

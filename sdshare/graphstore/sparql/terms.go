@@ -1,6 +1,8 @@
 package sparql
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strings"
@@ -33,12 +35,14 @@ func appendIRI(b []byte, iri string) ([]byte, error) {
 	return append(b, '>'), nil
 }
 
-// appendBlank appends a label made of letters, digits and _xx escapes of
-// every other byte: injective, valid in SPARQL and N-Triples, and needing
-// no table (a snapshot's labels are not held in memory).
-func appendBlank(b []byte, label string) []byte {
+// appendBlank appends "_:b", the call's prefix bp (see blankPrefix) and
+// a label made of letters, digits and _xx escapes of every other byte:
+// injective, valid in SPARQL and N-Triples, and needing no table (a
+// snapshot's labels are not held in memory).
+func appendBlank(b []byte, bp, label string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, "_:b"...)
+	b = append(b, bp...)
 	for i := 0; i < len(label); i++ {
 		c := label[i]
 		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
@@ -50,13 +54,26 @@ func appendBlank(b []byte, label string) []byte {
 	return b
 }
 
-// appendTerm appends t.
-func appendTerm(b []byte, t rdf.Term) ([]byte, error) {
+// blankPrefix returns a fresh prefix for the blank node labels one call
+// sends: 16 random hex digits and "_" (fixed length, so labels stay
+// injective). The contract scopes labels to one call, and SPARQL gives a
+// template's blank nodes fresh identities per request, but a Graph Store
+// that keeps the labels of the N-Triples it receives (Oxigraph's server
+// does) would join _:b1 of every snapshot and every collection: with the
+// prefix, labels sent in two calls never meet.
+func blankPrefix() string {
+	var r [8]byte
+	rand.Read(r[:])
+	return hex.EncodeToString(r[:]) + "_"
+}
+
+// appendTerm appends t, a blank node labelled with the call's prefix bp.
+func appendTerm(b []byte, t rdf.Term, bp string) ([]byte, error) {
 	switch t.Kind {
 	case rdf.KindIRI:
 		return appendIRI(b, t.Value)
 	case rdf.KindBlank:
-		return appendBlank(b, t.Value), nil
+		return appendBlank(b, bp, t.Value), nil
 	case rdf.KindLiteral:
 		if !utf8.ValidString(t.Value) {
 			return b, fmt.Errorf("%w: literal is not UTF-8", ErrInvalidTerm)
@@ -93,8 +110,9 @@ func appendTerm(b []byte, t rdf.Term) ([]byte, error) {
 	return b, fmt.Errorf("%w: the zero term", ErrInvalidTerm)
 }
 
-// appendTriple appends "s p o .\n".
-func appendTriple(b []byte, t rdf.Triple) ([]byte, error) {
+// appendTriple appends "s p o .\n", blank nodes labelled with the call's
+// prefix bp.
+func appendTriple(b []byte, t rdf.Triple, bp string) ([]byte, error) {
 	if !t.S.IsIRI() && !t.S.IsBlank() {
 		return b, fmt.Errorf("%w: subject %v", ErrInvalidTerm, t.S)
 	}
@@ -106,7 +124,7 @@ func appendTriple(b []byte, t rdf.Triple) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ' ')
 		}
-		if b, err = appendTerm(b, x); err != nil {
+		if b, err = appendTerm(b, x, bp); err != nil {
 			return b, err
 		}
 	}

@@ -1,0 +1,18 @@
+// Package pgstore is an aggstore.Store in PostgreSQL, for several
+// aggregator processes ("nodes") sharing one database; it may share it
+// with the hub's store (websub/hub/hubstore/pgstore): its tables are
+// named aggregate_*.
+//
+// Leases are decided by the server's clock (now()), so nodes whose
+// clocks disagree still agree on who holds a Source. Claim is one
+// INSERT ... ON CONFLICT DO UPDATE ... WHERE the lease is the node's or
+// expired, which PostgreSQL runs atomically against concurrent claims;
+// in the same transaction it interrupts the Source's runs of other
+// nodes. StartRun inserts the run only while it holds the lease row
+// FOR SHARE, so that a concurrent takeover either waits for the run (and
+// interrupts it) or refuses it.
+//
+// Open brings the schema up to date (aggregate_schema keeps the version),
+// one step per transaction under an advisory lock, so nodes starting at
+// once migrate it once.
+package pgstore

@@ -1,0 +1,122 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// migrationLock is the key of the transaction-level advisory lock every
+// migration step takes first ("aggstore" in ASCII; the hub's store uses
+// a key of its own).
+const migrationLock int64 = 0x6167677374_6f7265
+
+// ErrSchemaTooNew is returned by Open when the database was migrated by a
+// newer version of this package than the running one.
+var ErrSchemaTooNew = errors.New("pgstore: the aggregator's schema is newer than this program knows; upgrade the program")
+
+// migrations are the schema steps, applied in order; step i brings the
+// schema to version i+1. Steps are never edited once released: a change
+// is a new step.
+var migrations = []string{
+	// 1: runs, schedules, leases, nodes. Strings are text (the store
+	// cleans what it writes of invalid UTF-8 and NUL); zero times NULL.
+	`
+CREATE TABLE aggregate_runs (
+	id       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	source   text        NOT NULL,
+	node     text        NOT NULL,
+	mode     text        NOT NULL,
+	start_at timestamptz,
+	end_at   timestamptz,
+	state    text        NOT NULL,
+	fetched  bigint      NOT NULL,
+	deleted  bigint      NOT NULL,
+	failed   bigint      NOT NULL,
+	bytes    bigint      NOT NULL,
+	lag_ns   bigint      NOT NULL,
+	error    text        NOT NULL,
+	reason   text        NOT NULL
+);
+CREATE INDEX aggregate_runs_source ON aggregate_runs (source, id);
+CREATE INDEX aggregate_runs_running_source ON aggregate_runs (source) WHERE state = 'running';
+CREATE INDEX aggregate_runs_running_node ON aggregate_runs (node) WHERE state = 'running';
+CREATE TABLE aggregate_schedules (
+	source       text PRIMARY KEY,
+	next_at      timestamptz,
+	failures     int    NOT NULL,
+	last_success timestamptz,
+	last_run     bigint NOT NULL
+);
+CREATE TABLE aggregate_leases (
+	source  text        PRIMARY KEY,
+	node    text        NOT NULL,
+	expires timestamptz NOT NULL
+);
+CREATE INDEX aggregate_leases_node ON aggregate_leases (node);
+CREATE TABLE aggregate_nodes (
+	node    text        PRIMARY KEY,
+	expires timestamptz NOT NULL
+);
+`,
+}
+
+// migrate brings the schema to len(migrations), one step per transaction
+// under the advisory lock; it is idempotent and safe to run from several
+// processes at once.
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	for {
+		done, err := migrateStep(ctx, pool)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// migrateStep applies the next step, if any; done reports that the schema
+// is current.
+func migrateStep(ctx context.Context, pool *pgxpool.Pool) (done bool, err error) {
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
+			return err
+		}
+		// CREATE TABLE IF NOT EXISTS needs the CREATE privilege even when
+		// the table exists: look first, so that a role without it opens a
+		// current schema.
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT to_regclass('aggregate_schema') IS NOT NULL`).Scan(&exists); err != nil {
+			return err
+		}
+		if !exists {
+			if _, err := tx.Exec(ctx, `CREATE TABLE aggregate_schema (
+	version    int PRIMARY KEY,
+	applied_at timestamptz NOT NULL DEFAULT now()
+)`); err != nil {
+				return err
+			}
+		}
+		var v int
+		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM aggregate_schema`).Scan(&v); err != nil {
+			return err
+		}
+		switch {
+		case v > len(migrations):
+			return fmt.Errorf("%w (database at version %d, this program knows %d)", ErrSchemaTooNew, v, len(migrations))
+		case v == len(migrations):
+			done = true
+			return nil
+		}
+		if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("step %d: %w", v+1, err)
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO aggregate_schema (version) VALUES ($1)`, v+1)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("pgstore: migrating the schema: %w", err)
+	}
+	return done, nil
+}

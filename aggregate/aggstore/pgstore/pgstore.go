@@ -1,0 +1,186 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/resourcesync-go/resourcesync/aggregate/aggstore"
+)
+
+// Options tunes Open; nil takes the defaults.
+type Options struct {
+	// MaxConns bounds the pool (default: the URL's pool_max_conns, else
+	// 4).
+	MaxConns int32
+}
+
+// Store is the aggregator's state in PostgreSQL.
+type Store struct {
+	pool   *pgxpool.Pool
+	closed atomic.Bool
+}
+
+var _ aggstore.Store = (*Store)(nil)
+
+// Open connects to the database at url (postgres://... or a key=value
+// connection string) and brings its schema up to date.
+func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	switch {
+	case o.MaxConns > 0:
+		cfg.MaxConns = o.MaxConns
+	case !strings.Contains(url, "pool_max_conns"):
+		cfg.MaxConns = 4
+	}
+	// TCP keepalive of 5 s (3 probes), as the hub's pgstore: a dead
+	// server or dropped flow fails a query in about 20 s, not 45 min.
+	d := &net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 5 * time.Second, Interval: 5 * time.Second, Count: 3}}
+	if cfg.ConnConfig.ConnectTimeout > 0 {
+		d.Timeout = cfg.ConnConfig.ConnectTimeout
+	}
+	cfg.ConnConfig.DialFunc = d.DialContext
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Close closes the pool; leases stay until they expire.
+func (s *Store) Close() error {
+	if !s.closed.Swap(true) {
+		s.pool.Close()
+	}
+	return nil
+}
+
+func (s *Store) check(ctx context.Context) error {
+	if s.closed.Load() {
+		return fmt.Errorf("pgstore: %w", aggstore.ErrClosed)
+	}
+	return ctx.Err()
+}
+
+func invalid(format string, a ...any) error {
+	return fmt.Errorf("pgstore: %w: "+format, append([]any{aggstore.ErrInvalid}, a...)...)
+}
+
+func wrap(what string, err error) error {
+	switch {
+	case err == nil, errors.Is(err, aggstore.ErrNotHolder), errors.Is(err, aggstore.ErrNotRunning), errors.Is(err, aggstore.ErrInvalid),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	return fmt.Errorf("pgstore: %s: %w", what, err)
+}
+
+// tx runs fn in a transaction.
+func (s *Store) tx(ctx context.Context, what string, fn func(pgx.Tx) error) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	return wrap(what, pgx.BeginFunc(ctx, s.pool, fn))
+}
+
+// micros is d in microseconds, the unit of the SQL intervals.
+func micros(d time.Duration) int64 { return d.Microseconds() }
+
+// clean makes s storable in a text column: valid UTF-8 without NUL.
+func clean(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// Times: timestamptz (microseconds); the zero time is NULL.
+
+func ts(t time.Time) pgtype.Timestamptz {
+	if t.IsZero() {
+		return pgtype.Timestamptz{}
+	}
+	return pgtype.Timestamptz{Time: t, Valid: true}
+}
+
+func fromTS(p pgtype.Timestamptz) time.Time {
+	if !p.Valid || p.InfinityModifier != pgtype.Finite {
+		return time.Time{}
+	}
+	return p.Time.UTC()
+}
+
+// Heartbeat implements aggstore.Store.
+func (s *Store) Heartbeat(ctx context.Context, node string, ttl time.Duration) ([]string, error) {
+	if node == "" || ttl <= 0 {
+		return nil, invalid("heartbeat of node %q for %v", node, ttl)
+	}
+	var alive []string
+	err := s.tx(ctx, "heartbeat", func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO aggregate_nodes (node, expires) VALUES ($1, now() + $2 * interval '1 microsecond')
+ON CONFLICT (node) DO UPDATE SET expires = EXCLUDED.expires`, node, micros(ttl)); err != nil {
+			return err
+		}
+		// An expired node is gone; its row is kept a day for whoever
+		// looks at the table.
+		if _, err := tx.Exec(ctx, `DELETE FROM aggregate_nodes WHERE expires < now() - interval '1 day'`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT node FROM aggregate_nodes WHERE expires > now() ORDER BY node COLLATE "C"`)
+		if err != nil {
+			return err
+		}
+		alive, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return alive, nil
+}
+
+// Claim implements aggstore.Store.
+func (s *Store) Claim(ctx context.Context, node, source string, ttl time.Duration) (bool, error) {
+	if node == "" || source == "" || ttl <= 0 {
+		return false, invalid("claim of %q by node %q for %v", source, node, ttl)
+	}
+	held := false
+	err := s.tx(ctx, "claim", func(tx pgx.Tx) error {
+		// The ON CONFLICT arm locks the row and evaluates WHERE on its
+		// newest version: of two concurrent claims, the second sees the
+		// first's live lease.
+		tag, err := tx.Exec(ctx, `
+INSERT INTO aggregate_leases AS l (source, node, expires) VALUES ($1, $2, now() + $3 * interval '1 microsecond')
+ON CONFLICT (source) DO UPDATE SET node = EXCLUDED.node, expires = EXCLUDED.expires
+WHERE l.node = EXCLUDED.node OR l.expires <= now()`, source, node, micros(ttl))
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		held = true
+		// Under node's lease no other node runs source: the runs of a
+		// node whose lease expired (or was released) are over. A
+		// StartRun that holds the old lease row FOR SHARE committed
+		// before the lock above was granted, so this sees its run. (On
+		// a renewal this finds nothing, by the partial index.)
+		_, err = tx.Exec(ctx, `UPDATE aggregate_runs SET state = $3, end_at = now()
+WHERE source = $1 AND node <> $2 AND state = $4`, source, node, aggstore.StateInterrupted, aggstore.StateRunning)
+		return err
+	})
+	return held, err
+}
