@@ -104,6 +104,8 @@ func (l *SourcesLoader) String() string { return l.spec }
 // list is returned. ss must not be modified. On an error the previous
 // list stays in force (the aggregator keeps it): errors of the list
 // itself match ErrSources, the others (missing file, HTTP failure) do not.
+// The error the previous Load returned is not returned again: the list in
+// force comes back, unchanged.
 func (l *SourcesLoader) Load(ctx context.Context) (ss []Source, changed bool, err error) {
 	return l.load(ctx, false)
 }
