@@ -2,10 +2,22 @@ package aggregate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
 	"net/http"
+	"net/url"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/aggregate/aggstore"
+	"github.com/resourcesync-go/resourcesync/destination/status"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 )
 
@@ -41,7 +53,7 @@ type Options struct {
 	Client func(s Source) (*http.Client, error)
 	// CallbackBase is the public URL at which Callbacks() is served (as
 	// the hubs reach it); "" makes --follow Sources poll only. HubClient
-	// makes the subscription requests (default: Client's).
+	// makes the subscription requests (default: the Source's client).
 	CallbackBase string
 	HubClient    *http.Client
 	// GraphStore receives the SDShare Sources' collections, one named
@@ -49,39 +61,425 @@ type Options struct {
 	GraphStore graphstore.Store
 	// Events, if set, receives every event (safe for concurrent use).
 	Events func(Event)
+	// Once runs each Source once (a --follow line: one poll) and makes
+	// Run return when all have run (resourcesync aggregate --once, for
+	// cron); with a shared store, only the Sources this node gets.
+	Once bool
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
 
 // Aggregator runs the Sources it is given.
 type Aggregator struct {
-	opt Options
+	opt     Options
+	slots   *slots
+	started time.Time
+
+	mu      sync.Mutex
+	srcs    map[string]*srcState
+	ctx     context.Context // Run's, nil until Run starts
+	wg      sync.WaitGroup
+	loadErr string
+	// firstRound is closed after the first lease round.
+	firstRound chan struct{}
+	// history of removed Sources' loops still ending, by ID: a Source
+	// added back waits for the old loop to release DEST.
+	ending map[string]chan struct{}
+}
+
+// srcState is one Source's loop and what the status shows of it. The
+// fields below mu are guarded by Aggregator.mu.
+type srcState struct {
+	src    Source
+	host   string
+	cbKey  string
+	rec    *status.Recorder
+	wake   chan struct{}
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	held       bool // this node holds the lease
+	running    bool
+	following  bool
+	queued     bool
+	sched      aggstore.Schedule
+	lastStart  time.Time
+	lastEnd    time.Time
+	reason     string
+	lastErr    string
+	runs, ok   int
+	fetched    int64
+	deleted    int64
+	failed     int64
+	bytes      int64
+	lag        time.Duration
+	lagKnown   bool
+	graphs     []string
+	mux        http.Handler // the follower's callbacks
+	cancelRun  context.CancelFunc
+	cancelHold context.CancelFunc
 }
 
 // New checks opt and makes an Aggregator; Run starts it.
 func New(opt Options) (*Aggregator, error) {
-	return &Aggregator{opt: opt}, nil
+	if opt.Root == "" || opt.Store == nil {
+		return nil, errors.New("aggregate: Root and Store are required")
+	}
+	if opt.Node == "" {
+		opt.Node = "local"
+	}
+	if opt.LeaseTTL <= 0 {
+		opt.LeaseTTL = 30 * time.Second
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = 4
+	}
+	if opt.PerHost <= 0 {
+		opt.PerHost = 2
+	}
+	if opt.SourceWorkers <= 0 {
+		opt.SourceWorkers = 4
+	}
+	if opt.Interval <= 0 {
+		opt.Interval = time.Hour
+	}
+	if opt.Jitter < 0 || opt.Jitter > 1 {
+		return nil, errors.New("aggregate: Jitter must be between 0 and 1")
+	}
+	if opt.RunTimeout <= 0 {
+		opt.RunTimeout = time.Hour
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.CallbackBase != "" && !strings.HasSuffix(opt.CallbackBase, "/") {
+		opt.CallbackBase += "/"
+	}
+	return &Aggregator{opt: opt, slots: newSlots(opt.Workers, opt.PerHost), started: opt.Now(),
+		srcs: map[string]*srcState{}, ending: map[string]chan struct{}{}, firstRound: make(chan struct{})}, nil
 }
 
 // SetSources replaces the Sources (a reload of the sources file): new
 // ones are scheduled, removed ones stop (their mirrors stay), changed
-// ones restart with their new options at their next run.
-func (a *Aggregator) SetSources(ss []Source) {}
+// ones restart with their new options (their totals kept).
+func (a *Aggregator) SetSources(ss []Source) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.loadErr = ""
+	want := map[string]Source{}
+	for _, s := range ss {
+		want[s.ID] = s
+	}
+	for id, st := range a.srcs {
+		n, ok := want[id]
+		if ok && sameSource(n, st.src) {
+			st.src.Line = n.Line
+			continue
+		}
+		a.stopLocked(st)
+		if !ok {
+			delete(a.srcs, id)
+			a.emit(Event{Source: id, Event: ev(EventSourceRemoved, "removed from the sources; its mirror stays")})
+			if a.ctx != nil {
+				go a.forget(id, st.done)
+			}
+		} else {
+			// Changed: a new loop with the new options, after the old
+			// one released DEST; the totals stay.
+			nst := a.newState(n)
+			nst.copyTotals(st)
+			a.srcs[id] = nst
+			a.startLocked(nst, st.done)
+		}
+	}
+	for _, s := range ss {
+		if _, ok := a.srcs[s.ID]; ok {
+			continue
+		}
+		st := a.newState(s)
+		a.srcs[s.ID] = st
+		a.emit(Event{Source: s.ID, Event: ev(EventSourceAdded, s.URL)})
+		a.startLocked(st, a.ending[s.ID])
+	}
+}
+
+// sameSource compares two lines but for where they are.
+func sameSource(x, y Source) bool {
+	x.Line, y.Line = 0, 0
+	return reflect.DeepEqual(x, y)
+}
+
+func (st *srcState) copyTotals(o *srcState) {
+	st.rec = o.rec
+	st.sched, st.lastStart, st.lastEnd, st.reason, st.lastErr = o.sched, o.lastStart, o.lastEnd, o.reason, o.lastErr
+	st.runs, st.ok, st.fetched, st.deleted, st.failed, st.bytes = o.runs, o.ok, o.fetched, o.deleted, o.failed, o.bytes
+	st.lag, st.lagKnown, st.graphs = o.lag, o.lagKnown, o.graphs
+	st.held = o.held
+}
+
+// forget drops a removed Source's schedule and lease once its loop ended
+// (its run history stays).
+func (a *Aggregator) forget(id string, done chan struct{}) {
+	<-done
+	a.mu.Lock()
+	_, back := a.srcs[id]
+	a.mu.Unlock()
+	if back {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a.opt.Store.Forget(ctx, id)
+}
 
 // SetSourcesError records that a reload failed (the Sources stay).
-func (a *Aggregator) SetSourcesError(err error) {}
+func (a *Aggregator) SetSourcesError(err error) {
+	a.mu.Lock()
+	a.loadErr = err.Error()
+	a.mu.Unlock()
+	a.emit(Event{Event: ev(EventSourcesError, "")}.withError(err))
+}
+
+func (a *Aggregator) newState(s Source) *srcState {
+	host := s.URL
+	if u, err := url.Parse(s.URL); err == nil {
+		host = strings.ToLower(u.Host)
+	}
+	sum := sha256.Sum256([]byte(s.ID))
+	st := &srcState{src: s, host: host, cbKey: hex.EncodeToString(sum[:8]), wake: make(chan struct{}, 1)}
+	command := "aggregate"
+	if s.Follow {
+		command += " (--follow)"
+	}
+	st.rec = status.New(status.Options{Source: s.URL, Dest: filepath.Join(a.opt.Root, filepath.FromSlash(s.Dest)), Command: command, Now: a.opt.Now})
+	return st
+}
+
+// startLocked starts st's loop (once Run has started), after after (the
+// previous loop of the same DEST) has ended.
+func (a *Aggregator) startLocked(st *srcState, after chan struct{}) {
+	if a.ctx == nil || a.ctx.Err() != nil {
+		return // Run starts it, or has stopped
+	}
+	ctx, cancel := context.WithCancel(a.ctx)
+	st.cancel, st.done = cancel, make(chan struct{})
+	a.ending[st.src.ID] = st.done
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		defer close(st.done)
+		if after != nil {
+			select {
+			case <-after:
+			case <-ctx.Done():
+				return
+			}
+		}
+		a.loop(ctx, st)
+	}()
+}
+
+func (a *Aggregator) stopLocked(st *srcState) {
+	if st.cancel != nil {
+		st.cancel()
+	}
+}
 
 // Run runs the Sources until ctx ends; then it stops every run, leaves
 // the hubs (unsubscribes), releases its leases and returns.
-func (a *Aggregator) Run(ctx context.Context) error { <-ctx.Done(); return nil }
+func (a *Aggregator) Run(ctx context.Context) error {
+	// Runs this node left running when it was killed never ended.
+	if n, err := a.opt.Store.InterruptRuns(ctx, a.opt.Node, a.opt.Now()); err != nil {
+		return fmt.Errorf("aggregate: store: %w", err)
+	} else if n > 0 {
+		a.emit(Event{Event: ev(EventLease, fmt.Sprintf("%d runs of node %s were interrupted (the process was killed) and are recorded so", n, a.opt.Node))})
+	}
+	scheds, err := a.opt.Store.Schedules(ctx)
+	if err != nil {
+		return fmt.Errorf("aggregate: store: %w", err)
+	}
+	byID := map[string]aggstore.Schedule{}
+	for _, s := range scheds {
+		byID[s.Source] = s
+	}
+	a.mu.Lock()
+	a.ctx = ctx
+	for id, st := range a.srcs {
+		if s, ok := byID[id]; ok {
+			st.sched = s
+		}
+		a.startLocked(st, nil)
+	}
+	a.mu.Unlock()
+
+	lctx, stopLeases := context.WithCancel(ctx)
+	defer stopLeases()
+	leasesDone := make(chan struct{})
+	go func() {
+		defer close(leasesDone)
+		a.keepLeases(lctx)
+	}()
+	if a.opt.Once {
+		a.wg.Wait()
+	} else {
+		<-ctx.Done()
+		a.mu.Lock() // no loop starts after this
+		a.mu.Unlock()
+		a.wg.Wait()
+	}
+	stopLeases()
+	<-leasesDone
+	rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// The runs Ctrl-C or SIGTERM stopped did not end.
+	a.opt.Store.InterruptRuns(rctx, a.opt.Node, a.opt.Now())
+	a.opt.Store.Release(rctx, a.opt.Node)
+	return nil
+}
 
 // Callbacks is the handler of the notification callbacks of every
-// followed Source; serve it at Options.CallbackBase.
-func (a *Aggregator) Callbacks() http.Handler { return http.NotFoundHandler() }
+// followed Source; serve it at Options.CallbackBase. A Source's callbacks
+// are at s/<key>/<set>, key a hash of its ID (stable across restarts).
+func (a *Aggregator) Callbacks() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if base, err := url.Parse(a.opt.CallbackBase); err == nil {
+			p = strings.TrimPrefix(p, strings.TrimSuffix(base.Path, "/"))
+		}
+		rest, ok := strings.CutPrefix(p, "/s/")
+		key, tail, ok2 := strings.Cut(rest, "/")
+		if !ok || !ok2 {
+			http.NotFound(w, r)
+			return
+		}
+		var h http.Handler
+		a.mu.Lock()
+		for _, st := range a.srcs {
+			if st.cbKey == key {
+				h = st.mux
+			}
+		}
+		a.mu.Unlock()
+		if h == nil {
+			http.NotFound(w, r)
+			return
+		}
+		r2 := r.Clone(r.Context())
+		r2.URL.Path = "/" + tail
+		r2.URL.RawPath = ""
+		h.ServeHTTP(w, r2)
+	})
+}
 
 // Snapshot returns the aggregator's view of every Source.
-func (a *Aggregator) Snapshot() Snapshot { return Snapshot{} }
+func (a *Aggregator) Snapshot() Snapshot {
+	busy, _ := a.slots.load()
+	a.mu.Lock()
+	sts := make([]*srcState, 0, len(a.srcs))
+	for _, st := range a.srcs {
+		sts = append(sts, st)
+	}
+	snap := Snapshot{Node: a.opt.Node, Store: a.opt.StoreName, Started: a.started, Now: a.opt.Now(),
+		Workers: a.opt.Workers, Busy: busy, SourcesError: a.loadErr}
+	rows := make([]SourceStatus, len(sts))
+	recs := make([]*status.Recorder, len(sts))
+	for i, st := range sts {
+		rows[i] = a.rowLocked(st)
+		recs[i] = st.rec
+	}
+	a.mu.Unlock()
+	for i, rec := range recs {
+		rs := rec.Snapshot()
+		for _, set := range rs.Sets {
+			if set.Follow == "notifications" {
+				rows[i].Notifications = true
+			}
+			if set.LagKnown && (!rows[i].LagKnown || set.Lag > rows[i].Lag) {
+				rows[i].Lag, rows[i].LagKnown = set.Lag, true
+			}
+		}
+	}
+	sort.Slice(rows, func(i, k int) bool { return rows[i].ID < rows[k].ID })
+	snap.Sources = rows
+	return snap
+}
+
+func (a *Aggregator) rowLocked(st *srcState) SourceStatus {
+	r := SourceStatus{ID: st.src.ID, URL: status.Redact(st.src.URL), Dest: st.src.Dest, Kind: st.src.Kind,
+		Follow: st.src.Follow, LastStart: st.lastStart, LastEnd: st.lastEnd, LastSuccess: st.sched.LastSuccess,
+		Next: st.sched.Next, Failures: st.sched.Failures, Reason: st.reason, LastError: st.lastErr,
+		Runs: st.runs, Succeeded: st.ok, Fetched: st.fetched, Deleted: st.deleted, Failed: st.failed, Bytes: st.bytes,
+		Lag: st.lag, LagKnown: st.lagKnown, Graphs: st.graphs}
+	if r.Kind == "" {
+		r.Kind = KindResourceSync
+	}
+	switch {
+	case !st.held:
+		r.State = StateElsewhere
+	case st.running:
+		r.State = StateRunning
+	case st.queued:
+		r.State = StateQueued
+	case st.following:
+		r.State = StateFollowing
+	case st.sched.Failures > 0:
+		r.State = StateBackoff
+	default:
+		r.State = StateScheduled
+	}
+	if st.held {
+		r.Node = a.opt.Node
+	}
+	return r
+}
 
 // Detail is the status page of one Source (the page sync --status-addr
 // serves, for that Source's events), nil for an unknown ID.
-func (a *Aggregator) Detail(id string) http.Handler { return nil }
+func (a *Aggregator) Detail(id string) http.Handler {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if st, ok := a.srcs[id]; ok {
+		return st.rec.Handler()
+	}
+	return nil
+}
+
+func (a *Aggregator) emit(e Event) {
+	if e.Time.IsZero() {
+		e.Time = a.opt.Now()
+	}
+	if a.opt.Events != nil {
+		a.opt.Events(e)
+	}
+}
+
+// jitter moves d by up to ±Jitter of it.
+func (a *Aggregator) jitter(d time.Duration) time.Duration {
+	if a.opt.Jitter == 0 || d <= 0 {
+		return d
+	}
+	f := 1 + a.opt.Jitter*(2*rand.Float64()-1)
+	return time.Duration(float64(d) * f)
+}
+
+// interval is s's time between polls.
+func (a *Aggregator) interval(s Source) time.Duration {
+	if s.Interval > 0 {
+		return s.Interval
+	}
+	return a.opt.Interval
+}
+
+// backoff is the delay after n consecutive failures: 5 s doubling, at
+// most MaxBackoff (default: the Source's interval).
+func (a *Aggregator) backoff(s Source, n int) time.Duration {
+	limit := a.opt.MaxBackoff
+	if limit <= 0 {
+		limit = a.interval(s)
+	}
+	d := 5 * time.Second
+	for i := 1; i < n && d < limit; i++ {
+		d *= 2
+	}
+	return a.jitter(min(d, limit))
+}

@@ -17,6 +17,9 @@ type result struct {
 	LagKnown bool
 	// Graphs are the named graphs an SDShare run wrote.
 	Graphs []string
+	// Note says why a run without Err failed (the first resource that
+	// failed, say).
+	Note string
 	// Err is why the run failed (nil: it succeeded); Reason its class.
 	Err    error
 	Reason string

@@ -79,6 +79,7 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 			hubCommand(),
 			sdshareCommand(),
 			oaiCommand(),
+			aggregateCommand(),
 			versionCommand(),
 		},
 	}

@@ -41,6 +41,12 @@ type Options struct {
 	Say func(format string, args ...any)
 	// OnApplied, if set, is called after each applied notification.
 	OnApplied func(set string, n *subscriber.Notification, sr *destination.SetReport)
+	// Around, if set, runs every catch-up sync (kind "sync", why: start,
+	// poll, subscribed, gap, ...) and every notification's apply (kind
+	// "notification") by calling do, which performs it and returns its
+	// report (a notification's: one set). The aggregator uses it to give
+	// each a worker, a deadline and a line in its run history.
+	Around func(ctx context.Context, kind, why string, do func(context.Context) (*destination.Report, error)) (*destination.Report, error)
 	Logger    *slog.Logger
 }
 
@@ -111,8 +117,16 @@ func (f *follower) requestCatchup(why string) {
 	}
 }
 
+// around runs do through Options.Around, when set.
+func (f *follower) around(ctx context.Context, kind, why string, do func(context.Context) (*destination.Report, error)) (*destination.Report, error) {
+	if f.opt.Around == nil {
+		return do(ctx)
+	}
+	return f.opt.Around(ctx, kind, why, do)
+}
+
 func (f *follower) sync(ctx context.Context, why string) {
-	rep, err := f.m.Sync(ctx)
+	rep, err := f.around(ctx, "sync", why, f.m.Sync)
 	if err != nil {
 		if ctx.Err() == nil {
 			f.say("catch-up (%s) failed: %v", why, err)
@@ -132,7 +146,15 @@ func (f *follower) apply(set string) func(context.Context, subscriber.Notificati
 		for i := range n.Entries {
 			entries[i] = &n.Entries[i]
 		}
-		sr, err := f.m.Apply(ctx, set, &n.Head, entries)
+		var sr *destination.SetReport
+		_, err := f.around(ctx, "notification", set, func(ctx context.Context) (*destination.Report, error) {
+			var err error
+			sr, err = f.m.Apply(ctx, set, &n.Head, entries)
+			if sr == nil {
+				return nil, err
+			}
+			return &destination.Report{Base: f.m.Base(), Sets: []*destination.SetReport{sr}}, err
+		})
 		switch {
 		case errors.Is(err, destination.ErrNotContiguous):
 			f.say("notification on %s: %v: catching up from the Change Lists", set, err)
@@ -142,6 +164,9 @@ func (f *follower) apply(set string) func(context.Context, subscriber.Notificati
 			f.say("notification on %s: %v", set, err)
 			f.requestCatchup("notification failed")
 			return err
+		}
+		if sr == nil {
+			return nil // Around did not apply it (and said nothing): nothing to tell
 		}
 		if f.opt.OnApplied != nil {
 			f.opt.OnApplied(set, &n, sr)
