@@ -198,7 +198,9 @@ func (a *Aggregator) SetSources(ss []Source) {
 		}
 		st := a.newState(s)
 		a.srcs[s.ID] = st
-		a.emit(Event{Source: s.ID, Event: ev(EventSourceAdded, s.URL)})
+		if a.ctx != nil { // a reload, not the start
+			a.emit(Event{Source: s.ID, Event: ev(EventSourceAdded, s.URL)})
+		}
 		a.startLocked(st, a.ending[s.ID])
 	}
 }

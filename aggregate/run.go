@@ -76,8 +76,14 @@ func (a *Aggregator) hold(hctx context.Context, st *srcState) {
 		return
 	}
 	for hctx.Err() == nil {
+		following := st.src.Follow && a.opt.CallbackBase != "" && st.src.Kind != KindSDShare
 		a.mu.Lock()
 		next := st.sched.Next
+		if following && st.sched.Failures == 0 {
+			// A follower starts at once (it catches up first); only a
+			// failed start waits for its backoff.
+			next = time.Time{}
+		}
 		a.mu.Unlock()
 		if wait := next.Sub(a.opt.Now()); wait > 0 {
 			t := time.NewTimer(wait)
@@ -91,7 +97,7 @@ func (a *Aggregator) hold(hctx context.Context, st *srcState) {
 			case <-t.C:
 			}
 		}
-		if st.src.Follow && a.opt.CallbackBase != "" && st.src.Kind != KindSDShare {
+		if following {
 			a.follow(hctx, st)
 			if hctx.Err() == nil {
 				// Could not open: runOnce scheduled the retry.

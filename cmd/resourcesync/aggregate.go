@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -32,11 +31,11 @@ merged into one graph store.
 
     # URL                                   DEST (under --root)   options
     https://repo.example.org/               repository            --follow
-    https://journals.example.net/rs/        journals/a            --interval 6h --set articles
+    https://journals.example.net/rs/        journals/a            --poll-interval 6h --set articles
     https://cat.example.org/                catalogue             --bearer-token-file cat.token --max-delete 5%
     https://lod.example.org/sdshare/        graphs/lod            --sdshare
 
-Options of a line: --interval D, --follow (subscribe to the Source's
+Options of a line: --poll-interval D, --follow (subscribe to the Source's
 change notifications when it offers a hub; poll meanwhile), --set NAME
 (repeatable), --sdshare (an SDShare overview feed, merged into the graph
 store), --bearer-token-file FILE, --netrc-file FILE, --ca-cert FILE
@@ -46,7 +45,9 @@ URL, --workers N, --timeout D: each as sync's. The file is read again when
 it changes (checked every --reload), on SIGHUP, and (a URL) every
 --reload with If-None-Match; a file that does not parse is reported and
 the Sources in force stay. Adding, changing or removing a line takes
-effect without a restart; removing one never deletes its mirror.
+effect without a restart; removing one never deletes its mirror. Replace
+the file by writing a new one and renaming it over the old (an editor's
+in-place save can be read half written, for one --reload).
 
 Each Source runs as sync would, into ROOT/DEST with its own state in
 ROOT/DEST/.resourcesync: the first run is a baseline, later ones apply
@@ -90,7 +91,7 @@ func aggregateCommand() *cli.Command {
 			&cli.IntFlag{Name: "workers", Value: 4, Usage: "`N` Sources synced at once"},
 			&cli.IntFlag{Name: "per-host", Value: 2, Usage: "at most `N` Sources of one host synced at once"},
 			&cli.IntFlag{Name: "source-workers", Value: 4, Usage: "`N` concurrent downloads within one Source's run (a line's --workers overrides it)"},
-			&cli.DurationFlag{Name: "interval", Value: time.Hour, Usage: "default time `D` between polls of a Source"},
+			&cli.DurationFlag{Name: "poll-interval", Value: time.Hour, Usage: "default time `D` between polls of a Source (a line's --poll-interval overrides it)"},
 			&cli.DurationFlag{Name: "run-timeout", Value: time.Hour, Usage: "deadline `D` of one run"},
 			&cli.DurationFlag{Name: "reload", Value: 5 * time.Second, Usage: "check the sources file for changes every `D` (a URL: every 12 D)"},
 			&cli.BoolFlag{Name: "once", Usage: "run every Source once, then exit (for cron; --follow lines poll)"},
@@ -125,7 +126,7 @@ func runAggregate(ctx context.Context, cmd *cli.Command) error {
 			return cli.Exit(fmt.Sprintf("--%s must be between 1 and 256", f), exitUsage)
 		}
 	}
-	for _, f := range []string{"lease", "interval", "run-timeout", "reload"} {
+	for _, f := range []string{"lease", "poll-interval", "run-timeout", "reload"} {
 		if cmd.Duration(f) <= 0 {
 			return cli.Exit(fmt.Sprintf("--%s must be positive", f), exitUsage)
 		}
@@ -190,7 +191,7 @@ func runAggregate(ctx context.Context, cmd *cli.Command) error {
 	opt := aggregate.Options{
 		Root: root, Store: store, StoreName: storeName, Node: node, LeaseTTL: cmd.Duration("lease"),
 		Workers: int(cmd.Int("workers")), PerHost: int(cmd.Int("per-host")), SourceWorkers: int(cmd.Int("source-workers")),
-		Interval: cmd.Duration("interval"), Jitter: 0.1, RunTimeout: cmd.Duration("run-timeout"),
+		Interval: cmd.Duration("poll-interval"), Jitter: 0.1, RunTimeout: cmd.Duration("run-timeout"),
 		Client: aggregateClient, GraphStore: gs, Once: cmd.Bool("once"),
 		Events: func(e aggregate.Event) {
 			switch {
@@ -206,6 +207,8 @@ func runAggregate(ctx context.Context, cmd *cli.Command) error {
 					line += " (" + r.Reason + ": " + r.Error + ")"
 				}
 				say("%s", line)
+			case e.Kind == aggregate.EventLease && strings.HasPrefix(e.Message, "taken by"):
+				// Every Source at the start: only changes of hands are news.
 			case e.Kind == aggregate.EventSourceAdded, e.Kind == aggregate.EventSourceRemoved, e.Kind == aggregate.EventSourcesError, e.Kind == aggregate.EventLease:
 				say("%s: %s %s%s", orDefault(e.Source, "sources"), e.Kind, e.Message, prefixed(": ", e.Error))
 			}
@@ -213,7 +216,7 @@ func runAggregate(ctx context.Context, cmd *cli.Command) error {
 	}
 
 	// Callbacks for --follow Sources.
-	var cbSrv *http.Server
+	var cbSrv *httpserver.Server
 	if !opt.Once {
 		ln, err := net.Listen("tcp", cmd.String("listen"))
 		if err != nil {
@@ -295,7 +298,7 @@ func runAggregator(ctx context.Context, cmd *cli.Command, a *aggregate.Aggregato
 	var bg sync.WaitGroup
 	if !cmd.Bool("once") {
 		hup := make(chan os.Signal, 1)
-		signal.Notify(hup, syscall.SIGHUP)
+		aggregate.NotifyReload(hup)
 		defer signal.Stop(hup)
 		every := cmd.Duration("reload")
 		if strings.HasPrefix(cmd.String("sources"), "http://") || strings.HasPrefix(cmd.String("sources"), "https://") {
