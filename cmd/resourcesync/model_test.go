@@ -61,6 +61,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/resourcesync-go/resourcesync/aggregate"
 	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 	"github.com/resourcesync-go/resourcesync/rs"
@@ -111,6 +112,7 @@ func TestModelChild(t *testing.T) {
 		tr.ResponseHeaderTimeout = 30 * time.Second
 		return &http.Client{Transport: tr}
 	}
+	aggregateClient = func(aggregate.Source) (*http.Client, error) { return syncClient(0, 0), nil }
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, append([]string{"resourcesync"}, args...), os.Stdout, os.Stderr)
 	stop()
