@@ -170,6 +170,13 @@ func (h *aggHistory) fatalf(format string, args ...any) {
 		format += "\naggregate (incarnation %d):\n%s"
 		args = append(args, h.inc, h.agg.tail())
 	}
+	if dir := os.Getenv("RESOURCESYNC_AGG_MODEL_OUT"); dir != "" {
+		// The whole outputs, for a failure the tails do not explain.
+		for i, p := range h.procs {
+			os.WriteFile(filepath.Join(dir, fmt.Sprintf("aggregate-%d-%d.out", h.seed, i+1)), []byte(p.out.String()), 0o644)
+		}
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("sources-%d.txt", h.seed)), must(os.ReadFile(h.sources)), 0o644)
+	}
 	h.t.Fatalf(format, args...)
 }
 
@@ -371,6 +378,11 @@ func (h *aggHistory) toggleLine() {
 		h.stats["lines added"]++
 		s.listed, s.frozen = true, nil
 		h.writeSources()
+		if h.rng.IntN(2) == 0 {
+			h.ready("")
+			h.logf("  SIGHUP")
+			h.agg.cmd.Process.Signal(syscall.SIGHUP)
+		}
 		return
 	}
 	s := listed[h.rng.IntN(len(listed))]
@@ -379,9 +391,15 @@ func (h *aggHistory) toggleLine() {
 	h.logf("  remove the line of %s", s.dest)
 	h.stats["lines removed"]++
 	h.settleOne(s, "before its removal")
+	// An aggregator that had not read the file yet would never have it.
+	h.ready(s.dest)
 	mark := len(h.agg.out.String())
 	s.listed = false
 	h.writeSources()
+	if h.rng.IntN(2) == 0 {
+		h.logf("  SIGHUP")
+		h.agg.cmd.Process.Signal(syscall.SIGHUP)
+	}
 	h.waitEvent(mark, func(e aggregate.Event) bool {
 		return e.Kind == aggregate.EventSourceRemoved && e.Source == s.dest
 	}, "source-removed of "+s.dest)
@@ -391,11 +409,7 @@ func (h *aggHistory) toggleLine() {
 func (h *aggHistory) sighup() {
 	h.logf("  SIGHUP")
 	h.stats["SIGHUP"]++
-	// Before the handler is installed SIGHUP ends the process, as it
-	// does any daemon's: wait for its first lease, taken after it.
-	h.waitEvent(0, func(e aggregate.Event) bool {
-		return e.Kind == aggregate.EventLease && strings.HasPrefix(e.Message, "taken by")
-	}, "lease taken")
+	h.ready("")
 	h.agg.cmd.Process.Signal(syscall.SIGHUP)
 }
 
@@ -431,7 +445,17 @@ func (h *aggHistory) killMidRun() {
 			listed = append(listed, s)
 		}
 	}
-	h.change(listed[h.rng.IntN(len(listed))])
+	if s := listed[h.rng.IntN(len(listed))]; h.rng.IntN(3) == 0 {
+		// A burst: a longer run, killed in the middle of its downloads.
+		n := 10 + h.rng.IntN(20)
+		for range n {
+			h.create(s)
+		}
+		h.logf("  %s: a burst of %d new files", s.dest, n)
+		h.stats["bursts"]++
+	} else {
+		h.change(s)
+	}
 	delay := time.Duration(h.rng.IntN(40)) * time.Millisecond
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) && !h.agg.exited() {
@@ -497,6 +521,7 @@ func (h *aggHistory) restartTerm() {
 
 func (h *aggHistory) stopAgg() {
 	h.stats["SIGTERM"]++
+	h.ready("")
 	h.agg.cmd.Process.Signal(syscall.SIGTERM)
 	code, ok := h.agg.wait(30 * time.Second)
 	if !ok || code != 0 {
@@ -511,6 +536,15 @@ func (h *aggHistory) openStore() *boltstore.Store {
 		h.fatalf("open the aggregator's store: %v", err)
 	}
 	return st
+}
+
+// ready waits until the aggregator took its lease on the Source id (""
+// any): it has read the sources file then, and handles SIGHUP and
+// SIGTERM (before, they end it, as they end any daemon that starts).
+func (h *aggHistory) ready(id string) {
+	h.waitEvent(0, func(e aggregate.Event) bool {
+		return e.Kind == aggregate.EventLease && strings.HasPrefix(e.Message, "taken by") && (id == "" || e.Source == id)
+	}, "lease taken on "+id)
 }
 
 // waitEvent waits for an event of the aggregator's output after mark.
@@ -586,11 +620,67 @@ func (h *aggHistory) settleOne(s *aggSource, what string) {
 		if h.agg.exited() {
 			h.fatalf("%s: the aggregator exited (%d)", what, h.agg.code)
 		}
+		if time.Since(start) > 5*time.Second && h.orphans(s, got, want) {
+			continue
+		}
 		if time.Since(start) > 40*time.Second {
 			h.fatalf("%s: the mirror %s does not equal its Source after 40 s: %s\nserve:\n%s", what, s.dest, diffTrees(got, want), s.serve.tail())
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
+}
+
+// orphans handles the Destination's open "orphan" bug (see knownOpen in
+// model_test.go): a run killed after it installed a file but before it
+// recorded it leaves a file the mirror takes for a user's, which it then
+// keeps when the Source deletes it. When every difference of s's mirror
+// is such a file (an extra one the aggregator reported kept), it is
+// logged as KNOWN, the files are removed (as their user would), and
+// orphans returns true; otherwise false.
+func (h *aggHistory) orphans(s *aggSource, got, want map[string][]byte) bool {
+	kept := map[string]bool{}
+	for _, e := range events(h.agg.out.String()) {
+		if e.Source == s.dest && e.Kind == destination.EventKept {
+			kept[e.Path] = true
+		}
+	}
+	var extra []string
+	for p, b := range got {
+		if w, ok := want[p]; ok {
+			if !bytes.Equal(w, b) {
+				return false
+			}
+			continue
+		}
+		if !kept[p] {
+			return false
+		}
+		extra = append(extra, p)
+	}
+	for p := range want {
+		if _, ok := got[p]; !ok {
+			return false
+		}
+	}
+	sort.Strings(extra)
+	if len(extra) == 0 || !h.known("orphan", "%s: %v deleted at the Source, kept in the mirror after a kill -9", s.dest, extra) {
+		return false
+	}
+	for _, p := range extra {
+		os.Remove(filepath.Join(h.root, s.dest, filepath.FromSlash(p)))
+	}
+	return true
+}
+
+func (h *aggHistory) known(item, format string, args ...any) bool {
+	why, ok := knownOpen[item]
+	if !ok || os.Getenv("RESOURCESYNC_MODEL_STRICT") == "1" {
+		return false
+	}
+	h.t.Logf("KNOWN %s (%s), not failing: %s", item, why, fmt.Sprintf(format, args...))
+	h.logf("  KNOWN %s: %s", item, fmt.Sprintf(format, args...))
+	h.stats["known "+item]++
+	return true
 }
 
 // checkStore reads the run history (the aggregator stopped) and holds it
@@ -743,3 +833,4 @@ func aggPaths(m map[string][]byte) []string {
 	sort.Strings(ks)
 	return ks
 }
+
