@@ -833,4 +833,3 @@ func aggPaths(m map[string][]byte) []string {
 	sort.Strings(ks)
 	return ks
 }
-
