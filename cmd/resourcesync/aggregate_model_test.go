@@ -72,7 +72,7 @@ func TestAggregateModel(t *testing.T) {
 	}
 	seed := envUint(t, "RESOURCESYNC_AGG_MODEL_SEED", 1)
 	n := envUint(t, "RESOURCESYNC_AGG_MODEL_N", 1)
-	steps := int(envUint(t, "RESOURCESYNC_AGG_MODEL_STEPS", 12))
+	steps := int(envUint(t, "RESOURCESYNC_AGG_MODEL_STEPS", 25))
 	for i := range n {
 		t.Run(fmt.Sprint("seed=", seed+i), func(t *testing.T) {
 			h := newAggHistory(t, seed+i, steps)
@@ -371,6 +371,20 @@ func (h *aggHistory) toggleLine() {
 		} else {
 			removed = append(removed, s)
 		}
+	}
+	if h.rng.IntN(3) == 0 {
+		// A changed line: the Source restarts with its new options,
+		// perhaps in the middle of a run.
+		s := listed[h.rng.IntN(len(listed))]
+		if h.rng.IntN(2) == 0 {
+			s.follow = !s.follow
+		} else {
+			s.poll = []string{"300ms", "700ms", "1500ms"}[h.rng.IntN(3)]
+		}
+		h.logf("  change the line of %s: follow %v, --poll-interval %s", s.dest, s.follow, s.poll)
+		h.stats["lines changed"]++
+		h.writeSources()
+		return
 	}
 	if len(removed) > 0 && (len(listed) <= 2 || h.rng.IntN(2) == 0) {
 		s := removed[h.rng.IntN(len(removed))]
