@@ -101,6 +101,7 @@ type aggSource struct {
 // run.
 type aggRun struct {
 	inc     int
+	source  string
 	started bool
 	ended   string // run-end status ("" none)
 }
@@ -122,7 +123,7 @@ type aggHistory struct {
 	killed []bool
 	// runningAtKill holds the runs the store had running right after a
 	// kill -9.
-	runningAtKill map[int64]int // run ID -> incarnation
+	runningAtKill map[int64]aggRun // run ID -> incarnation, Source
 	counter       int
 	trace         []string
 	stats         map[string]int
@@ -132,7 +133,7 @@ func newAggHistory(t *testing.T, seed uint64, steps int) *aggHistory {
 	dir := t.TempDir()
 	h := &aggHistory{t: t, seed: seed, steps: steps, rng: rand.New(rand.NewPCG(seed, 0xa66)),
 		root: filepath.Join(dir, "root"), sources: filepath.Join(dir, "sources.txt"), listen: freeAddr(t),
-		runningAtKill: map[int64]int{}, stats: map[string]int{}}
+		runningAtKill: map[int64]aggRun{}, stats: map[string]int{}}
 	n := 4 + h.rng.IntN(3)
 	for i := range n {
 		s := &aggSource{dest: fmt.Sprintf("mirrors/s%d", i), dir: filepath.Join(dir, fmt.Sprintf("src%d", i)),
@@ -516,7 +517,7 @@ func (h *aggHistory) kill() {
 		}
 		for _, r := range runs {
 			if r.State == aggstore.StateRunning {
-				h.runningAtKill[r.ID] = h.inc
+				h.runningAtKill[r.ID] = aggRun{inc: h.inc, source: r.Source}
 				h.logf("  run %d of %s (%s) was running", r.ID, s.dest, r.Mode)
 			}
 		}
@@ -710,7 +711,7 @@ func (h *aggHistory) checkStore() {
 			}
 			r := seen[e.Run.ID]
 			if r == nil {
-				r = &aggRun{inc: inc}
+				r = &aggRun{inc: inc, source: e.Source}
 				seen[e.Run.ID] = r
 			}
 			if r.inc != inc {
@@ -761,10 +762,16 @@ func (h *aggHistory) checkStore() {
 			default:
 				h.fatalf("run %d of %s is %q after the aggregator stopped (not one final state)", r.ID, r.Source, r.State)
 			}
+			if r.State == aggstore.StateFailed {
+				// Not an invariant (a run cut by a changed line fails),
+				// but worth seeing.
+				h.stats["failed: "+r.Reason]++
+				h.logf("  run %d of %s failed: %s: %s", r.ID, r.Source, r.Reason, r.Error)
+			}
 			if r.End.IsZero() {
 				h.fatalf("run %d of %s is %s without an end", r.ID, r.Source, r.State)
 			}
-			inc, cut := h.runningAtKill[r.ID]
+			inc, cut := h.runningAtKill[r.ID].inc, h.runningAtKill[r.ID].inc > 0
 			if cut && r.State != aggstore.StateInterrupted {
 				h.fatalf("run %d of %s was running when incarnation %d was killed, and is %s (not interrupted)", r.ID, r.Source, inc, r.State)
 			}
@@ -793,14 +800,31 @@ func (h *aggHistory) checkStore() {
 			}
 		}
 	}
+	// The store keeps the newest 1000 runs of a Source (KeepRuns): a
+	// run may be gone only when its Source has that many newer ones.
+	oldest, count := map[string]int64{}, map[string]int{}
+	for id, r := range ids {
+		if o, ok := oldest[r.Source]; !ok || id < o {
+			oldest[r.Source] = id
+		}
+		count[r.Source]++
+	}
+	pruned := func(id int64, source string) bool {
+		return count[source] >= 1000 && id < oldest[source]
+	}
 	for id, r := range seen {
 		if _, ok := ids[id]; !ok {
-			h.fatalf("run %d was printed (incarnation %d) but is not in the store", id, r.inc)
+			if !pruned(id, r.source) {
+				h.fatalf("run %d of %s was printed (incarnation %d) but is not in the store", id, r.source, r.inc)
+			}
+			if r.ended == aggstore.StateOK {
+				okEvents--
+			}
 		}
 	}
-	for id := range h.runningAtKill {
-		if _, ok := ids[id]; !ok {
-			h.fatalf("run %d, running at a kill, is gone from the store", id)
+	for id, r := range h.runningAtKill {
+		if _, ok := ids[id]; !ok && !pruned(id, r.source) {
+			h.fatalf("run %d of %s, running at a kill, is gone from the store", id, r.source)
 		}
 	}
 	if okStore != okEvents+lateOK {
