@@ -187,9 +187,15 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 		a.mu.Lock()
 		st.running, st.cancelRun = false, nil
 		stopping := a.ctx.Err() != nil
+		// Still held: the loop was stopped by a reload that removed or
+		// changed the Source's line, not by a lost lease.
+		why := "interrupted: this node lost the Source's lease"
+		if st.held {
+			why = "interrupted: the Source's line was removed or changed"
+		}
 		a.mu.Unlock()
 		if !stopping {
-			run.End, run.State, run.Reason, run.Error = end, aggstore.StateFailed, ReasonState, "interrupted: this node lost the Source's lease"
+			run.End, run.State, run.Reason, run.Error = end, aggstore.StateFailed, ReasonState, why
 			fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Second)
 			a.opt.Store.FinishRun(fctx, run, st.sched)
 			fcancel()

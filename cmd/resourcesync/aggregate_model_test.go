@@ -766,6 +766,10 @@ func (h *aggHistory) checkStore() {
 				// Not an invariant (a run cut by a changed line fails),
 				// but worth seeing.
 				h.stats["failed: "+r.Reason]++
+				if strings.Contains(r.Error, "lost the Source's lease") {
+					// One node: no other takes a lease.
+					h.fatalf("run %d of %s failed with %q, and no other node ran", r.ID, r.Source, r.Error)
+				}
 				h.logf("  run %d of %s failed: %s: %s", r.ID, r.Source, r.Reason, r.Error)
 			}
 			if r.End.IsZero() {
