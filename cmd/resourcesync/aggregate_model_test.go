@@ -72,6 +72,8 @@ func TestAggregateModel(t *testing.T) {
 	}
 	seed := envUint(t, "RESOURCESYNC_AGG_MODEL_SEED", 1)
 	n := envUint(t, "RESOURCESYNC_AGG_MODEL_N", 1)
+	// The aggregators dial loopback only (TestModelChild).
+	t.Setenv("RS_MODEL_AGG_LOOPBACK", "1")
 	steps := int(envUint(t, "RESOURCESYNC_AGG_MODEL_STEPS", 25))
 	for i := range n {
 		t.Run(fmt.Sprint("seed=", seed+i), func(t *testing.T) {
