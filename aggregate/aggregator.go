@@ -336,6 +336,10 @@ func (a *Aggregator) Run(ctx context.Context) error {
 	// The runs Ctrl-C or SIGTERM stopped did not end.
 	a.opt.Store.InterruptRuns(rctx, a.opt.Node, a.opt.Now())
 	a.opt.Store.Release(rctx, a.opt.Node)
+	// Leave: a heartbeat that expires at once, so that the other nodes
+	// count one node fewer and take the released Sources at their next
+	// round, not once this node's heartbeat expires (LeaseTTL).
+	a.opt.Store.Heartbeat(rctx, a.opt.Node, time.Nanosecond)
 	return nil
 }
 

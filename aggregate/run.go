@@ -78,6 +78,12 @@ func (a *Aggregator) hold(hctx context.Context, st *srcState) {
 	for hctx.Err() == nil {
 		following := st.src.Follow && a.opt.CallbackBase != "" && st.src.Kind != KindSDShare
 		a.mu.Lock()
+		if !st.held {
+			// Given back (fair share) or refused by the store: wait in
+			// loop until held again, rather than retry at once.
+			a.mu.Unlock()
+			return
+		}
 		next := st.sched.Next
 		if following && st.sched.Failures == 0 {
 			// A follower starts at once (it catches up first); only a
@@ -113,6 +119,12 @@ func (a *Aggregator) hold(hctx context.Context, st *srcState) {
 // st) under the run's deadline, records the outcome and the next run.
 func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do func(context.Context) (*destination.Report, error)) (*destination.Report, error) {
 	a.mu.Lock()
+	if !st.held {
+		// The lease round gave it back (it only gives back a Source
+		// neither queued nor running): another node may hold it now.
+		a.mu.Unlock()
+		return nil, aggstore.ErrNotHolder
+	}
 	due := st.sched.Next
 	st.queued = true
 	a.mu.Unlock()
