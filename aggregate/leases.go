@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"sort"
 	"time"
+
+	"github.com/resourcesync-go/resourcesync/aggregate/aggstore"
 )
 
 // keepLeases heartbeats, renews this node's leases and claims its fair
@@ -69,6 +71,7 @@ func (a *Aggregator) leaseRound(ctx context.Context, ttl time.Duration) {
 		}
 		held++
 	}
+	var taken []cand
 	for _, c := range cs {
 		if c.held || held >= share {
 			continue
@@ -78,8 +81,25 @@ func (a *Aggregator) leaseRound(ctx context.Context, ttl time.Duration) {
 			continue
 		}
 		held++
+		taken = append(taken, c)
+	}
+	// A Source taken from another node goes on from the schedule that
+	// node left in the store (its next run, failures, last success), not
+	// from the copy this node read when it started.
+	scheds := map[string]aggstore.Schedule{}
+	if len(taken) > 0 {
+		if ss, err := st.Schedules(ctx); err == nil {
+			for _, s := range ss {
+				scheds[s.Source] = s
+			}
+		}
+	}
+	for _, c := range taken {
 		a.mu.Lock()
 		c.s.held = true
+		if s, ok := scheds[c.id]; ok {
+			c.s.sched = s
+		}
 		a.mu.Unlock()
 		a.emit(Event{Source: c.id, Event: ev(EventLease, "taken by "+a.opt.Node)})
 		select {

@@ -274,3 +274,60 @@ func checkRunsDisjoint(t *testing.T, source string, rs []aggstore.Run) {
 		}
 	}
 }
+
+// TestLeasesTakeOverSchedule: a Source taken over from a node whose lease
+// expired goes on from the schedule that node left in the store (next run
+// in an hour, its last success), not from the copy the taking node read
+// when it started (none: it would run the Source at once).
+func TestLeasesTakeOverSchedule(t *testing.T) {
+	pgtest.Skip(t)
+	ctx := context.Background()
+	st, err := pgstore.Open(ctx, pgtest.Database(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srcs := leaseSources(t, 1)
+	id := srcs[0].ID
+	hc, _ := testnet.Client(t)
+	a, err := New(Options{Root: t.TempDir(), Store: st, Node: "a", LeaseTTL: 1500 * time.Millisecond, Interval: time.Hour,
+		Client: func(Source) (*http.Client, error) { return hc, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.SetSources(srcs)
+	// Node x holds the Source when a starts, and leaves its schedule.
+	if ok, err := st.Claim(ctx, "x", id, time.Second); err != nil || !ok {
+		t.Fatalf("claim by x: %v %v", ok, err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- a.Run(rctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	waitUntil(t, "a's first lease round", 10*time.Second, func() bool {
+		select {
+		case <-a.firstRound:
+			return true
+		default:
+			return false
+		}
+	})
+	last := time.Now().Add(-time.Minute).UTC().Truncate(time.Millisecond)
+	want := aggstore.Schedule{Source: id, Next: time.Now().Add(time.Hour).UTC().Truncate(time.Millisecond), LastSuccess: last, LastRun: 7}
+	if err := st.PutSchedule(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "a to take the Source", 10*time.Second, func() bool { return holders(t, st)[id] == "a" })
+	waitUntil(t, "a's status to show it held", 5*time.Second, func() bool { return a.Snapshot().Sources[0].State != StateElsewhere })
+	time.Sleep(500 * time.Millisecond) // a run started at once would be recorded by now
+	row := a.Snapshot().Sources[0]
+	if !row.Next.Equal(want.Next) || !row.LastSuccess.Equal(want.LastSuccess) {
+		t.Errorf("a's schedule of the Source taken over: next %v, last success %v; want %v, %v", row.Next, row.LastSuccess, want.Next, want.LastSuccess)
+	}
+	if rs, err := st.Runs(ctx, id, 0); err != nil || len(rs) != 0 {
+		t.Errorf("runs %v %v: a ran the Source before it was due", rs, err)
+	}
+}
