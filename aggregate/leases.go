@@ -107,19 +107,37 @@ func (a *Aggregator) leaseRound(ctx context.Context, ttl time.Duration) {
 		default:
 		}
 	}
-	// Beyond the fair share (a node joined): give back idle Sources.
-	for i := len(cs) - 1; i >= 0 && held > share; i-- {
-		c := cs[i]
-		a.mu.Lock()
-		idle := c.s.held && !c.s.running && !c.s.following && !c.s.queued
-		if idle {
-			c.s.held = false
-		}
-		a.mu.Unlock()
-		if idle {
-			st.Release(ctx, a.opt.Node, c.id)
+	// Beyond the fair share (a node joined): give back idle Sources,
+	// polled ones first. A followed Source is always open (following):
+	// between two of its runs its follower is stopped and the lease left
+	// to expire rather than released, so that the follower has the
+	// lease's time to close the mirror and leave the hub before another
+	// node opens them. Without this a node that joins never gets any of
+	// the Sources followed by the nodes already there.
+	for pass := range 2 {
+		for i := len(cs) - 1; i >= 0 && held > share; i-- {
+			c := cs[i]
+			a.mu.Lock()
+			idle := c.s.held && !c.s.running && !c.s.queued && c.s.following == (pass == 1)
+			var cancel context.CancelFunc
+			if idle {
+				c.s.held = false
+				cancel = c.s.cancelHold
+			}
+			a.mu.Unlock()
+			if !idle {
+				continue
+			}
 			held--
-			a.emit(Event{Source: c.id, Event: ev(EventLease, "released by "+a.opt.Node+" (fair share)")})
+			if pass == 0 {
+				st.Release(ctx, a.opt.Node, c.id)
+				a.emit(Event{Source: c.id, Event: ev(EventLease, "released by "+a.opt.Node+" (fair share)")})
+				continue
+			}
+			if cancel != nil {
+				cancel()
+			}
+			a.emit(Event{Source: c.id, Event: ev(EventLease, "given up by "+a.opt.Node+" (fair share): its lease expires")})
 		}
 	}
 }

@@ -331,3 +331,71 @@ func TestLeasesTakeOverSchedule(t *testing.T) {
 		t.Errorf("runs %v %v: a ran the Source before it was due", rs, err)
 	}
 }
+
+// TestLeasesFairShareFollowed: Sources that are followed (always open,
+// never idle) are split too when a node joins: the node beyond its share
+// stops following some between their runs and lets their leases expire;
+// the newcomer takes and follows them, and no two runs of a Source
+// overlap.
+func TestLeasesFairShareFollowed(t *testing.T) {
+	pgtest.Skip(t)
+	const n = 6
+	const ttl = 3 * time.Second
+	ctx := context.Background()
+	url := pgtest.Database(t)
+	srcs := leaseSources(t, n)
+	for i := range srcs {
+		srcs[i].Follow = true
+	}
+	root := t.TempDir()
+	hc, _ := testnet.Client(t)
+	var stores []aggstore.Store
+	start := func(node string) *Aggregator {
+		st, err := pgstore.Open(ctx, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores = append(stores, st)
+		a, err := New(Options{Root: root, Store: st, Node: node, LeaseTTL: ttl, Workers: n, Interval: time.Hour,
+			// The Sources offer no hub: a follower opens the mirror and
+			// polls; nothing is sent to this address.
+			CallbackBase: "http://127.0.0.1:1/",
+			Client:       func(Source) (*http.Client, error) { return hc, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.SetSources(srcs)
+		rctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- a.Run(rctx) }()
+		t.Cleanup(func() {
+			cancel()
+			<-done
+			st.Close()
+		})
+		return a
+	}
+	following := func(a *Aggregator) int {
+		k := 0
+		for _, r := range a.Snapshot().Sources {
+			if r.State == StateFollowing {
+				k++
+			}
+		}
+		return k
+	}
+	a := start("a")
+	waitUntil(t, "a to follow every Source", 20*time.Second, func() bool { return following(a) == n })
+	b := start("b")
+	waitUntil(t, "a split of the followed Sources", 6*ttl, func() bool {
+		p := perNode(holders(t, stores[0]))
+		return p["a"] == n/2 && p["b"] == n/2 && following(a) == n/2 && following(b) == n/2
+	})
+	for _, s := range srcs {
+		rs, err := stores[0].Runs(ctx, s.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRunsDisjoint(t, s.ID, rs)
+	}
+}
