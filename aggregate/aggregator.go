@@ -173,7 +173,8 @@ func (a *Aggregator) SetSources(ss []Source) {
 	for id, st := range a.srcs {
 		n, ok := want[id]
 		if ok && sameSource(n, st.src) {
-			st.src.Line = n.Line
+			// Only moved in the file: st.src stays as it is (its loop
+			// reads it without a.mu; nothing shows Line).
 			continue
 		}
 		a.stopLocked(st)

@@ -1,0 +1,184 @@
+package aggregate
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/aggregate/aggstore/boltstore"
+	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
+)
+
+// staticSource serves a small handmade ResourceSync Source on loopback:
+// a Source Description, a Capability List (extra is added to it: a
+// hostile test's entries), a Resource List of one file. It returns the
+// base URL.
+func staticSource(t *testing.T, extra string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String() + "/"
+	const ns = `xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"`
+	docs := map[string]string{
+		"/.well-known/resourcesync": `<?xml version="1.0"?><urlset ` + ns + `><rs:md capability="description"/>` +
+			`<url><loc>` + base + `cap.xml</loc><rs:md capability="capabilitylist"/></url></urlset>`,
+		"/cap.xml": `<?xml version="1.0"?><urlset ` + ns + `><rs:ln rel="up" href="` + base + `.well-known/resourcesync"/><rs:md capability="capabilitylist"/>` +
+			`<url><loc>` + base + `rl.xml</loc><rs:md capability="resourcelist"/></url>` + strings.ReplaceAll(extra, "BASE/", base) + `</urlset>`,
+		"/rl.xml": `<?xml version="1.0"?><urlset ` + ns + `><rs:ln rel="up" href="` + base + `cap.xml"/><rs:md capability="resourcelist" at="2026-01-01T00:00:00Z"/>` +
+			`<url><loc>` + base + `a.txt</loc><rs:md length="5"/></url></urlset>`,
+		"/a.txt": "hello",
+	}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d, ok := docs[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		if strings.HasSuffix(r.URL.Path, ".txt") {
+			w.Header().Set("Content-Type", "text/plain")
+		} else {
+			w.Header().Set("Content-Type", "application/xml")
+		}
+		fmt.Fprint(w, d)
+	})}}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return base
+}
+
+// testAggregator makes an Aggregator on a bolt store in a temporary
+// directory, dialing loopback only, its callbacks served on loopback.
+// starts counts the run-start events per Source.
+func testAggregator(t *testing.T, mod func(*Options)) (a *Aggregator, starts func(id string) int) {
+	t.Helper()
+	root := t.TempDir()
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "agg.db"), &boltstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := testnet.Client(t)
+	var mu sync.Mutex
+	n := map[string]int{}
+	var cb http.Handler
+	cbSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { cb.ServeHTTP(w, r) }))
+	t.Cleanup(cbSrv.Close)
+	opt := Options{Root: root, Store: st, LeaseTTL: 3 * time.Second, Jitter: 0, Interval: time.Hour,
+		Client:       func(Source) (*http.Client, error) { return c, nil },
+		HubClient:    c,
+		CallbackBase: cbSrv.URL + "/",
+		Events: func(e Event) {
+			if e.Kind == EventRunStart {
+				mu.Lock()
+				n[e.Source]++
+				mu.Unlock()
+			}
+		}}
+	if mod != nil {
+		mod(&opt)
+	}
+	a, err = New(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb = a.Callbacks()
+	return a, func(id string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return n[id]
+	}
+}
+
+// runAggregator runs a until the test ends.
+func runAggregator(t *testing.T, a *Aggregator) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Error("Run did not return")
+		}
+		a.opt.Store.Close()
+	})
+}
+
+func waitUntil(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func row(a *Aggregator, id string) SourceStatus {
+	for _, s := range a.Snapshot().Sources {
+		if s.ID == id {
+			return s
+		}
+	}
+	return SourceStatus{}
+}
+
+// TestFollowHostileHubLink: a --follow Source whose Capability List
+// advertises a change-notification channel with a hub that is no http(s)
+// URL. Its set is polled (as a set without notifications); the
+// aggregator does not open and catch it up again and again.
+func TestFollowHostileHubLink(t *testing.T) {
+	base := staticSource(t, `<url><loc>BASE/notify</loc><rs:md capability="change-notification"/><rs:ln rel="hub" href="ftp://127.0.0.1/hub"/></url>`)
+	a, starts := testAggregator(t, nil)
+	a.SetSources([]Source{{ID: "hostile", URL: base, Dest: "hostile", Follow: true}})
+	runAggregator(t, a)
+	waitUntil(t, "the first run", func() bool { return row(a, "hostile").Runs >= 1 })
+	time.Sleep(time.Second)
+	if n := starts("hostile"); n != 1 {
+		t.Errorf("%d runs within a second of an interval of an hour, want 1 (the catch-up): %+v", n, row(a, "hostile"))
+	}
+	if r := row(a, "hostile"); r.State != StateFollowing || r.Failures != 0 {
+		t.Errorf("state %s, %d failures (%s), want following with its set polled", r.State, r.Failures, r.LastError)
+	}
+}
+
+// TestSetSourcesMovedLines: a reload that only moves the lines (a
+// comment added above them) while the Sources run: no data race (go test
+// -race) between the reload and the loops reading their Source.
+func TestSetSourcesMovedLines(t *testing.T) {
+	base := staticSource(t, "")
+	a, starts := testAggregator(t, func(o *Options) { o.Interval = 20 * time.Millisecond })
+	src := []Source{{ID: "one", URL: base, Dest: "one", Line: 1}, {ID: "two", URL: base, Dest: "two", Line: 2}}
+	a.SetSources(src)
+	runAggregator(t, a)
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 3; !stop.Load(); i++ {
+			moved := []Source{src[0], src[1]}
+			moved[0].Line, moved[1].Line = i, i+1
+			a.SetSources(moved)
+			a.Snapshot()
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	waitUntil(t, "runs during the reloads", func() bool { return starts("one") >= 3 && starts("two") >= 3 })
+	stop.Store(true)
+	wg.Wait()
+	if r := row(a, "one"); r.Succeeded == 0 {
+		t.Errorf("no run of one succeeded: %+v", r)
+	}
+}
