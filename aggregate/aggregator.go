@@ -118,6 +118,9 @@ type srcState struct {
 	mux        http.Handler // the follower's callbacks
 	cancelRun  context.CancelFunc
 	cancelHold context.CancelFunc
+	// redact hides the Source's secrets in what its runs record (set
+	// by client; nil before its first run).
+	redact func(string) string
 }
 
 // New checks opt and makes an Aggregator; Run starts it.

@@ -2,10 +2,13 @@ package aggregate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -180,5 +183,92 @@ func TestSetSourcesMovedLines(t *testing.T) {
 	wg.Wait()
 	if r := row(a, "one"); r.Succeeded == 0 {
 		t.Errorf("no run of one succeeded: %+v", r)
+	}
+}
+
+// tokenSource is a hostile Source that echoes the bearer token it is
+// sent into the URLs it publishes: its Resource List is linked as
+// rl.xml?t=TOKEN (answered 500 when failList) and lists a.txt?t=TOKEN
+// (answered 404).
+func tokenSource(t *testing.T, failList bool) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String() + "/"
+	const ns = `xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"`
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := url.QueryEscape(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+		w.Header().Set("Content-Type", "application/xml")
+		switch r.URL.Path {
+		case "/.well-known/resourcesync":
+			fmt.Fprint(w, `<?xml version="1.0"?><urlset `+ns+`><rs:md capability="description"/><url><loc>`+base+`cap.xml</loc><rs:md capability="capabilitylist"/></url></urlset>`)
+		case "/cap.xml":
+			fmt.Fprint(w, `<?xml version="1.0"?><urlset `+ns+`><rs:ln rel="up" href="`+base+`.well-known/resourcesync"/><rs:md capability="capabilitylist"/>`+
+				`<url><loc>`+base+`rl.xml?t=`+tok+`</loc><rs:md capability="resourcelist"/></url></urlset>`)
+		case "/rl.xml":
+			if failList {
+				http.Error(w, "no", http.StatusInternalServerError)
+				return
+			}
+			fmt.Fprint(w, `<?xml version="1.0"?><urlset `+ns+`><rs:ln rel="up" href="`+base+`cap.xml"/><rs:md capability="resourcelist" at="2026-01-01T00:00:00Z"/>`+
+				`<url><loc>`+base+`a.txt?t=`+tok+`</loc></url></urlset>`)
+		default:
+			http.NotFound(w, r)
+		}
+	})}}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return base
+}
+
+// TestTokenNeverShown: Sources that echo their bearer token into the URLs
+// they publish (a resource that fails, a Resource List that fails after
+// the follower opened the Source): the token appears in no event, no
+// snapshot (status page, status.json) and no Source's page.
+func TestTokenNeverShown(t *testing.T) {
+	const token = "s3cr3t-t0ken-4242"
+	tokFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var events strings.Builder
+	a, _ := testAggregator(t, func(o *Options) {
+		o.Client, o.HubClient = nil, nil // the default client: the one that redacts
+		o.Events = func(e Event) {
+			b, _ := json.Marshal(e)
+			mu.Lock()
+			events.Write(b)
+			events.WriteByte('\n')
+			mu.Unlock()
+		}
+	})
+	a.SetSources([]Source{
+		{ID: "poll", URL: tokenSource(t, false), Dest: "poll", BearerTokenFile: tokFile},
+		{ID: "follow", URL: tokenSource(t, true), Dest: "follow", Follow: true, BearerTokenFile: tokFile},
+	})
+	runAggregator(t, a)
+	waitUntil(t, "a failed run of each", func() bool {
+		return row(a, "poll").Runs >= 1 && row(a, "follow").Runs >= 1
+	})
+	snap, _ := json.Marshal(a.Snapshot())
+	if !strings.Contains(string(snap), "a.txt") || !strings.Contains(string(snap), "rl.xml") {
+		t.Fatalf("the failures do not name the URLs (the test shows nothing): %s", snap)
+	}
+	shown := map[string]string{"snapshot": string(snap)}
+	mu.Lock()
+	shown["events"] = events.String()
+	mu.Unlock()
+	for _, id := range []string{"poll", "follow"} {
+		rec := httptest.NewRecorder()
+		a.Detail(id).ServeHTTP(rec, httptest.NewRequest("GET", "/status.json", nil))
+		shown[id+"'s page"] = rec.Body.String()
+	}
+	for what, s := range shown {
+		if strings.Contains(s, token) {
+			t.Errorf("the token is in the %s:\n%s", what, s)
+		}
 	}
 }

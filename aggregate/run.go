@@ -209,6 +209,11 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 	} else {
 		run.State = aggstore.StateFailed
 		run.Reason, run.Error = res.Reason, errText(res)
+		if st.redact != nil {
+			// Every path (a follower's catch-ups, a failed resource's
+			// URL in the note): a Source can echo its token into URLs.
+			run.Error = st.redact(run.Error)
+		}
 		next.Failures++
 		next.Next = end.Add(a.backoff(st.src, next.Failures))
 	}
@@ -332,6 +337,9 @@ func (a *Aggregator) client(st *srcState) (*http.Client, func(string) string, er
 		return nil, nil, err
 	}
 	auth.Source(st.src.URL)
+	a.mu.Lock()
+	st.redact = auth.Redact
+	a.mu.Unlock()
 	hc, err := auth.Client(&http.Client{Transport: defaultTransport(a.opt.SourceWorkers)})
 	return hc, auth.Redact, err
 }
