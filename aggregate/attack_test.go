@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/aggregate/aggstore"
 	"github.com/resourcesync-go/resourcesync/aggregate/aggstore/boltstore"
 	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 )
@@ -270,5 +271,51 @@ func TestTokenNeverShown(t *testing.T) {
 		if strings.Contains(s, token) {
 			t.Errorf("the token is in the %s:\n%s", what, s)
 		}
+	}
+}
+
+// countingStore counts StartRun calls on a real store.
+type countingStore struct {
+	aggstore.Store
+	starts atomic.Int64
+}
+
+func (s *countingStore) StartRun(ctx context.Context, r aggstore.Run) (int64, error) {
+	s.starts.Add(1)
+	return s.Store.StartRun(ctx, r)
+}
+
+// TestLeaseTakenBetweenRounds: another node takes a Source's lease (this
+// node's expired: a pause, a store outage) between two lease rounds. The
+// next run's StartRun says ErrNotHolder; the Source stops here at once
+// instead of trying again and again until the next lease round.
+func TestLeaseTakenBetweenRounds(t *testing.T) {
+	var skew atomic.Int64
+	clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	bs, err := boltstore.Open(filepath.Join(t.TempDir(), "agg.db"), &boltstore.Options{NoSync: true, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := &countingStore{Store: bs}
+	a, starts := testAggregator(t, func(o *Options) {
+		o.Store.Close()
+		o.Store, o.LeaseTTL, o.Interval = cs, time.Minute, 50*time.Millisecond
+	})
+	a.SetSources([]Source{{ID: "one", URL: staticSource(t, ""), Dest: "one"}})
+	runAggregator(t, a)
+	waitUntil(t, "a run", func() bool { return starts("one") >= 1 })
+	// This node's lease expires (the store's clock jumps) and another
+	// node takes the Source.
+	skew.Store(int64(10 * time.Minute))
+	if ok, err := bs.Claim(context.Background(), "other", "one", time.Hour); err != nil || !ok {
+		t.Fatalf("other node's claim: %v, %v", ok, err)
+	}
+	before := cs.starts.Load()
+	time.Sleep(500 * time.Millisecond)
+	if n := cs.starts.Load() - before; n > 2 {
+		t.Errorf("%d runs tried within half a second by a node that lost the lease (the next lease round is 20 s away)", n)
+	}
+	if r := row(a, "one"); r.State != StateElsewhere {
+		t.Errorf("state %s, want %s", r.State, StateElsewhere)
 	}
 }

@@ -152,7 +152,9 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 		a.mu.Lock()
 		st.running = false
 		if errors.Is(err, aggstore.ErrNotHolder) {
-			st.held = false
+			// Another node took it between two lease rounds: stop here
+			// now (hold would try again at once, and again).
+			a.notHeldLocked(st)
 		} else {
 			st.reason, st.lastErr = ReasonState, err.Error()
 			st.sched.Next = a.opt.Now().Add(a.backoff(st.src, st.sched.Failures+1))
@@ -254,7 +256,7 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 		st.reason, st.lastErr = ReasonState, "run history: "+ferr.Error()
 		st.sched.Next = end.Add(a.backoff(st.src, st.sched.Failures+1))
 		if errors.Is(ferr, aggstore.ErrNotRunning) {
-			st.held = false
+			a.notHeldLocked(st)
 		}
 	}
 	a.mu.Unlock()
