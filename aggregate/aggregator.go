@@ -275,11 +275,9 @@ func (a *Aggregator) startLocked(st *srcState, after chan struct{}) {
 		defer a.wg.Done()
 		defer close(st.done)
 		if after != nil {
-			select {
-			case <-after:
-			case <-ctx.Done():
-				return
-			}
+			// Even when stopped meanwhile: done (a newer loop's after)
+			// must not close before the previous loop released DEST.
+			<-after
 		}
 		a.loop(ctx, st)
 	}()

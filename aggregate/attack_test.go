@@ -319,3 +319,68 @@ func TestLeaseTakenBetweenRounds(t *testing.T) {
 		t.Errorf("state %s, want %s", r.State, StateElsewhere)
 	}
 }
+
+// slowFinishStore holds every FinishRun until release is closed.
+type slowFinishStore struct {
+	aggstore.Store
+	release chan struct{}
+	waiting atomic.Int64
+}
+
+func (s *slowFinishStore) FinishRun(ctx context.Context, r aggstore.Run, next aggstore.Schedule) error {
+	s.waiting.Add(1)
+	<-s.release
+	return s.Store.FinishRun(ctx, r, next)
+}
+
+// TestChangedTwiceWhileEnding: a Source's line changes twice while its
+// old loop is still ending a run (recording it). The newest loop starts
+// only after the oldest released DEST (the middle one, stopped before it
+// began, must not let it through), and the interrupted run says why.
+func TestChangedTwiceWhileEnding(t *testing.T) {
+	// A Source whose Resource List never comes: the run hangs until
+	// it is cancelled.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	})}}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	var fs *slowFinishStore
+	a, starts := testAggregator(t, func(o *Options) {
+		fs = &slowFinishStore{Store: o.Store, release: make(chan struct{})}
+		o.Store = fs
+	})
+	released := false
+	t.Cleanup(func() {
+		if !released {
+			close(fs.release)
+		}
+	})
+	s := Source{ID: "one", URL: "http://" + ln.Addr().String() + "/", Dest: "one", Interval: time.Hour}
+	a.SetSources([]Source{s})
+	runAggregator(t, a)
+	waitUntil(t, "the first run", func() bool { return starts("one") == 1 })
+	s.Interval = 2 * time.Hour
+	a.SetSources([]Source{s}) // the run is cancelled, its loop records it
+	waitUntil(t, "the old loop recording its run", func() bool { return fs.waiting.Load() == 1 })
+	s.Interval = 3 * time.Hour
+	a.SetSources([]Source{s})
+	time.Sleep(300 * time.Millisecond)
+	if n := starts("one"); n != 1 {
+		t.Errorf("%d runs started while the first loop still held DEST, want 1", n)
+	}
+	close(fs.release)
+	released = true
+	waitUntil(t, "the newest loop's run", func() bool { return starts("one") == 2 })
+	runs, err := fs.Runs(context.Background(), "one", 0)
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("runs %+v, %v", runs, err)
+	}
+	if first := runs[1]; !strings.Contains(first.Error, "changed or removed") {
+		t.Errorf("the interrupted run's error %q, want it to say the line was changed or removed", first.Error)
+	}
+}

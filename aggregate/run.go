@@ -189,11 +189,16 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 		a.mu.Lock()
 		st.running, st.cancelRun = false, nil
 		stopping := a.ctx.Err() != nil
+		why := "interrupted: this node lost the Source's lease"
+		if a.srcs[st.src.ID] != st {
+			why = "interrupted: the Source's line was changed or removed"
+		}
+		sched := st.sched
 		a.mu.Unlock()
 		if !stopping {
-			run.End, run.State, run.Reason, run.Error = end, aggstore.StateFailed, ReasonState, "interrupted: this node lost the Source's lease"
+			run.End, run.State, run.Reason, run.Error = end, aggstore.StateFailed, ReasonState, why
 			fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Second)
-			a.opt.Store.FinishRun(fctx, run, st.sched)
+			a.opt.Store.FinishRun(fctx, run, sched)
 			fcancel()
 		}
 		return rep, res.Err
