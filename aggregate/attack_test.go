@@ -18,6 +18,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/aggregate/aggstore"
 	"github.com/resourcesync-go/resourcesync/aggregate/aggstore/boltstore"
+	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 )
 
@@ -382,5 +383,50 @@ func TestChangedTwiceWhileEnding(t *testing.T) {
 	}
 	if first := runs[1]; !strings.Contains(first.Error, "changed or removed") {
 		t.Errorf("the interrupted run's error %q, want it to say the line was changed or removed", first.Error)
+	}
+}
+
+// TestCatchupNotStarvedByPolls: a follower's catch-up (a gap, a
+// subscription) asks for a worker now, though its Source's next poll is
+// an hour away; with every worker busy, polls that became due after it
+// asked do not go first.
+func TestCatchupNotStarvedByPolls(t *testing.T) {
+	a, _ := testAggregator(t, func(o *Options) { o.Workers = 1 })
+	defer a.opt.Store.Close()
+	ctx := context.Background()
+	for _, id := range []string{"follower", "poller"} {
+		if ok, err := a.opt.Store.Claim(ctx, a.opt.Node, id, time.Hour); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+	}
+	now := time.Now()
+	follower := a.newState(Source{ID: "follower", URL: "http://127.0.0.1:1/", Dest: "follower"})
+	follower.sched.Next = now.Add(time.Hour) // its next poll
+	poller := a.newState(Source{ID: "poller", URL: "http://127.0.0.2:1/", Dest: "poller"})
+	release, err := a.slots.acquire(ctx, "busy", time.Time{}) // every worker busy
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var order []string
+	ran := func(id string) func(context.Context) (*destination.Report, error) {
+		return func(context.Context) (*destination.Report, error) {
+			mu.Lock()
+			order = append(order, id)
+			mu.Unlock()
+			return &destination.Report{}, nil
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); a.runOnce(ctx, follower, "gap in notifications", ran("follower")) }()
+	waitUntil(t, "the catch-up queued", func() bool { _, w := a.slots.load(); return w == 1 })
+	poller.sched.Next = time.Now() // due after the catch-up asked
+	go func() { defer wg.Done(); a.runOnce(ctx, poller, "poll", ran("poller")) }()
+	waitUntil(t, "the poll queued", func() bool { _, w := a.slots.load(); return w == 2 })
+	release()
+	wg.Wait()
+	if strings.Join(order, ",") != "follower,poller" {
+		t.Errorf("order %v: the catch-up waited for a poll due after it", order)
 	}
 }

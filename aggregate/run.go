@@ -114,6 +114,12 @@ func (a *Aggregator) hold(hctx context.Context, st *srcState) {
 func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do func(context.Context) (*destination.Report, error)) (*destination.Report, error) {
 	a.mu.Lock()
 	due := st.sched.Next
+	if now := a.opt.Now(); due.After(now) {
+		// Asked before its schedule (a follower's catch-up, whose next
+		// poll is an interval away): due now, not after every poll that
+		// falls due meanwhile.
+		due = now
+	}
 	st.queued = true
 	a.mu.Unlock()
 	var release func()
