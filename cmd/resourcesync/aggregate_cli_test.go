@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/aggregate"
+	"github.com/resourcesync-go/resourcesync/aggregate/aggstore/boltstore"
 	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 )
 
@@ -184,5 +186,45 @@ func TestAggregateReload(t *testing.T) {
 
 	if code := stop(); code != 0 {
 		t.Errorf("exit %d after Ctrl-C, want 0:\n%s", code, out)
+	}
+}
+
+// TestAggregateOnceSharedStore: aggregate --once on a store shared with
+// another node that holds one of the two Sources: this node runs the
+// other and exits 0 (the Source another node runs is not this run's
+// failure); the held one's mirror is left alone.
+func TestAggregateOnceSharedStore(t *testing.T) {
+	aggCLILoopbackOnly(t)
+	dir1, dir2 := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(dir1, "a.txt"), []byte("one"), 0o644)
+	os.WriteFile(filepath.Join(dir2, "b.txt"), []byte("two"), 0o644)
+	src1, _ := serveDir(t, dir1)
+	src2, _ := serveDir(t, dir2)
+	root := t.TempDir()
+	sources := filepath.Join(t.TempDir(), "sources.txt")
+	writeSources(t, sources, src1+" one\n"+src2+" two\n")
+	// Node "other" is alive and holds Source two.
+	os.MkdirAll(filepath.Join(root, ".aggregate"), 0o755)
+	bs, err := boltstore.Open(filepath.Join(root, ".aggregate", "aggregate.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := bs.Heartbeat(ctx, "other", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := bs.Claim(ctx, "other", "two", time.Hour); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	bs.Close()
+	code, out, errOut := runCLI(t, "aggregate", "--once", "--node", "me", "--sources", sources, "--root", root)
+	if code != 0 {
+		t.Errorf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "one", "a.txt")); err != nil || string(b) != "one" {
+		t.Errorf("Source one not mirrored: %q, %v\n%s", b, err, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(root, "two", "b.txt")); err == nil {
+		t.Errorf("Source two, held by another node, was synced here too")
 	}
 }
