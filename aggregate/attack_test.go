@@ -430,3 +430,69 @@ func TestCatchupNotStarvedByPolls(t *testing.T) {
 		t.Errorf("order %v: the catch-up waited for a poll due after it", order)
 	}
 }
+
+// TestCallbacksRouting: Callbacks sends a request to the follower of the
+// Source whose key it names and to no other, under CallbackBase's path;
+// odd paths (other keys after "..", encoded slashes, no set, a removed
+// Source, very long) reach no other Source and never panic.
+func TestCallbacksRouting(t *testing.T) {
+	a, _ := testAggregator(t, func(o *Options) { o.CallbackBase = "http://127.0.0.1:1/cb/" })
+	defer a.opt.Store.Close()
+	a.SetSources([]Source{{ID: "a", URL: "http://127.0.0.1:1/", Dest: "a"}, {ID: "b", URL: "http://127.0.0.1:1/", Dest: "b"}})
+	var mu sync.Mutex
+	got := map[string][]string{}
+	for _, id := range []string{"a", "b"} {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/set", func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			got[id] = append(got[id], r.URL.Path)
+			mu.Unlock()
+		})
+		a.mu.Lock()
+		a.srcs[id].mux = mux
+		a.mu.Unlock()
+	}
+	ka, kb := a.srcs["a"].cbKey, a.srcs["b"].cbKey
+	h := a.Callbacks()
+	tests := []struct {
+		path string
+		to   string // the Source reached, "" none
+	}{
+		{"/cb/s/" + ka + "/set", "a"},
+		{"/cb/s/" + kb + "/set", "b"},
+		{"/cb/s/" + ka + "/../" + kb + "/set", ""},
+		{"/cb/s/" + ka + "%2Fset", "a"},
+		{"/cb/s/" + ka + "/", ""},
+		{"/cb/s/" + ka, ""},
+		{"/cb/s//set", ""},
+		{"//cb/s/" + kb + "/set", ""},
+		{"/cb/s/" + strings.Repeat("k", 1<<16) + "/set", ""},
+		{"/cb/s/nokey/set", ""},
+	}
+	for _, tc := range tests {
+		mu.Lock()
+		clear(got)
+		mu.Unlock()
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", "http://127.0.0.1:1/", strings.NewReader("x"))
+		req.URL, _ = url.Parse("http://127.0.0.1:1" + tc.path)
+		req.RequestURI = tc.path
+		h.ServeHTTP(rec, req)
+		mu.Lock()
+		for id := range got {
+			if id != tc.to {
+				t.Errorf("%.80s reached Source %s, want %q", tc.path, id, tc.to)
+			}
+		}
+		if tc.to != "" && len(got[tc.to]) != 1 {
+			t.Errorf("%.80s: did not reach Source %s (%d)", tc.path, tc.to, rec.Code)
+		}
+		mu.Unlock()
+	}
+	a.SetSources([]Source{{ID: "b", URL: "http://127.0.0.1:1/", Dest: "b"}})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", "/cb/s/"+ka+"/set", strings.NewReader("x")))
+	if rec.Code != http.StatusNotFound {
+		t.Errorf("a removed Source's callback: %d, want 404", rec.Code)
+	}
+}
