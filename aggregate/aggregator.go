@@ -184,8 +184,14 @@ func (a *Aggregator) SetSources(ss []Source) {
 		if !ok {
 			delete(a.srcs, id)
 			a.emit(Event{Source: id, Event: ev(EventSourceRemoved, "removed from the sources; its mirror stays")})
-			if a.ctx != nil {
-				go a.forget(id, st.done)
+			if a.ctx != nil && a.ctx.Err() == nil && st.done != nil {
+				// In wg: Run returns after it (the store is still
+				// open); Add is safe here, see Run's barrier.
+				a.wg.Add(1)
+				go func(id string, done chan struct{}) {
+					defer a.wg.Done()
+					a.forget(id, done)
+				}(id, st.done)
 			}
 		} else {
 			// Changed: a new loop with the new options, after the old

@@ -496,3 +496,50 @@ func TestCallbacksRouting(t *testing.T) {
 		t.Errorf("a removed Source's callback: %d, want 404", rec.Code)
 	}
 }
+
+// slowForgetStore takes its time to forget a Source.
+type slowForgetStore struct {
+	aggstore.Store
+	forgot atomic.Bool
+}
+
+func (s *slowForgetStore) Forget(ctx context.Context, source string) error {
+	time.Sleep(300 * time.Millisecond)
+	err := s.Store.Forget(ctx, source)
+	s.forgot.Store(true)
+	return err
+}
+
+// TestRemovedThenStopped: a Source removed just before the aggregator
+// stops is forgotten (its schedule and lease) before Run returns, while
+// the store is still open (the command closes it right after).
+func TestRemovedThenStopped(t *testing.T) {
+	var fs *slowForgetStore
+	a, _ := testAggregator(t, func(o *Options) {
+		fs = &slowForgetStore{Store: o.Store}
+		o.Store = fs
+	})
+	defer fs.Close()
+	a.SetSources([]Source{{ID: "one", URL: staticSource(t, ""), Dest: "one"}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	waitUntil(t, "a run", func() bool { return row(a, "one").Runs == 1 })
+	a.SetSources(nil)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !fs.forgot.Load() {
+		t.Errorf("Run returned before the removed Source was forgotten")
+	}
+	scheds, err := fs.Schedules(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range scheds {
+		if s.Source == "one" {
+			t.Errorf("the removed Source's schedule is still in the store: %+v", s)
+		}
+	}
+}
