@@ -166,6 +166,14 @@ func New(opt Options) (*Aggregator, error) {
 // ones are scheduled, removed ones stop (their mirrors stay), changed
 // ones restart with their new options (their totals kept).
 func (a *Aggregator) SetSources(ss []Source) {
+	// The events go out after a.mu is released: Options.Events may
+	// call back (Snapshot) or block on its output.
+	for _, e := range a.setSources(ss) {
+		a.emit(e)
+	}
+}
+
+func (a *Aggregator) setSources(ss []Source) (evs []Event) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.loadErr = ""
@@ -183,7 +191,7 @@ func (a *Aggregator) SetSources(ss []Source) {
 		a.stopLocked(st)
 		if !ok {
 			delete(a.srcs, id)
-			a.emit(Event{Source: id, Event: ev(EventSourceRemoved, "removed from the sources; its mirror stays")})
+			evs = append(evs, Event{Source: id, Event: ev(EventSourceRemoved, "removed from the sources; its mirror stays")})
 			if a.ctx != nil && a.ctx.Err() == nil && st.done != nil {
 				// In wg: Run returns after it (the store is still
 				// open); Add is safe here, see Run's barrier.
@@ -209,10 +217,11 @@ func (a *Aggregator) SetSources(ss []Source) {
 		st := a.newState(s)
 		a.srcs[s.ID] = st
 		if a.ctx != nil { // a reload, not the start
-			a.emit(Event{Source: s.ID, Event: ev(EventSourceAdded, s.URL)})
+			evs = append(evs, Event{Source: s.ID, Event: ev(EventSourceAdded, s.URL)})
 		}
 		a.startLocked(st, a.ending[s.ID])
 	}
+	return evs
 }
 
 // sameSource compares two lines but for where they are.

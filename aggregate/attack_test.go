@@ -543,3 +543,35 @@ func TestRemovedThenStopped(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsMayCallBack: Options.Events may call the Aggregator back (a
+// report written on every Source added or removed): a reload does not
+// deadlock.
+func TestEventsMayCallBack(t *testing.T) {
+	var a *Aggregator
+	var seen atomic.Int64
+	a, _ = testAggregator(t, func(o *Options) {
+		o.Events = func(e Event) {
+			if e.Kind == EventSourceAdded || e.Kind == EventSourceRemoved {
+				a.Snapshot()
+				seen.Add(1)
+			}
+		}
+	})
+	base := staticSource(t, "")
+	a.SetSources([]Source{{ID: "one", URL: base, Dest: "one"}})
+	runAggregator(t, a)
+	done := make(chan struct{})
+	go func() {
+		a.SetSources([]Source{{ID: "two", URL: base, Dest: "two"}})
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("SetSources deadlocked with an Events callback that calls Snapshot")
+	}
+	if n := seen.Load(); n != 2 {
+		t.Errorf("%d added/removed events, want 2", n)
+	}
+}
