@@ -575,3 +575,27 @@ func TestEventsMayCallBack(t *testing.T) {
 		t.Errorf("%d added/removed events, want 2", n)
 	}
 }
+
+// TestFollowSourceDown: a --follow Source that is down at the start: the
+// failed open is one failed run (unreachable), the Source is in backoff
+// (5 s first), not opened again and again.
+func TestFollowSourceDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + ln.Addr().String() + "/"
+	ln.Close()
+	a, starts := testAggregator(t, nil)
+	a.SetSources([]Source{{ID: "down", URL: down, Dest: "down", Follow: true}})
+	runAggregator(t, a)
+	waitUntil(t, "the failed open", func() bool { return row(a, "down").Runs == 1 })
+	time.Sleep(500 * time.Millisecond)
+	r := row(a, "down")
+	if n := starts("down"); n != 1 || r.State != StateBackoff || r.Reason != ReasonUnreachable || r.Failures != 1 {
+		t.Errorf("%d runs; state %s, reason %s, %d failures; want 1 run, backoff, unreachable, 1", n, r.State, r.Reason, r.Failures)
+	}
+	if wait := r.Next.Sub(r.LastEnd); wait < 4*time.Second || wait > 6*time.Second {
+		t.Errorf("next try %s after the failure, want the first backoff (5 s)", wait)
+	}
+}

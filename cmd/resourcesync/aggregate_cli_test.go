@@ -56,6 +56,7 @@ func TestAggregateExitCodes(t *testing.T) {
 	downFile := file("down.txt", good+" one\n"+down+" two\n")
 	badFile := file("bad.txt", good+" one --no-such-option\n")
 	dupFile := file("dup.txt", good+" one\n"+good+" one\n")
+	followFile := file("follow.txt", good+" one --follow\n")
 	tests := []struct {
 		name string
 		args []string
@@ -76,6 +77,7 @@ func TestAggregateExitCodes(t *testing.T) {
 		{"bad store", []string{"aggregate", "--sources", okFile, "--store", "nope://x"}, 2, "--store"},
 		{"once in sync", []string{"aggregate", "--once", "--sources", okFile, "--root", t.TempDir()}, 0, "one: "},
 		{"once with a Source down", []string{"aggregate", "--once", "--sources", downFile, "--root", t.TempDir()}, 1, "two (unreachable)"},
+		{"once with a follow line", []string{"aggregate", "--once", "--sources", followFile, "--root", t.TempDir()}, 0, "one: baseline ok"},
 		{"once json", []string{"aggregate", "--once", "--json", "--sources", okFile, "--root", t.TempDir()}, 0, `"source":"one"`},
 	}
 	for _, tc := range tests {
