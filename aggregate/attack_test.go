@@ -548,8 +548,8 @@ func TestRemovedThenStopped(t *testing.T) {
 // report written on every Source added or removed): a reload does not
 // deadlock.
 func TestEventsMayCallBack(t *testing.T) {
-	var a *Aggregator
 	var seen atomic.Int64
+	var a *Aggregator
 	a, _ = testAggregator(t, func(o *Options) {
 		o.Events = func(e Event) {
 			if e.Kind == EventSourceAdded || e.Kind == EventSourceRemoved {
@@ -561,6 +561,7 @@ func TestEventsMayCallBack(t *testing.T) {
 	base := staticSource(t, "")
 	a.SetSources([]Source{{ID: "one", URL: base, Dest: "one"}})
 	runAggregator(t, a)
+	waitUntil(t, "Run started", func() bool { return row(a, "one").Runs >= 1 })
 	done := make(chan struct{})
 	go func() {
 		a.SetSources([]Source{{ID: "two", URL: base, Dest: "two"}})
