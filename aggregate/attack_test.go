@@ -3,6 +3,7 @@ package aggregate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -598,5 +599,41 @@ func TestFollowSourceDown(t *testing.T) {
 	}
 	if wait := r.Next.Sub(r.LastEnd); wait < 4*time.Second || wait > 6*time.Second {
 		t.Errorf("next try %s after the failure, want the first backoff (5 s)", wait)
+	}
+}
+
+// downStore is a store whose run history cannot be written (a database
+// restarting); StartRun calls are counted.
+type downStore struct {
+	aggstore.Store
+	starts atomic.Int64
+}
+
+func (s *downStore) StartRun(context.Context, aggstore.Run) (int64, error) {
+	s.starts.Add(1)
+	return 0, errors.New("store down")
+}
+
+// TestFollowStoreDown: a --follow Source that cannot be opened while the
+// store cannot record the failure: the Source backs off like a failed run
+// (a follower only starts at once when it has not failed), it is not
+// opened again and again.
+func TestFollowStoreDown(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	var ds *downStore
+	a, _ := testAggregator(t, func(o *Options) {
+		ds = &downStore{Store: o.Store}
+		o.Store = ds
+	})
+	a.SetSources([]Source{{ID: "gone", URL: srv.URL + "/", Dest: "gone", Follow: true}})
+	runAggregator(t, a)
+	waitUntil(t, "a try", func() bool { return ds.starts.Load() >= 1 })
+	time.Sleep(time.Second)
+	if n := ds.starts.Load(); n > 2 {
+		t.Errorf("%d tries within a second, want 1 then the backoff (5 s)", n)
+	}
+	if r := row(a, "gone"); r.Reason != ReasonState || r.State != StateBackoff {
+		t.Errorf("reason %q, state %s; want %s, %s", r.Reason, r.State, ReasonState, StateBackoff)
 	}
 }

@@ -162,8 +162,11 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 			// now (hold would try again at once, and again).
 			a.notHeldLocked(st)
 		} else {
+			// A failure like any other: counted, so that it backs off
+			// (a follower that has not failed would start again at once).
 			st.reason, st.lastErr = ReasonState, err.Error()
-			st.sched.Next = a.opt.Now().Add(a.backoff(st.src, st.sched.Failures+1))
+			st.sched.Failures++
+			st.sched.Next = a.opt.Now().Add(a.backoff(st.src, st.sched.Failures))
 		}
 		a.mu.Unlock()
 		return nil, err
@@ -272,7 +275,8 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 		// Not recorded (the lease went to another node, or the store
 		// failed): not a success here either.
 		st.reason, st.lastErr = ReasonState, "run history: "+ferr.Error()
-		st.sched.Next = end.Add(a.backoff(st.src, st.sched.Failures+1))
+		st.sched.Failures++
+		st.sched.Next = end.Add(a.backoff(st.src, st.sched.Failures))
 		if errors.Is(ferr, aggstore.ErrNotRunning) {
 			a.notHeldLocked(st)
 		}
