@@ -230,3 +230,24 @@ func TestAggregateOnceSharedStore(t *testing.T) {
 		t.Errorf("Source two, held by another node, was synced here too")
 	}
 }
+
+// TestAggregateSIGTERM: the real process, stopped by SIGTERM after its
+// Source is mirrored, exits 0 (as sync --follow).
+func TestAggregateSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one"), 0o644)
+	src, _ := serveDir(t, dir)
+	root := t.TempDir()
+	sources := filepath.Join(t.TempDir(), "sources.txt")
+	writeSources(t, sources, src+" one\n")
+	p := startProc(t, "aggregate", "--sources", sources, "--root", root, "--listen", freeAddr(t))
+	waitFor(t, "Source one mirrored", 15*time.Second, func() bool {
+		b, err := os.ReadFile(filepath.Join(root, "one", "a.txt"))
+		return err == nil && string(b) == "one"
+	})
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	code, ok := p.wait(20 * time.Second)
+	if !ok || code != 0 {
+		t.Errorf("after SIGTERM: exited %v, code %d, want 0:\n%s", ok, code, p.tail())
+	}
+}
