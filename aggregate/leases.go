@@ -153,3 +153,13 @@ func (a *Aggregator) lose(s *srcState) {
 	}
 	a.emit(Event{Source: s.src.ID, Event: ev(EventLease, "lost by "+a.opt.Node)})
 }
+
+// notHeldLocked stops s here when the store says another node holds it
+// (as lose, from a run); a.mu is held. The next lease round claims it
+// again if it is free.
+func (a *Aggregator) notHeldLocked(s *srcState) {
+	s.held = false
+	if s.cancelHold != nil {
+		s.cancelHold()
+	}
+}
