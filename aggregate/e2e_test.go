@@ -337,8 +337,13 @@ func TestAggregateManySources(t *testing.T) {
 			t.Errorf("%s: delay after the first failure %v, after the last (%d failures) %v: want a backoff beyond the %v poll interval that grows",
 				id, first, schedOf[id].Failures, last, hotPoll)
 		}
-		// It took no more than its slot: while each of its failed runs
-		// held one, the healthy Sources' runs went on beside it.
+		t.Logf("%s: %d runs, backoff %v then %v; healthy hot Sources had at least %d runs", id, len(h), first, last, fewestHot)
+		if id != "faulty/stalled" {
+			continue
+		}
+		// It took no more than its slot: while each of its stalled runs
+		// held one, the healthy Sources' runs went on beside it, more
+		// of them than there are slots (they cycled through the others).
 		for _, r := range failed {
 			beside := 0
 			for _, o := range all {
@@ -346,10 +351,9 @@ func TestAggregateManySources(t *testing.T) {
 					beside++
 				}
 			}
-			if beside == 0 {
-				t.Errorf("%s: no healthy run started and ended during its run %d (%v to %v)", id, r.ID, r.Start, r.End)
+			if beside < workers {
+				t.Errorf("%s: only %d healthy runs started and ended during its run %d (%v to %v)", id, beside, r.ID, r.Start, r.End)
 			}
 		}
-		t.Logf("%s: %d runs, backoff %v then %v; healthy hot Sources had at least %d runs", id, len(h), first, last, fewestHot)
 	}
 }
