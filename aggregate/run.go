@@ -114,6 +114,13 @@ func (a *Aggregator) hold(hctx context.Context, st *srcState) {
 func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do func(context.Context) (*destination.Report, error)) (*destination.Report, error) {
 	a.mu.Lock()
 	due := st.sched.Next
+	if do != nil {
+		// A follower's run (its catch-up, a poll of its own, an open
+		// that failed) is due now: st.sched.Next is its next poll, in
+		// the future, and would put it behind every polled Source for
+		// as long as the slots are busy.
+		due = a.opt.Now()
+	}
 	st.queued = true
 	a.mu.Unlock()
 	var release func()
