@@ -191,7 +191,9 @@ func TestAggregateManySources(t *testing.T) {
 				switch d := treeDiff(tree(t, s.dir, false), tree(t, filepath.Join(root, s.name), true)); {
 				case d != "":
 					behind = append(behind, s.name+": "+d)
-				case r.LastError != "" || r.Succeeded == 0:
+				case r.Succeeded == 0:
+					behind = append(behind, fmt.Sprintf("%s: no run succeeded yet (%s, %d runs)", s.name, r.State, r.Runs))
+				case r.LastError != "":
 					behind = append(behind, fmt.Sprintf("%s: last run failed (%s): %s", s.name, r.Reason, r.LastError))
 				case s.follow && !r.Notifications:
 					behind = append(behind, s.name+": not receiving notifications")
