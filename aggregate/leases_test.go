@@ -53,15 +53,15 @@ func leaseSources(t *testing.T, n int) []Source {
 	return out
 }
 
-// countingStore counts the StartRuns the store refused because the node
+// refusalCountingStore counts the StartRuns the store refused because the node
 // did not hold the lease: a node that keeps trying a Source it gave back
 // shows up here.
-type countingStore struct {
+type refusalCountingStore struct {
 	aggstore.Store
 	notHolder atomic.Int64
 }
 
-func (c *countingStore) StartRun(ctx context.Context, r aggstore.Run) (int64, error) {
+func (c *refusalCountingStore) StartRun(ctx context.Context, r aggstore.Run) (int64, error) {
 	id, err := c.Store.StartRun(ctx, r)
 	if errors.Is(err, aggstore.ErrNotHolder) {
 		c.notHolder.Add(1)
@@ -91,7 +91,7 @@ func perNode(h map[string]string) map[string]int {
 	return out
 }
 
-func waitUntil(t *testing.T, what string, d time.Duration, ok func() bool) {
+func waitWithin(t *testing.T, what string, d time.Duration, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !ok() {
@@ -118,13 +118,13 @@ func TestLeasesFairShare(t *testing.T) {
 	const ttl = 6 * time.Second
 	url := pgtest.Database(t)
 	ctx := context.Background()
-	open := func() *countingStore {
+	open := func() *refusalCountingStore {
 		s, err := pgstore.Open(ctx, url, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
-		return &countingStore{Store: s}
+		return &refusalCountingStore{Store: s}
 	}
 	srcs := leaseSources(t, n)
 	root := t.TempDir()
@@ -161,11 +161,11 @@ func TestLeasesFairShare(t *testing.T) {
 	}
 	sa, sb := open(), open()
 	a, stopA := start("a", sa)
-	waitUntil(t, "node a to hold every Source", 10*time.Second, func() bool { return perNode(holders(t, sa))["a"] == n })
+	waitWithin(t, "node a to hold every Source", 10*time.Second, func() bool { return perNode(holders(t, sa))["a"] == n })
 	b, stopB := start("b", sb)
 	// Each takes ceil(10/2) = 5: a gives back idle Sources beyond its
 	// share, b takes them.
-	waitUntil(t, "a split of five and five", 20*time.Second, func() bool {
+	waitWithin(t, "a split of five and five", 20*time.Second, func() bool {
 		p := perNode(holders(t, sa))
 		return p["a"] == n/2 && p["b"] == n/2
 	})
@@ -183,7 +183,7 @@ func TestLeasesFairShare(t *testing.T) {
 		}
 	}
 	// Each Source of b ran on b since the split.
-	waitUntil(t, "every Source to run on its holder", 20*time.Second, func() bool {
+	waitWithin(t, "every Source to run on its holder", 20*time.Second, func() bool {
 		for id, node := range h {
 			rs, err := sa.Runs(ctx, id, 1)
 			if err != nil {
@@ -210,7 +210,7 @@ func TestLeasesFairShare(t *testing.T) {
 	}
 	sort.Slice(expires, func(i, k int) bool { return expires[i].Before(expires[k]) })
 	stopB()
-	waitUntil(t, "a to take b's Sources", 3*ttl, func() bool { return perNode(holders(t, sa))["a"] == n })
+	waitWithin(t, "a to take b's Sources", 3*ttl, func() bool { return perNode(holders(t, sa))["a"] == n })
 	took := time.Now()
 	if len(expires) != n/2 {
 		t.Fatalf("b held %d leases before it stopped", len(expires))
@@ -219,7 +219,7 @@ func TestLeasesFairShare(t *testing.T) {
 		t.Errorf("a took b's Sources at %v, not before b's leases expired (%v): they were not released", took, expires[0])
 	}
 	// And runs them.
-	waitUntil(t, "a to run b's former Sources", 20*time.Second, func() bool {
+	waitWithin(t, "a to run b's former Sources", 20*time.Second, func() bool {
 		for _, s := range srcs {
 			rs, err := sa.Runs(ctx, s.ID, 1)
 			if err != nil {
@@ -307,7 +307,7 @@ func TestLeasesTakeOverSchedule(t *testing.T) {
 		cancel()
 		<-done
 	}()
-	waitUntil(t, "a's first lease round", 10*time.Second, func() bool {
+	waitWithin(t, "a's first lease round", 10*time.Second, func() bool {
 		select {
 		case <-a.firstRound:
 			return true
@@ -320,8 +320,8 @@ func TestLeasesTakeOverSchedule(t *testing.T) {
 	if err := st.PutSchedule(ctx, want); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "a to take the Source", 10*time.Second, func() bool { return holders(t, st)[id] == "a" })
-	waitUntil(t, "a's status to show it held", 5*time.Second, func() bool { return a.Snapshot().Sources[0].State != StateElsewhere })
+	waitWithin(t, "a to take the Source", 10*time.Second, func() bool { return holders(t, st)[id] == "a" })
+	waitWithin(t, "a's status to show it held", 5*time.Second, func() bool { return a.Snapshot().Sources[0].State != StateElsewhere })
 	time.Sleep(500 * time.Millisecond) // a run started at once would be recorded by now
 	row := a.Snapshot().Sources[0]
 	if !row.Next.Equal(want.Next) || !row.LastSuccess.Equal(want.LastSuccess) {
@@ -385,9 +385,9 @@ func TestLeasesFairShareFollowed(t *testing.T) {
 		return k
 	}
 	a := start("a")
-	waitUntil(t, "a to follow every Source", 20*time.Second, func() bool { return following(a) == n })
+	waitWithin(t, "a to follow every Source", 20*time.Second, func() bool { return following(a) == n })
 	b := start("b")
-	waitUntil(t, "a split of the followed Sources", 6*ttl, func() bool {
+	waitWithin(t, "a split of the followed Sources", 6*ttl, func() bool {
 		p := perNode(holders(t, stores[0]))
 		return p["a"] == n/2 && p["b"] == n/2 && following(a) == n/2 && following(b) == n/2
 	})
