@@ -404,7 +404,7 @@ func TestCatchupNotStarvedByPolls(t *testing.T) {
 	follower := a.newState(Source{ID: "follower", URL: "http://127.0.0.1:1/", Dest: "follower"})
 	follower.sched.Next = now.Add(time.Hour) // its next poll
 	poller := a.newState(Source{ID: "poller", URL: "http://127.0.0.2:1/", Dest: "poller"})
-	follower.held, poller.held = true, true // runOnce runs only what this node holds
+	follower.held, poller.held = true, true                   // runOnce runs only what this node holds
 	release, err := a.slots.acquire(ctx, "busy", time.Time{}) // every worker busy
 	if err != nil {
 		t.Fatal(err)

@@ -47,7 +47,7 @@ type Options struct {
 	// report (a notification's: one set). The aggregator uses it to give
 	// each a worker, a deadline and a line in its run history.
 	Around func(ctx context.Context, kind, why string, do func(context.Context) (*destination.Report, error)) (*destination.Report, error)
-	Logger    *slog.Logger
+	Logger *slog.Logger
 }
 
 type follower struct {
