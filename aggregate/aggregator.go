@@ -100,6 +100,10 @@ type srcState struct {
 	wake   chan struct{}
 	cancel context.CancelFunc
 	done   chan struct{}
+	// runMu makes the Source's runs one at a time: a notification
+	// (which takes no slot) waits for a catch-up in progress, so the
+	// run history never shows two runs of one Source at once.
+	runMu sync.Mutex
 
 	held       bool // this node holds the lease
 	running    bool

@@ -35,7 +35,13 @@ func (a *Aggregator) keepLeases(ctx context.Context) {
 func (a *Aggregator) leaseRound(ctx context.Context, ttl time.Duration) {
 	st := a.opt.Store
 	alive, err := st.Heartbeat(ctx, a.opt.Node, ttl)
-	if err != nil || ctx.Err() != nil {
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		// The leases run out unless the store answers again within the
+		// ttl; say so rather than let Sources stop silently.
+		a.emit(Event{Event: ev(EventLease, "heartbeat failed: the store does not answer")}.withError(err))
 		return
 	}
 	nodes := max(1, len(alive))

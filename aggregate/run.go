@@ -150,6 +150,8 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 		release = func() {}
 	}
 	defer release()
+	st.runMu.Lock()
+	defer st.runMu.Unlock()
 	start := a.opt.Now()
 	a.mu.Lock()
 	st.queued, st.running, st.lastStart = false, true, start

@@ -355,6 +355,16 @@ func runAggregator(ctx context.Context, cmd *cli.Command, a *aggregate.Aggregato
 				bad = append(bad, s.ID+" ("+orDefault(s.Reason, "not run")+")")
 			}
 		}
+		if cmd.Bool("json") {
+			// As sync --json: a final summary object.
+			snap := a.Snapshot()
+			json.NewEncoder(cmd.Root().Writer).Encode(struct {
+				Event     string             `json:"event"`
+				OK        bool               `json:"ok"`
+				NotInSync []string           `json:"not_in_sync,omitempty"`
+				Snapshot  aggregate.Snapshot `json:"snapshot"`
+			}{"summary", len(bad) == 0 && ctx.Err() == nil, bad, snap})
+		}
 		if ctx.Err() != nil {
 			return cli.Exit("interrupted; the next run resumes where this one stopped", exitProblems)
 		}

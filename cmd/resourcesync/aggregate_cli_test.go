@@ -102,7 +102,16 @@ func TestAggregateExitCodes(t *testing.T) {
 			t.Fatalf("exit %d:\n%s%s", code, out, errOut)
 		}
 		ends := 0
-		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		var sum struct {
+			Event    string             `json:"event"`
+			OK       bool               `json:"ok"`
+			Snapshot aggregate.Snapshot `json:"snapshot"`
+		}
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil || sum.Event != "summary" || !sum.OK || len(sum.Snapshot.Sources) != 1 {
+			t.Errorf("last line is not an ok summary with the Source: %+v, %v", sum, err)
+		}
+		for _, l := range lines {
 			var e aggregate.Event
 			if err := json.Unmarshal([]byte(l), &e); err != nil {
 				t.Fatalf("not a JSON line: %q: %v", l, err)
