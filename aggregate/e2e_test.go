@@ -38,6 +38,9 @@ import (
 // next poll, so it starved behind polled Sources while the slots were
 // busy (seen under -race).
 func TestAggregateManySources(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test of many real Sources: runs without -short (the race pass)")
+	}
 	const (
 		workers  = 4
 		followed = 14 // notified through their embedded hubs

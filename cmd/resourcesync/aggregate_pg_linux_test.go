@@ -117,6 +117,9 @@ type aggPGNode struct {
 //  5. after a change at every Source made after the kill, every mirror
 //     equals its Source byte for byte.
 func TestAggregatePostgresTwoNodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test of many real Sources: runs without -short (the race pass)")
+	}
 	pgtest.Skip(t)
 	const (
 		n     = 12
