@@ -61,6 +61,9 @@ type Options struct {
 	GraphStore graphstore.Store
 	// Events, if set, receives every event (safe for concurrent use).
 	Events func(Event)
+	// KeepRuns bounds each Source's run history (default 1000): older
+	// finished runs are pruned as new ones end.
+	KeepRuns int
 	// Once runs each Source once (a --follow line: one poll) and makes
 	// Run return when all have run (resourcesync aggregate --once, for
 	// cron); with a shared store, only the Sources this node gets.
@@ -151,6 +154,9 @@ func New(opt Options) (*Aggregator, error) {
 	}
 	if opt.Now == nil {
 		opt.Now = time.Now
+	}
+	if opt.KeepRuns <= 0 {
+		opt.KeepRuns = 1000
 	}
 	if opt.CallbackBase != "" && !strings.HasSuffix(opt.CallbackBase, "/") {
 		opt.CallbackBase += "/"

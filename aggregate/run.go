@@ -220,6 +220,13 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 	a.mu.Unlock()
 	fctx, fcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	ferr := a.opt.Store.FinishRun(fctx, run, next)
+	a.mu.Lock()
+	prune := (st.runs+1)%100 == 0
+	a.mu.Unlock()
+	if ferr == nil && prune {
+		// Now and then, not every run: the history stays bounded.
+		a.opt.Store.PruneRuns(fctx, st.src.ID, a.opt.KeepRuns)
+	}
 	fcancel()
 	a.mu.Lock()
 	st.running, st.cancelRun = false, nil

@@ -116,6 +116,11 @@ type Store interface {
 	InterruptRuns(ctx context.Context, node string, now time.Time) (int, error)
 	// Runs returns source's runs, newest first, at most limit (0: all).
 	Runs(ctx context.Context, source string, limit int) ([]Run, error)
+	// PruneRuns deletes source's finished runs (ok, failed, interrupted)
+	// but the newest keep of all its runs, so that the history of a
+	// Source followed for years stays bounded; running runs stay. It
+	// returns how many were deleted.
+	PruneRuns(ctx context.Context, source string, keep int) (int, error)
 
 	// PutSchedule writes s (insert or replace by s.Source).
 	PutSchedule(ctx context.Context, s Schedule) error

@@ -10,7 +10,7 @@ import (
 )
 
 // logFileCommands are the long-running commands that take --log-file.
-var logFileCommands = [][]string{{"sync"}, {"serve"}, {"hub"}, {"sdshare", "serve"}, {"sdshare", "sync"}, {"simulate"}}
+var logFileCommands = [][]string{{"sync"}, {"aggregate"}, {"serve"}, {"hub"}, {"sdshare", "serve"}, {"sdshare", "sync"}, {"simulate"}}
 
 // attach adds --log-file to logFileCommands.
 func (l *logFile) attach(app *cli.Command) {

@@ -171,6 +171,7 @@ var cases = []struct {
 	{"FinishRunOnce", testFinishRunOnce},
 	{"InterruptRuns", testInterruptRuns},
 	{"RunsNewestFirst", testRunsNewestFirst},
+	{"PruneRuns", testPruneRuns},
 	{"Schedules", testSchedules},
 	{"Heartbeat", testHeartbeat},
 }
@@ -600,4 +601,36 @@ func testTakeoverRace(t *testing.T, a, b aggstore.Store) {
 	if got := leasesOf(t, a); got["s"] != "B" {
 		t.Fatalf("leases %v", got)
 	}
+}
+
+func testPruneRuns(t *testing.T, a, b aggstore.Store) {
+	ctx := context.Background()
+	must(a.Claim(ctx, "A", "s", time.Minute))(t)
+	must(a.Claim(ctx, "A", "o", time.Minute))(t)
+	var ids []int64
+	for i := range 8 {
+		id := must(a.StartRun(ctx, run("s", "A")))(t)
+		ids = append(ids, id)
+		if i != 1 { // run 1 stays running
+			ok(t, a.FinishRun(ctx, aggstore.Run{ID: id, State: aggstore.StateOK}, aggstore.Schedule{Source: "s"}))
+		}
+		must(a.StartRun(ctx, run("o", "A")))(t)
+	}
+	n := must(b.PruneRuns(ctx, "s", 3))(t)
+	// Kept: the newest 3 (ids 5, 6, 7) and the running one (1).
+	want := []int64{ids[7], ids[6], ids[5], ids[1]}
+	if got := idsOf(must(a.Runs(ctx, "s", 0))(t)); !slices.Equal(got, want) || n != 4 {
+		t.Fatalf("after pruning to 3: runs %v (deleted %d), want %v (deleted 4)", got, n, want)
+	}
+	if got := must(a.Runs(ctx, "o", 0))(t); len(got) != 8 {
+		t.Fatalf("pruning s deleted runs of o: %d left", len(got))
+	}
+	if n := must(b.PruneRuns(ctx, "s", 3))(t); n != 0 {
+		t.Fatalf("pruning again deleted %d", n)
+	}
+	if n := must(b.PruneRuns(ctx, "none", 3))(t); n != 0 {
+		t.Fatalf("pruning an unknown source deleted %d", n)
+	}
+	// The running run still finishes once.
+	ok(t, a.FinishRun(ctx, aggstore.Run{ID: ids[1], State: aggstore.StateFailed}, aggstore.Schedule{Source: "s"}))
 }

@@ -504,3 +504,35 @@ func (s *Store) Forget(ctx context.Context, source string) error {
 		return tx.Bucket(bLeases).Delete([]byte(source))
 	})
 }
+
+// PruneRuns implements aggstore.Store.
+func (s *Store) PruneRuns(ctx context.Context, source string, keep int) (int, error) {
+	n := 0
+	err := s.do(ctx, true, func(tx *bbolt.Tx) error {
+		idx := tx.Bucket(bBySource).Bucket([]byte(source))
+		if idx == nil {
+			return nil
+		}
+		var drop [][]byte
+		seen := 0
+		c := idx.Cursor()
+		for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
+			seen++
+			if seen <= keep || tx.Bucket(bRunning).Get(k) != nil {
+				continue
+			}
+			drop = append(drop, slices.Clone(k))
+		}
+		for _, k := range drop {
+			if err := idx.Delete(k); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bRuns).Delete(k); err != nil {
+				return err
+			}
+		}
+		n = len(drop)
+		return nil
+	})
+	return n, err
+}

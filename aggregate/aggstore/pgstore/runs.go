@@ -196,3 +196,22 @@ func (s *Store) Forget(ctx context.Context, source string) error {
 		return err
 	})
 }
+
+// PruneRuns implements aggstore.Store.
+func (s *Store) PruneRuns(ctx context.Context, source string, keep int) (int, error) {
+	var n int64
+	err := s.tx(ctx, "prune runs", func(tx pgx.Tx) error {
+		if keep <= 0 {
+			tag, err := tx.Exec(ctx, `DELETE FROM aggregate_runs WHERE source = $1 AND state <> $2`, source, aggstore.StateRunning)
+			n = tag.RowsAffected()
+			return err
+		}
+		tag, err := tx.Exec(ctx, `
+DELETE FROM aggregate_runs WHERE source = $1 AND state <> $3 AND id < coalesce(
+	(SELECT id FROM aggregate_runs WHERE source = $1 ORDER BY id DESC OFFSET $2 - 1 LIMIT 1), 0)`,
+			source, keep, aggstore.StateRunning)
+		n = tag.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
