@@ -147,7 +147,11 @@ func main() {
 	res, err := Bench(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "aggbench:", err)
-		os.Exit(1)
+		if res == nil {
+			os.Exit(1)
+		}
+		// What was measured is still reported (a goal missed shows).
+		defer os.Exit(1)
 	}
 	if *asJSON {
 		json.NewEncoder(os.Stdout).Encode(res)
@@ -299,10 +303,10 @@ func Bench(ctx context.Context, cfg Config) (*Result, error) {
 
 	if cfg.Changes > 0 {
 		lag, err := b.lag(ctx, mirror)
+		res.Lag = lag
 		if err != nil {
 			return res, fmt.Errorf("lag: %w", err)
 		}
-		res.Lag = lag
 	}
 	return res, nil
 }
@@ -422,12 +426,26 @@ func (b *bench) startSources(ctx context.Context, watch bool) error {
 		s.stop()
 	}
 	b.servers = make([]*server, b.cfg.Sources)
-	for len(b.addrs) < b.cfg.Sources {
-		a, err := freePort()
-		if err != nil {
-			return err
+	if b.addrs == nil {
+		// Held open together, so that no two Sources get the same port.
+		var lns []net.Listener
+		defer func() {
+			for _, ln := range lns {
+				ln.Close()
+			}
+		}()
+		for range b.cfg.Sources {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				return err
+			}
+			lns = append(lns, ln)
+			b.addrs = append(b.addrs, ln.Addr().String())
 		}
-		b.addrs = append(b.addrs, a)
+		for _, ln := range lns {
+			ln.Close()
+		}
+		lns = nil
 	}
 	t := time.Now()
 	var wg sync.WaitGroup
