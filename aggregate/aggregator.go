@@ -100,6 +100,10 @@ type srcState struct {
 	wake   chan struct{}
 	cancel context.CancelFunc
 	done   chan struct{}
+	// runMu makes the Source's runs one at a time: a notification
+	// (which takes no slot) waits for a catch-up in progress, so the
+	// run history never shows two runs of one Source at once.
+	runMu sync.Mutex
 
 	held       bool // this node holds the lease
 	running    bool
@@ -121,6 +125,9 @@ type srcState struct {
 	mux        http.Handler // the follower's callbacks
 	cancelRun  context.CancelFunc
 	cancelHold context.CancelFunc
+	// redact hides the Source's secrets in what its runs record (set
+	// by client; nil before its first run).
+	redact func(string) string
 }
 
 // New checks opt and makes an Aggregator; Run starts it.
@@ -169,6 +176,14 @@ func New(opt Options) (*Aggregator, error) {
 // ones are scheduled, removed ones stop (their mirrors stay), changed
 // ones restart with their new options (their totals kept).
 func (a *Aggregator) SetSources(ss []Source) {
+	// The events go out after a.mu is released: Options.Events may
+	// call back (Snapshot) or block on its output.
+	for _, e := range a.setSources(ss) {
+		a.emit(e)
+	}
+}
+
+func (a *Aggregator) setSources(ss []Source) (evs []Event) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.loadErr = ""
@@ -179,15 +194,22 @@ func (a *Aggregator) SetSources(ss []Source) {
 	for id, st := range a.srcs {
 		n, ok := want[id]
 		if ok && sameSource(n, st.src) {
-			st.src.Line = n.Line
+			// Only moved in the file: st.src stays as it is (its loop
+			// reads it without a.mu; nothing shows Line).
 			continue
 		}
 		a.stopLocked(st)
 		if !ok {
 			delete(a.srcs, id)
-			a.emit(Event{Source: id, Event: ev(EventSourceRemoved, "removed from the sources; its mirror stays")})
-			if a.ctx != nil {
-				go a.forget(id, st.done)
+			evs = append(evs, Event{Source: id, Event: ev(EventSourceRemoved, "removed from the sources; its mirror stays")})
+			if a.ctx != nil && a.ctx.Err() == nil && st.done != nil {
+				// In wg: Run returns after it (the store is still
+				// open); Add is safe here, see Run's barrier.
+				a.wg.Add(1)
+				go func(id string, done chan struct{}) {
+					defer a.wg.Done()
+					a.forget(id, done)
+				}(id, st.done)
 			}
 		} else {
 			// Changed: a new loop with the new options, after the old
@@ -205,10 +227,11 @@ func (a *Aggregator) SetSources(ss []Source) {
 		st := a.newState(s)
 		a.srcs[s.ID] = st
 		if a.ctx != nil { // a reload, not the start
-			a.emit(Event{Source: s.ID, Event: ev(EventSourceAdded, s.URL)})
+			evs = append(evs, Event{Source: s.ID, Event: ev(EventSourceAdded, s.URL)})
 		}
 		a.startLocked(st, a.ending[s.ID])
 	}
+	return evs
 }
 
 // sameSource compares two lines but for where they are.
@@ -277,11 +300,9 @@ func (a *Aggregator) startLocked(st *srcState, after chan struct{}) {
 		defer a.wg.Done()
 		defer close(st.done)
 		if after != nil {
-			select {
-			case <-after:
-			case <-ctx.Done():
-				return
-			}
+			// Even when stopped meanwhile: done (a newer loop's after)
+			// must not close before the previous loop released DEST.
+			<-after
 		}
 		a.loop(ctx, st)
 	}()
@@ -342,6 +363,10 @@ func (a *Aggregator) Run(ctx context.Context) error {
 	// The runs Ctrl-C or SIGTERM stopped did not end.
 	a.opt.Store.InterruptRuns(rctx, a.opt.Node, a.opt.Now())
 	a.opt.Store.Release(rctx, a.opt.Node)
+	// Leave: a heartbeat that expires at once, so that the other nodes
+	// count one node fewer and take the released Sources at their next
+	// round, not once this node's heartbeat expires (LeaseTTL).
+	a.opt.Store.Heartbeat(rctx, a.opt.Node, time.Nanosecond)
 	return nil
 }
 

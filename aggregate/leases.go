@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"sort"
 	"time"
+
+	"github.com/resourcesync-go/resourcesync/aggregate/aggstore"
 )
 
 // keepLeases heartbeats, renews this node's leases and claims its fair
@@ -33,7 +35,13 @@ func (a *Aggregator) keepLeases(ctx context.Context) {
 func (a *Aggregator) leaseRound(ctx context.Context, ttl time.Duration) {
 	st := a.opt.Store
 	alive, err := st.Heartbeat(ctx, a.opt.Node, ttl)
-	if err != nil || ctx.Err() != nil {
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		// The leases run out unless the store answers again within the
+		// ttl; say so rather than let Sources stop silently.
+		a.emit(Event{Event: ev(EventLease, "heartbeat failed: the store does not answer")}.withError(err))
 		return
 	}
 	nodes := max(1, len(alive))
@@ -69,6 +77,7 @@ func (a *Aggregator) leaseRound(ctx context.Context, ttl time.Duration) {
 		}
 		held++
 	}
+	var taken []cand
 	for _, c := range cs {
 		if c.held || held >= share {
 			continue
@@ -78,8 +87,25 @@ func (a *Aggregator) leaseRound(ctx context.Context, ttl time.Duration) {
 			continue
 		}
 		held++
+		taken = append(taken, c)
+	}
+	// A Source taken from another node goes on from the schedule that
+	// node left in the store (its next run, failures, last success), not
+	// from the copy this node read when it started.
+	scheds := map[string]aggstore.Schedule{}
+	if len(taken) > 0 {
+		if ss, err := st.Schedules(ctx); err == nil {
+			for _, s := range ss {
+				scheds[s.Source] = s
+			}
+		}
+	}
+	for _, c := range taken {
 		a.mu.Lock()
 		c.s.held = true
+		if s, ok := scheds[c.id]; ok {
+			c.s.sched = s
+		}
 		a.mu.Unlock()
 		a.emit(Event{Source: c.id, Event: ev(EventLease, "taken by "+a.opt.Node)})
 		select {
@@ -87,19 +113,37 @@ func (a *Aggregator) leaseRound(ctx context.Context, ttl time.Duration) {
 		default:
 		}
 	}
-	// Beyond the fair share (a node joined): give back idle Sources.
-	for i := len(cs) - 1; i >= 0 && held > share; i-- {
-		c := cs[i]
-		a.mu.Lock()
-		idle := c.s.held && !c.s.running && !c.s.following && !c.s.queued
-		if idle {
-			c.s.held = false
-		}
-		a.mu.Unlock()
-		if idle {
-			st.Release(ctx, a.opt.Node, c.id)
+	// Beyond the fair share (a node joined): give back idle Sources,
+	// polled ones first. A followed Source is always open (following):
+	// between two of its runs its follower is stopped and the lease left
+	// to expire rather than released, so that the follower has the
+	// lease's time to close the mirror and leave the hub before another
+	// node opens them. Without this a node that joins never gets any of
+	// the Sources followed by the nodes already there.
+	for pass := range 2 {
+		for i := len(cs) - 1; i >= 0 && held > share; i-- {
+			c := cs[i]
+			a.mu.Lock()
+			idle := c.s.held && !c.s.running && !c.s.queued && c.s.following == (pass == 1)
+			var cancel context.CancelFunc
+			if idle {
+				c.s.held = false
+				cancel = c.s.cancelHold
+			}
+			a.mu.Unlock()
+			if !idle {
+				continue
+			}
 			held--
-			a.emit(Event{Source: c.id, Event: ev(EventLease, "released by "+a.opt.Node+" (fair share)")})
+			if pass == 0 {
+				st.Release(ctx, a.opt.Node, c.id)
+				a.emit(Event{Source: c.id, Event: ev(EventLease, "released by "+a.opt.Node+" (fair share)")})
+				continue
+			}
+			if cancel != nil {
+				cancel()
+			}
+			a.emit(Event{Source: c.id, Event: ev(EventLease, "given up by "+a.opt.Node+" (fair share): its lease expires")})
 		}
 	}
 }
@@ -114,4 +158,14 @@ func (a *Aggregator) lose(s *srcState) {
 		cancel()
 	}
 	a.emit(Event{Source: s.src.ID, Event: ev(EventLease, "lost by "+a.opt.Node)})
+}
+
+// notHeldLocked stops s here when the store says another node holds it
+// (as lose, from a run); a.mu is held. The next lease round claims it
+// again if it is free.
+func (a *Aggregator) notHeldLocked(s *srcState) {
+	s.held = false
+	if s.cancelHold != nil {
+		s.cancelHold()
+	}
 }

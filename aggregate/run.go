@@ -78,6 +78,12 @@ func (a *Aggregator) hold(hctx context.Context, st *srcState) {
 	for hctx.Err() == nil {
 		following := st.src.Follow && a.opt.CallbackBase != "" && st.src.Kind != KindSDShare
 		a.mu.Lock()
+		if !st.held {
+			// Given back (fair share) or refused by the store: wait in
+			// loop until held again, rather than retry at once.
+			a.mu.Unlock()
+			return
+		}
 		next := st.sched.Next
 		if following && st.sched.Failures == 0 {
 			// A follower starts at once (it catches up first); only a
@@ -113,7 +119,19 @@ func (a *Aggregator) hold(hctx context.Context, st *srcState) {
 // st) under the run's deadline, records the outcome and the next run.
 func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do func(context.Context) (*destination.Report, error)) (*destination.Report, error) {
 	a.mu.Lock()
+	if !st.held {
+		// The lease round gave it back (it only gives back a Source
+		// neither queued nor running): another node may hold it now.
+		a.mu.Unlock()
+		return nil, aggstore.ErrNotHolder
+	}
 	due := st.sched.Next
+	if now := a.opt.Now(); due.After(now) {
+		// Asked before its schedule (a follower's catch-up, whose next
+		// poll is an interval away): due now, not after every poll that
+		// falls due meanwhile.
+		due = now
+	}
 	st.queued = true
 	a.mu.Unlock()
 	var release func()
@@ -132,6 +150,8 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 		release = func() {}
 	}
 	defer release()
+	st.runMu.Lock()
+	defer st.runMu.Unlock()
 	start := a.opt.Now()
 	a.mu.Lock()
 	st.queued, st.running, st.lastStart = false, true, start
@@ -152,10 +172,15 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 		a.mu.Lock()
 		st.running = false
 		if errors.Is(err, aggstore.ErrNotHolder) {
-			st.held = false
+			// Another node took it between two lease rounds: stop here
+			// now (hold would try again at once, and again).
+			a.notHeldLocked(st)
 		} else {
+			// A failure like any other: counted, so that it backs off
+			// (a follower that has not failed would start again at once).
 			st.reason, st.lastErr = ReasonState, err.Error()
-			st.sched.Next = a.opt.Now().Add(a.backoff(st.src, st.sched.Failures+1))
+			st.sched.Failures++
+			st.sched.Next = a.opt.Now().Add(a.backoff(st.src, st.sched.Failures))
 		}
 		a.mu.Unlock()
 		return nil, err
@@ -187,11 +212,16 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 		a.mu.Lock()
 		st.running, st.cancelRun = false, nil
 		stopping := a.ctx.Err() != nil
+		why := "interrupted: this node lost the Source's lease"
+		if a.srcs[st.src.ID] != st {
+			why = "interrupted: the Source's line was changed or removed"
+		}
+		sched := st.sched
 		a.mu.Unlock()
 		if !stopping {
-			run.End, run.State, run.Reason, run.Error = end, aggstore.StateFailed, ReasonState, "interrupted: this node lost the Source's lease"
+			run.End, run.State, run.Reason, run.Error = end, aggstore.StateFailed, ReasonState, why
 			fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Second)
-			a.opt.Store.FinishRun(fctx, run, st.sched)
+			a.opt.Store.FinishRun(fctx, run, sched)
 			fcancel()
 		}
 		return rep, res.Err
@@ -209,6 +239,11 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 	} else {
 		run.State = aggstore.StateFailed
 		run.Reason, run.Error = res.Reason, errText(res)
+		if st.redact != nil {
+			// Every path (a follower's catch-ups, a failed resource's
+			// URL in the note): a Source can echo its token into URLs.
+			run.Error = st.redact(run.Error)
+		}
 		next.Failures++
 		next.Next = end.Add(a.backoff(st.src, next.Failures))
 	}
@@ -254,9 +289,10 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 		// Not recorded (the lease went to another node, or the store
 		// failed): not a success here either.
 		st.reason, st.lastErr = ReasonState, "run history: "+ferr.Error()
-		st.sched.Next = end.Add(a.backoff(st.src, st.sched.Failures+1))
+		st.sched.Failures++
+		st.sched.Next = end.Add(a.backoff(st.src, st.sched.Failures))
 		if errors.Is(ferr, aggstore.ErrNotRunning) {
-			st.held = false
+			a.notHeldLocked(st)
 		}
 	}
 	a.mu.Unlock()
@@ -339,6 +375,9 @@ func (a *Aggregator) client(st *srcState) (*http.Client, func(string) string, er
 		return nil, nil, err
 	}
 	auth.Source(st.src.URL)
+	a.mu.Lock()
+	st.redact = auth.Redact
+	a.mu.Unlock()
 	hc, err := auth.Client(&http.Client{Transport: defaultTransport(a.opt.SourceWorkers)})
 	return hc, auth.Redact, err
 }

@@ -74,7 +74,9 @@ every minute and at exit. --json prints one JSON event per line, each
 tagged with its Source ("source": DEST).
 
 Exit status: 0 stopped by Ctrl-C or SIGTERM (--once: every Source in
-sync); 1 (--once) a Source failed; 2 usage, sources file or state error.`
+sync; with a shared --store, every one this node got); 1 (--once) a
+Source failed, or this node got none; 2 usage, sources file or state
+error.`
 
 func aggregateCommand() *cli.Command {
 	return &cli.Command{
@@ -342,16 +344,40 @@ func runAggregator(ctx context.Context, cmd *cli.Command, a *aggregate.Aggregato
 	}
 	if cmd.Bool("once") {
 		var bad []string
-		for _, s := range a.Snapshot().Sources {
+		srcs := a.Snapshot().Sources
+		elsewhere := 0
+		for _, s := range srcs {
+			if s.State == aggregate.StateElsewhere && s.Runs == 0 {
+				elsewhere++ // another node's (a shared --store): not ours to judge
+				continue
+			}
 			if s.Failures > 0 || s.Runs == 0 {
 				bad = append(bad, s.ID+" ("+orDefault(s.Reason, "not run")+")")
 			}
+		}
+		if cmd.Bool("json") {
+			// As sync --json: a final summary object.
+			snap := a.Snapshot()
+			json.NewEncoder(cmd.Root().Writer).Encode(struct {
+				Event     string             `json:"event"`
+				OK        bool               `json:"ok"`
+				NotInSync []string           `json:"not_in_sync,omitempty"`
+				Snapshot  aggregate.Snapshot `json:"snapshot"`
+			}{"summary", len(bad) == 0 && ctx.Err() == nil, bad, snap})
 		}
 		if ctx.Err() != nil {
 			return cli.Exit("interrupted; the next run resumes where this one stopped", exitProblems)
 		}
 		if len(bad) > 0 {
-			return cli.Exit(fmt.Sprintf("%d of %d Sources not in sync: %s", len(bad), len(a.Snapshot().Sources), strings.Join(bad, ", ")), exitProblems)
+			return cli.Exit(fmt.Sprintf("%d of %d Sources not in sync: %s", len(bad), len(srcs), strings.Join(bad, ", ")), exitProblems)
+		}
+		if elsewhere > 0 && elsewhere == len(srcs) {
+			// Nothing ran here: other nodes hold them all, or the store
+			// could not be reached to claim any.
+			return cli.Exit(fmt.Sprintf("none of the %d Sources was run by node %s (held by other nodes, or the store failed)", len(srcs), a.Snapshot().Node), exitProblems)
+		}
+		if elsewhere > 0 {
+			say("%d Sources left to the other nodes", elsewhere)
 		}
 		return nil
 	}

@@ -61,6 +61,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/resourcesync-go/resourcesync/aggregate"
 	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 	"github.com/resourcesync-go/resourcesync/rs"
@@ -110,6 +111,10 @@ func TestModelChild(t *testing.T) {
 		tr := g.Transport()
 		tr.ResponseHeaderTimeout = 30 * time.Second
 		return &http.Client{Transport: tr}
+	}
+	if os.Getenv("RS_MODEL_AGG_LOOPBACK") == "1" {
+		// TestAggregateModel: its Sources have no credentials.
+		aggregateClient = func(aggregate.Source) (*http.Client, error) { return syncClient(0, 0), nil }
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, append([]string{"resourcesync"}, args...), os.Stdout, os.Stderr)

@@ -47,7 +47,7 @@ type Options struct {
 	// report (a notification's: one set). The aggregator uses it to give
 	// each a worker, a deadline and a line in its run history.
 	Around func(ctx context.Context, kind, why string, do func(context.Context) (*destination.Report, error)) (*destination.Report, error)
-	Logger    *slog.Logger
+	Logger *slog.Logger
 }
 
 type follower struct {
@@ -61,6 +61,9 @@ type follower struct {
 	reported map[string]destination.Event
 	// refusedBy names the sets whose hub refused the subscription.
 	refusedBy map[string]bool
+	// retry: the last catch-up failed (or left failures): the next tick
+	// tries again, whether the hub is up or not.
+	retry bool
 }
 
 // refusalHint says how to get a refused callback accepted.
@@ -127,6 +130,15 @@ func (f *follower) around(ctx context.Context, kind, why string, do func(context
 
 func (f *follower) sync(ctx context.Context, why string) {
 	rep, err := f.around(ctx, "sync", why, f.m.Sync)
+	failed := err != nil
+	if rep != nil {
+		for _, s := range rep.Sets {
+			failed = failed || s.Failed > 0
+		}
+	}
+	f.mu.Lock()
+	f.retry = failed
+	f.mu.Unlock()
 	if err != nil {
 		if ctx.Err() == nil {
 			f.say("catch-up (%s) failed: %v", why, err)
@@ -277,8 +289,12 @@ loop:
 			for _, d := range f.down {
 				anyDown = anyDown || d
 			}
+			retry := f.retry
 			f.mu.Unlock()
-			if anyDown || ticks%10 == 0 {
+			switch {
+			case retry && !anyDown:
+				f.sync(ctx, "retry")
+			case anyDown || ticks%10 == 0:
 				f.sync(ctx, "poll")
 			}
 		}

@@ -102,7 +102,10 @@ func (l *lines) String() string {
 }
 
 // start serves a Source publishing to fh and follows it into a new DEST.
-func start(t *testing.T, fh *flakyHub) *rig {
+func start(t *testing.T, fh *flakyHub) *rig { t.Helper(); return startWith(t, fh, nil) }
+
+// startWith starts a rig whose follow.Options edit changes.
+func startWith(t *testing.T, fh *flakyHub, edit func(*follow.Options)) *rig {
 	t.Helper()
 	r := &rig{dir: t.TempDir(), dest: t.TempDir(), out: &lines{}}
 	os.WriteFile(filepath.Join(r.dir, "first.txt"), []byte("first"), 0o644)
@@ -146,10 +149,12 @@ func start(t *testing.T, fh *flakyHub) *rig {
 	csrv.Start()
 	done := make(chan error, 1)
 	fctx, cancelFollow := context.WithCancel(ctx)
-	go func() {
-		done <- follow.Run(fctx, m, follow.Options{Mux: mux, CallbackBase: "http://" + cln.Addr().String() + "/", Client: c,
-			PollInterval: 200 * time.Millisecond, Say: r.out.say})
-	}()
+	fopt := follow.Options{Mux: mux, CallbackBase: "http://" + cln.Addr().String() + "/", Client: c,
+		PollInterval: 200 * time.Millisecond, Say: r.out.say}
+	if edit != nil {
+		edit(&fopt)
+	}
+	go func() { done <- follow.Run(fctx, m, fopt) }()
 	var once, onceFollow sync.Once
 	r.base = base
 	r.stopFollow = func() {
@@ -330,4 +335,28 @@ func pushUntilNotified(t *testing.T, r *rig, prefix, content string) string {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+}
+
+// TestFailedCatchupRetried: a catch-up that fails while the hub is up is
+// tried again at the next poll interval, not only at the tenth (an
+// aggregator's interval is an hour: ten would leave the mirror behind
+// for ten hours).
+func TestFailedCatchupRetried(t *testing.T) {
+	fh := startHub(t)
+	var syncs atomic.Int32
+	r := startWith(t, fh, func(o *follow.Options) {
+		o.PollInterval = time.Second // the retry must come before the tenth tick
+		o.Around = func(ctx context.Context, kind, why string, do func(context.Context) (*destination.Report, error)) (*destination.Report, error) {
+			if kind == "sync" && syncs.Add(1) <= 2 {
+				return nil, fmt.Errorf("injected failure of catch-up %d (%s)", syncs.Load(), why)
+			}
+			return do(ctx)
+		}
+	})
+	waitLine(t, r, "subscribed to")
+	r.wait(t, "first.txt", "first")
+	if !r.out.has("injected failure") {
+		t.Fatalf("no failed catch-up:\n%s", r.out)
+	}
+	waitLine(t, r, "catch-up (retry)") // not a poll of the tenth tick
 }
