@@ -57,7 +57,9 @@ was emptied (by default a set of more than 100 files loses at most half).
 longest, among those whose host has fewer than --per-host running, so one
 host's Sources never flood it and one slow Source holds at most one worker.
 A run has a deadline (--run-timeout); a failed run delays that Source's
-next one (5 s doubling, up to its interval), never the others'.
+next one (5 s doubling, up to its interval), never the others'. A Source
+runs one run at a time; notifications are applied as they arrive, without
+waiting for a worker (they are small, and their point is latency).
 
 The aggregator's own state (schedule, run history, leases) is in
 ROOT/.aggregate/aggregate.db, or in PostgreSQL with --store
