@@ -539,7 +539,7 @@ func (a *Aggregator) follow(ctx context.Context, st *srcState) {
 		st.mux, st.following = nil, false
 		a.mu.Unlock()
 	}()
-	follow.Run(ctx, m, follow.Options{
+	err = follow.Run(ctx, m, follow.Options{
 		Mux: mux, CallbackBase: a.opt.CallbackBase + "s/" + st.cbKey + "/", Client: hub,
 		PollInterval: a.interval(st.src),
 		Around: func(ctx context.Context, kind, why string, do func(context.Context) (*destination.Report, error)) (*destination.Report, error) {
@@ -549,6 +549,14 @@ func (a *Aggregator) follow(ctx context.Context, st *srcState) {
 			return a.runOnce(ctx, st, why, do)
 		},
 	})
+	if err != nil && ctx.Err() == nil {
+		// It could not follow (a subscription it cannot set up): a
+		// failed run, so that the retry waits for the backoff instead
+		// of opening the mirror again at once.
+		a.runOnce(ctx, st, "open", func(context.Context) (*destination.Report, error) {
+			return nil, redactErr(err, redact)
+		})
+	}
 }
 
 // configError marks an error of the Source's line.
