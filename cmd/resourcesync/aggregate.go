@@ -99,7 +99,7 @@ func aggregateCommand() *cli.Command {
 			&cli.DurationFlag{Name: "run-timeout", Value: time.Hour, Usage: "deadline `D` of one run"},
 			&cli.DurationFlag{Name: "reload", Value: 5 * time.Second, Usage: "check the sources file for changes every `D` (a URL: every 12 D)"},
 			&cli.BoolFlag{Name: "once", Usage: "run every Source once, then exit (for cron; --follow lines poll)"},
-			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8091", Usage: "`HOST:PORT` the notification callbacks of --follow Sources listen on"},
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8093", Usage: "`HOST:PORT` the notification callbacks of --follow Sources listen on (not sync --follow's 8091, so both can run on one machine)"},
 			&cli.StringFlag{Name: "callback-url", Usage: "public `URL` of the callbacks, as the hubs reach it (default http://LISTEN/)"},
 			&cli.StringFlag{Name: "status-addr", Usage: "serve the status page, /status.json and /metrics on `HOST:PORT` (an address other than loopback is served with a warning)"},
 			&cli.StringFlag{Name: "report", Usage: "write a self-contained HTML report to `FILE` every minute and at exit"},
