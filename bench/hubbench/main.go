@@ -13,6 +13,15 @@
 //     alternately to either) and reports the sustained delivery rate
 //     (target: at least 2,000 deliveries/s).
 //
+// The same run measures a baseline: a plain Go client POSTing the same body
+// once to each of the -subs callback paths of the same subscriber server,
+// with -per-host concurrency (one http.Transport, keep-alive): the rate
+// loopback HTTP allows on this machine, against which the hub's rate is a
+// ratio. -cpuprofile writes a CPU profile of the fan-out phase only (the
+// single notification and the sustained run, not the subscriptions).
+//
+//	go run ./bench/hubbench -subs 10000 -notes 5 -stores bolt -per-host 64
+//
 // Publishes are fsync'd unless -nosync (bolt). PostgreSQL is a throwaway
 // server started here (internal/testing/pgtest: Debian's postgresql package,
 // loopback, fsync off as for every test server): compare the ratios, not
@@ -34,6 +43,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +61,7 @@ import (
 type options struct {
 	subs, notes, perHost, size int
 	noSync                     bool
+	cpuprofile                 string
 }
 
 type result struct {
@@ -61,6 +72,9 @@ type result struct {
 	sustained            time.Duration
 	deliveries, repeated int64
 	note                 string
+	// baseline: a plain client's POSTs to the same subscriber server,
+	// same count and concurrency, measured right after the hub's run.
+	baseLast time.Duration
 }
 
 func main() {
@@ -70,6 +84,7 @@ func main() {
 	flag.IntVar(&o.perHost, "per-host", 64, "MaxConcurrentPerHost (per node)")
 	flag.BoolVar(&o.noSync, "nosync", false, "skip fsync on publish (bolt)")
 	flag.IntVar(&o.size, "size", 2048, "notification size in bytes")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the fan-out phases (the last store's) to this file")
 	stores := flag.String("stores", "bolt,pg1,pg2", "what to measure: bolt (1 node), pg1 and pg2 (PostgreSQL, 1 and 2 nodes)")
 	flag.Parse()
 
@@ -100,7 +115,9 @@ func main() {
 			log.Fatalf("%s: %v", which, err)
 		}
 		results = append(results, r)
-		fmt.Fprintf(os.Stderr, "%s, %d node(s): %.0f deliveries/s\n", r.store, r.nodes, float64(r.deliveries)/r.sustained.Seconds())
+		fmt.Fprintf(os.Stderr, "%s, %d node(s): last delivery %v (%.0f/s), sustained %.0f deliveries/s; baseline %v (%.0f POSTs/s)\n",
+			r.store, r.nodes, r.last.Round(time.Millisecond), float64(o.subs)/r.last.Seconds(),
+			float64(r.deliveries)/r.sustained.Seconds(), r.baseLast.Round(time.Millisecond), float64(o.subs)/r.baseLast.Seconds())
 	}
 	fmt.Print(markdown(o, results))
 }
@@ -109,12 +126,18 @@ func markdown(o options, rs []result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Hub fan-out on loopback: %d subscribers (one subscriber server), %d-byte notifications, %d per host per node, GOMAXPROCS %d.\n\n",
 		o.subs, o.size, o.perHost, runtime.GOMAXPROCS(0))
-	b.WriteString("| store | nodes | subscribe + verify | 1 notification: acked / first / last delivery | sustained deliveries/s | note |\n")
-	b.WriteString("|---|---:|---:|---|---:|---|\n")
+	b.WriteString("| store | nodes | subscribe + verify | 1 notification: acked / first / last delivery | 1 notification deliveries/s | sustained deliveries/s | baseline: plain client, same POSTs | hub / baseline | note |\n")
+	b.WriteString("|---|---:|---:|---|---:|---:|---|---:|---|\n")
 	for _, r := range rs {
-		fmt.Fprintf(&b, "| %s | %d | %v | %v / %v / %v | %s | %s |\n", r.store, r.nodes, r.verify.Round(time.Millisecond),
+		base := float64(o.subs) / r.baseLast.Seconds()
+		one := float64(o.subs) / r.last.Seconds()
+		fmt.Fprintf(&b, "| %s | %d | %v | %v / %v / %v | %s | %s | %v (%s/s) | %.2f | %s |\n", r.store, r.nodes, r.verify.Round(time.Millisecond),
 			r.acked.Round(10*time.Microsecond), r.first.Round(10*time.Microsecond), r.last.Round(time.Millisecond),
-			commas(float64(r.deliveries)/r.sustained.Seconds()), r.note)
+			commas(one), commas(float64(r.deliveries)/r.sustained.Seconds()),
+			r.baseLast.Round(time.Millisecond), commas(base), one/base, r.note)
+	}
+	if o.subs >= 10000 {
+		b.WriteString("\nTarget (issue 23): one notification to 10,000 subscribers, last delivery <= 1 s and >= 50,000 deliveries/s.\n")
 	}
 	return b.String()
 }
@@ -339,6 +362,17 @@ func measure(ctx context.Context, o options, store string, ns []*node, subscribe
 	}
 
 	body := []byte("<?xml version=\"1.0\"?><urlset>" + strings.Repeat("x", max(0, o.size-40)) + "</urlset>")
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return r, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return r, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	// One notification to every subscriber.
 	sk.reset()
 	start := time.Now()
@@ -372,5 +406,74 @@ func measure(ctx context.Context, o options, store string, ns []*node, subscribe
 	if r.repeated > 0 {
 		r.note += fmt.Sprintf("; %d repeated deliveries", r.repeated)
 	}
-	return r, nil
+	if o.cpuprofile != "" {
+		pprof.StopCPUProfile()
+	}
+	var err error
+	r.baseLast, err = baseline(ctx, o, sk, body)
+	return r, err
+}
+
+// baseline POSTs body once to each of o.subs callback paths of sk, with
+// o.perHost workers sharing one keep-alive transport (as the hub's
+// deliveries to one host), and returns when the last was answered.
+func baseline(ctx context.Context, o options, sk *sink, body []byte) (time.Duration, error) {
+	tr := &http.Transport{MaxIdleConnsPerHost: o.perHost, MaxConnsPerHost: o.perHost}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	// Warm the connections as the hub's are after verification.
+	post := func(i int) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, sk.srv.URL+"/cb/"+strconv.Itoa(i), strings.NewReader(string(body)))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/xml")
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			return fmt.Errorf("baseline POST: %s", resp.Status)
+		}
+		return nil
+	}
+	var next atomic.Int64
+	run := func(n int) error {
+		next.Store(0)
+		var wg sync.WaitGroup
+		errc := make(chan error, o.perHost)
+		for range o.perHost {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					i := int(next.Add(1)) - 1
+					if i >= n {
+						return
+					}
+					if err := post(i); err != nil {
+						errc <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		select {
+		case err := <-errc:
+			return err
+		default:
+			return nil
+		}
+	}
+	if err := run(o.perHost * 4); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	if err := run(o.subs); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
 }

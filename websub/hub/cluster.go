@@ -145,6 +145,7 @@ func (h *Hub) adopt(held []hubstore.Subscription) {
 			ts = h.topic(r.Topic)
 		}
 		ts.subs[s.key] = s
+		s.ts = ts
 		h.startSubLocked(s)
 	}
 	for k, s := range h.subs {
