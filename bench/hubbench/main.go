@@ -22,6 +22,11 @@
 //
 //	go run ./bench/hubbench -subs 10000 -notes 5 -stores bolt -per-host 64
 //
+// -preload (bolt only) writes the subscriptions straight into the store
+// instead of subscribing through the hub (no verification GETs: at 10,000
+// subscriptions verification takes minutes on a loaded 2-core machine),
+// to repeat and profile the fan-out quickly.
+//
 // Publishes are fsync'd unless -nosync (bolt). PostgreSQL is a throwaway
 // server started here (internal/testing/pgtest: Debian's postgresql package,
 // loopback, fsync off as for every test server): compare the ratios, not
@@ -42,6 +47,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
@@ -55,12 +61,14 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/internal/testing/pgtest"
 	"github.com/resourcesync-go/resourcesync/websub/hub"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/boltstore"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/pgstore"
 )
 
 type options struct {
 	subs, notes, perHost, size int
-	noSync                     bool
+	noSync, preload            bool
 	cpuprofile                 string
 }
 
@@ -75,6 +83,9 @@ type result struct {
 	// baseline: a plain client's POSTs to the same subscriber server,
 	// same count and concurrency, measured right after the hub's run.
 	baseLast time.Duration
+	// CPU time of the whole process (hub and subscriber server) for the
+	// one-notification fan-out and for the baseline's POSTs.
+	cpuOne, cpuBase time.Duration
 }
 
 func main() {
@@ -84,6 +95,7 @@ func main() {
 	flag.IntVar(&o.perHost, "per-host", 64, "MaxConcurrentPerHost (per node)")
 	flag.BoolVar(&o.noSync, "nosync", false, "skip fsync on publish (bolt)")
 	flag.IntVar(&o.size, "size", 2048, "notification size in bytes")
+	flag.BoolVar(&o.preload, "preload", false, "bolt: write the subscriptions into the store directly (no verification) before measuring")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the fan-out phases (the last store's) to this file")
 	stores := flag.String("stores", "bolt,pg1,pg2", "what to measure: bolt (1 node), pg1 and pg2 (PostgreSQL, 1 and 2 nodes)")
 	flag.Parse()
@@ -126,16 +138,19 @@ func markdown(o options, rs []result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Hub fan-out on loopback: %d subscribers (one subscriber server), %d-byte notifications, %d per host per node, GOMAXPROCS %d.\n\n",
 		o.subs, o.size, o.perHost, runtime.GOMAXPROCS(0))
-	b.WriteString("| store | nodes | subscribe + verify | 1 notification: acked / first / last delivery | 1 notification deliveries/s | sustained deliveries/s | baseline: plain client, same POSTs | hub / baseline | note |\n")
-	b.WriteString("|---|---:|---:|---|---:|---:|---|---:|---|\n")
+	b.WriteString("| store | nodes | subscribe + verify | 1 notification: acked / first / last delivery | 1 notification deliveries/s | sustained deliveries/s | baseline: plain client, same POSTs | hub / baseline | CPU µs per delivery: hub / baseline | note |\n")
+	b.WriteString("|---|---:|---:|---|---:|---:|---|---:|---|---|\n")
 	for _, r := range rs {
 		base := float64(o.subs) / r.baseLast.Seconds()
 		one := float64(o.subs) / r.last.Seconds()
-		fmt.Fprintf(&b, "| %s | %d | %v | %v / %v / %v | %s | %s | %v (%s/s) | %.2f | %s |\n", r.store, r.nodes, r.verify.Round(time.Millisecond),
+		perHub := float64(r.cpuOne.Microseconds()) / float64(o.subs)
+		perBase := float64(r.cpuBase.Microseconds()) / float64(o.subs)
+		fmt.Fprintf(&b, "| %s | %d | %v | %v / %v / %v | %s | %s | %v (%s/s) | %.2f | %.0f / %.0f | %s |\n", r.store, r.nodes, r.verify.Round(time.Millisecond),
 			r.acked.Round(10*time.Microsecond), r.first.Round(10*time.Microsecond), r.last.Round(time.Millisecond),
 			commas(one), commas(float64(r.deliveries)/r.sustained.Seconds()),
-			r.baseLast.Round(time.Millisecond), commas(base), one/base, r.note)
+			r.baseLast.Round(time.Millisecond), commas(base), one/base, perHub, perBase, r.note)
 	}
+	b.WriteString("\nThe CPU columns count the whole process (the hub and the subscriber server, which the baseline's POSTs also reach): steadier than the wall clock on a shared machine.\n")
 	if o.subs >= 10000 {
 		b.WriteString("\nTarget (issue 23): one notification to 10,000 subscribers, last delivery <= 1 s and >= 50,000 deliveries/s.\n")
 	}
@@ -240,7 +255,18 @@ func runBolt(ctx context.Context, o options) (result, error) {
 		return result{}, err
 	}
 	defer os.RemoveAll(dir)
-	n, err := startNode(o, hub.Config{StateDir: dir, NoSync: o.noSync})
+	cfg := hub.Config{StateDir: dir, NoSync: o.noSync}
+	var put func(hubstore.Subscription) error
+	if o.preload {
+		bs, err := boltstore.Open(filepath.Join(dir, "hub.db"), &boltstore.Options{NoSync: o.noSync})
+		if err != nil {
+			return result{}, err
+		}
+		defer bs.Close()
+		cfg.Store = bs
+		put = func(s hubstore.Subscription) error { return bs.PutSubscription(ctx, s) }
+	}
+	n, err := startNode(o, cfg)
 	if err != nil {
 		return result{}, err
 	}
@@ -249,7 +275,11 @@ func runBolt(ctx context.Context, o options) (result, error) {
 	if o.noSync {
 		note = "bbolt, no fsync"
 	}
-	return measure(ctx, o, "bolt", []*node{n}, func() (int, error) { return n.h.Stats().Subscriptions, nil }, nil, note)
+	if o.preload {
+		note += ", subscriptions preloaded"
+	}
+	held := func() (int, error) { return n.h.Stats().Held, nil }
+	return measure(ctx, o, "bolt", []*node{n}, held, nil, note, put)
 }
 
 func runPG(ctx context.Context, o options, pg *pgtest.Server, db string, nodes int) (result, error) {
@@ -299,13 +329,14 @@ func runPG(ctx context.Context, o options, pg *pgtest.Server, db string, nodes i
 		pgx.ForEachRow(rows, []any{&h, &c}, func() error { parts = append(parts, fmt.Sprintf("%s %d", h, c)); return nil })
 		return strings.Join(parts, ", ")
 	}
-	return measure(ctx, o, "PostgreSQL", ns, ready, spread, "pgtest server (fsync off)")
+	return measure(ctx, o, "PostgreSQL", ns, ready, spread, "pgtest server (fsync off)", nil)
 }
 
-// measure subscribes o.subs callbacks through the nodes, waits for
-// subscribed() to reach o.subs, then times one fan-out and the sustained
-// rate.
-func measure(ctx context.Context, o options, store string, ns []*node, subscribed func() (int, error), spread func() string, note string) (result, error) {
+// measure subscribes o.subs callbacks through the nodes (or with put,
+// straight into the store), waits for subscribed() to reach o.subs, then
+// times one fan-out and the sustained rate.
+func measure(ctx context.Context, o options, store string, ns []*node, subscribed func() (int, error), spread func() string, note string,
+	put func(hubstore.Subscription) error) (result, error) {
 	r := result{store: store, nodes: len(ns), note: note}
 	sk := newSink()
 	defer sk.srv.Close()
@@ -314,7 +345,17 @@ func measure(ctx context.Context, o options, store string, ns []*node, subscribe
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
 	errc := make(chan error, 1)
+	expires := time.Now().Add(time.Hour)
 	for i := range o.subs {
+		if put != nil {
+			// The hub's key for an ASCII topic and callback without
+			// percent-escapes: topic NUL callback.
+			cb := sk.srv.URL + "/cb/" + strconv.Itoa(i)
+			if err := put(hubstore.Subscription{Key: topic + "\x00" + cb, Topic: topic, Callback: cb, Lease: 3600, Expires: expires}); err != nil {
+				return r, err
+			}
+			continue
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -375,6 +416,7 @@ func measure(ctx context.Context, o options, store string, ns []*node, subscribe
 	}
 	// One notification to every subscriber.
 	sk.reset()
+	cpu0 := cpuTime()
 	start := time.Now()
 	if _, err := ns[0].h.Publish(ctx, topic, "application/xml", body, nil); err != nil {
 		return r, err
@@ -383,6 +425,7 @@ func measure(ctx context.Context, o options, store string, ns []*node, subscribe
 	if err := sk.wait(int64(o.subs), time.Minute); err != nil {
 		return r, err
 	}
+	r.cpuOne = cpuTime() - cpu0
 	sk.mu.Lock()
 	r.first, r.last = sk.firstAt.Sub(start), sk.lastAt.Sub(start)
 	sk.mu.Unlock()
@@ -410,14 +453,14 @@ func measure(ctx context.Context, o options, store string, ns []*node, subscribe
 		pprof.StopCPUProfile()
 	}
 	var err error
-	r.baseLast, err = baseline(ctx, o, sk, body)
+	r.baseLast, r.cpuBase, err = baseline(ctx, o, sk, body)
 	return r, err
 }
 
 // baseline POSTs body once to each of o.subs callback paths of sk, with
 // o.perHost workers sharing one keep-alive transport (as the hub's
 // deliveries to one host), and returns when the last was answered.
-func baseline(ctx context.Context, o options, sk *sink, body []byte) (time.Duration, error) {
+func baseline(ctx context.Context, o options, sk *sink, body []byte) (time.Duration, time.Duration, error) {
 	tr := &http.Transport{MaxIdleConnsPerHost: o.perHost, MaxConnsPerHost: o.perHost}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
@@ -469,11 +512,12 @@ func baseline(ctx context.Context, o options, sk *sink, body []byte) (time.Durat
 		}
 	}
 	if err := run(o.perHost * 4); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	cpu0 := cpuTime()
 	start := time.Now()
 	if err := run(o.subs); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return time.Since(start), nil
+	return time.Since(start), cpuTime() - cpu0, nil
 }

@@ -87,8 +87,13 @@ type Config struct {
 	// flood spread over many ports.
 	MaxPendingVerifications, MaxPendingPerHost int
 	// MaxConcurrentPerHost bounds deliveries in flight to one callback
-	// host (default 16); MaxConcurrentDeliveries bounds all of them
-	// (default 512).
+	// host (default 64); MaxConcurrentDeliveries bounds all of them
+	// (default 512). Each host keeps as many idle connections for reuse.
+	// 64, not fewer: one host may well have thousands of subscriptions
+	// (one per feed or user), and a fan-out to them takes their number
+	// times the round trip over this limit (10,000 at 5 ms: under 1 s);
+	// not more, so that one host takes at most an eighth of the global
+	// bound and no subscriber host gets a flood of connections.
 	MaxConcurrentPerHost, MaxConcurrentDeliveries int
 
 	// RetrySchedule is the delay before retry n (the last value repeats);
@@ -170,7 +175,7 @@ func (c *Config) defaults() error {
 		c.MaxPendingPerHost = 100
 	}
 	if c.MaxConcurrentPerHost <= 0 {
-		c.MaxConcurrentPerHost = 16
+		c.MaxConcurrentPerHost = 64
 	}
 	if c.MaxConcurrentDeliveries <= 0 {
 		c.MaxConcurrentDeliveries = 512
