@@ -39,6 +39,14 @@ func (l *Leases) Holds(node, key string) bool {
 	return ok && h.node == node && l.Now().Before(h.until)
 }
 
+// Live reports whether anyone holds a live claim on subscription key:
+// Claim would not take it, so a caller may leave it out of keys (and
+// need not sort it).
+func (l *Leases) Live(key string) bool {
+	h, ok := l.subs[key]
+	return ok && l.Now().Before(h.until)
+}
+
 // Claim renews node's claims, takes at most max of keys (all
 // subscription keys, in order) that nobody holds live, and returns the
 // keys node holds, sorted, and the number of live nodes.
