@@ -69,7 +69,7 @@ import (
 type options struct {
 	subs, notes, perHost, size int
 	noSync, preload            bool
-	cpuprofile                 string
+	cpuprofile, subprofile     string
 }
 
 type result struct {
@@ -96,6 +96,7 @@ func main() {
 	flag.BoolVar(&o.noSync, "nosync", false, "skip fsync on publish (bolt)")
 	flag.IntVar(&o.size, "size", 2048, "notification size in bytes")
 	flag.BoolVar(&o.preload, "preload", false, "bolt: write the subscriptions into the store directly (no verification) before measuring")
+	flag.StringVar(&o.subprofile, "subprofile", "", "write a CPU profile of the subscribe and verify phase (the last store's) to this file")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the fan-out phases (the last store's) to this file")
 	stores := flag.String("stores", "bolt,pg1,pg2", "what to measure: bolt (1 node), pg1 and pg2 (PostgreSQL, 1 and 2 nodes)")
 	flag.Parse()
@@ -341,6 +342,16 @@ func measure(ctx context.Context, o options, store string, ns []*node, subscribe
 	sk := newSink()
 	defer sk.srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+	if o.subprofile != "" {
+		f, err := os.Create(o.subprofile)
+		if err != nil {
+			return r, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return r, err
+		}
+	}
 	t0 := time.Now()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
@@ -398,6 +409,9 @@ func measure(ctx context.Context, o options, store string, ns []*node, subscribe
 		time.Sleep(5 * time.Millisecond)
 	}
 	r.verify = time.Since(t0)
+	if o.subprofile != "" {
+		pprof.StopCPUProfile()
+	}
 	if spread != nil {
 		r.note += "; claims: " + spread()
 	}
