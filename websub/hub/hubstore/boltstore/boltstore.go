@@ -777,8 +777,9 @@ func (s *Store) Claim(ctx context.Context, node string, ttl time.Duration, max i
 	s.cmu.Lock()
 	total := len(s.subs)
 	if max > 0 {
+		now := s.leases.Now()
 		for k := range s.subs {
-			if !s.leases.Live(k) {
+			if !s.leases.Live(k, now) {
 				keys = append(keys, k)
 			}
 		}
