@@ -1,0 +1,205 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// sdResult is the part of bench/sdsharebench's JSON rows read here.
+type sdResult struct {
+	Step            string  `json:"step"`
+	What            string  `json:"what"`
+	Seconds         float64 `json:"seconds"`
+	FragmentsPerSec float64 `json:"fragmentsPerSec"`
+	Fragments       int     `json:"fragments"`
+	PeakRSSKiB      int64   `json:"peakRSSKiB"`
+	PeakAnonKiB     int64   `json:"peakAnonKiB"`
+	ReloadSec       float64 `json:"reloadSec"`
+	Updated         int     `json:"updated"`
+	Note            string  `json:"note"`
+}
+
+// delegate runs a bench built from this checkout and returns its stdout.
+func (b *bench) delegate(root, name string, args ...string) ([]byte, error) {
+	exe := filepath.Join(b.scratch, "bin", name)
+	if _, err := os.Stat(exe); err != nil {
+		b.logf("building bench/%s ...", name)
+		if err := goBuild(b.ctx, root, exe, "./bench/"+name); err != nil {
+			return nil, err
+		}
+	}
+	b.logf("  %s %s", name, strings.Join(args, " "))
+	var out bytes.Buffer
+	errLog, err := os.Create(filepath.Join(b.logs, name+".err"))
+	if err != nil {
+		return nil, err
+	}
+	defer errLog.Close()
+	cmd := exec.CommandContext(b.ctx, exe, args...)
+	cmd.Stdout, cmd.Stderr = &out, errLog
+	if err := cmd.Run(); err != nil {
+		return out.Bytes(), fmt.Errorf("%s: %w: %s", name, err, tail(errLog.Name(), 600))
+	}
+	return out.Bytes(), nil
+}
+
+func (b *bench) sdshareE2E(root, tag string, triples, fragments int) ([]sdResult, error) {
+	dir := filepath.Join(b.scratch, "sdshare-"+tag)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	out, err := b.delegate(root, "sdsharebench", "-steps", "end-to-end", "-virtuoso=false", "-json", "-dir", dir,
+		"-triples", strconv.Itoa(triples), "-fragments", strconv.Itoa(fragments), "-small", "15")
+	if err != nil {
+		return nil, err
+	}
+	var rep struct {
+		Results []sdResult `json:"results"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return nil, fmt.Errorf("sdsharebench output: %w", err)
+	}
+	return rep.Results, nil
+}
+
+func findSD(rs []sdResult, prefix string) *sdResult {
+	for i := range rs {
+		if strings.HasPrefix(rs[i].What, prefix) {
+			return &rs[i]
+		}
+	}
+	return nil
+}
+
+// sdshare measures rows (f) and (g) through bench/sdsharebench's
+// end-to-end step (sdshare/server in a process of its own, the client
+// loading into the embedded store).
+func (b *bench) sdshare(root string) {
+	wf := fmt.Sprintf("`sdshare serve`, %s triples", commas(float64(b.cfg.Triples)))
+	wf2 := wf + ": a one-resource change"
+	wg := fmt.Sprintf("`sdshare sync` into the embedded store, %s fragments", commas(float64(b.cfg.Fragments)))
+	if b.cfg.Skip["sdshare"] {
+		b.res.Rows = append(b.res.Rows, notRun("f", wf, "peak RSS <= 256 MiB", "skipped"),
+			notRun("f", wf2, "in proportion to the change", "skipped"), notRun("g", wg, ">= 5,000 fragments/s", "skipped"))
+		return
+	}
+	b.logf("\n== (f) sdshare serve, %s triples ==", commas(float64(b.cfg.Triples)))
+	rs, err := b.sdshareE2E(root, "f", b.cfg.Triples, 1)
+	srv := findSD(rs, "end to end: server process")
+	if err == nil && srv == nil {
+		err = fmt.Errorf("sdsharebench: no server row")
+	}
+	if err != nil {
+		b.fail("(f) sdshare serve", err)
+		b.res.Rows = append(b.res.Rows, notRun("f", wf, "peak RSS <= 256 MiB", firstLine(err.Error())),
+			notRun("f", wf2, "in proportion to the change", firstLine(err.Error())))
+	} else {
+		mib := float64(srv.PeakRSSKiB) / 1024
+		b.res.Rows = append(b.res.Rows, Row{ID: "f", Workload: wf, Ratio: mib / 256, Status: verdict(mib <= 256),
+			Figure:   fmt.Sprintf("peak RSS %.0f MiB (anon %.0f MiB); open %.1f s", mib, float64(srv.PeakAnonKiB)/1024, srv.Seconds),
+			Baseline: "—", Target: "peak RSS <= 256 MiB",
+			Note: "the server process's VmHWM over the whole run (open, snapshot, reload); it counts the pages of mapped files"})
+		r := srv.ReloadSec / srv.Seconds
+		b.res.Rows = append(b.res.Rows, Row{ID: "f", Workload: wf2, Ratio: r, Status: verdict(srv.Updated == 1 && r <= 0.1),
+			Figure:   fmt.Sprintf("%.3f s (%d update journalled)", srv.ReloadSec, srv.Updated),
+			Baseline: fmt.Sprintf("open of the whole collection %.1f s", srv.Seconds), Target: "in proportion to the change (here: <= 0.1x the open)"})
+		b.logf("  server: open %.1f s, peak RSS %.0f MiB, one-resource reload %.3f s", srv.Seconds, mib, srv.ReloadSec)
+	}
+	b.logf("\n== (g) sdshare sync, %s fragments ==", commas(float64(b.cfg.Fragments)))
+	rs, err = b.sdshareE2E(root, "g", b.cfg.FragTriples, b.cfg.Fragments)
+	cl := findSD(rs, "end to end: client fragments")
+	if err == nil && cl == nil {
+		err = fmt.Errorf("sdsharebench: no client fragments row")
+	}
+	if err != nil {
+		b.fail("(g) sdshare sync", err)
+		b.res.Rows = append(b.res.Rows, notRun("g", wg, ">= 5,000 fragments/s", firstLine(err.Error())))
+		return
+	}
+	b.res.Rows = append(b.res.Rows, Row{ID: "g", Workload: wg, Ratio: cl.FragmentsPerSec / 5000, Status: verdict(cl.FragmentsPerSec >= 5000),
+		Figure:   fmt.Sprintf("%s fragments/s (%d in %.2f s)", commas(cl.FragmentsPerSec), cl.Fragments, cl.Seconds),
+		Baseline: "—", Target: ">= 5,000 fragments/s, crash-safe",
+		Note: fmt.Sprintf("sdshare/client reading the feeds of sdshare/server (%s triples) into boltstore; %s", commas(float64(b.cfg.FragTriples)), cl.Note)})
+	b.logf("  client: %s fragments/s", commas(cl.FragmentsPerSec))
+}
+
+// hub measures row (h) through bench/hubbench (embedded store, one node).
+func (b *bench) hub(root string) {
+	w := fmt.Sprintf("hub fan-out, %s subscribers, one notification", commas(float64(b.cfg.Subs)))
+	target := "last delivery <= 1 s, >= 50,000 deliveries/s"
+	if b.cfg.Skip["hub"] {
+		b.res.Rows = append(b.res.Rows, notRun("h", w, target, "skipped"))
+		return
+	}
+	b.logf("\n== (h) hub fan-out, %s subscribers ==", commas(float64(b.cfg.Subs)))
+	out, err := b.delegate(root, "hubbench", "-subs", strconv.Itoa(b.cfg.Subs), "-notes", strconv.Itoa(b.cfg.Notes), "-stores", "bolt")
+	var last time.Duration
+	var rate float64
+	if err == nil {
+		last, rate, err = parseHub(string(out))
+	}
+	if err != nil {
+		b.fail("(h) hub", err)
+		b.res.Rows = append(b.res.Rows, notRun("h", w, target, firstLine(err.Error())))
+		return
+	}
+	b.res.Rows = append(b.res.Rows, Row{ID: "h", Workload: w, Ratio: rate / 50000, Status: verdict(last <= time.Second && rate >= 50000),
+		Figure:   fmt.Sprintf("last delivery %v; %s deliveries/s sustained (%d notifications)", last.Round(time.Millisecond), commas(rate), b.cfg.Notes),
+		Baseline: "—", Target: target, Note: "bench/hubbench -stores bolt: embedded store, one node, loopback subscriber server"})
+	b.logf("  last delivery %v, %s deliveries/s", last, commas(rate))
+}
+
+// parseHub reads the bolt row of hubbench's markdown table: the last
+// delivery of the one-notification column and the sustained rate, found by
+// their headers.
+func parseHub(md string) (time.Duration, float64, error) {
+	cells := func(l string) []string {
+		l = strings.Trim(strings.TrimSpace(l), "|")
+		cs := strings.Split(l, "|")
+		for i := range cs {
+			cs[i] = strings.TrimSpace(cs[i])
+		}
+		return cs
+	}
+	lastCol, rateCol := -1, -1
+	for _, l := range strings.Split(md, "\n") {
+		if !strings.HasPrefix(l, "|") {
+			continue
+		}
+		cs := cells(l)
+		if lastCol < 0 {
+			for i, c := range cs {
+				if strings.Contains(c, "last delivery") {
+					lastCol = i
+				}
+				if strings.Contains(c, "sustained") {
+					rateCol = i
+				}
+			}
+			continue
+		}
+		if cs[0] != "bolt" || len(cs) <= max(lastCol, rateCol) || rateCol < 0 {
+			continue
+		}
+		parts := strings.Split(cs[lastCol], "/")
+		last, err := time.ParseDuration(strings.TrimSpace(parts[len(parts)-1]))
+		if err != nil {
+			return 0, 0, fmt.Errorf("hubbench last delivery %q: %w", cs[lastCol], err)
+		}
+		rate, err := strconv.ParseFloat(strings.ReplaceAll(cs[rateCol], ",", ""), 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("hubbench sustained rate %q: %w", cs[rateCol], err)
+		}
+		return last, rate, nil
+	}
+	return 0, 0, fmt.Errorf("hubbench: no bolt row in its table:\n%s", md)
+}
