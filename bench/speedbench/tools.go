@@ -296,6 +296,9 @@ func (b *bench) side(n int) error {
 			if k == 0 {
 				rsSec = p.Seconds
 			}
+			if c.bin == "aria2c" && tool.Note == "" {
+				tool.Note = "aria2c's rate on many small files was the same with -x1 -s1, --enable-http-pipelining, --summary-interval=0 or --optimize-concurrent-downloads"
+			}
 			if rsSec > 0 {
 				tool.Ratio = p.Seconds / rsSec
 			}
