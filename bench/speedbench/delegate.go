@@ -72,13 +72,17 @@ func (b *bench) hasFlag(root, name, flag string) bool {
 	return strings.Contains(string(help), "  -"+flag+" ") || strings.Contains(string(help), "  -"+flag+"\n")
 }
 
-func (b *bench) sdshareE2E(root, tag string, triples, fragments int) ([]sdResult, error) {
+func (b *bench) sdshareE2E(root, tag string, triples, fragments int, profile string) ([]sdResult, error) {
 	dir := filepath.Join(b.scratch, "sdshare-"+tag)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	out, err := b.delegate(root, "sdsharebench", "-steps", "end-to-end", "-virtuoso=false", "-json", "-dir", dir,
-		"-triples", strconv.Itoa(triples), "-fragments", strconv.Itoa(fragments), "-small", "15")
+	args := []string{"-steps", "end-to-end", "-virtuoso=false", "-json", "-dir", dir,
+		"-triples", strconv.Itoa(triples), "-fragments", strconv.Itoa(fragments), "-small", "15"}
+	if profile != "" {
+		args = append(args, "-cpuprofile", profile)
+	}
+	out, err := b.delegate(root, "sdsharebench", args...)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +117,7 @@ func (b *bench) sdshare(root string) {
 		return
 	}
 	b.logf("\n== (f) sdshare serve, %s triples ==", commas(float64(b.cfg.Triples)))
-	rs, err := b.sdshareE2E(root, "f", b.cfg.Triples, 1)
+	rs, err := b.sdshareE2E(root, "f", b.cfg.Triples, 1, "")
 	srv := findSD(rs, "end to end: server process")
 	if err == nil && srv == nil {
 		err = fmt.Errorf("sdsharebench: no server row")
@@ -135,7 +139,11 @@ func (b *bench) sdshare(root string) {
 		b.logf("  server: open %.1f s, peak RSS %.0f MiB, one-resource reload %.3f s", srv.Seconds, mib, srv.ReloadSec)
 	}
 	b.logf("\n== (g) sdshare sync, %s fragments ==", commas(float64(b.cfg.Fragments)))
-	rs, err = b.sdshareE2E(root, "g", b.cfg.FragTriples, b.cfg.Fragments)
+	prof := ""
+	if b.cfg.Profile {
+		prof = filepath.Join(b.logs, "sdshare-g")
+	}
+	rs, err = b.sdshareE2E(root, "g", b.cfg.FragTriples, b.cfg.Fragments, prof)
 	cl := findSD(rs, "end to end: client fragments")
 	if err == nil && cl == nil {
 		err = fmt.Errorf("sdsharebench: no client fragments row")
@@ -149,6 +157,9 @@ func (b *bench) sdshare(root string) {
 		Figure:   fmt.Sprintf("%s fragments/s (%d in %.2f s)", commas(cl.FragmentsPerSec), cl.Fragments, cl.Seconds),
 		Baseline: "—", Target: ">= 5,000 fragments/s, crash-safe",
 		Note: fmt.Sprintf("sdshare/client reading the feeds of sdshare/server (%s triples) into boltstore; %s", commas(float64(b.cfg.FragTriples)), cl.Note)})
+	if last := &b.res.Rows[len(b.res.Rows)-1]; prof != "" && last.Status == "missed" {
+		last.Profile = "the client process (end to end, snapshot load and fragments): " + b.pprofTop(prof+"-end-to-end.pprof")
+	}
 	b.logf("  client: %s fragments/s", commas(cl.FragmentsPerSec))
 }
 
@@ -167,6 +178,11 @@ func (b *bench) hub(root string) {
 		// minutes and is not what the row measures.
 		args = append(args, "-preload")
 	}
+	prof := ""
+	if b.cfg.Profile && b.hasFlag(root, "hubbench", "cpuprofile") {
+		prof = filepath.Join(b.logs, "hub.pprof")
+		args = append(args, "-cpuprofile", prof)
+	}
 	out, err := b.delegate(root, "hubbench", args...)
 	var h hubRow
 	if err == nil {
@@ -183,6 +199,9 @@ func (b *bench) hub(root string) {
 		Baseline: "—", Target: target, Note: "bench/hubbench " + strings.Join(args, " ") + ": embedded store, one node, loopback subscriber server"}
 	if h.baseline != "" {
 		row.Baseline = "plain client, same POSTs: " + h.baseline
+	}
+	if prof != "" && row.Status == "missed" {
+		row.Profile = b.pprofTop(prof)
 	}
 	b.res.Rows = append(b.res.Rows, row)
 	b.logf("  last delivery %v, sustained %s deliveries/s", h.last, commas(h.sustained))
@@ -245,4 +264,42 @@ func parseHub(md string) (hubRow, error) {
 		return h, nil
 	}
 	return hubRow{}, fmt.Errorf("hubbench: no bolt row in its table:\n%s", md)
+}
+
+// profileMissed runs the command of each missed row that has one again
+// under strace -c -f and keeps the top of its summary in the row. The
+// delegated rows (sdshare sync, hub) carry their CPU profile's top already.
+func (b *bench) profileMissed() {
+	if _, err := exec.LookPath("strace"); err != nil {
+		b.logf("-profile: strace is not installed: the missed rows have no syscall profile")
+		return
+	}
+	for i := range b.res.Rows {
+		r := &b.res.Rows[i]
+		if r.Status != "missed" || r.rerun == nil || len(r.rerun.argv) == 0 {
+			continue
+		}
+		name := fmt.Sprintf("profile-%s-%d", r.ID, i)
+		out := filepath.Join(b.logs, name+".strace")
+		b.logf("profiling row %s: strace -c -f %s ...", r.ID, strings.Join(r.rerun.argv[1:], " "))
+		argv := append([]string{"strace", "-f", "-c", "-o", out}, r.rerun.argv...)
+		p, err := b.run(name, filepath.Join(b.scratch, name+"-cwd"), r.rerun.env, argv...)
+		if err != nil {
+			r.Profile = "strace run failed: " + firstLine(err.Error())
+			continue
+		}
+		top, _ := os.ReadFile(out)
+		lines := strings.Split(strings.TrimSpace(string(top)), "\n")
+		r.Profile = fmt.Sprintf("strace -c -f of `%s` run again (%.2f s under strace, CPU %.2f s):\n%s",
+			strings.Join(append([]string{"resourcesync"}, r.rerun.argv[1:]...), " "), p.Seconds, p.CPU, strings.Join(lines[:min(14, len(lines))], "\n"))
+	}
+}
+
+// pprofTop is the top of a CPU profile, or why there is none.
+func (b *bench) pprofTop(path string) string {
+	out, err := exec.CommandContext(b.ctx, "go", "tool", "pprof", "-top", "-nodecount=15", path).CombinedOutput()
+	if err != nil {
+		return "no CPU profile: " + firstLine(string(out))
+	}
+	return "CPU profile " + filepath.Base(path) + " (go tool pprof -top):\n" + strings.TrimSpace(string(out))
 }

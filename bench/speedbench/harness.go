@@ -332,6 +332,7 @@ type server struct {
 	base  string
 	ready float64
 	done  chan error
+	kept  bool
 }
 
 // serve starts `serve` on a free loopback port and waits until it serves.

@@ -47,7 +47,11 @@
 //
 // No generated tree is deleted before the end of the run (on ext4 files
 // created soon after a mass deletion cost far more, see bench/syncbench);
-// leave some minutes between runs. -md FILE replaces the "# Issue 23"
+// leave some minutes between runs. With -profile each missed row says why:
+// its resourcesync command run again under strace -c -f (against the same
+// Source, kept serving for it), or the top of the CPU profile of the
+// delegated bench (sdshare sync; the hub when bench/hubbench has
+// -cpuprofile). -md FILE replaces the "# Issue 23"
 // section of FILE (or appends one) and keeps the rest; -json prints the
 // result as JSON on stdout.
 package main
@@ -62,6 +66,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -74,7 +79,7 @@ type Config struct {
 	Subs, Notes                        int
 	Workdir, Bin, PyResync, Python     string
 	Skip                               map[string]bool
-	Keep                               bool
+	Keep, Profile                      bool
 	Command                            string
 	Log                                io.Writer
 }
@@ -104,6 +109,9 @@ type Step struct {
 	FilesPerSec float64 `json:"files_per_sec,omitempty"`
 	Verified    string  `json:"verified,omitempty"`
 	Note        string  `json:"note,omitempty"`
+	// argv and env run the step again for a profile (its DEST, state and
+	// output directories are the arguments ending in "-profile" then).
+	argv, env []string
 }
 
 // Row is one row of the issue's table.
@@ -116,6 +124,10 @@ type Row struct {
 	Ratio    float64 `json:"ratio,omitempty"`
 	Status   string  `json:"status"` // met, missed, not run
 	Note     string  `json:"note,omitempty"`
+	// Profile, with -profile, is why a missed row missed: the top of
+	// strace -c -f of its command run again, or of its CPU profile.
+	Profile string `json:"profile,omitempty"`
+	rerun   *Step
 }
 
 // Tool is one row of the side-by-side table.
@@ -163,6 +175,7 @@ func main() {
 	md := flag.String("md", "", "replace (or append) the \"# Issue 23\" section of `FILE` with the report")
 	asJSON := flag.Bool("json", false, "print the result as JSON on stdout (progress goes to stderr)")
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep the work directory")
+	flag.BoolVar(&cfg.Profile, "profile", false, "for each missed row, say why: run its command again under strace -c -f (resourcesync rows) or with the delegated bench's -cpuprofile (sdshare sync, hub), and put the top lines in the report")
 	flag.Parse()
 	if *quick {
 		cfg.NList, cfg.NDump, cfg.NPy, cfg.NPublish, cfg.NSide = 2000, 2000, 500, 1000, 1000
@@ -215,6 +228,20 @@ type bench struct {
 	logs    string
 	res     *Result
 	py      *pyResync
+	live    []*server // with -profile: kept serving for profileMissed
+}
+
+// release stops s, or with -profile keeps it serving until the missed
+// rows' commands have run again against it.
+func (b *bench) release(s *server) {
+	if !b.cfg.Profile {
+		s.stop()
+		return
+	}
+	if !s.kept {
+		s.kept = true
+		b.live = append(b.live, s)
+	}
 }
 
 func (b *bench) logf(format string, args ...any) {
@@ -272,6 +299,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	b.sideBySide()
 	b.sdshare(root)
 	b.hub(root)
+	if cfg.Profile {
+		b.profileMissed()
+	}
+	for _, s := range b.live {
+		s.stop()
+	}
 	b.res.Machine.LoadEnd = loadAvg()
 	b.res.Seconds = time.Since(start).Seconds()
 	return b.res, nil
@@ -311,7 +344,7 @@ func (b *bench) syncStep(tr *TreeResult, t *tree, key, base string, args ...stri
 	if err != nil {
 		return nil, err
 	}
-	s := &Step{proc: *p, FilesPerSec: float64(t.n) / p.Seconds}
+	s := &Step{proc: *p, FilesPerSec: float64(t.n) / p.Seconds, argv: append(slices.Clone(argv), base, dest+"-profile")}
 	if _, err := t.verify(dest); err != nil {
 		s.Verified = "no: " + err.Error()
 		return s, fmt.Errorf("%s: DEST: %v", key, err)
@@ -354,7 +387,7 @@ func (b *bench) kbTree(tr *TreeResult) error {
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
+	defer b.release(srv)
 	if tr.Baselines.Download, err = b.rawDownload(srv.base, t); err != nil {
 		return err
 	}
@@ -362,18 +395,18 @@ func (b *bench) kbTree(tr *TreeResult) error {
 	if _, err := b.syncStep(tr, t, "sync-list", srv.base); err != nil {
 		return err
 	}
-	srv.stop()
+	b.release(srv)
 	// (b) and (e): the default serve, state in DIR/.resourcesync.
 	srv, err = b.serve("kb-serve", t.dir)
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
+	defer b.release(srv)
 	tr.Steps["serve-ready"] = &Step{proc: proc{Seconds: srv.ready}, Note: "default serve: time to ready"}
 	if _, err := b.syncStep(tr, t, "sync-dump", srv.base); err != nil {
 		return err
 	}
-	srv.stop()
+	b.release(srv)
 	state, err := diskUse(filepath.Join(t.dir, ".resourcesync"), false)
 	if err != nil {
 		return err
@@ -397,7 +430,7 @@ func (b *bench) tinyTree(tr *TreeResult) error {
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
+	defer b.release(srv)
 	if tr.Baselines.Download, err = b.rawDownload(srv.base, t); err != nil {
 		return err
 	}
@@ -431,7 +464,7 @@ func rowsSmall(kb, b72 *TreeResult) []Row {
 	wa := "baseline sync of %s small files from the Resource List (`serve --no-dumps`)"
 	if s := step(kb, "sync-list"); s != nil {
 		r := s.FilesPerSec / kb.Baselines.Ceiling
-		rows = append(rows, Row{ID: "a", Workload: fmt.Sprintf(wa, commas(float64(kb.Files))), Ratio: r,
+		rows = append(rows, Row{ID: "a", Workload: fmt.Sprintf(wa, commas(float64(kb.Files))), Ratio: r, rerun: s,
 			Figure: fmt.Sprintf("%s files/s (%.2fx)", commas(s.FilesPerSec), r), Baseline: ceilingText(kb),
 			Target: ">= 0.3x ceiling", Status: verdict(r >= 0.3)})
 	} else {
@@ -448,7 +481,7 @@ func rowsSmall(kb, b72 *TreeResult) []Row {
 			continue
 		}
 		r := s.FilesPerSec / c.tr.Baselines.Ceiling
-		rows = append(rows, Row{ID: "b", Workload: fmt.Sprintf(wb, commas(float64(c.tr.Files)), c.tr.Sizes), Ratio: r,
+		rows = append(rows, Row{ID: "b", Workload: fmt.Sprintf(wb, commas(float64(c.tr.Files)), c.tr.Sizes), Ratio: r, rerun: s,
 			Figure:   fmt.Sprintf("%s files/s (%.2fx); list path %s files/s (%.2fx of it)", commas(s.FilesPerSec), r, commas(l.FilesPerSec), s.FilesPerSec/l.FilesPerSec),
 			Baseline: ceilingText(c.tr), Target: ">= 0.5x ceiling, not slower than the list path " + c.list,
 			Status: verdict(r >= 0.5 && s.FilesPerSec >= l.FilesPerSec)})

@@ -25,7 +25,12 @@ func TestQuick(t *testing.T) {
 	cfg := Config{NList: 300, NDump: 300, NPy: 100, NPublish: 200, NSide: 200,
 		Triples: 3000, Fragments: 20, FragTriples: 1500, Subs: 20, Notes: 2,
 		Workdir: t.TempDir(), PyResync: py, Log: testWriter{t}}
+	_, err := exec.LookPath("strace")
+	cfg.Profile = err == nil
 	res, err := Run(t.Context(), cfg)
+	if !cfg.Profile {
+		t.Log("strace is not installed: -profile not exercised")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +53,9 @@ func TestQuick(t *testing.T) {
 			t.Errorf("row %s (%s) not run: %s", r.ID, r.Workload, r.Note)
 		default:
 			t.Errorf("row %s: status %q", r.ID, r.Status)
+		}
+		if cfg.Profile && r.Status == "missed" && r.rerun != nil && !strings.Contains(r.Profile, "% time") {
+			t.Errorf("row %s missed, its profile: %q", r.ID, r.Profile)
 		}
 	}
 	for id, want := range map[string]int{"a": 1, "b": 2, "c": 1, "d": 1, "e": 1, "f": 2, "g": 1, "h": 1} {

@@ -150,6 +150,17 @@ bytes). The machine has 2 cores, often shared: compare the ratios within a run.
 			w("| %s | `%s` | %.2f s | %s | %s | %s | %.2f | %s | %s |\n", t.Name, t.Command, s.Seconds, rate(s.FilesPerSec), rss(s.RSSKiB), cpu(s.CPU), t.Ratio, s.Verified, t.Note)
 		}
 	}
+	header := false
+	for _, row := range r.Rows {
+		if row.Profile == "" {
+			continue
+		}
+		if !header {
+			w("\n### Why the missed rows missed (-profile)\n")
+			header = true
+		}
+		w("\nRow %s, %s:\n\n```\n%s\n```\n", row.ID, row.Workload, row.Profile)
+	}
 	w("\npy-resync: %s.\n", r.PyNote)
 	if len(r.Errors) > 0 {
 		w("\nErrors (their rows say not run):\n\n")

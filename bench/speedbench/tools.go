@@ -125,7 +125,7 @@ func (b *bench) rowC() (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
-	defer srv.stop()
+	defer b.release(srv)
 	rs, err := b.syncStep(tr, t, "sync", srv.base)
 	if err != nil {
 		return Row{}, err
@@ -135,7 +135,7 @@ func (b *bench) rowC() (Row, error) {
 		return Row{}, err
 	}
 	r := py.Seconds / rs.Seconds
-	return Row{ID: "c", Ratio: r, Status: verdict(r >= 10),
+	return Row{ID: "c", Ratio: r, Status: verdict(r >= 10), rerun: rs,
 		Figure:   fmt.Sprintf("%.2f s (%s files/s), %.1fx faster", rs.Seconds, commas(rs.FilesPerSec), r),
 		Baseline: fmt.Sprintf("py-resync %.2f s (%s files/s); ceiling %s files/s", py.Seconds, commas(py.FilesPerSec), commas(tr.Baselines.Ceiling)),
 		Note:     "both from the same default `serve`; py-resync with its defaults (no digests checked), resourcesync verifying sha-256"}, nil
@@ -168,12 +168,16 @@ func (b *bench) rowD() (Row, error) {
 	}
 	tr.Bytes = t.bytes
 	base := "http://127.0.0.1:1/"
-	p, err := b.run("pub-publish", b.scratch, nil, b.bin, "publish", "--base-url", base,
-		"--state", filepath.Join(b.scratch, "pub-state"), "--out", filepath.Join(b.scratch, "pub-out"), t.dir)
+	argv := func(suffix string) []string {
+		return []string{b.bin, "publish", "--base-url", base,
+			"--state", filepath.Join(b.scratch, "pub-state"+suffix), "--out", filepath.Join(b.scratch, "pub-out"+suffix), t.dir}
+	}
+	p, err := b.run("pub-publish", b.scratch, nil, argv("")...)
 	if err != nil {
 		return Row{}, err
 	}
-	tr.Steps["publish"] = &Step{proc: *p, FilesPerSec: float64(t.n) / p.Seconds}
+	pub := &Step{proc: *p, FilesPerSec: float64(t.n) / p.Seconds, argv: argv("-profile")}
+	tr.Steps["publish"] = pub
 	syscall.Sync()
 	py, err := b.run("pub-resync-build", filepath.Join(b.scratch, "pub-py-cwd"), b.py.env, b.py.python, filepath.Join(b.py.dir, "resync-build"),
 		"--write-resourcelist", "--outfile", filepath.Join(b.scratch, "pub-py-resourcelist.xml"), base+"="+t.dir)
@@ -183,7 +187,7 @@ func (b *bench) rowD() (Row, error) {
 	tr.Steps["py-resync-build"] = &Step{proc: *py, FilesPerSec: float64(t.n) / py.Seconds}
 	b.logf("  publish %.2f s, resync-build --write-resourcelist %.2f s", p.Seconds, py.Seconds)
 	r := py.Seconds / p.Seconds
-	return Row{ID: "d", Ratio: r, Status: verdict(r >= 3),
+	return Row{ID: "d", Ratio: r, Status: verdict(r >= 3), rerun: pub,
 		Figure:   fmt.Sprintf("%.2f s (%s files/s), %.2fx", p.Seconds, commas(float64(t.n)/p.Seconds), r),
 		Baseline: fmt.Sprintf("resync-build --write-resourcelist %.2f s; md5sum %s files/s", py.Seconds, commas(tr.Baselines.Md5sum)),
 		Note:     "publish writes md5 and sha-256, Resource Dump, Change List and HTML pages; resync-build with its defaults (no digests)"}, nil
@@ -213,7 +217,7 @@ func (b *bench) side(n int) error {
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
+	defer b.release(srv)
 	if tr.Baselines.Download, err = b.rawDownload(srv.base, t); err != nil {
 		return err
 	}
