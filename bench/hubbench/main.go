@@ -23,9 +23,10 @@
 //	go run ./bench/hubbench -subs 10000 -notes 5 -stores bolt -per-host 64
 //
 // -preload (bolt only) writes the subscriptions straight into the store
-// instead of subscribing through the hub (no verification GETs: at 10,000
-// subscriptions verification takes minutes on a loaded 2-core machine),
-// to repeat and profile the fan-out quickly.
+// before the hub opens it, instead of subscribing through the hub (no
+// verification GETs: at 10,000 subscriptions verification takes minutes
+// on a loaded 2-core machine), to repeat and profile the fan-out quickly.
+// -subprofile writes a CPU profile of the subscribe and verify phase.
 //
 // Publishes are fsync'd unless -nosync (bolt). PostgreSQL is a throwaway
 // server started here (internal/testing/pgtest: Debian's postgresql package,
@@ -257,15 +258,30 @@ func runBolt(ctx context.Context, o options) (result, error) {
 	}
 	defer os.RemoveAll(dir)
 	cfg := hub.Config{StateDir: dir, NoSync: o.noSync}
-	var put func(hubstore.Subscription) error
+	var sk *sink
 	if o.preload {
-		bs, err := boltstore.Open(filepath.Join(dir, "hub.db"), &boltstore.Options{NoSync: o.noSync})
+		// Written before the hub opens the state, without fsync (one
+		// transaction each); the hub then opens it with the options
+		// measured.
+		sk = newSink()
+		defer sk.srv.Close()
+		bs, err := boltstore.Open(filepath.Join(dir, "hub.db"), &boltstore.Options{NoSync: true})
 		if err != nil {
 			return result{}, err
 		}
-		defer bs.Close()
-		cfg.Store = bs
-		put = func(s hubstore.Subscription) error { return bs.PutSubscription(ctx, s) }
+		expires := time.Now().Add(time.Hour)
+		for i := range o.subs {
+			// The hub's key for an ASCII topic and callback without
+			// percent-escapes: topic NUL callback.
+			cb := sk.srv.URL + "/cb/" + strconv.Itoa(i)
+			if err := bs.PutSubscription(ctx, hubstore.Subscription{Key: topic + "\x00" + cb, Topic: topic, Callback: cb, Lease: 3600, Expires: expires}); err != nil {
+				bs.Close()
+				return result{}, err
+			}
+		}
+		if err := bs.Close(); err != nil {
+			return result{}, err
+		}
 	}
 	n, err := startNode(o, cfg)
 	if err != nil {
@@ -280,7 +296,7 @@ func runBolt(ctx context.Context, o options) (result, error) {
 		note += ", subscriptions preloaded"
 	}
 	held := func() (int, error) { return n.h.Stats().Held, nil }
-	return measure(ctx, o, "bolt", []*node{n}, held, nil, note, put)
+	return measure(ctx, o, "bolt", []*node{n}, held, nil, note, sk)
 }
 
 func runPG(ctx context.Context, o options, pg *pgtest.Server, db string, nodes int) (result, error) {
@@ -333,14 +349,17 @@ func runPG(ctx context.Context, o options, pg *pgtest.Server, db string, nodes i
 	return measure(ctx, o, "PostgreSQL", ns, ready, spread, "pgtest server (fsync off)", nil)
 }
 
-// measure subscribes o.subs callbacks through the nodes (or with put,
-// straight into the store), waits for subscribed() to reach o.subs, then
+// measure subscribes o.subs callbacks through the nodes (unless they were
+// preloaded for sink pre), waits for subscribed() to reach o.subs, then
 // times one fan-out and the sustained rate.
 func measure(ctx context.Context, o options, store string, ns []*node, subscribed func() (int, error), spread func() string, note string,
-	put func(hubstore.Subscription) error) (result, error) {
+	pre *sink) (result, error) {
 	r := result{store: store, nodes: len(ns), note: note}
-	sk := newSink()
-	defer sk.srv.Close()
+	sk := pre
+	if sk == nil {
+		sk = newSink()
+		defer sk.srv.Close()
+	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 	if o.subprofile != "" {
 		f, err := os.Create(o.subprofile)
@@ -356,16 +375,9 @@ func measure(ctx context.Context, o options, store string, ns []*node, subscribe
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
 	errc := make(chan error, 1)
-	expires := time.Now().Add(time.Hour)
 	for i := range o.subs {
-		if put != nil {
-			// The hub's key for an ASCII topic and callback without
-			// percent-escapes: topic NUL callback.
-			cb := sk.srv.URL + "/cb/" + strconv.Itoa(i)
-			if err := put(hubstore.Subscription{Key: topic + "\x00" + cb, Topic: topic, Callback: cb, Lease: 3600, Expires: expires}); err != nil {
-				return r, err
-			}
-			continue
+		if pre != nil {
+			break
 		}
 		wg.Add(1)
 		sem <- struct{}{}
