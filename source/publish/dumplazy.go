@@ -407,7 +407,7 @@ func (d *Dumps) Serve(w http.ResponseWriter, r *http.Request, rel string) bool {
 		return true
 	}
 	w.Header().Set("Content-Type", zipType)
-	ps := &pkgStream{pk: pk, crcs: d.crcSet(rel+"@"+pk.sha, len(pk.layout.members)), fi: -1}
+	ps := &pkgStream{pk: pk, crcs: d.crcSet(rel+"@"+pk.sha, len(pk.layout.members)), fi: -1, bi: -1}
 	defer ps.close()
 	http.ServeContent(w, r, "", at, ps)
 	if ps.err != nil && !errors.Is(ps.err, context.Canceled) {
@@ -451,8 +451,11 @@ type pkgStream struct {
 	err  error // sticky
 
 	// the file being read: member fi, fpos bytes of it read and hashed
-	fi   int
-	f    *os.File
+	fi int
+	f  *os.File
+	// a small file read whole and verified: member bi's bytes
+	bi   int
+	buf  []byte
 	fpos int64
 	sha  hash.Hash
 	crc  hash.Hash32
@@ -534,6 +537,18 @@ func (ps *pkgStream) read(b []byte) (int, error) {
 // inventory's.
 func (ps *pkgStream) data(i int, off int64, b []byte) (int, error) {
 	r := &ps.pk.files[i-1]
+	if ps.bi == i {
+		return copy(b, ps.buf[off:]), nil
+	}
+	if off == 0 && r.Size <= smallFile {
+		// A small file is read and verified whole before any of its bytes
+		// is sent: a file changed since the scan aborts the download
+		// before its bytes go out.
+		if err := ps.readSmall(i, r); err != nil {
+			return 0, err
+		}
+		return copy(b, ps.buf), nil
+	}
 	if ps.fi != i || ps.fpos != off {
 		ps.close()
 		f, err := ps.open(r)
@@ -570,6 +585,28 @@ func (ps *pkgStream) data(i int, off int64, b []byte) (int, error) {
 		ps.setCRC(i, ps.crc.Sum32())
 	}
 	return n, nil
+}
+
+// readSmall reads member i's file whole into ps.buf and verifies it.
+func (ps *pkgStream) readSmall(i int, r *store.Resource) error {
+	ps.close()
+	f, err := ps.open(r)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if cap(ps.buf) < int(r.Size)+1 {
+		ps.buf = make([]byte, r.Size+1, max(r.Size+1, 64<<10))
+	}
+	b := ps.buf[:r.Size+1] // one more byte: a file that grew is seen
+	n, err := io.ReadFull(f, b)
+	if err != io.ErrUnexpectedEOF && err != nil && err != io.EOF || int64(n) != r.Size || sha256.Sum256(b[:n]) != r.SHA256 {
+		ps.bi = -1
+		return fmt.Errorf("%s: %w", r.Path, errChanged)
+	}
+	ps.buf, ps.bi = b[:n], i
+	ps.setCRC(i, crc32.ChecksumIEEE(ps.buf))
+	return nil
 }
 
 func (ps *pkgStream) open(r *store.Resource) (*os.File, error) {
