@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -408,7 +409,7 @@ func (d *Dumps) Serve(w http.ResponseWriter, r *http.Request, rel string) bool {
 	}
 	w.Header().Set("Content-Type", zipType)
 	ps := &pkgStream{pk: pk, crcs: d.crcSet(rel+"@"+pk.sha, len(pk.layout.members)), fi: -1, bi: -1}
-	defer ps.close()
+	defer ps.end()
 	http.ServeContent(w, r, "", at, ps)
 	if ps.err != nil && !errors.Is(ps.err, context.Canceled) {
 		d.p.log.Warn("dump package: download aborted", "path", rel, "err", ps.err)
@@ -450,15 +451,18 @@ type pkgStream struct {
 	tail []byte
 	err  error // sticky
 
-	// the file being read: member fi, fpos bytes of it read and hashed
-	fi int
-	f  *os.File
-	// a small file read whole and verified: member bi's bytes
-	bi   int
-	buf  []byte
+	// the large file being read: member fi, fpos bytes of it read and
+	// hashed
+	fi   int
+	f    *os.File
 	fpos int64
 	sha  hash.Hash
 	crc  hash.Hash32
+
+	// a small file read whole and verified: member bi's bytes
+	bi    int
+	buf   []byte
+	ahead *lazyAhead // the small files after it, read ahead
 }
 
 func (ps *pkgStream) Seek(off int64, whence int) (int64, error) {
@@ -484,12 +488,18 @@ func (ps *pkgStream) Read(b []byte) (int, error) {
 	if ps.pos >= l.size {
 		return 0, io.EOF
 	}
-	n, err := ps.read(b)
-	ps.pos += int64(n)
-	if err != nil {
-		ps.err = err
+	// Fill b across members: fewer, larger writes to the connection.
+	total := 0
+	for total < len(b) && ps.pos < l.size {
+		n, err := ps.read(b[total:])
+		ps.pos += int64(n)
+		total += n
+		if err != nil {
+			ps.err = err
+			return total, err
+		}
 	}
-	return n, err
+	return total, nil
 }
 
 func (ps *pkgStream) read(b []byte) (int, error) {
@@ -587,33 +597,142 @@ func (ps *pkgStream) data(i int, off int64, b []byte) (int, error) {
 	return n, nil
 }
 
-// readSmall reads member i's file whole into ps.buf and verifies it.
+// readSmall makes member i's file, read whole and verified, ps.buf:
+// from the read-ahead when it has it, else read here (and the read-ahead
+// started from the next member, a download going on sequentially).
 func (ps *pkgStream) readSmall(i int, r *store.Resource) error {
 	ps.close()
-	f, err := ps.open(r)
-	if err != nil {
-		return err
+	ps.bi = -1
+	var sm smallRead
+	if ps.ahead != nil {
+		sm = ps.ahead.take(i)
 	}
-	defer f.Close()
-	if cap(ps.buf) < int(r.Size)+1 {
-		ps.buf = make([]byte, r.Size+1, max(r.Size+1, 64<<10))
+	if sm.b == nil && sm.err == nil {
+		ps.ahead.stop()
+		sm = readWhole(ps.pk.s.Dir, r)
+		ps.ahead = ps.startAhead(i + 1)
 	}
-	b := ps.buf[:r.Size+1] // one more byte: a file that grew is seen
-	n, err := io.ReadFull(f, b)
-	if err != io.ErrUnexpectedEOF && err != nil && err != io.EOF || int64(n) != r.Size || sha256.Sum256(b[:n]) != r.SHA256 {
-		ps.bi = -1
-		return fmt.Errorf("%s: %w", r.Path, errChanged)
+	if sm.err != nil {
+		return sm.err
 	}
-	ps.buf, ps.bi = b[:n], i
-	ps.setCRC(i, crc32.ChecksumIEEE(ps.buf))
+	ps.buf, ps.bi = sm.b, i
+	ps.setCRC(i, sm.crc)
 	return nil
 }
 
+// smallRead is a small file read whole and verified against the inventory.
+type smallRead struct {
+	b   []byte
+	crc uint32
+	err error
+}
+
+func readWhole(dir string, r *store.Resource) smallRead {
+	f, err := openResource(dir, r)
+	if err != nil {
+		return smallRead{err: err}
+	}
+	defer f.Close()
+	b := make([]byte, r.Size+1) // one more byte: a file that grew is seen
+	n, err := io.ReadFull(f, b)
+	if err != io.ErrUnexpectedEOF && err != nil && err != io.EOF || int64(n) != r.Size || sha256.Sum256(b[:n]) != r.SHA256 {
+		return smallRead{err: fmt.Errorf("%s: %w", r.Path, errChanged)}
+	}
+	return smallRead{b: b[:n], crc: crc32.ChecksumIEEE(b[:n])}
+}
+
+// lazyAhead reads the small files of the members after the one being sent,
+// on other goroutines, in order (opening, reading and hashing many small
+// files is most of a package's cost; sending goes on meanwhile).
+type lazyAhead struct {
+	slots chan aheadSlot
+	quit  chan struct{}
+	wg    sync.WaitGroup
+}
+
+type aheadSlot struct {
+	i   int
+	res chan smallRead
+}
+
+// lazyReadAhead is how many files may be read ahead of the sender.
+const lazyReadAhead = 32
+
+func (ps *pkgStream) startAhead(from int) *lazyAhead {
+	ms := ps.pk.layout.members
+	if from >= len(ms) {
+		return nil
+	}
+	ra := &lazyAhead{slots: make(chan aheadSlot, lazyReadAhead), quit: make(chan struct{})}
+	jobs := make(chan aheadSlot)
+	workers := min(max(runtime.GOMAXPROCS(0), 2), 4)
+	ra.wg.Add(1 + workers)
+	go func() {
+		defer ra.wg.Done()
+		defer close(ra.slots)
+		defer close(jobs)
+		for i := from; i < len(ms); i++ {
+			if ms[i].size > smallFile {
+				return // the sender streams it; a new read-ahead starts after it
+			}
+			sl := aheadSlot{i: i, res: make(chan smallRead, 1)}
+			select {
+			case ra.slots <- sl:
+			case <-ra.quit:
+				return
+			}
+			select {
+			case jobs <- sl:
+			case <-ra.quit:
+				return
+			}
+		}
+	}()
+	for range workers {
+		go func() {
+			defer ra.wg.Done()
+			for sl := range jobs {
+				sl.res <- readWhole(ps.pk.s.Dir, &ps.pk.files[sl.i-1])
+			}
+		}()
+	}
+	return ra
+}
+
+// take returns member i's read, or a zero smallRead when the read-ahead
+// does not hold it (a seek elsewhere).
+func (ra *lazyAhead) take(i int) smallRead {
+	for sl := range ra.slots {
+		if sl.i == i {
+			return <-sl.res
+		}
+		if sl.i > i {
+			break
+		}
+	}
+	return smallRead{}
+}
+
+// stop ends the read-ahead and waits for its goroutines.
+func (ra *lazyAhead) stop() {
+	if ra == nil {
+		return
+	}
+	close(ra.quit)
+	for range ra.slots {
+	}
+	ra.wg.Wait()
+}
+
 func (ps *pkgStream) open(r *store.Resource) (*os.File, error) {
+	return openResource(ps.pk.s.Dir, r)
+}
+
+func openResource(dir string, r *store.Resource) (*os.File, error) {
 	// Opened by name (a link put there since the scan is followed, but
 	// its bytes are sent only if they are the scanned ones: the sha-256
 	// is checked before the member ends).
-	f, err := os.Open(filepath.Join(ps.pk.s.Dir, filepath.FromSlash(r.Path)))
+	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(r.Path)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.Path, errChanged)
 	}
@@ -623,6 +742,13 @@ func (ps *pkgStream) open(r *store.Resource) (*os.File, error) {
 		return nil, fmt.Errorf("%s: %w", r.Path, errChanged)
 	}
 	return f, nil
+}
+
+// end releases what the stream holds once the response is done.
+func (ps *pkgStream) end() {
+	ps.close()
+	ps.ahead.stop()
+	ps.ahead = nil
 }
 
 func (ps *pkgStream) close() {
