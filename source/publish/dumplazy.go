@@ -462,6 +462,7 @@ type pkgStream struct {
 	// a small file read whole and verified: member bi's bytes
 	bi    int
 	buf   []byte
+	bp    *[]byte
 	ahead *lazyAhead // the small files after it, read ahead
 }
 
@@ -602,7 +603,7 @@ func (ps *pkgStream) data(i int, off int64, b []byte) (int, error) {
 // started from the next member, a download going on sequentially).
 func (ps *pkgStream) readSmall(i int, r *store.Resource) error {
 	ps.close()
-	ps.bi = -1
+	ps.putBuf()
 	var sm smallRead
 	if ps.ahead != nil {
 		sm = ps.ahead.take(i)
@@ -615,31 +616,39 @@ func (ps *pkgStream) readSmall(i int, r *store.Resource) error {
 	if sm.err != nil {
 		return sm.err
 	}
-	ps.buf, ps.bi = sm.b, i
+	ps.buf, ps.bp, ps.bi = sm.b, sm.bp, i
 	ps.setCRC(i, sm.crc)
 	return nil
+}
+
+func (ps *pkgStream) putBuf() {
+	if ps.bp != nil {
+		smallBufs.Put(ps.bp)
+	}
+	ps.buf, ps.bp, ps.bi = nil, nil, -1
 }
 
 // smallRead is a small file read whole and verified against the inventory.
 type smallRead struct {
 	b   []byte
+	bp  *[]byte // b's buffer, back to smallBufs once sent
 	crc uint32
 	err error
 }
 
 func readWhole(dir string, r *store.Resource) smallRead {
-	f, err := openResource(dir, r)
-	if err != nil {
-		return smallRead{err: err}
-	}
-	defer f.Close()
-	b := make([]byte, r.Size+1) // one more byte: a file that grew is seen
-	n, err := io.ReadFull(f, b)
-	if err != io.ErrUnexpectedEOF && err != nil && err != io.EOF || int64(n) != r.Size || sha256.Sum256(b[:n]) != r.SHA256 {
+	bp := smallBufs.Get().(*[]byte)
+	b := (*bp)[:r.Size+1] // one more byte: a file that grew is seen
+	n, ok := readFileInto(filepath.Join(dir, filepath.FromSlash(r.Path)), b)
+	if !ok || int64(n) != r.Size || sha256.Sum256(b[:n]) != r.SHA256 {
+		smallBufs.Put(bp)
 		return smallRead{err: fmt.Errorf("%s: %w", r.Path, errChanged)}
 	}
-	return smallRead{b: b[:n], crc: crc32.ChecksumIEEE(b[:n])}
+	return smallRead{b: b[:n], bp: bp, crc: crc32.ChecksumIEEE(b[:n])}
 }
+
+// smallBufs holds the buffers of small files read whole.
+var smallBufs = sync.Pool{New: func() any { b := make([]byte, smallFile+1); return &b }}
 
 // lazyAhead reads the small files of the members after the one being sent,
 // on other goroutines, in order (opening, reading and hashing many small
@@ -747,6 +756,7 @@ func openResource(dir string, r *store.Resource) (*os.File, error) {
 // end releases what the stream holds once the response is done.
 func (ps *pkgStream) end() {
 	ps.close()
+	ps.putBuf()
 	ps.ahead.stop()
 	ps.ahead = nil
 }
