@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"hash/crc32"
+	"strings"
 	"testing"
 	"time"
 )
@@ -67,4 +68,55 @@ func TestZipLayoutMatchesWriter(t *testing.T) {
 		}
 		t.Fatalf("length %d, archive/zip wrote %d", len(got), want.Len())
 	}
+}
+
+// FuzzZipLayout: for any member names, contents and times the layout is
+// archive/zip's bytes (or refused where archive/zip refuses).
+func FuzzZipLayout(f *testing.F) {
+	f.Add("manifest.xml", "a/b.txt", []byte("hello"), int64(1700000000))
+	f.Add("x", "caf\u00e9\\~", []byte{}, int64(0))
+	f.Add("m", "\xff\xfe", []byte("zz"), int64(-5))
+	f.Fuzz(func(t *testing.T, n1, n2 string, data []byte, sec int64) {
+		var mod time.Time
+		if sec > 0 {
+			mod = time.Unix(sec%(1<<31), 0).UTC()
+		}
+		files := []struct {
+			name string
+			data []byte
+		}{{n1, data}, {n2, append(data, 1)}}
+		var want bytes.Buffer
+		zw := zip.NewWriter(&want)
+		var ms []zipMember
+		var crcs []uint32
+		for _, fl := range files {
+			w, err := zw.CreateHeader(&zip.FileHeader{Name: fl.name, Method: zip.Store, Modified: mod})
+			if err != nil {
+				t.Skip()
+			}
+			if strings.HasSuffix(fl.name, "/") {
+				t.Skip() // archive/zip writes directories otherwise; names never end so
+			}
+			w.Write(fl.data)
+			ms = append(ms, zipMember{name: fl.name, size: int64(len(fl.data)), mod: mod})
+			crcs = append(crcs, crc32.ChecksumIEEE(fl.data))
+		}
+		if err := zw.Close(); err != nil {
+			t.Skip()
+		}
+		l, ok := newZipLayout(ms)
+		if !ok {
+			t.Fatal("layout refused what archive/zip wrote")
+		}
+		var got []byte
+		for i, m := range l.members {
+			got = m.appendHeader(got)
+			got = append(got, files[i].data...)
+			got = m.appendDesc(got, crcs[i])
+		}
+		got = append(got, l.tail(crcs)...)
+		if !bytes.Equal(got, want.Bytes()) || int64(len(got)) != l.size {
+			t.Fatalf("layout differs from archive/zip (%d/%d/%d bytes)", len(got), l.size, want.Len())
+		}
+	})
 }
