@@ -72,6 +72,14 @@ type Config struct {
 	MaxEntries int
 	// Dumps enables the Resource Dump and the Change Dump.
 	Dumps bool
+	// DumpsOnDemand (with Dumps) writes no package: Publish plans them
+	// (their lengths and manifests' digests, in the store's meta, from the
+	// inventory and the journal without reading a file) and writes the
+	// dump documents; a Dumps made from the same Config serves each
+	// package when it is requested, streamed from Set.Dir. Without it the
+	// packages are written as files under Out (a copy of the collection),
+	// for a plain web server.
+	DumpsOnDemand bool
 	// DumpPartBytes caps the size of the resources in one Resource Dump
 	// package (a resource larger than it gets a package of its own).
 	// Default 256 MiB.
