@@ -299,6 +299,7 @@ type view struct {
 	Err      string
 	Note     string
 	Rows     []row
+	RowsHTML template.HTML // Rows, written by rowsHTML
 	Pager    *pager
 	Total    int
 	Index    bool
@@ -416,6 +417,7 @@ func (o *Options) finish(v *view, total, page, pages, first int) {
 		v.ColType = v.ColType || r.Type != ""
 	}
 	v.Docs = v.Index || v.ColCap
+	v.RowsHTML = rowsHTML(v)
 	if pages > 1 {
 		p := &pager{Total: total, Page: min(page, pages), Pages: pages}
 		p.From = min(first+1, total)
@@ -682,8 +684,7 @@ const content = `{{define "content"}}{{with .Data}}<h1>{{.Kind}}</h1>
 {{template "pager" .Pager}}
 {{if .Rows}}<div class="scroll"><table>
 <thead><tr><th class="num" scope="col">#</th><th scope="col">{{if .Docs}}Document{{else}}Resource{{end}}</th>{{if .ColCap}}<th scope="col">Capability</th>{{end}}{{if .Change}}<th scope="col">Change</th>{{end}}{{if .ColWhen}}<th scope="col">Last modified</th>{{end}}{{if .ColSize}}<th class="num" scope="col">Size</th>{{end}}{{if .ColHash}}<th scope="col">Hash</th>{{end}}{{if .ColType}}<th scope="col">Type</th>{{end}}{{if .HasMore}}<th scope="col">More</th>{{end}}</tr></thead>
-<tbody>{{$change := .Change}}{{$nochange := not .Change}}{{$more := .HasMore}}{{$cap := .ColCap}}{{$when := .ColWhen}}{{$size := .ColSize}}{{$hash := .ColHash}}{{$type := .ColType}}{{range .Rows}}
-<tr><td class="num">{{.N}}</td><td class="url">{{if .Href}}<a href="{{.Href}}">{{.Loc}}</a>{{else}}<code>{{.Loc}}</code>{{end}}</td>{{if $cap}}<td>{{.Cap}}</td>{{end}}{{if $change}}<td>{{if .Change}}<span class="tag {{.Change}}">{{.Change}}</span> {{end}}{{if .DateTime}}<span title="{{.DateAt}}">{{.DateTime}}</span>{{end}}</td>{{end}}{{if $when}}<td>{{if .LastMod}}<span title="{{.LastModAt}}">{{.LastMod}}</span>{{end}}{{if $nochange}}{{if .DateTime}}{{if .LastMod}}<br>{{end}}<span class="muted">datetime</span> <span title="{{.DateAt}}">{{.DateTime}}</span>{{end}}{{end}}</td>{{end}}{{if $size}}<td class="num">{{if .Size}}<span title="{{.Exact}}">{{.Size}}</span>{{end}}</td>{{end}}{{if $hash}}<td>{{if .Hash}}<span class="hash" title="{{.HashTitle}}">{{.Hash}}</span>{{end}}</td>{{end}}{{if $type}}<td>{{.Type}}</td>{{end}}{{if $more}}<td>{{if .MD}}{{.MD}}<br>{{end}}{{range .Links}}<span class="tag">{{.Rel}}</span> {{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}<code>{{.Text}}</code>{{end}}{{if .Extra}} <span class="muted">{{.Extra}}</span>{{end}}<br>{{end}}{{if .More}}<span class="muted">and {{.More}} more links</span>{{end}}</td>{{end}}</tr>{{end}}
+<tbody>{{.RowsHTML}}
 </tbody></table></div>
 {{else}}<p class="muted">No entries{{if .Pager}} on this page{{end}}.</p>{{end}}
 {{template "pager" .Pager}}{{end}}{{end}}
