@@ -403,8 +403,14 @@ func (o *Options) headFacts(v *view) {
 }
 
 func (o *Options) finish(v *view, total, page, pages, first int) {
-	v.Total = total
 	o.headFacts(v)
+	o.columns(v)
+	v.RowsHTML = rowsHTML(v)
+	o.pager(v, total, page, pages, first, len(v.Rows))
+}
+
+// columns sets the columns and flags that depend on the rows of the page.
+func (o *Options) columns(v *view) {
 	v.HasMore, v.ColCap, v.ColWhen, v.ColSize, v.ColHash, v.ColType = false, false, false, false, false, false
 	for i := range v.Rows {
 		r := &v.Rows[i]
@@ -417,12 +423,16 @@ func (o *Options) finish(v *view, total, page, pages, first int) {
 		v.ColType = v.ColType || r.Type != ""
 	}
 	v.Docs = v.Index || v.ColCap
-	v.RowsHTML = rowsHTML(v)
+}
+
+// pager sets the total and the pager of a page of rows entries.
+func (o *Options) pager(v *view, total, page, pages, first, rows int) {
+	v.Total = total
 	if pages > 1 {
 		p := &pager{Total: total, Page: min(page, pages), Pages: pages}
 		p.From = min(first+1, total)
-		p.To = min(first+len(v.Rows), total)
-		if len(v.Rows) == 0 {
+		p.To = min(first+rows, total)
+		if rows == 0 {
 			p.From, p.To = 0, 0
 		}
 		if p.Page > 1 {

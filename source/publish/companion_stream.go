@@ -1,0 +1,207 @@
+package publish
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/resourcesync-go/resourcesync/internal/web/docview"
+	"github.com/resourcesync-go/resourcesync/rs"
+)
+
+// Companions built while the documents are written. Rendering a
+// companion from its document means parsing the XML again, which costs
+// several times writing it (issue 23). So when a run writes companions,
+// encodeDoc hands every entry it encodes into a document file to a
+// docview.Stream as well: the rows of each page are rendered once the page
+// is full and spilled to a temporary file beside the document; the
+// companion pass then writes the pages from the spill, without reading the
+// document, if the file at the document's path is still the one encoded
+// (the same file, by os.SameFile: not replaced or discarded since). Any
+// other document (written by another run or by a writer that encodeDoc
+// does not see as a document file) is rendered from its XML as before.
+//
+// The sha-256 of the encoded bytes keys the companion: page 1 ends with a
+// comment holding the sha-256 of the document it shows, and a document
+// rewritten with the same bytes keeps its pages untouched.
+
+// docStream is the companion of one document being written.
+type docStream struct {
+	p     *publisher
+	final string // the document's path
+	tmp   *os.File
+	s     *docview.Stream
+	spill *os.File
+	sha   hash.Hash
+	err   error
+	fi    os.FileInfo // the encoded file, once complete
+	sum   string      // its sha-256, hex
+}
+
+// streaming maps an Out being published with companions to its run.
+var streaming sync.Map // Out (as given) -> *publisher
+
+// streamCompanions lets this run build companions while it writes its
+// documents; the returned function ends that and removes what is left.
+func (p *publisher) streamCompanions() func() {
+	if p.cfg.NoCompanions {
+		return func() {}
+	}
+	streaming.Store(p.cfg.Out, p)
+	return func() {
+		streaming.Delete(p.cfg.Out)
+		p.streamMu.Lock()
+		defer p.streamMu.Unlock()
+		for _, ds := range p.streams {
+			ds.remove()
+		}
+		p.streams = nil
+	}
+}
+
+// startStream returns the companion stream of a document being encoded to
+// w, or nil when w is not a document file of an Out publishing companions.
+func startStream(w io.Writer, h *rs.Head) *docStream {
+	a, ok := w.(*atomicFile)
+	if !ok {
+		return nil
+	}
+	var p *publisher
+	streaming.Range(func(k, v any) bool {
+		if out := k.(string); strings.HasPrefix(a.final, filepath.Join(out)+string(filepath.Separator)) {
+			p = v.(*publisher)
+			return false
+		}
+		return true
+	})
+	if p == nil {
+		return nil
+	}
+	rel, err := filepath.Rel(p.cfg.Out, a.final)
+	if err != nil || !isDocName(filepath.ToSlash(rel)) {
+		return nil
+	}
+	// Named after the document, so that the cleanup of a killed run
+	// (which looks for .tmp-<name>-* beside the Source Description) finds it.
+	spill, err := createTemp(filepath.Dir(a.final), tmpPrefix+filepath.Base(a.final)+"-companion-")
+	if err != nil {
+		return nil // rendered from the XML instead
+	}
+	ds := &docStream{p: p, final: a.final, tmp: a.f, spill: spill, sha: sha256.New()}
+	ds.s = docview.NewStream(h, p.companionOptions(filepath.ToSlash(rel)), spill)
+	return ds
+}
+
+// writer is where the document's bytes go: w and the stream's hash.
+func (ds *docStream) writer(w io.Writer) io.Writer {
+	if ds == nil {
+		return w
+	}
+	return io.MultiWriter(w, ds.sha)
+}
+
+func (ds *docStream) add(e *rs.Entry) error {
+	if ds == nil {
+		return nil
+	}
+	if ds.err == nil {
+		ds.err = ds.s.Add(e)
+	}
+	return nil // the companion is then rendered from the XML
+}
+
+// done records the stream as the companion of the document's path,
+// replacing an earlier one.
+func (ds *docStream) done() {
+	if ds == nil {
+		return
+	}
+	fi, err := ds.tmp.Stat()
+	if ds.err != nil || err != nil {
+		ds.abort()
+		return
+	}
+	ds.fi, ds.sum = fi, hex.EncodeToString(ds.sha.Sum(nil))
+	p := ds.p
+	p.streamMu.Lock()
+	defer p.streamMu.Unlock()
+	if p.streams == nil {
+		p.streams = map[string]*docStream{}
+	}
+	if old := p.streams[ds.final]; old != nil {
+		old.remove()
+	}
+	p.streams[ds.final] = ds
+}
+
+func (ds *docStream) abort() {
+	if ds != nil {
+		ds.remove()
+	}
+}
+
+func (ds *docStream) remove() {
+	ds.spill.Close()
+	os.Remove(ds.spill.Name())
+}
+
+// takeStream returns the stream built for the document at path if that
+// file is still the one it was built from (fi: its current info).
+func (p *publisher) takeStream(path string, fi os.FileInfo) *docStream {
+	p.streamMu.Lock()
+	defer p.streamMu.Unlock()
+	ds := p.streams[path]
+	if ds == nil {
+		return nil
+	}
+	delete(p.streams, path)
+	if !os.SameFile(ds.fi, fi) {
+		ds.remove()
+		return nil
+	}
+	return ds
+}
+
+// digestMark starts the comment at the end of a companion's page 1 that
+// holds the sha-256 of its document.
+const digestMark = "\n<!-- resourcesync: document sha-256 "
+
+func digestComment(sum string) string { return digestMark + sum + " -->\n" }
+
+// pageDigest returns the document sha-256 recorded at the end of the
+// companion page at path, "" if none.
+func pageDigest(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	want := len(digestComment(strings.Repeat("0", 64)))
+	fi, err := f.Stat()
+	if err != nil || fi.Size() < int64(want) {
+		return ""
+	}
+	b := make([]byte, want)
+	if _, err := f.ReadAt(b, fi.Size()-int64(want)); err != nil {
+		return ""
+	}
+	s, ok := strings.CutPrefix(string(b), digestMark)
+	if !ok {
+		return ""
+	}
+	return strings.TrimSuffix(s, " -->\n")
+}
+
+// fileDigest returns the sha-256 of the open file f, hex.
+func fileDigest(f *os.File) (string, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62)); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
