@@ -211,10 +211,7 @@ func (p *publisher) companion(rel string) (int, error) {
 	if cerr == nil && ci.ModTime().Equal(mod) && ci.Size() > 0 {
 		return -1, nil // neither was touched since page 1 was written
 	}
-	ds := p.takeStream(docPath, fi)
-	if ds != nil {
-		defer ds.remove()
-	}
+	ds := p.findStream(docPath, fi)
 	// Keyed by the document's bytes: one rewritten unchanged keeps its
 	// pages as they are.
 	sum := ""
@@ -227,9 +224,12 @@ func (p *publisher) companion(rel string) (int, error) {
 		return -1, nil
 	}
 	o := p.companionOptions(rel)
+	if ds == nil {
+		ds = p.copyStream(sum)
+	}
 	if ds != nil {
 		return p.writePages(rel, mod, sum, func(open func(n int) (io.Writer, func(error) error, error)) (docview.Result, error) {
-			return ds.s.Pages(ds.spill, open)
+			return ds.s.PagesAs(o, ds.spill, open)
 		})
 	}
 	total, _ := docview.Count(f) // an error shows on the page

@@ -126,6 +126,10 @@ func (ds *docStream) done() {
 		ds.abort()
 		return
 	}
+	if err := ds.s.Close(); err != nil {
+		ds.abort()
+		return
+	}
 	ds.fi, ds.sum = fi, hex.EncodeToString(ds.sha.Sum(nil))
 	p := ds.p
 	p.streamMu.Lock()
@@ -150,21 +154,30 @@ func (ds *docStream) remove() {
 	os.Remove(ds.spill.Name())
 }
 
-// takeStream returns the stream built for the document at path if that
+// findStream returns the stream built for the document at path if that
 // file is still the one it was built from (fi: its current info).
-func (p *publisher) takeStream(path string, fi os.FileInfo) *docStream {
+func (p *publisher) findStream(path string, fi os.FileInfo) *docStream {
 	p.streamMu.Lock()
 	defer p.streamMu.Unlock()
-	ds := p.streams[path]
-	if ds == nil {
-		return nil
+	if ds := p.streams[path]; ds != nil && os.SameFile(ds.fi, fi) {
+		return ds
 	}
-	delete(p.streams, path)
-	if !os.SameFile(ds.fi, fi) {
-		ds.remove()
-		return nil
+	return nil
+}
+
+// copyStream returns a stream of this run whose document has the
+// sha-256 sum and whose rows do not depend on where the document is: the
+// pages of a byte copy of that document (resourcelist.xml, a copy of the
+// current generation's) are made from it.
+func (p *publisher) copyStream(sum string) *docStream {
+	p.streamMu.Lock()
+	defer p.streamMu.Unlock()
+	for _, ds := range p.streams {
+		if ds.sum == sum && ds.s.Portable() {
+			return ds
+		}
 	}
-	return ds
+	return nil
 }
 
 // digestMark starts the comment at the end of a companion's page 1 that

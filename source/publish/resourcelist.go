@@ -536,6 +536,7 @@ func (w *partWriter) single(ctx context.Context, path string, h *rs.Head) (bool,
 			ds.abort()
 			return false, fmt.Errorf("publish: resource list: %w", err)
 		}
+		ds.add(&e)
 		n++
 	}
 	if err := enc.Close(); err != nil {

@@ -21,17 +21,19 @@ import (
 // a head and entries that encode and decode to themselves (true of
 // documents written by rs.Encoder from valid values).
 type Stream struct {
-	o     Options
-	head  view
-	v     *view
-	spill io.Writer
-	off   int64
-	pages []streamPage
-	n     int
+	o      Options
+	head   view
+	v      *view
+	spill  io.Writer
+	off    int64
+	pages  []streamPage
+	n      int
+	relink bool // a row's link was mapped by Options.Link
+	closed bool
 }
 
 type streamPage struct {
-	v          view // without its rows
+	cols       view // the flags the rows set (columns, Change, Docs)
 	rows       int
 	start, end int64 // the rows' HTML in spill
 }
@@ -61,10 +63,37 @@ func (s *Stream) Add(e *rs.Entry) error {
 			return err
 		}
 	}
-	s.v.Rows = append(s.v.Rows, s.o.row(s.n+1, e))
+	r := s.o.row(s.n+1, e)
+	if r.Href != "" && r.Href != r.Loc {
+		s.relink = true
+	}
+	for i := range r.Links {
+		if l := &r.Links[i]; l.Href != "" && l.Href != l.Text {
+			s.relink = true
+		}
+	}
+	s.v.Rows = append(s.v.Rows, r)
 	s.n++
 	return nil
 }
+
+// Close renders the last page's rows into spill; Add must not be called
+// afterwards, and Pages and PagesAs may then be called concurrently.
+func (s *Stream) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if len(s.v.Rows) > 0 || len(s.pages) == 0 {
+		return s.flush()
+	}
+	return nil
+}
+
+// Portable reports whether the rows do not depend on Options.Link (no
+// entry names a document that Link maps), so that PagesAs may render them
+// as the pages of a copy of the document at another URL.
+func (s *Stream) Portable() bool { return !s.relink }
 
 // Entries returns the number of entries added.
 func (s *Stream) Entries() int { return s.n }
@@ -78,8 +107,8 @@ func (s *Stream) flush() error {
 	if err != nil {
 		return fmt.Errorf("docview: %w", err)
 	}
-	p := streamPage{v: *v, rows: len(v.Rows), start: s.off, end: s.off + int64(n)}
-	p.v.Rows, p.v.RowsHTML = nil, ""
+	p := streamPage{cols: *v, rows: len(v.Rows), start: s.off, end: s.off + int64(n)}
+	p.cols.Rows, p.cols.RowsHTML = nil, ""
 	s.off += int64(n)
 	s.pages = append(s.pages, p)
 	s.next()
@@ -92,29 +121,39 @@ const rowsMark = "\x00docview-rows\x00"
 
 // Pages writes every page, as RenderPages does (open and done alike, but
 // called one page at a time, in order), reading the rows from spill.
-// The Stream must not be used afterwards.
 func (s *Stream) Pages(spill io.ReaderAt, open func(n int) (w io.Writer, done func(error) error, err error)) (Result, error) {
-	if len(s.v.Rows) > 0 || len(s.pages) == 0 {
-		if err := s.flush(); err != nil {
-			return Result{}, err
-		}
+	return s.PagesAs(s.o, spill, open)
+}
+
+// PagesAs is Pages with other options (a copy of the document at another
+// URL): the head, the breadcrumbs and the pager follow o, the rows are
+// those already rendered (see Portable).
+func (s *Stream) PagesAs(o Options, spill io.ReaderAt, open func(n int) (w io.Writer, done func(error) error, err error)) (Result, error) {
+	if err := s.Close(); err != nil {
+		return Result{}, err
 	}
+	o.defaults()
+	o.PageSize = s.o.PageSize
+	head := view{Self: cut(o.Self), Footer: o.Footer, head: s.head.head}
+	o.headFacts(&head)
 	// The breadcrumbs read the documents above this one, written after
 	// it (leaves first): only now are they there.
-	crumbs := s.o.crumbs(s.head.head)
+	head.Crumbs = o.crumbs(s.head.head)
 	pages := len(s.pages)
-	res := Result{Kind: s.head.Kind, Entries: s.n, Pages: pages, Page: pages}
+	res := Result{Kind: head.Kind, Entries: s.n, Pages: pages, Page: pages}
 	for i := range s.pages {
 		p := &s.pages[i]
-		v := p.v
-		v.Crumbs = crumbs
-		s.o.pager(&v, s.n, i+1, pages, i*s.o.PageSize, p.rows)
+		v := head
+		c := &p.cols
+		v.Change, v.HasMore, v.Docs = c.Change, c.HasMore, c.Docs
+		v.ColCap, v.ColWhen, v.ColSize, v.ColHash, v.ColType = c.ColCap, c.ColWhen, c.ColSize, c.ColHash, c.ColType
+		o.pager(&v, s.n, i+1, pages, i*o.PageSize, p.rows)
 		if p.rows > 0 {
 			v.Rows = make([]row, 1) // {{if .Rows}}: the table is shown
 		}
 		v.RowsHTML = template.HTML(rowsMark)
 		var b bytes.Buffer
-		if err := web.Render(&b, pageTpl, s.o.page(&v)); err != nil {
+		if err := web.Render(&b, pageTpl, o.page(&v)); err != nil {
 			return res, err
 		}
 		pre, post, ok := bytes.Cut(b.Bytes(), []byte(rowsMark))
