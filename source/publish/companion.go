@@ -29,14 +29,20 @@ import (
 // URLs.
 //
 // Companions are derived from the documents alone and written after them,
-// at the end of a run, by one pass over the tree: a companion whose
-// modification time is not its document's is rewritten (each page
-// atomically, the first page last and stamped with the document's
-// modification time), pages past the new last one and companions whose
-// document is gone are removed. A run killed in between leaves a stale
-// first page, which the next run rewrites. No document names a companion,
-// so the Resource Lists, Capability Lists and the validation of the tree
-// never see them, and the documents' bytes do not depend on them.
+// at the end of a run, by one pass over the tree. The pages of a document
+// this run wrote are built while it was written (companion_stream.go: no
+// parse); others are rendered from the XML. A companion is rewritten
+// when its document's bytes changed: page 1 ends with a comment holding
+// the sha-256 of the document it shows, and it is stamped with the
+// document's modification time, so a document untouched since (same
+// time) costs a stat, and one rewritten with the same bytes (the
+// Capability List, the Source Description, on every run) keeps its pages
+// as they are. Pages are written atomically, the first last; pages past
+// the new last one and companions whose document is gone are removed. A
+// run killed in between leaves a stale first page, which the next run
+// rewrites. No document names a companion, so the Resource Lists,
+// Capability Lists and the validation of the tree never see them, and the
+// documents' bytes do not depend on them.
 
 const companionExt = ".html"
 

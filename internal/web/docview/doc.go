@@ -8,7 +8,9 @@
 // entries before the requested page are skipped, those of the page (at
 // most PageSize) are held, and the rest are only counted, so memory does
 // not grow with a 50,000-entry list. RenderPages writes every page of a
-// document in one pass (the static companions of package source/publish).
+// document in one pass; Stream builds them from the entries while the
+// document is written, without parsing it (the static companions of
+// package source/publish).
 //
 // Everything taken from the document is untrusted: it reaches the page
 // through html/template only, links only through its URL escaping, and
