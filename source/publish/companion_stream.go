@@ -66,34 +66,41 @@ func (p *publisher) streamCompanions() func() {
 
 // startStream returns the companion stream of a document being encoded to
 // w, or nil when w is not a document file of an Out publishing companions.
-func startStream(w io.Writer, h *rs.Head) *docStream {
+// A writer that is not a document file but writes a copy of one (a dump
+// package's manifest.xml and its copy beside the package: name ends with
+// .manifest.xml) gets a stream found by the sha-256 of its bytes only
+// (copyStream), when one Out is publishing companions.
+func startStream(w io.Writer, name string, h *rs.Head) *docStream {
 	a, ok := w.(*atomicFile)
-	if !ok {
-		return nil
-	}
 	var p *publisher
+	n := 0
 	streaming.Range(func(k, v any) bool {
-		if out := k.(string); strings.HasPrefix(a.final, filepath.Join(out)+string(filepath.Separator)) {
+		n++
+		if out := k.(string); ok && strings.HasPrefix(a.final, filepath.Join(out)+string(filepath.Separator)) || !ok && n == 1 {
 			p = v.(*publisher)
-			return false
 		}
 		return true
 	})
-	if p == nil {
+	if p == nil || !ok && (n > 1 || !strings.HasSuffix(name, ".manifest.xml")) {
 		return nil
 	}
-	rel, err := filepath.Rel(p.cfg.Out, a.final)
-	if err != nil || !isDocName(filepath.ToSlash(rel)) {
-		return nil
+	ds := &docStream{p: p, sha: sha256.New()}
+	rel, dir := docRoot+"/"+name, p.file(docRoot)
+	if ok {
+		r, err := filepath.Rel(p.cfg.Out, a.final)
+		if rel = filepath.ToSlash(r); err != nil || !isDocName(rel) {
+			return nil
+		}
+		ds.final, ds.tmp, dir = a.final, a.f, filepath.Dir(a.final)
 	}
 	// Named after the document, so that the cleanup of a killed run
 	// (which looks for .tmp-<name>-* beside the Source Description) finds it.
-	spill, err := createTemp(filepath.Dir(a.final), tmpPrefix+filepath.Base(a.final)+"-companion-")
+	spill, err := createTemp(dir, tmpPrefix+pathBase(rel)+"-companion-")
 	if err != nil {
 		return nil // rendered from the XML instead
 	}
-	ds := &docStream{p: p, final: a.final, tmp: a.f, spill: spill, sha: sha256.New()}
-	ds.s = docview.NewStream(h, p.companionOptions(filepath.ToSlash(rel)), spill)
+	ds.spill = spill
+	ds.s = docview.NewStream(h, p.companionOptions(rel), spill)
 	return ds
 }
 
@@ -121,7 +128,11 @@ func (ds *docStream) done() {
 	if ds == nil {
 		return
 	}
-	fi, err := ds.tmp.Stat()
+	var fi os.FileInfo
+	var err error
+	if ds.tmp != nil {
+		fi, err = ds.tmp.Stat()
+	}
 	if ds.err != nil || err != nil {
 		ds.abort()
 		return
@@ -137,10 +148,14 @@ func (ds *docStream) done() {
 	if p.streams == nil {
 		p.streams = map[string]*docStream{}
 	}
-	if old := p.streams[ds.final]; old != nil {
+	key := ds.final
+	if key == "" {
+		key = ds.spill.Name() // a copy, found by its sha-256 only
+	}
+	if old := p.streams[key]; old != nil {
 		old.remove()
 	}
-	p.streams[ds.final] = ds
+	p.streams[key] = ds
 }
 
 func (ds *docStream) abort() {
@@ -159,7 +174,7 @@ func (ds *docStream) remove() {
 func (p *publisher) findStream(path string, fi os.FileInfo) *docStream {
 	p.streamMu.Lock()
 	defer p.streamMu.Unlock()
-	if ds := p.streams[path]; ds != nil && os.SameFile(ds.fi, fi) {
+	if ds := p.streams[path]; ds != nil && ds.fi != nil && os.SameFile(ds.fi, fi) {
 		return ds
 	}
 	return nil

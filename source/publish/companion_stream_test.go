@@ -48,40 +48,7 @@ func TestCompanionsStreamedLikeRendered(t *testing.T) {
 	base := "http://example.com/"
 	cfg := publish.Config{BaseURL: base, Out: out, Archives: true, Now: clk.Now, Logger: quiet, MaxEntries: 2200,
 		Sets: []publish.Set{{Name: "default", Store: st, ResourceBase: base + "res/"}}}
-	// compare checks the pages this run wrote (an unchanged document
-	// keeps its pages, whose breadcrumbs may name an older kind of the
-	// documents above it, as before).
-	var prev map[string]os.FileInfo
-	compare := func(what string) map[string]os.FileInfo {
-		t.Helper()
-		if _, err := publish.Publish(context.Background(), cfg); err != nil {
-			t.Fatal(err)
-		}
-		ref := t.TempDir()
-		copyDocs(t, out, ref)
-		rcfg := cfg
-		rcfg.Out = ref
-		if err := publish.RenderCompanions(rcfg); err != nil {
-			t.Fatal(err)
-		}
-		got, _ := companionFiles(t, out)
-		want, _ := companionFiles(t, ref)
-		if len(got) != len(want) {
-			t.Errorf("%s: %d pages, rendered from the XML %d", what, len(got), len(want))
-		}
-		for rel := range want {
-			if fi, ok := prev[rel]; ok && os.SameFile(fi, got[rel]) && fi.ModTime().Equal(got[rel].ModTime()) {
-				continue
-			}
-			a, err1 := os.ReadFile(filepath.Join(out, rel))
-			b, err2 := os.ReadFile(filepath.Join(ref, rel))
-			if err1 != nil || err2 != nil || string(a) != string(b) {
-				t.Errorf("%s: %s differs from the page rendered from the XML (%v, %v)", what, rel, err1, err2)
-			}
-		}
-		prev = got
-		return got
-	}
+	compare := comparer(t, &cfg)
 	first := compare("first publish")
 	if len(first) < 10 {
 		t.Fatalf("only %d pages", len(first))
@@ -125,5 +92,70 @@ func TestCompanionsStreamedLikeRendered(t *testing.T) {
 				t.Errorf("%s (no change in its range) rewritten or removed", rel)
 			}
 		}
+	}
+}
+
+// comparer returns a function that publishes cfg and checks that the
+// pages this run wrote are those rendered from the XML alone (an
+// unchanged document keeps its pages, whose breadcrumbs may name an older
+// kind of the documents above it, as before).
+func comparer(t *testing.T, cfgp *publish.Config) func(what string) map[string]os.FileInfo {
+	var prev map[string]os.FileInfo
+	return func(what string) map[string]os.FileInfo {
+		t.Helper()
+		cfg := *cfgp
+		out := cfg.Out
+		if _, err := publish.Publish(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+		ref := t.TempDir()
+		copyDocs(t, out, ref)
+		rcfg := cfg
+		rcfg.Out = ref
+		if err := publish.RenderCompanions(rcfg); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := companionFiles(t, out)
+		want, _ := companionFiles(t, ref)
+		if len(got) != len(want) {
+			t.Errorf("%s: %d pages, rendered from the XML %d", what, len(got), len(want))
+		}
+		for rel := range want {
+			if fi, ok := prev[rel]; ok && os.SameFile(fi, got[rel]) && fi.ModTime().Equal(got[rel].ModTime()) {
+				continue
+			}
+			a, err1 := os.ReadFile(filepath.Join(out, rel))
+			b, err2 := os.ReadFile(filepath.Join(ref, rel))
+			if err1 != nil || err2 != nil || string(a) != string(b) {
+				t.Errorf("%s: %s differs from the page rendered from the XML (%v, %v)", what, rel, err1, err2)
+			}
+		}
+		prev = got
+		return got
+	}
+}
+
+// TestCompanionsStreamedLikeRenderedDumps: the same with dumps, whose
+// manifest copies get their pages from the manifest's stream.
+func TestCompanionsStreamedLikeRenderedDumps(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 10, 10, 0, 0, time.UTC)
+	out, dir := t.TempDir(), t.TempDir()
+	st := openStore(t, "")
+	for i := range 1200 {
+		apply(t, st, dir, rs.Created, pathOf(i), "content "+itoa(i), t0)
+	}
+	clk := &clock{t: t0.Add(time.Minute)}
+	base := "http://example.com/"
+	cfg := publish.Config{BaseURL: base, Out: out, Dumps: true, Archives: true, Now: clk.Now, Logger: quiet, MaxEntries: 1100,
+		Sets: []publish.Set{{Name: "default", Store: st, Dir: dir, ResourceBase: base + "res/"}}}
+	pages := comparer(t, &cfg)("first publish with dumps")
+	n := 0
+	for rel := range pages {
+		if strings.HasSuffix(rel, ".manifest.2.html") {
+			n++
+		}
+	}
+	if n == 0 {
+		t.Errorf("no manifest of two pages among %d pages", len(pages))
 	}
 }

@@ -478,7 +478,7 @@ func writeDocSeq(path string, h *rs.Head, entries func(emit func(*rs.Entry) erro
 // When w is a document of an Out whose run writes companions, the
 // companion's pages are built from the same entries (companion.go).
 func encodeDoc(w io.Writer, name string, h *rs.Head, entries func(emit func(*rs.Entry) error) error) error {
-	ds := startStream(w, h)
+	ds := startStream(w, name, h)
 	enc := rs.NewEncoder(ds.writer(w))
 	if err := enc.WriteHead(h); err != nil {
 		ds.abort()

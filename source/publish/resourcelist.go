@@ -477,7 +477,7 @@ func (w *partWriter) run(ctx context.Context, from, to string, target int) ([]rl
 			if a, err = createAtomic(filepath.Join(w.dir, cur.Name+".xml"), w.p.cfg.Replicas); err != nil {
 				return nil, err
 			}
-			ds = startStream(a, &w.head)
+			ds = startStream(a, "", &w.head)
 			enc = rs.NewEncoder(ds.writer(a))
 			if err := enc.WriteHead(&w.head); err != nil {
 				a.abort()
@@ -510,7 +510,7 @@ func (w *partWriter) single(ctx context.Context, path string, h *rs.Head) (bool,
 	if err != nil {
 		return false, err
 	}
-	ds := startStream(a, h)
+	ds := startStream(a, "", h)
 	enc := rs.NewEncoder(ds.writer(a))
 	if err := enc.WriteHead(h); err != nil {
 		a.abort()
