@@ -28,7 +28,9 @@
 // Beside every document NAME.xml (and the Source Description) is its HTML
 // companion NAME.html, a page to read it in a browser (NAME.2.html, … for
 // each further 1,000 entries), unless Config.NoCompanions; see
-// companion.go.
+// companion.go. They are built from the entries while the documents are
+// written (not parsed back) and rewritten only when a document's bytes
+// change.
 //
 // <at> and <from> are UTC times written 20060102T150405.000000000Z; <seq>
 // is the journal sequence number of the list's first record (two lists

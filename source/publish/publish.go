@@ -183,6 +183,10 @@ type publisher struct {
 	// openCL is, per set, the path of the open Change List this run
 	// wrote (Config.OpenChangeList).
 	openCL map[string]string
+	// streams are the companions built while this run wrote its
+	// documents, by final path (see companion.go).
+	streamMu sync.Mutex
+	streams  map[string]*docStream
 }
 
 // Publish writes the documents of every set of cfg under cfg.Out, then the
@@ -214,6 +218,7 @@ func Publish(ctx context.Context, cfg Config) (Report, error) {
 	if err := removeTemps(filepath.Join(cfg.Out, docRoot)); err != nil {
 		return rep, err
 	}
+	defer p.streamCompanions()()
 	// The Source Description and robots.txt are written outside docRoot:
 	// only their own temporary names are removed there.
 	for _, rel := range []string{wellKnownPath, robotsPath, companionName(wellKnownPath, 1)} {
@@ -478,17 +483,33 @@ func writeDocSeq(path string, h *rs.Head, entries func(emit func(*rs.Entry) erro
 }
 
 // encodeDoc encodes a document to w.
+// When w is a document of an Out whose run writes companions, the
+// companion's pages are built from the same entries (companion.go).
 func encodeDoc(w io.Writer, name string, h *rs.Head, entries func(emit func(*rs.Entry) error) error) error {
-	enc := rs.NewEncoder(w)
+	ds := startStream(w, name, h)
+	enc := rs.NewEncoder(ds.writer(w))
 	if err := enc.WriteHead(h); err != nil {
+		ds.abort()
 		return fmt.Errorf("publish: %s: %w", name, err)
 	}
-	if err := entries(enc.WriteEntry); err != nil {
+	emit := enc.WriteEntry
+	if ds != nil {
+		emit = func(e *rs.Entry) error {
+			if err := enc.WriteEntry(e); err != nil {
+				return err
+			}
+			return ds.add(e)
+		}
+	}
+	if err := entries(emit); err != nil {
+		ds.abort()
 		return fmt.Errorf("publish: %s: %w", name, err)
 	}
 	if err := enc.Close(); err != nil {
+		ds.abort()
 		return fmt.Errorf("publish: %s: %w", name, err)
 	}
+	ds.done()
 	return nil
 }
 
