@@ -54,6 +54,14 @@ type Options struct {
 	// crash of the machine (not of the process) may then lose or corrupt
 	// the store.
 	NoSync bool
+	// SyncFreelist writes bbolt's list of free pages with every commit,
+	// as bbolt does by default. Without it (NoFreelistSync) a commit
+	// writes only the pages it changed, and Open rebuilds the list by
+	// walking the file: crash-safe either way (a kill -9 leaves no
+	// freelist to trust, and none is trusted), but a commit of a store
+	// that once held a larger graph writes one page more per 500 free
+	// pages, while Open takes a walk of the file longer.
+	SyncFreelist bool
 	// BatchSize is how many triples one transaction of ReplaceGraph (and
 	// of deleting a replaced graph) writes. Default 10,000. Memory grows
 	// with it (each commit rewrites the B-tree pages it touched, up to a
@@ -96,7 +104,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	if o.BatchSize <= 0 {
 		o.BatchSize = 10000
 	}
-	db, err := openBolt(path, o.LockTimeout)
+	db, err := openBolt(path, o.LockTimeout, !o.SyncFreelist)
 	if err != nil {
 		return nil, err
 	}
@@ -113,8 +121,8 @@ func Open(path string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-func openBolt(path string, timeout time.Duration) (*bbolt.DB, error) {
-	db, err := boltdb.Open(path, &bbolt.Options{Timeout: timeout, FreelistType: bbolt.FreelistMapType, PageSize: pageSize})
+func openBolt(path string, timeout time.Duration, noFreelistSync bool) (*bbolt.DB, error) {
+	db, err := boltdb.Open(path, &bbolt.Options{Timeout: timeout, FreelistType: bbolt.FreelistMapType, PageSize: pageSize, NoFreelistSync: noFreelistSync})
 	switch {
 	case err == nil:
 		return db, nil
