@@ -22,11 +22,12 @@ import (
 )
 
 const (
-	crashPathEnv = "GRAPHSTORE_CRASH_PATH"
-	crashSeedEnv = "GRAPHSTORE_CRASH_SEED"
-	crashModeEnv = "GRAPHSTORE_CRASH_MODE" // "fragments": no ReplaceGraph; "batches": ApplyFragments only
-	crashFrags   = 8
-	crashRounds  = 10
+	crashPathEnv       = "GRAPHSTORE_CRASH_PATH"
+	crashSeedEnv       = "GRAPHSTORE_CRASH_SEED"
+	crashModeEnv       = "GRAPHSTORE_CRASH_MODE"           // "fragments": no ReplaceGraph; "batches": ApplyFragments only
+	crashNoFreelistEnv = "GRAPHSTORE_CRASH_NOFREELISTSYNC" // Options.NoFreelistSync when set
+	crashFrags         = 8
+	crashRounds        = 10
 )
 
 // crashFragment is resource k's fragment at version v: nested blank nodes,
@@ -71,7 +72,7 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("helper process for TestCrash")
 	}
 	seed, _ := strconv.ParseUint(os.Getenv(crashSeedEnv), 10, 64)
-	s, err := boltstore.Open(path, &boltstore.Options{LockTimeout: 10 * time.Second, BatchSize: 1000})
+	s, err := boltstore.Open(path, &boltstore.Options{LockTimeout: 10 * time.Second, BatchSize: 1000, NoFreelistSync: os.Getenv(crashNoFreelistEnv) != ""})
 	if err != nil {
 		fmt.Println("open:", err)
 		os.Exit(2)
@@ -157,7 +158,8 @@ func TestCrash(t *testing.T) {
 	for round := range crashRounds {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), crashPathEnv+"="+path, crashSeedEnv+"="+strconv.FormatUint(rng.Uint64(), 10),
-			crashModeEnv+"="+[]string{"mixed", "fragments", "batches"}[round%3])
+			crashModeEnv+"="+[]string{"mixed", "fragments", "batches"}[round%3],
+			crashNoFreelistEnv+"="+[]string{"", "1"}[round%2])
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
