@@ -113,8 +113,8 @@ func benchFragment(resources, i int) graphstore.Fragment {
 func BenchmarkApplyFragments(b *testing.B) {
 	const resources = 10000
 	for _, c := range []struct {
-		name         string
-		page         int
+		name           string
+		page           int
 		noFreelistSync bool
 	}{{"one-by-one", 0, false}, {"one-by-one-nofreelistsync", 0, true}, {"batch-100", 100, false}, {"batch-1000", 1000, false}, {"batch-1000-nofreelistsync", 1000, true}} {
 		b.Run(c.name, func(b *testing.B) {
