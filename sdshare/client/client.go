@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -901,7 +902,10 @@ func (s *syncer) fetchEntry(ctx context.Context, e atom.Entry) (graphstore.Fragm
 	if s.cfg.MaxFragmentBytes < math.MaxInt64/fragmentMemoryFactor {
 		maxTriples = fragmentMemoryFactor * s.cfg.MaxFragmentBytes / sdshare.TripleMemory
 	}
-	for t, err := range rdf.Parse(bytes.NewReader(body), f, final) {
+	br := readers.Get().(*bufio.Reader)
+	defer readers.Put(br)
+	br.Reset(bytes.NewReader(body))
+	for t, err := range rdf.Parse(br, f, final) {
 		if err != nil {
 			return graphstore.Fragment{}, fmt.Errorf("%s: %w", l.Href, err)
 		}
