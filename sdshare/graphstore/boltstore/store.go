@@ -55,15 +55,15 @@ type Options struct {
 	// the store.
 	NoSync bool
 	// NoFreelistSync is bbolt's option of that name: a commit does not
-	// write the list of free pages, and Open finds them by walking the
-	// whole file instead (crash-safe: after a kill -9 the list is always
-	// rebuilt). It makes commits of a store with many free pages cheaper
-	// (one page less per 500 free pages: single-fragment commits 1.6
-	// times faster in BenchmarkApplyFragments, one-by-one) but Open slower
-	// in proportion to the file (BenchmarkOpen: 216 ms instead of 19 ms
-	// for 100,000 triples). With fragments applied in batches
-	// (ApplyFragments) the saving per fragment is small, so it is off by
-	// default; a long-running process that commits often may want it.
+	// write the list of free pages (one page per 500 free pages), and
+	// Open finds them by walking the whole file instead. It is
+	// crash-safe (after a kill -9 the list is rebuilt, TestCrash runs
+	// with it), but Open takes time in proportion to the file
+	// (BenchmarkOpen: 216 ms instead of 19 ms for 100,000 triples), and
+	// with fragments applied in batches (ApplyFragments) it saved no
+	// time measurable on a shared machine (BenchmarkApplyFragments), so
+	// it is off by default. A long-running process committing single
+	// fragments to a store with many free pages may want it.
 	NoFreelistSync bool
 	// BatchSize is how many triples one transaction of ReplaceGraph (and
 	// of deleting a replaced graph) writes. Default 10,000. Memory grows
