@@ -71,6 +71,10 @@ type pass struct {
 	failedAt  rs.Time // earliest change datetime among failures
 	commitErr error
 
+	// stats keeps the directory of the last path planSync looked at open
+	// (planSync runs on the goroutine that reads the list).
+	stats fetch.Parents
+
 	// claimed maps the paths this pass's changes touch to their URIs
 	// (created on demand; a baseline's list uses the run's seen set).
 	claimed *seenSet
@@ -107,11 +111,13 @@ func (e *engine) newPass(ctx context.Context, set string, sr *SetReport) *pass {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
+			var dirs fetch.Parents // lists are mostly sorted: files come a directory at a time
+			defer dirs.Close()
 			for j := range p.jobs {
 				if ctx.Err() != nil {
 					continue // drain
 				}
-				p.work(j)
+				p.work(j, &dirs)
 			}
 		}()
 	}
@@ -125,6 +131,7 @@ func (p *pass) finish() error {
 	p.wg.Wait()
 	close(p.ops)
 	<-p.done
+	p.stats.Close()
 	if p.claimed != nil {
 		p.claimed.close()
 		p.claimed = nil
@@ -284,7 +291,7 @@ func (p *pass) auditResult(j job, status string) {
 	p.e.emit(Event{Kind: EventAudit, Set: p.set, URI: j.uri, Path: j.rel, Status: status})
 }
 
-func (p *pass) work(j job) {
+func (p *pass) work(j job, dirs *fetch.Parents) {
 	abs := p.e.m.Path(j.rel)
 	if j.checkLocal {
 		status, rec, err := p.e.verifyLocal(abs, &j.e)
@@ -334,7 +341,7 @@ func (p *pass) work(j job) {
 		return
 	}
 	req := fetch.Request{URLs: locations(&j.e), Length: j.e.MD.Length, HasLength: j.e.MD.HasLength,
-		Hashes: p.e.verifyHashes(j.e.MD.Hashes), Path: abs, Dir: p.e.dir, ModTime: j.e.LastMod.Time(), NoSync: !p.e.opt.FsyncEach && !p.fsyncEach}
+		Hashes: p.e.verifyHashes(j.e.MD.Hashes), Path: abs, Dir: p.e.dir, ModTime: j.e.LastMod.Time(), NoSync: !p.e.opt.FsyncEach && !p.fsyncEach, Parents: dirs}
 	f := p.e.f
 	if p.fetcher != nil {
 		f = p.fetcher
@@ -461,7 +468,15 @@ func sameRemote(e *rs.Entry, r *Record) bool {
 
 // unchangedHere reports whether the file is still what was installed.
 func (e *engine) unchangedHere(abs string, r *Record) bool {
-	fi, err := e.lstat(abs)
+	return e.unchangedIn(abs, r, nil)
+}
+
+// unchangedIn is unchangedHere with the parent directory kept in c.
+func (e *engine) unchangedIn(abs string, r *Record, c *fetch.Parents) bool {
+	if e.dir == nil {
+		return false
+	}
+	fi, err := e.dir.LstatIn(abs, c)
 	return err == nil && fi.Mode().IsRegular() && fi.Size() == r.Length && fi.ModTime().UnixNano() == r.MTime
 }
 

@@ -167,7 +167,7 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrState, err)
 	}
-	if ok && rec.Path == rel && sameRemote(en, &rec) && p.e.unchangedHere(abs, &rec) {
+	if ok && rec.Path == rel && sameRemote(en, &rec) && p.e.unchangedIn(abs, &rec, &p.stats) {
 		p.count(func(sr *SetReport) { sr.Skipped++ })
 		p.e.emit(Event{Kind: EventSkipped, Set: p.set, URI: en.Loc, Path: rel, Bytes: rec.Length})
 		return nil
