@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"sync"
 
@@ -162,9 +163,11 @@ type memberBatch struct {
 // extractor installs a package's small members on a few goroutines while
 // the package is read: an install is mostly system calls, and reading
 // the next member (inflate, CRC-32) goes on meanwhile. Members are routed
-// by path, so two entries for one path are installed in manifest order by
-// one goroutine (the second finds the first's file and leaves it to the
-// list pass, as a sequential extraction did).
+// by directory: two entries for one path are installed in manifest order
+// by one goroutine (the second finds the first's file and leaves it to the
+// list pass, as a sequential extraction did), and the workers do not
+// queue on one directory's lock (a creation and a rename take it) while
+// each keeps its directory open (fetch.Parents).
 type extractor struct {
 	e    *engine
 	p    *pass
@@ -212,7 +215,7 @@ func newExtractor(e *engine, p *pass) *extractor {
 // submit queues a small member; data is copied.
 func (x *extractor) submit(en rs.Entry, rel string, data []byte) {
 	h := fnv.New32a()
-	h.Write([]byte(rel))
+	h.Write([]byte(path.Dir(rel)))
 	i := h.Sum32() % uint32(len(x.chs))
 	b := x.fill[i]
 	if b == nil {
