@@ -52,7 +52,13 @@ type pass struct {
 	ctx context.Context
 
 	jobs chan job
-	ops  chan stateOp
+	// ops carries batches of state operations to the committer. A record
+	// is appended to opBuf and opBuf sent when full (under opMu, so that
+	// batches keep the order of their records): a hand-off per file to
+	// the committer's goroutine cost about as much as the file's install.
+	ops   chan []stateOp
+	opMu  sync.Mutex
+	opBuf []stateOp
 	wg   sync.WaitGroup
 	done chan struct{}
 
@@ -106,7 +112,7 @@ const maxFailuresListed = 100
 
 func (e *engine) newPass(ctx context.Context, set string, sr *SetReport) *pass {
 	p := &pass{e: e, set: set, sr: sr, ctx: ctx,
-		jobs: make(chan job, 4*e.opt.Workers), ops: make(chan stateOp, 1024), done: make(chan struct{})}
+		jobs: make(chan job, 4*e.opt.Workers), ops: make(chan []stateOp, commitBacklog/opBatch), done: make(chan struct{})}
 	for range e.opt.Workers {
 		p.wg.Add(1)
 		go func() {
@@ -129,6 +135,12 @@ func (e *engine) newPass(ctx context.Context, set string, sr *SetReport) *pass {
 func (p *pass) finish() error {
 	close(p.jobs)
 	p.wg.Wait()
+	p.opMu.Lock()
+	if len(p.opBuf) > 0 {
+		p.ops <- p.opBuf
+		p.opBuf = nil
+	}
+	p.opMu.Unlock()
 	close(p.ops)
 	<-p.done
 	p.stats.Close()
@@ -159,6 +171,7 @@ func (p *pass) submit(j job) error {
 const (
 	commitBatch   = 2000
 	commitBacklog = 8 * commitBatch
+	opBatch       = 256 // records handed to the committer at once
 )
 
 func (p *pass) committer() {
@@ -191,18 +204,25 @@ func (p *pass) committer() {
 	}
 	for {
 		select {
-		case op, ok := <-p.ops:
+		case ops, ok := <-p.ops:
 			if !ok {
 				hand(true)
 				close(batches)
 				<-flushed
 				return
 			}
-			batch = append(batch, op)
+			batch = append(batch, ops...)
 			if len(batch) >= commitBatch {
 				hand(len(batch) >= commitBacklog)
 			}
 		case <-t.C:
+			// What was recorded since is committed too. A producer may
+			// hold opMu while it waits to send: not waited for.
+			if p.opMu.TryLock() {
+				batch = append(batch, p.opBuf...)
+				p.opBuf = p.opBuf[:0]
+				p.opMu.Unlock()
+			}
 			hand(false)
 		}
 	}
@@ -259,7 +279,13 @@ func (p *pass) record(uri string, r *Record) {
 	if p.e.opt.DryRun || p.e.st.readOnly {
 		return
 	}
-	p.ops <- stateOp{uri: uri, rec: r}
+	p.opMu.Lock()
+	p.opBuf = append(p.opBuf, stateOp{uri: uri, rec: r})
+	if len(p.opBuf) >= opBatch {
+		p.ops <- p.opBuf
+		p.opBuf = nil
+	}
+	p.opMu.Unlock()
 }
 
 func (p *pass) count(fn func(sr *SetReport)) {
