@@ -144,7 +144,7 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrState, err)
 	}
-	owner, err := p.e.st.pathOwner(rel)
+	owner, rec, ok, err := p.e.st.lookup(en.Loc, rel)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrState, err)
 	}
@@ -163,10 +163,6 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 		return nil
 	}
 	abs := p.e.m.Path(rel)
-	rec, ok, err := p.e.st.get(en.Loc)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrState, err)
-	}
 	if ok && rec.Path == rel && sameRemote(en, &rec) && p.e.unchangedIn(abs, &rec, &p.stats) {
 		p.count(func(sr *SetReport) { sr.Skipped++ })
 		p.e.emit(Event{Kind: EventSkipped, Set: p.set, URI: en.Loc, Path: rel, Bytes: rec.Length})
