@@ -59,8 +59,8 @@ type pass struct {
 	ops   chan []stateOp
 	opMu  sync.Mutex
 	opBuf []stateOp
-	wg   sync.WaitGroup
-	done chan struct{}
+	wg    sync.WaitGroup
+	done  chan struct{}
 
 	// fetcher, if set, replaces the engine's (notifications retry less).
 	fetcher *fetch.Fetcher
