@@ -502,6 +502,14 @@ func (e *engine) unchangedHere(abs string, r *Record) bool {
 	return e.unchangedIn(abs, r, nil)
 }
 
+// lstat is engine.lstat for planSync, through the pass's stats.
+func (p *pass) lstat(abs string) (os.FileInfo, error) {
+	if p.e.dir == nil {
+		return p.e.lstat(abs)
+	}
+	return p.e.dir.LstatIn(abs, &p.stats)
+}
+
 // unchangedIn is unchangedHere with the parent directory kept in c.
 func (e *engine) unchangedIn(abs string, r *Record, c *fetch.Parents) bool {
 	if e.dir == nil {

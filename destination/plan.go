@@ -173,10 +173,10 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 		j.notOwned = rec.NotOwned
 		// Ours, but changed here or at the Source: when the size still
 		// fits, hash it before downloading anything.
-		if fi, err := p.e.lstat(abs); err == nil && fi.Mode().IsRegular() && (!en.MD.HasLength || fi.Size() == en.MD.Length) && hasDigest(en) {
+		if fi, err := p.lstat(abs); err == nil && fi.Mode().IsRegular() && (!en.MD.HasLength || fi.Size() == en.MD.Length) && hasDigest(en) {
 			j.checkLocal = true
 		}
-	} else if _, err := p.e.lstat(abs); err == nil && owner == "" {
+	} else if _, err := p.lstat(abs); err == nil && owner == "" {
 		// A file the state does not name: left by a run that was killed
 		// before recording it, or someone else's. It is hashed, adopted
 		// with the right bytes, and otherwise not overwritten.
