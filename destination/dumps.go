@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"sync"
 
@@ -102,20 +103,18 @@ func (e *engine) installPackage(ctx context.Context, s setInfo, sr *SetReport, p
 		// CRC-32) and installed by the extractor's workers; a large one
 		// streams here.
 		bp := memberBufs.Get().(*[]byte)
+		defer memberBufs.Put(bp)
 		n, rerr := io.ReadFull(r, *bp)
 		switch rerr {
 		case io.EOF, io.ErrUnexpectedEOF:
-			x.submit(member{en: en, rel: rel, bp: bp, n: n})
+			x.submit(en, rel, (*bp)[:n])
 			return nil
 		case nil:
 			// Streamed by this goroutine, after the members queued before
 			// it (one may be of the same path).
-			x.pending.Wait()
-			err := x.install(en, rel, io.MultiReader(bytes.NewReader((*bp)[:n]), r))
-			memberBufs.Put(bp)
-			return err
+			x.wait()
+			return x.install(en, rel, io.MultiReader(bytes.NewReader((*bp)[:n]), r), nil)
 		}
-		memberBufs.Put(bp)
 		return rerr // a hostile or corrupt member: refuse the rest of the package
 	})
 	if xerr := x.finish(); err == nil {
@@ -140,27 +139,43 @@ const smallMember = 64 << 10
 // memberBufs hold a small member (one byte more tells a larger one).
 var memberBufs = sync.Pool{New: func() any { b := make([]byte, smallMember+1); return &b }}
 
-// member is a small member read whole.
+// Small members are handed to a worker in batches of up to batchMembers
+// members or batchBytes bytes: one hand-off (a goroutine wake-up, two
+// futex calls or more) per member cost as much as the member's install.
+const (
+	batchMembers = 64
+	batchBytes   = 256 << 10
+)
+
+// member is a small member read whole: data[off:off+n] of its batch.
 type member struct {
-	en  rs.Entry
-	rel string
-	bp  *[]byte
-	n   int
+	en     rs.Entry
+	rel    string
+	off, n int
+}
+
+// memberBatch is members read whole, with their bytes.
+type memberBatch struct {
+	ms   []member
+	data []byte
 }
 
 // extractor installs a package's small members on a few goroutines while
 // the package is read: an install is mostly system calls, and reading
 // the next member (inflate, CRC-32) goes on meanwhile. Members are routed
-// by path, so two entries for one path are installed in manifest order by
-// one goroutine (the second finds the first's file and leaves it to the
-// list pass, as a sequential extraction did).
+// by directory: two entries for one path are installed in manifest order
+// by one goroutine (the second finds the first's file and leaves it to the
+// list pass, as a sequential extraction did), and the workers do not
+// queue on one directory's lock (a creation and a rename take it) while
+// each keeps its directory open (fetch.Parents).
 type extractor struct {
-	e   *engine
-	p   *pass
-	chs []chan member
-	wg  sync.WaitGroup
-	// pending counts the members queued and not yet installed (Add and
-	// Wait both on the package's reading goroutine).
+	e    *engine
+	p    *pass
+	chs  []chan *memberBatch
+	fill []*memberBatch // the batch being filled for each worker (reading goroutine only)
+	wg   sync.WaitGroup
+	// pending counts the batches handed over and not yet installed (Add
+	// and Wait both on the package's reading goroutine).
 	pending sync.WaitGroup
 	mu      sync.Mutex
 	stop    error
@@ -168,16 +183,21 @@ type extractor struct {
 
 func newExtractor(e *engine, p *pass) *extractor {
 	n := min(max(e.opt.Workers, 1), 4)
-	x := &extractor{e: e, p: p}
+	x := &extractor{e: e, p: p, fill: make([]*memberBatch, n)}
 	for range n {
-		ch := make(chan member, 2)
+		ch := make(chan *memberBatch, 1)
 		x.chs = append(x.chs, ch)
 		x.wg.Add(1)
 		go func() {
 			defer x.wg.Done()
-			for m := range ch {
-				if x.stopped() == nil {
-					if err := x.install(m.en, m.rel, bytes.NewReader((*m.bp)[:m.n])); err != nil {
+			var dirs fetch.Parents // members come sorted: mostly one directory after another
+			defer dirs.Close()
+			for b := range ch {
+				for _, m := range b.ms {
+					if x.stopped() != nil {
+						break
+					}
+					if err := x.install(m.en, m.rel, bytes.NewReader(b.data[m.off:m.off+m.n]), &dirs); err != nil {
 						x.mu.Lock()
 						if x.stop == nil {
 							x.stop = err
@@ -185,7 +205,6 @@ func newExtractor(e *engine, p *pass) *extractor {
 						x.mu.Unlock()
 					}
 				}
-				memberBufs.Put(m.bp)
 				x.pending.Done()
 			}
 		}()
@@ -193,11 +212,38 @@ func newExtractor(e *engine, p *pass) *extractor {
 	return x
 }
 
-func (x *extractor) submit(m member) {
-	x.pending.Add(1)
+// submit queues a small member; data is copied.
+func (x *extractor) submit(en rs.Entry, rel string, data []byte) {
 	h := fnv.New32a()
-	h.Write([]byte(m.rel))
-	x.chs[h.Sum32()%uint32(len(x.chs))] <- m
+	h.Write([]byte(path.Dir(rel)))
+	i := h.Sum32() % uint32(len(x.chs))
+	b := x.fill[i]
+	if b == nil {
+		b = &memberBatch{data: make([]byte, 0, batchBytes)}
+		x.fill[i] = b
+	}
+	b.ms = append(b.ms, member{en: en, rel: rel, off: len(b.data), n: len(data)})
+	b.data = append(b.data, data...)
+	if len(b.ms) >= batchMembers || len(b.data) >= batchBytes {
+		x.hand(int(i))
+	}
+}
+
+// hand gives worker i the batch filled for it.
+func (x *extractor) hand(i int) {
+	if b := x.fill[i]; b != nil && len(b.ms) > 0 {
+		x.pending.Add(1)
+		x.chs[i] <- b
+		x.fill[i] = nil
+	}
+}
+
+// wait hands over every batch and waits until all are installed.
+func (x *extractor) wait() {
+	for i := range x.fill {
+		x.hand(i)
+	}
+	x.pending.Wait()
 }
 
 // stopped returns the error that refuses the rest of the package, if any.
@@ -207,8 +253,12 @@ func (x *extractor) stopped() error {
 	return x.stop
 }
 
-// finish waits for the workers and returns what stopped them.
+// finish installs what is queued, waits for the workers and returns what
+// stopped them.
 func (x *extractor) finish() error {
+	for i := range x.fill {
+		x.hand(i)
+	}
 	for _, ch := range x.chs {
 		close(ch)
 	}
@@ -218,13 +268,13 @@ func (x *extractor) finish() error {
 
 // install installs one member's bytes. A non-nil error refuses the rest
 // of the package.
-func (x *extractor) install(en rs.Entry, rel string, r io.Reader) error {
+func (x *extractor) install(en rs.Entry, rel string, r io.Reader, dirs *fetch.Parents) error {
 	e, p := x.e, x.p
 	// Nothing is replaced: a file there is one the state does not name
 	// (a baseline from a dump starts with none of the set's), which the
 	// list pass judges.
 	res, err := fetch.Install(r, fetch.Request{Path: e.m.Path(rel), Dir: e.dir, Length: en.MD.Length, HasLength: en.MD.HasLength,
-		Hashes: e.verifyHashes(en.MD.Hashes), ModTime: en.LastMod.Time(), NoSync: !e.opt.FsyncEach, NoReplace: true})
+		Hashes: e.verifyHashes(en.MD.Hashes), ModTime: en.LastMod.Time(), NoSync: !e.opt.FsyncEach, NoReplace: true, Parents: dirs})
 	if err != nil {
 		if errors.Is(err, fetch.ErrExists) {
 			return nil

@@ -144,7 +144,7 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrState, err)
 	}
-	owner, err := p.e.st.pathOwner(rel)
+	owner, rec, ok, err := p.e.st.lookup(en.Loc, rel)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrState, err)
 	}
@@ -163,11 +163,7 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 		return nil
 	}
 	abs := p.e.m.Path(rel)
-	rec, ok, err := p.e.st.get(en.Loc)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrState, err)
-	}
-	if ok && rec.Path == rel && sameRemote(en, &rec) && p.e.unchangedHere(abs, &rec) {
+	if ok && rec.Path == rel && sameRemote(en, &rec) && p.e.unchangedIn(abs, &rec, &p.stats) {
 		p.count(func(sr *SetReport) { sr.Skipped++ })
 		p.e.emit(Event{Kind: EventSkipped, Set: p.set, URI: en.Loc, Path: rel, Bytes: rec.Length})
 		return nil
@@ -177,10 +173,10 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 		j.notOwned = rec.NotOwned
 		// Ours, but changed here or at the Source: when the size still
 		// fits, hash it before downloading anything.
-		if fi, err := p.e.lstat(abs); err == nil && fi.Mode().IsRegular() && (!en.MD.HasLength || fi.Size() == en.MD.Length) && hasDigest(en) {
+		if fi, err := p.lstat(abs); err == nil && fi.Mode().IsRegular() && (!en.MD.HasLength || fi.Size() == en.MD.Length) && hasDigest(en) {
 			j.checkLocal = true
 		}
-	} else if _, err := p.e.lstat(abs); err == nil && owner == "" {
+	} else if _, err := p.lstat(abs); err == nil && owner == "" {
 		// A file the state does not name: left by a run that was killed
 		// before recording it, or someone else's. It is hashed, adopted
 		// with the right bytes, and otherwise not overwritten.

@@ -363,6 +363,28 @@ func (s *state) applySome(ops []stateOp) (int, error) {
 // under the key uri (for tools and tests that read a state directly).
 func DecodeRecord(uri string, v []byte) (Record, error) { return decodeRecord(uri, v) }
 
+// lookup is pathOwner(rel) and get(uri) in one read transaction.
+func (s *state) lookup(uri, rel string) (owner string, r Record, ok bool, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketPath); b != nil {
+			owner = string(b.Get([]byte(rel)))
+		}
+		b := tx.Bucket(bucketRes)
+		if b == nil {
+			return nil
+		}
+		v := b.Get([]byte(uri))
+		if v == nil {
+			return nil
+		}
+		ok = true
+		r, err = decodeRecord(uri, v)
+		return err
+	})
+	s.rel.touch(s.db, 2)
+	return owner, r, ok, err
+}
+
 // pathOwner returns the URI whose record names rel, or "".
 func (s *state) pathOwner(rel string) (uri string, err error) {
 	err = s.view(func(tx *bolt.Tx) error {

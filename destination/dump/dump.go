@@ -114,7 +114,7 @@ func Open(path string, lim Limits) (*Package, error) {
 		f.Close()
 		return nil, fmt.Errorf("dump: %w", err)
 	}
-	p, err := newPackage(f, fi.Size(), path, lim)
+	p, err := newPackage(newBlockReader(f, fi.Size()), fi.Size(), path, lim)
 	if err != nil {
 		f.Close()
 		return nil, err

@@ -88,13 +88,47 @@ func (d *Dir) openBeneath(rel string, flags int) (int, error) {
 	}
 }
 
+// parentsState is what a Parents holds on Linux: the descriptor of the
+// directory last resolved and its path relative to the Dir.
+type parentsState struct {
+	d   *Dir
+	rel string
+	fd  int
+}
+
+func (c *Parents) close() {
+	if c.st.d != nil {
+		unix.Close(c.st.fd)
+		c.st = parentsState{}
+	}
+}
+
+// parent opens the directory dir (relative, "" or ending in a slash) for
+// the fast path, or takes it from c: owned tells whether the caller
+// closes it.
+func (d *Dir) parent(dir string, c *Parents) (fd int, owned bool, err error) {
+	if c != nil && c.st.d == d && c.st.rel == dir {
+		return c.st.fd, false, nil
+	}
+	fd, err = d.openBeneath(dir, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return -1, false, err
+	}
+	if c == nil {
+		return fd, true, nil
+	}
+	c.close()
+	c.st = parentsState{d: d, rel: dir, fd: fd}
+	return fd, false, nil
+}
+
 // lstatFast is Lstat on the fast path. errNoFast: take the portable path.
-func (d *Dir) lstatFast(rel string) (fs.FileInfo, error) {
+func (d *Dir) lstatFast(rel string, c *Parents) (fs.FileInfo, error) {
 	if d.fd < 0 || noOpenat2.Load() {
 		return nil, errNoFast
 	}
 	dir, base := filepath.Split(rel)
-	pfd, err := d.openBeneath(dir, unix.O_PATH|unix.O_DIRECTORY)
+	pfd, owned, err := d.parent(dir, c)
 	if err != nil {
 		if err == unix.ENOENT || err == unix.ENOTDIR {
 			// A parent is missing (or a file): so is the path. A link among
@@ -103,7 +137,9 @@ func (d *Dir) lstatFast(rel string) (fs.FileInfo, error) {
 		}
 		return nil, errNoFast
 	}
-	defer unix.Close(pfd)
+	if owned {
+		defer unix.Close(pfd)
+	}
 	fi := &statInfo{name: base}
 	st := (*unix.Stat_t)(unsafe.Pointer(&fi.st)) // the same struct stat (sizes asserted below)
 	if err := retryEINTR(func() error { return unix.Fstatat(pfd, base, st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
@@ -136,18 +172,19 @@ func (d *Dir) openFast(rel string) (*os.File, error) {
 // directory pfd, to be renamed to base.
 type fastTemp struct {
 	pfd, fd    int
+	ownPfd     bool // pfd is closed by release (not a Parents')
 	name, base string
 	path       string // for errors
 }
 
 // createFast opens the parent directory of rel and creates a temporary
 // file in it. errNoFast: take the portable path (nothing was created).
-func (d *Dir) createFast(rel string) (*fastTemp, error) {
+func (d *Dir) createFast(rel string, c *Parents) (*fastTemp, error) {
 	if d.fd < 0 || noOpenat2.Load() {
 		return nil, errNoFast
 	}
 	dir, base := filepath.Split(rel)
-	pfd, err := d.openBeneath(dir, unix.O_PATH|unix.O_DIRECTORY)
+	pfd, owned, err := d.parent(dir, c)
 	if err != nil {
 		return nil, errNoFast // missing (created by the portable path), a link, …
 	}
@@ -158,12 +195,18 @@ func (d *Dir) createFast(rel string) (*fastTemp, error) {
 			continue
 		}
 		if err != nil {
-			unix.Close(pfd)
+			if owned {
+				unix.Close(pfd)
+			} else if err == unix.ENOENT {
+				c.close() // the directory was removed since: resolved again next time
+			}
 			return nil, errNoFast
 		}
-		return &fastTemp{pfd: pfd, fd: fd, name: name, base: base, path: filepath.Join(d.path, rel)}, nil
+		return &fastTemp{pfd: pfd, ownPfd: owned, fd: fd, name: name, base: base, path: filepath.Join(d.path, rel)}, nil
 	}
-	unix.Close(pfd)
+	if owned {
+		unix.Close(pfd)
+	}
 	return nil, errNoFast
 }
 
@@ -245,7 +288,9 @@ func (t *fastTemp) release() {
 	if t.name != "" {
 		unix.Unlinkat(t.pfd, t.name, 0)
 	}
-	unix.Close(t.pfd)
+	if t.ownPfd {
+		unix.Close(t.pfd)
+	}
 }
 
 func retryEINTR(f func() error) error {

@@ -38,7 +38,7 @@ func TestFastPathTaken(t *testing.T) {
 	if d.fd < 0 {
 		t.Fatal("no descriptor for the fast path")
 	}
-	tmp, err := d.createFast("f")
+	tmp, err := d.createFast("f", nil)
 	if err != nil {
 		t.Skipf("this kernel has no openat2 (Linux < 5.6, or a seccomp filter refuses it), so the fast path is never taken here and the portable path is what runs: %v", err)
 	}

@@ -72,6 +72,10 @@ type Request struct {
 	// rename itself refuses (renameat2 RENAME_NOREPLACE): no window
 	// between a check and the rename.
 	NoReplace bool
+	// Parents, when set, keeps the directory of Path open for the next
+	// request in the same directory (see Parents); requests sharing it
+	// must not run concurrently.
+	Parents *Parents
 }
 
 // Result tells what was installed.

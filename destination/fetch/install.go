@@ -134,14 +134,32 @@ func (d *Dir) check(rel, op string, final bool) error {
 	}
 }
 
+// Parents keeps the directory of the last path resolved open (on Linux),
+// so that a run of installs or stats in one directory does not resolve
+// it again, component by component, for each file: pass it in
+// Request.Parents or to LstatIn. It is held until a path in another
+// directory is asked for or Close is called; a directory removed
+// meanwhile is noticed by the next install, which resolves it again. A
+// Parents is for one goroutine at a time; its zero value is ready.
+type Parents struct {
+	st parentsState
+}
+
+// Close releases the directory held.
+func (c *Parents) Close() { c.close() }
+
 // Lstat returns the file info of abs; a symbolic link at abs or among
 // its parents is a *SymlinkError.
-func (d *Dir) Lstat(abs string) (fs.FileInfo, error) {
+func (d *Dir) Lstat(abs string) (fs.FileInfo, error) { return d.LstatIn(abs, nil) }
+
+// LstatIn is Lstat with the parent directory taken from c, or kept there
+// for the next call (c may be nil).
+func (d *Dir) LstatIn(abs string, c *Parents) (fs.FileInfo, error) {
 	rel, err := d.Rel(abs)
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := d.lstatFast(rel); err != errNoFast {
+	if fi, err := d.lstatFast(rel, c); err != errNoFast {
 		return fi, err
 	}
 	if err := d.check(rel, "read", true); err != nil {
@@ -222,7 +240,7 @@ func Install(body io.Reader, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, retry.Permanent(err)
 	}
-	if t, err := d.createFast(rel); err == nil {
+	if t, err := d.createFast(rel, req.Parents); err == nil {
 		defer t.release()
 		res, err := copyVerify(body, t, req, dg)
 		if err != nil {
