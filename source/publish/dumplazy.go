@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/nofollow"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/store"
 )
@@ -408,6 +409,13 @@ func (d *Dumps) Serve(w http.ResponseWriter, r *http.Request, rel string) bool {
 		return true
 	}
 	w.Header().Set("Content-Type", zipType)
+	if strings.Contains(r.Header.Get("Range"), ",") {
+		// Several ranges get the whole package (RFC 9110 lets a server
+		// ignore Range): net/http serves them from a goroutine that may
+		// still read ps after this handler ended it, and each range
+		// inside a large file would re-read and re-hash it from its start.
+		r.Header.Del("Range")
+	}
 	ps := &pkgStream{pk: pk, crcs: d.crcSet(rel+"@"+pk.sha, len(pk.layout.members)), fi: -1, bi: -1}
 	defer ps.end()
 	http.ServeContent(w, r, "", at, ps)
@@ -738,10 +746,10 @@ func (ps *pkgStream) open(r *store.Resource) (*os.File, error) {
 }
 
 func openResource(dir string, r *store.Resource) (*os.File, error) {
-	// Opened by name (a link put there since the scan is followed, but
-	// its bytes are sent only if they are the scanned ones: the sha-256
-	// is checked before the member ends).
-	f, err := os.Open(filepath.Join(dir, filepath.FromSlash(r.Path)))
+	// No link below dir is followed: a large file's bytes go out before
+	// its sha-256 is checked at the member's end, so a link swapped in
+	// would leak what it points at; a FIFO must not block the open.
+	f, err := nofollow.Open(dir, r.Path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.Path, errChanged)
 	}

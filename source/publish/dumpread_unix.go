@@ -9,13 +9,16 @@ import (
 // readFileInto reads the file at path into b (len(b) is its expected size
 // plus one, to see a file that grew) with open, fstat, read and close only:
 // os.Open would also try to register the file with the network poller, a
-// system call per file that a dump of many small files feels. It returns
+// system call per file that a dump of many small files feels. O_NOFOLLOW
+// and O_NONBLOCK: a link or FIFO swapped in for the file is not followed
+// nor waited on (the bytes are checked against the inventory before any
+// is sent, so a directory swapped for a link leaks nothing). It returns
 // the bytes read; ok is false when the file is not a regular file of
 // len(b)-1 bytes.
 func readFileInto(path string, b []byte) (n int, ok bool) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	for err == unix.EINTR {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	}
 	if err != nil {
 		return 0, false
