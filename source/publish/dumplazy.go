@@ -631,7 +631,7 @@ func (ps *pkgStream) readSmall(i int, r *store.Resource) error {
 
 func (ps *pkgStream) putBuf() {
 	if ps.bp != nil {
-		smallBufs.Put(ps.bp)
+		putSmallBuf(ps.bp)
 	}
 	ps.buf, ps.bp, ps.bi = nil, nil, -1
 }
@@ -645,18 +645,37 @@ type smallRead struct {
 }
 
 func readWhole(dir string, r *store.Resource) smallRead {
-	bp := smallBufs.Get().(*[]byte)
+	pool := &smallBufs
+	if r.Size <= tinyFile {
+		pool = &tinyBufs
+	}
+	bp := pool.Get().(*[]byte)
 	b := (*bp)[:r.Size+1] // one more byte: a file that grew is seen
 	n, ok := readFileInto(filepath.Join(dir, filepath.FromSlash(r.Path)), b)
 	if !ok || int64(n) != r.Size || sha256.Sum256(b[:n]) != r.SHA256 {
-		smallBufs.Put(bp)
+		pool.Put(bp)
 		return smallRead{err: fmt.Errorf("%s: %w", r.Path, errChanged)}
 	}
 	return smallRead{b: b[:n], bp: bp, crc: crc32.ChecksumIEEE(b[:n])}
 }
 
-// smallBufs holds the buffers of small files read whole.
-var smallBufs = sync.Pool{New: func() any { b := make([]byte, smallFile+1); return &b }}
+// smallBufs and tinyBufs hold the buffers of small files read whole: a
+// download holds up to lazyReadAhead of them, so a tiny file must not pin
+// smallFile bytes.
+var (
+	smallBufs = sync.Pool{New: func() any { b := make([]byte, smallFile+1); return &b }}
+	tinyBufs  = sync.Pool{New: func() any { b := make([]byte, tinyFile+1); return &b }}
+)
+
+const tinyFile = 16 << 10
+
+func putSmallBuf(bp *[]byte) {
+	if cap(*bp) > tinyFile+1 {
+		smallBufs.Put(bp)
+	} else {
+		tinyBufs.Put(bp)
+	}
+}
 
 // lazyAhead reads the small files of the members after the one being sent,
 // on other goroutines, in order (opening, reading and hashing many small
