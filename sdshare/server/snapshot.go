@@ -3,8 +3,8 @@ package server
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
-	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,10 +32,10 @@ func (c *Collection) chunkFile(key string, i int) string {
 // small enough to need none.
 func (c *Collection) chunks(v *version) int {
 	n := c.srv.cfg.ChunkSize
-	if len(v.res) <= n {
+	if v.gf.resources <= n {
 		return 0
 	}
-	return (len(v.res) + n - 1) / n
+	return (v.gf.resources + n - 1) / n
 }
 
 // chunksOnDisk counts the chunk files of snapshot key and returns the
@@ -68,68 +68,125 @@ func (c *Collection) buildSnapshots(ctx context.Context) {
 			return
 		case <-c.changed:
 		}
-		v := c.version()
+		v := c.acquire()
 		if c.snapshotReady(v.key) {
+			c.release(v)
 			c.prune(v.key)
 			continue
 		}
 		if c.srv.beforeBuild != nil {
 			c.srv.beforeBuild(v.key)
 		}
-		if err := c.buildSnapshot(ctx, v); err != nil {
+		err := c.buildSnapshot(ctx, v)
+		c.release(v)
+		if err != nil {
 			c.buildErr.Store(&buildErr{v.key, err})
 			if ctx.Err() == nil {
 				c.srv.log.Error("snapshot not written", "collection", c.name, "version", v.key, "err", err)
 			}
 			continue
 		}
-		c.srv.log.Info("snapshot written", "collection", c.name, "version", v.key, "triples", v.g.Len(), "chunks", c.chunks(v))
+		c.srv.log.Info("snapshot written", "collection", c.name, "version", v.key, "triples", v.gf.triples, "chunks", c.chunks(v))
 		c.prune(v.key)
 	}
 }
 
-// buildSnapshot writes v's chunks, then its whole-graph file.
+// buildSnapshot writes v's chunks, then its whole-graph file, streamed
+// from its graph file: a chunk holds the fragments of ChunkSize
+// resources, the last one also the blank-node subjects no resource
+// reaches.
 func (c *Collection) buildSnapshot(ctx context.Context, v *version) error {
 	if n := c.chunks(v); n > 0 {
 		size := c.srv.cfg.ChunkSize
-		reached := map[rdf.Term]bool{}
-		for i := range n {
+		reached := map[string]bool{} // blank node labels
+		var res []rdf.Term
+		i := 0
+		flush := func(last bool) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			res := v.res[i*size : min((i+1)*size, len(v.res))]
-			ts := v.g.union(res, reached)
-			if i == n-1 {
-				// Blank-node subjects no resource reaches belong to the
-				// snapshot too: the last chunk carries them.
-				var orphans []rdf.Term
-				for _, s := range v.g.subjects {
-					if s.IsBlank() && !reached[s] {
-						orphans = append(orphans, s)
-					}
-				}
-				ts = append(ts, v.g.union(orphans, reached)...)
-			}
-			if err := writeFileAtomic(c.chunkFile(v.key, i), func(w *bufio.Writer) error {
-				return writeTriples(w, rdf.NTriples, sliceSeq(ts))
-			}); err != nil {
+			ts, err := c.union(v, res, reached)
+			if err != nil {
 				return err
 			}
+			if last {
+				var orphans []rdf.Term
+				off, err := v.gf.blankStart()
+				if err != nil {
+					return err
+				}
+				if err := v.gf.groups(off, func(g group) error {
+					if !reached[g.key[1:]] {
+						orphans = append(orphans, rdf.Blank(g.key[1:]))
+					}
+					return nil
+				}); err != nil {
+					return err
+				}
+				more, err := c.union(v, orphans, reached)
+				if err != nil {
+					return err
+				}
+				ts = append(ts, more...)
+			}
+			err = writeFileAtomic(c.chunkFile(v.key, i), func(w *bufio.Writer) error {
+				return writeTriples(w, rdf.NTriples, slices.Values(ts))
+			})
+			res = res[:0]
+			i++
+			return err
+		}
+		errStop := errors.New("stop")
+		err := v.gf.groups(0, func(g group) error {
+			if g.key[0] != kindIRI {
+				return errStop
+			}
+			res = append(res, rdf.IRI(g.key[1:]))
+			if len(res) == size && i < n-1 {
+				return flush(false)
+			}
+			return nil
+		})
+		if err != nil && err != errStop {
+			return err
+		}
+		if err := flush(true); err != nil {
+			return err
 		}
 	}
 	return writeFileAtomic(c.snapFile(v.key), func(w *bufio.Writer) error {
-		return writeTriples(w, rdf.NTriples, v.g.all())
+		return v.gf.groups(0, func(g group) error {
+			for _, l := range g.lines {
+				if _, err := w.WriteString(l); err != nil {
+					return err
+				}
+			}
+			return ctx.Err()
+		})
 	})
 }
 
-func sliceSeq(ts []rdf.Triple) iter.Seq[rdf.Triple] {
-	return func(yield func(rdf.Triple) bool) {
-		for _, t := range ts {
-			if !yield(t) {
-				return
+// union returns the union of the fragments of rs in v, each triple once,
+// and adds the blank nodes they reach to reached.
+func (c *Collection) union(v *version, rs []rdf.Term, reached map[string]bool) ([]rdf.Triple, error) {
+	seen := map[rdf.Triple]bool{}
+	var out []rdf.Triple
+	for _, r := range rs {
+		fts, err := v.gf.fragment(r)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range fts {
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+				if t.S.IsBlank() {
+					reached[t.S.Value] = true
+				}
 			}
 		}
 	}
+	return out, nil
 }
 
 // snapshotGrace is how long a superseded snapshot stays on disk after a
