@@ -385,15 +385,25 @@ func (g *graphFile) blankStart() (int64, error) {
 	}
 }
 
-// hasBlankLine reports whether an N-Triples line has a blank node
-// (subject or object): the predicate is an IRI, without spaces.
+// hasBlankLine reports whether an N-Triples line of the graph file has
+// a blank node (subject or object).
 func hasBlankLine(line string) bool {
-	if strings.HasPrefix(line, "_:") {
-		return true
+	_, ok := blankObject(line)
+	return ok || strings.HasPrefix(line, "_:")
+}
+
+// blankObject returns the label of a line's object when it is a blank
+// node: the subject (an IRI or a blank node) and the predicate (an IRI)
+// have no spaces.
+func blankObject(line string) (string, bool) {
+	_, rest, _ := strings.Cut(line, " ")
+	_, rest, _ = strings.Cut(rest, " ")
+	l, ok := strings.CutPrefix(rest, "_:")
+	if !ok {
+		return "", false
 	}
-	_, rest, _ := strings.Cut(line, "> ") // the subject IRI's end
-	_, rest, _ = strings.Cut(rest, "> ")  // the predicate's
-	return strings.HasPrefix(rest, "_:")
+	l, _, _ = strings.Cut(l, " ")
+	return l, true
 }
 
 // indexDir is where a collection's graph files live.

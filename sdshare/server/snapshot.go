@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/resourcesync-go/resourcesync/rdf"
 )
 
 // Snapshot files live in the collection's snapshot directory, named by the
@@ -93,64 +91,67 @@ func (c *Collection) buildSnapshots(ctx context.Context) {
 
 // buildSnapshot writes v's chunks, then its whole-graph file, streamed
 // from its graph file: a chunk holds the fragments of ChunkSize
-// resources, the last one also the blank-node subjects no resource
-// reaches.
+// resources (each statement once), the last one also the blank-node
+// subjects no resource reaches. What is held is the labels of the blank
+// nodes, not the statements.
 func (c *Collection) buildSnapshot(ctx context.Context, v *version) error {
 	if n := c.chunks(v); n > 0 {
 		size := c.srv.cfg.ChunkSize
-		reached := map[string]bool{} // blank node labels
-		var res []rdf.Term
-		i := 0
-		flush := func(last bool) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			ts, err := c.union(v, res, reached)
-			if err != nil {
-				return err
-			}
-			if last {
-				var orphans []rdf.Term
-				off, err := v.gf.blankStart()
-				if err != nil {
-					return err
-				}
-				if err := v.gf.groups(off, func(g group) error {
-					if !reached[g.key[1:]] {
-						orphans = append(orphans, rdf.Blank(g.key[1:]))
-					}
-					return nil
-				}); err != nil {
-					return err
-				}
-				more, err := c.union(v, orphans, reached)
-				if err != nil {
-					return err
-				}
-				ts = append(ts, more...)
-			}
-			err = writeFileAtomic(c.chunkFile(v.key, i), func(w *bufio.Writer) error {
-				return writeTriples(w, rdf.NTriples, slices.Values(ts))
-			})
-			res = res[:0]
-			i++
-			return err
-		}
+		reached := map[string]bool{} // blank node labels, of every chunk
+		var w *chunkWriter
+		i, inChunk := 0, 0
 		errStop := errors.New("stop")
 		err := v.gf.groups(0, func(g group) error {
 			if g.key[0] != kindIRI {
 				return errStop
 			}
-			res = append(res, rdf.IRI(g.key[1:]))
-			if len(res) == size && i < n-1 {
-				return flush(false)
+			if w == nil {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				var err error
+				if w, err = newChunkWriter(v, c.chunkFile(v.key, i), reached); err != nil {
+					return err
+				}
+			}
+			if err := w.fragment(g.key, g.lines); err != nil {
+				return err
+			}
+			if inChunk++; inChunk == size && i < n-1 {
+				i, inChunk = i+1, 0
+				err := w.finish()
+				w = nil
+				return err
 			}
 			return nil
 		})
 		if err != nil && err != errStop {
+			if w != nil {
+				w.abort()
+			}
 			return err
 		}
-		if err := flush(true); err != nil {
+		if w == nil {
+			if w, err = newChunkWriter(v, c.chunkFile(v.key, i), reached); err != nil {
+				return err
+			}
+		}
+		// Blank-node subjects no resource reaches belong to the snapshot
+		// too: the last chunk carries them.
+		off, err := v.gf.blankStart()
+		if err == nil {
+			err = v.gf.groups(off, func(g group) error {
+				if reached[g.key[1:]] {
+					return nil
+				}
+				return w.fragment(g.key, g.lines)
+			})
+		}
+		if err != nil {
+			w.abort()
+			return err
+		}
+		if err := w.finish(); err != nil {
 			return err
 		}
 	}
@@ -166,27 +167,71 @@ func (c *Collection) buildSnapshot(ctx context.Context, v *version) error {
 	})
 }
 
-// union returns the union of the fragments of rs in v, each triple once,
-// and adds the blank nodes they reach to reached.
-func (c *Collection) union(v *version, rs []rdf.Term, reached map[string]bool) ([]rdf.Triple, error) {
-	seen := map[rdf.Triple]bool{}
-	var out []rdf.Triple
-	for _, r := range rs {
-		fts, err := v.gf.fragment(r)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range fts {
-			if !seen[t] {
-				seen[t] = true
-				out = append(out, t)
-				if t.S.IsBlank() {
-					reached[t.S.Value] = true
-				}
+// chunkWriter writes one chunk: fragments, each statement once.
+type chunkWriter struct {
+	v       *version
+	name    string
+	f       *os.File
+	w       *bufio.Writer
+	written map[string]bool // the blank nodes whose statements this chunk has
+	reached map[string]bool
+}
+
+func newChunkWriter(v *version, name string, reached map[string]bool) (*chunkWriter, error) {
+	f, err := os.CreateTemp(filepath.Dir(name), ".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	return &chunkWriter{v: v, name: name, f: f, w: bufio.NewWriterSize(f, 256<<10), written: map[string]bool{}, reached: reached}, nil
+}
+
+// fragment writes the subject of key (its lines given) and the blank
+// nodes it reaches, as rdf.Closure walks them.
+func (w *chunkWriter) fragment(key string, lines []string) error {
+	if key[0] == kindBlank {
+		w.written[key[1:]] = true
+		w.reached[key[1:]] = true
+	}
+	queue := [][]string{lines}
+	for len(queue) > 0 {
+		ls := queue[0]
+		queue = queue[1:]
+		for _, l := range ls {
+			if _, err := w.w.WriteString(l); err != nil {
+				return err
 			}
+			b, ok := blankObject(l)
+			if !ok || w.written[b] {
+				continue
+			}
+			w.written[b] = true
+			w.reached[b] = true
+			more, err := w.v.gf.lines(string(kindBlank) + b)
+			if err != nil {
+				return err
+			}
+			queue = append(queue, more)
 		}
 	}
-	return out, nil
+	return nil
+}
+
+func (w *chunkWriter) abort() {
+	w.f.Close()
+	os.Remove(w.f.Name())
+}
+
+// finish syncs the chunk and renames it into place.
+func (w *chunkWriter) finish() error {
+	if err := errors.Join(w.w.Flush(), w.f.Sync(), w.f.Close()); err != nil {
+		os.Remove(w.f.Name())
+		return err
+	}
+	if err := os.Rename(w.f.Name(), w.name); err != nil {
+		os.Remove(w.f.Name())
+		return err
+	}
+	return nil
 }
 
 // snapshotGrace is how long a superseded snapshot stays on disk after a
