@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/resourcesync-go/resourcesync/rdf"
 )
@@ -271,6 +272,10 @@ func (g *graphFile) reader(off int64, bufSize int) *bufio.Reader {
 	return bufio.NewReaderSize(io.NewSectionReader(g.f, off, g.size-off), bufSize)
 }
 
+// lookupReaders are the small readers of lookups (lines): a lookup
+// reads a few KB, and a load does one per blank node.
+var lookupReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+
 // lines returns the N-Triples lines (with newlines) of the subject whose
 // record key is key, in order; none when it has no statements.
 func (g *graphFile) lines(key string) ([]string, error) {
@@ -278,7 +283,12 @@ func (g *graphFile) lines(key string) ([]string, error) {
 	if i < 0 {
 		return nil, nil
 	}
-	r := g.reader(g.index[i].off, 8<<10)
+	r := lookupReaders.Get().(*bufio.Reader)
+	r.Reset(io.NewSectionReader(g.f, g.index[i].off, g.size-g.index[i].off))
+	defer func() {
+		r.Reset(nil)
+		lookupReaders.Put(r)
+	}()
 	var out []string
 	for {
 		rec, err := r.ReadString('\n')
@@ -315,14 +325,38 @@ func (g *graphFile) fragment(r rdf.Term) ([]rdf.Triple, error) {
 	return rdf.Closure(r, g.bySubject)
 }
 
-// parseLines parses N-Triples lines the loader wrote.
+// parseLines parses N-Triples lines the loader wrote (ntLine's: one
+// space between the terms, " .\n" after them), term by term: rdf.Parse's
+// reader is for documents, and a load parses one group per blank node.
 func parseLines(ls []string) ([]rdf.Triple, error) {
 	out := make([]rdf.Triple, 0, len(ls))
-	for t, err := range rdf.Parse(strings.NewReader(strings.Join(ls, "")), rdf.NTriples, "") {
+	var lastS, lastP string
+	var s, p rdf.Term
+	for _, l := range ls {
+		body := strings.TrimSuffix(strings.TrimSuffix(l, "\n"), " .")
+		st, rest, ok1 := strings.Cut(body, " ")
+		pt, ot, ok2 := strings.Cut(rest, " ")
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("sdshare/server: graph file: malformed line %q", l)
+		}
+		var err error
+		if st != lastS {
+			if s, err = rdf.ParseTerm(st); err != nil {
+				return nil, fmt.Errorf("sdshare/server: graph file: %w", err)
+			}
+			lastS = st
+		}
+		if pt != lastP {
+			if p, err = rdf.ParseTerm(pt); err != nil {
+				return nil, fmt.Errorf("sdshare/server: graph file: %w", err)
+			}
+			lastP = pt
+		}
+		o, err := rdf.ParseTerm(ot)
 		if err != nil {
 			return nil, fmt.Errorf("sdshare/server: graph file: %w", err)
 		}
-		out = append(out, t)
+		out = append(out, rdf.Triple{S: s, P: p, O: o})
 	}
 	return out, nil
 }
