@@ -188,4 +188,3 @@ func TestSDShareServeMemoryFlat(t *testing.T) {
 			float64(large)/1024, float64(small)/1024, boundKiB>>10)
 	}
 }
-
