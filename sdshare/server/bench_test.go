@@ -145,10 +145,9 @@ func fragmentMemory(b *testing.B, dir string) {
 	b.ReportMetric(float64(n), "kept-fragments")
 }
 
-// BenchmarkOpen opens a collection of 150,000 triples (10,000 resources
-// of 15, one blank node each) from a new state: the sort, the graph file,
-// the baseline.
-func BenchmarkOpen(b *testing.B) {
+// openData is 150,000 triples (10,000 resources of 15, one blank node
+// each) in big.nt and one resource in small.nt.
+func openData(b *testing.B) string {
 	dir := b.TempDir()
 	var sb strings.Builder
 	for r := range 10000 {
@@ -157,7 +156,15 @@ func BenchmarkOpen(b *testing.B) {
 		}
 		fmt.Fprintf(&sb, "<http://ex/r%d> <http://ex/address> _:a%d .\n_:a%d <http://ex/city> \"city %d\" .\n", r, r, r, r%100)
 	}
-	os.WriteFile(filepath.Join(dir, "d.nt"), []byte(sb.String()), 0o644)
+	os.WriteFile(filepath.Join(dir, "big.nt"), []byte(sb.String()), 0o644)
+	os.WriteFile(filepath.Join(dir, "small.nt"), []byte("<http://ex/small> <http://ex/v> \"0\" .\n"), 0o644)
+	return dir
+}
+
+// BenchmarkOpen opens openData from a new state: the sort, the graph
+// file, the baseline.
+func BenchmarkOpen(b *testing.B) {
+	dir := openData(b)
 	for b.Loop() {
 		s, err := Open(context.Background(), Config{BaseURL: "http://127.0.0.1/", StateDir: b.TempDir(), NoSync: true,
 			Collections: []CollectionConfig{{Name: "c", Path: dir}}})
@@ -165,5 +172,27 @@ func BenchmarkOpen(b *testing.B) {
 			b.Fatal(err)
 		}
 		s.Close()
+	}
+}
+
+// BenchmarkReloadOne reloads openData after a change of small.nt (one
+// resource).
+func BenchmarkReloadOne(b *testing.B) {
+	dir := openData(b)
+	s, err := Open(context.Background(), Config{BaseURL: "http://127.0.0.1/", StateDir: b.TempDir(), NoSync: true,
+		Collections: []CollectionConfig{{Name: "c", Path: dir}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	c := s.Collection("c")
+	i := 0
+	for b.Loop() {
+		i++
+		os.WriteFile(filepath.Join(dir, "small.nt"), []byte(fmt.Sprintf("<http://ex/small> <http://ex/v> \"%d\" .\n", i)), 0o644)
+		rep, err := c.Load(context.Background(), false)
+		if err != nil || rep.Updated != 1 || rep.Created+rep.Deleted != 0 {
+			b.Fatalf("%+v %v", rep, err)
+		}
 	}
 }

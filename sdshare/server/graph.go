@@ -68,7 +68,8 @@ func hasBlank(ts []rdf.Triple) bool {
 	return slices.ContainsFunc(ts, func(t rdf.Triple) bool { return t.S.IsBlank() || t.O.IsBlank() })
 }
 
-// fragmentForm returns the form of r's fragment ts (with blank nodes):
+// fragmentForm returns the form of r's fragment (with blank nodes), its
+// lines as in the graph file:
 // the N-Triples served and hashed in the inventory, and whether they are
 // kept (costly to label, or beyond the budget: blankFrag); prevRec is the
 // last load's form, reused without labelling when the fragment as loaded
@@ -77,26 +78,15 @@ func hasBlank(ts []rdf.Triple) bool {
 // (Config.CanonicalSteps and loadStepsPerTriple a triple): each
 // fragment's budget alone let a file of many small costly fragments cost
 // that many times over at every start.
-func (c *Collection) fragmentForm(r rdf.Term, ts []rdf.Triple, prevRec *cacheRec, prev *version, left *int64) (cacheRec, error) {
-	// The loaded triples sorted, so that the raw hash and the canonical
+func (c *Collection) fragmentForm(r rdf.Term, lines []string, prevRec *cacheRec, prev *version, left *int64) (cacheRec, error) {
+	// The loaded lines sorted, so that the raw hash and the canonical
 	// labelling's step count depend on the content only.
-	lines := make([]string, len(ts))
-	for i, t := range ts {
-		lines[i] = ntLine(t)
-	}
-	idx := make([]int, len(ts))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(lines[a], lines[b]) })
+	lines = slices.Clone(lines)
+	slices.Sort(lines)
+	lines = slices.Compact(lines)
 	h := sha256.New()
-	sorted := make([]rdf.Triple, 0, len(ts))
-	for k, i := range idx {
-		if k > 0 && lines[i] == lines[idx[k-1]] {
-			continue
-		}
-		io.WriteString(h, lines[i])
-		sorted = append(sorted, ts[i])
+	for _, l := range lines {
+		io.WriteString(h, l)
 	}
 	raw := [32]byte(h.Sum(nil))
 	if prevRec != nil && prevRec.raw == raw {
@@ -109,6 +99,10 @@ func (c *Collection) fragmentForm(r rdf.Term, ts []rdf.Triple, prevRec *cacheRec
 			cr.nt = nt
 		}
 		return cr, nil
+	}
+	sorted, err := parseLines(lines)
+	if err != nil {
+		return cacheRec{}, err
 	}
 	c.canonRuns.Add(1)
 	if hook := c.srv.beforeCanon; hook != nil {

@@ -325,6 +325,30 @@ func (g *graphFile) fragment(r rdf.Term) ([]rdf.Triple, error) {
 	return rdf.Closure(r, g.bySubject)
 }
 
+// closureLines returns the lines of a fragment, as rdf.Closure collects
+// its statements, from its subject's lines: those and the lines of every
+// blank node they reach, each once.
+func (g *graphFile) closureLines(lines []string) ([]string, error) {
+	out := slices.Clone(lines)
+	var seen map[string]bool
+	for i := 0; i < len(out); i++ {
+		b, ok := blankObject(out[i])
+		if !ok || seen[b] {
+			continue
+		}
+		if seen == nil {
+			seen = map[string]bool{}
+		}
+		seen[b] = true
+		more, err := g.lines(string(kindBlank) + b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, more...)
+	}
+	return out, nil
+}
+
 // parseLines parses N-Triples lines the loader wrote (ntLine's: one
 // space between the terms, " .\n" after them), term by term: rdf.Parse's
 // reader is for documents, and a load parses one group per blank node.

@@ -623,16 +623,11 @@ func (c *Collection) diff(ctx context.Context, nv *version, kname string, now ti
 			nt = []byte(strings.Join(g.lines, ""))
 		} else {
 			r := rdf.IRI(iri)
-			ts, err := rdf.Closure(r, func(s rdf.Term) ([]rdf.Triple, error) {
-				if s == r {
-					return parseLines(g.lines)
-				}
-				return nv.gf.bySubject(s)
-			})
+			ls, err := nv.gf.closureLines(g.lines)
 			if err != nil {
 				return err
 			}
-			cr, err := c.fragmentForm(r, ts, prevCache.find(iri), prev, &left)
+			cr, err := c.fragmentForm(r, ls, prevCache.find(iri), prev, &left)
 			if err != nil {
 				return err
 			}
