@@ -51,6 +51,8 @@ type Collection struct {
 
 	loadMu  sync.Mutex // one load at a time
 	stamps  map[string]stamp
+	runs    map[string]fileRun // by file: the sorted runs of the last load (load.go)
+	runNo   int                // names the runs
 	lastErr atomic.Pointer[error]
 	// refused: the files of the last scan that are not published
 	// (symbolic links, not regular files), logged when the set changes

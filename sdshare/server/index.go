@@ -130,8 +130,41 @@ func (s *sorter) each(yield func(rec string) error) error {
 			return err
 		}
 	}
+	return mergeFiles(s.dir, s.runs, yield)
+}
+
+// mergeWidth is the most files merged at once (open files, buffers):
+// more are merged in rounds through temporary files.
+const mergeWidth = 64
+
+// mergeFiles yields the records of sorted files once each, in order.
+func mergeFiles(dir string, names []string, yield func(rec string) error) error {
+	if len(names) > mergeWidth {
+		var tmp []string
+		defer func() {
+			for _, t := range tmp {
+				os.Remove(t)
+			}
+		}()
+		for i := 0; i < len(names); i += mergeWidth {
+			f, err := os.CreateTemp(dir, ".merge-*")
+			if err != nil {
+				return err
+			}
+			tmp = append(tmp, f.Name())
+			w := bufio.NewWriterSize(f, 64<<10)
+			err = mergeFiles(dir, names[i:min(i+mergeWidth, len(names))], func(rec string) error {
+				_, err := w.WriteString(rec)
+				return err
+			})
+			if err = errors.Join(err, w.Flush(), f.Close()); err != nil {
+				return err
+			}
+		}
+		return mergeFiles(dir, tmp, yield)
+	}
 	h := &runHeap{}
-	for _, name := range s.runs {
+	for _, name := range names {
 		f, err := os.Open(name)
 		if err != nil {
 			return err

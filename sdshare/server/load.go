@@ -164,68 +164,124 @@ func labelOf(v *version, iri string) string {
 // collection keeps serving its last good graph.
 var ErrParse = errors.New("sdshare/server: collection file is not valid RDF")
 
-// readGraph stream-parses every file of the collection into the graph
-// file name (index.go) and returns it with the version hash (of every
-// statement, in the file's order).
-func (c *Collection) readGraph(ctx context.Context, names []string, name string) (*graphFile, [32]byte, error) {
-	s := &sorter{dir: c.graphDir}
-	defer s.close()
-	for i, p := range names {
-		f, _ := formatOf(p)
-		if f == 0 {
-			f = rdf.NTriples
-		}
-		fh, err := c.openFile(p)
+// fileRun is one collection file parsed into sorted, distinct records
+// (name), kept while the file is unchanged: a reload parses only the
+// files that changed and merges the others' runs.
+type fileRun struct {
+	stamp  stamp
+	prefix string // its blank node label prefix
+	name   string
+	// racy: the file was modified shortly before it was read, so a
+	// rewrite of the same size may have kept its mtime (the file
+	// system's clock ticks in milliseconds): it is read again (as git
+	// treats a racily clean index entry).
+	racy bool
+}
+
+// racyWindow is how recent an mtime makes a run racy.
+const racyWindow = 2 * time.Second
+
+// readGraph stream-parses the files of the collection that changed into
+// sorted runs, merges every file's run into the graph file name
+// (index.go) and returns it with the version hash (of every statement,
+// in the file's order). runs are the files' runs for the next load.
+func (c *Collection) readGraph(ctx context.Context, names []string, stamps map[string]stamp, name string) (_ *graphFile, _ [32]byte, runs map[string]fileRun, err error) {
+	runs = map[string]fileRun{}
+	defer func() {
 		if err != nil {
-			return nil, [32]byte{}, err
+			for p, r := range runs {
+				if c.runs[p] != r {
+					os.Remove(r.name)
+				}
+			}
 		}
-		abs, _ := filepath.Abs(p)
-		base := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+	}()
+	for i, p := range names {
 		// Blank node labels are scoped to one document: prefix them with
 		// the file's index so that two files' _:b1 stay apart.
 		prefix := ""
 		if len(names) > 1 {
 			prefix = fmt.Sprintf("f%d_", i)
 		}
-		n := 0
-		for t, err := range rdf.Parse(bufio.NewReaderSize(fh, 256<<10), f, base) {
-			if err != nil {
-				fh.Close()
-				return nil, [32]byte{}, fmt.Errorf("%w: %s: %w", ErrParse, p, err)
-			}
-			if t.S.IsBlank() {
-				t.S.Value = prefix + blankLabel(t.S.Value)
-			}
-			if t.O.IsBlank() {
-				t.O.Value = prefix + blankLabel(t.O.Value)
-			}
-			rec, err := record(t)
-			if err != nil {
-				fh.Close()
-				return nil, [32]byte{}, fmt.Errorf("%w: %s: %w", ErrParse, p, err)
-			}
-			if err := s.add(rec); err != nil {
-				fh.Close()
-				return nil, [32]byte{}, err
-			}
-			if n++; n%65536 == 0 && ctx.Err() != nil {
-				fh.Close()
-				return nil, [32]byte{}, ctx.Err()
-			}
+		if r, ok := c.runs[p]; ok && !r.racy && r.stamp == stamps[p] && r.prefix == prefix {
+			runs[p] = r
+			continue
 		}
-		fh.Close()
+		c.runNo++
+		r := fileRun{stamp: stamps[p], prefix: prefix, name: filepath.Join(c.graphDir, fmt.Sprintf("f-%d.dat", c.runNo)),
+			racy: time.Since(time.Unix(0, stamps[p].mtime)) < racyWindow}
+		if err := c.readFile(ctx, p, prefix, r.name); err != nil {
+			return nil, [32]byte{}, nil, err
+		}
+		runs[p] = r
 	}
 	h := sha256.New()
 	gw, err := newGraphWriter(name, h)
 	if err != nil {
-		return nil, [32]byte{}, err
+		return nil, [32]byte{}, nil, err
 	}
-	if err := s.each(gw.add); err != nil {
+	var files []string
+	for _, p := range names {
+		files = append(files, runs[p].name)
+	}
+	if err := mergeFiles(c.graphDir, files, gw.add); err != nil {
 		gw.gf.f.Close()
-		return nil, [32]byte{}, err
+		return nil, [32]byte{}, nil, err
 	}
 	gf, err := gw.finish()
-	return gf, [32]byte(h.Sum(nil)), err
+	return gf, [32]byte(h.Sum(nil)), runs, err
+}
+
+// readFile parses the collection file p into the sorted run name.
+func (c *Collection) readFile(ctx context.Context, p, prefix, name string) (err error) {
+	f, _ := formatOf(p)
+	if f == 0 {
+		f = rdf.NTriples
+	}
+	fh, err := c.openFile(p)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	s := &sorter{dir: c.graphDir}
+	defer s.close()
+	abs, _ := filepath.Abs(p)
+	base := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+	n := 0
+	for t, err := range rdf.Parse(bufio.NewReaderSize(fh, 256<<10), f, base) {
+		if err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrParse, p, err)
+		}
+		if t.S.IsBlank() {
+			t.S.Value = prefix + blankLabel(t.S.Value)
+		}
+		if t.O.IsBlank() {
+			t.O.Value = prefix + blankLabel(t.O.Value)
+		}
+		rec, err := record(t)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrParse, p, err)
+		}
+		if err := s.add(rec); err != nil {
+			return err
+		}
+		if n++; n%65536 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	out, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(out, 256<<10)
+	err = s.each(func(rec string) error {
+		_, err := w.WriteString(rec)
+		return err
+	})
+	if err = errors.Join(err, w.Flush(), out.Close()); err != nil {
+		os.Remove(name)
+	}
+	return err
 }
 
 // cacheRec is the form of one fragment with blank nodes, as a load
@@ -377,10 +433,25 @@ func (c *Collection) Load(ctx context.Context, force bool) (rep LoadReport, err 
 		}
 	}()
 	names := slices.Sorted(maps.Keys(stamps))
-	gf, vh, err := c.readGraph(ctx, names, gname)
+	gf, vh, runs, err := c.readGraph(ctx, names, stamps, gname)
 	if err != nil {
 		return rep, fmt.Errorf("sdshare/server: collection %s: %w", c.name, err)
 	}
+	defer func() {
+		// The runs of this load's files, kept for the next; the others
+		// go (on failure, this load's new ones: readGraph's runs are
+		// the files as they are now, which the next load reads again).
+		keep, drop := runs, c.runs
+		if !published {
+			keep, drop = c.runs, runs
+		}
+		for p, r := range drop {
+			if keep[p] != r {
+				os.Remove(r.name)
+			}
+		}
+		c.runs = keep
+	}()
 	nv.gf = gf
 	rep.Resources, rep.Triples = gf.resources, gf.triples
 
