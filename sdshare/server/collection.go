@@ -49,10 +49,14 @@ type Collection struct {
 	mu  sync.RWMutex
 	cur *version
 
-	loadMu  sync.Mutex // one load at a time
-	stamps  map[string]stamp
-	runs    map[string]fileRun // by file: the sorted runs of the last load (load.go)
-	runNo   int                // names the runs
+	loadMu sync.Mutex // one load at a time
+	stamps map[string]stamp
+	runs   map[string]fileRun // by file: the sorted runs of the last load (load.go)
+	runNo  int                // names the runs
+	// keptF holds the kept fragments of every version (load.go), from
+	// keptOff on appended by each load; rewritten at every start.
+	keptF   *os.File
+	keptOff int64
 	lastErr atomic.Pointer[error]
 	// refused: the files of the last scan that are not published
 	// (symbolic links, not regular files), logged when the set changes

@@ -90,15 +90,7 @@ func (c *Collection) fragmentForm(r rdf.Term, lines []string, prevRec *cacheRec,
 	}
 	raw := [32]byte(h.Sum(nil))
 	if prevRec != nil && prevRec.raw == raw {
-		cr := *prevRec
-		if cr.kept {
-			nt, err := prev.keptNT(keptRef{cr.koff, cr.klen})
-			if err != nil {
-				return cr, err
-			}
-			cr.nt = nt
-		}
-		return cr, nil
+		return *prevRec, nil // its kept bytes stay where they are
 	}
 	sorted, err := parseLines(lines)
 	if err != nil {

@@ -55,7 +55,10 @@ type version struct {
 	once    sync.Once
 }
 
-type keptRef struct{ off, n int64 }
+type keptRef struct {
+	off, n int64
+	over   bool // beyond the canonicalisation budget
+}
 
 // keptNT returns the kept N-Triples of a fragment.
 func (v *version) keptNT(k keptRef) ([]byte, error) {
@@ -68,10 +71,7 @@ func (v *version) keptNT(k keptRef) ([]byte, error) {
 func (v *version) done() {
 	if v.retired.Load() && v.users.Load() == 0 {
 		v.once.Do(func() {
-			v.gf.close()
-			if v.keptF != nil {
-				v.keptF.Close()
-			}
+			v.gf.close() // keptF is the collection's
 			for _, f := range v.files {
 				os.Remove(f)
 			}
@@ -367,6 +367,33 @@ func (cr *cacheReader) find(iri string) *cacheRec {
 	return nil
 }
 
+// copyBefore copies the records before iri ("": all) to w.
+func (cr *cacheReader) copyBefore(iri string, w *bufio.Writer) error {
+	for cr.r != nil {
+		if cr.cur == nil {
+			l, err := cr.r.ReadString('\n')
+			if l == "" || (err != nil && err != io.EOF) {
+				cr.stop()
+				return nil
+			}
+			rec, err := parseCacheRec(l)
+			if err != nil {
+				cr.stop()
+				return err
+			}
+			cr.cur = &rec
+		}
+		if iri != "" && cr.cur.iri >= iri {
+			return nil
+		}
+		if _, err := w.WriteString(cr.cur.line()); err != nil {
+			return err
+		}
+		cr.cur = nil
+	}
+	return nil
+}
+
 func (cr *cacheReader) stop() {
 	cr.r = nil
 	if cr.closer != nil {
@@ -423,8 +450,7 @@ func (c *Collection) Load(ctx context.Context, force bool) (rep LoadReport, err 
 	nv := &version{kept: map[string]keptRef{}}
 	gname := filepath.Join(c.graphDir, fmt.Sprintf("g-%d.dat", c.loadNo))
 	nv.cache = filepath.Join(c.graphDir, fmt.Sprintf("c-%d.dat", c.loadNo))
-	kname := filepath.Join(c.graphDir, fmt.Sprintf("k-%d.nt", c.loadNo))
-	nv.files = []string{gname, nv.cache, kname}
+	nv.files = []string{gname, nv.cache}
 	published := false
 	defer func() {
 		if !published {
@@ -474,7 +500,7 @@ func (c *Collection) Load(ctx context.Context, force bool) (rep LoadReport, err 
 		return rep, fmt.Errorf("%w: collection %s has a journal but no baseline", store.ErrCorrupt, c.name)
 	}
 
-	changes, err := c.diff(ctx, nv, kname, now, &rep)
+	changes, err := c.diff(ctx, nv, c.affected(runs, names), now, &rep)
 	if err != nil {
 		return rep, fmt.Errorf("sdshare/server: collection %s: %w", c.name, err)
 	}
@@ -603,9 +629,12 @@ func (s *changeSpill) close() {
 	os.Remove(s.f.Name())
 }
 
-// diff walks nv's resources beside the inventory and returns the changes
-// (and the counts in rep), writing nv's fragment cache and kept file.
-func (c *Collection) diff(ctx context.Context, nv *version, kname string, now time.Time, rep *LoadReport) (_ *changeSpill, err error) {
+// diff finds the changes of nv against the inventory (and the counts
+// in rep), writing nv's fragment cache and its kept fragments. affected,
+// when not nil, lists (sorted) every resource that may have changed since
+// the last load (the IRI subjects of the files that changed): only those
+// are compared. Otherwise every resource is, beside the inventory.
+func (c *Collection) diff(ctx context.Context, nv *version, affected []string, now time.Time, rep *LoadReport) (_ *changeSpill, err error) {
 	sf, err := os.CreateTemp(c.graphDir, ".changes-*")
 	if err != nil {
 		return nil, err
@@ -622,21 +651,81 @@ func (c *Collection) diff(ctx context.Context, nv *version, kname string, now ti
 	}
 	cw := bufio.NewWriterSize(cf, 64<<10)
 	defer cf.Close()
-	kf, err := os.OpenFile(kname, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, err
+	if c.keptF == nil {
+		if c.keptF, err = os.OpenFile(filepath.Join(c.graphDir, "kept.nt"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
+			return nil, err
+		}
 	}
-	nv.keptF = kf
-	var koff int64
-
-	var prevCache *cacheReader
+	nv.keptF = c.keptF
 	prev := c.cur
+	prevCache := &cacheReader{}
 	if prev != nil {
 		prevCache = openCache(prev.cache)
 		defer prevCache.stop()
-	} else {
-		prevCache = &cacheReader{}
 	}
+	left := c.srv.cfg.CanonicalSteps // the load's labelling budget (fragmentForm)
+	if extra := int64(nv.gf.triples) * loadStepsPerTriple; left < math.MaxInt64-extra {
+		left += extra
+	} else {
+		left = math.MaxInt64
+	}
+	// change records iri's change from old (nil: not in the inventory)
+	// to its lines in nv (none: gone).
+	change := func(iri string, lines []string, old *store.Resource) error {
+		if len(lines) == 0 {
+			if old != nil {
+				rep.Deleted++
+				return spill.add(store.Change{Kind: rs.Deleted, Time: now, Resource: *old})
+			}
+			return nil
+		}
+		sha, size, nt, err := c.form(nv, iri, lines, prevCache.find(iri), prev, &left, cw)
+		if err != nil {
+			return err
+		}
+		var kind rs.Change
+		switch {
+		case old == nil:
+			kind = rs.Created
+			rep.Created++
+		case old.SHA256 != sha:
+			kind = rs.Updated
+			rep.Updated++
+		default:
+			return nil
+		}
+		// MD5 of the bytes served: computed only for a change.
+		var md [16]byte
+		if nt != nil {
+			md = md5.Sum(nt)
+		} else if md, err = c.fragmentMD5(nv, iri); err != nil {
+			return err
+		}
+		rec := store.Resource{Path: iri, Size: size, SHA256: sha, MD5: md, Type: ntType, LastMod: now}
+		return spill.add(store.Change{Kind: kind, Time: now, Resource: rec})
+	}
+	if affected != nil {
+		err = c.diffSome(ctx, nv, affected, prev, prevCache, cw, change)
+	} else {
+		err = c.diffAll(ctx, nv, change)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range nv.kept {
+		if k.over {
+			nv.overBudget++
+		}
+	}
+	if err := cw.Flush(); err != nil {
+		return nil, err
+	}
+	return spill, cf.Sync()
+}
+
+// diffAll compares every resource of nv with the inventory, both in
+// path order.
+func (c *Collection) diffAll(ctx context.Context, nv *version, change func(string, []string, *store.Resource) error) error {
 	nextInv, stopInv := iter.Pull2(c.st.Resources(ctx))
 	defer stopInv()
 	var inv *store.Resource
@@ -658,21 +747,11 @@ func (c *Collection) diff(ctx context.Context, nv *version, kname string, now ti
 		return nil
 	}
 	if err := advance(); err != nil {
-		return nil, err
-	}
-	deleted := func(r store.Resource) error {
-		rep.Deleted++
-		return spill.add(store.Change{Kind: rs.Deleted, Time: now, Resource: r})
-	}
-	left := c.srv.cfg.CanonicalSteps // the load's labelling budget (fragmentForm)
-	if extra := int64(nv.gf.triples) * loadStepsPerTriple; left < math.MaxInt64-extra {
-		left += extra
-	} else {
-		left = math.MaxInt64
+		return err
 	}
 	n := 0
 	errStop := errors.New("stop")
-	err = nv.gf.groups(0, func(g group) error {
+	err := nv.gf.groups(0, func(g group) error {
 		if g.key[0] != kindIRI {
 			return errStop // the blank nodes follow every resource
 		}
@@ -680,96 +759,175 @@ func (c *Collection) diff(ctx context.Context, nv *version, kname string, now ti
 			return ctx.Err()
 		}
 		iri := g.key[1:]
-		var sha [32]byte
-		var size int64
-		var nt []byte // the bytes served, when at hand
-		if !slices.ContainsFunc(g.lines, hasBlankLine) {
-			// Canonical already: the lines sorted, no blank node.
-			h := sha256.New()
-			for _, l := range g.lines {
-				io.WriteString(h, l)
-				size += int64(len(l))
-			}
-			sha = [32]byte(h.Sum(nil))
-			nt = []byte(strings.Join(g.lines, ""))
-		} else {
-			r := rdf.IRI(iri)
-			ls, err := nv.gf.closureLines(g.lines)
-			if err != nil {
-				return err
-			}
-			cr, err := c.fragmentForm(r, ls, prevCache.find(iri), prev, &left)
-			if err != nil {
-				return err
-			}
-			if cr.kept {
-				nt := cr.nt
-				if _, err := kf.Write(nt); err != nil {
-					return err
-				}
-				cr.koff, cr.klen = koff, int64(len(nt))
-				koff += int64(len(nt))
-				nv.kept[iri] = keptRef{cr.koff, cr.klen}
-				if cr.over {
-					nv.overBudget++
-				}
-			}
-			if _, err := cw.WriteString(cr.line()); err != nil {
-				return err
-			}
-			sha, size, nt = cr.sha, cr.size, cr.nt
-		}
 		for inv != nil && inv.Path < iri {
-			if err := deleted(*inv); err != nil {
+			if err := change(inv.Path, nil, inv); err != nil {
 				return err
 			}
 			if err := advance(); err != nil {
 				return err
 			}
 		}
-		var kind rs.Change
-		switch {
-		case inv == nil || inv.Path != iri:
-			kind = rs.Created
-			rep.Created++
-		case inv.SHA256 != sha:
-			kind = rs.Updated
-			rep.Updated++
-		}
+		var old *store.Resource
 		if inv != nil && inv.Path == iri {
-			if err := advance(); err != nil {
-				return err
-			}
+			old = inv
 		}
-		if kind == "" {
-			return nil
-		}
-		// MD5 of the bytes served: computed only for a change.
-		var md [16]byte
-		if nt != nil {
-			md = md5.Sum(nt)
-		} else if md, err = c.fragmentMD5(nv, iri); err != nil {
+		if err := change(iri, g.lines, old); err != nil {
 			return err
 		}
-		rec := store.Resource{Path: iri, Size: size, SHA256: sha, MD5: md, Type: ntType, LastMod: now}
-		return spill.add(store.Change{Kind: kind, Time: now, Resource: rec})
+		if old != nil {
+			return advance()
+		}
+		return nil
 	})
 	if err != nil && err != errStop {
-		return nil, err
+		return err
 	}
 	for inv != nil {
-		if err := deleted(*inv); err != nil {
-			return nil, err
+		if err := change(inv.Path, nil, inv); err != nil {
+			return err
 		}
 		if err := advance(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	stopInv()
-	if err := cw.Flush(); err != nil {
-		return nil, err
+	return nil
+}
+
+// diffSome compares the affected resources only: the others' inventory
+// records, cached forms and kept fragments stay as the last load left
+// them.
+func (c *Collection) diffSome(ctx context.Context, nv *version, affected []string, prev *version, prevCache *cacheReader, cw *bufio.Writer, change func(string, []string, *store.Resource) error) error {
+	maps.Copy(nv.kept, prev.kept)
+	for i, iri := range affected {
+		if i%4096 == 4095 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// The cached forms of the resources before iri are unaffected.
+		if err := prevCache.copyBefore(iri, cw); err != nil {
+			return err
+		}
+		delete(nv.kept, iri)
+		lines, err := nv.gf.lines(string(kindIRI) + iri)
+		if err != nil {
+			return err
+		}
+		var old *store.Resource
+		r, err := c.st.Get(ctx, iri)
+		switch {
+		case err == nil:
+			old = &r
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+		if err := change(iri, lines, old); err != nil {
+			return err
+		}
+		if prevCache.cur != nil && prevCache.cur.iri == iri {
+			prevCache.cur = nil // replaced by change's
+		}
 	}
-	return spill, cf.Sync()
+	return prevCache.copyBefore("", cw)
+}
+
+// affectedMax is the most resources a reload compares one by one (their
+// IRIs in memory, an inventory read each); past it, it compares them
+// all beside the inventory.
+const affectedMax = 100000
+
+// affected returns (sorted) the resources of the files whose runs
+// differ from the last load's: the IRI subjects in their old and new
+// runs. Blank node labels are scoped to their file, so a resource whose
+// fragment reaches a changed file's blank nodes has a statement in that
+// file. It returns nil when every resource is to be compared: at the
+// first load, or past affectedMax.
+func (c *Collection) affected(runs map[string]fileRun, names []string) []string {
+	if c.cur == nil || len(names) < 2 {
+		return nil // one file: all of it changed
+	}
+	var scan []string
+	for p, r := range runs {
+		if old, ok := c.runs[p]; !ok || old != r {
+			scan = append(scan, r.name)
+			if ok {
+				scan = append(scan, old.name)
+			}
+		}
+	}
+	for p, old := range c.runs {
+		if _, ok := runs[p]; !ok {
+			scan = append(scan, old.name)
+		}
+	}
+	set := map[string]bool{}
+	for _, name := range scan {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil
+		}
+		r := bufio.NewReaderSize(f, 64<<10)
+		for {
+			rec, err := r.ReadString('\n')
+			if rec == "" {
+				break
+			}
+			if err != nil && err != io.EOF {
+				f.Close()
+				return nil
+			}
+			if rec[0] == kindIRI {
+				k, _, _ := strings.Cut(rec[1:], "\x00")
+				set[k] = true
+				if len(set) > affectedMax {
+					f.Close()
+					return nil
+				}
+			}
+		}
+		f.Close()
+	}
+	if len(set) == 0 {
+		return []string{} // nothing to compare, not everything
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// form returns the sha, size and (when at hand) bytes of iri's fragment
+// in nv from its subject's lines, writing the form of a fragment with
+// blank nodes to the cache cw and keeping its bytes when costly.
+func (c *Collection) form(nv *version, iri string, lines []string, prevRec *cacheRec, prev *version, left *int64, cw *bufio.Writer) (sha [32]byte, size int64, nt []byte, err error) {
+	if !slices.ContainsFunc(lines, hasBlankLine) {
+		// Canonical already: the lines sorted, no blank node.
+		h := sha256.New()
+		for _, l := range lines {
+			io.WriteString(h, l)
+			size += int64(len(l))
+		}
+		return [32]byte(h.Sum(nil)), size, []byte(strings.Join(lines, "")), nil
+	}
+	ls, err := nv.gf.closureLines(lines)
+	if err != nil {
+		return sha, 0, nil, err
+	}
+	cr, err := c.fragmentForm(rdf.IRI(iri), ls, prevRec, prev, left)
+	if err != nil {
+		return sha, 0, nil, err
+	}
+	if cr.kept {
+		if cr.nt != nil && (prevRec == nil || prevRec.raw != cr.raw) {
+			// New bytes: appended to the kept file, which versions share
+			// (rewritten at every start).
+			if _, err := c.keptF.WriteAt(cr.nt, c.keptOff); err != nil {
+				return sha, 0, nil, err
+			}
+			cr.koff, cr.klen = c.keptOff, int64(len(cr.nt))
+			c.keptOff += cr.klen
+		}
+		nv.kept[iri] = keptRef{cr.koff, cr.klen, cr.over}
+	}
+	if _, err := cw.WriteString(cr.line()); err != nil {
+		return sha, 0, nil, err
+	}
+	return cr.sha, cr.size, cr.nt, nil
 }
 
 // fragmentMD5 returns the MD5 of iri's N-Triples in nv (which is not

@@ -285,6 +285,9 @@ func (s *Server) Close() error {
 			v.retired.Store(true)
 			v.done()
 		}
+		if c.keptF != nil {
+			c.keptF.Close()
+		}
 	}
 	return errors.Join(errs...)
 }
