@@ -165,26 +165,25 @@ func serveMemoryPeak(t *testing.T, triples int) int64 {
 	return kib
 }
 
-// TestSDShareServeMemoryFlat: `sdshare serve` of 50,000 and of 400,000
+// TestSDShareServeMemoryFlat: `sdshare serve` of 25,000 and of 200,000
 // triples (opened, a fragment and the snapshot read, one file changed
 // and reloaded), each in a child process: the larger one's peak RSS is
 // not more than the smaller's plus a bound far below the growth of a
 // graph held in memory. Before, a collection's graph lived in memory
-// (3.3 GiB peak at 1,000,000 triples; here about 150 MB more for the
-// larger run); now it lives in a sorted file on disk, sorted in runs of
-// a fixed size.
+// (3.3 GiB peak at 1,000,000 triples, 611 MiB at 400,000); now it lives
+// in a sorted file on disk, sorted in runs of a fixed size.
 func TestSDShareServeMemoryFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("peak RSS: not with -short, the race run, whose instrumentation would make the figures meaningless")
 	}
-	small := serveMemoryPeak(t, 50000)
-	large := serveMemoryPeak(t, 400000)
-	t.Logf("peak RSS: %.1f MiB at 50,000 triples, %.1f MiB at 400,000", float64(small)/1024, float64(large)/1024)
+	small := serveMemoryPeak(t, 25000)
+	large := serveMemoryPeak(t, 200000)
+	t.Logf("peak RSS: %.1f MiB at 25,000 triples, %.1f MiB at 200,000", float64(small)/1024, float64(large)/1024)
 	// The bound: the sort's runs and the Go heap's slack, whatever the
-	// size; the graph of 350,000 more triples in memory took ~10 times it.
+	// size; the graph of 175,000 more triples in memory took ~8 times it.
 	const boundKiB = 32 << 10
 	if large > small+boundKiB {
-		t.Errorf("peak RSS grew with the collection: %.1f MiB at 400,000 triples, %.1f MiB at 50,000 (bound +%d MiB)",
+		t.Errorf("peak RSS grew with the collection: %.1f MiB at 200,000 triples, %.1f MiB at 25,000 (bound +%d MiB)",
 			float64(large)/1024, float64(small)/1024, boundKiB>>10)
 	}
 }
