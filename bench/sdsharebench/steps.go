@@ -61,7 +61,11 @@ type Result struct {
 	PeakRSSKiB  int64   `json:"peakRSSKiB"`
 	PeakAnonKiB int64   `json:"peakAnonKiB"`
 	CPUSec      float64 `json:"cpuSec"`
-	Note        string  `json:"note,omitempty"`
+	// ReloadSec (the end-to-end server row) is the server's reload after
+	// the collection file changed; Updated is what it journalled.
+	ReloadSec float64 `json:"reloadSec,omitempty"`
+	Updated   int     `json:"updated,omitempty"`
+	Note      string  `json:"note,omitempty"`
 }
 
 func (r *Result) finish(d time.Duration) {
