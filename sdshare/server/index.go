@@ -31,7 +31,7 @@ import (
 // sortRunBytes is the size of one sorted run: the loader's memory is
 // about this much (plus the Go heap's slack), whatever the collection's
 // size.
-const sortRunBytes = 8 << 20
+var sortRunBytes = 8 << 20
 
 // indexEvery is the number of subjects per sparse index entry.
 const indexEvery = 32
@@ -135,7 +135,7 @@ func (s *sorter) each(yield func(rec string) error) error {
 
 // mergeWidth is the most files merged at once (open files, buffers):
 // more are merged in rounds through temporary files.
-const mergeWidth = 64
+var mergeWidth = 64
 
 // mergeFiles yields the records of sorted files once each, in order.
 func mergeFiles(dir string, names []string, yield func(rec string) error) error {
