@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/resourcesync-go/resourcesync/rdf"
 )
@@ -111,4 +112,56 @@ func FuzzCacheRec(f *testing.F) {
 			t.Fatalf("%+v: %+v %v", r, got, err)
 		}
 	})
+}
+
+// TestReloadFollowsTheChange: a change of one file of a directory
+// collection parses that file only and compares its resources only; a
+// collection of one file is compared whole.
+func TestReloadFollowsTheChange(t *testing.T) {
+	defer func(w time.Duration) { racyWindow = w }(racyWindow)
+	racyWindow = 0 // the files' mtimes are trusted at once
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "big.nt"), []byte(genData(2000)), 0o644)
+	small := filepath.Join(dir, "small.nt")
+	os.WriteFile(small, []byte("<http://ex/small> <http://ex/v> \"1\" .\n<http://ex/gone> <http://ex/v> \"1\" .\n"), 0o644)
+	s, err := Open(context.Background(), Config{BaseURL: "http://127.0.0.1/", StateDir: t.TempDir(), NoSync: true,
+		Collections: []CollectionConfig{{Name: "c", Path: dir}, {Name: "one", Path: filepath.Join(dir, "big.nt")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := s.Collection("c")
+	os.WriteFile(small, []byte("<http://ex/small> <http://ex/v> \"22\" .\n<http://ex/new> <http://ex/v> \"1\" .\n"), 0o644)
+	rep, err := c.Load(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := LoadReport{Updated: 1, Created: 1, Deleted: 1, Resources: 2002, Triples: 5*2000 + 2, FilesRead: 1, Compared: 3}
+	if rep != want {
+		t.Errorf("reload after a change of small.nt: %+v, want %+v", rep, want)
+	}
+	if b, _ := c.FragmentNT(context.Background(), "http://ex/small"); !strings.Contains(string(b), `"22"`) {
+		t.Errorf("fragment after the change: %s", b)
+	}
+	if b, _ := c.FragmentNT(context.Background(), "http://ex/r7"); !strings.Contains(string(b), `"Resource 7"`) {
+		t.Errorf("an unchanged file's fragment after the change: %s", b)
+	}
+	one := s.Collection("one")
+	rep, err = one.Load(context.Background(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (LoadReport{Resources: 2000, Triples: 5 * 2000}); rep != want {
+		t.Errorf("forced reload of an unchanged one-file collection: %+v, want %+v", rep, want)
+	}
+	f, _ := os.OpenFile(filepath.Join(dir, "big.nt"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("<http://ex/more> <http://ex/v> \"1\" .\n")
+	f.Close()
+	rep, err = one.Load(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (LoadReport{Created: 1, Resources: 2001, Triples: 5*2000 + 1, FilesRead: 1, Compared: 2001}); rep != want {
+		t.Errorf("reload of a changed one-file collection: %+v, want %+v", rep, want)
+	}
 }
