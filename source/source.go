@@ -69,8 +69,13 @@ type Config struct {
 	ChangeListPeriod time.Duration
 	// MaxEntries is the largest number of entries per document (see
 	// publish.Config.MaxEntries); default rs.MaxEntries.
-	MaxEntries    int
-	Dumps         bool
+	MaxEntries int
+	Dumps      bool
+	// DumpsOnDemand (with Dumps) writes no dump package: Handler produces
+	// each when it is requested, streamed from the set's files
+	// (publish.Config.DumpsOnDemand), so the state holds no copy of the
+	// collection. serve's default; publish (static files) writes them.
+	DumpsOnDemand bool
 	DumpPartBytes int64
 	DumpInterval  time.Duration
 	Archives      bool
@@ -581,16 +586,7 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 		}
 	}
 
-	pc := publish.Config{
-		BaseURL: s.cfg.BaseURL, Out: s.out,
-		ChangeListPeriod: s.cfg.ChangeListPeriod, MaxEntries: s.cfg.MaxEntries, Dumps: s.cfg.Dumps, DumpPartBytes: s.cfg.DumpPartBytes,
-		DumpInterval: s.cfg.DumpInterval, Archives: s.cfg.Archives, Notification: s.cfg.Notification,
-		OpenChangeList: s.cfg.OpenChangeList,
-		Now:            s.cfg.Now, Logger: s.log, Replicas: s.shared,
-		// HTML companions are for static hosting (publish's OUT); serve
-		// negotiates the HTML view of each document instead.
-		NoCompanions: s.cfg.Out == "" || s.cfg.NoCompanions,
-	}
+	pc := s.publishConfig()
 	for _, st := range s.sets {
 		_, led := st.leads()
 		pc.Sets = append(pc.Sets, publish.Set{Name: st.name, Store: st.st, Dir: st.dir, ResourceBase: st.base, Follow: follow || !led})
@@ -603,13 +599,45 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 	return rep, refused
 }
 
+// publishConfig is the publish.Config of the Source, without its sets.
+func (s *Source) publishConfig() publish.Config {
+	return publish.Config{
+		BaseURL: s.cfg.BaseURL, Out: s.out, DumpsOnDemand: s.cfg.DumpsOnDemand,
+		ChangeListPeriod: s.cfg.ChangeListPeriod, MaxEntries: s.cfg.MaxEntries, Dumps: s.cfg.Dumps, DumpPartBytes: s.cfg.DumpPartBytes,
+		DumpInterval: s.cfg.DumpInterval, Archives: s.cfg.Archives, Notification: s.cfg.Notification,
+		OpenChangeList: s.cfg.OpenChangeList,
+		Now:            s.cfg.Now, Logger: s.log, Replicas: s.shared,
+		// HTML companions are for static hosting (publish's OUT); serve
+		// negotiates the HTML view of each document instead.
+		NoCompanions: s.cfg.Out == "" || s.cfg.NoCompanions,
+	}
+}
+
+// dumpsHandler returns what serves the on-demand dump packages, or nil
+// when there are none.
+func (s *Source) dumpsHandler() func(w http.ResponseWriter, r *http.Request, rel string) bool {
+	if !s.cfg.Dumps || !s.cfg.DumpsOnDemand || s.shared {
+		return nil
+	}
+	pc := s.publishConfig()
+	for _, st := range s.sets {
+		pc.Sets = append(pc.Sets, publish.Set{Name: st.name, Store: st.st, Dir: st.dir, ResourceBase: st.base})
+	}
+	d, err := publish.NewDumps(pc)
+	if err != nil {
+		s.log.Error("on-demand dumps not served", "err", err)
+		return nil
+	}
+	return d.Serve
+}
+
 // Handler returns the HTTP handler serving the documents, the resources
 // and the status page (BASE/.resourcesync/, see package source/status).
 // extra are more handlers mounted under the base URL (server.Handler's
 // Extra); when extra[".resourcesync/metrics"] is set the status page links
 // to the metrics. It shows the subscribers of Config.StatusHub.
 func (s *Source) Handler(extra map[string]http.Handler) http.Handler {
-	h := &server.Handler{Docs: s.out, Mount: s.mount, Extra: extra, Logger: s.log, SandboxResources: s.cfg.SandboxResources}
+	h := &server.Handler{Docs: s.out, Mount: s.mount, Extra: extra, Logger: s.log, SandboxResources: s.cfg.SandboxResources, Dumps: s.dumpsHandler()}
 	sc := status.Config{BaseURL: s.cfg.BaseURL, Docs: s.out, Logger: s.log, Now: s.cfg.Now}
 	sc.Sections = s.cfg.StatusSections
 	if s.cfg.StatusHub != nil {

@@ -13,6 +13,21 @@
 //     alternately to either) and reports the sustained delivery rate
 //     (target: at least 2,000 deliveries/s).
 //
+// The same run measures a baseline: a plain Go client POSTing the same body
+// once to each of the -subs callback paths of the same subscriber server,
+// with -per-host concurrency (one http.Transport, keep-alive): the rate
+// loopback HTTP allows on this machine, against which the hub's rate is a
+// ratio. -cpuprofile writes a CPU profile of the fan-out phase only (the
+// single notification and the sustained run, not the subscriptions).
+//
+//	go run ./bench/hubbench -subs 10000 -notes 5 -stores bolt -per-host 64
+//
+// -preload (bolt only) writes the subscriptions straight into the store
+// before the hub opens it, instead of subscribing through the hub (no
+// verification GETs: at 10,000 subscriptions verification takes minutes
+// on a loaded 2-core machine), to repeat and profile the fan-out quickly.
+// -subprofile writes a CPU profile of the subscribe and verify phase.
+//
 // Publishes are fsync'd unless -nosync (bolt). PostgreSQL is a throwaway
 // server started here (internal/testing/pgtest: Debian's postgresql package,
 // loopback, fsync off as for every test server): compare the ratios, not
@@ -33,7 +48,9 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,12 +62,15 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/internal/testing/pgtest"
 	"github.com/resourcesync-go/resourcesync/websub/hub"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/boltstore"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/pgstore"
 )
 
 type options struct {
 	subs, notes, perHost, size int
-	noSync                     bool
+	noSync, preload            bool
+	cpuprofile, subprofile     string
 }
 
 type result struct {
@@ -61,6 +81,12 @@ type result struct {
 	sustained            time.Duration
 	deliveries, repeated int64
 	note                 string
+	// baseline: a plain client's POSTs to the same subscriber server,
+	// same count and concurrency, measured right after the hub's run.
+	baseLast time.Duration
+	// CPU time of the whole process (hub and subscriber server) for the
+	// one-notification fan-out and for the baseline's POSTs.
+	cpuOne, cpuBase time.Duration
 }
 
 func main() {
@@ -70,6 +96,9 @@ func main() {
 	flag.IntVar(&o.perHost, "per-host", 64, "MaxConcurrentPerHost (per node)")
 	flag.BoolVar(&o.noSync, "nosync", false, "skip fsync on publish (bolt)")
 	flag.IntVar(&o.size, "size", 2048, "notification size in bytes")
+	flag.BoolVar(&o.preload, "preload", false, "bolt: write the subscriptions into the store directly (no verification) before measuring")
+	flag.StringVar(&o.subprofile, "subprofile", "", "write a CPU profile of the subscribe and verify phase (the last store's) to this file")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the fan-out phases (the last store's) to this file")
 	stores := flag.String("stores", "bolt,pg1,pg2", "what to measure: bolt (1 node), pg1 and pg2 (PostgreSQL, 1 and 2 nodes)")
 	flag.Parse()
 
@@ -100,7 +129,9 @@ func main() {
 			log.Fatalf("%s: %v", which, err)
 		}
 		results = append(results, r)
-		fmt.Fprintf(os.Stderr, "%s, %d node(s): %.0f deliveries/s\n", r.store, r.nodes, float64(r.deliveries)/r.sustained.Seconds())
+		fmt.Fprintf(os.Stderr, "%s, %d node(s): last delivery %v (%.0f/s), sustained %.0f deliveries/s; baseline %v (%.0f POSTs/s)\n",
+			r.store, r.nodes, r.last.Round(time.Millisecond), float64(o.subs)/r.last.Seconds(),
+			float64(r.deliveries)/r.sustained.Seconds(), r.baseLast.Round(time.Millisecond), float64(o.subs)/r.baseLast.Seconds())
 	}
 	fmt.Print(markdown(o, results))
 }
@@ -109,12 +140,21 @@ func markdown(o options, rs []result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Hub fan-out on loopback: %d subscribers (one subscriber server), %d-byte notifications, %d per host per node, GOMAXPROCS %d.\n\n",
 		o.subs, o.size, o.perHost, runtime.GOMAXPROCS(0))
-	b.WriteString("| store | nodes | subscribe + verify | 1 notification: acked / first / last delivery | sustained deliveries/s | note |\n")
-	b.WriteString("|---|---:|---:|---|---:|---|\n")
+	b.WriteString("| store | nodes | subscribe + verify | 1 notification: acked / first / last delivery | 1 notification deliveries/s | sustained deliveries/s | baseline: plain client, same POSTs | hub / baseline | CPU µs per delivery: hub / baseline | note |\n")
+	b.WriteString("|---|---:|---:|---|---:|---:|---|---:|---|---|\n")
 	for _, r := range rs {
-		fmt.Fprintf(&b, "| %s | %d | %v | %v / %v / %v | %s | %s |\n", r.store, r.nodes, r.verify.Round(time.Millisecond),
+		base := float64(o.subs) / r.baseLast.Seconds()
+		one := float64(o.subs) / r.last.Seconds()
+		perHub := float64(r.cpuOne.Microseconds()) / float64(o.subs)
+		perBase := float64(r.cpuBase.Microseconds()) / float64(o.subs)
+		fmt.Fprintf(&b, "| %s | %d | %v | %v / %v / %v | %s | %s | %v (%s/s) | %.2f | %.0f / %.0f | %s |\n", r.store, r.nodes, r.verify.Round(time.Millisecond),
 			r.acked.Round(10*time.Microsecond), r.first.Round(10*time.Microsecond), r.last.Round(time.Millisecond),
-			commas(float64(r.deliveries)/r.sustained.Seconds()), r.note)
+			commas(one), commas(float64(r.deliveries)/r.sustained.Seconds()),
+			r.baseLast.Round(time.Millisecond), commas(base), one/base, perHub, perBase, r.note)
+	}
+	b.WriteString("\nThe CPU columns count the whole process (the hub and the subscriber server, which the baseline's POSTs also reach): steadier than the wall clock on a shared machine.\n")
+	if o.subs >= 10000 {
+		b.WriteString("\nTarget (issue 23): one notification to 10,000 subscribers, last delivery <= 1 s and >= 50,000 deliveries/s.\n")
 	}
 	return b.String()
 }
@@ -170,7 +210,7 @@ func (s *sink) wait(n int64, limit time.Duration) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%d of %d deliveries after %v", s.delivered.Load(), n, limit)
 		}
-		time.Sleep(200 * time.Microsecond)
+		time.Sleep(2 * time.Millisecond) // lastAt is stamped by the handler: polling need not be fine
 	}
 	return nil
 }
@@ -217,7 +257,33 @@ func runBolt(ctx context.Context, o options) (result, error) {
 		return result{}, err
 	}
 	defer os.RemoveAll(dir)
-	n, err := startNode(o, hub.Config{StateDir: dir, NoSync: o.noSync})
+	cfg := hub.Config{StateDir: dir, NoSync: o.noSync}
+	var sk *sink
+	if o.preload {
+		// Written before the hub opens the state, without fsync (one
+		// transaction each); the hub then opens it with the options
+		// measured.
+		sk = newSink()
+		defer sk.srv.Close()
+		bs, err := boltstore.Open(filepath.Join(dir, "hub.db"), &boltstore.Options{NoSync: true})
+		if err != nil {
+			return result{}, err
+		}
+		expires := time.Now().Add(time.Hour)
+		for i := range o.subs {
+			// The hub's key for an ASCII topic and callback without
+			// percent-escapes: topic NUL callback.
+			cb := sk.srv.URL + "/cb/" + strconv.Itoa(i)
+			if err := bs.PutSubscription(ctx, hubstore.Subscription{Key: topic + "\x00" + cb, Topic: topic, Callback: cb, Lease: 3600, Expires: expires}); err != nil {
+				bs.Close()
+				return result{}, err
+			}
+		}
+		if err := bs.Close(); err != nil {
+			return result{}, err
+		}
+	}
+	n, err := startNode(o, cfg)
 	if err != nil {
 		return result{}, err
 	}
@@ -226,7 +292,11 @@ func runBolt(ctx context.Context, o options) (result, error) {
 	if o.noSync {
 		note = "bbolt, no fsync"
 	}
-	return measure(ctx, o, "bolt", []*node{n}, func() (int, error) { return n.h.Stats().Subscriptions, nil }, nil, note)
+	if o.preload {
+		note += ", subscriptions preloaded"
+	}
+	held := func() (int, error) { return n.h.Stats().Held, nil }
+	return measure(ctx, o, "bolt", []*node{n}, held, nil, note, sk)
 }
 
 func runPG(ctx context.Context, o options, pg *pgtest.Server, db string, nodes int) (result, error) {
@@ -276,22 +346,39 @@ func runPG(ctx context.Context, o options, pg *pgtest.Server, db string, nodes i
 		pgx.ForEachRow(rows, []any{&h, &c}, func() error { parts = append(parts, fmt.Sprintf("%s %d", h, c)); return nil })
 		return strings.Join(parts, ", ")
 	}
-	return measure(ctx, o, "PostgreSQL", ns, ready, spread, "pgtest server (fsync off)")
+	return measure(ctx, o, "PostgreSQL", ns, ready, spread, "pgtest server (fsync off)", nil)
 }
 
-// measure subscribes o.subs callbacks through the nodes, waits for
-// subscribed() to reach o.subs, then times one fan-out and the sustained
-// rate.
-func measure(ctx context.Context, o options, store string, ns []*node, subscribed func() (int, error), spread func() string, note string) (result, error) {
+// measure subscribes o.subs callbacks through the nodes (unless they were
+// preloaded for sink pre), waits for subscribed() to reach o.subs, then
+// times one fan-out and the sustained rate.
+func measure(ctx context.Context, o options, store string, ns []*node, subscribed func() (int, error), spread func() string, note string,
+	pre *sink) (result, error) {
 	r := result{store: store, nodes: len(ns), note: note}
-	sk := newSink()
-	defer sk.srv.Close()
+	sk := pre
+	if sk == nil {
+		sk = newSink()
+		defer sk.srv.Close()
+	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+	if o.subprofile != "" {
+		f, err := os.Create(o.subprofile)
+		if err != nil {
+			return r, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return r, err
+		}
+	}
 	t0 := time.Now()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 16)
 	errc := make(chan error, 1)
 	for i := range o.subs {
+		if pre != nil {
+			break
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -334,13 +421,28 @@ func measure(ctx context.Context, o options, store string, ns []*node, subscribe
 		time.Sleep(5 * time.Millisecond)
 	}
 	r.verify = time.Since(t0)
+	if o.subprofile != "" {
+		pprof.StopCPUProfile()
+	}
 	if spread != nil {
 		r.note += "; claims: " + spread()
 	}
 
 	body := []byte("<?xml version=\"1.0\"?><urlset>" + strings.Repeat("x", max(0, o.size-40)) + "</urlset>")
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return r, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return r, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	// One notification to every subscriber.
 	sk.reset()
+	cpu0 := cpuTime()
 	start := time.Now()
 	if _, err := ns[0].h.Publish(ctx, topic, "application/xml", body, nil); err != nil {
 		return r, err
@@ -349,6 +451,7 @@ func measure(ctx context.Context, o options, store string, ns []*node, subscribe
 	if err := sk.wait(int64(o.subs), time.Minute); err != nil {
 		return r, err
 	}
+	r.cpuOne = cpuTime() - cpu0
 	sk.mu.Lock()
 	r.first, r.last = sk.firstAt.Sub(start), sk.lastAt.Sub(start)
 	sk.mu.Unlock()
@@ -372,5 +475,75 @@ func measure(ctx context.Context, o options, store string, ns []*node, subscribe
 	if r.repeated > 0 {
 		r.note += fmt.Sprintf("; %d repeated deliveries", r.repeated)
 	}
-	return r, nil
+	if o.cpuprofile != "" {
+		pprof.StopCPUProfile()
+	}
+	var err error
+	r.baseLast, r.cpuBase, err = baseline(ctx, o, sk, body)
+	return r, err
+}
+
+// baseline POSTs body once to each of o.subs callback paths of sk, with
+// o.perHost workers sharing one keep-alive transport (as the hub's
+// deliveries to one host), and returns when the last was answered.
+func baseline(ctx context.Context, o options, sk *sink, body []byte) (time.Duration, time.Duration, error) {
+	tr := &http.Transport{MaxIdleConnsPerHost: o.perHost, MaxConnsPerHost: o.perHost}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	// Warm the connections as the hub's are after verification.
+	post := func(i int) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, sk.srv.URL+"/cb/"+strconv.Itoa(i), strings.NewReader(string(body)))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/xml")
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			return fmt.Errorf("baseline POST: %s", resp.Status)
+		}
+		return nil
+	}
+	var next atomic.Int64
+	run := func(n int) error {
+		next.Store(0)
+		var wg sync.WaitGroup
+		errc := make(chan error, o.perHost)
+		for range o.perHost {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					i := int(next.Add(1)) - 1
+					if i >= n {
+						return
+					}
+					if err := post(i); err != nil {
+						errc <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		select {
+		case err := <-errc:
+			return err
+		default:
+			return nil
+		}
+	}
+	if err := run(o.perHost * 4); err != nil {
+		return 0, 0, err
+	}
+	cpu0 := cpuTime()
+	start := time.Now()
+	if err := run(o.subs); err != nil {
+		return 0, 0, err
+	}
+	return time.Since(start), cpuTime() - cpu0, nil
 }

@@ -64,6 +64,21 @@ Hidden files and directories (names starting with '.') are not published, so
 the reserved prefix cannot collide with a resource. State lives in --state
 (default DIR/.resourcesync); restarting resumes from it.
 
+DUMPS ON DEMAND
+   By default serve writes no dump package: resourcedump.xml and changedump.xml
+   list packages (length exact, no package digest) that are produced when a
+   client requests them, streamed as ZIP (stored, manifest.xml first) from DIR's
+   files and byte for byte the same for the same inventory, so Range requests
+   resume a download. --state then holds only the state and documents (a few
+   hundred bytes per resource), not a copy of DIR. A package is planned again
+   (no file is read) when the collection changed, at most once a minute; a
+   package whose resources changed since it was listed answers 404 (a
+   Destination then fetches them from the Resource List), and a file that
+   changes while its package streams aborts the download. A Change Dump package
+   holds the bytes of a change only while the resource still has them.
+   --dump-files writes the packages instead (the DOCUMENTS AND DISK costs
+   below); --no-dumps offers no dumps at all.
+
 AN UNMOUNTED OR EMPTIED DIR
    DIR must exist at start (exit 2 otherwise). A scan that finds DIR (or a
    --set's directory: each set on its own) missing, or holding no file while
@@ -89,6 +104,7 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "debounce", Usage: "with --watch: update once events have been quiet this long", Value: 20 * time.Millisecond},
 			&cli.DurationFlag{Name: "rescan-interval", Usage: "rescan at this interval (0: never)", Value: time.Minute},
 			maxConnsFlag(),
+			&cli.BoolFlag{Name: "dump-files", Usage: "write the Resource Dump and Change Dump packages as ZIP files under --state (a second copy of DIR, rebuilt at most once per --dump-interval), as publish does, instead of producing each package when a client requests it (see DUMPS ON DEMAND)"},
 		}, append(append(append(sourceFlags(), oaiFlags(true)...), notificationFlags()...), serverAuthFlags(true)...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := checkOAIArgs(cmd); err != nil {
@@ -107,6 +123,7 @@ func serveCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			cfg.DumpsOnDemand = !cmd.Bool("dump-files")
 			if cfg.OpenStore != nil && isPostgresURL(cmd.String("store")) && !cmd.IsSet("state") {
 				// The default, DIR/.resourcesync, would be one directory for
 				// every replica of DIR on shared storage.

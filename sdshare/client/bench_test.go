@@ -82,8 +82,12 @@ func BenchmarkSnapshot(b *testing.B) {
 	}
 }
 
-// BenchmarkFragments: the client applying pages of 1,000 fragments (5
-// triples each, one page per run) into each store.
+// BenchmarkFragments: the client applying a page of 1,000 fragments (5
+// triples each, one page per run). The baseline of the same run is
+// "boltstore-one-by-one", the client before batches: one GET at a time,
+// one ApplyFragment (one commit, one fsync) each. "boltstore-fetchers1"
+// batches with one GET at a time; "boltstore" is the default (batches,
+// DefaultFetchers); "memstore" shows what the HTTP side alone allows.
 func BenchmarkFragments(b *testing.B) {
 	const n = 1000
 	var entries []string
@@ -96,8 +100,18 @@ func BenchmarkFragments(b *testing.B) {
 		fmt.Fprintf(&one, "<http://b.test/r%d> <http://b.test/n> \"%d\" .\n<http://b.test/r%d> <http://b.test/note> _:x .\n_:x <http://b.test/text> \"new\" .\n_:x <http://b.test/more> \"x\" .\n", i, i, i)
 		frags["/frag/"+id] = one.String()
 	}
-	for _, kind := range []string{"memstore", "boltstore"} {
-		b.Run(kind, func(b *testing.B) {
+	for _, c := range []struct {
+		name     string
+		bolt     bool
+		unbatch  bool
+		fetchers int
+	}{
+		{"boltstore-one-by-one", true, true, 1},
+		{"boltstore-fetchers1", true, false, 1},
+		{"boltstore", true, false, 0},
+		{"memstore", false, false, 0},
+	} {
+		b.Run(c.name, func(b *testing.B) {
 			fs := collectionServer(b, snapAt, benchSnapshot(n))
 			fs.feed("/fragments", feedDoc("", entries...))
 			fs.handle("/frag/", func(w http.ResponseWriter, r *http.Request) {
@@ -107,7 +121,7 @@ func BenchmarkFragments(b *testing.B) {
 			hc, _ := testnet.Client(b)
 			dir := b.TempDir()
 			var s graphstore.Store = memstore.New()
-			if kind == "boltstore" {
+			if c.bolt {
 				bs, err := boltstore.OpenDir(dir, nil)
 				if err != nil {
 					b.Fatal(err)
@@ -115,12 +129,15 @@ func BenchmarkFragments(b *testing.B) {
 				s = bs
 			}
 			defer s.Close()
+			if c.unbatch {
+				s = unbatched{s}
+			}
 			st, err := OpenState(dir)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer st.Close()
-			cfg := Config{Overview: fs.URL() + "/", Store: s, State: st, HTTPClient: hc}
+			cfg := Config{Overview: fs.URL() + "/", Store: s, State: st, HTTPClient: hc, Fetchers: c.fetchers}
 			if _, err := Sync(context.Background(), cfg); err != nil { // the snapshot
 				b.Fatal(err)
 			}
@@ -135,3 +152,7 @@ func BenchmarkFragments(b *testing.B) {
 		})
 	}
 }
+
+// unbatched hides a store's ApplyFragments: graphstore.ApplyFragments
+// then applies one fragment at a time.
+type unbatched struct{ graphstore.Store }

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -126,6 +127,10 @@ type Config struct {
 	Events func(Event)
 	// UserAgent is sent with every request.
 	UserAgent string
+	// Fetchers is how many fragments of a page are fetched at once
+	// (default DefaultFetchers; 1: one after another). Up to this many
+	// fragments are held in memory besides the batch being applied.
+	Fetchers int
 }
 
 // Collection is a collection found in the overview feed.
@@ -320,6 +325,9 @@ func newSyncer(cfg Config) (*syncer, error) {
 	}
 	if cfg.MaxURLBytes <= 0 {
 		cfg.MaxURLBytes = DefaultMaxURLBytes
+	}
+	if cfg.Fetchers <= 0 {
+		cfg.Fetchers = DefaultFetchers
 	}
 	lim := watchdog.Limits{Idle: cfg.StallTimeout, MinRate: cfg.MinRate, Window: cfg.MinRateWindow}
 	return &syncer{cfg: cfg, f: &fetcher{hc: hc, policy: cfg.Retry.policy(), maxWait: cfg.MaxWait, ua: cfg.UserAgent, limits: lim,
@@ -722,37 +730,79 @@ func (s *syncer) fragments(ctx context.Context, c Collection, graph string, st *
 			if !e.Updated.IsZero() && !st.T.IsZero() && e.Updated.Before(st.T) && cr.Pages > 1 {
 				outOfOrder = true
 			}
-			deleted, err := s.applyEntry(ctx, graph, e)
-			if err != nil {
+		}
+		failed := func(e atom.Entry, err error) {
+			f := Failure{URL: entryLink(e), Updated: e.Updated, Err: err.Error(), Cause: err}
+			if len(e.Resources) == 1 {
+				f.Resource = e.Resources[0]
+			}
+			s.failed(cr, f)
+			s.emit(Event{Collection: c.name(), Kind: "fragment-failed", URL: shortenTo(f.URL, maxFailureText), Err: shortenTo(f.Err, maxFailureText)})
+			switch {
+			case e.Updated.IsZero():
+				holdHere = true
+			case heldAt.IsZero() || e.Updated.Before(heldAt):
+				heldAt = e.Updated
+			}
+		}
+		// The page's fragments are fetched a few at a time ahead of the
+		// store, and applied in batches: one write (one commit) each.
+		var (
+			batch    []graphstore.Fragment
+			batchOf  []atom.Entry
+			batchMem int64
+		)
+		flush := func() error {
+			if len(batch) == 0 {
+				return nil
+			}
+			errs := graphstore.ApplyFragments(ctx, s.cfg.Store, graph, batch)
+			for i, e := range batchOf {
+				if errs != nil && errs[i] != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					failed(e, fmt.Errorf("applying %s: %w", batch[i].Resource.Value, errs[i]))
+					continue
+				}
+				cr.Applied++
+				if len(batch[i].Triples) == 0 {
+					cr.Deleted++
+				}
+				if e.Updated.After(newest) {
+					newest = e.Updated
+				}
+			}
+			batch, batchOf, batchMem = batch[:0], batchOf[:0], 0
+			return nil
+		}
+		for i, p := range s.prefetch(ctx, entries) {
+			e := entries[i]
+			if p.err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				f := Failure{URL: entryLink(e), Updated: e.Updated, Err: err.Error(), Cause: err}
-				if len(e.Resources) == 1 {
-					f.Resource = e.Resources[0]
-				}
-				s.failed(cr, f)
-				s.emit(Event{Collection: c.name(), Kind: "fragment-failed", URL: shortenTo(f.URL, maxFailureText), Err: shortenTo(f.Err, maxFailureText)})
-				switch {
-				case e.Updated.IsZero():
-					holdHere = true
-				case heldAt.IsZero() || e.Updated.Before(heldAt):
-					heldAt = e.Updated
-				}
+				failed(e, p.err)
 				continue
 			}
-			cr.Applied++
-			if deleted {
-				cr.Deleted++
+			batch, batchOf = append(batch, p.frag), append(batchOf, e)
+			batchMem += int64(len(p.frag.Triples)) * sdshare.TripleMemory
+			if len(batch) >= maxBatchFragments || batchMem >= maxBatchMemory {
+				if err := flush(); err != nil {
+					return err
+				}
 			}
-			if e.Updated.After(newest) {
-				newest = e.Updated
-			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := flush(); err != nil {
+			return err
 		}
 		if outOfOrder {
 			cr.OutOfOrder++
 		}
-		// The page is applied, and the store committed each fragment:
+		// The page is applied, and the store committed each batch:
 		// record t (SD-CLI-9), never past a failed entry.
 		next := newest
 		if !heldAt.IsZero() {
@@ -817,18 +867,18 @@ func entryLink(e atom.Entry) string {
 // ErrMalformedEntry: a fragments feed entry SD-CLI-14 calls an error.
 var ErrMalformedEntry = errors.New("malformed fragment entry")
 
-// applyEntry fetches the fragment of entry e and applies it to graph. It
-// reports whether the fragment was empty (the resource deleted).
-func (s *syncer) applyEntry(ctx context.Context, graph string, e atom.Entry) (bool, error) {
+// fetchEntry fetches and parses the fragment of entry e, and checks that
+// it is about e's resource only. Safe for concurrent use.
+func (s *syncer) fetchEntry(ctx context.Context, e atom.Entry) (graphstore.Fragment, error) {
 	switch {
 	case len(e.Resources) != 1:
-		return false, fmt.Errorf("%w: entry %q has %d sdshare:resource elements, want 1", ErrMalformedEntry, e.ID, len(e.Resources))
+		return graphstore.Fragment{}, fmt.Errorf("%w: entry %q has %d sdshare:resource elements, want 1", ErrMalformedEntry, e.ID, len(e.Resources))
 	case e.Updated.IsZero():
-		return false, fmt.Errorf("%w: entry %q has no valid updated", ErrMalformedEntry, e.ID)
+		return graphstore.Fragment{}, fmt.Errorf("%w: entry %q has no valid updated", ErrMalformedEntry, e.ID)
 	}
 	r := e.Resources[0]
 	if u, err := url.Parse(r); err != nil || !u.IsAbs() {
-		return false, fmt.Errorf("%w: entry %q: resource %q is not an absolute IRI", ErrMalformedEntry, e.ID, r)
+		return graphstore.Fragment{}, fmt.Errorf("%w: entry %q: resource %q is not an absolute IRI", ErrMalformedEntry, e.ID, r)
 	}
 	links := linksRel(e, sdshare.RelFragment)
 	if len(links) == 0 {
@@ -837,27 +887,30 @@ func (s *syncer) applyEntry(ctx context.Context, graph string, e atom.Entry) (bo
 	}
 	l, ok := pickLink(links)
 	if !ok {
-		return false, fmt.Errorf("%w: entry %q has no fragment link in a format the client reads", ErrMalformedEntry, e.ID)
+		return graphstore.Fragment{}, fmt.Errorf("%w: entry %q has no fragment link in a format the client reads", ErrMalformedEntry, e.ID)
 	}
 	body, ct, final, err := s.f.get(ctx, l.Href, acceptHeader(l.Type), s.cfg.MaxFragmentBytes)
 	if err != nil {
-		return false, err
+		return graphstore.Fragment{}, err
 	}
 	f, err := responseFormat(ct, l.Type)
 	if err != nil {
-		return false, fmt.Errorf("%s: %w", l.Href, err)
+		return graphstore.Fragment{}, fmt.Errorf("%s: %w", l.Href, err)
 	}
 	var ts []rdf.Triple
 	maxTriples := int64(math.MaxInt64)
 	if s.cfg.MaxFragmentBytes < math.MaxInt64/fragmentMemoryFactor {
 		maxTriples = fragmentMemoryFactor * s.cfg.MaxFragmentBytes / sdshare.TripleMemory
 	}
-	for t, err := range rdf.Parse(bytes.NewReader(body), f, final) {
+	br := readers.Get().(*bufio.Reader)
+	defer readers.Put(br)
+	br.Reset(bytes.NewReader(body))
+	for t, err := range rdf.Parse(br, f, final) {
 		if err != nil {
-			return false, fmt.Errorf("%s: %w", l.Href, err)
+			return graphstore.Fragment{}, fmt.Errorf("%s: %w", l.Href, err)
 		}
 		if int64(len(ts)) >= maxTriples {
-			return false, fmt.Errorf("%w: %s has more than %d statements (their memory %d times the fragment size limit), nothing applied", ErrTooLarge, l.Href, maxTriples, fragmentMemoryFactor)
+			return graphstore.Fragment{}, fmt.Errorf("%w: %s has more than %d statements (their memory %d times the fragment size limit), nothing applied", ErrTooLarge, l.Href, maxTriples, fragmentMemoryFactor)
 		}
 		ts = append(ts, t)
 	}
@@ -865,11 +918,8 @@ func (s *syncer) applyEntry(ctx context.Context, graph string, e atom.Entry) (bo
 		// The push receiver's rule: a fragment of r holds r's statements
 		// and those of the blank nodes they reach, nothing about others.
 		if _, err := sdshare.Split(ts, []string{r}); err != nil {
-			return false, fmt.Errorf("fragment %s of %s refused, nothing applied: %w", l.Href, r, err)
+			return graphstore.Fragment{}, fmt.Errorf("fragment %s of %s refused, nothing applied: %w", l.Href, r, err)
 		}
 	}
-	if err := s.cfg.Store.ApplyFragment(ctx, graph, rdf.IRI(r), ts); err != nil {
-		return false, fmt.Errorf("applying %s: %w", r, err)
-	}
-	return len(ts) == 0, nil
+	return graphstore.Fragment{Resource: rdf.IRI(r), Triples: ts}, nil
 }

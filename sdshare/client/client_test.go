@@ -17,6 +17,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/boltstore"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/graphstoretest"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/memstore"
 )
@@ -445,34 +446,50 @@ func TestMalformedEntries(t *testing.T) {
 			good("a", "2020-06-02T00:00:00Z", "http://x/a"),
 			good("bad", "2020-06-02T02:00:00Z", "http://x/c"),
 			good("b", "2020-06-03T00:00:00Z", "http://x/b")}, 1, "2020-06-02T02:00:00Z"},
+		{"fragment about another resource", []string{
+			good("a", "2020-06-02T00:00:00Z", "http://x/a"),
+			good("other", "2020-06-02T03:00:00Z", "http://x/c"),
+			good("b", "2020-06-03T00:00:00Z", "http://x/b")}, 1, "2020-06-02T03:00:00Z"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			fs := collectionServer(t, "2020-06-01T00:00:00Z", "<http://x/a> <http://x/p> \"0\" .\n")
-			fs.nt("/frag/a", "<http://x/a> <http://x/p> \"1\" .\n")
-			fs.nt("/frag/b", "<http://x/b> <http://x/p> \"2\" .\n")
-			fs.nt("/frag/bad", "<http://x/c> <http://x/p> \"unterminated .\n")
-			fs.feed("/fragments", feedDoc("", tc.entries...))
-			e := newEnv(t)
-			rep, err := Sync(context.Background(), e.config(fs.URL()+"/"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cr := rep.Collections[0]
-			if len(cr.Failures) != tc.failures || rep.OK() != (tc.failures == 0) {
-				t.Errorf("failures %+v", cr.Failures)
-			}
-			if !cr.T.Equal(mustTime(t, tc.t)) {
-				t.Errorf("t = %v, want %s", cr.T, tc.t)
-			}
-			if st, _, _ := e.state.Get(fs.URL() + "/c"); !st.T.Equal(cr.T) {
-				t.Errorf("state t %v", st.T)
-			}
-			// The good entries are applied all the same.
-			want := graphstoretest.NT("<http://x/a> <http://x/p> \"1\" .\n<http://x/b> <http://x/p> \"2\" .\n")
-			if got := graphOf(t, e.store, fs.URL()+"/c"); !rdf.Isomorphic(got, want) {
-				t.Errorf("graph %v", got)
-			}
-		})
+		// memstore: one ApplyFragment each; boltstore: one batch.
+		for _, kind := range []string{"memstore", "boltstore"} {
+			t.Run(kind+"/"+tc.name, func(t *testing.T) {
+				fs := collectionServer(t, "2020-06-01T00:00:00Z", "<http://x/a> <http://x/p> \"0\" .\n")
+				fs.nt("/frag/a", "<http://x/a> <http://x/p> \"1\" .\n")
+				fs.nt("/frag/b", "<http://x/b> <http://x/p> \"2\" .\n")
+				fs.nt("/frag/bad", "<http://x/c> <http://x/p> \"unterminated .\n")
+				fs.nt("/frag/other", "<http://x/c> <http://x/p> \"3\" .\n<http://x/z> <http://x/p> \"9\" .\n")
+				fs.feed("/fragments", feedDoc("", tc.entries...))
+				e := newEnv(t)
+				if kind == "boltstore" {
+					bs, err := boltstore.OpenDir(e.dir, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { bs.Close() })
+					e.store = bs
+				}
+				rep, err := Sync(context.Background(), e.config(fs.URL()+"/"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				cr := rep.Collections[0]
+				if len(cr.Failures) != tc.failures || rep.OK() != (tc.failures == 0) {
+					t.Errorf("failures %+v", cr.Failures)
+				}
+				if !cr.T.Equal(mustTime(t, tc.t)) {
+					t.Errorf("t = %v, want %s", cr.T, tc.t)
+				}
+				if st, _, _ := e.state.Get(fs.URL() + "/c"); !st.T.Equal(cr.T) {
+					t.Errorf("state t %v", st.T)
+				}
+				// The good entries are applied all the same.
+				want := graphstoretest.NT("<http://x/a> <http://x/p> \"1\" .\n<http://x/b> <http://x/p> \"2\" .\n")
+				if got := graphOf(t, e.store, fs.URL()+"/c"); !rdf.Isomorphic(got, want) {
+					t.Errorf("graph %v", got)
+				}
+			})
+		}
 	}
 }
 

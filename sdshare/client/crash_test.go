@@ -223,25 +223,40 @@ func TestKillMidApply(t *testing.T) {
 	killMidApply(t, "", 200, 600, 6)
 }
 
+// TestKillMidBatch kills the client while it applies pages of 50
+// fragments, each page one batch (one transaction) of the embedded
+// store, served without delay so that kills land in the batch writes
+// too. After each kill t is not ahead of the store (checkNotAhead), and
+// the last run ends with the server's graph.
+func TestKillMidBatch(t *testing.T) {
+	killTest(t, "", 150, 1500, 6, 50, 0)
+}
+
 // killMidApply runs the kill test into the embedded store, or into the
 // SPARQL endpoints sparqlEnv names (see syncDir).
 func killMidApply(t *testing.T, sparqlEnv string, resources, changes, kills int) {
+	killTest(t, sparqlEnv, resources, changes, kills, 10, 200*time.Microsecond)
+}
+
+// killTest serves a history in pages of pageSize, each fragment after
+// delay, and kills the client kills times.
+func killTest(t *testing.T, sparqlEnv string, resources, changes, kills, pageSize int, delay time.Duration) {
 	if testing.Short() {
 		resources, changes, kills = resources/3, changes/4, kills/2
 	}
 	t.Setenv("SDSHARE_CRASH_SPARQL", sparqlEnv)
 	h := newHistory(3, resources, changes)
-	fs := h.serve(t, 10, 200*time.Microsecond)
+	fs := h.serve(t, pageSize, delay)
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(5, 5))
 	last, midway := h.changes[len(h.changes)-1].updated, 0
 	for k := range kills {
 		cmd := startChild(t, dir, fs.URL()+"/")
 		// Kill when the server has answered the snapshot request (first
-		// kill) or 15 to 60 more fragment requests: the client is then in
-		// the middle of loading or of applying a page, however fast or
-		// slow the machine, and has finished at least one page.
-		snaps, served, target := h.snaps.Load(), h.served.Load(), int64(15+rng.IntN(46))
+		// kill) or 1.5 to 6 pages more fragment requests: the client is
+		// then in the middle of loading or of applying a page, however
+		// fast or slow the machine, and has finished at least one page.
+		snaps, served, target := h.snaps.Load(), h.served.Load(), int64((15+rng.IntN(46))*pageSize/10)
 		err := killWhen(cmd, func() bool {
 			return (k == 0 && h.snaps.Load() > snaps) || (k > 0 && h.served.Load() >= served+target)
 		})
@@ -251,6 +266,9 @@ func killMidApply(t *testing.T, sparqlEnv string, resources, changes, kills int)
 		}
 		cs, _, _ := st.Get(fs.URL() + "/c")
 		st.Close()
+		if sparqlEnv == "" {
+			h.checkNotAhead(t, dir, fs.URL()+"/c", cs.T)
+		}
 		if cs.T.After(mustTime(t, snapAt)) && cs.T.Before(last) {
 			midway++
 		}
@@ -291,4 +309,54 @@ func killMidApply(t *testing.T, sparqlEnv string, resources, changes, kills int)
 		t.Errorf("t = %v, want %v", st.T, h.changes[len(h.changes)-1].updated)
 	}
 	t.Logf("%d triples, %d changes, %d kills", len(got), len(h.changes), kills)
+}
+
+// checkNotAhead checks, after a kill, that the client's t is not ahead of
+// what the embedded store in dir durably holds: t promises every change
+// dated before it (since is inclusive), so each resource must be at the
+// last such change of it or at a later one (a rerun may apply a few
+// again), never at an older version. The store must also pass Check.
+func (h *history) checkNotAhead(t *testing.T, dir, graph string, tt time.Time) {
+	t.Helper()
+	s, err := boltstore.OpenDir(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.Check(ctx); err != nil {
+		t.Fatalf("after kill: %v", err)
+	}
+	if tt.IsZero() {
+		return // no snapshot recorded: nothing promised
+	}
+	// The last change before t of each resource; -1: none.
+	last := map[string]int{}
+	for i, c := range h.changes {
+		if _, ok := last[c.resource]; !ok {
+			last[c.resource] = -1
+		}
+		if c.updated.Before(tt) {
+			last[c.resource] = i
+		}
+	}
+	for r, l := range last {
+		if l < 0 {
+			continue
+		}
+		got, err := s.Fragment(ctx, graph, rdf.IRI(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := false
+		for _, c := range h.changes[l:] {
+			if c.resource == r && rdf.Isomorphic(got, graphstoretest.NT(c.doc)) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			t.Fatalf("t = %v, but resource %s is older than change %d (updated %v), which t says is applied:\n%v", tt, r, l, h.changes[l].updated, got)
+		}
+	}
 }

@@ -8,14 +8,16 @@
 // snapshot (chunked when offered, waiting on 202) into the collection's
 // graph with Store.ReplaceGraph and sets t to the snapshot's updated
 // (SD-CLI-3..6). Then it reads the fragments feed with since=t, page by
-// page (rel="next", loops refused), applies each page's fragments in
-// updated order, one Store.ApplyFragment (one transaction) each, and
-// advances t to the newest updated of the page once the whole page is
-// applied (SD-CLI-7..12).
+// page (rel="next", loops refused), fetches each page's fragments a few
+// at a time (Config.Fetchers), applies them in updated order in batches
+// of up to 1,000 (graphstore.ApplyFragments: one transaction, so one
+// fsync, per batch in the embedded store; one ApplyFragment each in a
+// store without batches), and advances t to the newest updated of the
+// page once the whole page is applied (SD-CLI-7..12).
 //
 // # Why t is safe across crashes
 //
-// The store commits each fragment before the state records t, and since
+// The store commits each batch before the state records t, and since
 // is inclusive, so a crash (kill -9) between the two only means some
 // fragments are applied again on the next run, and applying a fragment
 // twice has the effect of once. Entries whose updated equals t are never

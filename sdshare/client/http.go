@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/httperr"
@@ -54,7 +55,23 @@ type fetcher struct {
 	// waits holds, by pageKey, the --max-wait deadline of each URL that
 	// answered 202 in this run: a body that then breaks off is retried
 	// (get, snapshot) within the first 202's deadline, not a new one.
-	waits map[uint64]time.Time
+	waits   map[uint64]time.Time
+	waitsMu sync.Mutex // fragments are fetched concurrently
+}
+
+func (f *fetcher) wait(key uint64) time.Time {
+	f.waitsMu.Lock()
+	defer f.waitsMu.Unlock()
+	return f.waits[key]
+}
+
+func (f *fetcher) setWait(key uint64, deadline time.Time) {
+	f.waitsMu.Lock()
+	defer f.waitsMu.Unlock()
+	if f.waits == nil {
+		f.waits = map[uint64]time.Time{}
+	}
+	f.waits[key] = deadline
 }
 
 // ErrOffOrigin matches the refusal of a URL, or a redirect, outside the
@@ -89,7 +106,7 @@ func (f *fetcher) open(ctx context.Context, url, accept string) (*http.Response,
 	key := pageKey(url)
 	var (
 		resp     *http.Response
-		deadline = f.waits[key] // the first 202's plus maxWait; zero before it
+		deadline = f.wait(key) // the first 202's plus maxWait; zero before it
 		waited   int
 	)
 	_, err := retry.Do(ctx, f.policy, func() (bool, error) {
@@ -103,10 +120,7 @@ func (f *fetcher) open(ctx context.Context, url, accept string) (*http.Response,
 		case resp.StatusCode == http.StatusAccepted:
 			if deadline.IsZero() {
 				deadline = time.Now().Add(f.maxWait)
-				if f.waits == nil {
-					f.waits = map[uint64]time.Time{}
-				}
-				f.waits[key] = deadline
+				f.setWait(key, deadline)
 			}
 			wait := retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 			drain(resp)

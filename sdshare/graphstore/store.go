@@ -14,6 +14,10 @@
 // not an IRI, a triple failing CheckTriple) fail with ErrInvalid before
 // anything changes. Implementations are safe for concurrent use. Every implementation passes
 // the contract suite in package graphstoretest.
+//
+// A store that can apply many fragments in one write implements
+// BatchApplier too; ApplyFragments uses it, or ApplyFragment of each
+// fragment in a store without it.
 package graphstore
 
 import (

@@ -29,14 +29,20 @@ import (
 // URLs.
 //
 // Companions are derived from the documents alone and written after them,
-// at the end of a run, by one pass over the tree: a companion whose
-// modification time is not its document's is rewritten (each page
-// atomically, the first page last and stamped with the document's
-// modification time), pages past the new last one and companions whose
-// document is gone are removed. A run killed in between leaves a stale
-// first page, which the next run rewrites. No document names a companion,
-// so the Resource Lists, Capability Lists and the validation of the tree
-// never see them, and the documents' bytes do not depend on them.
+// at the end of a run, by one pass over the tree. The pages of a document
+// this run wrote are built while it was written (companion_stream.go: no
+// parse); others are rendered from the XML. A companion is rewritten
+// when its document's bytes changed: page 1 ends with a comment holding
+// the sha-256 of the document it shows, and it is stamped with the
+// document's modification time, so a document untouched since (same
+// time) costs a stat, and one rewritten with the same bytes (the
+// Capability List, the Source Description, on every run) keeps its pages
+// as they are. Pages are written atomically, the first last; pages past
+// the new last one and companions whose document is gone are removed. A
+// run killed in between leaves a stale first page, which the next run
+// rewrites. No document names a companion, so the Resource Lists,
+// Capability Lists and the validation of the tree never see them, and the
+// documents' bytes do not depend on them.
 
 const companionExt = ".html"
 
@@ -206,15 +212,46 @@ func (p *publisher) companion(rel string) (int, error) {
 		return -1, fmt.Errorf("publish: companion: %w", err)
 	}
 	mod := fi.ModTime()
-	if ci, err := os.Stat(p.file(companionName(rel, 1))); err == nil && ci.ModTime().Equal(mod) && ci.Size() > 0 {
+	page1 := p.file(companionName(rel, 1))
+	ci, cerr := os.Stat(page1)
+	if cerr == nil && ci.ModTime().Equal(mod) && ci.Size() > 0 {
+		return -1, nil // neither was touched since page 1 was written
+	}
+	ds := p.findStream(docPath, fi)
+	// Keyed by the document's bytes: one rewritten unchanged keeps its
+	// pages as they are.
+	sum := ""
+	if ds != nil {
+		sum = ds.sum
+	} else if sum, err = fileDigest(f); err != nil {
+		return -1, fmt.Errorf("publish: companion: %w", err)
+	}
+	if cerr == nil && pageDigest(page1) == sum {
 		return -1, nil
+	}
+	o := p.companionOptions(rel)
+	if ds == nil {
+		ds = p.copyStream(sum)
+	}
+	if ds != nil {
+		return p.writePages(rel, mod, sum, func(open func(n int) (io.Writer, func(error) error, error)) (docview.Result, error) {
+			return ds.s.PagesAs(o, ds.spill, open)
+		})
 	}
 	total, _ := docview.Count(f) // an error shows on the page
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return -1, fmt.Errorf("publish: companion: %w", err)
 	}
+	return p.writePages(rel, mod, sum, func(open func(n int) (io.Writer, func(error) error, error)) (docview.Result, error) {
+		return docview.RenderPages(f, total, o, open)
+	})
+}
+
+// companionOptions are the docview options of the companion of the
+// document at rel.
+func (p *publisher) companionOptions(rel string) docview.Options {
 	dir := pathDir(rel)
-	o := docview.Options{
+	return docview.Options{
 		Self:    p.url(rel),
 		Link:    func(href string) string { return p.companionLink(dir, href) },
 		PageURL: func(n int) string { return pathBase(companionName(rel, n)) },
@@ -227,6 +264,12 @@ func (p *publisher) companion(rel string) (int, error) {
 		},
 		Footer: []web.Link{{Href: pathBase(rel), Text: "the XML document"}},
 	}
+}
+
+// writePages writes the pages of the companion of the document at rel
+// with render, each atomically, page 1 last, stamped with the document's
+// modification time mod and ending with its sha-256 sum.
+func (p *publisher) writePages(rel string, mod time.Time, sum string, render func(open func(n int) (io.Writer, func(error) error, error)) (docview.Result, error)) (int, error) {
 	// Pages are rendered concurrently; the first is kept back and
 	// committed last (first is set by the worker that renders page 1 and
 	// read once RenderPages has waited for every worker).
@@ -236,12 +279,15 @@ func (p *publisher) companion(rel string) (int, error) {
 			first.abort()
 		}
 	}()
-	res, err := docview.RenderPages(f, total, o, func(n int) (io.Writer, func(error) error, error) {
+	res, err := render(func(n int) (io.Writer, func(error) error, error) {
 		a, err := createAtomic(p.file(companionName(rel, n)), false)
 		if err != nil {
 			return nil, nil, err
 		}
 		return a, func(err error) error {
+			if err == nil && n == 1 {
+				_, err = io.WriteString(a, digestComment(sum))
+			}
 			if err == nil {
 				err = a.finish()
 			}

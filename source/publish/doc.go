@@ -28,7 +28,9 @@
 // Beside every document NAME.xml (and the Source Description) is its HTML
 // companion NAME.html, a page to read it in a browser (NAME.2.html, … for
 // each further 1,000 entries), unless Config.NoCompanions; see
-// companion.go.
+// companion.go. They are built from the entries while the documents are
+// written (not parsed back) and rewritten only when a document's bytes
+// change.
 //
 // <at> and <from> are UTC times written 20060102T150405.000000000Z; <seq>
 // is the journal sequence number of the list's first record (two lists
@@ -153,6 +155,36 @@
 // Resource Dump document names the new one; the Change Dump packages hold
 // the changed bytes of every closed Change List and are kept as long as
 // the Change Dump lists them (always).
+//
+// # Dumps on demand
+//
+// With Config.DumpsOnDemand no package is written: Publish plans the same
+// packages (its record in the meta holds each Resource Dump package's
+// first path, entry count, length and the sha-256 of its manifest; each
+// Change Dump package's journal records), reading the inventory and the
+// journal but no file, and writes the dump documents, whose package
+// entries carry the exact length and no package hash (it would take
+// reading every file; each bitstream's hashes are in the manifest).
+// Dumps.Serve produces a package when it is requested: the manifest from
+// the inventory (a package whose manifest digest is no longer the planned
+// one answers 404: the collection changed since, and a Destination falls
+// back to the Resource List), then each member streamed from Set.Dir, in
+// the layout archive/zip's Writer gives the same members (stored, a data
+// descriptor after each member), so the package is byte for byte the one
+// the written dump would hold, and the same on every request: Range
+// requests (resumed downloads) are served by seeking into the right
+// member. Each file is checked against the inventory's length and sha-256
+// (a small one whole before any of its bytes is sent, a larger one by its
+// end); a file that changed aborts the response, so a client sees a broken
+// download, never a whole one with wrong bytes. CRC-32s learnt while
+// streaming are cached in memory (4 bytes a member); a range that starts
+// late reads the files before it only for their CRC-32s when it reaches a
+// data descriptor or the central directory. A Resource Dump is planned
+// again when the collection changed and the plan is a minute old
+// (DumpInterval applies to written dumps); a Change Dump package is
+// planned once per closed Change List and holds a record's bytes only
+// while the resource still has them: once it changes again the package's
+// manifest changes and it answers 404.
 //
 // # Crash safety
 //

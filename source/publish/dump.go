@@ -34,8 +34,17 @@ type pkgInfo struct {
 	From       time.Time `json:",omitzero"` // change dump packages
 	Until      time.Time `json:",omitzero"`
 	Length     int64
-	SHA256     string
+	SHA256     string `json:",omitempty"` // "" for a package produced on demand
 	Bitstreams int
+	// A package produced on demand (Config.DumpsOnDemand): the digest of
+	// its manifest, and where its items are: a Resource Dump package's
+	// first path and count in the inventory, a Change Dump package's
+	// journal records.
+	Manifest string `json:",omitempty"`
+	First    string `json:",omitempty"`
+	Count    int    `json:",omitempty"`
+	FirstSeq uint64 `json:",omitempty"`
+	LastSeq  uint64 `json:",omitempty"`
 }
 
 type rdState struct {
@@ -47,6 +56,8 @@ type rdState struct {
 	At    time.Time
 	Gen   string
 	Parts []pkgInfo
+	// OnDemand: the packages are not files, Dumps serves them.
+	OnDemand bool `json:",omitempty"`
 }
 
 type cdState struct {
@@ -399,10 +410,16 @@ func readSmall(k pkgKind, r *store.Resource, h hash.Hash) fetched {
 
 // dumpEntry returns the Resource Dump or Change Dump entry of a package.
 func (p *publisher) dumpEntry(rel string, pk *pkgInfo) rs.Entry {
-	return rs.Entry{Loc: p.url(rel + ".zip"),
-		MD: rs.Metadata{Type: zipType, Length: pk.Length, HasLength: true,
-			Hashes: rs.Hashes{{Alg: rs.SHA256, Value: pk.SHA256}}},
+	e := rs.Entry{Loc: p.url(rel + ".zip"),
+		MD:    rs.Metadata{Type: zipType, Length: pk.Length, HasLength: true},
 		Links: []rs.Link{{Rel: rs.RelContents, Href: p.url(rel + ".manifest.xml"), Type: "application/xml"}}}
+	if pk.SHA256 != "" {
+		// A package produced on demand has none: its digest would take
+		// reading every file; its length is exact and its manifest
+		// carries each resource's digests.
+		e.MD.Hashes = rs.Hashes{{Alg: rs.SHA256, Value: pk.SHA256}}
+	}
+	return e
 }
 
 // dumpVersion identifies the state of the collection a Resource Dump was
@@ -447,7 +464,10 @@ func (p *publisher) resourceDump(ctx context.Context, s *Set, sr *SetReport) err
 	}
 	gensRel := setDoc(s.Name, "resourcedumps")
 	locs := p.cfg.BaseURL + " " + s.ResourceBase + " " + fmt.Sprint(s.Loc != nil)
-	if had && old.complete(p, gensRel) && old.Locs == locs && (old.Version == ver || p.now.Sub(old.At) < p.cfg.DumpInterval) {
+	if p.cfg.DumpsOnDemand {
+		return p.resourceDumpPlan(ctx, s, sr, &old, had, ver, locs)
+	}
+	if had && !old.OnDemand && old.complete(p, gensRel) && old.Locs == locs && (old.Version == ver || p.now.Sub(old.At) < p.cfg.DumpInterval) {
 		// The published document may be a killed run's: write the one
 		// the meta describes before removing what it does not name.
 		if err := p.writeResourceDumpDoc(s, &old); err != nil {
@@ -553,6 +573,9 @@ func (p *publisher) writeResourceDumpDoc(s *Set, st *rdState) error {
 // changeDumps writes a Change Dump package for every closed Change List
 // that has none, then the Change Dump document naming all packages.
 func (p *publisher) changeDumps(ctx context.Context, s *Set, closed []clList, sr *SetReport) error {
+	if p.cfg.DumpsOnDemand {
+		return p.changeDumpsPlan(ctx, s, closed, sr)
+	}
 	var st cdState
 	if _, err := getMeta(ctx, s.Store, metaChangeDumps, &st); err != nil {
 		return err
@@ -587,6 +610,12 @@ func (p *publisher) changeDumps(ctx context.Context, s *Set, closed []clList, sr
 		sr.ChangeDumps++
 	}
 	st.Packages = pkgs
+	return p.writeChangeDumpDoc(ctx, s, closed, pkgs)
+}
+
+// writeChangeDumpDoc writes the Change Dump document naming pkgs.
+func (p *publisher) writeChangeDumpDoc(ctx context.Context, s *Set, closed []clList, pkgs []pkgInfo) error {
+	dirRel := setDoc(s.Name, "changedumps")
 	from := p.now
 	if len(closed) > 0 {
 		from = closed[0].From

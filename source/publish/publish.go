@@ -72,6 +72,14 @@ type Config struct {
 	MaxEntries int
 	// Dumps enables the Resource Dump and the Change Dump.
 	Dumps bool
+	// DumpsOnDemand (with Dumps) writes no package: Publish plans them
+	// (their lengths and manifests' digests, in the store's meta, from the
+	// inventory and the journal without reading a file) and writes the
+	// dump documents; a Dumps made from the same Config serves each
+	// package when it is requested, streamed from Set.Dir. Without it the
+	// packages are written as files under Out (a copy of the collection),
+	// for a plain web server.
+	DumpsOnDemand bool
 	// DumpPartBytes caps the size of the resources in one Resource Dump
 	// package (a resource larger than it gets a package of its own).
 	// Default 256 MiB.
@@ -175,6 +183,10 @@ type publisher struct {
 	// openCL is, per set, the path of the open Change List this run
 	// wrote (Config.OpenChangeList).
 	openCL map[string]string
+	// streams are the companions built while this run wrote its
+	// documents, by final path (see companion.go).
+	streamMu sync.Mutex
+	streams  map[string]*docStream
 }
 
 // Publish writes the documents of every set of cfg under cfg.Out, then the
@@ -206,6 +218,7 @@ func Publish(ctx context.Context, cfg Config) (Report, error) {
 	if err := removeTemps(filepath.Join(cfg.Out, docRoot)); err != nil {
 		return rep, err
 	}
+	defer p.streamCompanions()()
 	// The Source Description and robots.txt are written outside docRoot:
 	// only their own temporary names are removed there.
 	for _, rel := range []string{wellKnownPath, robotsPath, companionName(wellKnownPath, 1)} {
@@ -470,17 +483,33 @@ func writeDocSeq(path string, h *rs.Head, entries func(emit func(*rs.Entry) erro
 }
 
 // encodeDoc encodes a document to w.
+// When w is a document of an Out whose run writes companions, the
+// companion's pages are built from the same entries (companion.go).
 func encodeDoc(w io.Writer, name string, h *rs.Head, entries func(emit func(*rs.Entry) error) error) error {
-	enc := rs.NewEncoder(w)
+	ds := startStream(w, name, h)
+	enc := rs.NewEncoder(ds.writer(w))
 	if err := enc.WriteHead(h); err != nil {
+		ds.abort()
 		return fmt.Errorf("publish: %s: %w", name, err)
 	}
-	if err := entries(enc.WriteEntry); err != nil {
+	emit := enc.WriteEntry
+	if ds != nil {
+		emit = func(e *rs.Entry) error {
+			if err := enc.WriteEntry(e); err != nil {
+				return err
+			}
+			return ds.add(e)
+		}
+	}
+	if err := entries(emit); err != nil {
+		ds.abort()
 		return fmt.Errorf("publish: %s: %w", name, err)
 	}
 	if err := enc.Close(); err != nil {
+		ds.abort()
 		return fmt.Errorf("publish: %s: %w", name, err)
 	}
+	ds.done()
 	return nil
 }
 

@@ -429,14 +429,17 @@ func (w *partWriter) run(ctx context.Context, from, to string, target int) ([]rl
 	var (
 		out []rlPart
 		a   *atomicFile
+		ds  *docStream // its companion (companion_stream.go)
 		enc *rs.Encoder
 		cur rlPart
 	)
 	finish := func() error {
 		if err := enc.Close(); err != nil {
 			a.abort()
+			ds.abort()
 			return fmt.Errorf("publish: resource list part: %w", err)
 		}
+		ds.done()
 		if err := a.commit(); err != nil {
 			return err
 		}
@@ -456,6 +459,7 @@ func (w *partWriter) run(ctx context.Context, from, to string, target int) ([]rl
 		if err != nil {
 			if a != nil {
 				a.abort()
+				ds.abort()
 			}
 			return nil, fmt.Errorf("resource list: %w", err)
 		}
@@ -473,17 +477,21 @@ func (w *partWriter) run(ctx context.Context, from, to string, target int) ([]rl
 			if a, err = createAtomic(filepath.Join(w.dir, cur.Name+".xml"), w.p.cfg.Replicas); err != nil {
 				return nil, err
 			}
-			enc = rs.NewEncoder(a)
+			ds = startStream(a, "", &w.head)
+			enc = rs.NewEncoder(ds.writer(a))
 			if err := enc.WriteHead(&w.head); err != nil {
 				a.abort()
+				ds.abort()
 				return nil, fmt.Errorf("publish: resource list part: %w", err)
 			}
 		}
 		e = resourceEntry(w.s, &r)
 		if err := enc.WriteEntry(&e); err != nil {
 			a.abort()
+			ds.abort()
 			return nil, fmt.Errorf("publish: resource list part: %w", err)
 		}
+		ds.add(&e)
 		cur.Count++
 	}
 	if a != nil {
@@ -502,9 +510,11 @@ func (w *partWriter) single(ctx context.Context, path string, h *rs.Head) (bool,
 	if err != nil {
 		return false, err
 	}
-	enc := rs.NewEncoder(a)
+	ds := startStream(a, "", h)
+	enc := rs.NewEncoder(ds.writer(a))
 	if err := enc.WriteHead(h); err != nil {
 		a.abort()
+		ds.abort()
 		return false, fmt.Errorf("publish: resource list: %w", err)
 	}
 	var e rs.Entry
@@ -512,24 +522,30 @@ func (w *partWriter) single(ctx context.Context, path string, h *rs.Head) (bool,
 	for r, err := range w.s.Store.ResourcesIn(ctx, "", "") {
 		if err != nil {
 			a.abort()
+			ds.abort()
 			return false, fmt.Errorf("resource list: %w", err)
 		}
 		if n >= w.p.cfg.MaxEntries || enc.Written() >= maxPartBytes {
 			a.abort()
+			ds.abort()
 			return false, nil
 		}
 		e = resourceEntry(w.s, &r)
 		if err := enc.WriteEntry(&e); err != nil {
 			a.abort()
+			ds.abort()
 			return false, fmt.Errorf("publish: resource list: %w", err)
 		}
+		ds.add(&e)
 		n++
 	}
 	if err := enc.Close(); err != nil {
 		a.abort()
+		ds.abort()
 		return false, fmt.Errorf("publish: resource list: %w", err)
 	}
 	w.entries = int64(n)
+	ds.done()
 	return true, a.commit()
 }
 

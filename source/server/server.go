@@ -49,6 +49,10 @@ type Handler struct {
 	// among them (serve --hub-admin-token sets it).
 	SandboxResources bool
 	Logger           *slog.Logger
+	// Dumps, if set, answers a document path that is no file in Docs: the
+	// dump packages produced on demand (publish.Dumps.Serve). It reports
+	// whether it answered.
+	Dumps func(w http.ResponseWriter, r *http.Request, rel string) bool
 	// RetryAfter is sent with the 503 answer for a resource whose file
 	// changed since the last scan; default 10s.
 	RetryAfter time.Duration
@@ -210,6 +214,8 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 	if err != nil {
 		if errors.Is(err, ErrLink) {
 			h.log().Warn("server: symbolic link in the document tree not followed", "err", err)
+		} else if h.Dumps != nil && h.Dumps(w, r, rel) {
+			return
 		} else if h.serveCompanion(w, r, rel) {
 			return
 		}

@@ -38,6 +38,12 @@ type sub struct {
 	stop    context.CancelFunc
 	done    chan struct{} // closed when the delivery goroutine has returned
 	wakeC   chan struct{}
+	ts      *topicState // its topic's state (set by adopt; never removed from h.topics)
+
+	// Used by the delivery goroutine only: the callback's host semaphore,
+	// looked up again only when the callback changes.
+	semFor string
+	sem    chan struct{}
 }
 
 func newSub(r hubstore.Subscription) *sub {
@@ -132,9 +138,14 @@ func (h *Hub) deliverLoop(ctx context.Context, s *sub) {
 			h.dropSub(s, "expired")
 			return
 		}
-		h.mu.Lock()
-		headSeq := h.topic(rec.Topic).head
-		h.mu.Unlock()
+		var headSeq uint64
+		if s.ts != nil {
+			headSeq = s.ts.head.Load()
+		} else {
+			h.mu.Lock()
+			headSeq = h.topic(rec.Topic).head.Load()
+			h.mu.Unlock()
+		}
 		if rec.Cursor >= headSeq {
 			t := time.NewTimer(min(rec.Expires.Sub(now), time.Hour) + time.Millisecond)
 			select {
@@ -183,15 +194,17 @@ func (h *Hub) deliverLoop(ctx context.Context, s *sub) {
 			s.mu.Unlock()
 			continue
 		}
-		host := hostOf(rec.Callback)
-		if !h.acquire(ctx, host) {
+		if s.sem == nil || s.semFor != rec.Callback {
+			s.sem, s.semFor = h.hostSemaphore(hostOf(rec.Callback)), rec.Callback
+		}
+		if !h.acquireSem(ctx, s.sem) {
 			return
 		}
 		s.mu.Lock()
 		s.last = h.now()
 		s.mu.Unlock()
 		res := h.deliver(ctx, &rec, e, rec.Attempt+1)
-		h.release(host)
+		h.releaseSem(s.sem)
 		if ctx.Err() != nil {
 			return // shutting down: the attempt does not count
 		}
@@ -224,14 +237,26 @@ func authorityOf(u string) string {
 	return net.JoinHostPort(strings.ToLower(p.Hostname()), port)
 }
 
-func (h *Hub) acquire(ctx context.Context, host string) bool {
+// hostSemaphore returns the semaphore bounding the deliveries in flight
+// to host (MaxConcurrentPerHost).
+func (h *Hub) hostSemaphore(host string) chan struct{} {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	sem := h.hostSem[host]
 	if sem == nil {
 		sem = make(chan struct{}, h.cfg.MaxConcurrentPerHost)
 		h.hostSem[host] = sem
 	}
-	h.mu.Unlock()
+	return sem
+}
+
+func (h *Hub) acquire(ctx context.Context, host string) bool {
+	return h.acquireSem(ctx, h.hostSemaphore(host))
+}
+
+// acquireSem takes a slot of the host's semaphore, then one of the
+// global bound.
+func (h *Hub) acquireSem(ctx context.Context, sem chan struct{}) bool {
 	select {
 	case sem <- struct{}{}:
 	case <-ctx.Done():
@@ -246,17 +271,16 @@ func (h *Hub) acquire(ctx context.Context, host string) bool {
 	}
 }
 
-func (h *Hub) release(host string) {
+func (h *Hub) release(host string) { h.releaseSem(h.hostSemaphore(host)) }
+
+func (h *Hub) releaseSem(sem chan struct{}) {
 	<-h.global
-	h.mu.Lock()
-	sem := h.hostSem[host]
-	h.mu.Unlock()
 	<-sem
 }
 
 // entryAfter returns the first log entry of topic after seq (nil if
 // none), reading a few ahead into the cache for subscribers catching up.
-func (h *Hub) entryAfter(ctx context.Context, topic string, seq uint64) (*hubstore.Entry, error) {
+func (h *Hub) entryAfter(ctx context.Context, topic string, seq uint64) (*outEntry, error) {
 	if e := h.cache.get(topic, seq+1); e != nil {
 		return e, nil
 	}
@@ -264,10 +288,24 @@ func (h *Hub) entryAfter(ctx context.Context, topic string, seq uint64) (*hubsto
 	if err != nil || len(es) == 0 {
 		return nil, err
 	}
-	for i := range es {
-		h.cache.put(topic, &es[i])
+	first := newOutEntry(topic, &es[0])
+	h.cache.put(topic, first)
+	for i := range es[1:] {
+		h.cache.put(topic, newOutEntry(topic, &es[i+1]))
 	}
-	return &es[0], nil
+	return first, nil
+}
+
+// outEntry is a log entry with the delivery headers that are the same
+// for every subscription of its topic, computed once per entry rather
+// than once per delivery.
+type outEntry struct {
+	*hubstore.Entry
+	link, id string
+}
+
+func newOutEntry(topic string, e *hubstore.Entry) *outEntry {
+	return &outEntry{Entry: e, link: linkHeader(topic, e), id: deliveryID(topic, e.Seq)}
 }
 
 type result struct {
@@ -296,17 +334,17 @@ func boundError(s string) string {
 }
 
 // deliver POSTs e to the subscription's callback (WS-HUB-21..26).
-func (h *Hub) deliver(ctx context.Context, rec *hubstore.Subscription, e *hubstore.Entry, attempt int) result {
+func (h *Hub) deliver(ctx context.Context, rec *hubstore.Subscription, e *outEntry, attempt int) result {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.Callback, bytes.NewReader(e.Body))
 	if err != nil {
 		return result{err: boundError(err.Error())}
 	}
 	req.Header["Content-Type"] = []string{e.ContentType} // byte for byte
-	req.Header.Set("Link", linkHeader(rec.Topic, e))
+	req.Header.Set("Link", e.link)
 	if rec.Secret != "" {
 		req.Header.Set("X-Hub-Signature", sign(h.cfg.SignatureAlg, rec.Secret, e.Body))
 	}
-	req.Header.Set("X-Hub-Delivery-Id", deliveryID(rec.Topic, e.Seq))
+	req.Header.Set("X-Hub-Delivery-Id", e.id)
 	req.Header.Set("X-Hub-Attempt", strconv.Itoa(attempt))
 	req.Header.Set("User-Agent", userAgent)
 	start := time.Now()
@@ -367,7 +405,7 @@ func sign(alg, secret string, body []byte) string {
 }
 
 // settle records the outcome of a delivery attempt.
-func (h *Hub) settle(s *sub, e *hubstore.Entry, r result) {
+func (h *Hub) settle(s *sub, e *outEntry, r result) {
 	now := h.now()
 	switch {
 	case r.ok:
@@ -415,7 +453,7 @@ func (h *Hub) settle(s *sub, e *hubstore.Entry, r result) {
 // deadLetter moves e to the dead-letter store for s and advances the
 // cursor past it, in one transaction, if this node still holds s; the
 // subscription stays.
-func (h *Hub) deadLetter(s *sub, e *hubstore.Entry) {
+func (h *Hub) deadLetter(s *sub, e *outEntry) {
 	s.mu.Lock()
 	if s.removed {
 		s.mu.Unlock()
@@ -583,7 +621,7 @@ func (h *Hub) Replay(ctx context.Context, id uint64) error {
 	if !h.acquire(ctx, host) {
 		return ctx.Err()
 	}
-	r := h.deliver(ctx, &rec, e, d.Attempts+1)
+	r := h.deliver(ctx, &rec, newOutEntry(rec.Topic, e), d.Attempts+1)
 	h.release(host)
 	if !r.ok {
 		if r.gone {
@@ -606,7 +644,7 @@ type entryCache struct {
 	mu    sync.Mutex
 	max   int
 	size  int
-	m     map[cacheKey]*hubstore.Entry
+	m     map[cacheKey]*outEntry
 	order []cacheKey
 }
 
@@ -616,18 +654,18 @@ type cacheKey struct {
 }
 
 func newEntryCache(maxBytes int) *entryCache {
-	return &entryCache{max: maxBytes, m: map[cacheKey]*hubstore.Entry{}}
+	return &entryCache{max: maxBytes, m: map[cacheKey]*outEntry{}}
 }
 
-func entrySize(e *hubstore.Entry) int { return len(e.Body) + len(e.ContentType) + 64 }
+func entrySize(e *outEntry) int { return len(e.Body) + len(e.ContentType) + len(e.link) + 64 }
 
-func (c *entryCache) get(topic string, seq uint64) *hubstore.Entry {
+func (c *entryCache) get(topic string, seq uint64) *outEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.m[cacheKey{topic, seq}]
 }
 
-func (c *entryCache) put(topic string, e *hubstore.Entry) {
+func (c *entryCache) put(topic string, e *outEntry) {
 	if entrySize(e) > c.max/4 {
 		return
 	}

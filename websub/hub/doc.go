@@ -16,9 +16,15 @@
 // goroutine per active subscription delivers the entries after its cursor,
 // one at a time and in order, so a slow or failing subscriber only ever
 // delays itself. On a 2xx the cursor advances in memory and is persisted
-// by a flusher every FlushInterval, so a crash redelivers at most that
-// window: delivery is at-least-once and FIFO per subscription (a receiver
-// may de-duplicate with X-Hub-Delivery-Id). A failed delivery is retried
+// by a flusher every FlushInterval (or ten times the last flush's
+// duration, if longer: with many subscriptions), in one batch, so a crash
+// redelivers at most that window: delivery is at-least-once and FIFO per
+// subscription (a receiver may de-duplicate with X-Hub-Delivery-Id).
+//
+// A fan-out reads nothing from the store per subscription: the entry is
+// cached once (with its Link and delivery id headers), the topic's head is
+// kept in memory, and deliveries to one host share MaxConcurrentPerHost
+// kept-alive connections. A failed delivery is retried
 // with exponential backoff and jitter (RetrySchedule, honouring
 // Retry-After) until GiveUpAfter has passed since its first failure; it
 // then goes to the dead-letter store (DeadLetters, Replay) and the cursor

@@ -63,8 +63,8 @@ func newMetrics(h *Hub) *metrics {
 		for _, ts := range h.topics {
 			for _, s := range ts.subs {
 				s.mu.Lock()
-				if ts.head > s.rec.Cursor {
-					n += ts.head - s.rec.Cursor
+				if head := ts.head.Load(); head > s.rec.Cursor {
+					n += head - s.rec.Cursor
 				}
 				s.mu.Unlock()
 			}

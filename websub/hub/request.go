@@ -508,10 +508,10 @@ func (h *Hub) publish(ctx context.Context, topic, ct, hubURL string, body []byte
 	}
 	e.Seq = seq
 	h.m.publishes.WithLabelValues(kind).Inc()
-	h.cache.put(topic, e)
+	h.cache.put(topic, newOutEntry(topic, e))
 	h.mu.Lock()
 	ts := h.topic(topic)
-	ts.head = max(ts.head, e.Seq)
+	ts.head.Store(max(ts.head.Load(), e.Seq))
 	subs := make([]*sub, 0, len(ts.subs))
 	for _, s := range ts.subs {
 		subs = append(subs, s)

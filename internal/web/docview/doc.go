@@ -8,7 +8,9 @@
 // entries before the requested page are skipped, those of the page (at
 // most PageSize) are held, and the rest are only counted, so memory does
 // not grow with a 50,000-entry list. RenderPages writes every page of a
-// document in one pass (the static companions of package source/publish).
+// document in one pass; Stream builds them from the entries while the
+// document is written, without parsing it (the static companions of
+// package source/publish).
 //
 // Everything taken from the document is untrusted: it reaches the page
 // through html/template only, links only through its URL escaping, and
@@ -299,6 +301,7 @@ type view struct {
 	Err      string
 	Note     string
 	Rows     []row
+	RowsHTML template.HTML // Rows, written by rowsHTML
 	Pager    *pager
 	Total    int
 	Index    bool
@@ -402,8 +405,14 @@ func (o *Options) headFacts(v *view) {
 }
 
 func (o *Options) finish(v *view, total, page, pages, first int) {
-	v.Total = total
 	o.headFacts(v)
+	o.columns(v)
+	v.RowsHTML = rowsHTML(v)
+	o.pager(v, total, page, pages, first, len(v.Rows))
+}
+
+// columns sets the columns and flags that depend on the rows of the page.
+func (o *Options) columns(v *view) {
 	v.HasMore, v.ColCap, v.ColWhen, v.ColSize, v.ColHash, v.ColType = false, false, false, false, false, false
 	for i := range v.Rows {
 		r := &v.Rows[i]
@@ -416,11 +425,16 @@ func (o *Options) finish(v *view, total, page, pages, first int) {
 		v.ColType = v.ColType || r.Type != ""
 	}
 	v.Docs = v.Index || v.ColCap
+}
+
+// pager sets the total and the pager of a page of rows entries.
+func (o *Options) pager(v *view, total, page, pages, first, rows int) {
+	v.Total = total
 	if pages > 1 {
 		p := &pager{Total: total, Page: min(page, pages), Pages: pages}
 		p.From = min(first+1, total)
-		p.To = min(first+len(v.Rows), total)
-		if len(v.Rows) == 0 {
+		p.To = min(first+rows, total)
+		if rows == 0 {
 			p.From, p.To = 0, 0
 		}
 		if p.Page > 1 {
@@ -682,8 +696,7 @@ const content = `{{define "content"}}{{with .Data}}<h1>{{.Kind}}</h1>
 {{template "pager" .Pager}}
 {{if .Rows}}<div class="scroll"><table>
 <thead><tr><th class="num" scope="col">#</th><th scope="col">{{if .Docs}}Document{{else}}Resource{{end}}</th>{{if .ColCap}}<th scope="col">Capability</th>{{end}}{{if .Change}}<th scope="col">Change</th>{{end}}{{if .ColWhen}}<th scope="col">Last modified</th>{{end}}{{if .ColSize}}<th class="num" scope="col">Size</th>{{end}}{{if .ColHash}}<th scope="col">Hash</th>{{end}}{{if .ColType}}<th scope="col">Type</th>{{end}}{{if .HasMore}}<th scope="col">More</th>{{end}}</tr></thead>
-<tbody>{{$change := .Change}}{{$nochange := not .Change}}{{$more := .HasMore}}{{$cap := .ColCap}}{{$when := .ColWhen}}{{$size := .ColSize}}{{$hash := .ColHash}}{{$type := .ColType}}{{range .Rows}}
-<tr><td class="num">{{.N}}</td><td class="url">{{if .Href}}<a href="{{.Href}}">{{.Loc}}</a>{{else}}<code>{{.Loc}}</code>{{end}}</td>{{if $cap}}<td>{{.Cap}}</td>{{end}}{{if $change}}<td>{{if .Change}}<span class="tag {{.Change}}">{{.Change}}</span> {{end}}{{if .DateTime}}<span title="{{.DateAt}}">{{.DateTime}}</span>{{end}}</td>{{end}}{{if $when}}<td>{{if .LastMod}}<span title="{{.LastModAt}}">{{.LastMod}}</span>{{end}}{{if $nochange}}{{if .DateTime}}{{if .LastMod}}<br>{{end}}<span class="muted">datetime</span> <span title="{{.DateAt}}">{{.DateTime}}</span>{{end}}{{end}}</td>{{end}}{{if $size}}<td class="num">{{if .Size}}<span title="{{.Exact}}">{{.Size}}</span>{{end}}</td>{{end}}{{if $hash}}<td>{{if .Hash}}<span class="hash" title="{{.HashTitle}}">{{.Hash}}</span>{{end}}</td>{{end}}{{if $type}}<td>{{.Type}}</td>{{end}}{{if $more}}<td>{{if .MD}}{{.MD}}<br>{{end}}{{range .Links}}<span class="tag">{{.Rel}}</span> {{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}<code>{{.Text}}</code>{{end}}{{if .Extra}} <span class="muted">{{.Extra}}</span>{{end}}<br>{{end}}{{if .More}}<span class="muted">and {{.More}} more links</span>{{end}}</td>{{end}}</tr>{{end}}
+<tbody>{{.RowsHTML}}
 </tbody></table></div>
 {{else}}<p class="muted">No entries{{if .Pager}} on this page{{end}}.</p>{{end}}
 {{template "pager" .Pager}}{{end}}{{end}}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,16 +16,18 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/rdf"
+	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/boltstore"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/graphstoretest"
 )
 
 const (
-	crashPathEnv = "GRAPHSTORE_CRASH_PATH"
-	crashSeedEnv = "GRAPHSTORE_CRASH_SEED"
-	crashModeEnv = "GRAPHSTORE_CRASH_MODE" // "fragments": no ReplaceGraph
-	crashFrags   = 8
-	crashRounds  = 10
+	crashPathEnv       = "GRAPHSTORE_CRASH_PATH"
+	crashSeedEnv       = "GRAPHSTORE_CRASH_SEED"
+	crashModeEnv       = "GRAPHSTORE_CRASH_MODE"           // "fragments": no ReplaceGraph; "batches": ApplyFragments only
+	crashNoFreelistEnv = "GRAPHSTORE_CRASH_NOFREELISTSYNC" // Options.NoFreelistSync when set
+	crashFrags         = 8
+	crashRounds        = 10
 )
 
 // crashFragment is resource k's fragment at version v: nested blank nodes,
@@ -69,7 +72,7 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("helper process for TestCrash")
 	}
 	seed, _ := strconv.ParseUint(os.Getenv(crashSeedEnv), 10, 64)
-	s, err := boltstore.Open(path, &boltstore.Options{LockTimeout: 10 * time.Second, BatchSize: 1000})
+	s, err := boltstore.Open(path, &boltstore.Options{LockTimeout: 10 * time.Second, BatchSize: 1000, NoFreelistSync: os.Getenv(crashNoFreelistEnv) != ""})
 	if err != nil {
 		fmt.Println("open:", err)
 		os.Exit(2)
@@ -79,13 +82,45 @@ func TestCrashChild(t *testing.T) {
 	fmt.Println("ready")
 	for {
 		v := rng.IntN(1000000)
-		if os.Getenv(crashModeEnv) != "fragments" && rng.IntN(5) == 0 {
+		if os.Getenv(crashModeEnv) == "mixed" && rng.IntN(5) == 0 {
 			fmt.Println("begin snap", v)
 			if err := s.ReplaceGraph(ctx, graphstoretest.G2, graphstoretest.Seq(crashSnapshot(v))); err != nil {
 				fmt.Println("error:", err)
 				os.Exit(3)
 			}
 			fmt.Println("end snap", v)
+			continue
+		}
+		if os.Getenv(crashModeEnv) == "batches" {
+			// A batch of 1 to 40 fragments, the same resource possibly
+			// more than once, now and then an invalid one (skipped).
+			var fs []graphstore.Fragment
+			line := "begin batch"
+			for range 1 + rng.IntN(40) {
+				k, v := rng.IntN(crashFrags), rng.IntN(1000000)
+				var ts []rdf.Triple
+				if v%7 != 0 {
+					ts = crashFragment(k, v)
+				}
+				fs = append(fs, graphstore.Fragment{Resource: rdf.IRI(fmt.Sprint("http://e/r", k)), Triples: ts})
+				line += fmt.Sprint(" ", k, " ", v)
+				if rng.IntN(10) == 0 {
+					fs = append(fs, graphstore.Fragment{Resource: rdf.Blank("invalid"), Triples: ts})
+				}
+			}
+			fmt.Println(line)
+			errs, err := s.ApplyFragments(ctx, graphstoretest.G1, fs)
+			if err != nil {
+				fmt.Println("error:", err)
+				os.Exit(3)
+			}
+			for i, e := range errs {
+				if e != nil != fs[i].Resource.IsBlank() {
+					fmt.Println("error: fragment", i, e)
+					os.Exit(3)
+				}
+			}
+			fmt.Println("end batch")
 			continue
 		}
 		k := rng.IntN(crashFrags)
@@ -119,11 +154,12 @@ func TestCrash(t *testing.T) {
 		frag[k] = none
 	}
 	snap := none
-	ops, midSnap, midFrag := 0, 0, 0
+	ops, midSnap, midFrag, midBatch, batches := 0, 0, 0, 0, 0
 	for round := range crashRounds {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), crashPathEnv+"="+path, crashSeedEnv+"="+strconv.FormatUint(rng.Uint64(), 10),
-			crashModeEnv+"="+[]string{"mixed", "fragments"}[round%2])
+			crashModeEnv+"="+[]string{"mixed", "fragments", "batches"}[round%3],
+			crashNoFreelistEnv+"="+[]string{"", "1"}[round%2])
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -148,6 +184,7 @@ func TestCrash(t *testing.T) {
 		killer := time.AfterFunc(time.Duration(50+rng.IntN(700))*time.Millisecond, func() { cmd.Process.Signal(syscall.SIGKILL) })
 		var pendFrag [2]int = [2]int{none, none} // resource, version
 		pendSnap := none
+		var pendBatch []int // resource, version, resource, version, ...
 		for l := range lines {
 			f := strings.Fields(l)
 			switch {
@@ -159,6 +196,19 @@ func TestCrash(t *testing.T) {
 				frag[pendFrag[0]] = fragVersion(pendFrag[1])
 				pendFrag = [2]int{none, none}
 				ops++
+			case len(f) >= 4 && f[0] == "begin" && f[1] == "batch":
+				pendBatch = pendBatch[:0]
+				for _, x := range f[2:] {
+					n, _ := strconv.Atoi(x)
+					pendBatch = append(pendBatch, n)
+				}
+			case len(f) == 2 && f[0] == "end" && f[1] == "batch":
+				for i := 0; i+1 < len(pendBatch); i += 2 {
+					frag[pendBatch[i]] = fragVersion(pendBatch[i+1])
+				}
+				pendBatch = nil
+				ops++
+				batches++
 			case len(f) == 3 && f[0] == "begin" && f[1] == "snap":
 				pendSnap, _ = strconv.Atoi(f[2])
 			case len(f) == 3 && f[0] == "end" && f[1] == "snap":
@@ -177,6 +227,16 @@ func TestCrash(t *testing.T) {
 		if pendFrag[0] != none {
 			midFrag++
 		}
+		// A batch is all or nothing: G1 is the model before it or the
+		// model after it, never some of its fragments.
+		var after []int
+		if pendBatch != nil {
+			midBatch++
+			after = slices.Clone(frag)
+			for i := 0; i+1 < len(pendBatch); i += 2 {
+				after[pendBatch[i]] = fragVersion(pendBatch[i+1])
+			}
+		}
 		// Verify, and resolve the interrupted write from what is stored.
 		s, err := boltstore.Open(path, &boltstore.Options{LockTimeout: 10 * time.Second})
 		if err != nil {
@@ -185,6 +245,13 @@ func TestCrash(t *testing.T) {
 		ctx := context.Background()
 		if err := s.Check(ctx); err != nil {
 			t.Fatalf("round %d: %v", round, err)
+		}
+		if after != nil {
+			model := resolveBatch(t, s, frag, after)
+			if model == nil {
+				t.Fatalf("round %d: killed in a batch of %v, G1 is neither the state before it nor after it", round, pendBatch)
+			}
+			copy(frag, model)
 		}
 		for k := range crashFrags {
 			got, err := s.Fragment(ctx, graphstoretest.G1, rdf.IRI(fmt.Sprint("http://e/r", k)))
@@ -219,7 +286,10 @@ func TestCrash(t *testing.T) {
 		snap = v
 		s.Close()
 	}
-	t.Logf("%d kills after %d completed writes; %d interrupted a ReplaceGraph, %d an ApplyFragment", crashRounds, ops, midSnap, midFrag)
+	t.Logf("%d kills after %d completed writes (%d batches); %d interrupted a ReplaceGraph, %d an ApplyFragment, %d an ApplyFragments", crashRounds, ops, batches, midSnap, midFrag, midBatch)
+	if batches == 0 {
+		t.Error("no batch completed; the test proves little about ApplyFragments")
+	}
 	if ops < crashRounds {
 		t.Errorf("only %d writes completed in %d rounds; the test proves little", ops, crashRounds)
 	}
@@ -241,4 +311,32 @@ func match(got []rdf.Triple, cands []int, content func(int) []rdf.Triple) (int, 
 		}
 	}
 	return 0, false
+}
+
+// resolveBatch returns the model of G1 (each resource's version) the
+// store holds, before or after the interrupted batch, or nil when it is
+// neither.
+func resolveBatch(t *testing.T, s *boltstore.Store, before, after []int) []int {
+	t.Helper()
+	for _, model := range [][]int{before, after} {
+		ok := true
+		for k := range crashFrags {
+			got, err := s.Fragment(context.Background(), graphstoretest.G1, rdf.IRI(fmt.Sprint("http://e/r", k)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []rdf.Triple
+			if model[k] != -1 {
+				want = crashFragment(k, model[k])
+			}
+			if len(got) != len(want) || !graphstoretest.Isomorphic(got, want) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return model
+		}
+	}
+	return nil
 }

@@ -222,6 +222,9 @@ func (w *wtx) finish() error {
 			return err
 		}
 	}
+	// A term interned by one fragment of a batch (ApplyFragments) may be
+	// unused again by a later one: it never reaches the dictionary.
+	w.fresh = slices.DeleteFunc(w.fresh, func(t newTerm) bool { return w.delta[t.id] <= 0 })
 	for _, t := range w.fresh { // ids ascend: appends
 		if err := w.i2t.Put(u64(t.id), t.enc); err != nil {
 			return err

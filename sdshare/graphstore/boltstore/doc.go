@@ -49,7 +49,13 @@
 //
 // # Writes
 //
-// ApplyFragment is one transaction. ReplaceGraph writes the snapshot under
+// ApplyFragment is one transaction, and ApplyFragments
+// (graphstore.BatchApplier) one for a whole batch: a commit costs an
+// fsync whatever it holds, so a client applying a page of fragments in
+// one is over ten times faster than with one commit each
+// (BenchmarkApplyFragments). The batch sums its reference count changes
+// and writes them once; a term one fragment adds and a later one drops
+// never reaches the dictionary. ReplaceGraph writes the snapshot under
 // a new internal graph id in transactions of at most Options.BatchSize
 // triples, keeping the snapshot's blank node labels in the tmp bucket (not
 // in memory), then points the name at the new id in one final transaction

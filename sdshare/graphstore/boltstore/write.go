@@ -35,13 +35,8 @@ func closure(gb *bbolt.Bucket, r uint64) []uint64 {
 
 // ApplyFragment implements graphstore.Store in one transaction.
 func (s *Store) ApplyFragment(ctx context.Context, g string, r rdf.Term, ts []rdf.Triple) error {
-	if err := graphstore.CheckResource(g, r); err != nil {
+	if err := graphstore.CheckFragment(g, graphstore.Fragment{Resource: r, Triples: ts}); err != nil {
 		return err
-	}
-	for _, t := range ts {
-		if err := graphstore.CheckTriple(t); err != nil {
-			return err
-		}
 	}
 	if err := s.usable(ctx); err != nil {
 		return err
@@ -51,70 +46,124 @@ func (s *Store) ApplyFragment(ctx context.Context, g string, r rdf.Term, ts []rd
 			return err
 		}
 		w := newWtx(tx)
-		gk := w.graphs.Get([]byte(g))
-		var gb *bbolt.Bucket
-		if gk == nil {
-			if len(ts) == 0 {
-				return nil // deleting from a graph that does not exist
-			}
-			gid, err := newGraphID(tx)
-			if err != nil {
-				return err
-			}
-			gk = u64(gid)
-			if gb, err = w.data.CreateBucket(gk); err != nil {
-				return err
-			}
-			if err := w.graphs.Put([]byte(g), gk); err != nil {
-				return err
-			}
-		} else {
-			gk = bytes.Clone(gk)
-			if gb = w.data.Bucket(gk); gb == nil {
-				return fmt.Errorf("%w: graph %s has no index", graphstore.ErrCorrupt, g)
-			}
-		}
-		if rid := w.lookup(r); rid != 0 {
-			var doomed [][]byte
-			c := gb.Cursor()
-			for _, sid := range closure(gb, rid) {
-				prefix := u64(sid)
-				for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-					doomed = append(doomed, bytes.Clone(k))
-				}
-			}
-			for _, k := range doomed {
-				if err := gb.Delete(k); err != nil {
-					return err
-				}
-				w.refKey(k, -1)
-			}
-		}
-		blanks := map[string]uint64{}
-		node := func(t rdf.Term) (uint64, error) {
-			if !t.IsBlank() {
-				return w.intern(t)
-			}
-			id, ok := blanks[t.Value]
-			if !ok {
-				id = w.alloc(true)
-				blanks[t.Value] = id
-			}
-			return id, nil
-		}
-		if err := w.insertSorted(gb, ts, node); err != nil {
+		if err := w.applyFragment(g, r, ts); err != nil {
 			return err
 		}
-		if k, _ := gb.Cursor().First(); k == nil {
-			if err := w.data.DeleteBucket(gk); err != nil {
-				return err
+		return w.finish()
+	})
+}
+
+// ApplyFragments implements graphstore.BatchApplier: the fragments that
+// pass graphstore.CheckFragment in one transaction, so one commit (one
+// fsync) for all of them. The reference counts of the whole batch are
+// summed and written once, by finish.
+func (s *Store) ApplyFragments(ctx context.Context, g string, fs []graphstore.Fragment) ([]error, error) {
+	var errs []error
+	ok := make([]bool, len(fs))
+	any := false
+	for i, f := range fs {
+		if err := graphstore.CheckFragment(g, f); err != nil {
+			if errs == nil {
+				errs = make([]error, len(fs))
 			}
-			if err := w.graphs.Delete([]byte(g)); err != nil {
+			errs[i] = err
+			continue
+		}
+		ok[i], any = true, true
+	}
+	if err := s.usable(ctx); err != nil {
+		return nil, err
+	}
+	if !any {
+		return errs, nil
+	}
+	err := s.update(func(tx *bbolt.Tx) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		w := newWtx(tx)
+		for i, f := range fs {
+			if !ok[i] {
+				continue
+			}
+			if err := w.applyFragment(g, f.Resource, f.Triples); err != nil {
 				return err
 			}
 		}
 		return w.finish()
 	})
+	if err != nil {
+		return nil, err
+	}
+	return errs, nil
+}
+
+// applyFragment replaces r's fragment in g with ts within w's
+// transaction; the caller has checked its arguments and calls finish.
+func (w *wtx) applyFragment(g string, r rdf.Term, ts []rdf.Triple) error {
+	gk := w.graphs.Get([]byte(g))
+	var gb *bbolt.Bucket
+	if gk == nil {
+		if len(ts) == 0 {
+			return nil // deleting from a graph that does not exist
+		}
+		gid, err := newGraphID(w.tx)
+		if err != nil {
+			return err
+		}
+		gk = u64(gid)
+		if gb, err = w.data.CreateBucket(gk); err != nil {
+			return err
+		}
+		if err := w.graphs.Put([]byte(g), gk); err != nil {
+			return err
+		}
+	} else {
+		gk = bytes.Clone(gk)
+		if gb = w.data.Bucket(gk); gb == nil {
+			return fmt.Errorf("%w: graph %s has no index", graphstore.ErrCorrupt, g)
+		}
+	}
+	if rid := w.lookup(r); rid != 0 {
+		var doomed [][]byte
+		c := gb.Cursor()
+		for _, sid := range closure(gb, rid) {
+			prefix := u64(sid)
+			for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+				doomed = append(doomed, bytes.Clone(k))
+			}
+		}
+		for _, k := range doomed {
+			if err := gb.Delete(k); err != nil {
+				return err
+			}
+			w.refKey(k, -1)
+		}
+	}
+	blanks := map[string]uint64{}
+	node := func(t rdf.Term) (uint64, error) {
+		if !t.IsBlank() {
+			return w.intern(t)
+		}
+		id, ok := blanks[t.Value]
+		if !ok {
+			id = w.alloc(true)
+			blanks[t.Value] = id
+		}
+		return id, nil
+	}
+	if err := w.insertSorted(gb, ts, node); err != nil {
+		return err
+	}
+	if k, _ := gb.Cursor().First(); k == nil {
+		if err := w.data.DeleteBucket(gk); err != nil {
+			return err
+		}
+		if err := w.graphs.Delete([]byte(g)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // insertSorted puts the keys of ts into gb in key order: bbolt splits a

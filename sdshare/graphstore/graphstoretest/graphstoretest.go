@@ -51,6 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) graphstore.Store) {
 	t.Run("Cancelled", func(t *testing.T) { testCancelled(t, open) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, open) })
 	t.Run("Close", func(t *testing.T) { testClose(t, open) })
+	t.Run("Batch", func(t *testing.T) { testBatch(t, open) })
 }
 
 // Seq yields ts, for ReplaceGraph.

@@ -39,6 +39,15 @@ func (l *Leases) Holds(node, key string) bool {
 	return ok && h.node == node && l.Now().Before(h.until)
 }
 
+// Live reports whether anyone holds a claim on subscription key live at
+// now (l.Now(), read once by a caller asking about many keys): Claim
+// would not take it, so a caller may leave it out of keys (and need not
+// sort it).
+func (l *Leases) Live(key string, now time.Time) bool {
+	h, ok := l.subs[key]
+	return ok && now.Before(h.until)
+}
+
 // Claim renews node's claims, takes at most max of keys (all
 // subscription keys, in order) that nobody holds live, and returns the
 // keys node holds, sorted, and the number of live nodes.
