@@ -24,7 +24,10 @@
 //     graph the full load left), memstore (preloaded) and Virtuoso;
 //   - end to end: sdshare/server serving the file on 127.0.0.1 and
 //     sdshare/client loading its snapshot into a boltstore, then, after the
-//     file changed, applying the changed fragments read from the feeds.
+//     file changed, applying the changed fragments read from the feeds;
+//   - server-dir: sdshare/server opening a directory of the dataset and
+//     a one-resource file (graph on disk), then reloading after a change
+//     of the small file (its time beside the open's).
 //
 // Rates are triples/s with the ratio to the N-Triples parse rate. The
 // machine is usually shared: the table says its load average at the start
@@ -134,7 +137,7 @@ func main() {
 }
 
 var allSteps = []string{stepParseNT, stepParseTurtle, stepParseRDFXML, stepBoltLoadSmall, stepBoltLoad,
-	stepBoltApply, stepMemApply, stepSPARQLLoad, stepSPARQLApply, stepEndToEnd}
+	stepBoltApply, stepMemApply, stepSPARQLLoad, stepSPARQLApply, stepEndToEnd, stepServeDir}
 
 // Run generates the dataset and runs every step in a child process.
 func Run(ctx context.Context, cfg Config) (*Report, error) {

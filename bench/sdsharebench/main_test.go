@@ -53,6 +53,10 @@ func checkResults(t *testing.T, cfg Config, rep *Report, want []string) {
 			if r.Fragments != f {
 				t.Errorf("%s: %d fragments, want %d", r.What, r.Fragments, f)
 			}
+		case stepServeDir:
+			if strings.Contains(r.What, "reload") && r.Fragments != 1 {
+				t.Errorf("%s: %d fragments, want 1", r.What, r.Fragments)
+			}
 		case stepEndToEnd:
 			if strings.Contains(r.What, "fragments") {
 				wantTriples = int64(f * perResource)
@@ -67,8 +71,11 @@ func checkResults(t *testing.T, cfg Config, rep *Report, want []string) {
 	}
 	for _, s := range want {
 		wantRows := 1
-		if s == stepEndToEnd {
+		switch s {
+		case stepEndToEnd:
 			wantRows = 4
+		case stepServeDir:
+			wantRows = 2
 		}
 		if rows[s] != wantRows {
 			t.Errorf("step %s: %d rows, want %d", s, rows[s], wantRows)

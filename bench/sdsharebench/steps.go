@@ -198,6 +198,8 @@ func runStep(ctx context.Context, sp Spec) ([]Result, error) {
 		return applyStep(ctx, s, sp, "fragment apply: sparql store (Virtuoso, probe + update)")
 	case stepEndToEnd:
 		return endToEnd(ctx, sp)
+	case stepServeDir:
+		return serveDirStep(ctx, sp)
 	}
 	return nil, fmt.Errorf("unknown step %q", sp.Step)
 }

@@ -64,8 +64,12 @@ FORMATS
 
 STATE
    --state DIR holds one state file per collection (the inventory of its
-   resources with a hash of each fragment, and the change journal) and the
-   snapshot files. The first load of a collection is its baseline: its
+   resources with a hash of each fragment, and the change journal), the
+   snapshot files, and NAME.graph/: the graph, indexed on disk (about twice
+   the size of its N-Triples; rebuilt at every start), from which fragments
+   and snapshots are read, so memory stays about the same whatever the
+   collection's size. A change to a directory collection reads the changed
+   files only and compares their resources only. The first load of a collection is its baseline: its
    fragments feed starts empty. Restarting resumes the journal; changes made
    while the server was down are journaled at start. Timestamps never go
    backwards.

@@ -238,7 +238,7 @@ func TestFragmentGroundLinesCounted(t *testing.T) {
 	}
 	e := newEnv(t, map[string]string{"d.nt": b.String()}, nil)
 	c := e.coll()
-	if c.version().frags[r] == nil {
+	if _, ok := c.version().kept[r]; !ok {
 		t.Fatal("the fragment is not kept: every GET labels it again")
 	}
 	first := fragmentOK(e, r)

@@ -1,17 +1,10 @@
 package server
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"crypto/md5"
-	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
-	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -19,31 +12,14 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/nofollow"
 	"github.com/resourcesync-go/resourcesync/rdf"
-	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
 // ntType is the inventory's media type of a fragment.
 const ntType = "application/n-triples"
-
-// version is one loaded state of a collection's graph: immutable once
-// published.
-type version struct {
-	g       *graph
-	res     []rdf.Term // g.resources()
-	seq     uint64     // the journal's last seq when it was loaded
-	updated time.Time  // datetime of the newest change it includes, or the baseline
-	key     string     // names its snapshot files: seq and a hash of the whole graph
-	// frags holds the N-Triples of the fragments whose blank nodes are
-	// costly to label, by resource IRI (see blankFrag); overBudget counts
-	// those beyond the canonicalisation budget.
-	frags      map[string]*blankFrag
-	overBudget int
-}
 
 // buildErr is the failure of the snapshot builder for one version.
 type buildErr struct {
@@ -59,11 +35,13 @@ type stamp struct {
 
 // Collection is one named graph served as SDShare feeds.
 type Collection struct {
-	name, path string
-	srv        *Server
-	st         store.Store
-	release    func() // gives back the writer role of a shared st (nil: none)
-	snapDir    string
+	name, path   string
+	srv          *Server
+	st           store.Store
+	releaseStore func() // gives back the writer role of a shared st (nil: none)
+	snapDir      string
+	graphDir     string // the graph files (index.go)
+	loadNo       int    // names a load's graph files
 
 	// mu is held for writing across Apply and the swap of cur, so that a
 	// fragment read after its journal record is visible sees the new
@@ -71,8 +49,14 @@ type Collection struct {
 	mu  sync.RWMutex
 	cur *version
 
-	loadMu  sync.Mutex // one load at a time
-	stamps  map[string]stamp
+	loadMu sync.Mutex // one load at a time
+	stamps map[string]stamp
+	runs   map[string]fileRun // by file: the sorted runs of the last load (load.go)
+	runNo  int                // names the runs
+	// keptF holds the kept fragments of every version (load.go), from
+	// keptOff on appended by each load; rewritten at every start.
+	keptF   *os.File
+	keptOff int64
 	lastErr atomic.Pointer[error]
 	// refused: the files of the last scan that are not published
 	// (symbolic links, not regular files), logged when the set changes
@@ -122,48 +106,6 @@ func (c *Collection) Fragment(ctx context.Context, iri string, f rdf.Format) ([]
 	return b, err
 }
 
-// fragment is Fragment without a copy: the N-Triples of a kept fragment
-// (blankFrag) are the version's own bytes, which must not be modified.
-func (c *Collection) fragment(iri string, f rdf.Format) ([]byte, error) {
-	v := c.version()
-	if bf := v.frags[iri]; bf != nil {
-		if f == rdf.NTriples {
-			return bf.nt, nil
-		}
-		var b bytes.Buffer
-		ts := rdf.Parse(bytes.NewReader(bf.nt), rdf.NTriples, "")
-		var perr error
-		seq := func(yield func(rdf.Triple) bool) {
-			for t, err := range ts {
-				if err != nil {
-					perr = err
-					return
-				}
-				if !yield(t) {
-					return
-				}
-			}
-		}
-		if err := writeTriples(&b, f, seq); err != nil || perr != nil {
-			return nil, errors.Join(err, perr)
-		}
-		return b.Bytes(), nil
-	}
-	fts := v.g.fragment(rdf.IRI(iri))
-	if hasBlank(fts) {
-		c.canonRuns.Add(1)
-	}
-	ts, nt := canonical(fts)
-	if f == rdf.NTriples {
-		return nt, nil
-	}
-	var b bytes.Buffer
-	if err := writeTriples(&b, f, slices.Values(ts)); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
 // FragmentNT returns iri's current fragment as canonical N-Triples, empty
 // when the resource is not in the graph.
 func (c *Collection) FragmentNT(ctx context.Context, iri string) ([]byte, error) {
@@ -181,12 +123,6 @@ func (c *Collection) LastError() error {
 		return *p
 	}
 	return nil
-}
-
-func (c *Collection) version() *version {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.cur
 }
 
 // formatOf returns the RDF format of a file name, by extension.
@@ -290,48 +226,6 @@ func (c *Collection) openFile(p string) (*os.File, error) {
 	return f, nil
 }
 
-// ErrParse wraps a collection file that could not be read as RDF; the
-// collection keeps serving its last good graph.
-var ErrParse = errors.New("sdshare/server: collection file is not valid RDF")
-
-// readGraph parses every file of the collection.
-func (c *Collection) readGraph(names []string) (*graph, error) {
-	rg := rdf.NewGraph()
-	for _, p := range names {
-		f, _ := formatOf(p)
-		if f == 0 {
-			f = rdf.NTriples
-		}
-		fh, err := c.openFile(p)
-		if err != nil {
-			return nil, err
-		}
-		abs, _ := filepath.Abs(p)
-		base := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
-		// Blank node labels are scoped to one document: prefix them with
-		// the file's index so that two files' _:b1 stay apart.
-		prefix := ""
-		if len(names) > 1 {
-			prefix = fmt.Sprintf("f%d_", slices.Index(names, p))
-		}
-		for t, err := range rdf.Parse(bufio.NewReaderSize(fh, 256<<10), f, base) {
-			if err != nil {
-				fh.Close()
-				return nil, fmt.Errorf("%w: %s: %w", ErrParse, p, err)
-			}
-			if t.S.IsBlank() {
-				t.S.Value = prefix + blankLabel(t.S.Value)
-			}
-			if t.O.IsBlank() {
-				t.O.Value = prefix + blankLabel(t.O.Value)
-			}
-			rg.Add(t)
-		}
-		fh.Close()
-	}
-	return newGraph(rg), nil
-}
-
 // blankLabel maps a blank node label from a reader to a valid N-Triples
 // label, injectively: a label that is valid and does not start with 'x'
 // stays (N-Triples files keep their labels), any other becomes 'x' and
@@ -347,150 +241,4 @@ func blankLabel(l string) string {
 		return l
 	}
 	return "x" + hex.EncodeToString([]byte(l))
-}
-
-// LoadReport says what one load found.
-type LoadReport struct {
-	Skipped                   bool // files unchanged since the last load (rescan only)
-	Baseline                  bool
-	Created, Updated, Deleted int
-	Resources, Triples        int
-}
-
-// Load reads the collection's files and journals what changed since the
-// last load; force reads them even when their sizes and mtimes are
-// unchanged. A file that is not valid RDF fails the load (ErrParse) and
-// leaves the collection as it was.
-func (c *Collection) Load(ctx context.Context, force bool) (rep LoadReport, err error) {
-	c.loadMu.Lock()
-	defer c.loadMu.Unlock()
-	defer func() {
-		if err != nil {
-			c.reloadErrors.Add(1)
-			c.lastErr.Store(&err)
-		} else {
-			c.lastErr.Store(nil)
-		}
-	}()
-	stamps, refused, err := c.files()
-	if err != nil {
-		return rep, fmt.Errorf("sdshare/server: collection %s: %w", c.name, err)
-	}
-	c.noteRefused(refused)
-	if !force && c.cur != nil && maps.Equal(stamps, c.stamps) {
-		return LoadReport{Skipped: true}, nil
-	}
-	c.reloads.Add(1)
-	names := slices.Sorted(maps.Keys(stamps))
-	g, err := c.readGraph(names)
-	if err != nil {
-		return rep, fmt.Errorf("sdshare/server: collection %s: %w", c.name, err)
-	}
-	res := g.resources()
-	rep.Resources, rep.Triples = len(res), g.Len()
-
-	inv := map[string][32]byte{}
-	for r, err := range c.st.Resources(ctx) {
-		if err != nil {
-			return rep, err
-		}
-		inv[r.Path] = r.SHA256
-	}
-	base, haveBase, err := store.BaselineTime(ctx, c.st)
-	if err != nil {
-		return rep, err
-	}
-	stats, err := c.st.Stats(ctx)
-	if err != nil {
-		return rep, err
-	}
-	now := time.Now().UTC()
-	if now.Before(stats.LastTime) {
-		now = stats.LastTime
-	}
-	if now.Before(base) {
-		now = base
-	}
-	var prev map[string]*blankFrag
-	if c.cur != nil {
-		prev = c.cur.frags
-	}
-	frags := map[string]*blankFrag{}
-	over := 0
-	left := c.srv.cfg.CanonicalSteps // the load's labelling budget (fragmentForm)
-	if extra := int64(g.Len()) * loadStepsPerTriple; left < math.MaxInt64-extra {
-		left += extra
-	} else {
-		left = math.MaxInt64
-	}
-	var b store.Batch
-	for _, r := range res {
-		nt, bf := c.fragmentForm(g, r, prev, &left)
-		if bf != nil {
-			frags[r.Value] = bf
-			if bf.overBudget {
-				over++
-			}
-		}
-		rec := store.Resource{Path: r.Value, Size: int64(len(nt)), SHA256: sha256.Sum256(nt), MD5: md5.Sum(nt), Type: ntType, LastMod: now}
-		old, ok := inv[r.Value]
-		delete(inv, r.Value)
-		switch {
-		case !ok:
-			b.Changes = append(b.Changes, store.Change{Kind: rs.Created, Time: now, Resource: rec})
-			rep.Created++
-		case old != rec.SHA256:
-			b.Changes = append(b.Changes, store.Change{Kind: rs.Updated, Time: now, Resource: rec})
-			rep.Updated++
-		}
-	}
-	for _, p := range slices.Sorted(maps.Keys(inv)) {
-		old, err := c.st.Get(ctx, p)
-		if err != nil {
-			return rep, err
-		}
-		b.Changes = append(b.Changes, store.Change{Kind: rs.Deleted, Time: now, Resource: old})
-		rep.Deleted++
-	}
-	if !haveBase {
-		if stats.LastSeq != 0 {
-			return rep, fmt.Errorf("%w: collection %s has a journal but no baseline", store.ErrCorrupt, c.name)
-		}
-		b.Baseline = true
-		b.Meta = map[string][]byte{store.MetaBaseline: store.FormatBaseline(now)}
-		base = now
-		rep.Baseline = true
-	}
-	vh := g.versionHash()
-	key := fmt.Sprintf("%x", vh[:6])
-	c.mu.Lock()
-	if len(b.Changes) > 0 || b.Baseline {
-		if _, _, err := c.st.Apply(ctx, b); err != nil {
-			c.mu.Unlock()
-			return rep, fmt.Errorf("sdshare/server: collection %s: record changes: %w", c.name, err)
-		}
-	}
-	stats, err = c.st.Stats(ctx)
-	if err != nil {
-		c.mu.Unlock()
-		return rep, err
-	}
-	v := &version{g: g, res: res, seq: stats.LastSeq, updated: base, frags: frags, overBudget: over}
-	if stats.LastSeq > 0 {
-		v.updated = stats.LastTime
-	}
-	v.key = fmt.Sprintf("%d-%s", v.seq, key)
-	c.cur = v
-	c.mu.Unlock()
-	c.stamps = stamps
-	select {
-	case c.changed <- struct{}{}:
-	default:
-	}
-	if len(b.Changes) > 0 && !b.Baseline {
-		for _, fn := range c.listeners {
-			fn()
-		}
-	}
-	return rep, nil
 }

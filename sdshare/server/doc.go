@@ -63,6 +63,24 @@
 // With Config.ResourceSync the ResourceSync documents negotiate the same
 // way (package internal/web/docview), so no HTML companions are written.
 //
+// # On disk
+//
+// A collection's graph is not held in memory: each load stream-parses
+// the files that changed into sorted runs of records (one a file, kept
+// in StateDir/NAME.graph while the file's size and mtime stay), merges
+// them into one graph file of every subject's statements together, IRI
+// subjects first in IRI order, and keeps a sparse index (every 32nd
+// subject) to find a subject with one read (index.go). Fragments, labels,
+// snapshots and chunks are read from it by streaming; nothing is mapped,
+// so the pages read stay in the page cache, out of the process's memory,
+// which stays about the same (some 50 MB) at 50,000 triples and at
+// 1,000,000. A reload compares only the resources of the files that
+// changed (their IRI subjects, old and new) with the inventory, and a
+// fragment with blank nodes whose statements as loaded are unchanged is
+// not labelled again; a collection of one file, or a change of more than
+// affectedMax resources, is compared whole, beside the inventory in path
+// order. The graph directory is rebuilt at every start.
+//
 // Fragments are served in canonical form (rdf.Canonical: structural blank
 // node labels, sorted statements), so the N-Triples bytes' SHA-256 and
 // length are exactly the inventory's SHA256 and Size, and a file rewritten
@@ -71,7 +89,7 @@
 // load, once per change of a fragment (a reload reuses the form of a
 // fragment whose loaded triples are unchanged), and the N-Triples of the
 // fragments whose labelling takes more than a few milliseconds are kept
-// with the version; requests never label those. The work per fragment is bounded (Config.CanonicalSteps,
+// on disk with the version; requests never label those. The work per fragment is bounded (Config.CanonicalSteps,
 // rdf.CanonicalBounded): a fragment beyond it is served with its labels
 // as loaded (sorted: stable for as long as the file is, and what the
 // inventory describes, but a rewrite with other labels is then a change),

@@ -188,7 +188,7 @@ func (c *Collection) snapshotsFeed(w http.ResponseWriter, r *http.Request) {
 	v := c.version()
 	u := c.URL()
 	href := u + "snapshot/" + v.key
-	e := atom.Entry{ID: href, Title: fmt.Sprintf("Snapshot of %s (%d triples)", c.name, v.g.Len()), Updated: v.updated,
+	e := atom.Entry{ID: href, Title: fmt.Sprintf("Snapshot of %s (%d triples)", c.name, v.gf.triples), Updated: v.updated,
 		Links: c.srv.dataLinks(sdshare.RelSnapshot, href)}
 	if c.chunks(v) > 0 {
 		e.Links = append(e.Links, pair(sdshare.RelChunkedSnapshot, sdshare.AtomType, href+"/chunks")...)
@@ -405,7 +405,8 @@ func (c *Collection) fragmentsFeed(w http.ResponseWriter, r *http.Request) {
 		from = n
 	}
 	ctx := r.Context()
-	v := c.version()
+	v := c.acquire()
+	defer c.release(v)
 	size := c.srv.cfg.PageSize
 	u := c.URL()
 	f := &atom.Feed{ID: u + "fragments", Title: "Fragments of " + c.name, Updated: v.updated}
@@ -437,7 +438,7 @@ func (c *Collection) fragmentsFeed(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		iri := ch.Path()
-		title := v.g.label(rdf.IRI(iri))
+		title := labelOf(v, iri)
 		if title == "" {
 			title = iri
 		}
@@ -481,7 +482,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		if len(problems) > 0 {
 			state = "degraded: " + strings.Join(problems, "; ") + "; see the server's log"
 		}
-		fmt.Fprintf(&b, "%s: %d resources, %d triples, version %s, %s\n", c.name, len(v.res), v.g.Len(), v.key, state)
+		fmt.Fprintf(&b, "%s: %d resources, %d triples, version %s, %s\n", c.name, v.gf.resources, v.gf.triples, v.key, state)
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Write([]byte(b.String()))

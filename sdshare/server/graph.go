@@ -12,104 +12,6 @@ import (
 
 const rdfsLabel = "http://www.w3.org/2000/01/rdf-schema#label"
 
-// graph is one loaded version of a collection: an rdf.Graph that is never
-// changed after newGraph (so concurrent readers need no lock) plus its
-// subjects in N-Triples order, which makes snapshots, chunks and the
-// change diff deterministic.
-type graph struct {
-	g        *rdf.Graph
-	subjects []rdf.Term // every subject, sorted by N-Triples form
-}
-
-func newGraph(rg *rdf.Graph) *graph {
-	g := &graph{g: rg}
-	type keyed struct {
-		k string
-		t rdf.Term
-	}
-	ks := make([]keyed, 0, len(g.subjects))
-	for s := range rg.Subjects() {
-		ks = append(ks, keyed{s.String(), s})
-	}
-	slices.SortFunc(ks, func(a, b keyed) int { return strings.Compare(a.k, b.k) })
-	g.subjects = make([]rdf.Term, len(ks))
-	for i, k := range ks {
-		g.subjects[i] = k.t
-	}
-	return g
-}
-
-// Len returns the number of triples.
-func (g *graph) Len() int { return g.g.Len() }
-
-// resources returns the IRI subjects (the resources of the collection) in
-// sorted order.
-func (g *graph) resources() []rdf.Term {
-	var out []rdf.Term
-	for _, s := range g.subjects {
-		if s.IsIRI() {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// fragment returns r's fragment (SD-SRV-26).
-func (g *graph) fragment(r rdf.Term) []rdf.Triple { return g.g.Fragment(r) }
-
-// union returns the union of the fragments of rs, each triple once, and
-// adds the blank nodes they reach to reached.
-func (g *graph) union(rs []rdf.Term, reached map[rdf.Term]bool) []rdf.Triple {
-	seen := map[rdf.Triple]bool{}
-	var out []rdf.Triple
-	for _, r := range rs {
-		for _, t := range g.fragment(r) {
-			if !seen[t] {
-				seen[t] = true
-				out = append(out, t)
-				if t.S.IsBlank() {
-					reached[t.S] = true
-				}
-			}
-		}
-	}
-	return out
-}
-
-// label returns r's rdfs:label (the least, for determinism), or "".
-func (g *graph) label(r rdf.Term) string {
-	best := ""
-	for _, t := range g.g.BySubject(r) {
-		if t.P.IsIRI() && t.P.Value == rdfsLabel && t.O.IsLiteral() && (best == "" || t.O.Value < best) {
-			best = t.O.Value
-		}
-	}
-	return best
-}
-
-// all yields every triple of g, subject by subject in sorted order.
-func (g *graph) all() iter.Seq[rdf.Triple] {
-	return func(yield func(rdf.Triple) bool) {
-		for _, s := range g.subjects {
-			for _, t := range g.g.BySubject(s) {
-				if !yield(t) {
-					return
-				}
-			}
-		}
-	}
-}
-
-// versionHash hashes g's triples in all's order: cheap, and stable as
-// long as the files are.
-func (g *graph) versionHash() [32]byte {
-	h := sha256.New()
-	for t := range g.all() {
-		io.WriteString(h, ntLine(t))
-	}
-	return [32]byte(h.Sum(nil))
-}
-
 // ntLine is t as one N-Triples statement.
 func ntLine(t rdf.Triple) string {
 	return t.S.String() + " " + t.P.String() + " " + t.O.String() + " .\n"
@@ -141,19 +43,15 @@ func canonical(ts []rdf.Triple) ([]rdf.Triple, []byte) {
 // nodes, sorting them per request costs about what writing them does;
 // with a few (an address, a list), labelling them takes under keepSteps,
 // a few milliseconds at most. So the memory this costs is the N-Triples
-// of the few costly fragments only.
-type blankFrag struct {
-	// raw is the SHA-256 of the fragment as loaded (its lines sorted,
-	// blank node labels as read): a reload that leaves it unchanged
-	// reuses nt without canonicalising again.
-	raw [32]byte
-	// nt is the canonical N-Triples, or, beyond the budget, the sorted
-	// lines as loaded (overBudget): not canonical, but stable for as long
-	// as the file is, computed once, and what the inventory's hash and
-	// size describe.
-	nt         []byte
-	overBudget bool
-}
+// of the few costly fragments only.//
+// The kept bytes live in the version's kept file (load.go), located by
+// the version's kept map; every fragment with blank nodes has its form
+// (cacheRec) in the version's cache file, so that a reload does not label
+// it again while its triples as loaded are unchanged (their raw hash:
+// its lines sorted, blank node labels as read). Beyond the budget the
+// bytes are the sorted lines as loaded (not canonical, but stable for as
+// long as the file is, and what the inventory's hash and size describe).
+type blankFrag = cacheRec
 
 // loadStepsPerTriple is the labelling work a load may spend per triple of
 // the collection beyond Config.CanonicalSteps, for all its fragments
@@ -170,49 +68,39 @@ func hasBlank(ts []rdf.Triple) bool {
 	return slices.ContainsFunc(ts, func(t rdf.Triple) bool { return t.S.IsBlank() || t.O.IsBlank() })
 }
 
-// fragmentForm returns the N-Triples of r's fragment in g (the bytes
-// served and hashed in the inventory) and, when its blank nodes are
-// costly to label (or beyond the budget), the blankFrag that keeps them;
-// prev is the last version's, reused when the fragment as loaded is
-// unchanged. left is what the load may still spend on labelling, for all
-// its fragments (Config.CanonicalSteps and loadStepsPerTriple a triple):
-// each fragment's budget alone let a file of many small costly fragments
-// cost that many times over at every start.
-func (c *Collection) fragmentForm(g *graph, r rdf.Term, prev map[string]*blankFrag, left *int64) ([]byte, *blankFrag) {
-	ts := g.fragment(r)
-	if !hasBlank(ts) {
-		_, nt := canonical(ts)
-		return nt, nil
-	}
-	// The loaded triples sorted, so that the raw hash and the canonical
+// fragmentForm returns the form of r's fragment (with blank nodes), its
+// lines as in the graph file:
+// the N-Triples served and hashed in the inventory, and whether they are
+// kept (costly to label, or beyond the budget: blankFrag); prevRec is the
+// last load's form, reused without labelling when the fragment as loaded
+// is unchanged (its kept bytes read from prev). left is what the load
+// may still spend on labelling, for all its fragments
+// (Config.CanonicalSteps and loadStepsPerTriple a triple): each
+// fragment's budget alone let a file of many small costly fragments cost
+// that many times over at every start.
+func (c *Collection) fragmentForm(r rdf.Term, lines []string, prevRec *cacheRec, prev *version, left *int64) (cacheRec, error) {
+	// The loaded lines sorted, so that the raw hash and the canonical
 	// labelling's step count depend on the content only.
-	lines := make([]string, len(ts))
-	for i, t := range ts {
-		lines[i] = ntLine(t)
-	}
-	idx := make([]int, len(ts))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(lines[a], lines[b]) })
+	lines = slices.Clone(lines)
+	slices.Sort(lines)
+	lines = slices.Compact(lines)
 	h := sha256.New()
-	sorted := make([]rdf.Triple, 0, len(ts))
-	for k, i := range idx {
-		if k > 0 && lines[i] == lines[idx[k-1]] {
-			continue
-		}
-		io.WriteString(h, lines[i])
-		sorted = append(sorted, ts[i])
+	for _, l := range lines {
+		io.WriteString(h, l)
 	}
 	raw := [32]byte(h.Sum(nil))
-	if p := prev[r.Value]; p != nil && p.raw == raw {
-		return p.nt, p
+	if prevRec != nil && prevRec.raw == raw {
+		return *prevRec, nil // its kept bytes stay where they are
+	}
+	sorted, err := parseLines(lines)
+	if err != nil {
+		return cacheRec{}, err
 	}
 	c.canonRuns.Add(1)
 	if hook := c.srv.beforeCanon; hook != nil {
 		hook(r.Value)
 	}
-	bf := &blankFrag{raw: raw}
+	cr := cacheRec{iri: r.Value, raw: raw}
 	budget := min(c.srv.cfg.CanonicalSteps, max(*left, 0))
 	cts, used, err := rdf.CanonicalBounded(sorted, budget)
 	*left -= used
@@ -220,7 +108,7 @@ func (c *Collection) fragmentForm(g *graph, r rdf.Term, prev map[string]*blankFr
 		// Beyond the budget: the labels as loaded, stable until the file
 		// changes, rather than no fragment at all.
 		c.canonOver.Add(1)
-		bf.overBudget = true
+		cr.over = true
 		cts = sorted
 		c.srv.log.Warn("fragment's blank nodes beyond the canonical labelling budget: served with their labels as loaded, so a rewrite of the file with other labels reports it updated",
 			"collection", c.name, "resource", r.Value, "triples", len(sorted), "budget", budget, "load budget left", max(*left, 0), "err", err)
@@ -229,11 +117,11 @@ func (c *Collection) fragmentForm(g *graph, r rdf.Term, prev map[string]*blankFr
 	for _, t := range cts {
 		b.WriteString(ntLine(t))
 	}
-	bf.nt = []byte(b.String())
-	if !bf.overBudget && used <= keepSteps {
-		return bf.nt, nil // cheap: labelled again per request, same bytes
-	}
-	return bf.nt, bf
+	cr.nt = []byte(b.String())
+	cr.sha, cr.size = sha256.Sum256(cr.nt), int64(len(cr.nt))
+	// Cheap ones are labelled again per request, same bytes.
+	cr.kept = cr.over || used > keepSteps
+	return cr, nil
 }
 
 // hashTriples returns the SHA-256 of ts's canonical N-Triples.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
+	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare"
 )
 
@@ -358,4 +359,29 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// resourcesOf returns v's resources (IRI subjects) in order.
+func resourcesOf(t testing.TB, v *version) []rdf.Term {
+	t.Helper()
+	var out []rdf.Term
+	if err := v.gf.groups(0, func(g group) error {
+		if g.key[0] == kindIRI {
+			out = append(out, rdf.IRI(g.key[1:]))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// fragmentOf returns r's fragment in v, as loaded.
+func fragmentOf(t testing.TB, v *version, r rdf.Term) []rdf.Triple {
+	t.Helper()
+	ts, err := v.gf.fragment(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
 }

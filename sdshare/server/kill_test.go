@@ -139,11 +139,12 @@ func TestKill9(t *testing.T) {
 		}
 	}
 	v := c.version()
-	if len(inv) != len(v.res) {
-		t.Errorf("inventory has %d resources, the files %d", len(inv), len(v.res))
+	res := resourcesOf(t, v)
+	if len(inv) != len(res) {
+		t.Errorf("inventory has %d resources, the files %d", len(inv), len(res))
 	}
-	for _, r := range v.res {
-		if inv[r.Value] != hashTriples(v.g.fragment(r)) {
+	for _, r := range res {
+		if inv[r.Value] != hashTriples(fragmentOf(t, v, r)) {
 			t.Errorf("inventory of %s does not match the files", r.Value)
 		}
 		if replay[r.Value] != inv[r.Value] {

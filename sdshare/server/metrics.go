@@ -20,10 +20,10 @@ func newMetrics(s *Server) *metrics {
 		reg.MustRegister(
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "resources", ConstLabels: l,
 				Help: "Resources (IRI subjects) in the collection's current graph."},
-				func() float64 { return float64(len(c.version().res)) }),
+				func() float64 { return float64(c.version().gf.resources) }),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "triples", ConstLabels: l,
 				Help: "Triples in the collection's current graph."},
-				func() float64 { return float64(c.version().g.Len()) }),
+				func() float64 { return float64(c.version().gf.triples) }),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Name: "journal_seq", ConstLabels: l,
 				Help: "Seq of the newest change journal record the graph includes."},
 				func() float64 { return float64(c.version().seq) }),

@@ -200,11 +200,19 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sdshare/server: collection %s: %w", cc.Name, err)
 		}
-		c := &Collection{name: cc.Name, path: cc.Path, srv: s, st: st, release: release,
-			snapDir: filepath.Join(cfg.StateDir, cc.Name+".snapshots"), changed: make(chan struct{}, 1)}
+		c := &Collection{name: cc.Name, path: cc.Path, srv: s, st: st, releaseStore: release,
+			snapDir: filepath.Join(cfg.StateDir, cc.Name+".snapshots"), graphDir: indexDir(cfg.StateDir, cc.Name),
+			changed: make(chan struct{}, 1)}
 		s.cols = append(s.cols, c)
 		s.byName[cc.Name] = c
 		if err := os.MkdirAll(c.snapDir, 0o755); err != nil {
+			return nil, fmt.Errorf("sdshare/server: collection %s: %w", cc.Name, err)
+		}
+		// The graph files of an earlier run are rebuilt by the first load.
+		if err := os.RemoveAll(c.graphDir); err != nil {
+			return nil, fmt.Errorf("sdshare/server: collection %s: %w", cc.Name, err)
+		}
+		if err := os.MkdirAll(c.graphDir, 0o755); err != nil {
 			return nil, fmt.Errorf("sdshare/server: collection %s: %w", cc.Name, err)
 		}
 		rep, err := c.Load(ctx, true)
@@ -269,10 +277,17 @@ func (s *Server) Close() error {
 	s.closed = true
 	var errs []error
 	for _, c := range s.cols {
-		if c.release != nil {
-			c.release()
+		if c.releaseStore != nil {
+			c.releaseStore()
 		}
 		errs = append(errs, c.st.Close())
+		if v := c.cur; v != nil {
+			v.retired.Store(true)
+			v.done()
+		}
+		if c.keptF != nil {
+			c.keptF.Close()
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -3,15 +3,13 @@ package server
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
-	"iter"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/resourcesync-go/resourcesync/rdf"
 )
 
 // Snapshot files live in the collection's snapshot directory, named by the
@@ -32,10 +30,10 @@ func (c *Collection) chunkFile(key string, i int) string {
 // small enough to need none.
 func (c *Collection) chunks(v *version) int {
 	n := c.srv.cfg.ChunkSize
-	if len(v.res) <= n {
+	if v.gf.resources <= n {
 		return 0
 	}
-	return (len(v.res) + n - 1) / n
+	return (v.gf.resources + n - 1) / n
 }
 
 // chunksOnDisk counts the chunk files of snapshot key and returns the
@@ -68,68 +66,172 @@ func (c *Collection) buildSnapshots(ctx context.Context) {
 			return
 		case <-c.changed:
 		}
-		v := c.version()
+		v := c.acquire()
 		if c.snapshotReady(v.key) {
+			c.release(v)
 			c.prune(v.key)
 			continue
 		}
 		if c.srv.beforeBuild != nil {
 			c.srv.beforeBuild(v.key)
 		}
-		if err := c.buildSnapshot(ctx, v); err != nil {
+		err := c.buildSnapshot(ctx, v)
+		c.release(v)
+		if err != nil {
 			c.buildErr.Store(&buildErr{v.key, err})
 			if ctx.Err() == nil {
 				c.srv.log.Error("snapshot not written", "collection", c.name, "version", v.key, "err", err)
 			}
 			continue
 		}
-		c.srv.log.Info("snapshot written", "collection", c.name, "version", v.key, "triples", v.g.Len(), "chunks", c.chunks(v))
+		c.srv.log.Info("snapshot written", "collection", c.name, "version", v.key, "triples", v.gf.triples, "chunks", c.chunks(v))
 		c.prune(v.key)
 	}
 }
 
-// buildSnapshot writes v's chunks, then its whole-graph file.
+// buildSnapshot writes v's chunks, then its whole-graph file, streamed
+// from its graph file: a chunk holds the fragments of ChunkSize
+// resources (each statement once), the last one also the blank-node
+// subjects no resource reaches. What is held is the labels of the blank
+// nodes, not the statements.
 func (c *Collection) buildSnapshot(ctx context.Context, v *version) error {
 	if n := c.chunks(v); n > 0 {
 		size := c.srv.cfg.ChunkSize
-		reached := map[rdf.Term]bool{}
-		for i := range n {
-			if err := ctx.Err(); err != nil {
-				return err
+		reached := map[string]bool{} // blank node labels, of every chunk
+		var w *chunkWriter
+		i, inChunk := 0, 0
+		errStop := errors.New("stop")
+		err := v.gf.groups(0, func(g group) error {
+			if g.key[0] != kindIRI {
+				return errStop
 			}
-			res := v.res[i*size : min((i+1)*size, len(v.res))]
-			ts := v.g.union(res, reached)
-			if i == n-1 {
-				// Blank-node subjects no resource reaches belong to the
-				// snapshot too: the last chunk carries them.
-				var orphans []rdf.Term
-				for _, s := range v.g.subjects {
-					if s.IsBlank() && !reached[s] {
-						orphans = append(orphans, s)
-					}
+			if w == nil {
+				if err := ctx.Err(); err != nil {
+					return err
 				}
-				ts = append(ts, v.g.union(orphans, reached)...)
+				var err error
+				if w, err = newChunkWriter(v, c.chunkFile(v.key, i), reached); err != nil {
+					return err
+				}
 			}
-			if err := writeFileAtomic(c.chunkFile(v.key, i), func(w *bufio.Writer) error {
-				return writeTriples(w, rdf.NTriples, sliceSeq(ts))
-			}); err != nil {
+			if err := w.fragment(g.key, g.lines); err != nil {
 				return err
 			}
+			if inChunk++; inChunk == size && i < n-1 {
+				i, inChunk = i+1, 0
+				err := w.finish()
+				w = nil
+				return err
+			}
+			return nil
+		})
+		if err != nil && err != errStop {
+			if w != nil {
+				w.abort()
+			}
+			return err
+		}
+		if w == nil {
+			if w, err = newChunkWriter(v, c.chunkFile(v.key, i), reached); err != nil {
+				return err
+			}
+		}
+		// Blank-node subjects no resource reaches belong to the snapshot
+		// too: the last chunk carries them.
+		off, err := v.gf.blankStart()
+		if err == nil {
+			err = v.gf.groups(off, func(g group) error {
+				if reached[g.key[1:]] {
+					return nil
+				}
+				return w.fragment(g.key, g.lines)
+			})
+		}
+		if err != nil {
+			w.abort()
+			return err
+		}
+		if err := w.finish(); err != nil {
+			return err
 		}
 	}
 	return writeFileAtomic(c.snapFile(v.key), func(w *bufio.Writer) error {
-		return writeTriples(w, rdf.NTriples, v.g.all())
+		return v.gf.groups(0, func(g group) error {
+			for _, l := range g.lines {
+				if _, err := w.WriteString(l); err != nil {
+					return err
+				}
+			}
+			return ctx.Err()
+		})
 	})
 }
 
-func sliceSeq(ts []rdf.Triple) iter.Seq[rdf.Triple] {
-	return func(yield func(rdf.Triple) bool) {
-		for _, t := range ts {
-			if !yield(t) {
-				return
+// chunkWriter writes one chunk: fragments, each statement once.
+type chunkWriter struct {
+	v       *version
+	name    string
+	f       *os.File
+	w       *bufio.Writer
+	written map[string]bool // the blank nodes whose statements this chunk has
+	reached map[string]bool
+}
+
+func newChunkWriter(v *version, name string, reached map[string]bool) (*chunkWriter, error) {
+	f, err := os.CreateTemp(filepath.Dir(name), ".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	return &chunkWriter{v: v, name: name, f: f, w: bufio.NewWriterSize(f, 256<<10), written: map[string]bool{}, reached: reached}, nil
+}
+
+// fragment writes the subject of key (its lines given) and the blank
+// nodes it reaches, as rdf.Closure walks them.
+func (w *chunkWriter) fragment(key string, lines []string) error {
+	if key[0] == kindBlank {
+		w.written[key[1:]] = true
+		w.reached[key[1:]] = true
+	}
+	queue := [][]string{lines}
+	for len(queue) > 0 {
+		ls := queue[0]
+		queue = queue[1:]
+		for _, l := range ls {
+			if _, err := w.w.WriteString(l); err != nil {
+				return err
 			}
+			b, ok := blankObject(l)
+			if !ok || w.written[b] {
+				continue
+			}
+			w.written[b] = true
+			w.reached[b] = true
+			more, err := w.v.gf.lines(string(kindBlank) + b)
+			if err != nil {
+				return err
+			}
+			queue = append(queue, more)
 		}
 	}
+	return nil
+}
+
+func (w *chunkWriter) abort() {
+	w.f.Close()
+	os.Remove(w.f.Name())
+}
+
+// finish syncs the chunk and renames it into place.
+func (w *chunkWriter) finish() error {
+	if err := errors.Join(w.w.Flush(), w.f.Sync(), w.f.Close()); err != nil {
+		os.Remove(w.f.Name())
+		return err
+	}
+	if err := os.Rename(w.f.Name(), w.name); err != nil {
+		os.Remove(w.f.Name())
+		return err
+	}
+	return nil
 }
 
 // snapshotGrace is how long a superseded snapshot stays on disk after a

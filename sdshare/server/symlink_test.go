@@ -41,7 +41,7 @@ func TestSymlinksNotPublished(t *testing.T) {
 		t.Errorf("fragments %v, want only b's", r)
 	}
 	var res []string
-	for _, r := range c.version().res {
+	for _, r := range resourcesOf(t, c.version()) {
 		res = append(res, r.Value)
 	}
 	if !slices.Equal(res, []string{"http://ex/a", "http://ex/b"}) {
