@@ -75,7 +75,9 @@ DUMPS ON DEMAND
    package whose resources changed since it was listed answers 404 (a
    Destination then fetches them from the Resource List), and a file that
    changes while its package streams aborts the download. A Change Dump package
-   holds the bytes of a change only while the resource still has them.
+   holds the bytes of a change only while the resource still has them: once a
+   resource of its Change List changes again, the next publish drops the
+   package from changedump.xml (the Change List stays).
    --dump-files writes the packages instead (the DOCUMENTS AND DISK costs
    below); --no-dumps offers no dumps at all.
 

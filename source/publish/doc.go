@@ -184,7 +184,10 @@
 // (DumpInterval applies to written dumps); a Change Dump package is
 // planned once per closed Change List and holds a record's bytes only
 // while the resource still has them: once it changes again the package's
-// manifest changes and it answers 404.
+// manifest changes, so the next Publish drops it from the Change Dump (it
+// is then 404; its Change List stays). Only the packages holding a path
+// changed since the last Publish are checked, from the journal and the
+// inventory (no file is read).
 //
 // # Crash safety
 //

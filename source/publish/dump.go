@@ -45,6 +45,10 @@ type pkgInfo struct {
 	Count    int    `json:",omitempty"`
 	FirstSeq uint64 `json:",omitempty"`
 	LastSeq  uint64 `json:",omitempty"`
+	// Dropped: an on-demand Change Dump package that can no longer be
+	// produced as planned (a resource of its list changed again since);
+	// it is no longer listed nor served.
+	Dropped bool `json:",omitempty"`
 }
 
 type rdState struct {
@@ -62,6 +66,9 @@ type rdState struct {
 
 type cdState struct {
 	Packages []pkgInfo // chronological
+	// Checked is the journal seq up to which the changes were checked
+	// against the on-demand packages (stale ones are Dropped).
+	Checked uint64 `json:",omitempty"`
 }
 
 // safePath reports whether a store path can name a file inside a package

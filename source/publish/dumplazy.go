@@ -230,6 +230,10 @@ func (p *publisher) changeDumpsPlan(ctx context.Context, s *Set, closed []clList
 	if _, err := getMeta(ctx, s.Store, metaChangeDumpsOnDemand, &st); err != nil {
 		return err
 	}
+	ss, err := s.Store.Stats(ctx)
+	if err != nil {
+		return fmt.Errorf("change dump: %w", err)
+	}
 	planned := map[string]pkgInfo{}
 	for _, pk := range st.Packages {
 		planned[pk.Name] = pk
@@ -257,15 +261,85 @@ func (p *publisher) changeDumpsPlan(ctx context.Context, s *Set, closed []clList
 		changed = true
 		sr.ChangeDumps++
 	}
-	if changed {
-		if err := putMeta(ctx, s.Store, metaChangeDumpsOnDemand, cdState{Packages: pkgs}); err != nil {
+	checked, dropped, err := p.dropStale(ctx, s, pkgs, planned, st.Checked, ss.LastSeq)
+	if err != nil {
+		return fmt.Errorf("change dump: %w", err)
+	}
+	if changed || dropped || checked != st.Checked {
+		if err := putMeta(ctx, s.Store, metaChangeDumpsOnDemand, cdState{Packages: pkgs, Checked: checked}); err != nil {
 			return err
 		}
 	}
-	if err := p.writeChangeDumpDoc(ctx, s, closed, pkgs); err != nil {
+	listed := make([]pkgInfo, 0, len(pkgs))
+	for _, pk := range pkgs {
+		if !pk.Dropped {
+			listed = append(listed, pk)
+		}
+	}
+	if err := p.writeChangeDumpDoc(ctx, s, closed, listed); err != nil {
 		return err
 	}
 	return removeExcept(p.file(setDoc(s.Name, "changedumps")), nil)
+}
+
+// dropStale marks Dropped the packages planned by an earlier run (in
+// planned) that the journal and inventory no longer produce as planned: a
+// package holds the bytes of its list's records, and the Source keeps no
+// old versions, so once a resource of the list changes again the package
+// would answer 404 for ever. Only the packages holding a path of a record
+// after seq checked are rebuilt (no file is read); last is the journal's
+// last seq before the packages were planned. It returns the journal
+// seq checked up to and whether any package was dropped.
+func (p *publisher) dropStale(ctx context.Context, s *Set, pkgs []pkgInfo, planned map[string]pkgInfo, checked, last uint64) (uint64, bool, error) {
+	old := false
+	for i := range pkgs {
+		_, ok := planned[pkgs[i].Name]
+		old = old || (ok && !pkgs[i].Dropped)
+	}
+	if !old {
+		// Nothing planned earlier: the journal is not read (the packages
+		// just planned are current), only its end is noted. It was read
+		// before the planning, so no later record goes unchecked.
+		return max(checked, last), false, nil
+	}
+	paths := map[string]bool{}
+	for c, err := range s.Store.Journal(ctx, checked+1) {
+		if err != nil {
+			return checked, false, err
+		}
+		paths[c.Path()] = true
+		checked = c.Seq
+	}
+	dropped := false
+	if len(paths) == 0 {
+		return checked, false, nil
+	}
+	for i := range pkgs {
+		pk := &pkgs[i]
+		if _, old := planned[pk.Name]; !old || pk.Dropped {
+			continue
+		}
+		touched := false
+		err := journalRange(ctx, s.Store, pk.FirstSeq, pk.LastSeq, func(c *store.Change) error {
+			touched = touched || paths[c.Path()]
+			return nil
+		})
+		if err != nil {
+			return checked, dropped, err
+		}
+		if !touched {
+			continue
+		}
+		lp, err := p.cdPackage(ctx, s, pk)
+		if err != nil {
+			return checked, dropped, err
+		}
+		if lp.sha != pk.Manifest {
+			pk.Dropped, dropped = true, true
+			p.log.Info("publish: change dump package dropped: a resource of its list changed since", "set", s.Name, "package", pk.Name)
+		}
+	}
+	return checked, dropped, nil
 }
 
 // cdPackage rebuilds planned Change Dump package pk from the journal.
@@ -381,7 +455,7 @@ func (d *Dumps) Serve(w http.ResponseWriter, r *http.Request, rel string) bool {
 			return false
 		}
 		for i := range st.Packages {
-			if st.Packages[i].Name == base {
+			if st.Packages[i].Name == base && !st.Packages[i].Dropped {
 				pk, err = d.p.cdPackage(ctx, s, &st.Packages[i])
 				at, exp = st.Packages[i].Until, st.Packages[i].Manifest
 				break
