@@ -62,6 +62,8 @@ type rdState struct {
 	Parts []pkgInfo
 	// OnDemand: the packages are not files, Dumps serves them.
 	OnDemand bool `json:",omitempty"`
+	// PlanTook is how long the on-demand plan took to make (replanAge).
+	PlanTook time.Duration `json:",omitempty"`
 }
 
 type cdState struct {

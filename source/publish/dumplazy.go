@@ -30,13 +30,21 @@ import (
 
 const metaChangeDumpsOnDemand = "publish.changedumps.ondemand"
 
-// replanAfter is the least age of an on-demand Resource Dump plan before a
-// changed collection gets a new one: a plan costs a pass over the
-// inventory (no file is read), so it is redone far more often than a
-// materialised dump, but not on every publish of a busy collection. A
-// package whose range changed in between answers 404 and the
-// Destination fetches its resources from the Resource List.
+// replanAfter is the most an on-demand Resource Dump plan waits before a
+// changed collection gets a new one. A plan costs a pass over the
+// inventory (no file is read), so a changed collection is replanned at
+// the next publish once the plan is 20 times as old as it took to make
+// (a small collection at once, a million files about once a minute), but
+// never waits longer than this. A package whose range changed in between
+// answers 404 and the Destination fetches its resources from the
+// Resource List.
 const replanAfter = time.Minute
+
+// replanAge is how old a plan that took took to make must be before a
+// changed collection is planned again.
+func replanAge(took time.Duration) time.Duration {
+	return min(20*took, replanAfter)
+}
 
 // lazyPkg is the content of a package produced on demand: its manifest,
 // its layout, and the inventory records of its bitstreams, which the
@@ -101,12 +109,13 @@ func (pk *lazyPkg) info(name string) pkgInfo {
 // their first path, entry count, length and manifest digest.
 func (p *publisher) resourceDumpPlan(ctx context.Context, s *Set, sr *SetReport, old *rdState, had bool, ver dumpVersion, locs string) error {
 	gensRel := setDoc(s.Name, "resourcedumps")
-	if had && old.OnDemand && old.Locs == locs && (old.Version == ver || p.now.Sub(old.At) < replanAfter) {
+	if had && old.OnDemand && old.Locs == locs && (old.Version == ver || p.now.Sub(old.At) < replanAge(old.PlanTook)) {
 		if err := p.writeResourceDumpDoc(s, old); err != nil {
 			return err
 		}
 		return removeExcept(p.file(gensRel), nil) // packages a materialised dump left
 	}
+	start := time.Now()
 	at := p.now
 	gen := compact(at)
 	if gen == old.Gen {
@@ -151,6 +160,7 @@ func (p *publisher) resourceDumpPlan(ctx context.Context, s *Set, sr *SetReport,
 			return err
 		}
 	}
+	st.PlanTook = time.Since(start)
 	if err := putMeta(ctx, s.Store, metaResourceDump, st); err != nil {
 		return err
 	}

@@ -1,11 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -21,11 +21,10 @@ import (
 // Last-Modified and answers If-Modified-Since with 304 like the XML; both
 // representations carry the same Vary (web.VaryHTML), so a cache never
 // hands one to a client that asked for the other.
-func (h *Handler) serveDocHTML(w http.ResponseWriter, r *http.Request, rel string, page int, f *os.File, fi os.FileInfo) {
+func (h *Handler) serveDocHTML(w http.ResponseWriter, r *http.Request, rel string, page int, f io.Reader, mod time.Time) {
 	hd := w.Header()
 	web.SetHeaders(hd)
 	hd.Set("Cache-Control", "no-cache")
-	mod := fi.ModTime()
 	if !mod.IsZero() && mod.Unix() > 0 {
 		hd.Set("Last-Modified", mod.UTC().Format(http.TimeFormat))
 		if notModified(r, mod) {
@@ -96,7 +95,7 @@ func (h *Handler) serveCompanion(w http.ResponseWriter, r *http.Request, rel str
 		}
 		defer f.Close()
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			h.serveDocHTML(w, r, c.doc, c.page, f, fi)
+			h.serveDocHTML(w, r, c.doc, c.page, f, fi.ModTime())
 			return true
 		}
 	}
@@ -140,3 +139,50 @@ func (h *Handler) openDocURL(mount, href string) (io.ReadCloser, error) {
 	}
 	return f, nil
 }
+
+// serveDumpManifestHTML answers a browser's navigation to the manifest of
+// a dump package produced on demand (no file in Docs; Handler.Dumps) with
+// its HTML view, as serveDoc does for a written manifest. It reports
+// whether Dumps knew rel.
+func (h *Handler) serveDumpManifestHTML(w http.ResponseWriter, r *http.Request, rel string) bool {
+	r2 := r.Clone(r.Context())
+	r2.Method = http.MethodGet
+	for _, k := range []string{"Range", "If-Range", "If-Modified-Since", "If-None-Match"} {
+		r2.Header.Del(k)
+	}
+	var rec manifestRecorder
+	rec.code = http.StatusOK
+	if !h.Dumps(&rec, r2, rel) {
+		return false
+	}
+	if rec.code != http.StatusOK {
+		// 404 for a package no longer current: its text as the dump said.
+		web.SetHeaders(w.Header())
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(rec.code)
+		w.Write(rec.body.Bytes())
+		return true
+	}
+	mod, _ := http.ParseTime(rec.hdr.Get("Last-Modified"))
+	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+	web.Vary(w.Header())
+	h.serveDocHTML(w, r, rel, page, &rec.body, mod)
+	return true
+}
+
+// manifestRecorder keeps what Dumps answers for a manifest (a document of
+// at most one package's entries) to render it.
+type manifestRecorder struct {
+	hdr  http.Header
+	code int
+	body bytes.Buffer
+}
+
+func (m *manifestRecorder) Header() http.Header {
+	if m.hdr == nil {
+		m.hdr = http.Header{}
+	}
+	return m.hdr
+}
+func (m *manifestRecorder) WriteHeader(code int)        { m.code = code }
+func (m *manifestRecorder) Write(p []byte) (int, error) { return m.body.Write(p) }

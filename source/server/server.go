@@ -214,6 +214,8 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 	if err != nil {
 		if errors.Is(err, ErrLink) {
 			h.log().Warn("server: symbolic link in the document tree not followed", "err", err)
+		} else if h.Dumps != nil && strings.HasSuffix(rel, ".manifest.xml") && web.WantsHTML(r) && h.serveDumpManifestHTML(w, r, rel) {
+			return
 		} else if h.Dumps != nil && h.Dumps(w, r, rel) {
 			return
 		} else if h.serveCompanion(w, r, rel) {
@@ -242,7 +244,7 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 		web.Vary(w.Header())
 		if web.WantsHTML(r) {
 			page, _ := strconv.Atoi(r.URL.Query().Get("page"))
-			h.serveDocHTML(w, r, rel, page, f, fi)
+			h.serveDocHTML(w, r, rel, page, f, fi.ModTime())
 			return
 		}
 		w.Header().Set("Content-Type", "application/xml")
