@@ -76,19 +76,19 @@ type Config struct {
 
 // Stats counts what one Harvest did.
 type Stats struct {
-	Pages     int           // responses read
-	Written   int           // record files created or changed
-	Unchanged int           // records whose file already had their bytes
-	Deleted   int           // record files removed
-	Malformed int           // records skipped with a warning
+	Pages     int // responses read
+	Written   int // record files created or changed
+	Unchanged int // records whose file already had their bytes
+	Deleted   int // record files removed
+	Malformed int // records skipped with a warning
 	// Missed counts the changes a full pass found that the incremental
 	// lists had not listed (records new, changed or, in a repository
 	// that reports deletions, deleted, stamped before the harvest
 	// started): "the repository's from missed N changes". Set on the
 	// harvest that completes a full pass.
-	Missed int
-	Full      bool          // this harvest listed everything (first harvest or full pass)
-	Duration  time.Duration // wall time
+	Missed   int
+	Full     bool          // this harvest listed everything (first harvest or full pass)
+	Duration time.Duration // wall time
 }
 
 // Status is what the serve status page shows of the harvester.

@@ -42,7 +42,7 @@ type run struct {
 	// the records (or headers) it listed.
 	Missed int   `json:",omitempty"`
 	Listed int64 `json:",omitempty"`
-	Lists []list
+	Lists  []list
 	// Pending are the paths of the last page, saved with the page's
 	// place before Committed is called with them: a harvest resumed
 	// after Committed failed (or the process died) reports them again
