@@ -105,7 +105,7 @@ func (c *cbuf) Reset() {
 // check reports the output's going over its bound.
 func (c *cbuf) check() error {
 	if c.over {
-		return fmt.Errorf("%w: the canonical form would exceed %d bytes (%d times the record's bytes, at least %d, at most %d): a namespace declared once and used by many elements is declared again on each",
+		return fmt.Errorf("%w: over %d bytes (%d times the record's bytes read, at least %d, at most %d): a namespace declared once and used by many elements is declared again on each",
 			errCanonicalTooLarge, c.limit, canonMultiple, minCanonicalBound, maxCanonicalBytes)
 	}
 	return nil

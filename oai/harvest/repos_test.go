@@ -306,6 +306,7 @@ func TestCanonicalBoundDefault(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "canonical form") {
 		t.Fatalf("Canonical: %v, want an error naming the canonical form's size", err)
 	}
+	t.Logf("a %d KiB record refused in %v, %d MiB allocated: %v", len(doc)>>10, d, (m1.TotalAlloc-m0.TotalAlloc)>>20, err)
 	if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 128<<20 {
 		t.Errorf("Canonical allocated %d MiB for a %d KiB record", alloc>>20, len(doc)>>10)
 	}
