@@ -58,8 +58,10 @@ OAI-PMH REPOSITORY (--oai-pmh URL)
    times its size (a namespace declared once, used on many elements) is
    skipped with a warning. At most --oai-max-records record files are
    kept (default 20,000,000; the largest repositories hold a few
-   million): a repository listing endless records stops the harvest with
-   an error before the page that would cross it is written.
+   million), and --oai-min-free bytes (default 1 GiB) are left free on
+   DIR's file system: a repository listing endless records stops the
+   harvest with an error before the page that would cross either is
+   written.
    Each harvested page is journaled as a whole (never half a page, even
    after kill -9): the harvester itself names the files it changed, so
    --watch is refused with --oai-pmh and --rescan-interval is off unless
@@ -85,6 +87,7 @@ func oaiFlags(serve bool) []cli.Flag {
 		&cli.StringSliceFlag{Name: "oai-set", Usage: "with --oai-pmh: harvest only this set spec (repeatable; default the whole repository)"},
 		&cli.DurationFlag{Name: "oai-full-every", Usage: "with --oai-pmh: list every record again at this interval (0: never), to find the changes a wrong from hid, unreported deletions and records that left an --oai-set", Value: 24 * time.Hour},
 		&cli.Int64Flag{Name: "oai-max-records", Usage: "with --oai-pmh: keep at most `N` record files (-1: no bound); a harvest that would write more stops with an error", Value: harvest.DefaultMaxRecords},
+		&cli.Int64Flag{Name: "oai-min-free", Usage: "with --oai-pmh: leave at least `N` bytes free on DIR's file system (0: no floor); a harvest that would leave less stops with an error", Value: harvest.DefaultMinFree},
 	}
 	if serve {
 		fl = append(fl, &cli.DurationFlag{Name: "oai-interval", Usage: "with --oai-pmh: harvest at this interval", Value: 10 * time.Minute})
@@ -119,7 +122,7 @@ type oaiSource struct {
 // (which needs DIR to exist) and creates DIR.
 func checkOAIArgs(cmd *cli.Command) error {
 	if cmd.String("oai-pmh") == "" {
-		for _, f := range []string{"metadata-prefix", "oai-set", "oai-full-every", "oai-max-records", "oai-interval"} {
+		for _, f := range []string{"metadata-prefix", "oai-set", "oai-full-every", "oai-max-records", "oai-min-free", "oai-interval"} {
 			if cmd.IsSet(f) {
 				return usageError(cmd, "--"+f+" needs --oai-pmh URL")
 			}
@@ -135,6 +138,9 @@ func checkOAIArgs(cmd *cli.Command) error {
 	}
 	if n := cmd.Int64("oai-max-records"); n == 0 || n < -1 {
 		return usageError(cmd, "--oai-max-records: want a positive number, or -1 for no bound")
+	}
+	if cmd.Int64("oai-min-free") < 0 {
+		return usageError(cmd, "--oai-min-free: want a number of bytes, or 0 for no floor")
 	}
 	if len(cmd.StringSlice("set")) > 0 {
 		return usageError(cmd, "--oai-pmh publishes one directory: no --set (use --oai-set to harvest a repository's sets)")
@@ -200,6 +206,7 @@ func newOAISource(cmd *cli.Command, cfg *source.Config) (*oaiSource, error) {
 		Client:     syncClient(4, time.Minute),
 		FullEvery:  oaiFullEvery(cmd.Duration("oai-full-every")),
 		MaxRecords: cmd.Int64("oai-max-records"),
+		MinFree:    oaiMinFree(cmd.Int64("oai-min-free")),
 		Log:        o.log.With("oai-pmh", o.shown),
 		Committed:  o.committed,
 	})
@@ -219,6 +226,15 @@ func oaiFullEvery(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// oaiMinFree is harvest.Config.MinFree for --oai-min-free n: 0 there
+// means no floor.
+func oaiMinFree(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // Close releases the harvest state.
@@ -299,8 +315,11 @@ func (o *oaiSource) harvest(ctx context.Context, src *source.Source) (harvest.St
 	}
 	if err != nil {
 		msg := "harvest failed; the next one resumes from its last committed page"
-		if errors.Is(err, harvest.ErrTooManyRecords) {
+		switch {
+		case errors.Is(err, harvest.ErrTooManyRecords):
 			msg = "harvest stopped at --oai-max-records; raise it if the repository is that large"
+		case errors.Is(err, harvest.ErrLowDiskSpace):
+			msg = "harvest stopped at --oai-min-free; make room (or lower it) and the next harvest goes on"
 		}
 		o.log.Error(msg, "oai-pmh", o.shown, "err", o.clean(err.Error()),
 			"pages", st.Pages, "written", st.Written, "deleted", st.Deleted)

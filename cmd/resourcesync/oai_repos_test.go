@@ -94,8 +94,8 @@ func TestOAIStatusFromMissed(t *testing.T) {
 }
 
 // TestOAIFullEveryZero: --oai-full-every 0 means no full pass (it meant
-// 24h); --oai-max-records stops a harvest that would write more with exit
-// 1 naming the flag.
+// 24h); --oai-max-records and --oai-min-free stop a harvest that would
+// cross them with exit 1 naming the flag.
 func TestOAIFullEveryZero(t *testing.T) {
 	syncLoopbackOnly(t)
 	repo := oaitest.New(t, oaitest.Options{PageSize: 2, DeletedRecord: "no"})
@@ -127,5 +127,11 @@ func TestOAIFullEveryZero(t *testing.T) {
 		"--out", filepath.Join(root, "out"), "--state", filepath.Join(root, "state"), filepath.Join(root, "records"))
 	if code != exitProblems || !strings.Contains(stderr, "--oai-max-records") || !strings.Contains(stderr, "more than 3 records") {
 		t.Errorf("publish of 5 records with --oai-max-records 3: exit %d\n%s%s", code, stdout, stderr)
+	}
+	root = t.TempDir()
+	code, stdout, stderr = runCLI(t, "publish", "--oai-pmh", repo.URL, "--oai-min-free", fmt.Sprint(int64(1)<<62), "--base-url", "http://127.0.0.1/",
+		"--out", filepath.Join(root, "out"), "--state", filepath.Join(root, "state"), filepath.Join(root, "records"))
+	if code != exitProblems || !strings.Contains(stderr, "--oai-min-free") {
+		t.Errorf("publish with --oai-min-free 4 EiB: exit %d\n%s%s", code, stdout, stderr)
 	}
 }

@@ -33,10 +33,11 @@
 // canonical form (16 times its bytes, at least 1 MiB, at most 64 MiB: a
 // namespace declared once and used by many elements is declared again on
 // each, so a 1 MiB record could otherwise become 1 GiB; such a record is
-// skipped with a warning), and the record files in Dir
-// (Config.MaxRecords: a repository listing endless records stops the
-// harvest with ErrTooManyRecords before the page that would cross it is
-// written).
+// skipped with a warning), the record files in Dir (Config.MaxRecords)
+// and the space they leave free on its file system (Config.MinFree): a
+// repository listing endless records stops the harvest with
+// ErrTooManyRecords or ErrLowDiskSpace before the page that would cross
+// either is written.
 //
 // A harvest goes page by page. A page's changed records are written to
 // hidden temporary files beside their places (the Source ignores hidden

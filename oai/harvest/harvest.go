@@ -25,6 +25,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/origin"
 	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
+	"github.com/resourcesync-go/resourcesync/internal/units"
 	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/oai"
 )
@@ -61,6 +62,13 @@ type Config struct {
 	// records cannot fill the disk. 0 means DefaultMaxRecords; negative:
 	// no bound.
 	MaxRecords int64
+	// MinFree is the space the harvest leaves free on Dir's file system:
+	// a page whose staged files leave less is not written (they are
+	// removed) and the harvest fails with ErrLowDiskSpace, so that a
+	// repository's records never fill the disk. 0 means DefaultMinFree;
+	// negative: no floor. Not checked where the free space cannot be
+	// known (other than Linux, macOS, FreeBSD and Windows).
+	MinFree int64
 	// Log receives warnings (malformed records, retries); nil discards.
 	Log *slog.Logger
 	// Committed is called after each page's files are written and
@@ -136,6 +144,12 @@ const DefaultMaxRecords = 20_000_000
 // Config.MaxRecords.
 var ErrTooManyRecords = errors.New("more records than the bound")
 
+// DefaultMinFree is Config.MinFree when unset.
+const DefaultMinFree = 1 << 30
+
+// ErrLowDiskSpace is the error of a harvest stopped by Config.MinFree.
+var ErrLowDiskSpace = errors.New("too little disk space left")
+
 // stallTimeout is how long a response may send nothing (before its
 // headers or within its body): a repository building a large page may
 // think a while, but not for minutes.
@@ -175,6 +189,9 @@ func New(cfg Config) (*Harvester, error) {
 	}
 	if cfg.MaxRecords == 0 {
 		cfg.MaxRecords = DefaultMaxRecords
+	}
+	if cfg.MinFree == 0 {
+		cfg.MinFree = DefaultMinFree
 	}
 	h := &Harvester{cfg: cfg, log: cfg.Log, client: cfg.Client, policy: retryPolicy, stallTimeout: stallTimeout}
 	if h.log == nil {
@@ -651,6 +668,13 @@ func (h *Harvester) commitPage(ctx context.Context, r *run, l *list, p *page, st
 		if c := p.w.creations(); c > 0 && n+int64(c) > max {
 			p.w.abort()
 			return fmt.Errorf("%w: the repository lists more than %d records (%d record files, %d more in this page): the harvest stops before writing them, as a repository listing endless records would fill the disk", ErrTooManyRecords, max, n, c)
+		}
+	}
+	if floor := h.cfg.MinFree; floor > 0 && p.ps.Written > 0 {
+		// Measured with the page's files staged: what is left after it.
+		if free, ok, err := freeBytes(h.cfg.Dir); err == nil && ok && free < floor {
+			p.w.abort()
+			return fmt.Errorf("%w: %s free on the file system of %s with this page's %d files staged, less than the %s to keep free: the harvest stops before writing them", ErrLowDiskSpace, units.Bytes(free), h.cfg.Dir, p.ps.Written, units.Bytes(floor))
 		}
 	}
 	if planned := p.w.planned(); len(planned) > 0 && h.cfg.Committed != nil {

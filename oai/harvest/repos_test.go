@@ -2,6 +2,7 @@ package harvest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -388,5 +389,47 @@ func TestMaxRecords(t *testing.T) {
 	}
 	if _, err := x.harvest(); err == nil || !strings.Contains(err.Error(), "more than 55 records") {
 		t.Errorf("resumed harvest: %v", err)
+	}
+}
+
+// TestMinFree: a page whose files would leave less than MinFree free on
+// Dir's file system is not written (no file, no temporary file) and the
+// harvest fails with a clear error; the next harvest with room writes it.
+func TestMinFree(t *testing.T) {
+	if _, ok, _ := freeBytes(t.TempDir()); !ok {
+		t.Skip("the free space cannot be known on " + runtime.GOOS)
+	}
+	x := newHostile(t, func(q map[string][]string) (string, string) {
+		if q["verb"][0] == "Identify" {
+			return "", fmt.Sprintf(identifyBody, "persistent")
+		}
+		return "", "<ListRecords>" + hrec("oai:x:1", "2024-01-01T00:00:00Z", `<r xmlns="urn:r"/>`) + hrec("oai:x:2", "2024-01-01T00:00:00Z", `<r xmlns="urn:r"/>`) + "</ListRecords>"
+	})
+	x.h.Close()
+	x.cfg.MinFree = 1 << 62
+	h, err := New(x.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.h = h
+	st, err := x.harvest()
+	if !errors.Is(err, ErrLowDiskSpace) || !strings.Contains(err.Error(), "free on the file system") {
+		t.Fatalf("harvest with no room: %+v, %v", st, err)
+	}
+	filepath.WalkDir(x.cfg.Dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			t.Errorf("file left: %s", p)
+		}
+		return nil
+	})
+	h.Close()
+	x.cfg.MinFree = -1
+	if h, err = New(x.cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	x.h = h
+	if st, err := x.harvest(); err != nil || st.Written != 2 {
+		t.Fatalf("harvest with the floor off: %+v, %v", st, err)
 	}
 }
