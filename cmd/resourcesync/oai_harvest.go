@@ -427,8 +427,6 @@ func (o *oaiSource) section() status.Section {
 		v := st.LastFull.UTC().Format(time.RFC3339)
 		if st.FullMissed > 0 {
 			v += fmt.Sprintf(": the repository's from missed %d changes (the incremental harvests had not listed them)", st.FullMissed)
-		} else {
-			v += ": nothing the incremental harvests had missed"
 		}
 		fact("Last full listing", v, "oai-full")
 		fact("Missed by from", fmt.Sprint(st.FullMissed), "oai-from-missed")
