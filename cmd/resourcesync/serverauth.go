@@ -29,8 +29,10 @@ const authHelp = `
    second; 20 a second overall). A credential once accepted is remembered:
    its client is never slowed. The files are read again when they change
    (checked at most every 2 seconds): replace them to add or revoke a
-   credential, no restart needed; a file that no longer parses is logged and
-   the credentials read before stay in force. Use HTTPS (a reverse proxy) on
+   credential, no restart needed. A file then missing, empty (comments
+   only) or malformed revokes every credential it held, logged as an ERROR:
+   nobody gets in with them until it is fixed (fail closed; the token of
+   $RESOURCESYNC_AUTH_TOKEN stays); at start it is an error. Use HTTPS (a reverse proxy) on
    any network: these credentials travel in clear over HTTP.`
 
 // authBasicHelp is the HTTP basic part of authHelp.

@@ -137,32 +137,33 @@ func New(cfg Config) (*Authenticator, error) {
 }
 
 // load reads the files: both (old nil), or those that changed since
-// old, whose other credentials it keeps. A file that does not parse is an
-// error; with old, its part of old stays in force and the error is
-// returned with the new credentials.
+// old, whose other credentials it keeps. At start (old nil) a file that
+// cannot be read or holds no credential is an error. Later, such a file
+// revokes the credentials read from it before (fail closed): emptying,
+// deleting or commenting out a file is how an operator locks everyone out
+// in an incident, and a file mangled mid-edit may be one whose leaked line
+// was being removed, so keeping "the last good" credentials would keep
+// exactly the one meant to go. The error is returned with the new
+// credentials, to be logged; the tokens of Config.Tokens stay.
 func (a *Authenticator) load(old *creds, changed [2]bool) (*creds, error) {
 	c := &creds{good: map[[sha256.Size]byte]struct{}{}}
 	var errs []error
 	if old != nil && !changed[0] {
 		c.tokens = old.tokens
 	} else {
-		toks := a.cfg.Tokens
-		var err error
+		var toks []string
 		if name := a.cfg.TokenFile; name != "" {
-			var t []string
-			t, err = readFile(name, ParseTokens)
-			toks = append(t, toks...)
-		}
-		switch {
-		case err != nil && old == nil:
-			return nil, err
-		case err != nil:
-			errs = append(errs, err)
-			c.tokens = old.tokens
-		default:
-			for _, t := range toks {
-				c.tokens = append(c.tokens, sha256.Sum256([]byte(t)))
+			t, err := readFile(name, ParseTokens)
+			if err != nil {
+				if old == nil {
+					return nil, err
+				}
+				errs = append(errs, err)
 			}
+			toks = t
+		}
+		for _, t := range append(toks, a.cfg.Tokens...) {
+			c.tokens = append(c.tokens, sha256.Sum256([]byte(t)))
 		}
 	}
 	if name := a.cfg.BasicFile; old != nil && !changed[1] {
@@ -174,7 +175,7 @@ func (a *Authenticator) load(old *creds, changed [2]bool) (*creds, error) {
 				return nil, err
 			}
 			errs = append(errs, err)
-			users = old.users
+			users, c.dummy = nil, old.dummy
 		}
 		c.users = users
 		for _, h := range c.users {
@@ -219,7 +220,8 @@ func (a *Authenticator) current() *creds {
 	a.seen = st
 	c, err := a.load(a.creds.Load(), changed)
 	if err != nil {
-		a.cfg.Logger.Error("credentials file not reloaded: the credentials read from it before stay in force", "err", err)
+		a.cfg.Logger.Error("credentials file unreadable, empty or malformed: the credentials it held are revoked until it is fixed (fail closed)",
+			"err", err, "tokens", len(c.tokens), "users", len(c.users))
 	} else {
 		a.cfg.Logger.Info("credentials reloaded", "tokens", len(c.tokens), "users", len(c.users))
 	}
@@ -284,13 +286,13 @@ func (a *Authenticator) Check(w http.ResponseWriter, r *http.Request) bool {
 	case strings.EqualFold(scheme, "Basic") && len(c.users) > 0:
 		var ok bool
 		if user, pass, ok = r.BasicAuth(); !ok {
-			a.challenge(w, c, "")
+			a.challenge(w, "")
 			return false
 		}
 		basic, cred = true, strconv.Itoa(len(user))+":"+user+pass // unambiguous
 	default:
 		// None, or a scheme not configured: no check spent.
-		a.challenge(w, c, "")
+		a.challenge(w, "")
 		return false
 	}
 	key := a.digest(basic, cred)
@@ -315,7 +317,7 @@ func (a *Authenticator) Check(w http.ResponseWriter, r *http.Request) bool {
 		good = c.verifyToken(cred)
 	}
 	if !good {
-		a.challenge(w, c, map[bool]string{false: "Bearer", true: "Basic"}[basic])
+		a.challenge(w, map[bool]string{false: "Bearer", true: "Basic"}[basic])
 		return false
 	}
 	give()

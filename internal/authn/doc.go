@@ -30,6 +30,11 @@
 //     identity changes (checked at most every Config.CheckEvery, 2 s by
 //     default, on the next request): replace them (e.g. write and rename)
 //     and the next requests use the new credentials; no signal needed,
-//     which works alike on every OS. A file that no longer parses is
-//     logged and the credentials read last stay in force.
+//     which works alike on every OS. A file that is then missing, empty
+//     (nothing but blank lines and comments) or malformed revokes the
+//     credentials it held, logged as an ERROR: nobody gets in with them
+//     until it is fixed (fail closed). Emptying or deleting the file is
+//     what an operator does in an incident, and a file broken mid-edit
+//     may be one whose leaked line was being removed. At start such a
+//     file is an error. Config.Tokens are not from a file and stay.
 package authn
