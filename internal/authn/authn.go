@@ -299,7 +299,14 @@ func (a *Authenticator) Check(w http.ResponseWriter, r *http.Request) bool {
 	if c.remembered(key) {
 		return true
 	}
-	give, ok := a.cfg.Budget.Take(Client(r))
+	// A token's check costs a digest: only its client's budget bounds it
+	// (see Budget.TakeClient). bcrypt's costs tens of milliseconds of a
+	// core: the shared budget bounds those too.
+	take := a.cfg.Budget.TakeClient
+	if basic {
+		take = a.cfg.Budget.Take
+	}
+	give, ok := take(Client(r))
 	if !ok {
 		w.Header().Set("Retry-After", "1")
 		plain(w, http.StatusTooManyRequests, "too many failed logins: wait a few seconds")
