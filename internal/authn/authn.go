@@ -50,7 +50,7 @@ type Config struct {
 // accepts every request.
 type Authenticator struct {
 	cfg   Config
-	sem   chan struct{}
+	sem   *slots // bcrypt comparisons, in turns by client
 	key   []byte // of the remembered credentials' digests
 	creds atomic.Pointer[creds]
 
@@ -58,7 +58,7 @@ type Authenticator struct {
 	checked time.Time
 	seen    [2]stamp // of the files as last read or refused
 
-	bcrypts, inFlight, maxInFlight atomic.Int64 // for tests
+	bcrypts, inFlight, maxInFlight, waiting atomic.Int64 // for tests
 }
 
 // creds is one reading of the files, with what was verified against it.
@@ -124,7 +124,7 @@ func New(cfg Config) (*Authenticator, error) {
 			return nil, fmt.Errorf("%w: a token is one word of letters, digits and -._~+/ (then = padding)", ErrFormat)
 		}
 	}
-	a := &Authenticator{cfg: cfg, sem: make(chan struct{}, cfg.MaxBcrypt), key: make([]byte, 32)}
+	a := &Authenticator{cfg: cfg, sem: newSlots(cfg.MaxBcrypt), key: make([]byte, 32)}
 	rand.Read(a.key)
 	a.seen = [2]stamp{stat(cfg.TokenFile), stat(cfg.BasicFile)}
 	c, err := a.load(nil, [2]bool{})
@@ -315,7 +315,7 @@ func (a *Authenticator) Check(w http.ResponseWriter, r *http.Request) bool {
 	var good bool
 	if basic {
 		var err error
-		if good, err = a.verifyBasic(r.Context(), c, user, pass); err != nil {
+		if good, err = a.verifyBasic(r.Context(), Client(r), c, user, pass); err != nil {
 			give() // not checked
 			plain(w, http.StatusServiceUnavailable, "request ended before its credentials were checked")
 			return false
@@ -377,25 +377,26 @@ func (c *creds) verifyToken(tok string) bool {
 }
 
 // verifyBasic compares pass with user's bcrypt hash, at most MaxBcrypt at
-// once. An unknown user costs as much as a known one (no enumeration by
+// once, clients taking turns (slots). An unknown user costs as much as a known one (no enumeration by
 // timing). err: ctx ended while waiting.
-func (a *Authenticator) verifyBasic(ctx context.Context, c *creds, user, pass string) (bool, error) {
+func (a *Authenticator) verifyBasic(ctx context.Context, client string, c *creds, user, pass string) (bool, error) {
 	hash, known := c.users[user]
 	if !known {
 		hash = c.dummy
 	}
-	select {
-	case a.sem <- struct{}{}:
-	case <-ctx.Done():
-		return false, ctx.Err()
+	a.waiting.Add(1)
+	err := a.sem.acquire(ctx, client)
+	a.waiting.Add(-1)
+	if err != nil {
+		return false, err
 	}
 	n := a.inFlight.Add(1)
 	for m := a.maxInFlight.Load(); n > m && !a.maxInFlight.CompareAndSwap(m, n); m = a.maxInFlight.Load() {
 	}
 	a.bcrypts.Add(1)
-	err := bcrypt.CompareHashAndPassword(hash, []byte(pass))
+	err = bcrypt.CompareHashAndPassword(hash, []byte(pass))
 	a.inFlight.Add(-1)
-	<-a.sem
+	a.sem.release()
 	// Any error (a mismatch, a malformed hash) is a refusal. bcrypt reads
 	// only the first 72 bytes of a password, as Apache's htpasswd does: a
 	// longer one matches on those (what the hash was made from).

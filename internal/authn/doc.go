@@ -27,9 +27,11 @@
 //     password check (bcrypt) also takes from the budget of all clients
 //     together (100 then 20 a second); a token check, a digest compared,
 //     does not: guessers on other addresses so never make a valid token
-//     wait. bcrypt comparisons run at most MaxBcrypt at a time. A flood of
-//     wrong passwords so costs a bounded number of bcrypt runs, on a
-//     bounded number of cores. The hub's admin login uses the same Budget.
+//     wait. bcrypt comparisons run at most MaxBcrypt at a time, the
+//     clients waiting for one taking turns: a new login waits for at most
+//     one comparison of each client waiting, not for a whole flood queued
+//     ahead of it. A flood of wrong passwords so costs a bounded number of
+//     bcrypt runs, on a bounded number of cores. The hub's admin login uses the same Budget.
 //   - The files are read again when their modification time, size or
 //     identity changes (checked at most every Config.CheckEvery, 2 s by
 //     default, on the next request): replace them (e.g. write and rename)
