@@ -63,8 +63,9 @@ SAFETY
      is refused (400) and not recorded: recorded, a forged instant in 2262
      would make every later genuine push of the resource stale. So is
      SDShare-Sequence above 2^63-1, or more than --max-sequence-gap past
-     the highest its graph admitted (the first of a graph is taken as it
-     comes: run with a token so that nobody else pushes first). A sender
+     the highest its graph admitted. A graph's first is held to the same
+     gap from 0 (a sender long under way: raise the gap), unless the
+     receiver requires a token: then it is taken as it comes. A sender
      whose clock runs ahead is refused until this clock catches up; sdshare
      serve --push retries it at its longest interval.
    - Each push reserves its Content-Length (--max-bytes when chunked) times
@@ -91,7 +92,7 @@ func sdshareReceiveCommand() *cli.Command {
 			&cli.Int64Flag{Name: "max-bytes", Value: push.DefaultMaxBytes, Usage: "refuse bodies longer than `N` bytes (413)"},
 			&cli.Int64Flag{Name: "max-memory", Value: push.DefaultMemoryBudget, Usage: "bound the memory of the pushes in progress to about `N` bytes: beyond it 503 with Retry-After (see SAFETY)"},
 			&cli.DurationFlag{Name: "max-clock-skew", Value: push.DefaultMaxClockSkew, Usage: "refuse SDShare-Updated more than `D` after this machine's clock (400; see SAFETY)"},
-			&cli.Uint64Flag{Name: "max-sequence-gap", Value: push.DefaultMaxSequenceGap, Usage: "refuse SDShare-Sequence more than `N` past the highest of its graph (400; see SAFETY)"},
+			&cli.Uint64Flag{Name: "max-sequence-gap", Value: push.DefaultMaxSequenceGap, Usage: "refuse SDShare-Sequence more than `N` past the highest of its graph (past 0 for its first, unless a token is required; 400; see SAFETY)"},
 			&cli.BoolFlag{Name: "allow-text-plain", Usage: "take text/plain as N-Triples without --auth-token-file (old senders; see SAFETY)"},
 			serverAuthFlags(false)[0],
 			maxConnsFlag(),
@@ -142,6 +143,9 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 		AllowTextPlain: cmd.Bool("allow-text-plain") || au != nil,
 		MaxClockSkew:   cmd.Duration("max-clock-skew"),
 		MaxSequenceGap: cmd.Uint64("max-sequence-gap"),
+		// A first sequence number as it comes only from authenticated
+		// senders: from anyone, one push of 2^63-1 freezes a resource.
+		TrustFirstSequence: au != nil,
 		MemoryBudget:   cmd.Int64("max-memory"),
 		// Without a token on loopback, the pushes come from this
 		// machine: a Host naming another is a DNS-rebinding page.

@@ -118,3 +118,50 @@ func TestSDShareReceiveDNSRebinding(t *testing.T) {
 		t.Errorf("Host %s: %d %s", addr, code, msg)
 	}
 }
+
+// TestSDShareReceiveFirstSequence: without a token, a graph's first
+// SDShare-Sequence far above 1 (past --max-sequence-gap) is refused and
+// not recorded; before, one push of 2^63-1 was admitted and every later
+// genuine push of the resource was acknowledged as stale and dropped. A
+// first sequence within the gap is taken; with a token (every push
+// authenticated) the first is taken as it comes, so that a sender long
+// under way starts at once.
+func TestSDShareReceiveFirstSequence(t *testing.T) {
+	hc, _ := testnet.Client(t)
+	start := func() string {
+		addr := freeAddr(t)
+		out, _ := background(t, "sdshare", "receive", "--addr", addr, "--store", t.TempDir(), "--graph", "http://ex.org/g")
+		waitFor(t, "sdshare receive", 20*time.Second, func() bool { return strings.Contains(out.String(), "listening on") })
+		return "http://" + addr + "/"
+	}
+	push := func(base, seq, value, token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, base+"?resource=http%3A%2F%2Fex.org%2Fa", strings.NewReader("<http://ex.org/a> <http://ex.org/p> \""+value+"\" .\n"))
+		req.Header.Set("Content-Type", "application/n-triples")
+		req.Header.Set("SDShare-Sequence", seq)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	base := start()
+	if code, msg := push(base, "9223372036854775807", "forged", ""); code != 400 || !strings.Contains(msg, "--max-sequence-gap") {
+		t.Errorf("forged first sequence: %d %s", code, msg)
+	}
+	if code, msg := push(base, "1", "genuine", ""); code != 200 || !strings.Contains(msg, "applied 1") {
+		t.Errorf("genuine first push after it: %d %s", code, msg)
+	}
+	if code, msg := push(base, "1000", "genuine 2", ""); code != 200 || !strings.Contains(msg, "applied 1") {
+		t.Errorf("genuine second push: %d %s", code, msg)
+	}
+	t.Setenv(envAuthToken, "recv-token-3")
+	base = start()
+	if code, msg := push(base, "5000000", "long under way", "recv-token-3"); code != 200 || !strings.Contains(msg, "applied 1") {
+		t.Errorf("authenticated first sequence long under way: %d %s", code, msg)
+	}
+}

@@ -46,8 +46,9 @@
 // preflight is never allowed. A version too far ahead is refused (400)
 // and never recorded: an instant beyond MaxClockSkew after the
 // receiver's clock, a sequence number above MaxSequence or more than
-// MaxSequenceGap past the highest its graph admitted (recorded, a forged
-// one would make every later genuine push of the resource stale). Each
+// MaxSequenceGap past the highest its graph admitted, or than 0 for a
+// graph's first unless TrustFirstSequence (recorded, a forged one would
+// make every later genuine push of the resource stale). Each
 // request reserves its body's size times ParseFactor in MemoryBudget
 // before reading it, or gets 503 with Retry-After, and more as its
 // statements need (sdshare.TripleMemory each: a dense Turtle body holds
