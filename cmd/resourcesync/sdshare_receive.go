@@ -146,7 +146,7 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 		// A first sequence number as it comes only from authenticated
 		// senders: from anyone, one push of 2^63-1 freezes a resource.
 		TrustFirstSequence: au != nil,
-		MemoryBudget:   cmd.Int64("max-memory"),
+		MemoryBudget:       cmd.Int64("max-memory"),
 		// Without a token on loopback, the pushes come from this
 		// machine: a Host naming another is a DNS-rebinding page.
 		LoopbackOnly: au == nil && httpserver.ListensOnLoopback(ln),
