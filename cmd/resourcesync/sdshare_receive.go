@@ -101,6 +101,14 @@ func sdshareReceiveCommand() *cli.Command {
 	}
 }
 
+// receiveServerOptions are the receiver's connection limits: the
+// project's defaults, which CONNECTIONS documents (10 s for the request
+// headers, as every server), and a ReadTimeout for --max-bytes. A
+// variable so that a test can shorten them.
+var receiveServerOptions = func(maxBytes int64) httpserver.Options {
+	return httpserver.Options{ReadTimeout: httpserver.ReadTimeoutFor(maxBytes)}
+}
+
 func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 	if cmd.Args().Len() != 0 {
 		return usageError(cmd, "sdshare receive takes no arguments")
@@ -156,7 +164,7 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 	}
 	// Only the pushes change the store; GET and HEAD answer a fixed text.
 	readOnly := func(r *http.Request) bool { return r.Method == http.MethodGet || r.Method == http.MethodHead }
-	srv := httpserver.New(au.Handler(rv, readOnly), serverOptions(cmd, httpserver.Options{ReadHeaderTimeout: 30 * time.Second, ReadTimeout: httpserver.ReadTimeoutFor(cmd.Int64("max-bytes"))}))
+	srv := httpserver.New(au.Handler(rv, readOnly), serverOptions(cmd, receiveServerOptions(cmd.Int64("max-bytes"))))
 	fmt.Fprintf(stderr, "sdshare receive: listening on http://%s/\n", ln.Addr())
 	if au == nil && !httpserver.ListensOnLoopback(ln) {
 		fmt.Fprintf(stderr, "sdshare receive: WARNING: %s is not a loopback address and no --auth-token-file is given: anyone who can reach it can replace or delete any statement in the store (see SAFETY in --help)\n", ln.Addr())

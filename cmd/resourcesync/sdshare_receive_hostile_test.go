@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 )
 
@@ -163,5 +164,52 @@ func TestSDShareReceiveFirstSequence(t *testing.T) {
 	base = start()
 	if code, msg := push(base, "5000000", "long under way", "recv-token-3"); code != 200 || !strings.Contains(msg, "applied 1") {
 		t.Errorf("authenticated first sequence long under way: %d %s", code, msg)
+	}
+}
+
+// TestSDShareReceiveSlowHeaders: a client that trickles its request
+// headers is cut off after the documented header timeout (CONNECTIONS:
+// httpserver's default, every server's), not later; before, the receiver
+// set 30 s of its own (31 s measured). The test shortens the default it
+// is given to 2 s: a receiver that sets its own does not follow.
+func TestSDShareReceiveSlowHeaders(t *testing.T) {
+	orig := receiveServerOptions
+	t.Cleanup(func() { receiveServerOptions = orig })
+	receiveServerOptions = func(maxBytes int64) httpserver.Options {
+		o := orig(maxBytes)
+		if o.ReadHeaderTimeout == 0 || o.ReadHeaderTimeout == httpserver.DefaultReadHeaderTimeout {
+			o.ReadHeaderTimeout = 2 * time.Second // the default, shortened
+		}
+		return o
+	}
+	addr := freeAddr(t)
+	out, _ := background(t, "sdshare", "receive", "--addr", addr, "--store", t.TempDir(), "--graph", "http://ex.org/g")
+	waitFor(t, "sdshare receive", 20*time.Second, func() bool { return strings.Contains(out.String(), "listening on") })
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	t0 := time.Now()
+	io.WriteString(c, "POST /?resource=http%3A%2F%2Fex.org%2Fa HTTP/1.1\r\nHost: "+addr+"\r\nX-Slow: ")
+	closed := make(chan time.Duration, 1)
+	go func() {
+		c.SetReadDeadline(time.Now().Add(6 * time.Second))
+		io.Copy(io.Discard, c)
+		closed <- time.Since(t0)
+	}()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case d := <-closed:
+			if d > 4*time.Second {
+				t.Fatalf("slow headers cut off after %v, want about the 2 s header timeout", d.Round(time.Millisecond))
+			}
+			t.Logf("slow headers cut off after %v (header timeout 2 s)", d.Round(time.Millisecond))
+			return
+		case <-tick.C:
+			c.Write([]byte("x")) // one byte at a time, never the end of the headers
+		}
 	}
 }
