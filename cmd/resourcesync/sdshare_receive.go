@@ -72,7 +72,9 @@ SAFETY
      40 (the memory a push takes per byte of body, measured) in
      --max-memory before its body is read; a push that does not fit beside
      those in progress gets 503 with Retry-After: 2 (sdshare serve --push
-     waits that long). A push alone is always taken. A denser body
+     waits that long), its body then read and discarded (no memory): a
+     sender that writes its whole body before it reads gets the 503, not a
+     connection reset. A push alone is always taken. A denser body
      (Turtle's object lists) takes more as its statements are read, up
      to --max-memory (413 beyond it).
    The refusals are logged (stderr) and counted at GET /status.

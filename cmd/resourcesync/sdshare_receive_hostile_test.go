@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -212,4 +217,104 @@ func TestSDShareReceiveSlowHeaders(t *testing.T) {
 			c.Write([]byte("x")) // one byte at a time, never the end of the headers
 		}
 	}
+}
+
+// TestSDShareReceiveShedReadable: while a push holds the memory budget,
+// 16 concurrent pushes of 16 MiB each are shed, every one with a
+// readable 503 and Retry-After, none as a connection reset. Half are
+// sent by Go's client, which reads the answer while it writes; half by a
+// sender that writes its whole body before it reads (as many HTTP
+// libraries do). Before, the receiver answered without reading the body
+// and closed the connection with most of it unread: the kernel reset the
+// connection, and every such sender's write failed with "connection
+// reset by peer" (14 of 16 in the attack), the 503 unread.
+func TestSDShareReceiveShedReadable(t *testing.T) {
+	addr := freeAddr(t)
+	out, _ := background(t, "sdshare", "receive", "--addr", addr, "--store", t.TempDir(), "--graph", "http://ex.org/g", "--max-memory", strconv.Itoa(64<<20))
+	waitFor(t, "sdshare receive", 20*time.Second, func() bool { return strings.Contains(out.String(), "listening on") })
+	base := "http://" + addr + "/"
+	hc, _ := testnet.Client(t)
+	// The holder: 1 MiB announced (40 MiB of the 64 reserved), its body
+	// held back after the first statement.
+	const holdSize = 1 << 20
+	first := []byte("<http://ex.org/h> <http://ex.org/p> \"0\" .\n")
+	pr, pw := io.Pipe()
+	held := make(chan pushAnswer, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, base+"?resource=http%3A%2F%2Fex.org%2Fh", pr)
+		req.ContentLength = holdSize
+		req.Header.Set("Content-Type", "application/n-triples")
+		resp, err := hc.Do(req)
+		if err != nil {
+			held <- pushAnswer{err: err}
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		held <- pushAnswer{code: resp.StatusCode, body: string(b)}
+	}()
+	if _, err := pw.Write(first); err != nil { // returns once the receiver reads it
+		t.Fatal(err)
+	}
+	big := pushBody("http://ex.org/big", 16<<20)
+	const n = 16
+	answers := make([]pushAnswer, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if i%2 == 0 {
+				answers[i] = pushWholeThenRead(addr, big)
+				return
+			}
+			req, _ := http.NewRequest(http.MethodPost, base+"?resource=http%3A%2F%2Fex.org%2Fbig", bytes.NewReader(big))
+			req.Header.Set("Content-Type", "application/n-triples")
+			resp, err := hc.Do(req)
+			if err != nil {
+				answers[i] = pushAnswer{err: err}
+				return
+			}
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			answers[i] = pushAnswer{code: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: string(b), err: err}
+		})
+	}
+	wg.Wait()
+	readable := 0
+	for i, a := range answers {
+		if a.err == nil && a.code == http.StatusServiceUnavailable && a.retryAfter == "2" && strings.Contains(a.body, "memory budget") {
+			readable++
+			continue
+		}
+		t.Errorf("push %d (%s): %d Retry-After %q %q %v", i, map[bool]string{true: "whole body first", false: "Go's client"}[i%2 == 0], a.code, a.retryAfter, a.body, a.err)
+	}
+	t.Logf("%d concurrent pushes of 16 MiB while the budget is held: %d readable 503s, %d otherwise", n, readable, n-readable)
+	// The holder completes (its statement, then spaces to the announced size).
+	rest := bytes.Repeat([]byte(" "), holdSize-len(first)-1)
+	pw.Write(append(rest, '\n'))
+	pw.Close()
+	if a := <-held; a.err != nil || a.code != 200 {
+		t.Errorf("the holder: %d %q %v", a.code, a.body, a.err)
+	}
+}
+
+// pushWholeThenRead pushes body as a sender that writes the whole
+// request before it reads the answer; a failed write is the push's error.
+func pushWholeThenRead(addr string, body []byte) pushAnswer {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return pushAnswer{err: err}
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Minute))
+	fmt.Fprintf(c, "POST /?resource=http%%3A%%2F%%2Fex.org%%2Fbig HTTP/1.1\r\nHost: %s\r\nContent-Type: application/n-triples\r\nContent-Length: %d\r\n\r\n", addr, len(body))
+	if _, err := c.Write(body); err != nil {
+		return pushAnswer{err: fmt.Errorf("writing the body: %w", err)}
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return pushAnswer{err: err}
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return pushAnswer{code: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: string(b), err: err}
 }

@@ -225,7 +225,7 @@ func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if rv.Logf != nil {
 			rv.Logf("push %s: %d %s", r.URL.RawQuery, code, msg)
 		}
-		http.Error(w, msg, code)
+		rv.refuse(w, r, code, msg)
 		return
 	}
 	rv.applied.Add(int64(res.Applied))
@@ -233,6 +233,33 @@ func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rv.stale.Add(int64(res.Stale))
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	fmt.Fprintf(w, "applied %d, deleted %d, stale %d\n", res.Applied, res.Deleted, res.Stale)
+}
+
+// refuse answers a push that is refused, often before its body was read
+// (a shed push: 503), and then reads and discards what the sender still
+// sends of it, up to MaxBytes. Many senders write the whole body before
+// they read the answer: a connection closed with their body unread is
+// reset by the kernel, their write fails with "connection reset by
+// peer", and the answer (Retry-After above all) is never read. The
+// discarding costs no memory, and a sender that stalls is cut off by the
+// server's body timeouts (internal/httpserver).
+func (rv *Receiver) refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
+	// Without full duplex net/http reads at most 256 KiB of an unread
+	// body after the handler, then closes: the reset.
+	// A body announced longer than MaxBytes is not read (413): reading
+	// MaxBytes of it would not spare the sender the reset.
+	max := rv.MaxBytes
+	if max <= 0 {
+		max = DefaultMaxBytes
+	}
+	rc := http.NewResponseController(w)
+	duplex := r.Body != nil && r.ContentLength <= max && rc.EnableFullDuplex() == nil
+	http.Error(w, msg, code)
+	if !duplex {
+		return
+	}
+	rc.Flush() // the answer first: a sender that reads while it writes can stop
+	io.Copy(io.Discard, io.LimitReader(r.Body, max+1))
 }
 
 const receiverDoc = `SDShare Push receiver.
