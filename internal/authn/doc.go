@@ -32,7 +32,7 @@
 //     one comparison of each client waiting, not for a whole flood queued
 //     ahead of it. A flood of wrong passwords so costs a bounded number of
 //     bcrypt runs, on a bounded number of cores. The hub's admin login
-//     uses the same Budget (Take: its per-client and shared budgets).
+//     uses the same Budget (TakeClient: a token compared).
 //   - The files are read again when their modification time, size or
 //     identity changes (checked at most every Config.CheckEvery, 2 s by
 //     default, on the next request): replace them (e.g. write and rename)
