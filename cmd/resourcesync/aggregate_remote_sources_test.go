@@ -91,4 +91,6 @@ func TestAggregateRemoteSourcesNoLocalFiles(t *testing.T) {
 
 // quoteField quotes a path for a sources line (a Windows temp path may
 // hold blanks).
-func quoteField(v string) string { return `"` + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), `"`, `\"`) + `"` }
+func quoteField(v string) string {
+	return `"` + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), `"`, `\"`) + `"`
+}
