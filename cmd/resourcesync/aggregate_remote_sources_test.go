@@ -63,11 +63,11 @@ func TestAggregateRemoteSourcesNoLocalFiles(t *testing.T) {
 		msg   string // in stderr
 		auth  string // the Authorization headers the thief saw
 	}{
-		{"plain http refused", thief.URL + "/rs/ one --bearer-token-file " + quoteField(tokenFile) + "\n", nil, 2, "--allow-http-sources", ""},
-		{"absolute token file", thief.URL + "/rs/ one --bearer-token-file " + quoteField(tokenFile) + "\n", []string{"--allow-http-sources"}, 2, "--sources-files-dir", ""},
-		{"absolute token file with a files dir", thief.URL + "/rs/ one --bearer-token-file " + quoteField(tokenFile) + "\n", []string{"--allow-http-sources", "--sources-files-dir", allowed}, 2, "--sources-files-dir", ""},
+		{"plain http refused", thief.URL + "/rs/ one --bearer-token-file " + quoteSourcesField(tokenFile) + "\n", nil, 2, "--allow-http-sources", ""},
+		{"absolute token file", thief.URL + "/rs/ one --bearer-token-file " + quoteSourcesField(tokenFile) + "\n", []string{"--allow-http-sources"}, 2, "--sources-files-dir", ""},
+		{"absolute token file with a files dir", thief.URL + "/rs/ one --bearer-token-file " + quoteSourcesField(tokenFile) + "\n", []string{"--allow-http-sources", "--sources-files-dir", allowed}, 2, "--sources-files-dir", ""},
 		{"dot-dot out of the files dir", thief.URL + "/rs/ one --netrc-file ../x/netrc\n", []string{"--allow-http-sources", "--sources-files-dir", allowed}, 2, "..", ""},
-		{"ca-cert", thief.URL + "/rs/ one --ca-cert " + quoteField(tokenFile) + "\n", []string{"--allow-http-sources"}, 2, "--sources-files-dir", ""},
+		{"ca-cert", thief.URL + "/rs/ one --ca-cert " + quoteSourcesField(tokenFile) + "\n", []string{"--allow-http-sources"}, 2, "--sources-files-dir", ""},
 		{"a file in the files dir", thief.URL + "/rs/ one --bearer-token-file token\n", []string{"--allow-http-sources", "--sources-files-dir", allowed}, 1, "", "Bearer allowed-token"},
 	}
 	for _, tt := range tests {
@@ -89,8 +89,8 @@ func TestAggregateRemoteSourcesNoLocalFiles(t *testing.T) {
 	}
 }
 
-// quoteField quotes a path for a sources line (a Windows temp path may
+// quoteSourcesField quotes a path for a sources line (a Windows temp path may
 // hold blanks).
-func quoteField(v string) string {
+func quoteSourcesField(v string) string {
 	return `"` + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), `"`, `\"`) + `"`
 }
