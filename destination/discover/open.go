@@ -18,6 +18,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
 	"github.com/resourcesync-go/resourcesync/internal/origin"
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/rs"
@@ -70,7 +71,7 @@ type DocumentError struct {
 }
 
 func (e *DocumentError) Error() string {
-	return e.URL + ": " + ErrNotResourceSync.Error() + ": " + e.Err.Error()
+	return redact.String(e.URL + ": " + ErrNotResourceSync.Error() + ": " + e.Err.Error())
 }
 
 func (e *DocumentError) Unwrap() []error { return []error{ErrNotResourceSync, e.Err} }
@@ -166,16 +167,17 @@ func (d *Doc) Close() error { return d.b.close() }
 // temporary file first, so a body cut mid-way is retried rather than half
 // parsed. Errors: *StatusError (other statuses, or the last retryable one),
 // ErrTooLarge, *DocumentError (ErrNotResourceSync), the context's error,
-// or the last network error.
+// or the last network error. Every error's message has the credentials of
+// its URLs redacted (internal/redact), as OnRetry's.
 func (g *Getter) Open(ctx context.Context, u string) (*Doc, error) {
 	b, err := g.get(ctx, u, g.maxBytes(), false)
 	if err != nil {
-		return nil, err
+		return nil, redact.Error(err)
 	}
 	d, err := g.decode(b)
 	if err != nil {
 		b.close()
-		return nil, err
+		return nil, redact.Error(err)
 	}
 	return d, nil
 }
@@ -265,7 +267,7 @@ func (g *Getter) get(ctx context.Context, u string, maxBytes int64, cut bool) (*
 		return retry.Classify(err)
 	}, func(try int, err error, _ time.Duration) error {
 		if g.OnRetry != nil {
-			g.OnRetry(u, try, retry.Strip(err))
+			g.OnRetry(u, try, redact.Error(retry.Strip(err)))
 		}
 		return nil
 	})
