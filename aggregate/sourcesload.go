@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/origin"
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 )
 
 // MaxSourcesSize bounds a sources list, read from a file or a URL.
@@ -103,8 +104,10 @@ func NewSourcesLoaderWith(spec string, client *http.Client, remote RemoteSources
 	l := &SourcesLoader{spec: spec, remote: remote}
 	if lc := strings.ToLower(spec); strings.HasPrefix(lc, "http://") || strings.HasPrefix(lc, "https://") {
 		l.url = spec
+		// As messages name it: no password, no ?token= (internal/redact).
+		l.spec = redact.String(spec)
 		if u, err := url.Parse(spec); err == nil {
-			l.spec = u.Redacted()
+			l.spec = redact.String(u.Redacted())
 		}
 		if strings.HasPrefix(lc, "http://") && !remote.AllowHTTP {
 			l.err = fmt.Errorf("sources %s: %w", l.spec, ErrPlainHTTPSources)
@@ -281,8 +284,9 @@ func (l *SourcesLoader) loadURL(ctx context.Context, force bool) (ss []Source, u
 	}
 	resp, err := l.client.Do(req)
 	if err != nil {
-		// The *url.Error names the URL already (its password hidden).
-		return nil, false, fmt.Errorf("sources: %w", err)
+		// The *url.Error names the URL already (its password hidden, not
+		// a ?token=).
+		return nil, false, redact.Error(fmt.Errorf("sources: %w", err))
 	}
 	defer resp.Body.Close()
 	switch {

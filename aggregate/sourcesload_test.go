@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -394,3 +395,40 @@ type sigHUP struct{}
 
 func (sigHUP) String() string { return "hangup" }
 func (sigHUP) Signal()        {}
+
+// TestSourcesLoaderURLRedacted: the errors of a sources URL name it
+// without its credentials (a userinfo password, a ?token=).
+func TestSourcesLoaderURLRedacted(t *testing.T) {
+	const secret = "s3cr3t-pw"
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	client, _ := testnet.Client(t)
+	for _, tc := range []struct {
+		name, url string
+		allow     bool
+	}{
+		{"plain http refused", "http://u:" + secret + "@" + host + "/s?token=" + secret, false},
+		{"404", "http://u:" + secret + "@" + host + "/s?token=" + secret, true},
+		{"connection refused", "http://" + closed + "/s?token=" + secret, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := NewSourcesLoaderWith(tc.url, client, RemoteSources{AllowHTTP: tc.allow})
+			_, _, err := l.Load(t.Context())
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, s := range []string{err.Error(), fmt.Sprintf("%+v", err), l.String()} {
+				if strings.Contains(s, secret) {
+					t.Errorf("holds the secret: %s", s)
+				}
+			}
+		})
+	}
+}

@@ -119,7 +119,7 @@ func New(cfg Config) (*Harvester, error) {
 	}
 	u, err := url.Parse(cfg.Endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("oai-pmh harvest: endpoint %q is not an http(s) URL", cfg.Endpoint)
+		return nil, redact.Error(fmt.Errorf("oai-pmh harvest: endpoint %q is not an http(s) URL", cfg.Endpoint))
 	}
 	if cfg.Dir == "" || cfg.State == "" {
 		return nil, errors.New("oai-pmh harvest: Dir and State are required")
@@ -268,6 +268,8 @@ func (h *Harvester) Harvest(ctx context.Context) (Stats, error) {
 	defer h.mu.Unlock()
 	h.status.Running = false
 	if err != nil {
+		// No credential of the endpoint's URL in a message a program logs.
+		err = redact.Error(err)
 		h.status.LastError = err.Error()
 		return st, err
 	}
