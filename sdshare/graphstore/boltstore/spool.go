@@ -9,6 +9,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
@@ -126,15 +127,34 @@ func (sp *spool) triples() iter.Seq2[rdf.Triple, error] {
 	}
 }
 
-// A spooled term: its kind, then its value, language and datatype, each
-// a uvarint length and the bytes.
+// A spooled term: its kind, its value (a uvarint length and the bytes),
+// and for a literal a byte for its datatype: the two every plain literal
+// has (xsd:string, or rdf:langString and then its language), or any
+// other, written out. So the spool of N-Triples is about as long as
+// their text, not half as long again.
+const (
+	dtOther = iota
+	dtString
+	dtLangString
+)
+
 func appendSpoolTerm(b []byte, t rdf.Term) []byte {
 	b = append(b, byte(t.Kind))
-	for _, s := range [...]string{t.Value, t.Lang, t.Datatype} {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
+	b = appendSpoolString(b, t.Value)
+	if t.Kind != rdf.KindLiteral {
+		return b
 	}
-	return b
+	switch {
+	case t.Datatype == rdf.XSDString && t.Lang == "":
+		return append(b, dtString)
+	case t.Datatype == rdf.RDFLangString:
+		return appendSpoolString(append(b, dtLangString), t.Lang)
+	}
+	return appendSpoolString(appendSpoolString(append(b, dtOther), t.Datatype), t.Lang)
+}
+
+func appendSpoolString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
 func readSpoolTerm(r *bufio.Reader) (rdf.Term, error) {
@@ -142,19 +162,49 @@ func readSpoolTerm(r *bufio.Reader) (rdf.Term, error) {
 	if err != nil {
 		return rdf.Term{}, noEOF(err)
 	}
-	var f [3]string
-	for i := range f {
-		n, err := binary.ReadUvarint(r)
-		if err != nil {
-			return rdf.Term{}, noEOF(err)
+	t := rdf.Term{Kind: rdf.Kind(k)}
+	if t.Value, err = readSpoolString(r); err != nil || t.Kind != rdf.KindLiteral {
+		return t, err
+	}
+	dt, err := r.ReadByte()
+	if err != nil {
+		return t, noEOF(err)
+	}
+	switch dt {
+	case dtString:
+		t.Datatype = rdf.XSDString
+	case dtLangString:
+		t.Datatype = rdf.RDFLangString
+		t.Lang, err = readSpoolString(r)
+	case dtOther:
+		if t.Datatype, err = readSpoolString(r); err == nil {
+			t.Lang, err = readSpoolString(r)
 		}
+	default:
+		err = fmt.Errorf("bad datatype code %d", dt)
+	}
+	return t, err
+}
+
+func readSpoolString(r *bufio.Reader) (string, error) {
+	n, err := binary.ReadUvarint(r)
+	if err != nil {
+		return "", noEOF(err)
+	}
+	if n <= 64<<10 {
 		b := make([]byte, n)
 		if _, err := io.ReadFull(r, b); err != nil {
-			return rdf.Term{}, noEOF(err)
+			return "", noEOF(err)
 		}
-		f[i] = string(b)
+		return string(b), nil
 	}
-	return rdf.Term{Kind: rdf.Kind(k), Value: f[0], Lang: f[1], Datatype: f[2]}, nil
+	// A long term grows its buffer as it is read, never more than the
+	// spool holds (a damaged length cannot allocate more).
+	var b strings.Builder
+	if _, err := io.CopyN(&b, r, int64(n)); err != nil {
+		return "", noEOF(err)
+	}
+	return b.String(), nil
 }
 
 // noEOF: the spool ends only after its last triple.
