@@ -4,8 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-
-	"github.com/resourcesync-go/resourcesync/internal/redact"
 )
 
 // ErrStatus is wrapped by every *StatusError: errors.Is(err, ErrStatus)
@@ -22,9 +20,6 @@ type StatusError struct {
 	Body string
 }
 
-// Error names the method, the URL (its credentials redacted: a program
-// logging the error leaks nothing; internal/redact), the status and the
-// start of the body kept (redacted likewise).
 func (e *StatusError) Error() string {
 	m := e.Method
 	if m == "" {
@@ -34,7 +29,7 @@ func (e *StatusError) Error() string {
 	if e.Body != "" {
 		s += ": " + e.Body
 	}
-	return redact.String(s)
+	return s
 }
 
 // Unwrap returns ErrStatus.

@@ -183,9 +183,9 @@ func (d *discoverer) run(ctx context.Context, su *url.URL) (bool, error) {
 			return false, fmt.Errorf("%w: %w", ErrNamedDocument, err)
 		}
 		d.tried(source, err)
-		var se *StatusError
-		if errors.As(err, &se) {
-			if fu, perr := url.Parse(se.URL); perr == nil {
+		var fe *finalURLError
+		if errors.As(err, &fe) {
+			if fu, perr := url.Parse(fe.url); perr == nil {
 				su = fu // redirected: look beside where it led
 			}
 		}

@@ -76,6 +76,17 @@ func (e *DocumentError) Error() string {
 
 func (e *DocumentError) Unwrap() []error { return []error{ErrNotResourceSync, e.Err} }
 
+// finalURLError carries the URL a request ended at (after redirects),
+// credentials included, along with its error (a *StatusError naming it
+// redacted).
+type finalURLError struct {
+	url string
+	err error
+}
+
+func (e *finalURLError) Error() string { return e.err.Error() }
+func (e *finalURLError) Unwrap() error { return e.err }
+
 // Getter downloads ResourceSync documents robustly. The zero value is
 // usable (http.DefaultClient and the defaults below). A Getter is safe for
 // concurrent use.
@@ -322,7 +333,9 @@ func (g *Getter) once1(ctx context.Context, u string, maxBytes int64, cut bool, 
 	final := resp.Request.URL.String()
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
-		se := &StatusError{URL: final, Code: resp.StatusCode}
+		// The StatusError names the URL redacted, as messages do; the
+		// URL itself, to look beside (Discover), travels unexported.
+		se := &finalURLError{url: final, err: &StatusError{URL: redact.String(final), Code: resp.StatusCode}}
 		return nil, retry.WithRetryAfter(se, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	}
 	if maxBytes >= 0 && resp.ContentLength > maxBytes && !cut {

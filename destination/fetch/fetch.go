@@ -272,7 +272,7 @@ func (f *Fetcher) get(ctx context.Context, u string, req Request, w *watchdog.Wa
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		se := &StatusError{URL: u, Code: resp.StatusCode}
+		se := &StatusError{URL: redact.String(u), Code: resp.StatusCode}
 		return Result{}, retry.WithRetryAfter(se, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	}
 	if req.HasLength && resp.ContentLength >= 0 && resp.ContentLength != req.Length {

@@ -858,7 +858,7 @@ func (h *Harvester) once1(ctx context.Context, u string, onItem func(*item) erro
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		se := &httperr.StatusError{URL: u, Code: resp.StatusCode}
+		se := &httperr.StatusError{URL: redact.String(u), Code: resp.StatusCode}
 		return nil, retry.WithRetryAfter(se, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	}
 	r, err := parseResponse(w.Body(resp.Body), onItem)

@@ -63,7 +63,7 @@ func discover(ctx context.Context, c *http.Client, topicURL string) (*Discovery,
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("subscriber: discovery: %w", &httperr.StatusError{URL: topicURL, Code: resp.StatusCode})
+		return nil, fmt.Errorf("subscriber: discovery: %w", &httperr.StatusError{URL: redact.String(topicURL), Code: resp.StatusCode})
 	}
 	base := resp.Request.URL
 	d := &Discovery{URL: base.String()}

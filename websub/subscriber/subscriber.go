@@ -77,7 +77,7 @@ type HubError struct {
 // Unwrap returns the project's one status error (*httperr.StatusError),
 // so that errors.As finds the status as it does for every client here.
 func (e *HubError) Unwrap() error {
-	return &httperr.StatusError{Method: http.MethodPost, URL: e.hub, Code: e.Status, Body: strings.TrimSpace(e.Body)}
+	return &httperr.StatusError{Method: http.MethodPost, URL: redact.String(e.hub), Code: e.Status, Body: strings.TrimSpace(e.Body)}
 }
 
 func (e *HubError) Error() string {
