@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/resourcesync-go/resourcesync/rdf"
@@ -23,10 +24,11 @@ import (
 func TestEndlessSnapshotLeavesNoGrowth(t *testing.T) {
 	const limit = 2 << 20
 	fs := collectionServer(t, "2020-06-01T00:00:00Z", "")
-	endless := true
+	var endless atomic.Bool
+	endless.Store(true)
 	fs.handle("/snap", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", nt)
-		if !endless {
+		if !endless.Load() {
 			fmt.Fprint(w, "<http://x/good> <http://x/p> \"new\" .\n")
 			return
 		}
@@ -91,7 +93,7 @@ func TestEndlessSnapshotLeavesNoGrowth(t *testing.T) {
 	}
 
 	// A good snapshot then applies (a fresh client state takes it again).
-	endless = false
+	endless.Store(false)
 	e2 := newEnv(t)
 	cfg.State = e2.state
 	if _, err := Sync(context.Background(), cfg); err != nil {
