@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -49,9 +50,9 @@ func TestAggregateRemoteSourcesNoLocalFiles(t *testing.T) {
 		return s
 	}
 
-	var list string
+	var list atomic.Value // string
 	lists := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, list)
+		fmt.Fprint(w, list.Load())
 	}))
 	defer lists.Close()
 
@@ -72,7 +73,7 @@ func TestAggregateRemoteSourcesNoLocalFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			list = tt.list
+			list.Store(tt.list)
 			args := append([]string{"aggregate", "--once", "--sources", lists.URL + "/sources.txt", "--root", t.TempDir()}, tt.flags...)
 			code, out, errOut := runCLI(t, args...)
 			if code != tt.code || !strings.Contains(errOut, tt.msg) {
