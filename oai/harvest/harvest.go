@@ -162,7 +162,7 @@ func New(cfg Config) (*Harvester, error) {
 	}
 	u, err := url.Parse(cfg.Endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("oai-pmh harvest: endpoint %q is not an http(s) URL", cfg.Endpoint)
+		return nil, redact.Error(fmt.Errorf("oai-pmh harvest: endpoint %q is not an http(s) URL", cfg.Endpoint))
 	}
 	if cfg.Dir == "" || cfg.State == "" {
 		return nil, errors.New("oai-pmh harvest: Dir and State are required")
@@ -318,6 +318,8 @@ func (h *Harvester) Harvest(ctx context.Context) (Stats, error) {
 	defer h.mu.Unlock()
 	h.status.Running = false
 	if err != nil {
+		// No credential of the endpoint's URL in a message a program logs.
+		err = redact.Error(err)
 		h.status.LastError = err.Error()
 		return st, err
 	}
@@ -996,7 +998,7 @@ func (h *Harvester) once1(ctx context.Context, u string, onItem func(*item) erro
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		se := &httperr.StatusError{URL: u, Code: resp.StatusCode}
+		se := &httperr.StatusError{URL: redact.String(u), Code: resp.StatusCode}
 		return nil, retry.WithRetryAfter(se, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	}
 	r, err := parseResponse(w.Body(resp.Body), onItem)
