@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 )
 
 // TestOAIServeDoesNotStarvePublish: 16 harvesters asking oai serve
@@ -35,7 +37,7 @@ func TestOAIServeDoesNotStarvePublish(t *testing.T) {
 	}
 	idle, _, _ := publish() // nothing changed, nobody reading
 	addr := freeAddr(t)
-	so, _ := background(t, "oai", "serve", "--addr", addr, "--page-size", "50", "--state", state, "--base-url", "http://data.example.org/", dir)
+	so, _ := background(t, "oai", "serve", "--addr", addr, "--page-size", "10", "--state", state, "--base-url", "http://data.example.org/", dir)
 	waitFor(t, "oai serve", 20*time.Second, func() bool { return strings.Contains(so.String(), "serving OAI-PMH") })
 	endpoint := "http://" + addr + "/"
 
@@ -48,7 +50,7 @@ func TestOAIServeDoesNotStarvePublish(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			deadline := time.Now().Add(8 * time.Second) // bounded whatever happens
+			deadline := time.Now().Add(15 * time.Second) // bounded whatever happens
 			for i := 0; ctx.Err() == nil && time.Now().Before(deadline); i++ {
 				q := "verb=ListRecords&metadataPrefix=oai_dc"
 				if (c+i)%2 == 1 {
@@ -81,9 +83,28 @@ func TestOAIServeDoesNotStarvePublish(t *testing.T) {
 			t.Errorf("publish beside 16 harvesters: exit %d after %v:\n%s", code, d.Round(time.Millisecond), o)
 		}
 	}
+	// The writer's wait itself: an exclusive open, polled as bbolt does,
+	// while the harvesters go on.
+	var waits []time.Duration
+	for range 5 {
+		t0 := time.Now()
+		db, err := bolt.OpenSet(state, "default", &bolt.Options{LockTimeout: 3 * time.Second})
+		waits = append(waits, time.Since(t0).Round(time.Millisecond))
+		if err != nil {
+			t.Errorf("exclusive open beside 16 harvesters: %v", err)
+			continue
+		}
+		db.Close()
+		time.Sleep(100 * time.Millisecond)
+	}
 	cancel()
 	wg.Wait()
-	t.Logf("publish took %v beside 16 harvesters (%d requests, %d failed); alone %v", took, requests.Load(), failed.Load(), idle)
+	t.Logf("publish took %v beside 16 harvesters, alone %v; an exclusive open waited %v (%d requests, %d failed)", took, idle, waits, requests.Load(), failed.Load())
+	for _, w := range waits {
+		if w > time.Second {
+			t.Errorf("a writer waited %v for the state", w)
+		}
+	}
 	if requests.Load() < 50 {
 		t.Errorf("only %d requests answered: the harvesters did not load the server", requests.Load())
 	}
