@@ -84,6 +84,21 @@ func caseFoldingCollisions(t *testing.T, dest string, real bool, folds func(stri
 			t.Errorf("%s: %q %v", p, b, err)
 		}
 	}
+	// A rename at the Source that changes only case converges in two
+	// runs: the new spelling is refused while the old file is there, and
+	// the old one is deleted; the next run fetches the new one.
+	src.set("/resourcelist.xml", strings.Replace(resourceList("{base}d/FOO.txt", "{base}d/bar.txt", "{base}ok.txt"), "2026-01-01", "2026-01-04", 1))
+	rep := mustSync(t, src.base+"capabilitylist.xml", opts())
+	if sr := one(t, rep); sr.Failed != 1 || sr.Deleted != 1 {
+		t.Fatalf("%+v", sr)
+	}
+	rep = mustSync(t, src.base+"capabilitylist.xml", opts())
+	if sr := one(t, rep); sr.Failed != 0 || !rep.OK(false, false) {
+		t.Fatalf("%+v", sr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dest, "d", "FOO.txt")); err != nil || string(b) != "FOO" {
+		t.Errorf("d/FOO.txt: %q %v", b, err)
+	}
 }
 
 // TestCaseFoldingDestSimulated runs the collision checks of a case-folding

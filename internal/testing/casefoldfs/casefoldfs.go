@@ -64,8 +64,11 @@ func MountAt(t testing.TB, mnt string) {
 		t.Fatalf("mkfs.vfat: %v: %s", err, out)
 	}
 	// fusefat goes to the background once mounted; rw+ is its
-	// read-write mode.
-	if out, err := exec.Command(fusefat, "-o", "rw+", img, mnt).CombinedOutput(); err != nil {
+	// read-write mode. It numbers each spelling of a name as its own
+	// inode, so the kernel's cache of lookups would keep FOO.txt after
+	// Foo.txt is removed: no caching, as a file system that folds case
+	// in the kernel behaves.
+	if out, err := exec.Command(fusefat, "-o", "rw+,entry_timeout=0,negative_timeout=0,attr_timeout=0", img, mnt).CombinedOutput(); err != nil {
 		t.Skipf("casefoldfs: fusefat cannot mount here: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	t.Cleanup(func() {
