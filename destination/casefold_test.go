@@ -126,3 +126,43 @@ func TestCaseFoldingDestSimulated(t *testing.T) {
 		}
 	}
 }
+
+// TestCaseFoldingDestIncremental: Change Lists on a DEST that folds case
+// (DEST/d a FAT mount): a created resource whose path differs only in case
+// from one already mirrored is refused, the first keeps its bytes, and
+// the run says so; changes of the first go through.
+func TestCaseFoldingDestIncremental(t *testing.T) {
+	dest := t.TempDir()
+	d := filepath.Join(dest, "d")
+	os.Mkdir(d, 0o755)
+	casefoldfs.MountAt(t, d)
+	dir := t.TempDir()
+	writeFile(t, dir, "d/Foo.txt", []byte("upper"))
+	writeFile(t, dir, "ok.txt", []byte("fine"))
+	ts := startSource(t, dir, nil, nil)
+	opts := func() destination.Options {
+		o := syncOpts(t, dest)
+		o.FoldsCase = func(string) (bool, error) {
+			f, err := casefold.Probe(d)
+			return f.Case, err
+		}
+		return o
+	}
+	if sr := one(t, mustSync(t, ts.base, opts())); sr.Fetched != 2 || sr.Failed != 0 {
+		t.Fatalf("baseline: %+v", sr)
+	}
+	writeFile(t, dir, "d/foo.txt", []byte("lower"))
+	writeFile(t, dir, "d/Foo.txt", []byte("upper, changed"))
+	ts.update(t)
+	rep := mustSync(t, ts.base, opts())
+	sr := one(t, rep)
+	if sr.Mode != "incremental" || sr.Fetched != 1 || sr.Failed != 1 || rep.OK(false, false) {
+		t.Fatalf("incremental: %+v", sr)
+	}
+	if f := sr.Failures[0]; f.URI != ts.base+"d/foo.txt" || !strings.Contains(f.Error, "differ only in case") || !strings.Contains(f.Error, ts.base+"d/Foo.txt") {
+		t.Errorf("failure: %+v", f)
+	}
+	if b, err := os.ReadFile(filepath.Join(d, "Foo.txt")); err != nil || string(b) != "upper, changed" {
+		t.Errorf("d/Foo.txt: %q %v", b, err)
+	}
+}
