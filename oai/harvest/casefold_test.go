@@ -103,4 +103,11 @@ func caseFoldingHarvest(t *testing.T, pageSize int, real bool, mod func(*Config)
 		t.Errorf("%+v", st)
 	}
 	first()
+	// The first's own changes go through.
+	r.s.Advance(time.Hour)
+	r.s.Put(a, nil, dc("first, changed"))
+	if st := r.harvest(); st.Written != 1 || st.Collided != 0 {
+		t.Errorf("%+v", st)
+	}
+	first()
 }

@@ -155,25 +155,31 @@ func (s *shard) do(j job) error {
 		s.changes = append(s.changes, change{rel: j.rel, abs: abs, existed: true})
 		return nil
 	}
+	var key string
 	if s.w.fold.Folds() {
-		k := s.w.fold.Key(j.rel)
-		if other, ok := s.byKey[k]; ok && other != j.rel {
+		key = s.w.fold.Key(j.rel)
+		if other, ok := s.byKey[key]; ok && other != j.rel {
 			s.w.refuse(j.rel, other)
 			return nil
 		}
-		s.byKey[k] = j.rel
 	}
 	existed, same, err := s.compare(abs, j.b)
 	if err != nil {
 		return err
 	}
-	if existed {
+	if existed && !same {
+		// Only before writing: a file there with these very bytes is
+		// left alone whoever's it is, and the directory is not read for
+		// every unchanged record of a long harvest.
 		if other, err := s.w.otherSpelling(abs); err != nil {
 			return err
 		} else if other != "" {
 			s.w.refuse(j.rel, path.Join(path.Dir(j.rel), other))
 			return nil
 		}
+	}
+	if key != "" {
+		s.byKey[key] = j.rel // accepted: a later spelling in this page is refused
 	}
 	if same {
 		s.same++
@@ -424,9 +430,10 @@ func (w *pageWriter) commit() (paths []string, created, removed int, err error) 
 
 // otherSpelling returns the name of the file at abs when it is not abs's
 // own but one whose name differs only in what Dir's file system folds
-// (case): another record's. Asked only where a file was found, so the
-// directory (a bucket: a few thousand names at a million records) is read
-// only for records whose file exists.
+// (case): another record's. Asked only where a file was found and is to
+// be replaced or removed, so the directory (a bucket: a few thousand
+// names at a million records) is read once per changed record, and only
+// where names fold.
 func (w *pageWriter) otherSpelling(abs string) (string, error) {
 	if !w.fold.Folds() {
 		return "", nil
