@@ -4,9 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"unicode"
+
+	"github.com/resourcesync-go/resourcesync/internal/casefold"
 )
 
 // Errors for resource URIs that cannot be mirrored, matched with errors.Is.
@@ -31,6 +35,8 @@ type Mapper struct {
 	root string
 	// hosts, when set, accepts URIs of other hosts (see AllowHosts).
 	hosts func(*url.URL) bool
+	// fold is how root's file system compares names (probed per Mirror).
+	fold casefold.Folding
 }
 
 // NewMapper returns a Mapper for resources under base ("scheme://host/prefix/")
@@ -303,4 +309,78 @@ func unhex(c byte) int {
 		return int(c-'A') + 10
 	}
 	return -1
+}
+
+// probeFolding finds out whether DEST's file system takes names that
+// differ only in case (or normalization form) for one: Options.FoldsCase
+// when set, else a probe in dir, the state's temporary directory in DEST.
+func probeFolding(opt *Options, dir string) (casefold.Folding, error) {
+	if opt.FoldsCase != nil {
+		c, err := opt.FoldsCase(dir)
+		return casefold.Folding{Case: c}, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return casefold.Folding{}, err
+	}
+	return casefold.Probe(dir)
+}
+
+// caseCollision refuses uri, mapped to rel, when DEST's file system folds
+// names and rel would reach the file of another URI: one that claimed a
+// name with the same folded form earlier in this pass (claims, which then
+// hold the folded form too, under a key no path can have, once uri is
+// accepted), or a file already in DEST under another spelling. The second
+// of such a pair fails, the first keeps its file: nothing is overwritten.
+//
+// Memory stays flat: the folded forms go to the pass's on-disk claims,
+// and DEST is only asked when a file the state does not name at rel
+// itself is found there (on such a file system a lookup of rel finds a
+// file of another spelling); its directory is then read for that
+// spelling.
+func (e *engine) caseCollision(claims *seenSet, rel, uri, owner string) error {
+	f := e.m.fold
+	if !f.Folds() {
+		return nil
+	}
+	if err := e.otherSpelling(rel, uri, owner); err != nil {
+		return err
+	}
+	prev, err := claims.claim("\x00"+f.Key(rel), uri)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
+	if prev != "" && prev != uri {
+		return fmt.Errorf("%w: %s and %s map to names that differ only in case (or Unicode normalization), which DEST's file system takes for one file: %s is refused", ErrPathCollision, prev, uri, uri)
+	}
+	return nil
+}
+
+// otherSpelling refuses uri when a file of another spelling of rel is in
+// DEST (caseCollision).
+func (e *engine) otherSpelling(rel, uri, owner string) error {
+	if owner != "" {
+		return nil // the state names rel itself: the file there is spelled so
+	}
+	abs := e.m.Path(rel)
+	if _, err := e.lstat(abs); err != nil {
+		return nil
+	}
+	f := e.m.fold
+	dir, name := path.Split(rel)
+	other, ok, err := f.Other(filepath.Dir(abs), name)
+	if err != nil {
+		return fmt.Errorf("%w: reading DEST for another spelling of %s: %v", ErrState, rel, err)
+	}
+	if !ok {
+		return nil
+	}
+	otherRel := dir + other
+	who, _, _, err := e.st.lookup(uri, otherRel)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
+	if who == "" {
+		return fmt.Errorf("%w: %s maps to %s, whose name differs only in case (or Unicode normalization) from %s, a file resourcesync did not write, and DEST's file system takes them for one file: %s is refused", ErrPathCollision, uri, rel, otherRel, uri)
+	}
+	return fmt.Errorf("%w: %s and %s (at %s) map to names that differ only in case (or Unicode normalization), which DEST's file system takes for one file: %s is refused", ErrPathCollision, who, uri, otherRel, uri)
 }

@@ -162,6 +162,13 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 		p.fail(en.Loc, rel, rs.Time{}, fmt.Errorf("%w: %s and %s both map to %s", ErrPathCollision, prev, en.Loc, rel))
 		return nil
 	}
+	if err := p.e.caseCollision(claims, rel, en.Loc, owner); err != nil {
+		if !errors.Is(err, ErrPathCollision) {
+			return err
+		}
+		p.fail(en.Loc, rel, rs.Time{}, err)
+		return nil
+	}
 	abs := p.e.m.Path(rel)
 	if ok && rec.Path == rel && sameRemote(en, &rec) && p.e.unchangedIn(abs, &rec, &p.stats) {
 		p.count(func(sr *SetReport) { sr.Skipped++ })
@@ -835,6 +842,17 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 		rec, ok, err := e.st.get(en.Loc)
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrState, err)
+		}
+		owner := ""
+		if ok && rec.Path == rel {
+			owner = en.Loc
+		}
+		if err := e.caseCollision(e.seen, rel, en.Loc, owner); err != nil {
+			if !errors.Is(err, ErrPathCollision) {
+				return err
+			}
+			p.fail(en.Loc, rel, rs.Time{}, err)
+			return nil
 		}
 		if ok && rec.Path == rel {
 			j.notOwned = rec.NotOwned

@@ -100,6 +100,15 @@ type Options struct {
 	BaseDelay, MaxDelay time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// FoldsCase tells whether DEST's file system takes names that differ
+	// only in case for one file, given DEST's temporary directory; nil
+	// probes it there once per Mirror (a file with a mixed-case name,
+	// looked up under another case), which also finds whether it ignores
+	// Unicode normalization forms (macOS). Where it folds, the second of
+	// two resources whose paths would share a file is refused
+	// (ErrPathCollision). For tests of that on file systems that do not
+	// fold.
+	FoldsCase func(dir string) (bool, error)
 }
 
 // Failure is one resource that could not be synchronized.
@@ -343,6 +352,10 @@ func Open(ctx context.Context, source string, opt Options) (*Mirror, error) {
 	}
 	if !readOnly {
 		e.tmpDir = filepath.Join(e.m.Root(), StateDirName, "tmp")
+		if e.m.fold, err = probeFolding(&opt, e.tmpDir); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("%w: finding how DEST's file system compares names: %v", ErrState, err)
+		}
 		if err := e.st.putMeta("base", e.m.Base()); err != nil {
 			m.Close()
 			return nil, fmt.Errorf("%w: %v", ErrState, err)

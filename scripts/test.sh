@@ -27,6 +27,9 @@ FUZZTIME="${FUZZTIME:-10s}"
 #   perl with HTTP::OAI (libhttp-oai-perl, libxml-sax-writer-perl): the static
 #     repository gateway the OAI-PMH harvester is tested against, run as CGI on
 #     loopback, and HTTP::OAI's oai_pmh harvester (internal/testing/oaireal);
+#   mkfs.vfat, fusefat (dosfstools, fusefat): a FAT image mounted through FUSE,
+#     the case-insensitive file system sync and the OAI-PMH harvester are tested
+#     on (internal/testing/casefoldfs; the kernel here may lack vfat and casefold);
 #   catmandu (libcatmandu-perl, libcatmandu-oai-perl): a second real OAI-PMH
 #     harvester, run against the test repositories (internal/testing/oaireal)
 #     and, with oai_pmh, against oai serve (cmd/resourcesync oai_serve_test.go).
@@ -43,6 +46,8 @@ perl -MHTTP::OAI -e 1 >/dev/null 2>&1 || need+=(libhttp-oai-perl)
 perl -MXML::SAX::Writer -e 1 >/dev/null 2>&1 || need+=(libxml-sax-writer-perl)
 command -v catmandu >/dev/null 2>&1 || need+=(libcatmandu-perl)
 perl -MCatmandu::Importer::OAI -e 1 >/dev/null 2>&1 || need+=(libcatmandu-oai-perl)
+command -v mkfs.vfat >/dev/null 2>&1 || [ -x /usr/sbin/mkfs.vfat ] || need+=(dosfstools)
+command -v fusefat >/dev/null 2>&1 || need+=(fusefat)
 if [ ${#need[@]} -gt 0 ]; then
   echo "== installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi

@@ -326,7 +326,7 @@ func (o *oaiSource) harvest(ctx context.Context, src *source.Source) (harvest.St
 		return st, err
 	}
 	args := []any{"oai-pmh", o.shown, "pages", st.Pages, "written", st.Written, "unchanged", st.Unchanged,
-		"deleted", st.Deleted, "malformed", st.Malformed, "full", st.Full, "records/s", int(recordsPerSecond(st)),
+		"deleted", st.Deleted, "malformed", st.Malformed, "collided", st.Collided, "full", st.Full, "records/s", int(recordsPerSecond(st)),
 		"took", st.Duration.Round(time.Millisecond)}
 	if st.Missed > 0 {
 		// The harvester has logged "the repository's from missed N
@@ -421,7 +421,11 @@ func (o *oaiSource) section() status.Section {
 		}
 		fact("Last harvest", fmt.Sprintf("%s – %s (%s, %s)", st.LastStart.UTC().Format(time.RFC3339), st.LastEnd.UTC().Format(time.RFC3339), kind, s.Duration.Round(time.Millisecond)), "oai-last")
 		fact("Records per second", fmt.Sprintf("%.0f", recordsPerSecond(s)), "oai-rate")
-		fact("Changes", fmt.Sprintf("%d written, %d unchanged, %d deleted, %d malformed (skipped), %d pages", s.Written, s.Unchanged, s.Deleted, s.Malformed, s.Pages), "oai-changes")
+		changes := fmt.Sprintf("%d written, %d unchanged, %d deleted, %d malformed (skipped), %d pages", s.Written, s.Unchanged, s.Deleted, s.Malformed, s.Pages)
+		if s.Collided > 0 {
+			changes += fmt.Sprintf(", %d refused (identifier differs only in case from another's, which this file system ignores)", s.Collided)
+		}
+		fact("Changes", changes, "oai-changes")
 	}
 	if !st.LastFull.IsZero() {
 		v := st.LastFull.UTC().Format(time.RFC3339)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -208,7 +209,7 @@ func oaiServe(ctx context.Context, cmd *cli.Command) error {
 		}
 		// Opened for each request: publish may update it meanwhile. Once
 		// now, to report a state that cannot be used before serving it.
-		st := onDemandStore{dir: stateDir, set: set}
+		st := newOnDemandStore(stateDir, set)
 		db, err := bolt.OpenSet(stateDir, set, &bolt.Options{LockTimeout: 5 * time.Second, ReadOnly: true})
 		if err != nil {
 			return nil, err
@@ -412,13 +413,49 @@ func mountOAI(cmd *cli.Command, src *source.Source, extra map[string]http.Handle
 	return extra, nil
 }
 
-// onDemandStore is a read-only store.Store that opens the embedded state
-// (read-only: no write, no fsync) for each call (each iteration) and
-// closes it after, so that publish (or serve) can update the state between
-// two requests of oai serve: the embedded store admits one writer, and
-// no reader beside it.
+// onDemandStore is a read-only store.Store over the embedded state of
+// publish (or serve): the state is opened (read-only: no write, no fsync)
+// when a request needs it and closed when no request does, so that the
+// writer can update it between requests: the embedded store admits one
+// writer and no reader beside it.
+//
+// The requests in flight share one open, and it is never held longer
+// than oaiHoldMax at a stretch: harvesters whose requests overlap would
+// otherwise keep the shared lock for ever, and the writer, which polls for
+// its exclusive lock (every 50 ms, bbolt) and gives up after a second
+// (publish: the state is locked), would never get it. Past oaiHoldMax new
+// requests wait, the ones in flight finish, the state is closed, and it
+// stays closed for oaiPause, twice the writer's poll interval, so that a
+// waiting writer's poll lands in the gap. A writer thus waits at most
+// oaiHoldMax plus the longest request in flight plus one poll; the
+// harvesters, at most that pause (then the writer's run, up to lockWait).
 type onDemandStore struct {
 	dir, set string
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	db       *bolt.DB // the open shared by the requests in flight
+	refs     int
+	busy     time.Time // opened since then with no gap of oaiPause
+	closed   time.Time // last closed then
+	draining time.Time // held oaiHoldMax since then: no new request until it is closed
+	resume   time.Time // closed for a writer until then
+}
+
+const (
+	oaiHoldMax = 250 * time.Millisecond
+	oaiPause   = 100 * time.Millisecond
+	// oaiDrainMax bounds the wait for the requests in flight: past it, a
+	// new request joins them. The provider never nests its calls on a
+	// store, but should a request wait for its own release, it is delayed,
+	// not deadlocked.
+	oaiDrainMax = time.Second
+)
+
+func newOnDemandStore(dir, set string) *onDemandStore {
+	s := &onDemandStore{dir: dir, set: set}
+	s.cond = sync.NewCond(&s.mu)
+	return s
 }
 
 var errReadOnly = errors.New("oai serve: the state is read-only here")
@@ -426,55 +463,119 @@ var errReadOnly = errors.New("oai serve: the state is read-only here")
 // lockWait is how long a call waits for publish to release the state.
 const lockWait = 30 * time.Second
 
-func (s onDemandStore) open() (*bolt.DB, error) {
+func (s *onDemandStore) open() (*bolt.DB, error) {
 	return bolt.OpenSet(s.dir, s.set, &bolt.Options{LockTimeout: lockWait, ReadOnly: true})
 }
 
-func (s onDemandStore) Apply(context.Context, store.Batch) (uint64, uint64, error) {
+// acquire returns the state, open, for one request; release gives it back.
+func (s *onDemandStore) acquire() (*bolt.DB, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		now := time.Now()
+		if s.db != nil && s.draining.IsZero() && now.Sub(s.busy) >= oaiHoldMax {
+			s.draining = now
+		}
+		switch {
+		case s.db != nil && (s.draining.IsZero() || now.Sub(s.draining) >= oaiDrainMax):
+			if !s.draining.IsZero() {
+				// A request outlived the drain: the others join it, and
+				// the next drain is tried after another oaiHoldMax.
+				s.draining, s.busy = time.Time{}, now
+			}
+			s.refs++
+			return s.db, nil
+		case s.db == nil && !now.Before(s.resume):
+			// Opened with s.mu held: the other requests would wait for
+			// the lock anyway.
+			db, err := s.open()
+			if err != nil {
+				return nil, err
+			}
+			s.db, s.refs = db, 1
+			if now.Sub(s.closed) >= oaiPause {
+				s.busy = now // a writer had its chance
+			}
+			return db, nil
+		default:
+			// The pause, or the drain: woken when the pause ends, the
+			// drain is too long (the timer takes s.mu, so its Broadcast
+			// cannot come before this Wait) or the last request ends.
+			until := s.resume
+			if s.db != nil {
+				until = s.draining.Add(oaiDrainMax)
+			}
+			tm := time.AfterFunc(until.Sub(now), func() {
+				s.mu.Lock()
+				s.cond.Broadcast()
+				s.mu.Unlock()
+			})
+			s.cond.Wait()
+			tm.Stop()
+		}
+	}
+}
+
+func (s *onDemandStore) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refs--; s.refs > 0 {
+		return
+	}
+	s.db.Close()
+	s.db, s.closed = nil, time.Now()
+	if !s.draining.IsZero() {
+		s.draining = time.Time{}
+		s.resume = time.Now().Add(oaiPause)
+	}
+	s.cond.Broadcast()
+}
+
+func (s *onDemandStore) Apply(context.Context, store.Batch) (uint64, uint64, error) {
 	return 0, 0, errReadOnly
 }
 
-func (s onDemandStore) PutMeta(context.Context, string, []byte) error { return errReadOnly }
+func (s *onDemandStore) PutMeta(context.Context, string, []byte) error { return errReadOnly }
 
-func (s onDemandStore) Close() error { return nil }
+func (s *onDemandStore) Close() error { return nil }
 
-func (s onDemandStore) Get(ctx context.Context, path string) (store.Resource, error) {
-	db, err := s.open()
+func (s *onDemandStore) Get(ctx context.Context, path string) (store.Resource, error) {
+	db, err := s.acquire()
 	if err != nil {
 		return store.Resource{}, err
 	}
-	defer db.Close()
+	defer s.release()
 	return db.Get(ctx, path)
 }
 
-func (s onDemandStore) Stats(ctx context.Context) (store.Stats, error) {
-	db, err := s.open()
+func (s *onDemandStore) Stats(ctx context.Context) (store.Stats, error) {
+	db, err := s.acquire()
 	if err != nil {
 		return store.Stats{}, err
 	}
-	defer db.Close()
+	defer s.release()
 	return db.Stats(ctx)
 }
 
-func (s onDemandStore) GetMeta(ctx context.Context, key string) ([]byte, error) {
-	db, err := s.open()
+func (s *onDemandStore) GetMeta(ctx context.Context, key string) ([]byte, error) {
+	db, err := s.acquire()
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
+	defer s.release()
 	return db.GetMeta(ctx, key)
 }
 
 // each runs one iteration of db's with the state open.
-func onDemandSeq[T any](s onDemandStore, seq func(*bolt.DB) iter.Seq2[T, error]) iter.Seq2[T, error] {
+func onDemandSeq[T any](s *onDemandStore, seq func(*bolt.DB) iter.Seq2[T, error]) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
-		db, err := s.open()
+		db, err := s.acquire()
 		if err != nil {
 			var zero T
 			yield(zero, err)
 			return
 		}
-		defer db.Close()
+		defer s.release()
 		for v, err := range seq(db) {
 			if !yield(v, err) {
 				return
@@ -483,18 +584,18 @@ func onDemandSeq[T any](s onDemandStore, seq func(*bolt.DB) iter.Seq2[T, error])
 	}
 }
 
-func (s onDemandStore) Resources(ctx context.Context) iter.Seq2[store.Resource, error] {
+func (s *onDemandStore) Resources(ctx context.Context) iter.Seq2[store.Resource, error] {
 	return onDemandSeq(s, func(db *bolt.DB) iter.Seq2[store.Resource, error] { return db.Resources(ctx) })
 }
 
-func (s onDemandStore) ResourcesIn(ctx context.Context, from, to string) iter.Seq2[store.Resource, error] {
+func (s *onDemandStore) ResourcesIn(ctx context.Context, from, to string) iter.Seq2[store.Resource, error] {
 	return onDemandSeq(s, func(db *bolt.DB) iter.Seq2[store.Resource, error] { return db.ResourcesIn(ctx, from, to) })
 }
 
-func (s onDemandStore) Journal(ctx context.Context, from uint64) iter.Seq2[store.Change, error] {
+func (s *onDemandStore) Journal(ctx context.Context, from uint64) iter.Seq2[store.Change, error] {
 	return onDemandSeq(s, func(db *bolt.DB) iter.Seq2[store.Change, error] { return db.Journal(ctx, from) })
 }
 
-func (s onDemandStore) JournalBetween(ctx context.Context, from, until time.Time) iter.Seq2[store.Change, error] {
+func (s *onDemandStore) JournalBetween(ctx context.Context, from, until time.Time) iter.Seq2[store.Change, error] {
 	return onDemandSeq(s, func(db *bolt.DB) iter.Seq2[store.Change, error] { return db.JournalBetween(ctx, from, until) })
 }

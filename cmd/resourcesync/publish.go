@@ -141,6 +141,9 @@ func publishCommand() *cli.Command {
 			}
 			if cmd.String("oai-pmh") != "" {
 				what = fmt.Sprintf("harvested %d written, %d unchanged, %d deleted, %d malformed skipped", hs.Written, hs.Unchanged, hs.Deleted, hs.Malformed)
+				if hs.Collided > 0 {
+					what += fmt.Sprintf(", %d refused (identifier differs only in case from another's)", hs.Collided)
+				}
 			}
 			fmt.Fprintf(w, "published %d resources (%s) to %s in %s; Source Description: %s.well-known/resourcesync\n",
 				resources, what, src.Out(), time.Since(start).Round(time.Millisecond), src.BaseURL())

@@ -10,9 +10,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/casefold"
 )
 
 // change is one file of a page: a new version waiting in a temporary file
@@ -40,6 +44,13 @@ type pageWriter struct {
 	seed    maphash.Seed
 	wg      sync.WaitGroup
 	running bool
+	// fold is how Dir's file system compares names; where it folds, a
+	// record whose file would reach another record's (its name differs
+	// only in case) is refused: collide reports it, and collided counts.
+	fold     casefold.Folding
+	collide  func(rel, other string)
+	collided atomic.Int64
+	unstaged atomic.Int64 // of them, staged (counted written) and refused at the rename
 }
 
 const stagers = 4
@@ -54,6 +65,7 @@ type shard struct {
 	made    map[string]bool // directories known to exist
 	changes []change
 	byRel   map[string]int
+	byKey   map[string]string // folded name → the path staged with it (only where names fold)
 	buf     []byte
 	written int
 	same    int
@@ -69,10 +81,10 @@ type job struct {
 	missed bool // a full pass's change the incremental lists missed
 }
 
-func newPageWriter(dir string) *pageWriter {
-	w := &pageWriter{dir: dir, seed: maphash.MakeSeed()}
+func newPageWriter(dir string, fold casefold.Folding, collide func(rel, other string)) *pageWriter {
+	w := &pageWriter{dir: dir, seed: maphash.MakeSeed(), fold: fold, collide: collide}
 	for range stagers {
-		w.shards = append(w.shards, &shard{w: w, made: map[string]bool{}, byRel: map[string]int{}})
+		w.shards = append(w.shards, &shard{w: w, made: map[string]bool{}, byRel: map[string]int{}, byKey: map[string]string{}})
 	}
 	return w
 }
@@ -93,7 +105,9 @@ func (w *pageWriter) send(j job) {
 			}()
 		}
 	}
-	w.shards[maphash.String(w.seed, j.rel)%stagers].jobs <- j
+	// By the folded name: two paths that name one file are staged by
+	// one worker, in order.
+	w.shards[maphash.String(w.seed, w.fold.Key(j.rel))%stagers].jobs <- j
 }
 
 // put stages b as the content of rel, unless the file has these bytes
@@ -162,6 +176,9 @@ func (s *shard) do(j job) error {
 		} else if err != nil {
 			return err
 		}
+		if other, err := s.w.otherSpelling(abs); err != nil || other != "" {
+			return err // another record's file: this one has none to remove
+		}
 		if err := s.w.ownDirs(filepath.Dir(abs)); err != nil {
 			return err
 		}
@@ -172,9 +189,31 @@ func (s *shard) do(j job) error {
 		}
 		return nil
 	}
+	var key string
+	if s.w.fold.Folds() {
+		key = s.w.fold.Key(j.rel)
+		if other, ok := s.byKey[key]; ok && other != j.rel {
+			s.w.refuse(j.rel, other)
+			return nil
+		}
+	}
 	existed, same, err := s.compare(abs, j.b)
 	if err != nil {
 		return err
+	}
+	if existed && !same {
+		// Only before writing: a file there with these very bytes is
+		// left alone whoever's it is, and the directory is not read for
+		// every unchanged record of a long harvest.
+		if other, err := s.w.otherSpelling(abs); err != nil {
+			return err
+		} else if other != "" {
+			s.w.refuse(j.rel, path.Join(path.Dir(j.rel), other))
+			return nil
+		}
+	}
+	if key != "" {
+		s.byKey[key] = j.rel // accepted: a later spelling in this page is refused
 	}
 	if same {
 		s.same++
@@ -301,6 +340,7 @@ func (w *pageWriter) reset() {
 	for _, s := range w.shards {
 		s.changes = s.changes[:0]
 		clear(s.byRel)
+		clear(s.byKey)
 		s.written, s.same, s.missed, s.err = 0, 0, 0, nil
 	}
 }
@@ -364,6 +404,24 @@ func (w *pageWriter) commit() (paths []string, created, removed int, err error) 
 					}
 					continue
 				}
+				if c.tmp != "" && !c.existed && w.fold.Folds() {
+					// Staged while the page before was committed: that
+					// page may have made a file of another spelling.
+					var other string
+					if _, lerr := os.Lstat(c.abs); lerr == nil {
+						other, err = w.otherSpelling(c.abs)
+					}
+					if err == nil && other != "" {
+						os.Remove(c.tmp)
+						w.unstaged.Add(1)
+						w.refuse(c.rel, path.Join(path.Dir(c.rel), other))
+						continue
+					}
+				}
+				if err != nil {
+					os.Remove(c.tmp)
+					continue
+				}
 				if c.tmp != "" {
 					err = os.Rename(c.tmp, c.abs)
 					if err == nil && !c.existed {
@@ -408,4 +466,30 @@ func (w *pageWriter) commit() (paths []string, created, removed int, err error) 
 		return paths, created, removed, firstErr
 	}
 	return paths, created, removed, syncDirs(w.dir, dirs)
+}
+
+// otherSpelling returns the name of the file at abs when it is not abs's
+// own but one whose name differs only in what Dir's file system folds
+// (case): another record's. Asked only where a file was found and is to
+// be replaced or removed, so the directory (a bucket: a few thousand
+// names at a million records) is read once per changed record, and only
+// where names fold.
+func (w *pageWriter) otherSpelling(abs string) (string, error) {
+	if !w.fold.Folds() {
+		return "", nil
+	}
+	other, ok, err := w.fold.Other(filepath.Dir(abs), filepath.Base(abs))
+	if err != nil || !ok {
+		return "", err
+	}
+	return other, nil
+}
+
+// refuse reports that the record of rel is not written: its file would be
+// other's, another record's.
+func (w *pageWriter) refuse(rel, other string) {
+	w.collided.Add(1)
+	if w.collide != nil {
+		w.collide(rel, other)
+	}
 }

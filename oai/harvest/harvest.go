@@ -22,6 +22,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/boltdb"
+	"github.com/resourcesync-go/resourcesync/internal/casefold"
 	"github.com/resourcesync-go/resourcesync/internal/origin"
 	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
@@ -80,6 +81,14 @@ type Config struct {
 	// for pages that changed nothing, and after a kill -9 the last
 	// page's paths may be reported a second time.
 	Committed func(ctx context.Context, paths []string) error
+	// FoldsCase tells whether Dir's file system takes names that differ
+	// only in case for one file; nil probes Dir once, in New (macOS and
+	// Windows by default, FAT, ext4 casefold directories fold). Where it
+	// folds, a record whose file name differs only in case from another
+	// record's (identifiers that differ only in case, in one bucket) is
+	// refused: Stats.Collided, a warning naming both. For tests of that
+	// on file systems that do not fold.
+	FoldsCase func(dir string) (bool, error)
 }
 
 // Stats counts what one Harvest did.
@@ -89,6 +98,7 @@ type Stats struct {
 	Unchanged int // records whose file already had their bytes
 	Deleted   int // record files removed
 	Malformed int // records skipped with a warning
+	Collided  int // records refused: their file would be another's (Config.FoldsCase)
 	// Missed counts the changes a full pass found that the incremental
 	// lists had not listed (records new, changed or, in a repository
 	// that reports deletions, deleted, stamped before the harvest
@@ -129,6 +139,7 @@ type Harvester struct {
 	mu      sync.Mutex // guards status and records
 	status  Status
 	records int64
+	fold    casefold.Folding // how Dir's file system compares names
 }
 
 // retryPolicy is generous: a repository under load answers 503 with
@@ -216,6 +227,14 @@ func New(cfg Config) (*Harvester, error) {
 		if err := os.MkdirAll(d, 0o777); err != nil {
 			return nil, fmt.Errorf("oai-pmh harvest: %w", err)
 		}
+	}
+	if cfg.FoldsCase != nil {
+		h.fold.Case, err = cfg.FoldsCase(dir)
+	} else {
+		h.fold, err = casefold.Probe(dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("oai-pmh harvest: finding how %s's file system compares names: %w", dir, err)
 	}
 	h.db, err = openState(filepath.Join(state, "harvest.db"))
 	if err != nil {
@@ -535,7 +554,7 @@ func (h *Harvester) fetch(ctx context.Context, l *list, start time.Time, token s
 			q.Set("from", from)
 		}
 	}
-	p := &page{w: newPageWriter(h.cfg.Dir)}
+	p := &page{w: newPageWriter(h.cfg.Dir, h.fold, h.collided)}
 	onItem := func(it *item) error {
 		return h.item(ctx, p.w, l, start, it, &p.ps, &p.seen)
 	}
@@ -703,6 +722,8 @@ func (h *Harvester) commitPage(ctx context.Context, r *run, l *list, p *page, st
 	st.Written += p.ps.Written
 	st.Unchanged += p.ps.Unchanged
 	st.Malformed += p.ps.Malformed
+	st.Collided += int(p.w.collided.Load())
+	st.Written -= int(p.w.unstaged.Load())
 	st.Deleted += removed
 	if l.Pass || l.Verb == oai.ListIdentifiers {
 		r.Missed += p.ps.Missed
@@ -719,6 +740,18 @@ func (h *Harvester) commitPage(ctx context.Context, r *run, l *list, p *page, st
 		return err
 	}
 	return h.commitPending(ctx, r)
+}
+
+// collided warns of a record refused because its file, rel, would be
+// other's (both relative to Dir), whose name differs only in case.
+func (h *Harvester) collided(rel, other string) {
+	id, prefix, _ := ParseRecordPath(rel)
+	oid, _, ok := ParseRecordPath(other)
+	if !ok {
+		oid = "(not a record: " + other + ")"
+	}
+	h.log.Warn("oai-pmh: skipping a record whose identifier and another's differ only in case, which the file system of the record directory ignores: the first keeps the file",
+		"endpoint", h.cfg.Endpoint, "identifier", short(id), "other", short(oid), "prefix", prefix, "file", other)
 }
 
 // testAfterRenames, set by a test, runs after a page's renames and before
