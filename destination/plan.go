@@ -367,7 +367,8 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	}
 	e.plan(s.Name, "baseline")
 	e.phase(s.Name, "baseline from %s", s.ResourceList)
-	p := e.newPass(ctx, s.Name, sr)
+	sus := &suspects{}
+	p := e.newPass(ctx, s.Name, sr).watchVanished(sus)
 	err = e.eachEntryEst(ctx, d, 0, &estimator{e: e, set: s.Name}, func(en *rs.Entry) error {
 		c, err := cs.get(en.Loc)
 		if err != nil {
@@ -427,11 +428,16 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	if err != nil {
 		return err
 	}
-	allowed, err := e.deletesAllowed(s.Name, planned, sizeBefore, cp, sr)
+	resetBefore := sr.ResetRefused
+	allowed, err := e.resetAllowed(ctx, s, planned, sizeBefore, cp, sr)
+	if err == nil && allowed {
+		allowed, err = e.deletesAllowed(s.Name, planned, sizeBefore, cp, sr)
+	}
 	if err != nil {
 		return err
 	}
 	p = e.newPass(ctx, s.Name, sr)
+	p.refuse = !allowed
 	err = e.st.each(s.Name, func(uri string, r Record) error {
 		if ok, err := swept(uri, r); !ok || err != nil || !allowed {
 			return err
@@ -449,7 +455,7 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	until := at
 	if cs.len() > 0 {
 		e.phase(s.Name, "%d changes after the Resource List", cs.len())
-		p = e.newPass(ctx, s.Name, sr)
+		p = e.newPass(ctx, s.Name, sr).watchVanished(sus)
 		p.refuse = !allowed
 		err = cs.each(func(en *rs.Entry) error {
 			if en.MD.Change == rs.Deleted {
@@ -467,11 +473,20 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	if cs.gap == "" && cs.until.After(until) {
 		until = cs.until
 	}
+	// What changed or went away while the lists were read: judged
+	// against the Source's later state.
+	since := until
+	if cs.gap != "" || clErr != nil || d.Head.MD.At.IsZero() {
+		since = time.Time{} // no Change List reach to build on: the Resource List
+	}
+	if err := e.settle(ctx, s, p, sus, since); err != nil {
+		return err
+	}
 	if until.After(sr.SourceUntil) {
 		sr.SourceUntil = until
 	}
 	switch {
-	case sr.DeleteRefused != refusedBefore:
+	case sr.DeleteRefused != refusedBefore || sr.ResetRefused != resetBefore:
 		// The deletions refused are found again only by a baseline:
 		// the next run makes one.
 		cp.Baseline = false
@@ -758,7 +773,8 @@ func (e *engine) incremental(ctx context.Context, s setInfo, cp *Checkpoint, sr 
 		return "", err
 	}
 	e.emit(Event{Kind: EventPlan, Set: s.Name, Mode: "incremental", Total: int64(cs.len()), TotalBytes: -1})
-	p := e.newPass(ctx, s.Name, sr)
+	sus := &suspects{}
+	p := e.newPass(ctx, s.Name, sr).watchVanished(sus)
 	p.refuse = !allowed
 	// Oldest first, so that the checkpoint can stop before a failure.
 	err = cs.each(func(en *rs.Entry) error {
@@ -769,6 +785,9 @@ func (e *engine) incremental(ctx context.Context, s setInfo, cp *Checkpoint, sr 
 	})
 	if ferr := p.finish(); err == nil {
 		err = ferr
+	}
+	if err == nil {
+		err = e.settle(ctx, s, p, sus, cs.until)
 	}
 	if err != nil {
 		return "", err
@@ -896,6 +915,9 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 			return nil
 		})
 		if err == nil {
+			allowed, err = e.resetAllowed(ctx, s, planned, sizeBefore, cp, sr)
+		}
+		if err == nil && allowed {
 			allowed, err = e.deletesAllowed(s.Name, planned, sizeBefore, cp, sr)
 		}
 		if err != nil {
@@ -923,7 +945,7 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 	if err != nil {
 		return err
 	}
-	if e.opt.Repair && sr.Failed == failedBefore && sr.DeleteRefused == refusedBefore && cs.gap == "" && !at.IsZero() {
+	if e.opt.Repair && sr.Failed == failedBefore && sr.DeleteRefused == refusedBefore && sr.ResetRefused == 0 && cs.gap == "" && !at.IsZero() {
 		cp.Baseline, cp.At, cp.Until = true, at, cs.until
 		if cp.Until.Before(at) {
 			cp.Until = at
