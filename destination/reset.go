@@ -39,7 +39,7 @@ func (e *engine) resetAllowed(ctx context.Context, s setInfo, planned, size int,
 		return true, nil // deletions the Source listed: it emptied itself
 	}
 	sr.ResetRefused += planned
-	sr.Reset = fmt.Sprintf("the Source's history restarted (%s after this mirror's checkpoint %s) and it no longer names any of the %d files mirrored here", cs.gap, fmtTime(cp.Until), size)
+	sr.Reset = fmt.Sprintf("the Source's history restarted after this mirror's checkpoint (%s) and it names none of the %d files mirrored here", cs.gap, size)
 	e.phase(s.Name, "%s: a new Source (an emptied or unmounted directory served afresh?); nothing deleted (run with --allow-reset to mirror it as it is now)", sr.Reset)
 	return false, nil
 }
