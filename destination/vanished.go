@@ -107,6 +107,15 @@ func (e *engine) settle(ctx context.Context, s setInfo, p *pass, sus *suspects, 
 	if len(left) == 0 {
 		return nil
 	}
+	// What fails in the end holds the checkpoint where the earliest
+	// change the run read to them would have: not at the later changes
+	// settle read, which the run did not apply in full.
+	var hold rs.Time
+	for _, su := range left {
+		if t := holdTime(&su.e); hold.IsZero() || t.Before(hold) {
+			hold = t
+		}
+	}
 	e.phase(s.Name, "%d resources changed or went away at the Source while this run read them: reading what the Source says now", len(left))
 	pol := retry.Policy{Retries: settleRounds, BaseDelay: e.opt.BaseDelay, MaxDelay: e.opt.MaxDelay}
 	var stateErr error
@@ -150,12 +159,9 @@ func (e *engine) settle(ctx context.Context, s setInfo, p *pass, sus *suspects, 
 			ferr = err
 		}
 		if !q.failedAt.IsZero() {
-			// A newer version that failed (or a deletion held back by
-			// --max-delete) holds the checkpoint where the run's own
-			// change to it would have: what the run read, not later.
-			for _, su := range left {
-				p.holdAt(holdTime(&su.e))
-			}
+			// A newer version that failed, or a deletion held back by
+			// --max-delete.
+			p.holdAt(hold)
 		}
 		if ferr != nil {
 			stateErr = ferr
@@ -175,7 +181,7 @@ func (e *engine) settle(ctx context.Context, s setInfo, p *pass, sus *suspects, 
 	}
 	_ = err // errUnexplained, or a Source that cannot be read now: the rest fails
 	for _, su := range left {
-		p.fail(su.uri, su.rel, holdTime(&su.e), su.err)
+		p.fail(su.uri, su.rel, hold, su.err)
 	}
 	return nil
 }
