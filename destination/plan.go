@@ -526,7 +526,11 @@ type changeSet struct {
 	*changeSpool
 	until time.Time // everything before it is covered
 	gap   string
-	lists int
+	// begins: the gap is that the Source's Change Lists begin after the
+	// point asked for (its history restarted, or lists were dropped),
+	// not a missing list or a hole between lists.
+	begins bool
+	lists  int
 }
 
 func (e *engine) newChangeSet(until time.Time) *changeSet {
@@ -632,6 +636,7 @@ func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) 
 	}
 	if !from.IsZero() && !refs[0].from.IsZero() && refs[0].from.Time().After(from) {
 		cs.gap = fmt.Sprintf("changes from %s to %s are no longer listed by the Source", fmtTime(from), refs[0].from)
+		cs.begins = true
 		return cs, nil
 	}
 	for i := 1; i < len(refs); i++ {

@@ -35,8 +35,10 @@ func (e *engine) resetAllowed(ctx context.Context, s setInfo, planned, size int,
 		return true, nil
 	}
 	defer cs.close()
-	if cs.gap == "" {
-		return true, nil // deletions the Source listed: it emptied itself
+	if !cs.begins {
+		// Deletions the Source listed (it emptied itself), or no Change
+		// List to tell (one that answers 404 says nothing of a restart).
+		return true, nil
 	}
 	sr.ResetRefused += planned
 	sr.Reset = fmt.Sprintf("the Source's history restarted after this mirror's checkpoint (%s) and it names none of the %d files mirrored here", cs.gap, size)

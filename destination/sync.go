@@ -60,8 +60,8 @@ type Options struct {
 	MaxDelete       DeleteLimit
 	MaxDeleteWindow time.Duration
 	// AllowReset lets a run delete every file of a set when the Source
-	// started afresh: its Change Lists no longer reach back to the
-	// mirror's checkpoint and it names none of the mirror's files (a
+	// started afresh: its Change Lists begin after the mirror's
+	// checkpoint and it names none of the mirror's files (a
 	// directory served again after it was emptied or unmounted, its state
 	// lost with it). Without it such a run deletes nothing and its set's
 	// report says so (SetReport.ResetRefused, which makes Report.OK
