@@ -33,7 +33,7 @@ var ErrSources = errors.New("sources")
 //	--follow                 subscribe to the Source's change notifications (WebSub) when it offers a hub; poll every --poll-interval meanwhile and as a fallback
 //	--set NAME               only this set (repeatable; default every set)
 //	--sdshare                URL is an SDShare overview feed: merged into the graph store, DEST keeps the client's state; excludes --follow, --set, --no-dumps, --max-delete, --no-delete and --allow-reset
-//	--bearer-token-file FILE credentials by reference to a file (relative paths: to the sources file's directory; refused in a list read from a URL)
+//	--bearer-token-file FILE credentials by reference to a file (relative paths: to the sources file's directory; a list read from a URL names files only inside RemoteSources.FilesDir, by relative paths)
 //	--netrc-file FILE        .netrc with HTTP basic credentials (likewise)
 //	--ca-cert FILE           extra CA certificates (PEM; likewise)
 //	--allow-host HOST[:PORT] as sync --allow-host (repeatable)

@@ -34,40 +34,40 @@ type sourceOption struct {
 	name   string // without "--"
 	flag   bool   // takes no value
 	repeat bool   // may be given more than once
-	set    func(s *Source, v string, dir string) error
+	set    func(s *Source, v string, files filesPolicy) error
 }
 
 var sourceOptions = []sourceOption{
-	{name: "poll-interval", set: func(s *Source, v, _ string) error {
+	{name: "poll-interval", set: func(s *Source, v string, _ filesPolicy) error {
 		d, err := positiveDuration(v)
 		s.Interval = d
 		return err
 	}},
-	{name: "follow", flag: true, set: func(s *Source, _, _ string) error { s.Follow = true; return nil }},
-	{name: "set", repeat: true, set: func(s *Source, v, _ string) error {
+	{name: "follow", flag: true, set: func(s *Source, _ string, _ filesPolicy) error { s.Follow = true; return nil }},
+	{name: "set", repeat: true, set: func(s *Source, v string, _ filesPolicy) error {
 		if v == "" {
 			return errors.New("empty set name")
 		}
 		s.Sets = append(s.Sets, v)
 		return nil
 	}},
-	{name: "sdshare", flag: true, set: func(s *Source, _, _ string) error { s.Kind = KindSDShare; return nil }},
-	{name: "bearer-token-file", set: func(s *Source, v, dir string) error {
-		p, err := credentialPath(v, dir)
+	{name: "sdshare", flag: true, set: func(s *Source, _ string, _ filesPolicy) error { s.Kind = KindSDShare; return nil }},
+	{name: "bearer-token-file", set: func(s *Source, v string, files filesPolicy) error {
+		p, err := files.path(v)
 		s.BearerTokenFile = p
 		return err
 	}},
-	{name: "netrc-file", set: func(s *Source, v, dir string) error {
-		p, err := credentialPath(v, dir)
+	{name: "netrc-file", set: func(s *Source, v string, files filesPolicy) error {
+		p, err := files.path(v)
 		s.NetrcFile = p
 		return err
 	}},
-	{name: "ca-cert", set: func(s *Source, v, dir string) error {
-		p, err := credentialPath(v, dir)
+	{name: "ca-cert", set: func(s *Source, v string, files filesPolicy) error {
+		p, err := files.path(v)
 		s.CACertFile = p
 		return err
 	}},
-	{name: "allow-host", repeat: true, set: func(s *Source, v, _ string) error {
+	{name: "allow-host", repeat: true, set: func(s *Source, v string, _ filesPolicy) error {
 		// The same check sync's --allow-host gets, so a bad host is
 		// refused here rather than at the Source's first run.
 		if _, err := origin.New("http://source.invalid/", []string{v}); err != nil || v == "" {
@@ -76,7 +76,7 @@ var sourceOptions = []sourceOption{
 		s.AllowHosts = append(s.AllowHosts, v)
 		return nil
 	}},
-	{name: "max-delete", set: func(s *Source, v, _ string) error {
+	{name: "max-delete", set: func(s *Source, v string, _ filesPolicy) error {
 		v = strings.TrimSpace(v)
 		if _, err := destination.ParseDeleteLimit(v); err != nil {
 			return fmt.Errorf("bad value %q: want N (files), -1 (no limit) or P%% (0 to 100)", v)
@@ -84,17 +84,17 @@ var sourceOptions = []sourceOption{
 		s.MaxDelete = v
 		return nil
 	}},
-	{name: "no-delete", flag: true, set: func(s *Source, _, _ string) error { s.NoDelete = true; return nil }},
-	{name: "allow-reset", flag: true, set: func(s *Source, _, _ string) error { s.AllowReset = true; return nil }},
-	{name: "no-dumps", flag: true, set: func(s *Source, _, _ string) error { s.NoDumps = true; return nil }},
-	{name: "base-url", set: func(s *Source, v, _ string) error {
+	{name: "no-delete", flag: true, set: func(s *Source, _ string, _ filesPolicy) error { s.NoDelete = true; return nil }},
+	{name: "allow-reset", flag: true, set: func(s *Source, _ string, _ filesPolicy) error { s.AllowReset = true; return nil }},
+	{name: "no-dumps", flag: true, set: func(s *Source, _ string, _ filesPolicy) error { s.NoDumps = true; return nil }},
+	{name: "base-url", set: func(s *Source, v string, _ filesPolicy) error {
 		if err := checkHTTPURL(v); err != nil {
 			return err
 		}
 		s.BaseURL = v
 		return nil
 	}},
-	{name: "workers", set: func(s *Source, v, _ string) error {
+	{name: "workers", set: func(s *Source, v string, _ filesPolicy) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxSourceWorkers {
 			return fmt.Errorf("bad value %q: want 1 to %d", v, maxSourceWorkers)
@@ -102,7 +102,7 @@ var sourceOptions = []sourceOption{
 		s.Workers = n
 		return nil
 	}},
-	{name: "timeout", set: func(s *Source, v, _ string) error {
+	{name: "timeout", set: func(s *Source, v string, _ filesPolicy) error {
 		d, err := positiveDuration(v)
 		s.Timeout = d
 		return err
@@ -138,21 +138,63 @@ func positiveDuration(v string) (time.Duration, error) {
 	return d, nil
 }
 
-// credentialPath makes a credential file's path absolute: relative to
-// dir, the sources file's directory; a list read from a URL (dir "") has
-// no directory, so relative paths are refused there.
-func credentialPath(v, dir string) (string, error) {
+// filesPolicy says where the credential files a sources list names may
+// be. A local list (remote false) is the operator's own: its paths are
+// absolute or relative to its directory, dir. A list read from a URL is
+// not: it chooses the hosts its Sources are fetched from, so naming a
+// local file would send that file's token (a service account's, say) to
+// a host of the list's choosing. Its paths are resolved inside dir, the
+// directory the operator allows (RemoteSources.FilesDir), and nowhere
+// else; with no such directory it names no file at all.
+type filesPolicy struct {
+	dir    string
+	remote bool
+}
+
+// path makes a credential file's path absolute under the policy.
+func (fp filesPolicy) path(v string) (string, error) {
 	if v == "" {
 		return "", errors.New("empty file name")
 	}
 	p := filepath.FromSlash(v)
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p), nil
+	if !fp.remote {
+		if filepath.IsAbs(p) {
+			return filepath.Clean(p), nil
+		}
+		return filepath.Join(fp.dir, p), nil
 	}
-	if dir == "" {
-		return "", fmt.Errorf("relative path %q in a sources list read from a URL: give an absolute path", v)
+	if fp.dir == "" {
+		return "", fmt.Errorf("%q: a sources list read from a URL may not name local files unless the operator allows a directory for them (--sources-files-dir)", v)
 	}
-	return filepath.Join(dir, p), nil
+	return remoteFilePath(fp.dir, v)
+}
+
+// remoteFilePath resolves v, a path a remote list names, inside dir: a
+// relative path with no ".." and no symbolic link that leads out of dir.
+// The link check is made when the list is read: dir is the operator's, so
+// a link changed in it later is the operator's doing, not the list's.
+func remoteFilePath(dir, v string) (string, error) {
+	p := filepath.FromSlash(v)
+	if filepath.IsAbs(p) || filepath.VolumeName(p) != "" || strings.HasPrefix(v, "/") || strings.HasPrefix(v, `\`) {
+		return "", fmt.Errorf("%q: a sources list read from a URL names files by a path relative to --sources-files-dir, not an absolute one", v)
+	}
+	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if part == ".." {
+			return "", fmt.Errorf("%q: \"..\" may not leave --sources-files-dir", v)
+		}
+	}
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("--sources-files-dir: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(root, p))
+	if err != nil {
+		return "", fmt.Errorf("%q in --sources-files-dir: %w", v, err)
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", fmt.Errorf("%q: a symbolic link out of --sources-files-dir", v)
+	}
+	return real, nil
 }
 
 // checkHTTPURL accepts an absolute http(s) URL without user information.
@@ -207,16 +249,36 @@ func checkDest(v string) (string, error) {
 
 // ParseSources reads a sources file (the format is documented on Source).
 // dir is the file's directory, to which relative credential-file paths
-// are resolved; "" for a list read from a URL, where they are refused.
+// are resolved. dir "" is a list read from a URL, which names no local
+// file: see ParseRemoteSources.
 // Every error matches ErrSources and names the line:
 //
 //	sources:12: --poll-interval: bad duration "x": ...
 func ParseSources(r io.Reader, dir string) ([]Source, error) {
-	if dir != "" {
-		if a, err := filepath.Abs(dir); err == nil {
-			dir = a
+	if dir == "" {
+		return parseSources(r, filesPolicy{remote: true})
+	}
+	if a, err := filepath.Abs(dir); err == nil {
+		dir = a
+	}
+	return parseSources(r, filesPolicy{dir: dir})
+}
+
+// ParseRemoteSources reads a sources list fetched from a URL: the hosts
+// it names are its author's choice, so the credential files it names
+// (--bearer-token-file, --netrc-file, --ca-cert) are paths relative to
+// filesDir, the directory the operator allows, without ".." and without a
+// symbolic link out of it; filesDir "" allows no file at all.
+func ParseRemoteSources(r io.Reader, filesDir string) ([]Source, error) {
+	if filesDir != "" {
+		if a, err := filepath.Abs(filesDir); err == nil {
+			filesDir = a
 		}
 	}
+	return parseSources(r, filesPolicy{dir: filesDir, remote: true})
+}
+
+func parseSources(r io.Reader, files filesPolicy) ([]Source, error) {
 	sc := bufio.NewScanner(r)
 	// The scanner's buffer bounds a line (and its CR LF): a longer one is
 	// ErrTooLong.
@@ -237,7 +299,7 @@ func ParseSources(r io.Reader, dir string) ([]Source, error) {
 		if lines == 1 {
 			line = bytes.TrimPrefix(line, []byte("\ufeff")) // a BOM from a Windows editor
 		}
-		s, ok, err := parseSourceLine(string(line), dir)
+		s, ok, err := parseSourceLine(string(line), files)
 		if err != nil {
 			return nil, fmt.Errorf("%w:%d: %s", ErrSources, lines, err)
 		}
@@ -354,7 +416,7 @@ func splitLine(line string) ([]token, error) {
 }
 
 // parseSourceLine parses one line; ok is false for a blank or comment line.
-func parseSourceLine(line, dir string) (s Source, ok bool, err error) {
+func parseSourceLine(line string, files filesPolicy) (s Source, ok bool, err error) {
 	toks, err := splitLine(line)
 	if err != nil || len(toks) == 0 {
 		return s, false, err
@@ -401,7 +463,7 @@ func parseSourceLine(line, dir string) (s Source, ok bool, err error) {
 			i++
 			val = toks[i].text
 		}
-		if err := o.set(&s, val, dir); err != nil {
+		if err := o.set(&s, val, files); err != nil {
 			return s, false, fmt.Errorf("--%s: %w", name, err)
 		}
 	}

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,7 +115,8 @@ func TestParseSourcesErrors(t *testing.T) {
 		{"set empty", `http://a.example/ a --set ""`, "", `1: --set: empty set name`, ""},
 		{"base-url", "http://a.example/ a --base-url example.org", "", `1: --base-url: bad URL "example.org"`, ""},
 		{"credential file empty", `http://a.example/ a --netrc-file=`, "/srv", `1: --netrc-file: empty file name`, ""},
-		{"relative credential from URL", "http://a.example/ a --bearer-token-file token", "", `1: --bearer-token-file: relative path "token" in a sources list read from a URL`, ""},
+		{"relative credential from URL", "http://a.example/ a --bearer-token-file token", "", `1: --bearer-token-file: "token": a sources list read from a URL may not name local files`, ""},
+		{"absolute credential from URL", "http://a.example/ a --bearer-token-file /var/run/secrets/token", "", `1: --bearer-token-file: "/var/run/secrets/token": a sources list read from a URL may not name local files`, ""},
 		{"sdshare follow", "http://a.example/ a --sdshare --follow", "", `1: --sdshare excludes --follow`, ""},
 		{"sdshare set", "http://a.example/ a --set x --sdshare", "", `1: --sdshare excludes --set`, ""},
 		{"sdshare no-dumps", "http://a.example/ a --sdshare --no-dumps", "", `1: --sdshare excludes --no-dumps`, ""},
@@ -237,4 +242,76 @@ func FuzzParseSources(f *testing.F) {
 		}
 		roundTrip(t, ss)
 	})
+}
+
+// TestParseRemoteSources: a list read from a URL names credential files
+// only inside the directory the operator allows, by a relative path with
+// no ".." (a symbolic link out of it: TestParseRemoteSourcesSymlinkOut).
+func TestParseRemoteSources(t *testing.T) {
+	allowed := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(allowed, "tokens"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(allowed, "tokens", "cat"), []byte("t\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(allowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, filesDir, opt string
+		want                string // the file's path, or the error's end
+	}{
+		{"inside", allowed, "--bearer-token-file tokens/cat", filepath.Join(real, "tokens", "cat")},
+		{"inside, dot", allowed, "--bearer-token-file ./tokens/cat", filepath.Join(real, "tokens", "cat")},
+		{"no files dir", "", "--bearer-token-file tokens/cat", "may not name local files unless the operator allows a directory for them (--sources-files-dir)"},
+		{"no files dir, absolute", "", "--netrc-file /etc/netrc", "may not name local files unless the operator allows a directory for them (--sources-files-dir)"},
+		{"absolute", allowed, "--ca-cert " + quoteField(filepath.Join(allowed, "tokens", "cat")), "not an absolute one"},
+		{"absolute slash", allowed, "--ca-cert /etc/ssl/ca.pem", "not an absolute one"},
+		{"dot-dot", allowed, "--netrc-file tokens/../../netrc", `"..\" may not leave --sources-files-dir`},
+		{"dot-dot backslash", allowed, `--netrc-file "tokens\\..\\..\\netrc"`, `may not leave --sources-files-dir`},
+		{"missing", allowed, "--bearer-token-file tokens/none", "in --sources-files-dir"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ss, err := ParseRemoteSources(strings.NewReader("https://a.example/ a "+tt.opt+"\n"), tt.filesDir)
+			if strings.HasPrefix(tt.want, string(filepath.Separator)) || filepath.IsAbs(tt.want) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := ss[0].BearerTokenFile + ss[0].NetrcFile + ss[0].CACertFile
+				if got != tt.want {
+					t.Fatalf("file %q, want %q", got, tt.want)
+				}
+				return
+			}
+			if err == nil || !errors.Is(err, ErrSources) || !strings.Contains(err.Error(), strings.ReplaceAll(tt.want, `\"`, `"`)) {
+				t.Fatalf("got %+v, %v; want an ErrSources error with %q", ss, err, tt.want)
+			}
+		})
+	}
+	// ParseSources(r, "") is a list from a URL, naming no file.
+	if _, err := ParseSources(strings.NewReader("https://a.example/ a --netrc-file /etc/netrc\n"), ""); err == nil {
+		t.Fatal("ParseSources with no directory accepted an absolute credential file")
+	}
+}
+
+// TestSourcesLoaderPlainHTTP: a plain-http sources URL (loopback
+// included) is refused unless allowed, before anything is fetched.
+func TestSourcesLoaderPlainHTTP(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, "https://a.example/ aa\n")
+	}))
+	defer srv.Close()
+	_, _, err := NewSourcesLoader(srv.URL+"/sources.txt", nil).Load(t.Context())
+	if !errors.Is(err, ErrPlainHTTPSources) || hits.Load() != 0 {
+		t.Fatalf("plain http: %v after %d GETs; want ErrPlainHTTPSources before any", err, hits.Load())
+	}
+	ss, _, err := NewSourcesLoaderWith(srv.URL+"/sources.txt", nil, RemoteSources{AllowHTTP: true}).Load(t.Context())
+	if err != nil || len(ss) != 1 {
+		t.Fatalf("allowed plain http: %v, %v", ss, err)
+	}
 }

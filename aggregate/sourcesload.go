@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/origin"
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 )
 
 // MaxSourcesSize bounds a sources list, read from a file or a URL.
@@ -57,6 +58,7 @@ type SourcesLoader struct {
 	path   string // absolute; "" for a URL
 	url    string
 	client *http.Client
+	remote RemoteSources
 	err    error // a bad spec, reported by every Load
 
 	mu     sync.Mutex
@@ -70,15 +72,46 @@ type SourcesLoader struct {
 	shown  error // the error the last Load returned (nil: it succeeded)
 }
 
-// NewSourcesLoader returns a loader of spec, a file path or an http://
-// or https:// URL fetched with client (nil: http.DefaultClient), whose
-// redirects may not leave the URL's scheme, host and port.
+// ErrPlainHTTPSources: a sources list at an http:// URL, which anyone on
+// the path can rewrite (and so choose the hosts, credentials and DESTs of
+// every Source), refused unless RemoteSources.AllowHTTP.
+var ErrPlainHTTPSources = errors.New("a sources list over plain http can be rewritten by anyone on the path; use https, or allow it with --allow-http-sources")
+
+// RemoteSources is what a sources list read from a URL is trusted with.
+// Such a list chooses the hosts its Sources fetch from; the zero value
+// trusts it with nothing beyond that: https only, and no local file.
+type RemoteSources struct {
+	// AllowHTTP accepts an http:// URL (loopback included: a local
+	// proxy's port may be anyone's).
+	AllowHTTP bool
+	// FilesDir is the directory whose files (tokens, netrc files, CA
+	// certificates) the list may name, by paths relative to it; "": none.
+	FilesDir string
+}
+
+// NewSourcesLoader returns a loader of spec, a file path or an https://
+// URL fetched with client (nil: http.DefaultClient), whose redirects may
+// not leave the URL's scheme, host and port. A URL's list may name no
+// local file and may not be plain http: see NewSourcesLoaderWith.
 func NewSourcesLoader(spec string, client *http.Client) *SourcesLoader {
-	l := &SourcesLoader{spec: spec}
+	return NewSourcesLoaderWith(spec, client, RemoteSources{})
+}
+
+// NewSourcesLoaderWith is NewSourcesLoader trusting a list read from a
+// URL with what remote allows (a file's list is the operator's own and
+// ignores it).
+func NewSourcesLoaderWith(spec string, client *http.Client, remote RemoteSources) *SourcesLoader {
+	l := &SourcesLoader{spec: spec, remote: remote}
 	if lc := strings.ToLower(spec); strings.HasPrefix(lc, "http://") || strings.HasPrefix(lc, "https://") {
 		l.url = spec
+		// As messages name it: no password, no ?token= (internal/redact).
+		l.spec = redact.String(spec)
 		if u, err := url.Parse(spec); err == nil {
-			l.spec = u.Redacted()
+			l.spec = redact.String(u.Redacted())
+		}
+		if strings.HasPrefix(lc, "http://") && !remote.AllowHTTP {
+			l.err = fmt.Errorf("sources %s: %w", l.spec, ErrPlainHTTPSources)
+			return l
 		}
 		p, err := origin.New(spec, nil)
 		if err != nil {
@@ -251,8 +284,9 @@ func (l *SourcesLoader) loadURL(ctx context.Context, force bool) (ss []Source, u
 	}
 	resp, err := l.client.Do(req)
 	if err != nil {
-		// The *url.Error names the URL already (its password hidden).
-		return nil, false, fmt.Errorf("sources: %w", err)
+		// The *url.Error names the URL already (its password hidden, not
+		// a ?token=).
+		return nil, false, redact.Error(fmt.Errorf("sources: %w", err))
 	}
 	defer resp.Body.Close()
 	switch {
@@ -266,7 +300,7 @@ func (l *SourcesLoader) loadURL(ctx context.Context, force bool) (ss []Source, u
 		return nil, false, fmt.Errorf("sources %s: %w", l.spec, err)
 	}
 	if err == nil {
-		ss, err = ParseSources(bytes.NewReader(data), "")
+		ss, err = ParseRemoteSources(bytes.NewReader(data), l.remote.FilesDir)
 	}
 	l.etag, l.lastMo = resp.Header.Get("ETag"), resp.Header.Get("Last-Modified")
 	l.bad = nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -232,7 +233,7 @@ func TestSourcesLoaderURL(t *testing.T) {
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	client, _ := testnet.Client(t)
-	l := NewSourcesLoader(srv.URL+"/sources.txt", client)
+	l := NewSourcesLoaderWith(srv.URL+"/sources.txt", client, RemoteSources{AllowHTTP: true})
 
 	load(t, l, false, "aa", true)
 	if c := s.lastConditional(); c != "|" {
@@ -261,9 +262,9 @@ func TestSourcesLoaderURL(t *testing.T) {
 	s.mu.Unlock()
 	load(t, l, false, "aa,bb", true)
 
-	// A relative credential path has no directory to be relative to.
+	// A list from a URL names no local file unless a directory is allowed.
 	s.set("http://a.example/ aa --ca-cert ca.pem\n")
-	loadErr(t, l, `sources:1: --ca-cert: relative path "ca.pem"`, true)
+	loadErr(t, l, `sources:1: --ca-cert: "ca.pem": a sources list read from a URL may not name local files`, true)
 	load(t, l, false, "aa,bb", false) // 304 on the bad list: said once
 }
 
@@ -286,9 +287,9 @@ func TestSourcesLoaderURLOffOrigin(t *testing.T) {
 	defer srv.Close()
 	client, _ := testnet.Client(t)
 
-	load(t, NewSourcesLoader(srv.URL+"/moved", client), false, "aa", true)
+	load(t, NewSourcesLoaderWith(srv.URL+"/moved", client, RemoteSources{AllowHTTP: true}), false, "aa", true)
 
-	_, _, err := NewSourcesLoader(srv.URL+"/elsewhere", client).Load(t.Context())
+	_, _, err := NewSourcesLoaderWith(srv.URL+"/elsewhere", client, RemoteSources{AllowHTTP: true}).Load(t.Context())
 	if !errors.Is(err, origin.ErrOffOrigin) || errors.Is(err, ErrSources) {
 		t.Fatalf("off-origin redirect: %v; want ErrOffOrigin", err)
 	}
@@ -311,7 +312,7 @@ func TestSourcesLoaderURLTooLarge(t *testing.T) {
 			}))
 			defer srv.Close()
 			client, _ := testnet.Client(t)
-			loadErr(t, NewSourcesLoader(srv.URL+"/", client), "larger than 16 MiB", true)
+			loadErr(t, NewSourcesLoaderWith(srv.URL+"/", client, RemoteSources{AllowHTTP: true}), "larger than 16 MiB", true)
 		})
 	}
 }
@@ -394,3 +395,40 @@ type sigHUP struct{}
 
 func (sigHUP) String() string { return "hangup" }
 func (sigHUP) Signal()        {}
+
+// TestSourcesLoaderURLRedacted: the errors of a sources URL name it
+// without its credentials (a userinfo password, a ?token=).
+func TestSourcesLoaderURLRedacted(t *testing.T) {
+	const secret = "s3cr3t-pw"
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	client, _ := testnet.Client(t)
+	for _, tc := range []struct {
+		name, url string
+		allow     bool
+	}{
+		{"plain http refused", "http://u:" + secret + "@" + host + "/s?token=" + secret, false},
+		{"404", "http://u:" + secret + "@" + host + "/s?token=" + secret, true},
+		{"connection refused", "http://" + closed + "/s?token=" + secret, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := NewSourcesLoaderWith(tc.url, client, RemoteSources{AllowHTTP: tc.allow})
+			_, _, err := l.Load(t.Context())
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, s := range []string{err.Error(), fmt.Sprintf("%+v", err), l.String()} {
+				if strings.Contains(s, secret) {
+					t.Errorf("holds the secret: %s", s)
+				}
+			}
+		})
+	}
+}

@@ -49,6 +49,12 @@ effect without a restart; removing one never deletes its mirror. Replace
 the file by writing a new one and renaming it over the old (an editor's
 in-place save can be read half written, for one --reload).
 
+A list read from a URL chooses the hosts its Sources are fetched from, so
+it is trusted with nothing more: it must be https (--allow-http-sources
+accepts http, loopback included), and it may name credential files only
+by a path relative to --sources-files-dir DIR, inside it (no "..", no
+symbolic link out); without that flag it names no local file at all.
+
 Each Source runs as sync would, into ROOT/DEST with its own state in
 ROOT/DEST/.resourcesync: the first run is a baseline, later ones apply
 the Change Lists; --max-delete protects every mirror from a Source that
@@ -88,6 +94,8 @@ func aggregateCommand() *cli.Command {
 		Description: aggregateHelp,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "sources", Usage: "the sources `FILE` or http(s) URL (one Source per line; see above)"},
+			&cli.BoolFlag{Name: "allow-http-sources", Usage: "accept a --sources URL over plain http (which anyone on the path can rewrite)"},
+			&cli.StringFlag{Name: "sources-files-dir", Usage: "the `DIR` whose files a --sources URL's list may name (--bearer-token-file and the like, relative to DIR); default: none"},
 			&cli.StringFlag{Name: "root", Value: ".", Usage: "the `DIR` every DEST is relative to"},
 			&cli.StringFlag{Name: "store", Usage: "the aggregator's state: bolt:`DIR` or postgres://... (default: ROOT/.aggregate)"},
 			&cli.StringFlag{Name: "node", Usage: "this process's `NAME` in a shared store (default: the host name)"},
@@ -158,7 +166,10 @@ func runAggregate(ctx context.Context, cmd *cli.Command) error {
 
 	// The sources: read once before anything starts, so that a bad file
 	// is a usage error rather than an empty aggregator.
-	loader := aggregate.NewSourcesLoader(spec, sourcesHTTPClient())
+	loader := aggregate.NewSourcesLoaderWith(spec, sourcesHTTPClient(), aggregate.RemoteSources{
+		AllowHTTP: cmd.Bool("allow-http-sources"),
+		FilesDir:  cmd.String("sources-files-dir"),
+	})
 	srcs, _, err := loader.Load(ctx)
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -42,10 +43,25 @@ OAI-PMH REPOSITORY (--oai-pmh URL)
    the record's datestamp. Deleted records are journaled as deletions;
    records with bad XML or without identifier are skipped with a warning.
    The first harvest lists everything; the next ones ask for the records
-   changed since the last one (from, overlapping by one granule). A
-   repository that does not report deletions is listed in full every
-   --oai-full-every to find them. resumptionTokens (with expiry and list
-   size), noRecordsMatch and 503 Retry-After are handled.
+   changed since the last one (from, overlapping by one granule). Every
+   --oai-full-every (default 24h; 0: never) a harvest also lists every
+   record again, whatever the repository: only records whose canonical
+   bytes changed are written and journaled, so it finds what a wrong from
+   hid (a provider answering from=D as if it were a month later says
+   noRecordsMatch while records change; the log and the status page then
+   say "the repository's from missed N changes"), the deletions of a
+   repository that does not report them, and the records that left an
+   --oai-set (also removed at once when their header names only other
+   sets). A full pass that lists nothing at all removes nothing.
+   resumptionTokens (with expiry and list size), noRecordsMatch and 503
+   Retry-After are handled. A record whose canonical form would be over 16
+   times its size (a namespace declared once, used on many elements) is
+   skipped with a warning. At most --oai-max-records record files are
+   kept (default 20,000,000; the largest repositories hold a few
+   million), and --oai-min-free bytes (default 1 GiB) are left free on
+   DIR's file system: a repository listing endless records stops the
+   harvest with an error before the page that would cross either is
+   written.
    Each harvested page is journaled as a whole (never half a page, even
    after kill -9): the harvester itself names the files it changed, so
    --watch is refused with --oai-pmh and --rescan-interval is off unless
@@ -69,7 +85,9 @@ func oaiFlags(serve bool) []cli.Flag {
 		&cli.StringFlag{Name: "oai-pmh", Usage: "publish the records of the OAI-PMH repository at this base URL, harvested into DIR (see OAI-PMH REPOSITORY above)"},
 		&cli.StringSliceFlag{Name: "metadata-prefix", Usage: "with --oai-pmh: harvest this metadata prefix (repeatable)", Value: []string{"oai_dc"}},
 		&cli.StringSliceFlag{Name: "oai-set", Usage: "with --oai-pmh: harvest only this set spec (repeatable; default the whole repository)"},
-		&cli.DurationFlag{Name: "oai-full-every", Usage: "with --oai-pmh: list every identifier at this interval, to find the deletions of a repository that does not report them", Value: 24 * time.Hour},
+		&cli.DurationFlag{Name: "oai-full-every", Usage: "with --oai-pmh: list every record again at this interval (0: never), to find the changes a wrong from hid, unreported deletions and records that left an --oai-set", Value: 24 * time.Hour},
+		&cli.Int64Flag{Name: "oai-max-records", Usage: "with --oai-pmh: keep at most `N` record files (-1: no bound); a harvest that would write more stops with an error", Value: harvest.DefaultMaxRecords},
+		&cli.Int64Flag{Name: "oai-min-free", Usage: "with --oai-pmh: leave at least `N` bytes free on DIR's file system (0: no floor); a harvest that would leave less stops with an error", Value: harvest.DefaultMinFree},
 	}
 	if serve {
 		fl = append(fl, &cli.DurationFlag{Name: "oai-interval", Usage: "with --oai-pmh: harvest at this interval", Value: 10 * time.Minute})
@@ -104,7 +122,7 @@ type oaiSource struct {
 // (which needs DIR to exist) and creates DIR.
 func checkOAIArgs(cmd *cli.Command) error {
 	if cmd.String("oai-pmh") == "" {
-		for _, f := range []string{"metadata-prefix", "oai-set", "oai-full-every", "oai-interval"} {
+		for _, f := range []string{"metadata-prefix", "oai-set", "oai-full-every", "oai-max-records", "oai-min-free", "oai-interval"} {
 			if cmd.IsSet(f) {
 				return usageError(cmd, "--"+f+" needs --oai-pmh URL")
 			}
@@ -114,6 +132,15 @@ func checkOAIArgs(cmd *cli.Command) error {
 	u := cmd.String("oai-pmh")
 	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		return usageError(cmd, fmt.Sprintf("--oai-pmh %q: want the repository's http(s) base URL", u))
+	}
+	if cmd.Duration("oai-full-every") < 0 {
+		return usageError(cmd, "--oai-full-every: want a duration, or 0 for no full pass")
+	}
+	if n := cmd.Int64("oai-max-records"); n == 0 || n < -1 {
+		return usageError(cmd, "--oai-max-records: want a positive number, or -1 for no bound")
+	}
+	if cmd.Int64("oai-min-free") < 0 {
+		return usageError(cmd, "--oai-min-free: want a number of bytes, or 0 for no floor")
 	}
 	if len(cmd.StringSlice("set")) > 0 {
 		return usageError(cmd, "--oai-pmh publishes one directory: no --set (use --oai-set to harvest a repository's sets)")
@@ -171,15 +198,17 @@ func newOAISource(cmd *cli.Command, cfg *source.Config) (*oaiSource, error) {
 		o.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	h, err := harvest.New(harvest.Config{
-		Endpoint:  u,
-		Prefixes:  cmd.StringSlice("metadata-prefix"),
-		Sets:      cmd.StringSlice("oai-set"),
-		Dir:       o.dir,
-		State:     filepath.Join(cfg.StateDir, "oai-pmh"),
-		Client:    syncClient(4, time.Minute),
-		FullEvery: cmd.Duration("oai-full-every"),
-		Log:       o.log.With("oai-pmh", o.shown),
-		Committed: o.committed,
+		Endpoint:   u,
+		Prefixes:   cmd.StringSlice("metadata-prefix"),
+		Sets:       cmd.StringSlice("oai-set"),
+		Dir:        o.dir,
+		State:      filepath.Join(cfg.StateDir, "oai-pmh"),
+		Client:     syncClient(4, time.Minute),
+		FullEvery:  oaiFullEvery(cmd.Duration("oai-full-every")),
+		MaxRecords: cmd.Int64("oai-max-records"),
+		MinFree:    oaiMinFree(cmd.Int64("oai-min-free")),
+		Log:        o.log.With("oai-pmh", o.shown),
+		Committed:  o.committed,
 	})
 	if err != nil {
 		return nil, cli.Exit("--oai-pmh: "+err.Error(), exitUsage)
@@ -187,6 +216,25 @@ func newOAISource(cmd *cli.Command, cfg *source.Config) (*oaiSource, error) {
 	o.h = h
 	cfg.StatusSections = func() []status.Section { return []status.Section{o.section()} }
 	return o, nil
+}
+
+// oaiFullEvery is harvest.Config.FullEvery for --oai-full-every d: 0
+// there means no full pass (negative for the harvester, whose 0 is its
+// default).
+func oaiFullEvery(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// oaiMinFree is harvest.Config.MinFree for --oai-min-free n: 0 there
+// means no floor.
+func oaiMinFree(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // Close releases the harvest state.
@@ -266,13 +314,26 @@ func (o *oaiSource) harvest(ctx context.Context, src *source.Source) (harvest.St
 		perr = o.publish(ctx, src)
 	}
 	if err != nil {
-		o.log.Error("harvest failed; the next one resumes from its last committed page", "oai-pmh", o.shown, "err", o.clean(err.Error()),
+		msg := "harvest failed; the next one resumes from its last committed page"
+		switch {
+		case errors.Is(err, harvest.ErrTooManyRecords):
+			msg = "harvest stopped at --oai-max-records; raise it if the repository is that large"
+		case errors.Is(err, harvest.ErrLowDiskSpace):
+			msg = "harvest stopped at --oai-min-free; make room (or lower it) and the next harvest goes on"
+		}
+		o.log.Error(msg, "oai-pmh", o.shown, "err", o.clean(err.Error()),
 			"pages", st.Pages, "written", st.Written, "deleted", st.Deleted)
 		return st, err
 	}
-	o.log.Info("harvested", "oai-pmh", o.shown, "pages", st.Pages, "written", st.Written, "unchanged", st.Unchanged,
+	args := []any{"oai-pmh", o.shown, "pages", st.Pages, "written", st.Written, "unchanged", st.Unchanged,
 		"deleted", st.Deleted, "malformed", st.Malformed, "full", st.Full, "records/s", int(recordsPerSecond(st)),
-		"took", st.Duration.Round(time.Millisecond))
+		"took", st.Duration.Round(time.Millisecond)}
+	if st.Missed > 0 {
+		// The harvester has logged "the repository's from missed N
+		// changes" as a warning.
+		args = append(args, "missed", st.Missed)
+	}
+	o.log.Info("harvested", args...)
 	return st, perr
 }
 
@@ -361,6 +422,14 @@ func (o *oaiSource) section() status.Section {
 		fact("Last harvest", fmt.Sprintf("%s – %s (%s, %s)", st.LastStart.UTC().Format(time.RFC3339), st.LastEnd.UTC().Format(time.RFC3339), kind, s.Duration.Round(time.Millisecond)), "oai-last")
 		fact("Records per second", fmt.Sprintf("%.0f", recordsPerSecond(s)), "oai-rate")
 		fact("Changes", fmt.Sprintf("%d written, %d unchanged, %d deleted, %d malformed (skipped), %d pages", s.Written, s.Unchanged, s.Deleted, s.Malformed, s.Pages), "oai-changes")
+	}
+	if !st.LastFull.IsZero() {
+		v := st.LastFull.UTC().Format(time.RFC3339)
+		if st.FullMissed > 0 {
+			v += fmt.Sprintf(": the repository's from missed %d changes (the incremental harvests had not listed them)", st.FullMissed)
+		}
+		fact("Last full listing", v, "oai-full")
+		fact("Missed by from", fmt.Sprint(st.FullMissed), "oai-from-missed")
 	}
 	if st.LastError != "" {
 		e := o.clean(st.LastError)

@@ -63,15 +63,18 @@ SAFETY
      is refused (400) and not recorded: recorded, a forged instant in 2262
      would make every later genuine push of the resource stale. So is
      SDShare-Sequence above 2^63-1, or more than --max-sequence-gap past
-     the highest its graph admitted (the first of a graph is taken as it
-     comes: run with a token so that nobody else pushes first). A sender
+     the highest its graph admitted. A graph's first is held to the same
+     gap from 0 (a sender long under way: raise the gap), unless the
+     receiver requires a token: then it is taken as it comes. A sender
      whose clock runs ahead is refused until this clock catches up; sdshare
      serve --push retries it at its longest interval.
    - Each push reserves its Content-Length (--max-bytes when chunked) times
      40 (the memory a push takes per byte of body, measured) in
      --max-memory before its body is read; a push that does not fit beside
      those in progress gets 503 with Retry-After: 2 (sdshare serve --push
-     waits that long). A push alone is always taken. A denser body
+     waits that long), its body then read and discarded (no memory): a
+     sender that writes its whole body before it reads gets the 503, not a
+     connection reset. A push alone is always taken. A denser body
      (Turtle's object lists) takes more as its statements are read, up
      to --max-memory (413 beyond it).
    The refusals are logged (stderr) and counted at GET /status.
@@ -91,13 +94,21 @@ func sdshareReceiveCommand() *cli.Command {
 			&cli.Int64Flag{Name: "max-bytes", Value: push.DefaultMaxBytes, Usage: "refuse bodies longer than `N` bytes (413)"},
 			&cli.Int64Flag{Name: "max-memory", Value: push.DefaultMemoryBudget, Usage: "bound the memory of the pushes in progress to about `N` bytes: beyond it 503 with Retry-After (see SAFETY)"},
 			&cli.DurationFlag{Name: "max-clock-skew", Value: push.DefaultMaxClockSkew, Usage: "refuse SDShare-Updated more than `D` after this machine's clock (400; see SAFETY)"},
-			&cli.Uint64Flag{Name: "max-sequence-gap", Value: push.DefaultMaxSequenceGap, Usage: "refuse SDShare-Sequence more than `N` past the highest of its graph (400; see SAFETY)"},
+			&cli.Uint64Flag{Name: "max-sequence-gap", Value: push.DefaultMaxSequenceGap, Usage: "refuse SDShare-Sequence more than `N` past the highest of its graph (past 0 for its first, unless a token is required; 400; see SAFETY)"},
 			&cli.BoolFlag{Name: "allow-text-plain", Usage: "take text/plain as N-Triples without --auth-token-file (old senders; see SAFETY)"},
 			serverAuthFlags(false)[0],
 			maxConnsFlag(),
 		),
 		Action: runSDShareReceive,
 	}
+}
+
+// receiveServerOptions are the receiver's connection limits: the
+// project's defaults, which CONNECTIONS documents (10 s for the request
+// headers, as every server), and a ReadTimeout for --max-bytes. A
+// variable so that a test can shorten them.
+var receiveServerOptions = func(maxBytes int64) httpserver.Options {
+	return httpserver.Options{ReadTimeout: httpserver.ReadTimeoutFor(maxBytes)}
 }
 
 func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
@@ -142,7 +153,10 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 		AllowTextPlain: cmd.Bool("allow-text-plain") || au != nil,
 		MaxClockSkew:   cmd.Duration("max-clock-skew"),
 		MaxSequenceGap: cmd.Uint64("max-sequence-gap"),
-		MemoryBudget:   cmd.Int64("max-memory"),
+		// A first sequence number as it comes only from authenticated
+		// senders: from anyone, one push of 2^63-1 freezes a resource.
+		TrustFirstSequence: au != nil,
+		MemoryBudget:       cmd.Int64("max-memory"),
 		// Without a token on loopback, the pushes come from this
 		// machine: a Host naming another is a DNS-rebinding page.
 		LoopbackOnly: au == nil && httpserver.ListensOnLoopback(ln),
@@ -152,7 +166,7 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 	}
 	// Only the pushes change the store; GET and HEAD answer a fixed text.
 	readOnly := func(r *http.Request) bool { return r.Method == http.MethodGet || r.Method == http.MethodHead }
-	srv := httpserver.New(au.Handler(rv, readOnly), serverOptions(cmd, httpserver.Options{ReadHeaderTimeout: 30 * time.Second, ReadTimeout: httpserver.ReadTimeoutFor(cmd.Int64("max-bytes"))}))
+	srv := httpserver.New(au.Handler(rv, readOnly), serverOptions(cmd, receiveServerOptions(cmd.Int64("max-bytes"))))
 	fmt.Fprintf(stderr, "sdshare receive: listening on http://%s/\n", ln.Addr())
 	if au == nil && !httpserver.ListensOnLoopback(ln) {
 		fmt.Fprintf(stderr, "sdshare receive: WARNING: %s is not a loopback address and no --auth-token-file is given: anyone who can reach it can replace or delete any statement in the store (see SAFETY in --help)\n", ln.Addr())

@@ -24,14 +24,19 @@ const authHelp = `
    digits and -._~+/), sent as "Authorization: Bearer TOKEN"; or one token in
    $RESOURCESYNC_AUTH_TOKEN (both: either is accepted).%s
    Without credentials (or with wrong ones) a request gets 401 with a
-   WWW-Authenticate challenge; after 10 failures from one address (100 from
-   all together) the next ones get 429 until the budget refills (one a
-   second; 20 a second overall). A credential once accepted is remembered:
-   its client is never slowed. The files are read again when they change
-   (checked at most every 2 seconds): replace them to add or revoke a
-   credential, no restart needed; a file that no longer parses is logged and
-   the credentials read before stay in force. Use HTTPS (a reverse proxy) on
-   any network: these credentials travel in clear over HTTP.`
+   WWW-Authenticate challenge; after 10 failures from one address (an IPv6
+   /64) the next ones from it get 429 until its budget refills (one a
+   second), and after 100 failed passwords from all together (20 a second
+   then) the next passwords too; a token is checked whatever other
+   addresses did, and password checks take turns by address. A credential
+   once accepted is remembered: its client is never slowed. The files are
+   read again when they change (checked at most every 2 seconds): replace
+   them to add or revoke a credential, no restart needed. A file then
+   missing, empty (comments only) or malformed revokes every credential it
+   held, logged as an ERROR: nobody gets in with them until it is fixed
+   (fail closed; the token of $RESOURCESYNC_AUTH_TOKEN stays); at start it
+   is an error. Use HTTPS (a reverse proxy) on any network: these
+   credentials travel in clear over HTTP.`
 
 // authBasicHelp is the HTTP basic part of authHelp.
 const authBasicHelp = `

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
@@ -41,6 +42,8 @@ type NotFoundError struct {
 	Tried  []Tried
 }
 
+// Error lists the attempts, credentials in their URLs redacted
+// (internal/redact), as every error of the package.
 func (e *NotFoundError) Error() string {
 	var b strings.Builder
 	b.WriteString("discover " + e.Source + ": " + ErrNotFound.Error())
@@ -50,7 +53,7 @@ func (e *NotFoundError) Error() string {
 			b.WriteString("\n\t" + t.URL + ": " + t.Err.Error())
 		}
 	}
-	return b.String()
+	return redact.String(b.String())
 }
 
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
@@ -135,13 +138,13 @@ func Discover(ctx context.Context, g *Getter, source string) (*Result, error) {
 	}
 	su, err := url.Parse(source)
 	if err != nil || (su.Scheme != "http" && su.Scheme != "https") || su.Host == "" {
-		return nil, fmt.Errorf("discover %q: not an absolute http(s) URL", source)
+		return nil, redact.Error(fmt.Errorf("discover %q: not an absolute http(s) URL", source))
 	}
 	d := &discoverer{g: g, res: &Result{Source: source}, seen: map[string]bool{},
 		probed: map[string]bool{su.String(): true}, nf: &NotFoundError{Source: source}}
 	found, err := d.run(ctx, su)
 	if err != nil {
-		return nil, fmt.Errorf("discover %s: %w", source, err)
+		return nil, redact.Error(fmt.Errorf("discover %s: %w", source, err))
 	}
 	if !found || len(d.res.Sets) == 0 {
 		return nil, d.nf
@@ -180,9 +183,9 @@ func (d *discoverer) run(ctx context.Context, su *url.URL) (bool, error) {
 			return false, fmt.Errorf("%w: %w", ErrNamedDocument, err)
 		}
 		d.tried(source, err)
-		var se *StatusError
-		if errors.As(err, &se) {
-			if fu, perr := url.Parse(se.URL); perr == nil {
+		var fe *finalURLError
+		if errors.As(err, &fe) {
+			if fu, perr := url.Parse(fe.url); perr == nil {
 				su = fu // redirected: look beside where it led
 			}
 		}

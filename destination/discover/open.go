@@ -18,6 +18,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
 	"github.com/resourcesync-go/resourcesync/internal/origin"
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/rs"
@@ -70,10 +71,21 @@ type DocumentError struct {
 }
 
 func (e *DocumentError) Error() string {
-	return e.URL + ": " + ErrNotResourceSync.Error() + ": " + e.Err.Error()
+	return redact.String(e.URL + ": " + ErrNotResourceSync.Error() + ": " + e.Err.Error())
 }
 
 func (e *DocumentError) Unwrap() []error { return []error{ErrNotResourceSync, e.Err} }
+
+// finalURLError carries the URL a request ended at (after redirects),
+// credentials included, along with its error (a *StatusError naming it
+// redacted).
+type finalURLError struct {
+	url string
+	err error
+}
+
+func (e *finalURLError) Error() string { return e.err.Error() }
+func (e *finalURLError) Unwrap() error { return e.err }
 
 // Getter downloads ResourceSync documents robustly. The zero value is
 // usable (http.DefaultClient and the defaults below). A Getter is safe for
@@ -166,16 +178,17 @@ func (d *Doc) Close() error { return d.b.close() }
 // temporary file first, so a body cut mid-way is retried rather than half
 // parsed. Errors: *StatusError (other statuses, or the last retryable one),
 // ErrTooLarge, *DocumentError (ErrNotResourceSync), the context's error,
-// or the last network error.
+// or the last network error. Every error's message has the credentials of
+// its URLs redacted (internal/redact), as OnRetry's.
 func (g *Getter) Open(ctx context.Context, u string) (*Doc, error) {
 	b, err := g.get(ctx, u, g.maxBytes(), false)
 	if err != nil {
-		return nil, err
+		return nil, redact.Error(err)
 	}
 	d, err := g.decode(b)
 	if err != nil {
 		b.close()
-		return nil, err
+		return nil, redact.Error(err)
 	}
 	return d, nil
 }
@@ -265,7 +278,7 @@ func (g *Getter) get(ctx context.Context, u string, maxBytes int64, cut bool) (*
 		return retry.Classify(err)
 	}, func(try int, err error, _ time.Duration) error {
 		if g.OnRetry != nil {
-			g.OnRetry(u, try, retry.Strip(err))
+			g.OnRetry(u, try, redact.Error(retry.Strip(err)))
 		}
 		return nil
 	})
@@ -320,7 +333,9 @@ func (g *Getter) once1(ctx context.Context, u string, maxBytes int64, cut bool, 
 	final := resp.Request.URL.String()
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
-		se := &StatusError{URL: final, Code: resp.StatusCode}
+		// The StatusError names the URL redacted, as messages do; the
+		// URL itself, to look beside (Discover), travels unexported.
+		se := &finalURLError{url: final, err: &StatusError{URL: redact.String(final), Code: resp.StatusCode}}
 		return nil, retry.WithRetryAfter(se, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	}
 	if maxBytes >= 0 && resp.ContentLength > maxBytes && !cut {

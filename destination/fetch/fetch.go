@@ -14,6 +14,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/origin"
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/rs"
@@ -179,8 +180,16 @@ func (f *Fetcher) limiter(host string) *rate.Limiter {
 // Fetch downloads the resource and installs it at req.Path. It returns an
 // error only when every location failed every attempt; the error of the
 // last attempt is wrapped, so errors.Is(err, ErrHashMismatch) and the like
-// tell why. Nothing is installed unless length and hashes matched.
+// tell why. Nothing is installed unless length and hashes matched. The
+// error's message (and OnRetry's) has the credentials of its URLs
+// redacted (internal/redact: user:password@, ?token=), so that a program
+// logging it leaks nothing; errors.Is and errors.As see through.
 func (f *Fetcher) Fetch(ctx context.Context, req Request) (Result, error) {
+	res, err := f.fetch(ctx, req)
+	return res, redact.Error(err)
+}
+
+func (f *Fetcher) fetch(ctx context.Context, req Request) (Result, error) {
 	if len(req.URLs) == 0 {
 		return Result{}, ErrNoLocation
 	}
@@ -200,7 +209,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (Result, error) {
 			return retry.Classify(err)
 		}, func(try int, err error, _ time.Duration) error {
 			if f.OnRetry != nil {
-				f.OnRetry(u, try, retry.Strip(err))
+				f.OnRetry(u, try, redact.Error(retry.Strip(err)))
 			}
 			return nil
 		})
@@ -263,7 +272,7 @@ func (f *Fetcher) get(ctx context.Context, u string, req Request, w *watchdog.Wa
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		se := &StatusError{URL: u, Code: resp.StatusCode}
+		se := &StatusError{URL: redact.String(u), Code: resp.StatusCode}
 		return Result{}, retry.WithRetryAfter(se, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	}
 	if req.HasLength && resp.ContentLength >= 0 && resp.ContentLength != req.Length {

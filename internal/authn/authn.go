@@ -50,7 +50,7 @@ type Config struct {
 // accepts every request.
 type Authenticator struct {
 	cfg   Config
-	sem   chan struct{}
+	sem   *slots // bcrypt comparisons, in turns by client
 	key   []byte // of the remembered credentials' digests
 	creds atomic.Pointer[creds]
 
@@ -58,7 +58,7 @@ type Authenticator struct {
 	checked time.Time
 	seen    [2]stamp // of the files as last read or refused
 
-	bcrypts, inFlight, maxInFlight atomic.Int64 // for tests
+	bcrypts, inFlight, maxInFlight, waiting atomic.Int64 // for tests
 }
 
 // creds is one reading of the files, with what was verified against it.
@@ -124,7 +124,7 @@ func New(cfg Config) (*Authenticator, error) {
 			return nil, fmt.Errorf("%w: a token is one word of letters, digits and -._~+/ (then = padding)", ErrFormat)
 		}
 	}
-	a := &Authenticator{cfg: cfg, sem: make(chan struct{}, cfg.MaxBcrypt), key: make([]byte, 32)}
+	a := &Authenticator{cfg: cfg, sem: newSlots(cfg.MaxBcrypt), key: make([]byte, 32)}
 	rand.Read(a.key)
 	a.seen = [2]stamp{stat(cfg.TokenFile), stat(cfg.BasicFile)}
 	c, err := a.load(nil, [2]bool{})
@@ -137,32 +137,33 @@ func New(cfg Config) (*Authenticator, error) {
 }
 
 // load reads the files: both (old nil), or those that changed since
-// old, whose other credentials it keeps. A file that does not parse is an
-// error; with old, its part of old stays in force and the error is
-// returned with the new credentials.
+// old, whose other credentials it keeps. At start (old nil) a file that
+// cannot be read or holds no credential is an error. Later, such a file
+// revokes the credentials read from it before (fail closed): emptying,
+// deleting or commenting out a file is how an operator locks everyone out
+// in an incident, and a file mangled mid-edit may be one whose leaked line
+// was being removed, so keeping "the last good" credentials would keep
+// exactly the one meant to go. The error is returned with the new
+// credentials, to be logged; the tokens of Config.Tokens stay.
 func (a *Authenticator) load(old *creds, changed [2]bool) (*creds, error) {
 	c := &creds{good: map[[sha256.Size]byte]struct{}{}}
 	var errs []error
 	if old != nil && !changed[0] {
 		c.tokens = old.tokens
 	} else {
-		toks := a.cfg.Tokens
-		var err error
+		var toks []string
 		if name := a.cfg.TokenFile; name != "" {
-			var t []string
-			t, err = readFile(name, ParseTokens)
-			toks = append(t, toks...)
-		}
-		switch {
-		case err != nil && old == nil:
-			return nil, err
-		case err != nil:
-			errs = append(errs, err)
-			c.tokens = old.tokens
-		default:
-			for _, t := range toks {
-				c.tokens = append(c.tokens, sha256.Sum256([]byte(t)))
+			t, err := readFile(name, ParseTokens)
+			if err != nil {
+				if old == nil {
+					return nil, err
+				}
+				errs = append(errs, err)
 			}
+			toks = t
+		}
+		for _, t := range append(toks, a.cfg.Tokens...) {
+			c.tokens = append(c.tokens, sha256.Sum256([]byte(t)))
 		}
 	}
 	if name := a.cfg.BasicFile; old != nil && !changed[1] {
@@ -174,7 +175,7 @@ func (a *Authenticator) load(old *creds, changed [2]bool) (*creds, error) {
 				return nil, err
 			}
 			errs = append(errs, err)
-			users = old.users
+			users, c.dummy = nil, old.dummy
 		}
 		c.users = users
 		for _, h := range c.users {
@@ -219,7 +220,8 @@ func (a *Authenticator) current() *creds {
 	a.seen = st
 	c, err := a.load(a.creds.Load(), changed)
 	if err != nil {
-		a.cfg.Logger.Error("credentials file not reloaded: the credentials read from it before stay in force", "err", err)
+		a.cfg.Logger.Error("credentials file unreadable, empty or malformed: the credentials it held are revoked until it is fixed (fail closed)",
+			"err", err, "tokens", len(c.tokens), "users", len(c.users))
 	} else {
 		a.cfg.Logger.Info("credentials reloaded", "tokens", len(c.tokens), "users", len(c.users))
 	}
@@ -284,20 +286,27 @@ func (a *Authenticator) Check(w http.ResponseWriter, r *http.Request) bool {
 	case strings.EqualFold(scheme, "Basic") && len(c.users) > 0:
 		var ok bool
 		if user, pass, ok = r.BasicAuth(); !ok {
-			a.challenge(w, c, "")
+			a.challenge(w, "")
 			return false
 		}
 		basic, cred = true, strconv.Itoa(len(user))+":"+user+pass // unambiguous
 	default:
 		// None, or a scheme not configured: no check spent.
-		a.challenge(w, c, "")
+		a.challenge(w, "")
 		return false
 	}
 	key := a.digest(basic, cred)
 	if c.remembered(key) {
 		return true
 	}
-	give, ok := a.cfg.Budget.Take(Client(r))
+	// A token's check costs a digest: only its client's budget bounds it
+	// (see Budget.TakeClient). bcrypt's costs tens of milliseconds of a
+	// core: the shared budget bounds those too.
+	take := a.cfg.Budget.TakeClient
+	if basic {
+		take = a.cfg.Budget.Take
+	}
+	give, ok := take(Client(r))
 	if !ok {
 		w.Header().Set("Retry-After", "1")
 		plain(w, http.StatusTooManyRequests, "too many failed logins: wait a few seconds")
@@ -306,7 +315,7 @@ func (a *Authenticator) Check(w http.ResponseWriter, r *http.Request) bool {
 	var good bool
 	if basic {
 		var err error
-		if good, err = a.verifyBasic(r.Context(), c, user, pass); err != nil {
+		if good, err = a.verifyBasic(r.Context(), Client(r), c, user, pass); err != nil {
 			give() // not checked
 			plain(w, http.StatusServiceUnavailable, "request ended before its credentials were checked")
 			return false
@@ -315,7 +324,7 @@ func (a *Authenticator) Check(w http.ResponseWriter, r *http.Request) bool {
 		good = c.verifyToken(cred)
 	}
 	if !good {
-		a.challenge(w, c, map[bool]string{false: "Bearer", true: "Basic"}[basic])
+		a.challenge(w, map[bool]string{false: "Bearer", true: "Basic"}[basic])
 		return false
 	}
 	give()
@@ -368,25 +377,26 @@ func (c *creds) verifyToken(tok string) bool {
 }
 
 // verifyBasic compares pass with user's bcrypt hash, at most MaxBcrypt at
-// once. An unknown user costs as much as a known one (no enumeration by
+// once, clients taking turns (slots). An unknown user costs as much as a known one (no enumeration by
 // timing). err: ctx ended while waiting.
-func (a *Authenticator) verifyBasic(ctx context.Context, c *creds, user, pass string) (bool, error) {
+func (a *Authenticator) verifyBasic(ctx context.Context, client string, c *creds, user, pass string) (bool, error) {
 	hash, known := c.users[user]
 	if !known {
 		hash = c.dummy
 	}
-	select {
-	case a.sem <- struct{}{}:
-	case <-ctx.Done():
-		return false, ctx.Err()
+	a.waiting.Add(1)
+	err := a.sem.acquire(ctx, client)
+	a.waiting.Add(-1)
+	if err != nil {
+		return false, err
 	}
 	n := a.inFlight.Add(1)
 	for m := a.maxInFlight.Load(); n > m && !a.maxInFlight.CompareAndSwap(m, n); m = a.maxInFlight.Load() {
 	}
 	a.bcrypts.Add(1)
-	err := bcrypt.CompareHashAndPassword(hash, []byte(pass))
+	err = bcrypt.CompareHashAndPassword(hash, []byte(pass))
 	a.inFlight.Add(-1)
-	<-a.sem
+	a.sem.release()
 	// Any error (a mismatch, a malformed hash) is a refusal. bcrypt reads
 	// only the first 72 bytes of a password, as Apache's htpasswd does: a
 	// longer one matches on those (what the hash was made from).

@@ -232,8 +232,9 @@ func TestManyClients(t *testing.T) {
 }
 
 // TestReload: a token file replaced is read on the next request (and
-// the old token no longer works); a file that no longer parses leaves
-// the credentials in force; an htpasswd user added is accepted.
+// the old token no longer works); a file that no longer parses revokes
+// the credentials it held (TestRevokeByEmptying); an htpasswd user added
+// is accepted.
 func TestReload(t *testing.T) {
 	dir := t.TempDir()
 	tf := write(t, filepath.Join(dir, "tokens"), "old-token\n")
@@ -253,10 +254,11 @@ func TestReload(t *testing.T) {
 	if resp, _ := get(t, srv.URL, bearer("old-token")); resp.StatusCode != 401 {
 		t.Errorf("old token after the reload: %d", resp.StatusCode)
 	}
-	// Written in place, with a broken line: refused, the last good ones stay.
+	// Written in place, with a broken line: refused, and its tokens with
+	// it (fail closed).
 	write(t, tf, "new-token\nnot one token\n")
 	os.Chtimes(tf, time.Now(), time.Now().Add(time.Hour))
-	if resp, _ := get(t, srv.URL, bearer("new-token")); resp.StatusCode != 200 {
+	if resp, _ := get(t, srv.URL, bearer("new-token")); resp.StatusCode != 401 {
 		t.Errorf("after a broken file: %d", resp.StatusCode)
 	}
 	write(t, bf, htpasswdLine(t, "alice", "a")+htpasswdLine(t, "bob", "b"))

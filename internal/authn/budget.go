@@ -1,18 +1,20 @@
 package authn
 
 import (
+	"container/list"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 )
 
-// Budget bounds the credential checks that may fail. Each client address
-// has its own budget (10 at once, then one a second) so that one guesser
-// cannot lock everyone out by spending a shared one; all clients
-// together have a larger one (100, then 20 a second), which bounds a
-// guesser with many addresses. Behind a proxy every client is the
-// proxy's address (X-Forwarded-For is not trusted).
+// Budget bounds the credential checks that may fail. Each client (see
+// Client) has its own budget (10 at once, then one a second) so that one
+// guesser cannot lock everyone out by spending a shared one; all clients
+// together have a larger one (100, then 20 a second), which bounds the
+// cost a guesser with many addresses can cause. Behind a proxy every
+// client is the proxy's address (X-Forwarded-For is not trusted).
 type Budget struct {
 	clients clientBuckets
 	all     tokenBucket
@@ -21,7 +23,23 @@ type Budget struct {
 
 // NewBudget returns a full Budget.
 func NewBudget() *Budget {
-	return &Budget{clients: clientBuckets{m: map[string]*tokenBucket{}}, all: tokenBucket{rate: 20, burst: 100}, now: time.Now}
+	return &Budget{clients: clientBuckets{m: map[string]*list.Element{}, max: maxClientBuckets}, all: tokenBucket{rate: 20, burst: 100}, now: time.Now}
+}
+
+// TakeClient is Take from client's own budget alone, for a check that
+// costs nothing worth bounding (a token compared as a digest): the shared
+// budget bounds cost, and spent by guessers on other addresses it would
+// refuse a valid credential on its first try. A guesser is still bounded
+// by its own budget; one with many addresses gets each address's (an
+// IPv6 client counts by its /64), which a token of 128 random bits makes
+// useless.
+func (b *Budget) TakeClient(client string) (give func(), ok bool) {
+	now := b.now()
+	c := b.clients.get(client, now)
+	if !c.take(now) {
+		return nil, false
+	}
+	return c.give, true
 }
 
 // Take takes a token for one check from client's budget and the shared
@@ -43,12 +61,23 @@ func (b *Budget) Take(client string) (give func(), ok bool) {
 }
 
 // Client is the address a Budget knows a request's client by: the
-// remote IP address, without the port.
+// remote IPv4 address, or the /64 of an IPv6 one (a single host is
+// commonly given a whole /64, so its addresses are one client).
 func Client(r *http.Request) string {
-	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+	h, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		h = r.RemoteAddr
+	}
+	ip, err := netip.ParseAddr(h)
+	if err != nil {
 		return h
 	}
-	return r.RemoteAddr
+	ip = ip.Unmap().WithZone("")
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
 }
 
 // tokenBucket: burst tokens, rate more a second. Unlike a rate.Limiter's
@@ -87,20 +116,20 @@ func (b *tokenBucket) give() {
 	b.mu.Unlock()
 }
 
-// full reports whether the bucket has refilled (forgetting it loses
-// nothing).
-func (b *tokenBucket) full(now time.Time) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.at.IsZero() || b.tokens+now.Sub(b.at).Seconds()*b.rate >= b.burst
+// clientBuckets holds a tokenBucket per client, at most max, the least
+// recently used forgotten first: memory stays bounded under a flood of
+// addresses. A forgotten client starts again with a full budget, which
+// the shared budget bounds.
+type clientBuckets struct {
+	mu  sync.Mutex
+	m   map[string]*list.Element // of lru, Value a *clientBucket
+	lru list.List                // most recently used first
+	max int
 }
 
-// clientBuckets holds a tokenBucket per client address, at most
-// maxClientBuckets (full ones are forgotten first; then, under a flood of
-// addresses, all: the shared bucket still bounds them).
-type clientBuckets struct {
-	mu sync.Mutex
-	m  map[string]*tokenBucket
+type clientBucket struct {
+	client string
+	tokenBucket
 }
 
 const maxClientBuckets = 10000
@@ -108,20 +137,22 @@ const maxClientBuckets = 10000
 func (c *clientBuckets) get(client string, now time.Time) *tokenBucket {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if b, ok := c.m[client]; ok {
-		return b
+	if e, ok := c.m[client]; ok {
+		c.lru.MoveToFront(e)
+		return &e.Value.(*clientBucket).tokenBucket
 	}
-	if len(c.m) >= maxClientBuckets {
-		for k, b := range c.m {
-			if b.full(now) {
-				delete(c.m, k)
-			}
-		}
-		if len(c.m) >= maxClientBuckets {
-			clear(c.m)
-		}
+	for len(c.m) >= c.max {
+		e := c.lru.Back()
+		c.lru.Remove(e)
+		delete(c.m, e.Value.(*clientBucket).client)
 	}
-	b := &tokenBucket{rate: 1, burst: 10}
-	c.m[client] = b
-	return b
+	b := &clientBucket{client: client, tokenBucket: tokenBucket{rate: 1, burst: 10}}
+	c.m[client] = c.lru.PushFront(b)
+	return &b.tokenBucket
+}
+
+func (c *clientBuckets) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
 }

@@ -5,19 +5,20 @@ import (
 	"net/http"
 )
 
-// challenge answers 401 with a challenge per scheme configured; invalid
+// challenge answers 401 with a challenge per scheme configured (also when
+// its file was emptied: the scheme is still the one to use); invalid
 // names the scheme whose credentials were wrong (RFC 6750's
 // error="invalid_token" for Bearer).
-func (a *Authenticator) challenge(w http.ResponseWriter, c *creds, invalid string) {
+func (a *Authenticator) challenge(w http.ResponseWriter, invalid string) {
 	realm := quote(a.cfg.Realm)
-	if len(c.tokens) > 0 {
+	if a.cfg.TokenFile != "" || len(a.cfg.Tokens) > 0 {
 		v := `Bearer realm=` + realm
 		if invalid == "Bearer" {
 			v += `, error="invalid_token"`
 		}
 		w.Header().Add("WWW-Authenticate", v)
 	}
-	if len(c.users) > 0 {
+	if a.cfg.BasicFile != "" {
 		w.Header().Add("WWW-Authenticate", `Basic realm=`+realm+`, charset="UTF-8"`)
 	}
 	msg := "authentication required"

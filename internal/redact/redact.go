@@ -160,3 +160,33 @@ func containsFold(s, sub string) bool {
 	}
 	return false
 }
+
+// Error returns err with its message redacted (String), for errors a
+// library package returns: a program that logs them leaks nothing,
+// whatever URL (user:password@, ?token=) went into them. The result
+// unwraps to err, so errors.Is and errors.As see what they saw before;
+// a value errors.As finds is the original, its fields (a URL among them)
+// as they were. err itself when its message holds nothing to redact (or
+// is nil).
+func Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := err.(*redacted); ok {
+		return err
+	}
+	msg := err.Error()
+	if r := String(msg); r != msg {
+		return &redacted{msg: r, err: err}
+	}
+	return err
+}
+
+// redacted is an error whose message was redacted.
+type redacted struct {
+	msg string
+	err error
+}
+
+func (e *redacted) Error() string { return e.msg }
+func (e *redacted) Unwrap() error { return e.err }

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -108,3 +109,47 @@ func TestSecretsWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestError: Error redacts the message, keeps errors.Is and errors.As,
+// and leaves an error with nothing to redact (and nil) as it is.
+func TestError(t *testing.T) {
+	sentinel := errors.New("boom")
+	se := &fieldErr{url: "http://u:pw-secret@h/x?token=tok-secret"}
+	tests := []struct {
+		name string
+		err  error
+		same bool
+	}{
+		{"nil", nil, true},
+		{"clean", fmt.Errorf("GET http://h/x: %w", sentinel), true},
+		{"userinfo", fmt.Errorf("GET http://u:pw-secret@h/x: %w", sentinel), false},
+		{"query", fmt.Errorf("GET http://h/x?token=tok-secret: %w", sentinel), false},
+		{"typed", fmt.Errorf("fetch: %w", se), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Error(tt.err)
+			if tt.same {
+				if got != tt.err {
+					t.Fatalf("Error(%v) = %v, want it unchanged", tt.err, got)
+				}
+				return
+			}
+			for _, s := range []string{got.Error(), fmt.Sprintf("%v", got), fmt.Sprintf("%+v", got), fmt.Sprintf("%s", got)} {
+				if strings.Contains(s, "secret") {
+					t.Errorf("not redacted: %s", s)
+				}
+			}
+			if !errors.Is(got, sentinel) && !errors.As(got, new(*fieldErr)) {
+				t.Errorf("%v lost its chain", got)
+			}
+			if Error(got) != got {
+				t.Error("redacting twice wraps twice")
+			}
+		})
+	}
+}
+
+type fieldErr struct{ url string }
+
+func (e *fieldErr) Error() string { return "GET " + e.url + ": Not Found" }

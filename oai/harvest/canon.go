@@ -28,6 +28,89 @@ const xmlNS = "http://www.w3.org/XML/1998/namespace"
 // their number times its elements. Real records declare a few dozen.
 const maxNSDecls = 256
 
+// The canonical form may be far larger than the record: a namespace
+// declared once on an element that does not use it is declared again on
+// each child that does (a 1 MiB URI on 1,000 children: 1 GiB), and
+// escapes grow text fourfold. So it is bounded, as it is written, by
+// canonMultiple times the record's bytes read so far (but at least
+// minCanonicalBound) and by maxCanonicalBytes: a record over the bound is
+// refused (skipped with a warning) once it crosses it, its memory that of
+// the bound. A real record grows by less than 8 times (a DC record
+// declaring dc on each short element: about 3).
+const (
+	canonMultiple     = 16
+	minCanonicalBound = 1 << 20
+)
+
+// maxCanonicalBytes caps the canonical form of one record, as
+// maxRecordBytes caps its input. A variable for the tests.
+var maxCanonicalBytes int64 = 64 << 20
+
+// errCanonicalTooLarge marks a record whose canonical form is over its
+// bound.
+var errCanonicalTooLarge = errors.New("canonical form too large")
+
+// canonBound is the bound of the canonical form of a record of which in
+// bytes were read.
+func canonBound(in int64) int {
+	return int(min(maxCanonicalBytes, max(minCanonicalBound, canonMultiple*in)))
+}
+
+// cbuf is the canonical output: a buffer that stops growing at limit and
+// remembers that it was over.
+type cbuf struct {
+	b     bytes.Buffer
+	limit int
+	over  bool
+}
+
+func (c *cbuf) room(n int) bool {
+	if c.over || c.b.Len()+n > c.limit {
+		c.over = true
+		return false
+	}
+	return true
+}
+
+func (c *cbuf) Write(p []byte) {
+	if c.room(len(p)) {
+		c.b.Write(p)
+	}
+}
+
+func (c *cbuf) WriteString(s string) {
+	if c.room(len(s)) {
+		c.b.WriteString(s)
+	}
+}
+
+func (c *cbuf) writeByte(x byte) {
+	if c.room(1) {
+		c.b.WriteByte(x)
+	}
+}
+
+func (c *cbuf) Len() int      { return c.b.Len() }
+func (c *cbuf) Bytes() []byte { return c.b.Bytes() }
+
+// Reset empties the buffer; one grown by a large record is dropped.
+func (c *cbuf) Reset() {
+	if c.b.Cap() > 4<<20 {
+		c.b = bytes.Buffer{}
+	}
+	c.b.Reset()
+	c.over = false
+}
+
+// check reports the output's going over its bound.
+func (c *cbuf) check() error {
+	if c.over {
+		return fmt.Errorf("%w: over %d bytes (%d times the record's bytes read, at least %d, at most %d): a namespace declared once and used by many elements is declared again on each",
+			errCanonicalTooLarge, c.limit, canonMultiple, minCanonicalBound, maxCanonicalBytes)
+	}
+	return nil
+}
+
 // binding is one namespace declaration in scope.
 type binding struct{ prefix, uri string }
 
@@ -65,7 +148,7 @@ func (s *nsStack) resolve(prefix string) (string, bool) {
 
 // canon writes one element subtree canonically.
 type canon struct {
-	out      bytes.Buffer
+	out      cbuf
 	rendered []binding // namespaces rendered on open output elements
 	marks    []int     // len(rendered) per open element
 	names    []string  // qualified names of the open elements
@@ -179,7 +262,7 @@ func (c *canon) start(e xml.StartElement, ns *nsStack) error {
 		}
 	}
 	name := qname(e.Name)
-	c.out.WriteByte('<')
+	c.out.writeByte('<')
 	c.out.WriteString(name)
 	for _, d := range c.decls {
 		if d.prefix == "" {
@@ -190,16 +273,19 @@ func (c *canon) start(e xml.StartElement, ns *nsStack) error {
 			c.out.WriteString(`="`)
 		}
 		escapeAttr(&c.out, d.uri)
-		c.out.WriteByte('"')
+		c.out.writeByte('"')
 	}
 	for _, a := range c.attrs {
-		c.out.WriteByte(' ')
+		c.out.writeByte(' ')
 		c.out.WriteString(a.qname)
 		c.out.WriteString(`="`)
 		escapeAttr(&c.out, a.value)
-		c.out.WriteByte('"')
+		c.out.writeByte('"')
 	}
-	c.out.WriteByte('>')
+	c.out.writeByte('>')
+	if err := c.out.check(); err != nil {
+		return err
+	}
 	c.marks = append(c.marks, len(c.rendered))
 	c.rendered = append(c.rendered, c.decls...)
 	c.names = append(c.names, name)
@@ -215,14 +301,20 @@ func (c *canon) end(e xml.EndElement) error {
 	}
 	c.out.WriteString("</")
 	c.out.WriteString(c.names[n-1])
-	c.out.WriteByte('>')
+	c.out.writeByte('>')
+	if err := c.out.check(); err != nil {
+		return err
+	}
 	c.names = c.names[:n-1]
 	c.rendered = c.rendered[:c.marks[n-1]]
 	c.marks = c.marks[:n-1]
 	return nil
 }
 
-func (c *canon) text(b []byte) { escapeText(&c.out, b) }
+func (c *canon) text(b []byte) error {
+	escapeText(&c.out, b)
+	return c.out.check()
+}
 
 func (c *canon) procInst(p xml.ProcInst) error {
 	if strings.EqualFold(p.Target, "xml") {
@@ -231,14 +323,14 @@ func (c *canon) procInst(p xml.ProcInst) error {
 	c.out.WriteString("<?")
 	c.out.WriteString(p.Target)
 	if len(p.Inst) > 0 {
-		c.out.WriteByte(' ')
+		c.out.writeByte(' ')
 		c.out.Write(p.Inst)
 	}
 	c.out.WriteString("?>")
-	return nil
+	return c.out.check()
 }
 
-func escapeText(w *bytes.Buffer, b []byte) {
+func escapeText(w *cbuf, b []byte) {
 	last := 0
 	for i, c := range b {
 		var r string
@@ -261,7 +353,7 @@ func escapeText(w *bytes.Buffer, b []byte) {
 	w.Write(b[last:])
 }
 
-func escapeAttr(w *bytes.Buffer, s string) {
+func escapeAttr(w *cbuf, s string) {
 	last := 0
 	for i := 0; i < len(s); i++ {
 		var r string
@@ -296,6 +388,7 @@ func Canonical(doc []byte) ([]byte, error) {
 	d := xml.NewDecoder(bytes.NewReader(doc))
 	var ns nsStack
 	var c canon
+	c.out.limit = canonBound(int64(len(doc)))
 	var marks []int
 	done := false
 	for {
@@ -324,7 +417,9 @@ func Canonical(doc []byte) ([]byte, error) {
 			done = c.depth() == 0
 		case xml.CharData:
 			if c.depth() > 0 {
-				c.text(t)
+				if err := c.text(t); err != nil {
+					return nil, err
+				}
 			} else if len(bytes.TrimLeft(t, " \t\r\n")) > 0 {
 				return nil, fmt.Errorf("%w: text outside the element", errMalformed)
 			}

@@ -14,10 +14,30 @@
 // set); later ones ask only for records changed since the previous
 // harvest's start, overlapping by one granule of the repository's
 // granularity so that a record stamped at the boundary is not missed.
-// Repositories that keep no deleted records (deletedRecord=no) are
-// reconciled by a full ListIdentifiers pass every Config.FullEvery: the
-// files of identifiers the pass did not list are removed, and only when
-// the pass completed.
+// Every Config.FullEvery a harvest also makes a full pass: after the
+// incremental lists it lists every record again (ListRecords without
+// from), for every repository, whatever its deletedRecord. Each record's
+// canonical bytes are compared with its file's, so only real changes are
+// written and journaled, and what the pass changes is what the
+// incremental lists missed: a repository whose from is wrong (one answers
+// from=D as if it were a month later) is caught, and the count is logged
+// and kept in Status.FullMissed ("the repository's from missed N
+// changes"). When the pass completes, the files of records it did not
+// list are removed: the deletions of a repository with deletedRecord=no,
+// and records that left the harvested sets (a pass listing nothing at
+// all removes nothing: a repository rebuilding its index says
+// noRecordsMatch). A record listed for a harvested set whose header names
+// only other sets has left it too, and its file is removed at once.
+//
+// What a repository sends is bounded: a record's bytes (64 MiB), its
+// canonical form (16 times its bytes, at least 1 MiB, at most 64 MiB: a
+// namespace declared once and used by many elements is declared again on
+// each, so a 1 MiB record could otherwise become 1 GiB; such a record is
+// skipped with a warning), the record files in Dir (Config.MaxRecords)
+// and the space they leave free on its file system (Config.MinFree): a
+// repository listing endless records stops the harvest with
+// ErrTooManyRecords or ErrLowDiskSpace before the page that would cross
+// either is written.
 //
 // A harvest goes page by page. A page's changed records are written to
 // hidden temporary files beside their places (the Source ignores hidden

@@ -21,6 +21,7 @@ type change struct {
 	rel, abs, tmp string
 	mtime         time.Time
 	existed       bool
+	missed        bool // counted in shard.missed
 }
 
 // pageWriter stages a page's files so that they appear (and vanish) only
@@ -56,6 +57,7 @@ type shard struct {
 	buf     []byte
 	written int
 	same    int
+	missed  int // changes staged for jobs marked missed
 	err     error
 }
 
@@ -64,6 +66,7 @@ type job struct {
 	b      []byte
 	mtime  time.Time
 	remove bool
+	missed bool // a full pass's change the incremental lists missed
 }
 
 func newPageWriter(dir string) *pageWriter {
@@ -94,13 +97,41 @@ func (w *pageWriter) send(j job) {
 }
 
 // put stages b as the content of rel, unless the file has these bytes
-// already.
-func (w *pageWriter) put(rel string, b []byte, mtime time.Time) {
-	w.send(job{rel: rel, b: b, mtime: mtime})
+// already. missed marks a change the incremental lists missed (counted by
+// missed if the file changes).
+func (w *pageWriter) put(rel string, b []byte, mtime time.Time, missed bool) {
+	w.send(job{rel: rel, b: b, mtime: mtime, missed: missed})
 }
 
 // remove stages the removal of rel, if it exists.
-func (w *pageWriter) remove(rel string) { w.send(job{rel: rel, remove: true}) }
+func (w *pageWriter) remove(rel string, missed bool) {
+	w.send(job{rel: rel, remove: true, missed: missed})
+}
+
+// missed returns how many of the staged changes were marked missed; and
+// creations how many create a record file. Both after wait.
+func (w *pageWriter) missed() int {
+	n := 0
+	for _, s := range w.shards {
+		n += s.missed
+	}
+	return n
+}
+
+func (w *pageWriter) creations() int {
+	if _, _, err := w.wait(); err != nil {
+		return 0
+	}
+	n := 0
+	for _, s := range w.shards {
+		for _, c := range s.changes {
+			if c.rel != "" && c.tmp != "" && !c.existed {
+				n++
+			}
+		}
+	}
+	return n
+}
 
 // wait lets the workers finish the page's staging and returns how many
 // files it staged and found unchanged, and the first failure.
@@ -135,7 +166,10 @@ func (s *shard) do(j job) error {
 			return err
 		}
 		s.byRel[j.rel] = len(s.changes)
-		s.changes = append(s.changes, change{rel: j.rel, abs: abs, existed: true})
+		s.changes = append(s.changes, change{rel: j.rel, abs: abs, existed: true, missed: j.missed})
+		if j.missed {
+			s.missed++
+		}
 		return nil
 	}
 	existed, same, err := s.compare(abs, j.b)
@@ -179,8 +213,11 @@ func (s *shard) do(j job) error {
 		return err
 	}
 	s.byRel[j.rel] = len(s.changes)
-	s.changes = append(s.changes, change{rel: j.rel, abs: abs, tmp: tmp, mtime: j.mtime, existed: existed})
+	s.changes = append(s.changes, change{rel: j.rel, abs: abs, tmp: tmp, mtime: j.mtime, existed: existed, missed: j.missed})
 	s.written++
+	if j.missed {
+		s.missed++
+	}
 	return nil
 }
 
@@ -208,6 +245,9 @@ func (s *shard) drop(rel string) {
 		if c := &s.changes[i]; c.tmp != "" {
 			os.Remove(c.tmp)
 			s.written--
+		}
+		if s.changes[i].missed {
+			s.missed--
 		}
 		s.changes[i] = change{}
 		delete(s.byRel, rel)
@@ -261,7 +301,7 @@ func (w *pageWriter) reset() {
 	for _, s := range w.shards {
 		s.changes = s.changes[:0]
 		clear(s.byRel)
-		s.written, s.same, s.err = 0, 0, nil
+		s.written, s.same, s.missed, s.err = 0, 0, 0, nil
 	}
 }
 

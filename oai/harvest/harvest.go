@@ -25,6 +25,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/origin"
 	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
+	"github.com/resourcesync-go/resourcesync/internal/units"
 	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/oai"
 )
@@ -45,10 +46,29 @@ type Config struct {
 	State string
 	// Client makes the requests; nil means a default client.
 	Client *http.Client
-	// FullEvery is the interval of the full ListIdentifiers pass that
-	// finds deletions a repository with deletedRecord=no does not report;
-	// 0 means 24h. Repositories that report deletions get none.
+	// FullEvery is the interval of the full pass, which lists every
+	// record of the prefixes and sets again (ListRecords without from)
+	// after the incremental lists of the same harvest: it finds what a
+	// repository's from hides (a provider answering from=D as if it were
+	// a month later says noRecordsMatch while records change), the
+	// deletions a repository with deletedRecord=no does not report, and
+	// the records that left a harvested set. Each record's canonical
+	// bytes are compared with its file's, so only real changes are
+	// written and journaled. 0 means 24h; negative: no full pass.
 	FullEvery time.Duration
+	// MaxRecords bounds the record files in Dir (all prefixes): a page
+	// that would create more is not written and the harvest fails with
+	// ErrTooManyRecords, so that a repository listing endless distinct
+	// records cannot fill the disk. 0 means DefaultMaxRecords; negative:
+	// no bound.
+	MaxRecords int64
+	// MinFree is the space the harvest leaves free on Dir's file system:
+	// a page whose staged files leave less is not written (they are
+	// removed) and the harvest fails with ErrLowDiskSpace, so that a
+	// repository's records never fill the disk. 0 means DefaultMinFree;
+	// negative: no floor. Not checked where the free space cannot be
+	// known (other than Linux, macOS, FreeBSD and Windows).
+	MinFree int64
 	// Log receives warnings (malformed records, retries); nil discards.
 	Log *slog.Logger
 	// Committed is called after each page's files are written and
@@ -64,13 +84,19 @@ type Config struct {
 
 // Stats counts what one Harvest did.
 type Stats struct {
-	Pages     int           // responses read
-	Written   int           // record files created or changed
-	Unchanged int           // records whose file already had their bytes
-	Deleted   int           // record files removed
-	Malformed int           // records skipped with a warning
-	Full      bool          // this harvest listed everything (first harvest or full pass)
-	Duration  time.Duration // wall time
+	Pages     int // responses read
+	Written   int // record files created or changed
+	Unchanged int // records whose file already had their bytes
+	Deleted   int // record files removed
+	Malformed int // records skipped with a warning
+	// Missed counts the changes a full pass found that the incremental
+	// lists had not listed (records new, changed or, in a repository
+	// that reports deletions, deleted, stamped before the harvest
+	// started): "the repository's from missed N changes". Set on the
+	// harvest that completes a full pass.
+	Missed   int
+	Full     bool          // this harvest listed everything (first harvest or full pass)
+	Duration time.Duration // wall time
 }
 
 // Status is what the serve status page shows of the harvester.
@@ -83,6 +109,8 @@ type Status struct {
 	Records     int64  // record files in Dir
 	LastError   string // of the last failed harvest, "" after a success
 	Running     bool
+	LastFull    time.Time // start of the last completed full listing (first harvest or full pass)
+	FullMissed  int       // Stats.Missed of that listing
 }
 
 // Harvester harvests one repository into Config.Dir. Its methods are safe
@@ -107,6 +135,21 @@ type Harvester struct {
 // Retry-After for minutes, and a harvest is worth waiting for.
 var retryPolicy = retry.Policy{Retries: 8, BaseDelay: 500 * time.Millisecond, MaxDelay: time.Minute, MaxRetryAfter: 10 * time.Minute}
 
+// DefaultMaxRecords is Config.MaxRecords when unset: the largest real
+// repositories hold a few million records (arXiv about 2.6 million, PubMed
+// Central's about 7 million), times a few metadata prefixes at most.
+const DefaultMaxRecords = 20_000_000
+
+// ErrTooManyRecords is the error of a harvest stopped by
+// Config.MaxRecords.
+var ErrTooManyRecords = errors.New("more records than the bound")
+
+// DefaultMinFree is Config.MinFree when unset.
+const DefaultMinFree = 1 << 30
+
+// ErrLowDiskSpace is the error of a harvest stopped by Config.MinFree.
+var ErrLowDiskSpace = errors.New("too little disk space left")
+
 // stallTimeout is how long a response may send nothing (before its
 // headers or within its body): a repository building a large page may
 // think a while, but not for minutes.
@@ -119,7 +162,7 @@ func New(cfg Config) (*Harvester, error) {
 	}
 	u, err := url.Parse(cfg.Endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("oai-pmh harvest: endpoint %q is not an http(s) URL", cfg.Endpoint)
+		return nil, redact.Error(fmt.Errorf("oai-pmh harvest: endpoint %q is not an http(s) URL", cfg.Endpoint))
 	}
 	if cfg.Dir == "" || cfg.State == "" {
 		return nil, errors.New("oai-pmh harvest: Dir and State are required")
@@ -141,8 +184,14 @@ func New(cfg Config) (*Harvester, error) {
 			return nil, fmt.Errorf("oai-pmh harvest: bad metadata prefix %q", p)
 		}
 	}
-	if cfg.FullEvery <= 0 {
+	if cfg.FullEvery == 0 {
 		cfg.FullEvery = 24 * time.Hour
+	}
+	if cfg.MaxRecords == 0 {
+		cfg.MaxRecords = DefaultMaxRecords
+	}
+	if cfg.MinFree == 0 {
+		cfg.MinFree = DefaultMinFree
 	}
 	h := &Harvester{cfg: cfg, log: cfg.Log, client: cfg.Client, policy: retryPolicy, stallTimeout: stallTimeout}
 	if h.log == nil {
@@ -177,7 +226,8 @@ func New(cfg Config) (*Harvester, error) {
 		h.db.Close()
 		return nil, fmt.Errorf("oai-pmh harvest: state: %w", err)
 	}
-	h.status = Status{Endpoint: cfg.Endpoint, Granularity: l.Granularity, LastStart: l.Start, LastEnd: l.End, LastStats: l.Stats}
+	h.status = Status{Endpoint: cfg.Endpoint, Granularity: l.Granularity, LastStart: l.Start, LastEnd: l.End, LastStats: l.Stats,
+		LastFull: l.FullAt, FullMissed: l.FullMissed}
 	n, err := tidy(dir, cfg.Prefixes)
 	if err != nil {
 		h.db.Close()
@@ -268,11 +318,14 @@ func (h *Harvester) Harvest(ctx context.Context) (Stats, error) {
 	defer h.mu.Unlock()
 	h.status.Running = false
 	if err != nil {
+		// No credential of the endpoint's URL in a message a program logs.
+		err = redact.Error(err)
 		h.status.LastError = err.Error()
 		return st, err
 	}
 	h.status.LastError = ""
 	h.status.LastStart, h.status.LastEnd, h.status.LastStats = l.Start, l.End, st
+	h.status.LastFull, h.status.FullMissed = l.FullAt, l.FullMissed
 	return st, nil
 }
 
@@ -365,13 +418,23 @@ func (h *Harvester) harvest(ctx context.Context, st *Stats) (last, error) {
 				r.Lists = append(r.Lists, list{Verb: oai.ListRecords, Prefix: p, Set: s, From: from})
 			}
 		}
-		if id.deletedRecord == "no" && !r.Full && id.now.Sub(prev.FullAt) >= h.cfg.FullEvery {
+		// The full pass lists records, not identifiers: only their
+		// bytes show a change the repository's from hid (a datestamp
+		// compared with the file's would miss a second change within a
+		// day-granular datestamp, and content changed without a new
+		// datestamp). It costs the transfer of the first harvest, but
+		// writes only what changed. It follows the incremental lists,
+		// so that what it changes is exactly what they missed.
+		if !r.Full && h.cfg.FullEvery > 0 && id.now.Sub(prev.FullAt) >= h.cfg.FullEvery {
 			r.Pass = true
 			for _, p := range h.cfg.Prefixes {
 				for _, s := range sets {
-					r.Lists = append(r.Lists, list{Verb: oai.ListIdentifiers, Prefix: p, Set: s})
+					r.Lists = append(r.Lists, list{Verb: oai.ListRecords, Prefix: p, Set: s, Pass: true})
 				}
 			}
+		}
+		if id.deletedRecord == "no" && h.cfg.FullEvery < 0 && !r.Full {
+			h.log.Warn("oai-pmh: the repository keeps no deleted records and the full pass is off: its deletions are never found", "endpoint", h.cfg.Endpoint)
 		}
 		err := boltdb.Run(h.db, true, func(tx *bbolt.Tx) error {
 			if err := tx.DeleteBucket(bSeen); err != nil {
@@ -415,10 +478,15 @@ func (h *Harvester) harvest(ctx context.Context, st *Stats) (last, error) {
 		if err := h.removeUnseen(ctx, &r, st); err != nil {
 			return prev, fmt.Errorf("oai-pmh harvest %s: full pass: %w", h.cfg.Endpoint, err)
 		}
+		st.Missed = r.Missed
+		if r.Missed > 0 {
+			h.log.Warn(fmt.Sprintf("oai-pmh: the repository's from missed %d changes: the full pass found them, its incremental harvests had not listed them", r.Missed),
+				"endpoint", h.cfg.Endpoint, "missed", r.Missed)
+		}
 	}
-	next := last{Start: r.Start, End: time.Now().UTC(), FullAt: prev.FullAt, Stats: *st, Granularity: id.granularity.String()}
+	next := last{Start: r.Start, End: time.Now().UTC(), FullAt: prev.FullAt, FullMissed: prev.FullMissed, Stats: *st, Granularity: id.granularity.String()}
 	if r.Full || r.Pass {
-		next.FullAt = r.Start
+		next.FullAt, next.FullMissed = r.Start, r.Missed
 	}
 	err = boltdb.Run(h.db, true, func(tx *bbolt.Tx) error {
 		if err := tx.Bucket(bState).Delete(kRun); err != nil {
@@ -453,7 +521,7 @@ type page struct {
 
 // fetch asks for one page of list l (its first when token is "") and
 // stages its files.
-func (h *Harvester) fetch(ctx context.Context, l *list, token string) *page {
+func (h *Harvester) fetch(ctx context.Context, l *list, start time.Time, token string) *page {
 	verb, prefix, set, from := l.Verb, l.Prefix, l.Set, l.From
 	q := url.Values{"verb": {verb}}
 	if token != "" {
@@ -469,7 +537,7 @@ func (h *Harvester) fetch(ctx context.Context, l *list, token string) *page {
 	}
 	p := &page{w: newPageWriter(h.cfg.Dir)}
 	onItem := func(it *item) error {
-		return h.item(ctx, p.w, verb, prefix, it, &p.ps, &p.seen)
+		return h.item(ctx, p.w, l, start, it, &p.ps, &p.seen)
 	}
 	p.resp, p.err = h.request(ctx, q, onItem, func() { p.w.abort(); p.ps = Stats{}; p.seen = p.seen[:0] })
 	if p.err == nil && p.resp.Err == nil && p.resp.Verb != verb {
@@ -477,6 +545,7 @@ func (h *Harvester) fetch(ctx context.Context, l *list, token string) *page {
 	}
 	if p.err == nil && p.resp.Err == nil {
 		p.ps.Written, p.ps.Unchanged, p.err = p.w.wait()
+		p.ps.Missed = p.w.missed()
 	}
 	if p.err != nil || p.resp.Err != nil {
 		p.w.abort()
@@ -496,7 +565,7 @@ func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 	// listing (hashed: bounded memory per page) and the run of empty
 	// pages stop it.
 	tokens, empty := map[[32]byte]bool{}, 0
-	cur := h.fetch(ctx, l, l.Token)
+	cur := h.fetch(ctx, l, r.Start, l.Token)
 	for {
 		if cur.err != nil {
 			return cur.err
@@ -522,7 +591,7 @@ func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 				if err := h.saveRun(r, nil); err != nil {
 					return err
 				}
-				cur = h.fetch(ctx, l, "")
+				cur = h.fetch(ctx, l, r.Start, "")
 				continue
 			}
 			return retry.Permanent(resp.Err)
@@ -549,7 +618,7 @@ func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 		var next chan *page
 		if resp.Token != "" {
 			next = make(chan *page, 1)
-			go func(tok string) { next <- h.fetch(ctx, l, tok) }(resp.Token)
+			go func(tok string) { next <- h.fetch(ctx, l, r.Start, tok) }(resp.Token)
 		}
 		if err := h.commitPage(ctx, r, l, cur, st); err != nil {
 			if next != nil {
@@ -594,6 +663,22 @@ func (h *Harvester) commitPage(ctx context.Context, r *run, l *list, p *page, st
 	// those files unchanged and would report nothing: the journal would
 	// never learn of them. Reported from the state instead (a path whose
 	// rename did not happen is reread and found unchanged: harmless).
+	if max := h.cfg.MaxRecords; max > 0 {
+		h.mu.Lock()
+		n := h.records
+		h.mu.Unlock()
+		if c := p.w.creations(); c > 0 && n+int64(c) > max {
+			p.w.abort()
+			return fmt.Errorf("%w: the repository lists more than %d records (%d record files, %d more in this page): the harvest stops before writing them, as a repository listing endless records would fill the disk", ErrTooManyRecords, max, n, c)
+		}
+	}
+	if floor := h.cfg.MinFree; floor > 0 && p.ps.Written > 0 {
+		// Measured with the page's files staged: what is left after it.
+		if free, ok, err := freeBytes(h.cfg.Dir); err == nil && ok && free < floor {
+			p.w.abort()
+			return fmt.Errorf("%w: %s free on the file system of %s with this page's %d files staged, less than the %s to keep free: the harvest stops before writing them", ErrLowDiskSpace, units.Bytes(free), h.cfg.Dir, p.ps.Written, units.Bytes(floor))
+		}
+	}
 	if planned := p.w.planned(); len(planned) > 0 && h.cfg.Committed != nil {
 		r.Pending = planned
 		if err := h.saveRun(r, nil); err != nil {
@@ -619,6 +704,10 @@ func (h *Harvester) commitPage(ctx context.Context, r *run, l *list, p *page, st
 	st.Unchanged += p.ps.Unchanged
 	st.Malformed += p.ps.Malformed
 	st.Deleted += removed
+	if l.Pass || l.Verb == oai.ListIdentifiers {
+		r.Missed += p.ps.Missed
+		r.Listed += int64(p.resp.Items)
+	}
 	h.mu.Lock()
 	h.records += int64(created - removed)
 	h.mu.Unlock()
@@ -662,10 +751,15 @@ func (h *Harvester) saveRun(r *run, seen [][]byte) error {
 	})
 }
 
-// item stages one record (or notes one identifier of a full pass).
-func (h *Harvester) item(ctx context.Context, w *pageWriter, verb, prefix string, it *item, ps *Stats, seen *[][]byte) error {
+// item stages one record (or notes one identifier of an old full
+// ListIdentifiers pass) of list l, in a harvest that started at start.
+func (h *Harvester) item(ctx context.Context, w *pageWriter, l *list, start time.Time, it *item, ps *Stats, seen *[][]byte) error {
+	verb, prefix := l.Verb, l.Prefix
+	// A full pass notes what it lists: the files of records it did not
+	// list are removed when it completes.
+	pass := l.Pass || verb == oai.ListIdentifiers
 	if it.Bad != nil {
-		if rel := RecordPath(it.Identifier, prefix); verb == oai.ListIdentifiers && it.Identifier != "" && fitsName(rel) {
+		if rel := RecordPath(it.Identifier, prefix); pass && it.Identifier != "" && fitsName(rel) && !it.Deleted {
 			// Listed, if badly: its record is not to be removed.
 			*seen = append(*seen, []byte(rel))
 		}
@@ -689,24 +783,59 @@ func (h *Harvester) item(ctx context.Context, w *pageWriter, verb, prefix string
 		h.log.Warn("oai-pmh: skipping a record whose identifier is too long for a file name", "endpoint", h.cfg.Endpoint, "identifier", short(it.Identifier), "bytes", len(it.Identifier))
 		return nil
 	}
+	if !it.Deleted && !h.inSets(it.Sets) {
+		// Listed for a harvested set, its header says it is in none:
+		// it left the set (or the repository ignores set=). Its file
+		// goes, journaled as a deletion.
+		h.log.Info("oai-pmh: record not in a harvested set; removing it", "endpoint", h.cfg.Endpoint, "identifier", short(it.Identifier), "prefix", prefix, "sets", short(strings.Join(it.Sets, " ")))
+		if verb != oai.ListIdentifiers {
+			w.remove(rel, false)
+		}
+		return nil
+	}
 	if verb == oai.ListIdentifiers {
 		if !it.Deleted {
 			*seen = append(*seen, []byte(rel))
 		}
 		return nil
 	}
+	t, _, err := oai.ParseDatestamp(it.Datestamp)
+	// A change found by the pass was missed by the incremental lists
+	// unless it was made after the harvest started (the next one would
+	// list it).
+	missed := l.Pass && (err != nil || t.Before(start))
 	if it.Deleted {
-		w.remove(rel)
+		w.remove(rel, missed)
 		return nil
 	}
-	t, _, err := oai.ParseDatestamp(it.Datestamp)
+	if pass {
+		*seen = append(*seen, []byte(rel))
+	}
 	if err != nil {
 		ps.Malformed++
 		h.log.Warn("oai-pmh: skipping a record with a bad datestamp", "endpoint", h.cfg.Endpoint, "identifier", short(it.Identifier), "prefix", prefix, "datestamp", short(it.Datestamp))
 		return nil
 	}
-	w.put(rel, it.Metadata, t)
+	w.put(rel, it.Metadata, t, missed)
 	return ctx.Err()
+}
+
+// inSets reports whether a record whose header names sets is in one of
+// the harvested sets (or under one: set a holds a:b). A header naming no
+// set says nothing (many repositories leave setSpec out), nor does any
+// header when the whole repository is harvested.
+func (h *Harvester) inSets(sets []string) bool {
+	if len(h.cfg.Sets) == 0 || len(sets) == 0 {
+		return true
+	}
+	for _, s := range sets {
+		for _, want := range h.cfg.Sets {
+			if s == want || strings.HasPrefix(s, want+":") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // fitsName reports whether a record path can be a file's (and a key of
@@ -753,6 +882,19 @@ func (h *Harvester) removeUnseen(ctx context.Context, r *run, st *Stats) error {
 		}
 		batch = nil
 		return nil
+	}
+	if r.Listed == 0 {
+		h.mu.Lock()
+		n := h.records
+		h.mu.Unlock()
+		if n > 0 {
+			// Every list of the pass said noRecordsMatch: a repository
+			// rebuilding its index (DSpace's Solr core, say) answers
+			// so for a while. Removing every record on that word
+			// would empty the mirrors too.
+			h.log.Warn("oai-pmh: the full pass listed no record at all; none of the record files is removed", "endpoint", h.cfg.Endpoint, "records", n)
+			return nil
+		}
 	}
 	// One short read per file: a read transaction held over the walk
 	// would block flush's writes when bbolt needs to remap.
@@ -856,7 +998,7 @@ func (h *Harvester) once1(ctx context.Context, u string, onItem func(*item) erro
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		se := &httperr.StatusError{URL: u, Code: resp.StatusCode}
+		se := &httperr.StatusError{URL: redact.String(u), Code: resp.StatusCode}
 		return nil, retry.WithRetryAfter(se, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	}
 	r, err := parseResponse(w.Body(resp.Body), onItem)

@@ -122,11 +122,13 @@ func TestLongIdentifiers(t *testing.T) {
 		case "Identify":
 			n++
 			return fmt.Sprintf("2024-02-0%dT00:00:00Z", n), fmt.Sprintf(identifyBody, "no")
-		case "ListIdentifiers":
-			pass = true
-			return "", `<ListIdentifiers><header><identifier>oai:x:ok</identifier><datestamp>2024-01-01T00:00:00Z</datestamp></header>` +
-				`<header><identifier>` + huge + `</identifier><datestamp>2024-01-01T00:00:00Z</datestamp></header>` +
-				`<header><identifier>` + huge + `x</identifier><datestamp>2024-01-01T00:00:00Z</datestamp><setSpec>&bad;</setSpec></header></ListIdentifiers>`
+		case "ListRecords":
+			if _, ok := q["from"]; !ok && n > 1 {
+				pass = true
+				return "", `<ListRecords>` + hrec("oai:x:ok", "2024-01-01T00:00:00Z", `<r xmlns="urn:r"/>`) +
+					hrec(huge, "2024-01-01T00:00:00Z", `<r xmlns="urn:r"/>`) +
+					`<record><header><identifier>` + huge + `x</identifier><datestamp>2024-01-01T00:00:00Z</datestamp><setSpec>&bad;</setSpec></header><metadata><r xmlns="urn:r"/></metadata></record></ListRecords>`
+			}
 		}
 		return "", `<ListRecords>` + hrec("oai:x:ok", "2024-01-01T00:00:00Z", `<r xmlns="urn:r"/>`) +
 			`<record><header status="deleted"><identifier>` + long + `</identifier><datestamp>2024-01-01T00:00:00Z</datestamp></header></record>` +

@@ -140,6 +140,7 @@ type parser struct {
 	collect    *strings.Builder
 	collectFor string
 	collectAt  int
+	metaIn     int64 // input offset of the <metadata> element's start
 	c          canon
 	sb         strings.Builder
 	root       bool
@@ -345,6 +346,7 @@ func (p *parser) token(tok xml.Token) error {
 				p.it.Bad = errors.New("metadata with more than one element")
 				return nil
 			}
+			p.bound()
 			if err := p.c.start(t, &p.ns); err != nil {
 				p.it.Bad = err
 			}
@@ -358,6 +360,7 @@ func (p *parser) token(tok xml.Token) error {
 		}
 		if p.metaDepth > 0 && n > p.metaDepth {
 			if p.it.Bad == nil {
+				p.bound()
 				if err := p.c.end(t); err != nil {
 					p.it.Bad = err
 				} else if n == p.metaDepth+1 {
@@ -385,13 +388,17 @@ func (p *parser) token(tok xml.Token) error {
 	case xml.CharData:
 		if p.metaDepth > 0 && len(p.stack) > p.metaDepth {
 			if p.it.Bad == nil {
-				p.c.text(t)
+				p.bound()
+				if err := p.c.text(t); err != nil {
+					p.it.Bad = err
+				}
 			}
 		} else if p.collect != nil && len(p.stack) == p.collectAt {
 			p.collect.Write(t)
 		}
 	case xml.ProcInst:
 		if p.metaDepth > 0 && len(p.stack) > p.metaDepth && p.it.Bad == nil {
+			p.bound()
 			if err := p.c.procInst(t); err != nil {
 				p.it.Bad = err
 			}
@@ -455,7 +462,7 @@ func (p *parser) start(t xml.StartElement, depth int) error {
 	case p.it != nil && depth == p.unitDepth+1 && p.headDepth == 0 && local == "header":
 		p.header(t, depth)
 	case p.it != nil && depth == p.unitDepth+1 && local == "metadata":
-		p.metaDepth = depth
+		p.metaDepth, p.metaIn = depth, p.cr.n
 	case p.it != nil && p.headDepth > 0 && depth == p.headDepth+1:
 		switch local {
 		case "identifier", "datestamp", "setSpec":
@@ -464,6 +471,10 @@ func (p *parser) start(t xml.StartElement, depth int) error {
 	}
 	return nil
 }
+
+// bound sets the bound of the canonical form from the bytes of the
+// metadata read so far.
+func (p *parser) bound() { p.c.out.limit = canonBound(p.cr.n - p.metaIn) }
 
 func (p *parser) header(t xml.StartElement, depth int) {
 	p.headDepth = depth

@@ -329,7 +329,8 @@ func TestRealStaticGateway(t *testing.T) {
 func TestRealReplayDSpace(t *testing.T) {
 	r := oaireal.StartReplay(t, oaireal.Recorded("dspace-eur-2003"))
 	r.SetPageSize(5) // 16 records: 4 pages
-	rh := newReal(t, r.URL, nil)
+	// The incremental harvests only: the full pass is off.
+	rh := newReal(t, r.URL, func(c *harvest.Config) { c.FullEvery = -1 })
 
 	st := rh.harvest(t)
 	if st.Written != 16 || st.Pages < 4 {
@@ -482,7 +483,8 @@ func TestRealReplayResume(t *testing.T) {
 }
 
 // TestRealReplayFullPass: DSpace 2003 announces deletedRecord no, so a
-// record it drops is only found missing by the full ListIdentifiers pass,
+// record it drops is only found missing by the full pass (ListRecords
+// without from),
 // and a pass that breaks midway (a truncated page) deletes nothing.
 func TestRealReplayFullPass(t *testing.T) {
 	r := oaireal.StartReplay(t, oaireal.Recorded("dspace-eur-2003"))
@@ -502,13 +504,21 @@ func TestRealReplayFullPass(t *testing.T) {
 	// repository dies mid-response).
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	pass := false
 	r.Handle(func(w http.ResponseWriter, req *http.Request) bool {
-		if req.Form.Get("verb") != "ListIdentifiers" || req.Form.Get("resumptionToken") == "" {
+		if req.Form.Get("verb") != "ListRecords" || req.Form.Has("from") {
+			return false
+		}
+		if req.Form.Get("resumptionToken") == "" && !pass {
+			pass = true
+			return false
+		}
+		if !pass {
 			return false
 		}
 		cancel()
 		w.Header().Set("Content-Type", "text/xml")
-		io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><responseDate>2003-05-01T16:00:00Z</responseDate><request verb="ListIdentifiers">x</request><ListIdentifiers><header><identifier>hdl:1765/3`)
+		io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><responseDate>2003-05-01T16:00:00Z</responseDate><request verb="ListRecords">x</request><ListRecords><record><header><identifier>hdl:1765/3`)
 		return true
 	})
 	st, err := rh.Harvest(ctx)

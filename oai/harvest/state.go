@@ -25,6 +25,7 @@ type last struct {
 	Start       time.Time // repository time (Identify's responseDate) at its start
 	End         time.Time // local time
 	FullAt      time.Time // start of the last full listing (first harvest or pass)
+	FullMissed  int       // Stats.Missed of that listing
 	Stats       Stats
 	Granularity string
 }
@@ -35,8 +36,13 @@ type last struct {
 type run struct {
 	Start time.Time
 	Full  bool // first harvest: no from
-	Pass  bool // the lists include a full ListIdentifiers pass
-	Lists []list
+	Pass  bool // the lists include a full pass (ListRecords, or ListIdentifiers in a state of an older version)
+	// Missed and Listed count, over the full pass's pages committed,
+	// the changes it found that the incremental lists had missed, and
+	// the records (or headers) it listed.
+	Missed int   `json:",omitempty"`
+	Listed int64 `json:",omitempty"`
+	Lists  []list
 	// Pending are the paths of the last page, saved with the page's
 	// place before Committed is called with them: a harvest resumed
 	// after Committed failed (or the process died) reports them again
@@ -49,6 +55,7 @@ type list struct {
 	Token                   string
 	Pages                   int
 	Done                    bool
+	Pass                    bool `json:",omitempty"` // a list of the full pass: ListRecords without from
 }
 
 func getJSON(tx *bbolt.Tx, k []byte, v any) (bool, error) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/origin"
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/rdf"
@@ -246,8 +247,16 @@ type syncer struct {
 // Sync brings every collection of the server up to date once. It returns
 // an error wrapping ErrDiscovery when the overview feed cannot be used,
 // or the state cannot be written; failures of single collections or
-// entries are in the Report (Report.OK).
+// entries are in the Report (Report.OK). Every error message, in the
+// Report and its Events too, has the credentials of its URLs redacted
+// (internal/redact), so that a program logging them leaks nothing;
+// errors.Is and errors.As see through.
 func Sync(ctx context.Context, cfg Config) (*Report, error) {
+	rep, err := syncOnce(ctx, cfg)
+	return rep, redact.Error(err)
+}
+
+func syncOnce(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Store == nil || cfg.State == nil {
 		return nil, errors.New("sdshare client: Config needs Store and State")
 	}
@@ -336,6 +345,7 @@ func newSyncer(cfg Config) (*syncer, error) {
 
 func (s *syncer) emit(e Event) {
 	if s.cfg.Events != nil {
+		e.Err = redact.String(e.Err)
 		s.cfg.Events(e)
 	}
 }
@@ -415,6 +425,7 @@ func (c Collection) name() string {
 func (s *syncer) collection(ctx context.Context, c Collection) (CollectionReport, error) {
 	cr := CollectionReport{Collection: c}
 	fail := func(err error) (CollectionReport, error) {
+		err = redact.Error(err)
 		cr.Err, cr.Cause = err.Error(), err
 		s.emit(Event{Collection: c.name(), Kind: "failed", Err: cr.Err})
 		if ctx.Err() != nil {
@@ -732,6 +743,7 @@ func (s *syncer) fragments(ctx context.Context, c Collection, graph string, st *
 			}
 		}
 		failed := func(e atom.Entry, err error) {
+			err = redact.Error(err)
 			f := Failure{URL: entryLink(e), Updated: e.Updated, Err: err.Error(), Cause: err}
 			if len(e.Resources) == 1 {
 				f.Resource = e.Resources[0]

@@ -13,6 +13,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/origin"
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/rdf"
@@ -130,7 +131,7 @@ func (f *fetcher) open(ctx context.Context, url, accept string) (*http.Response,
 			}
 			return true, retry.Pending(errAccepted, wait)
 		}
-		se := &StatusError{URL: url, Code: resp.StatusCode}
+		se := &StatusError{URL: redact.String(url), Code: resp.StatusCode}
 		err = retry.WithRetryAfter(se, retry.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
 		drain(resp)
 		return retry.Classify(err)

@@ -13,7 +13,10 @@ import (
 // the parser reads it, after any Content-Encoding is decoded. Snapshots
 // stream into the store, so memory does not grow with them; the bound is
 // on the disk, CPU and time one server can cost a run: 4 GiB is above the
-// snapshots SDShare servers publish, and MaxSnapshotBytes raises it.
+// snapshots SDShare servers publish, and MaxSnapshotBytes raises it. The
+// embedded store (boltstore) spools a snapshot whole before it loads it,
+// so one refused at the bound costs a temporary file of about its size,
+// deleted at once, and leaves the store's file as it was.
 const DefaultMaxSnapshotBytes = 4 << 30
 
 // A gzip body may expand up to about a thousandfold: a 1 MB body became

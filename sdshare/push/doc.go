@@ -46,10 +46,13 @@
 // preflight is never allowed. A version too far ahead is refused (400)
 // and never recorded: an instant beyond MaxClockSkew after the
 // receiver's clock, a sequence number above MaxSequence or more than
-// MaxSequenceGap past the highest its graph admitted (recorded, a forged
-// one would make every later genuine push of the resource stale). Each
+// MaxSequenceGap past the highest its graph admitted, or than 0 for a
+// graph's first unless TrustFirstSequence (recorded, a forged one would
+// make every later genuine push of the resource stale). Each
 // request reserves its body's size times ParseFactor in MemoryBudget
-// before reading it, or gets 503 with Retry-After, and more as its
+// before reading it, or gets 503 with Retry-After (the body then read
+// and discarded, so that a sender that writes all of it before reading
+// sees the answer, not a connection reset), and more as its
 // statements need (sdshare.TripleMemory each: a dense Turtle body holds
 // many more per byte), or 413 beyond the budget. GET status counts the
 // refusals.

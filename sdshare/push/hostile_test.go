@@ -116,6 +116,7 @@ func get(t *testing.T, hc *http.Client, u string) (int, string) {
 // "stale" and dropped, for good).
 func TestReceiverFutureVersions(t *testing.T) {
 	rv, s, base := newReceiver(t)
+	rv.TrustFirstSequence = true // a sender long under way (TestReceiverFirstSequence: without it)
 	hc, _ := testnet.Client(t)
 	const a, b, c = "http://x/a", "http://x/b", "http://x/c"
 	one := func(r, v string) string { return fmt.Sprintf("<%s> <http://x/p> %q .\n", r, v) }
@@ -157,6 +158,38 @@ func TestReceiverFutureVersions(t *testing.T) {
 	rv.MaxSequenceGap = 10
 	if code, msg := post(t, hc, base, q(c), nt, map[string]string{HeaderSequence: "6000012"}, one(c, "x")); code != 400 || !strings.Contains(msg, "more than 10 past") {
 		t.Errorf("gap 10: %d %s", code, msg)
+	}
+}
+
+// TestReceiverFirstSequence: without TrustFirstSequence a graph's first
+// sequence number is held to MaxSequenceGap from 0: 2^63-1 is refused
+// and not recorded, and the genuine sender's first (1) and later pushes
+// are applied; past the first, the gap counts from the highest admitted.
+func TestReceiverFirstSequence(t *testing.T) {
+	rv, s, base := newReceiver(t)
+	rv.MaxSequenceGap = 100
+	hc, _ := testnet.Client(t)
+	const a = "http://x/a"
+	one := func(v string) string { return fmt.Sprintf("<%s> <http://x/p> %q .\n", a, v) }
+	q := url.Values{"resource": {a}, "graph": {graphIRI}}.Encode()
+	for _, st := range []struct {
+		seq, value string
+		code       int
+		want       string
+	}{
+		{"9223372036854775807", "forged", 400, "the first of its graph and more than 100"},
+		{"101", "forged", 400, "the first of its graph and more than 100"},
+		{"1", "genuine", 200, "applied 1"},
+		{"102", "forged", 400, "more than 100 past the highest this graph admitted (1)"},
+		{"101", "genuine 2", 200, "applied 1"},
+	} {
+		code, msg := post(t, hc, base, q, "application/n-triples", map[string]string{HeaderSequence: st.seq}, one(st.value))
+		if code != st.code || !strings.Contains(msg, st.want) {
+			t.Errorf("sequence %s: %d %q, want %d containing %q", st.seq, code, msg, st.code, st.want)
+		}
+	}
+	if got, want := triples(t, s, graphIRI), graphstoretest.NT(one("genuine 2")); !rdf.Isomorphic(got, want) {
+		t.Errorf("graph %v, want %v", got, want)
 	}
 }
 

@@ -107,10 +107,15 @@ type Receiver struct {
 	// MaxSequenceGap bounds how far a HeaderSequence may lie beyond the
 	// highest one admitted in the same graph (DefaultMaxSequenceGap if 0);
 	// beyond it, or above MaxSequence, the push gets 400 and is not
-	// recorded. The first sequence number of a graph is taken as it
-	// comes (up to MaxSequence), so that a sender whose stream is long
-	// under way starts at once.
+	// recorded. A graph's first sequence number is bounded the same way,
+	// as if 0 had been admitted, unless TrustFirstSequence.
 	MaxSequenceGap uint64
+	// TrustFirstSequence takes a graph's first sequence number as it
+	// comes (up to MaxSequence), so that a sender whose stream is long
+	// under way starts at once. Set it only when every push is
+	// authenticated: one unauthenticated push of 2^63-1 would otherwise
+	// make every later genuine push of its resources stale, for good.
+	TrustFirstSequence bool
 	// MemoryBudget bounds the memory of the requests in progress
 	// (DefaultMemoryBudget if ≤ 0): each reserves its Content-Length
 	// (MaxBytes when chunked) times ParseFactor, at most the whole budget,
@@ -220,7 +225,7 @@ func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if rv.Logf != nil {
 			rv.Logf("push %s: %d %s", r.URL.RawQuery, code, msg)
 		}
-		http.Error(w, msg, code)
+		rv.refuse(w, r, code, msg)
 		return
 	}
 	rv.applied.Add(int64(res.Applied))
@@ -228,6 +233,33 @@ func (rv *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rv.stale.Add(int64(res.Stale))
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	fmt.Fprintf(w, "applied %d, deleted %d, stale %d\n", res.Applied, res.Deleted, res.Stale)
+}
+
+// refuse answers a push that is refused, often before its body was read
+// (a shed push: 503), and then reads and discards what the sender still
+// sends of it, up to MaxBytes. Many senders write the whole body before
+// they read the answer: a connection closed with their body unread is
+// reset by the kernel, their write fails with "connection reset by
+// peer", and the answer (Retry-After above all) is never read. The
+// discarding costs no memory, and a sender that stalls is cut off by the
+// server's body timeouts (internal/httpserver).
+func (rv *Receiver) refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
+	// Without full duplex net/http reads at most 256 KiB of an unread
+	// body after the handler, then closes: the reset.
+	// A body announced longer than MaxBytes is not read (413): reading
+	// MaxBytes of it would not spare the sender the reset.
+	max := rv.MaxBytes
+	if max <= 0 {
+		max = DefaultMaxBytes
+	}
+	rc := http.NewResponseController(w)
+	duplex := r.Body != nil && r.ContentLength <= max && rc.EnableFullDuplex() == nil
+	http.Error(w, msg, code)
+	if !duplex {
+		return
+	}
+	rc.Flush() // the answer first: a sender that reads while it writes can stop
+	io.Copy(io.Discard, io.LimitReader(r.Body, max+1))
 }
 
 const receiverDoc = `SDShare Push receiver.
@@ -478,7 +510,8 @@ func (v Version) IsZero() bool { return v.Updated.IsZero() && v.Seq == 0 }
 
 // checkVersion refuses a version too far ahead: an instant beyond now
 // plus MaxClockSkew, a sequence number above MaxSequence or beyond
-// MaxSequenceGap past the highest one the graph admitted.
+// MaxSequenceGap past the highest one the graph admitted (0 for a graph's
+// first, unless TrustFirstSequence).
 func (rv *Receiver) checkVersion(graph string, ver Version, now time.Time) error {
 	if !ver.Updated.IsZero() {
 		skew := rv.MaxClockSkew
@@ -511,6 +544,10 @@ func (rv *Receiver) checkVersion(graph string, ver Version, now time.Time) error
 	if ok && ver.Seq > high && ver.Seq-high > gap {
 		return fmt.Errorf("%w: %s %d is more than %d past the highest this graph admitted (%d); not recorded",
 			ErrFutureVersion, HeaderSequence, ver.Seq, gap, high)
+	}
+	if !ok && !rv.TrustFirstSequence && ver.Seq > gap {
+		return fmt.Errorf("%w: %s %d is the first of its graph and more than %d (--max-sequence-gap); not recorded: an unauthenticated first push must not outrank the genuine sender for good (a sender long under way: require a token, which takes the first as it comes, or raise --max-sequence-gap)",
+			ErrFutureVersion, HeaderSequence, ver.Seq, gap)
 	}
 	return nil
 }

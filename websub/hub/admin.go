@@ -262,11 +262,14 @@ func (a *admin) login(w http.ResponseWriter, r *http.Request, dir string) {
 }
 
 // checkToken compares a token given (login form or bearer) with the
-// admin token under the failed-login budget (authn.Budget: per client
-// address and of all clients together), taken before the comparison and
-// given back when the token is right. limited: refused unchecked.
+// admin token under the client address's failed-login budget
+// (authn.Budget.TakeClient), taken before the comparison and given back
+// when the token is right. limited: refused unchecked. The budget shared
+// by all clients is not spent: a comparison costs nothing, and guessers
+// on many addresses must not make the right token wait (a token has far
+// too many values to guess at 10 a minute per address).
 func (a *admin) checkToken(got string, r *http.Request) (ok, limited bool) {
-	give, ok := a.fails.Take(authn.Client(r))
+	give, ok := a.fails.TakeClient(authn.Client(r))
 	if !ok {
 		return false, true
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/linkheader"
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
@@ -37,7 +38,16 @@ type Discovery struct {
 // and rel=hub URLs (WS-DISC-4..7): from the HTTP Link headers first, and
 // only for what they lack from the body's <link> elements (HTML head, Atom
 // feed, RSS atom:link). Relative references resolve against the final URL.
+//
+// Errors have the credentials of their URLs redacted (internal/redact),
+// so that a program logging them leaks nothing; errors.Is and errors.As
+// see through.
 func Discover(ctx context.Context, c *http.Client, topicURL string) (*Discovery, error) {
+	d, err := discover(ctx, c, topicURL)
+	return d, redact.Error(err)
+}
+
+func discover(ctx context.Context, c *http.Client, topicURL string) (*Discovery, error) {
 	if c == nil {
 		c = http.DefaultClient
 	}
@@ -53,7 +63,7 @@ func Discover(ctx context.Context, c *http.Client, topicURL string) (*Discovery,
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("subscriber: discovery: %w", &httperr.StatusError{URL: topicURL, Code: resp.StatusCode})
+		return nil, fmt.Errorf("subscriber: discovery: %w", &httperr.StatusError{URL: redact.String(topicURL), Code: resp.StatusCode})
 	}
 	base := resp.Request.URL
 	d := &Discovery{URL: base.String()}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/httperr"
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
@@ -76,7 +77,7 @@ type HubError struct {
 // Unwrap returns the project's one status error (*httperr.StatusError),
 // so that errors.As finds the status as it does for every client here.
 func (e *HubError) Unwrap() error {
-	return &httperr.StatusError{Method: http.MethodPost, URL: e.hub, Code: e.Status, Body: strings.TrimSpace(e.Body)}
+	return &httperr.StatusError{Method: http.MethodPost, URL: redact.String(e.hub), Code: e.Status, Body: strings.TrimSpace(e.Body)}
 }
 
 func (e *HubError) Error() string {
@@ -190,7 +191,7 @@ func New(cfg Config) (*Subscriber, error) {
 	for _, f := range []struct{ name, v string }{{"Hub", cfg.Hub}, {"Topic", cfg.Topic}, {"CallbackURL", cfg.CallbackURL}} {
 		u, err := url.Parse(f.v)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("subscriber: %s %q is not an absolute http(s) URL", f.name, f.v)
+			return nil, redact.Error(fmt.Errorf("subscriber: %s %q is not an absolute http(s) URL", f.name, f.v))
 		}
 	}
 	if len(cfg.Secret) > MaxSecretBytes {
@@ -418,13 +419,13 @@ func (s *Subscriber) post(ctx context.Context, mode string) error {
 	// A strings.Reader body lets the client re-post on 307/308.
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.cfg.Hub, strings.NewReader(form.Encode()))
 	if err != nil {
-		return fmt.Errorf("subscriber: %w", err)
+		return redact.Error(fmt.Errorf("subscriber: %w", err))
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
 	req.Header.Set("User-Agent", userAgent)
 	resp, err := s.cfg.Client.Do(req)
 	if err != nil {
-		return fmt.Errorf("subscriber: %s request to hub: %w", mode, err)
+		return redact.Error(fmt.Errorf("subscriber: %s request to hub: %w", mode, err))
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxHubBody))

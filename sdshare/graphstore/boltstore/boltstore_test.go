@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -183,8 +184,8 @@ func TestDictionaryBounded(t *testing.T) {
 	}
 }
 
-// TestCrashedReplace leaves a ReplaceGraph half-done (its source panics,
-// as a crash would stop it) and checks that Open deletes what it wrote.
+// TestCrashedReplace leaves a ReplaceGraph half-done (it panics after its
+// batches are committed, as a crash would stop it) and checks that Open deletes what it wrote.
 func TestCrashedReplace(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "graph.db")
 	s, err := boltstore.Open(path, &boltstore.Options{NoSync: true, BatchSize: 100})
@@ -199,11 +200,15 @@ _:x <http://e/p> "old" .`
 	}
 	func() {
 		defer func() { recover() }()
+		defer boltstore.SetLoadHook(func(n int) {
+			if n >= 1000 {
+				panic("crash")
+			}
+		})()
 		s.ReplaceGraph(ctx, graphstoretest.G1, func(yield func(rdf.Triple, error) bool) {
 			for i := range 1000 {
 				yield(rdf.Triple{S: rdf.IRI(fmt.Sprint("http://e/s", i)), P: rdf.IRI("http://e/p"), O: rdf.Blank(fmt.Sprint(i))}, nil)
 			}
-			panic("crash")
 		})
 	}()
 	if st, _ := s.Stats(ctx); st.Triples < 900 {
@@ -246,5 +251,74 @@ func TestHostile(t *testing.T) {
 	}
 	if err := s.Check(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReplaceGraphRefusedLeavesFile: a ReplaceGraph whose triples fail
+// part way (a snapshot refused at its cap) leaves the store's file as it
+// was, the graph intact and no spool file behind; a spool a killed
+// process left is deleted by Open.
+func TestReplaceGraphRefusedLeavesFile(t *testing.T) {
+	dir := t.TempDir()
+	s, err := boltstore.OpenDir(dir, &boltstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	old := rdf.Triple{S: rdf.IRI("http://x/old"), P: rdf.IRI("http://x/p"), O: rdf.Literal("kept")}
+	if err := s.ReplaceGraph(ctx, "http://g/", func(yield func(rdf.Triple, error) bool) { yield(old, nil) }); err != nil {
+		t.Fatal(err)
+	}
+	size := func() int64 {
+		fi, err := os.Stat(boltstore.PathIn(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	before := size()
+	refused := errors.New("snapshot refused at its cap")
+	err = s.ReplaceGraph(ctx, "http://g/", func(yield func(rdf.Triple, error) bool) {
+		for i := range 50_000 {
+			if !yield(rdf.Triple{S: rdf.IRI(fmt.Sprintf("http://x/r%d", i)), P: rdf.IRI("http://x/p"), O: rdf.Literal(fmt.Sprintf("literal number %d", i))}, nil) {
+				return
+			}
+		}
+		yield(rdf.Triple{}, refused)
+	})
+	if !errors.Is(err, refused) {
+		t.Fatalf("ReplaceGraph: %v, want the iterator's error", err)
+	}
+	if after := size(); after != before {
+		t.Errorf("graph.db grew from %d to %d bytes with a refused snapshot", before, after)
+	}
+	var got []rdf.Triple
+	for tr, err := range s.Triples(ctx, "http://g/") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, tr)
+	}
+	if len(got) != 1 || got[0] != old {
+		t.Errorf("graph after the refusal: %v", got)
+	}
+	s.Close()
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("the store's directory holds %d entries, want graph.db alone", len(ents))
+	}
+
+	// A killed process's spool (where its name could not be unlinked).
+	left := filepath.Join(dir, boltstore.FileName+".spool-123")
+	if err := os.WriteFile(left, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err = boltstore.OpenDir(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := os.Stat(left); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a leftover spool survived Open: %v", err)
 	}
 }

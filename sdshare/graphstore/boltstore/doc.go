@@ -59,7 +59,12 @@
 // a new internal graph id in transactions of at most Options.BatchSize
 // triples, keeping the snapshot's blank node labels in the tmp bucket (not
 // in memory), then points the name at the new id in one final transaction
-// and deletes the old id's keys in batches. A graph id no name points to
+// and deletes the old id's keys in batches. Before any of that, the
+// snapshot is spooled whole to a temporary file next to the store (about
+// its N-Triples size; spool.go): a snapshot refused part way (an endless
+// one, stopped at the client's MaxSnapshotBytes) never reaches the file,
+// which bbolt would never shrink again (a 100 MiB cap left it 801 MB
+// larger), and the spool is deleted at once. A graph id no name points to
 // is garbage: Open deletes such leftovers of a crashed ReplaceGraph, and
 // clears tmp. Each transaction sorts its keys before it writes them
 // (bbolt splits nodes only at commit, so unsorted inserts into a large

@@ -112,6 +112,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		return nil, err
 	}
 	db.NoSync = o.NoSync
+	removeSpools(path)
 	s := &Store{db: db, path: path, batch: o.BatchSize}
 	if err := s.init(); err != nil {
 		db.Close()

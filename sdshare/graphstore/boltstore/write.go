@@ -230,6 +230,12 @@ func (s *Store) usable(ctx context.Context) error {
 	return nil
 }
 
+// testHookLoaded, when set (by tests only), is called after each batch
+// ReplaceGraph committed, with the triples loaded so far: a panic there
+// is a crash in the middle of a load, which a source's panic no longer
+// is (the snapshot is spooled first).
+var testHookLoaded func(n int)
+
 // ReplaceGraph implements graphstore.Store: see doc.go for how it keeps
 // memory bounded and the old graph intact until the end.
 func (s *Store) ReplaceGraph(ctx context.Context, g string, ts iter.Seq2[rdf.Triple, error]) (err error) {
@@ -239,6 +245,14 @@ func (s *Store) ReplaceGraph(ctx context.Context, g string, ts iter.Seq2[rdf.Tri
 	if err := s.usable(ctx); err != nil {
 		return err
 	}
+	// Received whole before anything is written: a snapshot refused part
+	// way leaves the file as it was (see spool.go).
+	sp, err := s.spoolTriples(ts, ctx.Err)
+	if err != nil {
+		return err
+	}
+	defer sp.close()
+	ts = sp.triples()
 	var gid uint64
 	err = s.update(func(tx *bbolt.Tx) error {
 		var err error
@@ -284,11 +298,17 @@ func (s *Store) ReplaceGraph(ctx context.Context, g string, ts iter.Seq2[rdf.Tri
 				return err
 			}
 			size = nextBatch(size, nodes, s.batch)
+			if testHookLoaded != nil {
+				testHookLoaded(n)
+			}
 			batch = batch[:0]
 		}
 	}
 	if _, err := s.load(ctx, gid, batch); err != nil {
 		return err
+	}
+	if testHookLoaded != nil {
+		testHookLoaded(n)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
