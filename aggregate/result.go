@@ -9,8 +9,11 @@ type result struct {
 	Mode                     string // baseline, incremental, audit, notification, sdshare
 	Fetched, Deleted, Failed int
 	Bytes                    int64
-	// DeleteRefused counts deletions --max-delete refused.
+	// DeleteRefused counts deletions --max-delete refused, or that a
+	// Source that started afresh would have made (Reset says how that
+	// showed; destination.Options.AllowReset).
 	DeleteRefused int
+	Reset         string
 	// Lag is how far the mirror is behind the Source after the run (the
 	// largest over its sets); LagKnown false when it cannot be told.
 	Lag      time.Duration

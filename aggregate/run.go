@@ -313,6 +313,8 @@ func errText(r result) string {
 		return r.Err.Error()
 	}
 	switch {
+	case r.Reset != "":
+		return fmt.Sprintf("refused to delete %d files: %s; if the Source was replaced on purpose, add --allow-reset to the line", r.DeleteRefused, r.Reset)
 	case r.DeleteRefused > 0:
 		return fmt.Sprintf("refused to delete %d files (more than --max-delete allows): the Source may have been emptied; raise the line's --max-delete to apply them", r.DeleteRefused)
 	case r.Note != "":
@@ -335,6 +337,7 @@ func (a *Aggregator) options(st *srcState, hc *http.Client, redact func(string) 
 		Client:       hc,
 		Workers:      workers,
 		NoDelete:     s.NoDelete,
+		AllowReset:   s.AllowReset,
 		NoDump:       s.NoDumps,
 		Base:         s.BaseURL,
 		AllowHosts:   s.AllowHosts,
@@ -447,7 +450,10 @@ func fromReport(rep *destination.Report, err error) result {
 		r.Deleted += s.Deleted
 		r.Failed += s.Failed
 		r.Bytes += s.Bytes
-		r.DeleteRefused += s.DeleteRefused
+		r.DeleteRefused += s.DeleteRefused + s.ResetRefused
+		if s.ResetRefused > 0 {
+			r.Reset = s.Reset
+		}
 		if s.Mode != "" && !strings.Contains(strings.Join(modes, ","), s.Mode) {
 			modes = append(modes, s.Mode)
 		}

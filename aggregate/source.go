@@ -32,13 +32,14 @@ var ErrSources = errors.New("sources")
 //	--poll-interval D        poll every D (default: aggregate's; also spelled --interval)
 //	--follow                 subscribe to the Source's change notifications (WebSub) when it offers a hub; poll every --poll-interval meanwhile and as a fallback
 //	--set NAME               only this set (repeatable; default every set)
-//	--sdshare                URL is an SDShare overview feed: merged into the graph store, DEST keeps the client's state; excludes --follow, --set, --no-dumps, --max-delete and --no-delete
+//	--sdshare                URL is an SDShare overview feed: merged into the graph store, DEST keeps the client's state; excludes --follow, --set, --no-dumps, --max-delete, --no-delete and --allow-reset
 //	--bearer-token-file FILE credentials by reference to a file (relative paths: to the sources file's directory; a list read from a URL names files only inside RemoteSources.FilesDir, by relative paths)
 //	--netrc-file FILE        .netrc with HTTP basic credentials (likewise)
 //	--ca-cert FILE           extra CA certificates (PEM; likewise)
 //	--allow-host HOST[:PORT] as sync --allow-host (repeatable)
 //	--max-delete N|P%        as sync --max-delete
 //	--no-delete              keep files the Source deleted
+//	--allow-reset            as sync --allow-reset: follow a Source that started afresh (deleting the mirror's files)
 //	--no-dumps               never baseline from Resource Dumps
 //	--base-url URL           as sync --base-url
 //	--workers N              concurrent downloads within this Source's runs, 1 to 256 (default: aggregate --source-workers)
@@ -66,6 +67,7 @@ type Source struct {
 	AllowHosts      []string      `json:"allow_hosts,omitempty"`
 	MaxDelete       string        `json:"max_delete,omitempty"`
 	NoDelete        bool          `json:"no_delete,omitempty"`
+	AllowReset      bool          `json:"allow_reset,omitempty"`
 	NoDumps         bool          `json:"no_dumps,omitempty"`
 	BaseURL         string        `json:"base_url,omitempty"`
 	Workers         int           `json:"workers,omitempty"`

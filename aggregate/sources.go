@@ -85,6 +85,7 @@ var sourceOptions = []sourceOption{
 		return nil
 	}},
 	{name: "no-delete", flag: true, set: func(s *Source, _ string, _ filesPolicy) error { s.NoDelete = true; return nil }},
+	{name: "allow-reset", flag: true, set: func(s *Source, _ string, _ filesPolicy) error { s.AllowReset = true; return nil }},
 	{name: "no-dumps", flag: true, set: func(s *Source, _ string, _ filesPolicy) error { s.NoDumps = true; return nil }},
 	{name: "base-url", set: func(s *Source, v string, _ filesPolicy) error {
 		if err := checkHTTPURL(v); err != nil {
@@ -115,7 +116,7 @@ var sourceAliases = map[string]string{"interval": "poll-interval"}
 
 // sdshareExcludes: the options meaningless for an SDShare collection
 // (no notifications, sets, dumps or deletion limits there).
-var sdshareExcludes = []string{"follow", "set", "no-dumps", "max-delete", "no-delete"}
+var sdshareExcludes = []string{"follow", "set", "no-dumps", "max-delete", "no-delete", "allow-reset"}
 
 func lookupOption(name string) *sourceOption {
 	if a, ok := sourceAliases[name]; ok {
@@ -477,11 +478,12 @@ func parseSourceLine(line string, files filesPolicy) (s Source, ok bool, err err
 }
 
 var sdshareLacks = map[string]string{
-	"follow":     "change notifications; it is polled every --poll-interval",
-	"set":        "ResourceSync sets",
-	"no-dumps":   "Resource Dumps",
-	"max-delete": "file deletions to limit: it is merged into the graph store",
-	"no-delete":  "file deletions: it is merged into the graph store",
+	"follow":      "change notifications; it is polled every --poll-interval",
+	"set":         "ResourceSync sets",
+	"no-dumps":    "Resource Dumps",
+	"max-delete":  "file deletions to limit: it is merged into the graph store",
+	"no-delete":   "file deletions: it is merged into the graph store",
+	"allow-reset": "file deletions: it is merged into the graph store",
 }
 
 // suggestOption names the known option a misspelt name most likely
@@ -572,6 +574,9 @@ func FormatSources(w io.Writer, ss []Source) error {
 		}
 		if s.NoDelete {
 			f = append(f, "--no-delete")
+		}
+		if s.AllowReset {
+			f = append(f, "--allow-reset")
 		}
 		if s.NoDumps {
 			f = append(f, "--no-dumps")

@@ -36,12 +36,12 @@ func TestParseSourcesGood(t *testing.T) {
 		{"siblings sharing a prefix", "http://a.example/ lib\nhttp://b.example/ library\nhttp://c.example/ lib-2/x\n", []Source{rs("http://a.example/", "lib", 1), rs("http://b.example/", "library", 2), rs("http://c.example/", "lib-2/x", 3)}},
 		{"every option", `https://ex.org/rs/ "journals/Le Monde" --poll-interval 15m --follow --set=articles --set "back issues" ` +
 			`--bearer-token-file secrets/token --netrc-file=/etc/agg/netrc --ca-cert "ca dir/ca.pem" --allow-host cdn.example --allow-host=[::1]:8443 ` +
-			`--max-delete 10% --no-delete --no-dumps --base-url https://ex.org/ --workers 16 --timeout=90s`,
+			`--max-delete 10% --no-delete --allow-reset --no-dumps --base-url https://ex.org/ --workers 16 --timeout=90s`,
 			[]Source{{ID: "journals/Le Monde", URL: "https://ex.org/rs/", Dest: "journals/Le Monde", Kind: KindResourceSync,
 				Interval: 15 * time.Minute, Follow: true, Sets: []string{"articles", "back issues"},
 				BearerTokenFile: filepath.Join(dir, "secrets", "token"), NetrcFile: filepath.FromSlash("/etc/agg/netrc"),
 				CACertFile: filepath.Join(dir, "ca dir", "ca.pem"), AllowHosts: []string{"cdn.example", "[::1]:8443"},
-				MaxDelete: "10%", NoDelete: true, NoDumps: true, BaseURL: "https://ex.org/", Workers: 16, Timeout: 90 * time.Second, Line: 1}}},
+				MaxDelete: "10%", NoDelete: true, AllowReset: true, NoDumps: true, BaseURL: "https://ex.org/", Workers: 16, Timeout: 90 * time.Second, Line: 1}}},
 		{"--interval is --poll-interval", "http://a.example/ a --interval=2h\n", []Source{{ID: "a", URL: "http://a.example/", Dest: "a", Kind: KindResourceSync, Interval: 2 * time.Hour, Line: 1}}},
 		{"sdshare", "http://a.example/overview sd/a --sdshare --poll-interval 5m --workers 2 --allow-host cdn.example\n",
 			[]Source{{ID: "sd/a", URL: "http://a.example/overview", Dest: "sd/a", Kind: KindSDShare, Interval: 5 * time.Minute, Workers: 2, AllowHosts: []string{"cdn.example"}, Line: 1}}},
@@ -122,6 +122,7 @@ func TestParseSourcesErrors(t *testing.T) {
 		{"sdshare no-dumps", "http://a.example/ a --sdshare --no-dumps", "", `1: --sdshare excludes --no-dumps`, ""},
 		{"sdshare max-delete", "http://a.example/ a --sdshare --max-delete 5", "", `1: --sdshare excludes --max-delete`, ""},
 		{"sdshare no-delete", "http://a.example/ a --sdshare --no-delete", "", `1: --sdshare excludes --no-delete`, ""},
+		{"sdshare allow-reset", "http://a.example/ a --sdshare --allow-reset", "", `1: --sdshare excludes --allow-reset`, ""},
 		{"same DEST", "http://a.example/ a/b\n#\nhttp://b.example/ ./a//b/", "", `3: DEST "a/b" is already line 1's ("a/b")`, ""},
 		{"same DEST but case", "http://a.example/ Lib\nhttp://b.example/ lib", "", `2: DEST "lib" is already line 1's ("Lib")`, ""},
 		{"DEST inside an earlier one", "http://a.example/ a\nhttp://b.example/ a/b/c", "", `2: DEST "a/b/c" is inside line 1's DEST "a": two mirrors cannot share a directory`, ""},

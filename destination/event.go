@@ -11,12 +11,19 @@ const (
 	EventSkipped = "skipped" // URI, Path, Bytes: already in sync
 	EventDeleted = "deleted" // URI, Path: removed because the Source deleted it
 	EventKept    = "kept"    // URI, Path, Message: not deleted (--no-delete, changed locally, not ours)
-	EventFailed  = "failed"  // URI, Path, Error
-	EventAudit   = "audit"   // URI, Path, Status: one of the Audit* statuses
-	EventRetry   = "retry"   // URI, Error: a fetch attempt failed and is retried
-	EventDone    = "done"    // Set, Message: the set's summary line
-	EventTotal   = "total"   // Set, Total: a better estimate of the current plan's total (lists read so far)
-	EventWarning = "warning" // URI, Path, Message: installed, but something deserves attention (digests that could not be verified)
+	// EventVanished: URI, Path, Message, Change: the resource changed or
+	// went away at the Source after the run read the lists naming it
+	// (its GET answered 404 or other bytes), and the Source's later state
+	// explained it: its newer version is fetched (Change "updated") or
+	// it is deleted (Change "deleted"); the fetched or deleted event
+	// follows. Not a failure.
+	EventVanished = "vanished"
+	EventFailed   = "failed"  // URI, Path, Error
+	EventAudit    = "audit"   // URI, Path, Status: one of the Audit* statuses
+	EventRetry    = "retry"   // URI, Error: a fetch attempt failed and is retried
+	EventDone     = "done"    // Set, Message: the set's summary line
+	EventTotal    = "total"   // Set, Total: a better estimate of the current plan's total (lists read so far)
+	EventWarning  = "warning" // URI, Path, Message: installed, but something deserves attention (digests that could not be verified)
 	// EventSubscription: Set, Status (SubNotifications, SubPolling or
 	// SubStopped),
 	// URI (the hub, when there is one), Expires (the lease, while

@@ -84,6 +84,12 @@ type pass struct {
 	// claimed maps the paths this pass's changes touch to their URIs
 	// (created on demand; a baseline's list uses the run's seen set).
 	claimed *seenSet
+
+	// suspects, when set (watchVanished), keeps the resources whose
+	// download failed as a change at the Source since the lists were
+	// read would make it fail: engine.settle judges them against the
+	// Source's later state instead of failing them at once.
+	suspects *suspects
 }
 
 // claims returns the set of paths claimed in this pass: the run's seen
@@ -379,7 +385,7 @@ func (p *pass) work(j job, dirs *fetch.Parents) {
 	}
 	res, err := f.Fetch(p.ctx, req)
 	if err != nil {
-		if p.ctx.Err() == nil {
+		if p.ctx.Err() == nil && !p.suspect(j, err) {
 			p.fail(j.uri, j.rel, j.e.EventTime(), err)
 		}
 		return

@@ -374,7 +374,8 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	}
 	e.plan(s.Name, "baseline")
 	e.phase(s.Name, "baseline from %s", s.ResourceList)
-	p := e.newPass(ctx, s.Name, sr)
+	sus := &suspects{}
+	p := e.newPass(ctx, s.Name, sr).watchVanished(sus)
 	err = e.eachEntryEst(ctx, d, 0, &estimator{e: e, set: s.Name}, func(en *rs.Entry) error {
 		c, err := cs.get(en.Loc)
 		if err != nil {
@@ -434,11 +435,16 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	if err != nil {
 		return err
 	}
-	allowed, err := e.deletesAllowed(s.Name, planned, sizeBefore, cp, sr)
+	resetBefore := sr.ResetRefused
+	allowed, err := e.resetAllowed(ctx, s, planned, sizeBefore, cp, sr)
+	if err == nil && allowed {
+		allowed, err = e.deletesAllowed(s.Name, planned, sizeBefore, cp, sr)
+	}
 	if err != nil {
 		return err
 	}
 	p = e.newPass(ctx, s.Name, sr)
+	p.refuse = !allowed
 	err = e.st.each(s.Name, func(uri string, r Record) error {
 		if ok, err := swept(uri, r); !ok || err != nil || !allowed {
 			return err
@@ -456,7 +462,7 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	until := at
 	if cs.len() > 0 {
 		e.phase(s.Name, "%d changes after the Resource List", cs.len())
-		p = e.newPass(ctx, s.Name, sr)
+		p = e.newPass(ctx, s.Name, sr).watchVanished(sus)
 		p.refuse = !allowed
 		err = cs.each(func(en *rs.Entry) error {
 			if en.MD.Change == rs.Deleted {
@@ -474,11 +480,20 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	if cs.gap == "" && cs.until.After(until) {
 		until = cs.until
 	}
+	// What changed or went away while the lists were read: judged
+	// against the Source's later state.
+	since := until
+	if cs.gap != "" || clErr != nil || d.Head.MD.At.IsZero() {
+		since = time.Time{} // no Change List reach to build on: the Resource List
+	}
+	if err := e.settle(ctx, s, p, sus, since); err != nil {
+		return err
+	}
 	if until.After(sr.SourceUntil) {
 		sr.SourceUntil = until
 	}
 	switch {
-	case sr.DeleteRefused != refusedBefore:
+	case sr.DeleteRefused != refusedBefore || sr.ResetRefused != resetBefore:
 		// The deletions refused are found again only by a baseline:
 		// the next run makes one.
 		cp.Baseline = false
@@ -518,7 +533,11 @@ type changeSet struct {
 	*changeSpool
 	until time.Time // everything before it is covered
 	gap   string
-	lists int
+	// begins: the gap is that the Source's Change Lists begin after the
+	// point asked for (its history restarted, or lists were dropped),
+	// not a missing list or a hole between lists.
+	begins bool
+	lists  int
 }
 
 func (e *engine) newChangeSet(until time.Time) *changeSet {
@@ -624,6 +643,7 @@ func (e *engine) collectChanges(ctx context.Context, s setInfo, from time.Time) 
 	}
 	if !from.IsZero() && !refs[0].from.IsZero() && refs[0].from.Time().After(from) {
 		cs.gap = fmt.Sprintf("changes from %s to %s are no longer listed by the Source", fmtTime(from), refs[0].from)
+		cs.begins = true
 		return cs, nil
 	}
 	for i := 1; i < len(refs); i++ {
@@ -765,7 +785,8 @@ func (e *engine) incremental(ctx context.Context, s setInfo, cp *Checkpoint, sr 
 		return "", err
 	}
 	e.emit(Event{Kind: EventPlan, Set: s.Name, Mode: "incremental", Total: int64(cs.len()), TotalBytes: -1})
-	p := e.newPass(ctx, s.Name, sr)
+	sus := &suspects{}
+	p := e.newPass(ctx, s.Name, sr).watchVanished(sus)
 	p.refuse = !allowed
 	// Oldest first, so that the checkpoint can stop before a failure.
 	err = cs.each(func(en *rs.Entry) error {
@@ -776,6 +797,9 @@ func (e *engine) incremental(ctx context.Context, s setInfo, cp *Checkpoint, sr 
 	})
 	if ferr := p.finish(); err == nil {
 		err = ferr
+	}
+	if err == nil {
+		err = e.settle(ctx, s, p, sus, cs.until)
 	}
 	if err != nil {
 		return "", err
@@ -914,6 +938,9 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 			return nil
 		})
 		if err == nil {
+			allowed, err = e.resetAllowed(ctx, s, planned, sizeBefore, cp, sr)
+		}
+		if err == nil && allowed {
 			allowed, err = e.deletesAllowed(s.Name, planned, sizeBefore, cp, sr)
 		}
 		if err != nil {
@@ -941,7 +968,7 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 	if err != nil {
 		return err
 	}
-	if e.opt.Repair && sr.Failed == failedBefore && sr.DeleteRefused == refusedBefore && cs.gap == "" && !at.IsZero() {
+	if e.opt.Repair && sr.Failed == failedBefore && sr.DeleteRefused == refusedBefore && sr.ResetRefused == 0 && cs.gap == "" && !at.IsZero() {
 		cp.Baseline, cp.At, cp.Until = true, at, cs.until
 		if cp.Until.Before(at) {
 			cp.Until = at

@@ -59,6 +59,14 @@ type Options struct {
 	// deletions it made within MaxDeleteWindow (default 1h).
 	MaxDelete       DeleteLimit
 	MaxDeleteWindow time.Duration
+	// AllowReset lets a run delete every file of a set when the Source
+	// started afresh: its Change Lists begin after the mirror's
+	// checkpoint and it names none of the mirror's files (a
+	// directory served again after it was emptied or unmounted, its state
+	// lost with it). Without it such a run deletes nothing and its set's
+	// report says so (SetReport.ResetRefused, which makes Report.OK
+	// false). MaxDelete still applies.
+	AllowReset bool
 	// DryRun plans and reports without touching DEST or the state.
 	DryRun bool
 	// Repair, with ModeAudit, fixes the differences found.
@@ -128,12 +136,22 @@ type SetReport struct {
 	Deleted int    `json:"deleted"`
 	Kept    int    `json:"kept"`
 	Failed  int    `json:"failed"`
+	// Vanished counts resources that changed or went away at the Source
+	// while the run read them, judged against the Source's later state
+	// (EventVanished): not failures. Their newer versions are in Fetched,
+	// their deletions in Deleted.
+	Vanished int `json:"vanished,omitempty"`
 	// DeleteRefused counts the deletions not made because they exceeded
 	// Options.MaxDelete (MaxDelete, as given) in a set of DeleteRefusedOf
 	// files.
 	DeleteRefused   int    `json:"delete_refused,omitempty"`
 	DeleteRefusedOf int    `json:"delete_refused_of,omitempty"`
 	MaxDelete       string `json:"max_delete,omitempty"`
+	// ResetRefused counts the deletions not made because the Source
+	// started afresh (Reset says how that shows) and Options.AllowReset
+	// was not given.
+	ResetRefused int    `json:"reset_refused,omitempty"`
+	Reset        string `json:"reset,omitempty"`
 	// Unverified counts files installed on their length alone: the
 	// Source's only digests were of algorithms that cannot be checked.
 	Unverified int   `json:"unverified,omitempty"`
@@ -175,7 +193,7 @@ type Report struct {
 // without repair, no differences.
 func (r *Report) OK(audit, repair bool) bool {
 	for _, s := range r.Sets {
-		if s.Failed > 0 || s.DeleteRefused > 0 || s.Gap != "" && s.Checkpoint.Until.IsZero() {
+		if s.Failed > 0 || s.DeleteRefused > 0 || s.ResetRefused > 0 || s.Gap != "" && s.Checkpoint.Until.IsZero() {
 			return false
 		}
 		if audit && !repair && s.Differences() > 0 {
@@ -592,10 +610,14 @@ func (sr *SetReport) Summary(dry bool) string {
 		fmt.Fprintf(&b, " %d in sync, %d missing, %d changed, %d extra, %d unverifiable",
 			sr.Audit[AuditInSync], sr.Audit[AuditMissing], sr.Audit[AuditChanged], sr.Audit[AuditExtra], sr.Audit[AuditUnverifiable])
 	}
+	if sr.Vanished > 0 {
+		fmt.Fprintf(&b, "; vanished %d (changed or gone at the Source during the run: judged by its later state)", sr.Vanished)
+	}
 	if sr.Gap != "" {
 		b.WriteString("; gap: " + sr.Gap)
 	}
 	b.WriteString(sr.refusedDeletes())
+	b.WriteString(sr.resetRefused())
 	return b.String()
 }
 

@@ -40,8 +40,8 @@ change notifications when it offers a hub; poll meanwhile), --set NAME
 (repeatable), --sdshare (an SDShare overview feed, merged into the graph
 store), --bearer-token-file FILE, --netrc-file FILE, --ca-cert FILE
 (credentials only by reference to a file, relative to the sources file),
---allow-host HOST, --max-delete N|P%, --no-delete, --no-dumps, --base-url
-URL, --workers N, --timeout D: each as sync's. The file is read again when
+--allow-host HOST, --max-delete N|P%, --no-delete, --allow-reset,
+--no-dumps, --base-url URL, --workers N, --timeout D: each as sync's. The file is read again when
 it changes (checked every --reload), on SIGHUP, and (a URL) every
 --reload with If-None-Match; a file that does not parse is reported and
 the Sources in force stay. Adding, changing or removing a line takes

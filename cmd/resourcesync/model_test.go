@@ -85,8 +85,7 @@ func swapOn() bool { return os.Getenv("RESOURCESYNC_MODEL_SWAP") == "1" }
 // instead of failing, unless RESOURCESYNC_MODEL_STRICT=1. An entry goes
 // when its fix is merged; the list is empty once all are.
 var knownOpen = map[string]string{
-	"item 3, during the pass": "a run fails (exit 1) on a resource that changed or went away while it ran, after it had read the Change Lists, instead of judging it against the later changes",
-	"orphan":                  "a file a killed run installed but did not record, which the Source no longer lists (deleted since, or from a stale Resource Dump), is taken for a user's file and left in DEST for ever",
+	"orphan": "a file a killed run installed but did not record, which the Source no longer lists (deleted since, or from a stale Resource Dump), is taken for a user's file and left in DEST for ever",
 }
 
 // TestModelChild runs one command line in a child process of TestModel; it
@@ -1050,7 +1049,7 @@ func (h *history) racingSync() {
 	h.logf("  sync racing with changes: %s: exit %d, %s", p, code, s.modes())
 	h.stats["racing sync"]++
 	h.synced = false
-	if code != 0 && !(s.Report != nil && h.known("item 3, during the pass", "%s racing with Source changes: exit %d:%s", p, code, s.failures())) {
+	if code != 0 {
 		h.fatalf("%s racing with Source changes: exit %d, want 0; failures:%s\n%s", p, code, s.failures(), p.tail())
 	}
 }

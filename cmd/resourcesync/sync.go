@@ -78,6 +78,22 @@ next run with a higher limit applies them. The limit counts against the set
 as it was before the run added files, and a refusal stands (against that
 size) until a run allows the deletions or the Source takes them back.
 
+A Source that starts afresh (a DIR served again after it was emptied or
+unmounted, its state inside it lost too) names none of the mirror's files
+and its Change Lists begin after the mirror's checkpoint: nothing is
+deleted, whatever the set's size, and the run exits 1 naming
+--allow-reset, which lets the mirror follow the new Source (deletions
+still within --max-delete). A Source that deleted its files lists the
+deletions and is followed as usual.
+
+A resource that changes or goes away at the Source while a run fetches
+it (a 404, or bytes that no longer match the list) is judged against
+what the Source says then (the Change Lists since, or the Resource List
+again, read for a few seconds while it catches up): its newer version is
+fetched, or it is deleted when the Source now says so; it is reported as
+vanished, and is no failure. A 404 or a mismatch that the Source's later
+state does not explain still fails the run.
+
 --follow keeps running after the first sync: it subscribes to each set's
 change-notification channel at the Source's WebSub hub (callback on --listen,
 as --callback-url), applies every notification through the same planner and
@@ -119,6 +135,7 @@ func syncCommand() *cli.Command {
 			&cli.FloatFlag{Name: "rate", Usage: "at most `R` requests per second to each host (0: no limit)"},
 			&cli.BoolFlag{Name: "no-delete", Usage: "keep files whose resources the Source deleted"},
 			&cli.StringFlag{Name: "max-delete", Usage: "delete at most `N` files (-1: no limit) or P% of a set's files (100%: no limit) per set in one run; beyond, none and exit 1 (see above; default: 50% of sets of more than 100 files)"},
+			&cli.BoolFlag{Name: "allow-reset", Usage: "let the run delete the mirror's files when the Source started afresh (its Change Lists begin after the mirror's checkpoint and it names none of the mirror's files: an emptied or unmounted DIR served again); without it nothing is deleted and the run exits 1"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "touch nothing; list on stdout each path that would be fetched, deleted or kept (\"would fetch PATH (SIZE)\"), then the summary"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON event per line and a final summary object"},
 			&cli.StringFlag{Name: "set", Usage: "synchronize only the set (capability list) `NAME`"},
@@ -224,6 +241,7 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 		RatePerHost:   cmd.Float("rate"),
 		NoDelete:      cmd.Bool("no-delete"),
 		MaxDelete:     maxDelete,
+		AllowReset:    cmd.Bool("allow-reset"),
 		DryRun:        cmd.Bool("dry-run"),
 		Repair:        cmd.Bool("repair"),
 		Set:           cmd.String("set"),
@@ -305,13 +323,16 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	return nil
 }
 
-// refusedDeletes says which sets' deletions --max-delete refused ("" if
-// none).
+// refusedDeletes says which sets' deletions --max-delete or a Source
+// that started afresh refused ("" if none).
 func refusedDeletes(rep *destination.Report) string {
 	var b strings.Builder
 	for _, s := range rep.Sets {
 		if s.DeleteRefused > 0 {
 			fmt.Fprintf(&b, "set %s: refused to delete %d of %d files (more than --max-delete %s); run again with --max-delete 100%% (or a higher limit) to apply them\n", s.Set, s.DeleteRefused, s.DeleteRefusedOf, s.MaxDelete)
+		}
+		if s.ResetRefused > 0 {
+			fmt.Fprintf(&b, "set %s: refused to delete the %d files mirrored: %s; if the Source was replaced on purpose, run again with --allow-reset\n", s.Set, s.ResetRefused, s.Reset)
 		}
 	}
 	return strings.TrimSuffix(b.String(), "\n")

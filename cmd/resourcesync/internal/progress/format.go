@@ -45,6 +45,9 @@ func lineFor(e destination.Event) string {
 	case destination.EventKept:
 		b.WriteString("kept " + clean(or(e.Path, e.URI)))
 		detail(e.Message)
+	case destination.EventVanished:
+		b.WriteString("vanished " + clean(or(e.Path, e.URI)))
+		detail(e.Message)
 	case destination.EventAudit:
 		b.WriteString("audit " + clean(e.Status) + " " + clean(or(e.Path, e.URI)))
 		detail(e.Message)
