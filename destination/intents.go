@@ -313,81 +313,82 @@ func (e *engine) leftByRun(rel string, in *intent) (Record, bool) {
 	return rec, true
 }
 
-// journal is a pass's intent stage: jobs from the planner are gathered
-// in batches, their intents committed, and only then handed to the
-// workers. A batch is committed while the workers still have the
-// previous one, so that they do not wait for the commit.
+// journal is a pass's intent stage: it takes the jobs the planner has
+// queued (up to intentBatch), commits their intents, and hands them to
+// the workers; then the next batch. The workers go on with the jobs
+// already handed while a batch is committed, and the planner fills the
+// next batch while one is handed: a baseline commits one batch per
+// intentBatch installs. A planner that finds little to fetch would
+// commit tiny batches back to back: at most one every intentEvery.
 func (p *pass) journal() {
 	defer close(p.journalDone)
-	ready := make(chan []job) // committed batches, to the forwarder
-	forwarded := make(chan struct{})
-	go func() {
-		defer close(forwarded)
-		for b := range ready {
-			for _, j := range b {
+	var parents fetch.Parents
+	defer parents.Close()
+	var last time.Time
+	batch := make([]job, 0, intentBatch)
+	for {
+		j, ok := <-p.intents
+		if !ok {
+			return
+		}
+		batch = append(batch[:0], j)
+		open := p.gather(&batch, time.Until(last.Add(intentEvery)))
+		if p.journalErr == nil {
+			if err := p.writeIntents(batch, &parents); err != nil {
+				// Nothing of the batch may be installed now.
+				p.journalErr = fmt.Errorf("%w: %v", ErrState, err)
+			}
+		}
+		last = time.Now()
+		if p.journalErr == nil {
+			for _, j := range batch {
 				select {
 				case p.jobs <- j:
 				case <-p.ctx.Done(): // the workers drain what they have
 				}
 			}
 		}
-	}()
-	var parents fetch.Parents
-	defer parents.Close()
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	armed := false
-	var batch, committed []job
-	var last time.Time
-	in := p.intents
-	for in != nil || len(batch) > 0 || committed != nil {
-		if committed == nil && len(batch) > 0 && (len(batch) >= intentBatch || in == nil || time.Since(last) >= intentEvery) {
-			if armed {
-				timer.Stop()
-				armed = false
-			}
-			if p.journalErr == nil {
-				if err := p.writeIntents(batch, &parents); err != nil {
-					// Nothing of the batch may be installed now.
-					p.journalErr = fmt.Errorf("%w: %v", ErrState, err)
-				} else {
-					committed = batch
-				}
-			}
-			batch, last = nil, time.Now()
-			continue
-		}
-		var out chan []job
-		if committed != nil {
-			out = ready
-		}
-		var recv chan job
-		if len(batch) < intentBatch {
-			recv = in
-		}
-		var tick <-chan time.Time
-		if committed == nil && len(batch) > 0 {
-			if !armed {
-				timer.Reset(intentEvery - time.Since(last))
-				armed = true
-			}
-			tick = timer.C
-		}
-		select {
-		case j, ok := <-recv:
-			if !ok {
-				in = nil
-				continue
-			}
-			batch = append(batch, j)
-		case out <- committed:
-			committed = nil
-		case <-tick:
-			armed = false
+		clear(batch) // no entry kept alive by the array
+		if !open {
+			return
 		}
 	}
-	close(ready)
-	<-forwarded
+}
+
+// gather adds the jobs queued to batch, up to intentBatch, waiting up to
+// wait for more while it is not full. It returns false once the queue is
+// closed.
+func (p *pass) gather(batch *[]job, wait time.Duration) bool {
+	var timeout <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		timeout = t.C
+	}
+	for len(*batch) < intentBatch {
+		select {
+		case j, ok := <-p.intents:
+			if !ok {
+				return false
+			}
+			*batch = append(*batch, j)
+			continue
+		default:
+		}
+		if timeout == nil {
+			return true
+		}
+		select {
+		case j, ok := <-p.intents:
+			if !ok {
+				return false
+			}
+			*batch = append(*batch, j)
+		case <-timeout:
+			timeout = nil
+		}
+	}
+	return true
 }
 
 // writeIntents commits the intents of a batch of jobs, each with the file
