@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination/dump"
@@ -396,20 +397,40 @@ func (p *pass) gather(batch *[]job, wait time.Duration) bool {
 func (p *pass) writeIntents(batch []job, parents *fetch.Parents) error {
 	keys := make([]string, 0, len(batch))
 	vals := make([][]byte, 0, len(batch))
+	var missing string
 	for i := range batch {
 		j := &batch[i]
-		var fi fs.FileInfo
-		if p.e.dir != nil {
-			if f, err := p.e.dir.LstatIn(p.e.m.Path(j.rel), parents); err == nil {
-				fi = f
-			}
-		}
+		fi, _ := p.e.prior(j.rel, parents, &missing)
 		in := newIntent(p.set, &j.e, fi)
 		in.uri = j.uri
 		keys = append(keys, j.rel)
 		vals = append(vals, encodeIntent(&in))
 	}
 	return p.e.st.putIntents(keys, vals)
+}
+
+// prior returns the file at rel before an install (none: there is
+// none). *missing is a directory found missing before: the files of a
+// batch come a directory at a time, and in a new directory (a baseline's)
+// each lstat would fail on the directory again.
+func (e *engine) prior(rel string, parents *fetch.Parents, missing *string) (fi fs.FileInfo, none bool) {
+	dir := path.Dir(rel)
+	if e.dir == nil || dir == *missing {
+		return nil, true
+	}
+	fi, err := e.dir.LstatIn(e.m.Path(rel), parents)
+	if err == nil {
+		return fi, false
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, false
+	}
+	if dir != "." {
+		if _, err := e.dir.LstatIn(e.m.Path(dir), parents); errors.Is(err, fs.ErrNotExist) {
+			*missing = dir
+		}
+	}
+	return nil, true
 }
 
 // intendPackage commits the intents of a dump package's members before
@@ -424,6 +445,7 @@ func (p *pass) intendPackage(ctx context.Context, pkg *dump.Package) error {
 	var vals [][]byte
 	var parents fetch.Parents
 	defer parents.Close()
+	var missing string
 	flush := func() error {
 		err := e.st.putIntents(keys, vals)
 		keys, vals = keys[:0], vals[:0]
@@ -441,7 +463,7 @@ func (p *pass) intendPackage(ctx context.Context, pkg *dump.Package) error {
 		if err != nil {
 			return nil // never installed
 		}
-		if _, err := e.dir.LstatIn(e.m.Path(rel), &parents); !errors.Is(err, fs.ErrNotExist) {
+		if _, none := e.prior(rel, &parents, &missing); !none {
 			return nil // a file (or something) is there: not replaced
 		}
 		in := newIntent(p.set, en, nil)
