@@ -82,6 +82,21 @@ func (e *engine) installPackage(ctx context.Context, s setInfo, sr *SetReport, p
 	defer pkg.Close()
 	e.phase(s.Name, "package %s: %d resources, %s", pk.Loc, pkg.Entries(), humanBytes(res.Length))
 	p := e.newPass(ctx, s.Name, sr)
+	// The members' paths are in the state before the first is
+	// installed (intents.go).
+	if err := p.intendPackage(ctx, pkg); err != nil {
+		ferr := p.finish()
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, ErrState):
+			return err
+		case ferr != nil:
+			return ferr
+		}
+		e.packageFailed(s, sr, pk.Loc, err)
+		return nil
+	}
 	x := newExtractor(e, p)
 	err = pkg.Each(ctx, func(en rs.Entry, r io.Reader) error {
 		if err := x.stopped(); err != nil {

@@ -90,6 +90,13 @@ type pass struct {
 	// read would make it fail: engine.settle judges them against the
 	// Source's later state instead of failing them at once.
 	suspects *suspects
+
+	// intents takes the planned jobs to the journal stage (intents.go),
+	// which hands them to the workers once their intents are durable;
+	// nil when nothing is written (dry run, read-only).
+	intents     chan job
+	journalDone chan struct{}
+	journalErr  error // set by the journal stage, read after journalDone
 }
 
 // claims returns the set of paths claimed in this pass: the run's seen
@@ -134,11 +141,19 @@ func (e *engine) newPass(ctx context.Context, set string, sr *SetReport) *pass {
 		}()
 	}
 	go p.committer()
+	if !e.opt.DryRun && !e.st.readOnly {
+		p.intents, p.journalDone = make(chan job, intentBatch), make(chan struct{})
+		go p.journal()
+	}
 	return p
 }
 
 // finish waits for the workers and the last commit.
 func (p *pass) finish() error {
+	if p.intents != nil {
+		close(p.intents)
+		<-p.journalDone
+	}
 	close(p.jobs)
 	p.wg.Wait()
 	p.opMu.Lock()
@@ -157,12 +172,26 @@ func (p *pass) finish() error {
 	if p.commitErr != nil {
 		return p.commitErr
 	}
+	if p.journalErr != nil {
+		return p.journalErr
+	}
+	if p.intents != nil {
+		// Every file the pass installed is recorded: the intents left
+		// are of files it did not install.
+		if err := p.e.st.clearIntents(); err != nil {
+			return fmt.Errorf("%w: %v", ErrState, err)
+		}
+	}
 	return p.ctx.Err()
 }
 
 func (p *pass) submit(j job) error {
+	to := p.jobs
+	if p.intents != nil {
+		to = p.intents
+	}
 	select {
-	case p.jobs <- j:
+	case to <- j:
 		return nil
 	case <-p.ctx.Done():
 		return p.ctx.Err()
@@ -401,8 +430,15 @@ func (e *engine) leftByCrash(en *rs.Entry, found *Record) bool {
 	return e.crashed && (en.LastMod.IsZero() || found.MTime == en.LastMod.Time().UnixNano())
 }
 
+// testAfterInstall, set by a test, runs after a file is renamed into
+// place and before it is recorded: the window a kill -9 must survive.
+var testAfterInstall func(rel string)
+
 // installed records a file that is now in place.
 func (p *pass) installed(j job, res fetch.Result) {
+	if testAfterInstall != nil {
+		testAfterInstall(j.rel)
+	}
 	rec := Record{Set: p.set, Path: j.rel, Length: res.Length, SHA256: res.SHA256, MD5: res.MD5, SHA1: res.SHA1, NotOwned: j.notOwned}
 	fillRemote(&rec, &j.e)
 	if mt := j.e.LastMod.Time(); !mt.IsZero() {

@@ -138,7 +138,7 @@ func openState(dest string, readOnly bool) (*state, error) {
 	boltmem.Release(db)
 	if !readOnly {
 		err = db.Update(func(tx *bolt.Tx) error {
-			for _, b := range [][]byte{bucketRes, bucketSets, bucketMeta, bucketPath} {
+			for _, b := range [][]byte{bucketRes, bucketSets, bucketMeta, bucketPath, bucketIntent} {
 				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 					return err
 				}
@@ -312,7 +312,7 @@ const maxTxNodes = 256
 func (s *state) applySome(ops []stateOp) (int, error) {
 	applied := 0
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		b, paths := tx.Bucket(bucketRes), tx.Bucket(bucketPath)
+		b, paths, intents := tx.Bucket(bucketRes), tx.Bucket(bucketPath), tx.Bucket(bucketIntent)
 		// Records mostly arrive in key order (lists are sorted): full
 		// pages then keep the file, and what a pass reads, small.
 		b.FillPercent, paths.FillPercent = 0.9, 0.9
@@ -351,6 +351,10 @@ func (s *state) applySome(ops []stateOp) (int, error) {
 				return err
 			}
 			if err := paths.Put([]byte(op.rec.Path), key); err != nil {
+				return err
+			}
+			// The record stands for the intent now (intents.go).
+			if err := intents.Delete([]byte(op.rec.Path)); err != nil {
 				return err
 			}
 		}

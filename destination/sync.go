@@ -433,6 +433,15 @@ func (m *Mirror) mark(rep *Report) error {
 		return fmt.Errorf("%w: %v", ErrState, err)
 	}
 	m.marked = true
+	// Files a run that did not finish installed without recording them
+	// are recorded as this tool's own (intents.go).
+	n, err := e.resolveIntents(context.Background())
+	if err != nil {
+		return fmt.Errorf("%w: intents: %v", ErrState, err)
+	}
+	if n > 0 {
+		e.phase("", "previous run did not finish: %d files it installed but had not recorded are recorded now", n)
+	}
 	return nil
 }
 

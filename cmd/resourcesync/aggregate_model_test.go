@@ -31,10 +31,9 @@ package main
 // A failing history logs its steps and the line that reproduces it; as in
 // TestModel the seed fixes every choice but not the processes' scheduling
 // (RESOURCESYNC_AGG_MODEL_OUT=DIR keeps the aggregators' whole outputs of
-// a failure). The Destination's open "orphan" bug (knownOpen in
-// model_test.go: a file a killed run installed but did not record is kept
-// when the Source deletes it) is logged as KNOWN, not failed, unless
-// RESOURCESYNC_MODEL_STRICT=1.
+// a failure). A file a killed run installed but did not record, which
+// the Source deleted since, fails the history as an "orphan" (the
+// Destination's intents make it the tool's own, so it is deleted).
 
 import (
 	"bufio"
@@ -642,8 +641,8 @@ func (h *aggHistory) settleOne(s *aggSource, what string) {
 		if h.agg.exited() {
 			h.fatalf("%s: the aggregator exited (%d)", what, h.agg.code)
 		}
-		if time.Since(start) > 5*time.Second && h.orphans(s, got, want) {
-			continue
+		if time.Since(start) > 5*time.Second {
+			h.orphans(what, s, got, want)
 		}
 		if time.Since(start) > 40*time.Second {
 			h.fatalf("%s: the mirror %s does not equal its Source after 40 s: %s\nserve:\n%s", what, s.dest, diffTrees(got, want), s.serve.tail())
@@ -652,14 +651,13 @@ func (h *aggHistory) settleOne(s *aggSource, what string) {
 	}
 }
 
-// orphans handles the Destination's open "orphan" bug (see knownOpen in
-// model_test.go): a run killed after it installed a file but before it
-// recorded it leaves a file the mirror takes for a user's, which it then
-// keeps when the Source deletes it. When every difference of s's mirror
-// is such a file (an extra one the aggregator reported kept), it is
-// logged as KNOWN, the files are removed (as their user would), and
-// orphans returns true; otherwise false.
-func (h *aggHistory) orphans(s *aggSource, got, want map[string][]byte) bool {
+// orphans fails the history when every difference of s's mirror is a
+// file the aggregator reported kept that the Source no longer has: a
+// file a run killed after it installed it and before it recorded it,
+// taken for a user's and kept when the Source deleted it (the "orphan"
+// bug, fixed by the Destination's intents). Otherwise it returns, and
+// the caller waits on.
+func (h *aggHistory) orphans(what string, s *aggSource, got, want map[string][]byte) {
 	kept := map[string]bool{}
 	for _, e := range events(h.agg.out.String()) {
 		if e.Source == s.dest && e.Kind == destination.EventKept {
@@ -670,39 +668,24 @@ func (h *aggHistory) orphans(s *aggSource, got, want map[string][]byte) bool {
 	for p, b := range got {
 		if w, ok := want[p]; ok {
 			if !bytes.Equal(w, b) {
-				return false
+				return
 			}
 			continue
 		}
 		if !kept[p] {
-			return false
+			return
 		}
 		extra = append(extra, p)
 	}
 	for p := range want {
 		if _, ok := got[p]; !ok {
-			return false
+			return
 		}
 	}
-	sort.Strings(extra)
-	if len(extra) == 0 || !h.known("orphan", "%s: %v deleted at the Source, kept in the mirror after a kill -9", s.dest, extra) {
-		return false
+	if len(extra) > 0 {
+		sort.Strings(extra)
+		h.fatalf("%s: orphan: %s: %v deleted at the Source, kept in the mirror after a kill -9", what, s.dest, extra)
 	}
-	for _, p := range extra {
-		os.Remove(filepath.Join(h.root, s.dest, filepath.FromSlash(p)))
-	}
-	return true
-}
-
-func (h *aggHistory) known(item, format string, args ...any) bool {
-	why, ok := knownOpen[item]
-	if !ok || os.Getenv("RESOURCESYNC_MODEL_STRICT") == "1" {
-		return false
-	}
-	h.t.Logf("KNOWN %s (%s), not failing: %s", item, why, fmt.Sprintf(format, args...))
-	h.logf("  KNOWN %s: %s", item, fmt.Sprintf(format, args...))
-	h.stats["known "+item]++
-	return true
 }
 
 // checkStore reads the run history (the aggregator stopped) and holds it

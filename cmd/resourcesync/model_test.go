@@ -51,7 +51,6 @@ import (
 	"os/signal"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -79,14 +78,6 @@ var (
 // file (or directory of its own files) is in the way in the same pass (see
 // swap); RESOURCESYNC_MODEL_SWAP=1 turns it on.
 func swapOn() bool { return os.Getenv("RESOURCESYNC_MODEL_SWAP") == "1" }
-
-// knownOpen lists the bugs this test found (or issue-9 items) whose fixes
-// are not in main yet: a check that fails on one of them logs "KNOWN ..."
-// instead of failing, unless RESOURCESYNC_MODEL_STRICT=1. An entry goes
-// when its fix is merged; the list is empty once all are.
-var knownOpen = map[string]string{
-	"orphan": "a file a killed run installed but did not record, which the Source no longer lists (deleted since, or from a stale Resource Dump), is taken for a user's file and left in DEST for ever",
-}
 
 // TestModelChild runs one command line in a child process of TestModel; it
 // does nothing unless started by it.
@@ -141,9 +132,6 @@ func TestModel(t *testing.T) {
 	}
 	if !swapOn() {
 		t.Log("files turned into directories and back: off (open bug: a pass installs before it removes what is in the way); RESOURCESYNC_MODEL_SWAP=1 includes them")
-	}
-	for item, why := range knownOpen {
-		t.Logf("GUARD: %s (%s) is not fixed in main yet: its failures are logged as KNOWN, not failed (RESOURCESYNC_MODEL_STRICT=1 fails them)", item, why)
 	}
 	start := time.Now()
 	failed := 0
@@ -313,7 +301,7 @@ func newHistory(t *testing.T, seed uint64, steps int) *history {
 		if t.Failed() {
 			t.Logf("history (seed %d):\n  %s", h.seed, strings.Join(h.trace, "\n  "))
 			env := ""
-			for _, k := range []string{"RESOURCESYNC_MODEL_SWAP", "RESOURCESYNC_MODEL_STRICT"} {
+			for _, k := range []string{"RESOURCESYNC_MODEL_SWAP"} {
 				if v := os.Getenv(k); v != "" {
 					env += k + "=" + v + " "
 				}
@@ -336,18 +324,6 @@ func (h *history) logf(format string, args ...any) {
 func (h *history) fatalf(format string, args ...any) {
 	h.t.Helper()
 	h.t.Fatalf(format, args...)
-}
-
-// known reports a failure of a check that an open issue-9 item explains:
-// logged (not failed) while the item is listed in knownOpen.
-func (h *history) known(item string, format string, args ...any) bool {
-	if why, ok := knownOpen[item]; ok && os.Getenv("RESOURCESYNC_MODEL_STRICT") != "1" {
-		h.t.Logf("KNOWN %s (%s), not failing: %s", item, why, fmt.Sprintf(format, args...))
-		h.logf("  KNOWN %s", item)
-		h.stats["known "+item]++
-		return true
-	}
-	return false
 }
 
 func (h *history) run() {
@@ -942,32 +918,10 @@ func (h *history) completeSync(what string, extra []string) {
 	if strings.Contains(s.modes(), "dump") {
 		h.stats["dump used"]++
 	}
-	if code != 0 && !(code == 1 && s.onlyDumpRefused() && h.known("dump package gone",
-		"%s: exit 1 although the Resource List pass fetched what the package would have brought:%s", p, s.failures())) {
+	if code != 0 {
 		h.fatalf("%s: exit %d, want 0; failures:%s\n%s", p, code, s.failures(), p.tail())
 	}
 	h.check(p.String())
-}
-
-// onlyDumpRefused reports whether every failure of the run is a Resource
-// Dump package that could not be used.
-func (s syncSummary) onlyDumpRefused() bool {
-	if s.Report == nil {
-		return false
-	}
-	n := 0
-	for _, r := range s.Report.Sets {
-		for _, f := range r.Failures {
-			if !strings.HasPrefix(f.Error, "dump package refused") {
-				return false
-			}
-			n++
-		}
-		if r.Failed != len(r.Failures) {
-			return false
-		}
-	}
-	return n > 0
 }
 
 // auditOnly runs a read-only audit: exit 0 when DEST is in sync with the
@@ -1106,7 +1060,6 @@ func (h *history) follow() {
 			h.logf("  kill -9 the follower")
 			h.stats["kill -9 follow"]++
 			h.noteKill()
-			h.untaint()
 			return
 		}
 	}
@@ -1115,12 +1068,6 @@ func (h *history) follow() {
 	for !equalTrees(h.tree(), h.model) {
 		if p.exited() {
 			h.fatalf("%s exited (%d) while following:\n%s", p, p.code, p.tail())
-		}
-		if _, open := knownOpen["item 1"]; open && time.Since(start) > 3*time.Second && onlyExtras(h.tree(), h.model) &&
-			keptRE.MatchString(p.out.String()) && h.known("item 1", "%s: deletions not applied (files kept as not ours): %s", p, diffTrees(h.tree(), h.model)) {
-			p.kill()
-			h.untaint()
-			return
 		}
 		if time.Since(start) > 30*time.Second {
 			p.interrupt(20 * time.Second)
@@ -1138,16 +1085,6 @@ func (h *history) follow() {
 		h.fatalf("%s: exit %d after SIGINT, want 0 and \"stopped\":\n%s", p, code, p.tail())
 	}
 	h.check(p.String())
-	h.untaint()
-}
-
-// untaint removes DEST after a follow while item 1 is open: the state it
-// leaves does not describe DEST, and every later step would fail on that.
-func (h *history) untaint() {
-	if _, open := knownOpen["item 1"]; open {
-		h.logf("  KNOWN item 1: remove DEST after a follow")
-		h.freshDest()
-	}
 }
 
 // --- checks ---
@@ -1208,18 +1145,6 @@ func equalTrees(a, b map[string][]byte) bool {
 	}
 	return true
 }
-
-// onlyExtras reports whether got has every file of want, and more.
-func onlyExtras(got, want map[string][]byte) bool {
-	for k, v := range want {
-		if g, ok := got[k]; !ok || !bytes.Equal(g, v) {
-			return false
-		}
-	}
-	return len(got) > len(want)
-}
-
-var keptRE = regexp.MustCompile(`kept [1-9]`)
 
 func diffTrees(got, want map[string][]byte) string {
 	var d []string
@@ -1284,7 +1209,9 @@ func (h *history) check(what string) {
 		h.fatalf("after %s: read state: %v", what, err)
 	}
 	// A file a killed run installed and could not record, whose resource
-	// the Source deleted since: nothing says it is this tool's any more.
+	// the Source deleted since (or that only a stale Resource Dump
+	// carried): the run's intents make it the tool's own, so the next
+	// complete sync deletes it. Named here, so that the failure says so.
 	for p, f := range files {
 		if _, ok := h.model[p]; ok {
 			continue
@@ -1293,12 +1220,10 @@ func (h *history) check(what string) {
 			continue
 		}
 		if _, ok := recs[p]; ok {
-			continue
+			continue // recorded: the tree's comparison below tells
 		}
-		if slices.ContainsFunc(h.killed[p], func(b []byte) bool { return bytes.Equal(b, f.b) }) &&
-			h.known("orphan", "after %s: %s, installed by a killed run and deleted at the Source since, is left in DEST, not owned", what, p) {
-			h.logf("  KNOWN orphan %q: treated as a user's file from now on", p)
-			h.foreign[p] = f.b
+		if slices.ContainsFunc(h.killed[p], func(b []byte) bool { return bytes.Equal(b, f.b) }) {
+			h.fatalf("after %s: orphan: %s, installed by a killed run and no longer listed by the Source, is left in DEST", what, p)
 		}
 	}
 	for p, b := range h.foreign {
@@ -1331,7 +1256,7 @@ func (h *history) check(what string) {
 		}
 		return nil
 	})
-	if len(badDirs) > 0 && !h.known("item 15", "after %s: directory modes not %v: %v", what, 0o777&^h.umask, badDirs) {
+	if len(badDirs) > 0 {
 		h.fatalf("after %s: directory modes not %v (umask %03o): %v", what, os.FileMode(0o777)&^h.umask, h.umask, badDirs)
 	}
 	var unowned []string
@@ -1358,11 +1283,11 @@ func (h *history) check(what string) {
 		}
 	}
 	sort.Strings(unowned)
-	if len(unowned) > 0 && !(strings.Contains(what, "--follow") && h.known("item 1", "after %s: files in DEST the state does not own: %v", what, unowned)) {
+	if len(unowned) > 0 {
 		h.fatalf("after %s: files in DEST the state does not own: %v", what, unowned)
 	}
 	sort.Strings(problems)
-	if len(problems) > 0 && !(strings.Contains(what, "--follow") && h.known("item 1", "after %s: state does not describe DEST: %s", what, strings.Join(problems, "; "))) {
+	if len(problems) > 0 {
 		h.fatalf("after %s: state does not describe DEST: %s", what, strings.Join(problems, "; "))
 	}
 	want := 0o666 &^ h.umask
@@ -1374,9 +1299,7 @@ func (h *history) check(what string) {
 	}
 	if len(bad) > 0 {
 		slices.Sort(bad)
-		if !h.known("item 15", "after %s: modes not %v (umask %03o): %v", what, want, h.umask, bad) {
-			h.fatalf("after %s: file modes not %v (umask %03o): %v", what, want, h.umask, bad)
-		}
+		h.fatalf("after %s: file modes not %v (umask %03o): %v", what, want, h.umask, bad)
 	}
 	h.synced = true
 }

@@ -455,6 +455,40 @@ func (p *Package) entryMember(e *rs.Entry) (int, error) {
 	return p.resolve(e.MD.Path)
 }
 
+// EachEntry calls fn for every manifest entry, in manifest order,
+// without reading any member: what a package will deliver is known (and
+// can be made durable elsewhere, as the Destination's intents are) before
+// Each writes anything. It stops at the first error, fn's included, or
+// when ctx is done.
+func (p *Package) EachEntry(ctx context.Context, fn func(e *rs.Entry) error) error {
+	d, err := p.openManifest()
+	if err != nil {
+		return err
+	}
+	if _, err := d.Head(); err != nil {
+		return p.manifestErr(err)
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		e, err := d.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return p.manifestErr(err)
+		}
+		d.TakeDiagnostics()
+		if _, err := p.entryMember(e); err != nil {
+			return err
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+}
+
 // Each calls fn for every manifest entry, in manifest order, with a
 // reader over the member the entry's path names (a nil reader for a
 // deletion), valid until fn returns. The reader yields at most the

@@ -263,27 +263,13 @@ func Install(body io.Reader, req Request) (Result, error) {
 	// Work in a handle on the parent directory: whatever happens to the
 	// path's components from now on, the file lands in that directory.
 	dirRel, base := path.Split(rel)
-	parent := d.root
-	if dirRel != "" {
-		dirRel = strings.TrimSuffix(dirRel, "/")
-		parent, err = d.root.OpenRoot(dirRel)
-		if errors.Is(err, fs.ErrNotExist) {
-			// Directories are created on demand: most files land in one
-			// that exists already, and a stat per file costs.
-			if err = d.root.MkdirAll(dirRel, DirPerm); err == nil {
-				if err = d.check(rel, "write", true); err == nil {
-					parent, err = d.root.OpenRoot(dirRel)
-				}
-			}
-		}
-		if err != nil {
-			return Result{}, retry.Permanent(err)
-		}
-		defer parent.Close()
-	}
-	tmp, tmpName, err := createTemp(parent)
+	dirRel = strings.TrimSuffix(dirRel, "/")
+	parent, tmp, tmpName, err := d.createIn(rel, dirRel)
 	if err != nil {
 		return Result{}, retry.Permanent(err)
+	}
+	if parent != d.root {
+		defer parent.Close()
 	}
 	done := false
 	defer func() {
@@ -400,6 +386,46 @@ func tempName() string { return TempPrefix + strconv.FormatUint(rand.Uint64(), 3
 
 // createTemp creates a new temporary file in dir, FilePerm less the umask
 // (os.CreateTemp would make it 0600, and the rename would keep that).
+// createIn opens the parent directory dirRel of rel ("" for the Dir
+// itself), creating it when missing, and a temporary file in it. Empty
+// directories may be removed meanwhile (RemoveEmptyParents, for a
+// deletion in the same pass): one removed between its creation and the
+// temporary file's (which makes it non-empty) is made again, a few times.
+func (d *Dir) createIn(rel, dirRel string) (parent *os.Root, tmp *os.File, tmpName string, err error) {
+	for range 5 {
+		parent = d.root
+		if dirRel != "" {
+			parent, err = d.root.OpenRoot(dirRel)
+			if errors.Is(err, fs.ErrNotExist) {
+				// Directories are created on demand: most files land in
+				// one that exists already, and a stat per file costs.
+				if err = d.root.MkdirAll(dirRel, DirPerm); err == nil {
+					if err = d.check(rel, "write", true); err == nil {
+						parent, err = d.root.OpenRoot(dirRel)
+					}
+				}
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, nil, "", err
+			}
+		}
+		tmp, tmpName, err = createTemp(parent)
+		if err == nil {
+			return parent, tmp, tmpName, nil
+		}
+		if parent != d.root {
+			parent.Close()
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, "", err
+		}
+	}
+	return nil, nil, "", err
+}
+
 func createTemp(dir *os.Root) (*os.File, string, error) {
 	for range 10000 {
 		name := tempName()

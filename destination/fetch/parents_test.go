@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestInstallParents: installs sharing a Parents land where they belong
@@ -87,5 +88,42 @@ func TestInstallParents(t *testing.T) {
 	c.Close()
 	if err := install("a/t"); !errors.Is(err, ErrSymlinkInDest) {
 		t.Fatalf("a/t through a link: %v, want ErrSymlinkInDest", err)
+	}
+}
+
+// TestInstallRacesEmptyParents: an install into directories it has to
+// create succeeds while another goroutine removes the empty directories
+// on its way (a deletion's RemoveEmptyParents in the same pass, found by
+// TestModel as "mkdirat a/b/c d: no such file or directory").
+func TestInstallRacesEmptyParents(t *testing.T) {
+	dest := t.TempDir()
+	d, err := OpenDir(dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			d.RemoveEmptyParents(filepath.Join(dest, "a", "b", "c", "gone"))
+			time.Sleep(20 * time.Microsecond)
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	for i := range 2000 {
+		rel := filepath.Join("a", "b", "c", "f")
+		if _, err := Install(strings.NewReader("x"), Request{Path: filepath.Join(dest, rel), Dir: d, NoSync: true}); err != nil {
+			t.Fatalf("install %d: %v", i, err)
+		}
+		if err := os.Remove(filepath.Join(dest, rel)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -1,0 +1,23 @@
+package destination
+
+import bolt "go.etcd.io/bbolt"
+
+// SetTestAfterInstall sets the hook run after a file is renamed into place
+// and before its record is queued (nil removes it).
+func SetTestAfterInstall(f func(rel string)) { testAfterInstall = f }
+
+// PendingIntents counts the intents DEST's state holds.
+func PendingIntents(dest string) (n int, err error) {
+	st, err := openState(dest, true)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	err = st.view(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketIntent); b != nil {
+			n = b.Stats().KeyN
+		}
+		return nil
+	})
+	return n, err
+}
