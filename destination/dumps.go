@@ -312,7 +312,7 @@ func (x *extractor) install(en rs.Entry, rel string, r io.Reader, dirs *fetch.Pa
 func (e *engine) packageFailed(s setInfo, sr *SetReport, loc string, err error) {
 	sr.Failed++
 	if len(sr.Failures) < maxFailuresListed {
-		sr.Failures = append(sr.Failures, Failure{URI: loc, Error: "dump package refused: " + err.Error()})
+		sr.Failures = append(sr.Failures, failure(loc, "", "dump package refused: "+err.Error()))
 	}
 	e.emit(Event{Kind: EventFailed, Set: s.Name, URI: loc, Error: "dump package refused: " + err.Error() + " (its resources are fetched from the Resource List)"})
 }

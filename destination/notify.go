@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
@@ -21,7 +22,8 @@ var ErrNotContiguous = errors.New("notification does not continue from the check
 // late arrivals are harmless); one that starts after the checkpoint wraps
 // ErrNotContiguous and applies nothing. The checkpoint advances to the
 // notification's until when every change is durable.
-func (m *Mirror) Apply(ctx context.Context, set string, head *rs.Head, entries []*rs.Entry) (*SetReport, error) {
+func (m *Mirror) Apply(ctx context.Context, set string, head *rs.Head, entries []*rs.Entry) (_ *SetReport, rerr error) {
+	defer func() { rerr = redact.Error(rerr) }()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.e

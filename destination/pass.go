@@ -338,7 +338,7 @@ func (p *pass) fail(uri, rel string, when rs.Time, err error) {
 	p.mu.Lock()
 	p.sr.Failed++
 	if len(p.sr.Failures) < maxFailuresListed {
-		p.sr.Failures = append(p.sr.Failures, Failure{URI: uri, Path: rel, Error: err.Error()})
+		p.sr.Failures = append(p.sr.Failures, failure(uri, rel, err.Error()))
 	}
 	if !when.IsZero() && (p.failedAt.IsZero() || when.Before(p.failedAt)) {
 		p.failedAt = when

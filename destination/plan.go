@@ -506,7 +506,7 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 		msg := fmt.Sprintf("%v (the snapshot of the Resource List as of %s is installed; the next run catches up from the Change Lists)", clErr, fmtTime(at))
 		sr.Failed++
 		if len(sr.Failures) < maxFailuresListed {
-			sr.Failures = append(sr.Failures, Failure{URI: s.ChangeList, Error: msg})
+			sr.Failures = append(sr.Failures, failure(s.ChangeList, "", msg))
 		}
 		e.emit(Event{Kind: EventFailed, Set: s.Name, URI: s.ChangeList, Error: msg})
 	}

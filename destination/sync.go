@@ -15,6 +15,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/destination/discover"
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
 	"github.com/resourcesync-go/resourcesync/internal/origin"
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/internal/units"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
@@ -238,8 +239,19 @@ func (e *engine) emit(ev Event) {
 		if ev.Time.IsZero() {
 			ev.Time = e.opt.Now()
 		}
+		// A Go user logging events must leak no credentials: what the
+		// Source's documents or an error put there is redacted here, at
+		// the library's edge (redact.String costs nothing without '@'
+		// or '=').
+		ev.Error, ev.Message, ev.URI = redact.String(ev.Error), redact.String(ev.Message), redact.String(ev.URI)
 		e.opt.Events(ev)
 	}
+}
+
+// failure is the report's entry for a resource: its URI and message
+// redacted, as events are.
+func failure(uri, rel, msg string) Failure {
+	return Failure{URI: redact.String(uri), Path: rel, Error: redact.String(msg)}
 }
 
 func (e *engine) phase(set, format string, args ...any) {
@@ -251,7 +263,8 @@ func (e *engine) phase(set, format string, args ...any) {
 // for runs that could not start or could not read the Source (wrapping
 // ErrDiscovery, ErrLocked or ErrState); failures of single resources are
 // in the Report.
-func Sync(ctx context.Context, source string, opt Options) (*Report, error) {
+func Sync(ctx context.Context, source string, opt Options) (_ *Report, rerr error) {
+	defer func() { rerr = redact.Error(rerr) }()
 	m, err := Open(ctx, source, opt)
 	if err != nil {
 		return nil, err
@@ -272,7 +285,10 @@ type Mirror struct {
 }
 
 // Open discovers the Source and opens (and locks) the state in opt.Dest.
-func Open(ctx context.Context, source string, opt Options) (*Mirror, error) {
+func Open(ctx context.Context, source string, opt Options) (_ *Mirror, rerr error) {
+	// Errors leave the package redacted (a Source URL may carry
+	// user:password@ or ?token=), wrapping the original for errors.Is.
+	defer func() { rerr = redact.Error(rerr) }()
 	if opt.Client == nil {
 		opt.Client = http.DefaultClient
 	}
@@ -489,12 +505,13 @@ func (m *Mirror) begin(rep *Report) (func() error, error) {
 
 // Sync runs the mode of the Options over every set.
 func (m *Mirror) Sync(ctx context.Context) (_ *Report, rerr error) {
+	defer func() { rerr = redact.Error(rerr) }() // runs last: after end's error is in
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	start := time.Now()
 	e := m.e
 	e.retries.Store(0)
-	rep := &Report{Source: m.source, Base: e.m.Base(), Dest: e.m.Root(), DryRun: e.opt.DryRun}
+	rep := &Report{Source: redact.String(m.source), Base: e.m.Base(), Dest: e.m.Root(), DryRun: e.opt.DryRun}
 	end, err := m.begin(rep)
 	if err != nil {
 		return nil, err
