@@ -132,3 +132,39 @@ func TestOrphanAfterKill(t *testing.T) {
 		})
 	}
 }
+
+// TestUserFileSurvivesCrash: a user's file at a path the Source lists,
+// with other bytes, is refused (ErrNotOwned), not overwritten, by the run
+// after a killed one: the killed run's intents name every file it may
+// have installed, so no other file is taken for one it left (as the guess
+// for states of versions without intents did: any such file was
+// overwritten after a crash).
+func TestUserFileSurvivesCrash(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 10 {
+		writeFile(t, dir, fmt.Sprintf("f%02d.txt", i), []byte(fmt.Sprintf("file %d", i)))
+	}
+	writeFile(t, dir, "v/gone.txt", []byte("the victim"))
+	writeFile(t, dir, "u/clash.txt", []byte("the Source's bytes"))
+	ts := startSource(t, dir, nil, nil)
+	dest := t.TempDir()
+	mine := []byte("the user's own bytes at a path the Source lists")
+	writeFile(t, dest, "u/clash.txt", mine)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOrphanChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "RS_ORPHAN_SOURCE="+ts.base, "RS_ORPHAN_DEST="+dest, "RS_ORPHAN_AT=v/gone.txt")
+	out, err := cmd.CombinedOutput()
+	if err == nil || strings.Contains(string(out), "finished without the kill") {
+		t.Fatalf("the run was not killed (%v):\n%s", err, out)
+	}
+	rep, err := destination.Sync(context.Background(), ts.base, syncOpts(t, dest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := one(t, rep)
+	if b, err := os.ReadFile(filepath.Join(dest, "u", "clash.txt")); err != nil || !bytes.Equal(b, mine) {
+		t.Fatalf("the user's file was overwritten after the crash: %q %v (%+v)", b, err, sr)
+	}
+	if sr.Failed != 1 || len(sr.Failures) != 1 || !strings.Contains(sr.Failures[0].Error, "not overwritten") {
+		t.Fatalf("want one refusal of u/clash.txt: %+v", sr)
+	}
+}

@@ -429,6 +429,10 @@ func (m *Mirror) Close() error {
 	return errors.Join(m.unmark(), m.e.st.Close())
 }
 
+// runMarkIntents begins the mark of a run that writes intents before its
+// installs (intents.go); older versions wrote the time alone.
+const runMarkIntents = "intents "
+
 // mark records that a run is under way, so that the next Open after a
 // crash removes the temporary files it may have left; the first mark of a
 // session does that cleaning when the previous session was not closed.
@@ -438,14 +442,19 @@ func (m *Mirror) mark(rep *Report) error {
 		return nil
 	}
 	if dirty, _ := e.st.meta("running"); dirty != "" {
-		e.crashed = true
+		// A run that wrote intents left none of its installs unnamed:
+		// resolveIntents records them below, and any other file the
+		// state does not name is a user's, never overwritten. Only a
+		// run of an older version (its mark lacks the prefix) may have
+		// left files no intent names, which leftByCrash then guesses.
+		e.crashed = !strings.HasPrefix(dirty, runMarkIntents)
 		e.phase("", "previous run did not finish: removing temporary files")
 		n, _ := fetch.CleanTemp(e.m.Root())
 		if rep != nil {
 			rep.Cleaned = n
 		}
 	}
-	if err := e.st.putMeta("running", e.opt.Now().UTC().Format(time.RFC3339)); err != nil {
+	if err := e.st.putMeta("running", runMarkIntents+e.opt.Now().UTC().Format(time.RFC3339)); err != nil {
 		return fmt.Errorf("%w: %v", ErrState, err)
 	}
 	m.marked = true
