@@ -125,6 +125,14 @@ type srcState struct {
 	mux        http.Handler // the follower's callbacks
 	cancelRun  context.CancelFunc
 	cancelHold context.CancelFunc
+	// run is the ID of the run under way (0: none), which the
+	// Destination's writes are fenced to (fence); fenced is the last
+	// run the store fenced out.
+	run, fenced int64
+	// leaseUntil is when this node's lease on the Source ends at the
+	// earliest, by this process's monotonic clock: the start of the
+	// last claim that held it plus LeaseTTL.
+	leaseUntil time.Time
 	// redact hides the Source's secrets in what its runs record (set
 	// by client; nil before its first run).
 	redact func(string) string

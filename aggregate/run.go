@@ -186,6 +186,14 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 		return nil, err
 	}
 	run.ID = id
+	a.mu.Lock()
+	st.run = id
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		st.run = 0
+		a.mu.Unlock()
+	}()
 	a.emit(Event{Source: st.src.ID, Event: destination.Event{Kind: EventRunStart, Mode: mode, Message: why}, Run: &run})
 
 	var res result
@@ -202,6 +210,17 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 	if res.Err != nil && rctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		res.Err = fmt.Errorf("run deadline (%s) exceeded: %w", a.opt.RunTimeout, res.Err)
 		res.Reason = ReasonStalled
+	}
+	a.mu.Lock()
+	fenced := st.fenced == id
+	a.mu.Unlock()
+	if fenced {
+		// Cancelled by its fence (fence): whatever error it ended with,
+		// the cause is the lease.
+		if res.Err == nil || !errors.Is(res.Err, aggstore.ErrFenced) {
+			res.Err = fmt.Errorf("run %d: %w (%v)", id, aggstore.ErrFenced, res.Err)
+		}
+		res.Reason = ReasonFenced
 	}
 	end := a.opt.Now()
 	if ctx.Err() != nil {
@@ -289,9 +308,12 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 		// Not recorded (the lease went to another node, or the store
 		// failed): not a success here either.
 		st.reason, st.lastErr = ReasonState, "run history: "+ferr.Error()
+		if fenced {
+			st.reason = ReasonFenced
+		}
 		st.sched.Failures++
 		st.sched.Next = end.Add(a.backoff(st.src, st.sched.Failures))
-		if errors.Is(ferr, aggstore.ErrNotRunning) {
+		if errors.Is(ferr, aggstore.ErrNotRunning) || errors.Is(ferr, aggstore.ErrFenced) {
 			a.notHeldLocked(st)
 		}
 	}
@@ -340,6 +362,7 @@ func (a *Aggregator) options(st *srcState, hc *http.Client, redact func(string) 
 		AllowHosts:   s.AllowHosts,
 		StallTimeout: s.Timeout,
 		MinRate:      1024,
+		Fence:        func(ctx context.Context) error { return a.fence(ctx, st) },
 		Events: func(e destination.Event) {
 			e.URI, e.Message, e.Error = redact(e.URI), redact(e.Message), redact(e.Error)
 			st.rec.Handle(e)

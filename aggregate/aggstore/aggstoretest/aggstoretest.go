@@ -787,4 +787,10 @@ func testNodeInUse(t *testing.T, a, b aggstore.Store) {
 	if r := runOf(t, b, "s", id); r.State != aggstore.StateInterrupted {
 		t.Fatalf("the previous handle's run: %+v", r)
 	}
+	// Its lease is the new handle's, though the node's name is the same.
+	if must(a.Claim(ctx, "N", "s", time.Minute))(t) {
+		t.Fatal("the previous handle renewed the new handle's lease")
+	}
+	_, err = a.StartRun(ctx, run("s", "N"))
+	isErr(t, err, aggstore.ErrNotHolder, "StartRun by the previous handle")
 }

@@ -233,6 +233,8 @@ type leaseRec struct {
 	Node    string `json:"node"`
 	Expires int64  `json:"expires"` // Unix nanoseconds
 	Epoch   int64  `json:"epoch,omitempty"`
+	// Instance is the handle that took the lease: only it renews it.
+	Instance string `json:"instance,omitempty"`
 }
 
 func getLease(tx *bbolt.Tx, source string) (leaseRec, bool, error) {
@@ -263,11 +265,12 @@ func (s *Store) Claim(ctx context.Context, node, source string, ttl time.Duratio
 		if err != nil {
 			return err
 		}
-		if found && l.Node != node && live(l, now) {
+		mine := found && l.Node == node && l.Instance == string(s.instance)
+		if found && !mine && live(l, now) {
 			return nil
 		}
-		renewal := found && l.Node == node && live(l, now)
-		n := leaseRec{Node: node, Expires: now.Add(ttl).UnixNano(), Epoch: l.Epoch}
+		renewal := mine && live(l, now)
+		n := leaseRec{Node: node, Expires: now.Add(ttl).UnixNano(), Epoch: l.Epoch, Instance: string(s.instance)}
 		if !renewal {
 			seq, err := tx.Bucket(bLeases).NextSequence()
 			if err != nil {
@@ -416,7 +419,7 @@ func (s *Store) StartRun(ctx context.Context, r aggstore.Run) (int64, error) {
 		if err != nil {
 			return err
 		}
-		if !found || l.Node != r.Node || !live(l, now) {
+		if !found || l.Node != r.Node || l.Instance != string(s.instance) || !live(l, now) {
 			return fmt.Errorf("boltstore: run of %q by %q: %w", r.Source, r.Node, aggstore.ErrNotHolder)
 		}
 		seq, err := tx.Bucket(bRuns).NextSequence()

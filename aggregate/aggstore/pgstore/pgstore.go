@@ -183,7 +183,9 @@ WHERE n.instance = EXCLUDED.instance OR n.expires <= now()`, node, micros(ttl), 
 
 // Claim implements aggstore.Store. The new epoch is drawn on every call
 // (a renewal keeps the old one and wastes the draw): the sequence has
-// 2^63 of them.
+// 2^63 of them. A live lease is this handle's to renew only if this
+// handle took it: a process that shares the node's name (a paused
+// predecessor that came back) neither renews nor steals it.
 func (s *Store) Claim(ctx context.Context, node, source string, ttl time.Duration) (bool, error) {
 	if node == "" || source == "" || ttl <= 0 {
 		return false, invalid("claim of %q by node %q for %v", source, node, ttl)
@@ -195,12 +197,12 @@ func (s *Store) Claim(ctx context.Context, node, source string, ttl time.Duratio
 		// first's live lease.
 		var epoch int64
 		err := tx.QueryRow(ctx, `
-INSERT INTO aggregate_leases AS l (source, node, expires, epoch)
-VALUES ($1, $2, now() + $3 * interval '1 microsecond', nextval('aggregate_lease_epochs'))
-ON CONFLICT (source) DO UPDATE SET node = EXCLUDED.node, expires = EXCLUDED.expires,
-	epoch = CASE WHEN l.node = EXCLUDED.node AND l.expires > now() THEN l.epoch ELSE EXCLUDED.epoch END
-WHERE l.node = EXCLUDED.node OR l.expires <= now()
-RETURNING epoch`, source, node, micros(ttl)).Scan(&epoch)
+INSERT INTO aggregate_leases AS l (source, node, expires, epoch, instance)
+VALUES ($1, $2, now() + $3 * interval '1 microsecond', nextval('aggregate_lease_epochs'), $4)
+ON CONFLICT (source) DO UPDATE SET node = EXCLUDED.node, expires = EXCLUDED.expires, instance = EXCLUDED.instance,
+	epoch = CASE WHEN l.node = EXCLUDED.node AND l.instance = EXCLUDED.instance AND l.expires > now() THEN l.epoch ELSE EXCLUDED.epoch END
+WHERE l.node = EXCLUDED.node AND l.instance = EXCLUDED.instance OR l.expires <= now()
+RETURNING epoch`, source, node, micros(ttl), s.instance).Scan(&epoch)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}

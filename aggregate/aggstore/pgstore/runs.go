@@ -58,10 +58,10 @@ func (s *Store) StartRun(ctx context.Context, r aggstore.Run) (int64, error) {
 		err := tx.QueryRow(ctx, `
 INSERT INTO aggregate_runs (source, node, mode, start_at, state, fetched, deleted, failed, bytes, lag_ns, error, reason, epoch)
 SELECT $1, $2, $3, coalesce($4, now()), $5, $6, $7, $8, $9, $10, $11, $12, held.epoch
-FROM (SELECT epoch FROM aggregate_leases WHERE source = $1 AND node = $2 AND expires > now() FOR SHARE) AS held
+FROM (SELECT epoch FROM aggregate_leases WHERE source = $1 AND node = $2 AND instance = $13 AND expires > now() FOR SHARE) AS held
 RETURNING id`,
 			r.Source, r.Node, clean(r.Mode), ts(r.Start), aggstore.StateRunning,
-			r.Fetched, r.Deleted, r.Failed, r.Bytes, int64(r.Lag), clean(r.Error), clean(r.Reason)).Scan(&id)
+			r.Fetched, r.Deleted, r.Failed, r.Bytes, int64(r.Lag), clean(r.Error), clean(r.Reason), s.instance).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("pgstore: run of %q by %q: %w", r.Source, r.Node, aggstore.ErrNotHolder)
 		}
