@@ -40,6 +40,14 @@ func (a *Aggregator) leaseRound(ctx context.Context, ttl time.Duration) {
 	if ctx.Err() != nil {
 		return
 	}
+	if errors.Is(err, aggstore.ErrNodeInUse) {
+		// Another process took this node's name over while this one did
+		// not heartbeat (paused past it): its leases are that one's, and
+		// this process's runs fenced. Stop, claiming nothing.
+		a.emit(Event{Event: ev(EventLease, "node "+a.opt.Node+" taken over by another process: stopping")}.withError(err))
+		a.displace(err)
+		return
+	}
 	if err != nil {
 		// The leases run out unless the store answers again within the
 		// ttl; say so rather than let Sources stop silently.
