@@ -56,6 +56,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/aggregate"
 	"github.com/resourcesync-go/resourcesync/aggregate/aggstore"
 	"github.com/resourcesync-go/resourcesync/aggregate/aggstore/boltstore"
+	"github.com/resourcesync-go/resourcesync/aggregate/aggstore/pgstore"
 	"github.com/resourcesync-go/resourcesync/destination"
 )
 
@@ -134,6 +135,16 @@ type aggHistory struct {
 	counter       int
 	trace         []string
 	stats         map[string]int
+	// pg, when set, is the PostgreSQL store of two nodes
+	// (TestAggregateModelPG): agg is the node the next action acts on,
+	// named node; other is the second one. nodeOf names each
+	// incarnation's node.
+	pg        string
+	node      string
+	other     *proc
+	otherNode string
+	nodeOf    []string
+	listen2   string
 }
 
 func newAggHistory(t *testing.T, seed uint64, steps int) *aggHistory {
@@ -158,7 +169,11 @@ func newAggHistory(t *testing.T, seed uint64, steps int) *aggHistory {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("history (seed %d):\n  %s", h.seed, strings.Join(h.trace, "\n  "))
-			t.Logf("reproduce: RESOURCESYNC_AGG_MODEL_SEED=%d RESOURCESYNC_AGG_MODEL_STEPS=%d go test ./cmd/resourcesync -run '^TestAggregateModel$' -count=1 -v", h.seed, h.steps)
+			test := "TestAggregateModel"
+			if h.pg != "" {
+				test += "PG"
+			}
+			t.Logf("reproduce: RESOURCESYNC_AGG_MODEL_SEED=%d RESOURCESYNC_AGG_MODEL_STEPS=%d go test ./cmd/resourcesync -run '^%s$' -count=1 -v", h.seed, h.steps, test)
 		}
 	})
 	return h
@@ -204,6 +219,11 @@ func (h *aggHistory) run() {
 	}
 	h.logf("history %d: %d Sources (%s), %d steps", h.seed, len(h.srcs), strings.Join(kinds, ", "), h.steps)
 	h.writeSources()
+	if h.pg != "" {
+		h.node = "n1"
+		h.startAgg()
+		h.other, h.otherNode, h.node = h.agg, h.node, "n2"
+	}
 	h.startAgg()
 	h.settle("start")
 	for i := range h.steps {
@@ -212,6 +232,10 @@ func (h *aggHistory) run() {
 	h.logf("final: settle, SIGTERM, check the run history")
 	h.settle("final")
 	h.stopAgg()
+	if h.other != nil {
+		h.swap()
+		h.stopAgg()
+	}
 	h.checkStore()
 	h.t.Logf("seed %d: %d steps in %s; %s", h.seed, h.steps, time.Since(start).Round(time.Millisecond), h.statLine())
 }
@@ -230,6 +254,9 @@ func (h *aggHistory) statLine() string {
 }
 
 func (h *aggHistory) step(i int) {
+	if h.other != nil && h.rng.IntN(2) == 0 {
+		h.swap()
+	}
 	type action struct {
 		w  int
 		fn func()
@@ -439,11 +466,31 @@ func (h *aggHistory) sighup() {
 
 func (h *aggHistory) startAgg() {
 	h.inc++
-	h.agg = startProc(h.t, "aggregate", "--sources", h.sources, "--root", h.root, "--json", "--reload", "200ms",
-		"--listen", h.listen, "--workers", "3", "--per-host", "2", "--poll-interval", "1s")
+	listen := h.listen
+	if h.node == "n2" {
+		// Each node its own callback address, the same across its
+		// incarnations (as h.listen for one node).
+		if h.listen2 == "" {
+			h.listen2 = freeAddr(h.t)
+		}
+		listen = h.listen2
+	}
+	args := []string{"aggregate", "--sources", h.sources, "--root", h.root, "--json", "--reload", "200ms",
+		"--listen", listen, "--workers", "3", "--per-host", "2", "--poll-interval", "1s"}
+	if h.pg != "" {
+		args = append(args, "--store", h.pg, "--node", h.node, "--lease", "3s")
+	}
+	h.agg = startProc(h.t, args...)
 	h.procs = append(h.procs, h.agg)
 	h.killed = append(h.killed, false)
-	h.logf("  aggregator incarnation %d started", h.inc)
+	h.nodeOf = append(h.nodeOf, h.node)
+	h.logf("  aggregator incarnation %d started%s", h.inc, prefixed(" as node ", h.node))
+}
+
+// swap makes the other node the one the next actions act on.
+func (h *aggHistory) swap() {
+	h.agg, h.other = h.other, h.agg
+	h.node, h.otherNode = h.otherNode, h.node
 }
 
 // killAfter kills the aggregator (SIGKILL) after d, restarts it.
@@ -523,8 +570,8 @@ func (h *aggHistory) kill() {
 			h.fatalf("runs of %s: %v", s.dest, err)
 		}
 		for _, r := range runs {
-			if r.State == aggstore.StateRunning {
-				h.runningAtKill[r.ID] = aggRun{inc: h.inc, source: r.Source}
+			if r.State == aggstore.StateRunning && (h.pg == "" || r.Node == h.node) {
+				h.runningAtKill[r.ID] = aggRun{inc: len(h.procs), source: r.Source}
 				h.logf("  run %d of %s (%s) was running", r.ID, s.dest, r.Mode)
 			}
 		}
@@ -552,8 +599,14 @@ func (h *aggHistory) stopAgg() {
 	h.agg.stdin.Close()
 }
 
-func (h *aggHistory) openStore() *boltstore.Store {
-	st, err := boltstore.Open(filepath.Join(h.root, ".aggregate", "aggregate.db"), nil)
+func (h *aggHistory) openStore() aggstore.Store {
+	var st aggstore.Store
+	var err error
+	if h.pg != "" {
+		st, err = pgstore.Open(context.Background(), h.pg, nil)
+	} else {
+		st, err = boltstore.Open(filepath.Join(h.root, ".aggregate", "aggregate.db"), nil)
+	}
 	if err != nil {
 		h.fatalf("open the aggregator's store: %v", err)
 	}
@@ -563,10 +616,30 @@ func (h *aggHistory) openStore() *boltstore.Store {
 // ready waits until the aggregator took its lease on the Source id (""
 // any): it has read the sources file then, and handles SIGHUP and
 // SIGTERM (before, they end it, as they end any daemon that starts).
+//
+// With two nodes the node acted on has taken some lease (it has read
+// the file and handles signals), and one of them that on id.
 func (h *aggHistory) ready(id string) {
 	h.waitEvent(0, func(e aggregate.Event) bool {
-		return e.Kind == aggregate.EventLease && strings.HasPrefix(e.Message, "taken by") && (id == "" || e.Source == id)
+		return e.Kind == aggregate.EventLease && strings.HasPrefix(e.Message, "taken by") && (id == "" || h.other != nil || e.Source == id)
 	}, "lease taken on "+id)
+	if h.other == nil || id == "" {
+		return
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		for _, p := range []*proc{h.agg, h.other} {
+			for _, e := range events(p.out.String()) {
+				if e.Kind == aggregate.EventLease && strings.HasPrefix(e.Message, "taken by") && e.Source == id {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			h.fatalf("no node took the lease on %s", id)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // waitEvent waits for an event of the aggregator's output after mark.
@@ -641,6 +714,9 @@ func (h *aggHistory) settleOne(s *aggSource, what string) {
 		}
 		if h.agg.exited() {
 			h.fatalf("%s: the aggregator exited (%d)", what, h.agg.code)
+		}
+		if h.other != nil && h.other.exited() {
+			h.fatalf("%s: node %s exited (%d):\n%s", what, h.otherNode, h.other.code, h.other.tail())
 		}
 		if time.Since(start) > 5*time.Second && h.orphans(s, got, want) {
 			continue
@@ -773,7 +849,7 @@ func (h *aggHistory) checkStore() {
 				// Not an invariant (a run cut by a changed line fails),
 				// but worth seeing.
 				h.stats["failed: "+r.Reason]++
-				if strings.Contains(r.Error, "lost the Source's lease") {
+				if strings.Contains(r.Error, "lost the Source's lease") && h.pg == "" {
 					// One node: no other takes a lease.
 					h.fatalf("run %d of %s failed with %q, and no other node ran", r.ID, r.Source, r.Error)
 				}
