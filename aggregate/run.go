@@ -509,7 +509,8 @@ func (a *Aggregator) runSDShare(ctx context.Context, st *srcState) result {
 		return result{Mode: "sdshare", Err: err, Reason: ReasonConfig}
 	}
 	dest := filepath.Join(a.opt.Root, filepath.FromSlash(st.src.Dest))
-	r := syncSDShare(ctx, st.src, dest, a.opt.GraphStore, hc, func(e destination.Event) {
+	store := fencedStore{a.opt.GraphStore, func(ctx context.Context) error { return a.fence(ctx, st) }}
+	r := syncSDShare(ctx, st.src, dest, store, hc, func(e destination.Event) {
 		e.URI, e.Message, e.Error = redact(e.URI), redact(e.Message), redact(e.Error)
 		st.rec.Handle(e)
 		a.emit(Event{Source: st.src.ID, Event: e})
