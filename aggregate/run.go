@@ -167,7 +167,14 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 		mode = "sdshare"
 	}
 	run := aggstore.Run{Source: st.src.ID, Node: a.opt.Node, Mode: mode, Start: start, State: aggstore.StateRunning}
-	id, err := a.opt.Store.StartRun(ctx, run)
+	// Not cancelled with the hold: a cancellation that came while the
+	// store committed the run would leave it recorded and this node
+	// unaware of it (no run-start, no outcome, interrupted only when
+	// another node claims the Source). Cancelled now, the run starts
+	// and ends at once, recorded as such below.
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	id, err := a.opt.Store.StartRun(sctx, run)
+	scancel()
 	if err != nil {
 		a.mu.Lock()
 		st.running = false

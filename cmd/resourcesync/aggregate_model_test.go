@@ -58,6 +58,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/aggregate/aggstore/boltstore"
 	"github.com/resourcesync-go/resourcesync/aggregate/aggstore/pgstore"
 	"github.com/resourcesync-go/resourcesync/destination"
+	"github.com/resourcesync-go/resourcesync/internal/testing/sparqltest"
 )
 
 func envUint(t *testing.T, name string, def uint64) uint64 {
@@ -103,6 +104,10 @@ type aggSource struct {
 	// frozen is the mirror a removed line left (nil while listed, or
 	// while the aggregator has not dropped it yet).
 	frozen map[string][]byte
+	// sdshare: an SDShare collection (TestAggregateModelPG), whose
+	// resources are triples (id -> value) and whose mirror is a graph.
+	sdshare bool
+	triples map[string]string
 }
 
 // aggRun is what one aggregator process (an incarnation) printed about a
@@ -145,6 +150,8 @@ type aggHistory struct {
 	otherNode string
 	nodeOf    []string
 	listen2   string
+	// sparql is the graph store of the SDShare line (nil: none).
+	sparql *sparqltest.Server
 }
 
 func newAggHistory(t *testing.T, seed uint64, steps int) *aggHistory {
@@ -212,7 +219,10 @@ func (h *aggHistory) run() {
 		}
 		h.startServe(s)
 		k := "poll " + s.poll
-		if s.follow {
+		switch {
+		case s.sdshare:
+			k = "sdshare, poll " + s.poll
+		case s.follow:
 			k = "follow"
 		}
 		kinds = append(kinds, k)
@@ -288,6 +298,10 @@ func (h *aggHistory) step(i int) {
 // --- the Sources ---
 
 func (h *aggHistory) startServe(s *aggSource) {
+	if s.sdshare {
+		h.sdServe(s)
+		return
+	}
 	addr := freeAddr(h.t)
 	s.base = "http://" + addr + "/"
 	s.serve = startProc(h.t, "serve", "--addr", addr, "--watch", "--rescan-interval", "200ms", "--allow-private-callbacks",
@@ -311,6 +325,9 @@ func (h *aggHistory) content() []byte {
 }
 
 func (h *aggHistory) create(s *aggSource) string {
+	if s.sdshare {
+		return h.sdCreate(s)
+	}
 	h.counter++
 	p := fmt.Sprintf("f%03d.txt", h.counter)
 	if h.rng.IntN(3) == 0 {
@@ -337,6 +354,10 @@ func (h *aggHistory) write(s *aggSource, p string, b []byte) {
 
 // change creates, updates or deletes 1-3 files of s.
 func (h *aggHistory) change(s *aggSource) {
+	if s.sdshare {
+		h.sdChange(s)
+		return
+	}
 	var did []string
 	for range 1 + h.rng.IntN(3) {
 		paths := aggPaths(treeOf(s.dir))
@@ -382,6 +403,9 @@ func (h *aggHistory) writeSources() {
 			continue
 		}
 		fmt.Fprintf(&b, "%s %s --poll-interval %s", s.base, s.dest, s.poll)
+		if s.sdshare {
+			b.WriteString(" --sdshare")
+		}
 		if s.follow {
 			b.WriteString(" --follow")
 		}
@@ -401,6 +425,9 @@ func (h *aggHistory) writeSources() {
 func (h *aggHistory) toggleLine() {
 	var listed, removed []*aggSource
 	for _, s := range h.srcs {
+		if s.sdshare {
+			continue // always listed, as it is
+		}
 		if s.listed {
 			listed = append(listed, s)
 		} else {
@@ -442,16 +469,29 @@ func (h *aggHistory) toggleLine() {
 	h.settleOne(s, "before its removal")
 	// An aggregator that had not read the file yet would never have it.
 	h.ready(s.dest)
-	mark := len(h.agg.out.String())
+	mark, markOther := len(h.agg.out.String()), 0
+	if h.other != nil {
+		// Both nodes: the mirror is frozen once neither runs the line.
+		h.swap()
+		h.ready("")
+		h.swap()
+		markOther = len(h.other.out.String())
+	}
 	s.listed = false
 	h.writeSources()
 	if h.rng.IntN(2) == 0 {
 		h.logf("  SIGHUP")
 		h.agg.cmd.Process.Signal(syscall.SIGHUP)
 	}
-	h.waitEvent(mark, func(e aggregate.Event) bool {
+	dropped := func(e aggregate.Event) bool {
 		return e.Kind == aggregate.EventSourceRemoved && e.Source == s.dest
-	}, "source-removed of "+s.dest)
+	}
+	h.waitEvent(mark, dropped, "source-removed of "+s.dest)
+	if h.other != nil {
+		h.swap()
+		h.waitEvent(markOther, dropped, "source-removed of "+s.dest+" by node "+h.node)
+		h.swap()
+	}
 	s.frozen = treeOf(filepath.Join(h.root, s.dest))
 }
 
@@ -479,6 +519,10 @@ func (h *aggHistory) startAgg() {
 		"--listen", listen, "--workers", "3", "--per-host", "2", "--poll-interval", "1s"}
 	if h.pg != "" {
 		args = append(args, "--store", h.pg, "--node", h.node, "--lease", "3s")
+	}
+	if h.sparql != nil {
+		args = append(args, "--sparql-update", h.sparql.UpdateURL, "--sparql-query", h.sparql.QueryURL,
+			"--sparql-graph-store", h.sparql.GraphStoreURL)
 	}
 	h.agg = startProc(h.t, args...)
 	h.procs = append(h.procs, h.agg)
@@ -692,6 +736,10 @@ func (h *aggHistory) settle(what string) {
 func (h *aggHistory) settleOne(s *aggSource, what string) {
 	h.t.Helper()
 	mirror := filepath.Join(h.root, s.dest)
+	if s.sdshare {
+		h.sdSettle(s, what)
+		return
+	}
 	if !s.listed {
 		if s.frozen == nil {
 			h.fatalf("%s: %s removed but never frozen", what, s.dest)
@@ -866,7 +914,7 @@ func (h *aggHistory) checkStore() {
 			if ev == nil || !ev.started {
 				// StartRun committed, the process died before printing.
 				if !cut {
-					h.fatalf("run %d of %s (%s) is in the store without a run-start event, and was not cut by a kill", r.ID, r.Source, r.State)
+					h.fatalf("run %d of %s (%s) is in the store without a run-start event, and was not cut by a kill: %+v", r.ID, r.Source, r.State, r)
 				}
 				continue
 			}
