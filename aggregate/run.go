@@ -322,6 +322,9 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 		st.sched.Next = end.Add(a.backoff(st.src, st.sched.Failures))
 		if errors.Is(ferr, aggstore.ErrNotRunning) || errors.Is(ferr, aggstore.ErrFenced) {
 			a.notHeldLocked(st)
+			// The store ended the run first (a newer tenure interrupted
+			// it): the run-end event tells what the history keeps.
+			run.State = aggstore.StateInterrupted
 		}
 	}
 	a.mu.Unlock()
