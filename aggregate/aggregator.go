@@ -85,6 +85,9 @@ type Aggregator struct {
 	loadErr string
 	// firstRound is closed after the first lease round.
 	firstRound chan struct{}
+	// displace stops Run when another process took this node's name
+	// over (cause: aggstore.ErrNodeInUse).
+	displace context.CancelCauseFunc
 	// history of removed Sources' loops still ending, by ID: a Source
 	// added back waits for the old loop to release DEST.
 	ending map[string]chan struct{}
@@ -125,6 +128,14 @@ type srcState struct {
 	mux        http.Handler // the follower's callbacks
 	cancelRun  context.CancelFunc
 	cancelHold context.CancelFunc
+	// run is the ID of the run under way (0: none), which the
+	// Destination's writes are fenced to (fence); fenced is the last
+	// run the store fenced out.
+	run, fenced int64
+	// leaseUntil is when this node's lease on the Source ends at the
+	// earliest, by this process's monotonic clock: the start of the
+	// last claim that held it plus LeaseTTL.
+	leaseUntil time.Time
 	// redact hides the Source's secrets in what its runs record (set
 	// by client; nil before its first run).
 	redact func(string) string
@@ -317,6 +328,13 @@ func (a *Aggregator) stopLocked(st *srcState) {
 // Run runs the Sources until ctx ends; then it stops every run, leaves
 // the hubs (unsubscribes), releases its leases and returns.
 func (a *Aggregator) Run(ctx context.Context) error {
+	if err := a.join(ctx); err != nil {
+		return err
+	}
+	// Another process taking this node's name over (this one paused
+	// past its heartbeat) stops everything here: leaseRound's cause.
+	ctx, a.displace = context.WithCancelCause(ctx)
+	defer a.displace(nil)
 	// Runs this node left running when it was killed never ended.
 	if n, err := a.opt.Store.InterruptRuns(ctx, a.opt.Node, a.opt.Now()); err != nil {
 		return fmt.Errorf("aggregate: store: %w", err)
@@ -358,6 +376,10 @@ func (a *Aggregator) Run(ctx context.Context) error {
 	}
 	stopLeases()
 	<-leasesDone
+	if cause := context.Cause(ctx); errors.Is(cause, aggstore.ErrNodeInUse) {
+		// The name's runs and leases are the other process's now.
+		return fmt.Errorf("aggregate: stopped: %w", cause)
+	}
 	rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	// The runs Ctrl-C or SIGTERM stopped did not end.
@@ -368,6 +390,40 @@ func (a *Aggregator) Run(ctx context.Context) error {
 	// round, not once this node's heartbeat expires (LeaseTTL).
 	a.opt.Store.Heartbeat(rctx, a.opt.Node, time.Nanosecond)
 	return nil
+}
+
+// join makes this process the node Options.Node in the store: its first
+// heartbeat. While another process's heartbeat as that node lives, it
+// waits, for at most the lease time and one more round: a process killed
+// without stopping leaves its heartbeat that long, one alive renews it
+// every round. Then ErrNodeInUse: two processes must not share a name,
+// whose leases (and their fencing) would be one.
+func (a *Aggregator) join(ctx context.Context) error {
+	ttl := a.opt.LeaseTTL
+	deadline := time.Now().Add(ttl + ttl/3 + time.Second)
+	said := false
+	for {
+		_, err := a.opt.Store.Heartbeat(ctx, a.opt.Node, ttl)
+		switch {
+		case err == nil:
+			return nil
+		case !errors.Is(err, aggstore.ErrNodeInUse):
+			return fmt.Errorf("aggregate: store: %w", err)
+		case time.Now().After(deadline):
+			return fmt.Errorf("aggregate: node %q: another live process sharing this store runs as it (it renewed its heartbeat within the last %s): %w", a.opt.Node, ttl, err)
+		}
+		if !said {
+			said = true
+			a.emit(Event{Event: ev(EventLease, fmt.Sprintf("node %s: another process heartbeats as %s; waiting up to %s for its heartbeat to expire (a process killed without stopping leaves it for the lease time)", a.opt.Node, a.opt.Node, time.Until(deadline).Round(time.Second)))})
+		}
+		t := time.NewTimer(max(ttl/10, 50*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // Callbacks is the handler of the notification callbacks of every

@@ -25,5 +25,12 @@
 // (DEST/.resourcesync). The aggregator's schedule and run history are in
 // an aggstore.Store; with a shared store (PostgreSQL) several aggregator
 // processes split the Sources with leases, and a killed node's Sources
-// move to the others once its leases expire.
+// move to the others once its leases expire. A node that was only paused
+// past its lease is fenced: its run asks the store before every write of
+// the mirror's state and every deletion (destination.Options.Fence) and
+// stops at the first refusal, so it records nothing after another node
+// took the Source over (aggstore's Fencing). Each process needs its own
+// Options.Node: a second live one under the same name is refused
+// (aggstore.ErrNodeInUse; Run waits a lease time first, for a killed
+// predecessor's heartbeat to expire).
 package aggregate

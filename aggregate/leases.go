@@ -3,6 +3,8 @@ package aggregate
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
+	"fmt"
 	"sort"
 	"time"
 
@@ -38,6 +40,14 @@ func (a *Aggregator) leaseRound(ctx context.Context, ttl time.Duration) {
 	if ctx.Err() != nil {
 		return
 	}
+	if errors.Is(err, aggstore.ErrNodeInUse) {
+		// Another process took this node's name over while this one did
+		// not heartbeat (paused past it): its leases are that one's, and
+		// this process's runs fenced. Stop, claiming nothing.
+		a.emit(Event{Event: ev(EventLease, "node "+a.opt.Node+" taken over by another process: stopping")}.withError(err))
+		a.displace(err)
+		return
+	}
 	if err != nil {
 		// The leases run out unless the store answers again within the
 		// ttl; say so rather than let Sources stop silently.
@@ -67,6 +77,7 @@ func (a *Aggregator) leaseRound(ctx context.Context, ttl time.Duration) {
 		if !c.held {
 			continue
 		}
+		sent := time.Now()
 		ok, err := st.Claim(ctx, a.opt.Node, c.id, ttl)
 		if err != nil && ctx.Err() != nil {
 			return
@@ -75,6 +86,11 @@ func (a *Aggregator) leaseRound(ctx context.Context, ttl time.Duration) {
 			a.lose(c.s)
 			continue
 		}
+		if err == nil {
+			a.mu.Lock()
+			c.s.leaseUntil = sent.Add(ttl)
+			a.mu.Unlock()
+		}
 		held++
 	}
 	var taken []cand
@@ -82,10 +98,14 @@ func (a *Aggregator) leaseRound(ctx context.Context, ttl time.Duration) {
 		if c.held || held >= share {
 			continue
 		}
+		sent := time.Now()
 		ok, err := st.Claim(ctx, a.opt.Node, c.id, ttl)
 		if err != nil || !ok {
 			continue
 		}
+		a.mu.Lock()
+		c.s.leaseUntil = sent.Add(ttl)
+		a.mu.Unlock()
 		held++
 		taken = append(taken, c)
 	}
@@ -168,4 +188,54 @@ func (a *Aggregator) notHeldLocked(s *srcState) {
 	if s.cancelHold != nil {
 		s.cancelHold()
 	}
+}
+
+// fence is the Destination's Options.Fence for st's runs: it asks the
+// store whether the run under way still holds the lease tenure it
+// started under (aggstore.Store.Fence), before each state commit and
+// each deletion. Once fenced, the run is cancelled and every later call
+// refuses at once, so a node that paused past its lease stops within
+// one commit batch and records nothing after another node took over;
+// what remains is described at destination.Options.Fence. A store that
+// does not answer is not a refusal while this process's own clock says
+// the lease it last renewed still lives (no other node can hold it
+// then), so that a slow store does not fail the runs.
+func (a *Aggregator) fence(ctx context.Context, st *srcState) error {
+	a.mu.Lock()
+	id, fenced, until := st.run, st.fenced, st.leaseUntil
+	a.mu.Unlock()
+	if id == 0 {
+		// Outside a run: a followed mirror being opened, which writes
+		// its base URL (the same again) and nothing else.
+		return nil
+	}
+	if id == fenced {
+		return fmt.Errorf("run %d: %w", id, aggstore.ErrFenced)
+	}
+	fctx, cancel := context.WithTimeout(ctx, max(a.opt.LeaseTTL/3, time.Second))
+	err := a.opt.Store.Fence(fctx, id)
+	cancel()
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, aggstore.ErrFenced):
+		a.mu.Lock()
+		first := st.fenced != id
+		st.fenced = id
+		stop := st.cancelRun
+		if st.run != id {
+			stop = nil // that run has ended meanwhile
+		}
+		a.mu.Unlock()
+		if stop != nil {
+			stop()
+		}
+		if first {
+			a.emit(Event{Source: st.src.ID, Event: ev(EventLease, fmt.Sprintf("run %d fenced: its lease of %s ended under it (this node paused past it, or lost it); it stops and writes nothing more", id, a.opt.Node))})
+		}
+		return err
+	case time.Now().Before(until):
+		return nil
+	}
+	return fmt.Errorf("fence of run %d: the store does not answer and the lease may have ended: %w", id, err)
 }

@@ -167,7 +167,14 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 		mode = "sdshare"
 	}
 	run := aggstore.Run{Source: st.src.ID, Node: a.opt.Node, Mode: mode, Start: start, State: aggstore.StateRunning}
-	id, err := a.opt.Store.StartRun(ctx, run)
+	// Not cancelled with the hold: a cancellation that came while the
+	// store committed the run would leave it recorded and this node
+	// unaware of it (no run-start, no outcome, interrupted only when
+	// another node claims the Source). Cancelled now, the run starts
+	// and ends at once, recorded as such below.
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	id, err := a.opt.Store.StartRun(sctx, run)
+	scancel()
 	if err != nil {
 		a.mu.Lock()
 		st.running = false
@@ -186,6 +193,14 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 		return nil, err
 	}
 	run.ID = id
+	a.mu.Lock()
+	st.run = id
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		st.run = 0
+		a.mu.Unlock()
+	}()
 	a.emit(Event{Source: st.src.ID, Event: destination.Event{Kind: EventRunStart, Mode: mode, Message: why}, Run: &run})
 
 	var res result
@@ -202,6 +217,17 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 	if res.Err != nil && rctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		res.Err = fmt.Errorf("run deadline (%s) exceeded: %w", a.opt.RunTimeout, res.Err)
 		res.Reason = ReasonStalled
+	}
+	a.mu.Lock()
+	fenced := st.fenced == id
+	a.mu.Unlock()
+	if fenced {
+		// Cancelled by its fence (fence): whatever error it ended with,
+		// the cause is the lease.
+		if res.Err == nil || !errors.Is(res.Err, aggstore.ErrFenced) {
+			res.Err = fmt.Errorf("run %d: %w (%v)", id, aggstore.ErrFenced, res.Err)
+		}
+		res.Reason = ReasonFenced
 	}
 	end := a.opt.Now()
 	if ctx.Err() != nil {
@@ -289,10 +315,16 @@ func (a *Aggregator) runOnce(ctx context.Context, st *srcState, why string, do f
 		// Not recorded (the lease went to another node, or the store
 		// failed): not a success here either.
 		st.reason, st.lastErr = ReasonState, "run history: "+ferr.Error()
+		if fenced {
+			st.reason = ReasonFenced
+		}
 		st.sched.Failures++
 		st.sched.Next = end.Add(a.backoff(st.src, st.sched.Failures))
-		if errors.Is(ferr, aggstore.ErrNotRunning) {
+		if errors.Is(ferr, aggstore.ErrNotRunning) || errors.Is(ferr, aggstore.ErrFenced) {
 			a.notHeldLocked(st)
+			// The store ended the run first (a newer tenure interrupted
+			// it): the run-end event tells what the history keeps.
+			run.State = aggstore.StateInterrupted
 		}
 	}
 	a.mu.Unlock()
@@ -343,6 +375,7 @@ func (a *Aggregator) options(st *srcState, hc *http.Client, redact func(string) 
 		AllowHosts:   s.AllowHosts,
 		StallTimeout: s.Timeout,
 		MinRate:      1024,
+		Fence:        func(ctx context.Context) error { return a.fence(ctx, st) },
 		Events: func(e destination.Event) {
 			e.URI, e.Message, e.Error = redact(e.URI), redact(e.Message), redact(e.Error)
 			st.rec.Handle(e)
@@ -492,7 +525,8 @@ func (a *Aggregator) runSDShare(ctx context.Context, st *srcState) result {
 		return result{Mode: "sdshare", Err: err, Reason: ReasonConfig}
 	}
 	dest := filepath.Join(a.opt.Root, filepath.FromSlash(st.src.Dest))
-	r := syncSDShare(ctx, st.src, dest, a.opt.GraphStore, hc, func(e destination.Event) {
+	store := fencedStore{a.opt.GraphStore, func(ctx context.Context) error { return a.fence(ctx, st) }}
+	r := syncSDShare(ctx, st.src, dest, store, hc, func(e destination.Event) {
 		e.URI, e.Message, e.Error = redact(e.URI), redact(e.Message), redact(e.Error)
 		st.rec.Handle(e)
 		a.emit(Event{Source: st.src.ID, Event: e})

@@ -188,3 +188,29 @@ func tagStore(ctx context.Context, err error) error {
 	}
 	return fmt.Errorf("%w: %w", errGraphStore, err)
 }
+
+// fencedStore asks fence before each write of the graph store (a
+// snapshot's ReplaceGraph, a fragment's ApplyFragment), as the
+// Destination asks Options.Fence before each state commit: an SDShare run
+// whose lease ended under it (this node paused past it) writes no graph
+// after another node took the Source over. What remains: a snapshot
+// being loaded when the lease ended is one write, checked before it
+// began.
+type fencedStore struct {
+	graphstore.Store
+	fence func(context.Context) error
+}
+
+func (s fencedStore) ReplaceGraph(ctx context.Context, g string, ts iter.Seq2[rdf.Triple, error]) error {
+	if err := s.fence(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("graph %s not replaced: %w", g, err)
+	}
+	return s.Store.ReplaceGraph(ctx, g, ts)
+}
+
+func (s fencedStore) ApplyFragment(ctx context.Context, g string, r rdf.Term, ts []rdf.Triple) error {
+	if err := s.fence(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("fragment of %s not applied to graph %s: %w", r, g, err)
+	}
+	return s.Store.ApplyFragment(ctx, g, r, ts)
+}

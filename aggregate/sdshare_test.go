@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,11 +12,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
+	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare"
 	"github.com/resourcesync-go/resourcesync/sdshare/client"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
@@ -277,5 +280,48 @@ func TestSyncSDShareReasons(t *testing.T) {
 				t.Errorf("feed loop: failed %d, err %v, events %v", res.Failed, res.Err, ev.kinds("c"))
 			}
 		})
+	}
+}
+
+// TestSyncSDShareFenced: an SDShare run whose fence refuses (its lease
+// ended under it) writes no graph: neither the snapshot nor, once a
+// first run loaded it, a fragment; the run fails with the fence's error.
+func TestSyncSDShareFenced(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.nt")
+	writeFile(t, a, "<http://ex.test/a1> <http://ex.test/p> \"1\" .\n")
+	base, srv := sdshareServer(t, map[string]string{"a": a})
+	hc, _ := testnet.Client(t)
+	src := Source{ID: "s", URL: base, Dest: "s", Kind: KindSDShare}
+	mem := memstore.New()
+	var refuse atomic.Bool
+	refused := errors.New("fenced (test)")
+	store := fencedStore{mem, func(context.Context) error {
+		if refuse.Load() {
+			return refused
+		}
+		return nil
+	}}
+	ctx := context.Background()
+	refuse.Store(true)
+	res := syncSDShare(ctx, src, filepath.Join(t.TempDir(), "fresh"), store, hc, nil)
+	if gs, _ := mem.Graphs(ctx); res.Err == nil || !errors.Is(res.Err, refused) || len(gs) != 0 {
+		t.Fatalf("fenced first run: %+v, graphs %v", res, gs)
+	}
+	dest := filepath.Join(t.TempDir(), "dest")
+	refuse.Store(false)
+	if res := syncSDShare(ctx, src, dest, store, hc, nil); res.Err != nil {
+		t.Fatalf("run: %+v", res)
+	}
+	writeFile(t, a, "<http://ex.test/a1> <http://ex.test/p> \"2\" .\n")
+	reload(t, srv, "a")
+	refuse.Store(true)
+	res = syncSDShare(ctx, src, dest, store, hc, nil)
+	ts, err := mem.Fragment(ctx, base+"a/", rdf.IRI("http://ex.test/a1"))
+	if err != nil || len(ts) != 1 || ts[0].O.Value != "1" {
+		t.Fatalf("the fenced run changed the graph: %v %v", ts, err)
+	}
+	if res.Err == nil || !errors.Is(res.Err, refused) {
+		t.Errorf("fenced run: %+v", res)
 	}
 }

@@ -20,6 +20,7 @@ const (
 	ReasonFailures      = "resource-failures" // the run ended with resources that failed
 	ReasonLocked        = "locked"            // DEST is in use by another process
 	ReasonState         = "state"             // DEST's state cannot be read or written
+	ReasonFenced        = "fenced"            // the run's lease ended under it (this node paused past it, or lost it): it stopped writing
 	ReasonConfig        = "config"            // the Source's line cannot be used (credential file missing, ...)
 	ReasonError         = "error"             // anything else
 )

@@ -170,13 +170,14 @@ func newIntent(set string, en *rs.Entry, fi fs.FileInfo) intent {
 }
 
 // putIntents commits intents (path → intent) in one transaction: when it
-// returns, they are durable.
+// returns, they are durable. Fenced as every state write is: a run whose
+// lease ended hands no more installs to its workers.
 func (s *state) putIntents(keys []string, vals [][]byte) error {
 	if len(keys) == 0 {
 		return nil
 	}
 	defer s.rel.touch(s.db, len(keys))
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketIntent)
 		b.FillPercent = 0.9
 		for i, k := range keys {
@@ -201,7 +202,7 @@ func (s *state) clearIntents() error {
 	}); err != nil || empty {
 		return err
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		if err := tx.DeleteBucket(bucketIntent); err != nil {
 			return err
 		}
@@ -235,7 +236,7 @@ func (s *state) intentPage(n int) (keys []string, ins []intent, err error) {
 
 // dropIntents removes the intents of keys.
 func (s *state) dropIntents(keys []string) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketIntent)
 		for _, k := range keys {
 			if err := b.Delete([]byte(k)); err != nil {

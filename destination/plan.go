@@ -286,6 +286,12 @@ func (p *pass) deleteRecord(uri string, rec Record, why string, hold rs.Time) {
 		p.record(uri, nil)
 		return
 	case !p.e.opt.DryRun:
+		if f := p.e.opt.Fence; f != nil {
+			if err := f(context.WithoutCancel(p.ctx)); err != nil {
+				p.fail(uri, rec.Path, hold, fmt.Errorf("%s, but not removed here: fenced: %w", why, err))
+				return
+			}
+		}
 		if err := p.e.dir.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			p.fail(uri, rec.Path, hold, fmt.Errorf("%s, but not removed here: %w", why, err))
 			return

@@ -2,6 +2,7 @@ package destination
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,6 +81,8 @@ type state struct {
 	db       *bolt.DB
 	readOnly bool
 	rel      releaser
+	// fence is Options.Fence: asked before every write (update).
+	fence func(context.Context) error
 }
 
 // releaseEvery is how many records a pass reads between two releases of
@@ -153,6 +156,16 @@ func openState(dest string, readOnly bool) (*state, error) {
 	return &state{db: db, readOnly: readOnly}, nil
 }
 
+// update runs fn in a write transaction once the fence allows it.
+func (s *state) update(fn func(tx *bolt.Tx) error) error {
+	if s.fence != nil {
+		if err := s.fence(context.Background()); err != nil {
+			return fmt.Errorf("fenced: %w", err)
+		}
+	}
+	return s.db.Update(fn)
+}
+
 // migrate brings a state written by an earlier version to the current
 // layout: record keys in normal form, and the index of paths.
 func migrate(tx *bolt.Tx) error {
@@ -221,7 +234,7 @@ func (s *state) meta(key string) (v string, err error) {
 }
 
 func (s *state) putMeta(key, v string) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketMeta).Put([]byte(key), []byte(v))
 	})
 }
@@ -249,7 +262,7 @@ func (s *state) putCheckpoint(cp Checkpoint) error {
 	if err != nil {
 		return err
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketSets).Put([]byte(cp.Set), v)
 	})
 }
@@ -311,7 +324,7 @@ const maxTxNodes = 256
 // pages, and returns how many it applied.
 func (s *state) applySome(ops []stateOp) (int, error) {
 	applied := 0
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b, paths, intents := tx.Bucket(bucketRes), tx.Bucket(bucketPath), tx.Bucket(bucketIntent)
 		// Records mostly arrive in key order (lists are sorted): full
 		// pages then keep the file, and what a pass reads, small.

@@ -118,6 +118,20 @@ type Options struct {
 	// (ErrPathCollision). For tests of that on file systems that do not
 	// fold.
 	FoldsCase func(dir string) (bool, error)
+	// Fence, if set, is asked before each write of the state (each
+	// commit of a batch of records, the checkpoint, the run's mark) and
+	// before each file is deleted; an error refuses that write and every
+	// later one of the run, which ends with it. A caller sharing DEST
+	// between processes under a lease (aggregate) refuses once its lease
+	// is over, so that a process that paused past it stops within one
+	// commit batch and records nothing after another took over. What
+	// remains: the files whose downloads were under way are put in place
+	// without a check (the state does not record them; their intents
+	// name them, and the next run records them), and a write
+	// that follows its check by more than the lease's remaining time. It
+	// is called with a context that is not cancelled with the run's: a
+	// cancelled run still records what it installed.
+	Fence func(ctx context.Context) error
 }
 
 // Failure is one resource that could not be synchronized.
@@ -374,6 +388,7 @@ func Open(ctx context.Context, source string, opt Options) (_ *Mirror, rerr erro
 		}
 		return nil, err
 	}
+	e.st.fence = opt.Fence
 	m := &Mirror{e: e, source: source, sets: sets}
 	prev, err := e.st.meta("base")
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/aggregate"
 	"github.com/resourcesync-go/resourcesync/aggregate/aggstatus"
+	"github.com/resourcesync-go/resourcesync/aggregate/aggstore"
 	"github.com/resourcesync-go/resourcesync/aggregate/aggstore/aggstoreurl"
 	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
@@ -98,7 +100,7 @@ func aggregateCommand() *cli.Command {
 			&cli.StringFlag{Name: "sources-files-dir", Usage: "the `DIR` whose files a --sources URL's list may name (--bearer-token-file and the like, relative to DIR); default: none"},
 			&cli.StringFlag{Name: "root", Value: ".", Usage: "the `DIR` every DEST is relative to"},
 			&cli.StringFlag{Name: "store", Usage: "the aggregator's state: bolt:`DIR` or postgres://... (default: ROOT/.aggregate)"},
-			&cli.StringFlag{Name: "node", Usage: "this process's `NAME` in a shared store (default: the host name)"},
+			&cli.StringFlag{Name: "node", Usage: "this process's `NAME` in a shared store (default: the host name); a second live process under one name is refused"},
 			&cli.DurationFlag{Name: "lease", Value: 30 * time.Second, Usage: "how long a node's claim on a Source lives without renewal (`D`)"},
 			&cli.IntFlag{Name: "workers", Value: 4, Usage: "`N` Sources synced at once"},
 			&cli.IntFlag{Name: "per-host", Value: 2, Usage: "at most `N` Sources of one host synced at once"},
@@ -352,6 +354,9 @@ func runAggregator(ctx context.Context, cmd *cli.Command, a *aggregate.Aggregato
 	stop()
 	bg.Wait()
 	writeAggReport()
+	if errors.Is(err, aggstore.ErrNodeInUse) {
+		return cli.Exit(fmt.Sprintf("--node %s: %v; give each process that shares the store its own --node", a.Snapshot().Node, err), exitUsage)
+	}
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
 	}

@@ -55,7 +55,9 @@ import (
 	"github.com/resourcesync-go/resourcesync/aggregate"
 	"github.com/resourcesync-go/resourcesync/aggregate/aggstore"
 	"github.com/resourcesync-go/resourcesync/aggregate/aggstore/boltstore"
+	"github.com/resourcesync-go/resourcesync/aggregate/aggstore/pgstore"
 	"github.com/resourcesync-go/resourcesync/destination"
+	"github.com/resourcesync-go/resourcesync/internal/testing/sparqltest"
 )
 
 func envUint(t *testing.T, name string, def uint64) uint64 {
@@ -101,6 +103,10 @@ type aggSource struct {
 	// frozen is the mirror a removed line left (nil while listed, or
 	// while the aggregator has not dropped it yet).
 	frozen map[string][]byte
+	// sdshare: an SDShare collection (TestAggregateModelPG), whose
+	// resources are triples (id -> value) and whose mirror is a graph.
+	sdshare bool
+	triples map[string]string
 }
 
 // aggRun is what one aggregator process (an incarnation) printed about a
@@ -133,6 +139,18 @@ type aggHistory struct {
 	counter       int
 	trace         []string
 	stats         map[string]int
+	// pg, when set, is the PostgreSQL store of two nodes
+	// (TestAggregateModelPG): agg is the node the next action acts on,
+	// named node; other is the second one. nodeOf names each
+	// incarnation's node.
+	pg        string
+	node      string
+	other     *proc
+	otherNode string
+	nodeOf    []string
+	listen2   string
+	// sparql is the graph store of the SDShare line (nil: none).
+	sparql *sparqltest.Server
 }
 
 func newAggHistory(t *testing.T, seed uint64, steps int) *aggHistory {
@@ -157,7 +175,11 @@ func newAggHistory(t *testing.T, seed uint64, steps int) *aggHistory {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("history (seed %d):\n  %s", h.seed, strings.Join(h.trace, "\n  "))
-			t.Logf("reproduce: RESOURCESYNC_AGG_MODEL_SEED=%d RESOURCESYNC_AGG_MODEL_STEPS=%d go test ./cmd/resourcesync -run '^TestAggregateModel$' -count=1 -v", h.seed, h.steps)
+			test := "TestAggregateModel"
+			if h.pg != "" {
+				test += "PG"
+			}
+			t.Logf("reproduce: RESOURCESYNC_AGG_MODEL_SEED=%d RESOURCESYNC_AGG_MODEL_STEPS=%d go test ./cmd/resourcesync -run '^%s$' -count=1 -v", h.seed, h.steps, test)
 		}
 	})
 	return h
@@ -196,13 +218,21 @@ func (h *aggHistory) run() {
 		}
 		h.startServe(s)
 		k := "poll " + s.poll
-		if s.follow {
+		switch {
+		case s.sdshare:
+			k = "sdshare, poll " + s.poll
+		case s.follow:
 			k = "follow"
 		}
 		kinds = append(kinds, k)
 	}
 	h.logf("history %d: %d Sources (%s), %d steps", h.seed, len(h.srcs), strings.Join(kinds, ", "), h.steps)
 	h.writeSources()
+	if h.pg != "" {
+		h.node = "n1"
+		h.startAgg()
+		h.other, h.otherNode, h.node = h.agg, h.node, "n2"
+	}
 	h.startAgg()
 	h.settle("start")
 	for i := range h.steps {
@@ -211,6 +241,10 @@ func (h *aggHistory) run() {
 	h.logf("final: settle, SIGTERM, check the run history")
 	h.settle("final")
 	h.stopAgg()
+	if h.other != nil {
+		h.swap()
+		h.stopAgg()
+	}
 	h.checkStore()
 	h.t.Logf("seed %d: %d steps in %s; %s", h.seed, h.steps, time.Since(start).Round(time.Millisecond), h.statLine())
 }
@@ -229,6 +263,9 @@ func (h *aggHistory) statLine() string {
 }
 
 func (h *aggHistory) step(i int) {
+	if h.other != nil && h.rng.IntN(2) == 0 {
+		h.swap()
+	}
 	type action struct {
 		w  int
 		fn func()
@@ -260,6 +297,10 @@ func (h *aggHistory) step(i int) {
 // --- the Sources ---
 
 func (h *aggHistory) startServe(s *aggSource) {
+	if s.sdshare {
+		h.sdServe(s)
+		return
+	}
 	addr := freeAddr(h.t)
 	s.base = "http://" + addr + "/"
 	s.serve = startProc(h.t, "serve", "--addr", addr, "--watch", "--rescan-interval", "200ms", "--allow-private-callbacks",
@@ -283,6 +324,9 @@ func (h *aggHistory) content() []byte {
 }
 
 func (h *aggHistory) create(s *aggSource) string {
+	if s.sdshare {
+		return h.sdCreate(s)
+	}
 	h.counter++
 	p := fmt.Sprintf("f%03d.txt", h.counter)
 	if h.rng.IntN(3) == 0 {
@@ -309,6 +353,10 @@ func (h *aggHistory) write(s *aggSource, p string, b []byte) {
 
 // change creates, updates or deletes 1-3 files of s.
 func (h *aggHistory) change(s *aggSource) {
+	if s.sdshare {
+		h.sdChange(s)
+		return
+	}
 	var did []string
 	for range 1 + h.rng.IntN(3) {
 		paths := aggPaths(treeOf(s.dir))
@@ -354,6 +402,9 @@ func (h *aggHistory) writeSources() {
 			continue
 		}
 		fmt.Fprintf(&b, "%s %s --poll-interval %s", s.base, s.dest, s.poll)
+		if s.sdshare {
+			b.WriteString(" --sdshare")
+		}
 		if s.follow {
 			b.WriteString(" --follow")
 		}
@@ -373,6 +424,9 @@ func (h *aggHistory) writeSources() {
 func (h *aggHistory) toggleLine() {
 	var listed, removed []*aggSource
 	for _, s := range h.srcs {
+		if s.sdshare {
+			continue // always listed, as it is
+		}
 		if s.listed {
 			listed = append(listed, s)
 		} else {
@@ -414,16 +468,29 @@ func (h *aggHistory) toggleLine() {
 	h.settleOne(s, "before its removal")
 	// An aggregator that had not read the file yet would never have it.
 	h.ready(s.dest)
-	mark := len(h.agg.out.String())
+	mark, markOther := len(h.agg.out.String()), 0
+	if h.other != nil {
+		// Both nodes: the mirror is frozen once neither runs the line.
+		h.swap()
+		h.ready("")
+		h.swap()
+		markOther = len(h.other.out.String())
+	}
 	s.listed = false
 	h.writeSources()
 	if h.rng.IntN(2) == 0 {
 		h.logf("  SIGHUP")
 		h.agg.cmd.Process.Signal(syscall.SIGHUP)
 	}
-	h.waitEvent(mark, func(e aggregate.Event) bool {
+	dropped := func(e aggregate.Event) bool {
 		return e.Kind == aggregate.EventSourceRemoved && e.Source == s.dest
-	}, "source-removed of "+s.dest)
+	}
+	h.waitEvent(mark, dropped, "source-removed of "+s.dest)
+	if h.other != nil {
+		h.swap()
+		h.waitEvent(markOther, dropped, "source-removed of "+s.dest+" by node "+h.node)
+		h.swap()
+	}
 	s.frozen = treeOf(filepath.Join(h.root, s.dest))
 }
 
@@ -438,11 +505,35 @@ func (h *aggHistory) sighup() {
 
 func (h *aggHistory) startAgg() {
 	h.inc++
-	h.agg = startProc(h.t, "aggregate", "--sources", h.sources, "--root", h.root, "--json", "--reload", "200ms",
-		"--listen", h.listen, "--workers", "3", "--per-host", "2", "--poll-interval", "1s")
+	listen := h.listen
+	if h.node == "n2" {
+		// Each node its own callback address, the same across its
+		// incarnations (as h.listen for one node).
+		if h.listen2 == "" {
+			h.listen2 = freeAddr(h.t)
+		}
+		listen = h.listen2
+	}
+	args := []string{"aggregate", "--sources", h.sources, "--root", h.root, "--json", "--reload", "200ms",
+		"--listen", listen, "--workers", "3", "--per-host", "2", "--poll-interval", "1s"}
+	if h.pg != "" {
+		args = append(args, "--store", h.pg, "--node", h.node, "--lease", "3s")
+	}
+	if h.sparql != nil {
+		args = append(args, "--sparql-update", h.sparql.UpdateURL, "--sparql-query", h.sparql.QueryURL,
+			"--sparql-graph-store", h.sparql.GraphStoreURL)
+	}
+	h.agg = startProc(h.t, args...)
 	h.procs = append(h.procs, h.agg)
 	h.killed = append(h.killed, false)
-	h.logf("  aggregator incarnation %d started", h.inc)
+	h.nodeOf = append(h.nodeOf, h.node)
+	h.logf("  aggregator incarnation %d started%s", h.inc, prefixed(" as node ", h.node))
+}
+
+// swap makes the other node the one the next actions act on.
+func (h *aggHistory) swap() {
+	h.agg, h.other = h.other, h.agg
+	h.node, h.otherNode = h.otherNode, h.node
 }
 
 // killAfter kills the aggregator (SIGKILL) after d, restarts it.
@@ -522,8 +613,8 @@ func (h *aggHistory) kill() {
 			h.fatalf("runs of %s: %v", s.dest, err)
 		}
 		for _, r := range runs {
-			if r.State == aggstore.StateRunning {
-				h.runningAtKill[r.ID] = aggRun{inc: h.inc, source: r.Source}
+			if r.State == aggstore.StateRunning && (h.pg == "" || r.Node == h.node) {
+				h.runningAtKill[r.ID] = aggRun{inc: len(h.procs), source: r.Source}
 				h.logf("  run %d of %s (%s) was running", r.ID, s.dest, r.Mode)
 			}
 		}
@@ -551,8 +642,14 @@ func (h *aggHistory) stopAgg() {
 	h.agg.stdin.Close()
 }
 
-func (h *aggHistory) openStore() *boltstore.Store {
-	st, err := boltstore.Open(filepath.Join(h.root, ".aggregate", "aggregate.db"), nil)
+func (h *aggHistory) openStore() aggstore.Store {
+	var st aggstore.Store
+	var err error
+	if h.pg != "" {
+		st, err = pgstore.Open(context.Background(), h.pg, nil)
+	} else {
+		st, err = boltstore.Open(filepath.Join(h.root, ".aggregate", "aggregate.db"), nil)
+	}
 	if err != nil {
 		h.fatalf("open the aggregator's store: %v", err)
 	}
@@ -562,10 +659,30 @@ func (h *aggHistory) openStore() *boltstore.Store {
 // ready waits until the aggregator took its lease on the Source id (""
 // any): it has read the sources file then, and handles SIGHUP and
 // SIGTERM (before, they end it, as they end any daemon that starts).
+//
+// With two nodes the node acted on has taken some lease (it has read
+// the file and handles signals), and one of them that on id.
 func (h *aggHistory) ready(id string) {
 	h.waitEvent(0, func(e aggregate.Event) bool {
-		return e.Kind == aggregate.EventLease && strings.HasPrefix(e.Message, "taken by") && (id == "" || e.Source == id)
+		return e.Kind == aggregate.EventLease && strings.HasPrefix(e.Message, "taken by") && (id == "" || h.other != nil || e.Source == id)
 	}, "lease taken on "+id)
+	if h.other == nil || id == "" {
+		return
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		for _, p := range []*proc{h.agg, h.other} {
+			for _, e := range events(p.out.String()) {
+				if e.Kind == aggregate.EventLease && strings.HasPrefix(e.Message, "taken by") && e.Source == id {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			h.fatalf("no node took the lease on %s", id)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // waitEvent waits for an event of the aggregator's output after mark.
@@ -618,6 +735,10 @@ func (h *aggHistory) settle(what string) {
 func (h *aggHistory) settleOne(s *aggSource, what string) {
 	h.t.Helper()
 	mirror := filepath.Join(h.root, s.dest)
+	if s.sdshare {
+		h.sdSettle(s, what)
+		return
+	}
 	if !s.listed {
 		if s.frozen == nil {
 			h.fatalf("%s: %s removed but never frozen", what, s.dest)
@@ -640,6 +761,9 @@ func (h *aggHistory) settleOne(s *aggSource, what string) {
 		}
 		if h.agg.exited() {
 			h.fatalf("%s: the aggregator exited (%d)", what, h.agg.code)
+		}
+		if h.other != nil && h.other.exited() {
+			h.fatalf("%s: node %s exited (%d):\n%s", what, h.otherNode, h.other.code, h.other.tail())
 		}
 		if time.Since(start) > 5*time.Second {
 			h.orphans(what, s, got, want)
@@ -756,7 +880,7 @@ func (h *aggHistory) checkStore() {
 				// Not an invariant (a run cut by a changed line fails),
 				// but worth seeing.
 				h.stats["failed: "+r.Reason]++
-				if strings.Contains(r.Error, "lost the Source's lease") {
+				if strings.Contains(r.Error, "lost the Source's lease") && h.pg == "" {
 					// One node: no other takes a lease.
 					h.fatalf("run %d of %s failed with %q, and no other node ran", r.ID, r.Source, r.Error)
 				}
@@ -773,7 +897,7 @@ func (h *aggHistory) checkStore() {
 			if ev == nil || !ev.started {
 				// StartRun committed, the process died before printing.
 				if !cut {
-					h.fatalf("run %d of %s (%s) is in the store without a run-start event, and was not cut by a kill", r.ID, r.Source, r.State)
+					h.fatalf("run %d of %s (%s) is in the store without a run-start event, and was not cut by a kill: %+v", r.ID, r.Source, r.State, r)
 				}
 				continue
 			}

@@ -174,6 +174,9 @@ var cases = []struct {
 	{"PruneRuns", testPruneRuns},
 	{"Schedules", testSchedules},
 	{"Heartbeat", testHeartbeat},
+	{"Fencing", testFencing},
+	{"FinishRunFenced", testFinishRunFenced},
+	{"NodeInUse", testNodeInUse},
 }
 
 func testLeases(t *testing.T, a, b aggstore.Store) {
@@ -188,7 +191,7 @@ func testLeases(t *testing.T, a, b aggstore.Store) {
 		t.Fatal("B could not claim a free source")
 	}
 	ls := must(b.Leases(ctx))(t)
-	if len(ls) != 2 || ls[0] != (aggstore.Lease{Source: "s1", Node: "A", Expires: ls[0].Expires}) || ls[1].Source != "s2" || ls[1].Node != "B" {
+	if len(ls) != 2 || ls[0] != (aggstore.Lease{Source: "s1", Node: "A", Expires: ls[0].Expires, Epoch: ls[0].Epoch}) || ls[0].Epoch <= 0 || ls[1].Source != "s2" || ls[1].Node != "B" {
 		t.Fatalf("leases %+v", ls)
 	}
 	if ls[0].Expires.IsZero() {
@@ -241,11 +244,13 @@ func testLeaseExpiry(t *testing.T, a, b aggstore.Store) {
 	// Expired: A is no holder, for StartRun either.
 	_, err := a.StartRun(ctx, run("x", "A"))
 	isErr(t, err, aggstore.ErrNotHolder, "StartRun on an expired lease")
-	// A renews its own expired lease on x: its run there goes on.
+	// A takes its own expired lease on x again: a new tenure, in which
+	// its run of the old one does not go on (another node may have
+	// held x meanwhile, as far as that run can tell).
 	if !must(a.Claim(ctx, "A", "x", time.Minute))(t) {
 		t.Fatal("A could not reclaim its own expired lease")
 	}
-	if r := runOf(t, b, "x", idX); r.State != aggstore.StateRunning {
+	if r := runOf(t, b, "x", idX); r.State != aggstore.StateInterrupted {
 		t.Fatalf("A's run on x after A reclaimed x: %+v", r)
 	}
 	// B takes y over: A's run there is interrupted, and A fenced.
@@ -369,6 +374,10 @@ func testFinishRunOnce(t *testing.T, a, b aggstore.Store) {
 		t.Fatalf("finished run times: %v %v, want %v %v", got.Start, got.End, want.Start, want.End)
 	}
 	got.Start, got.End, want.Start, want.End = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	if got.Epoch <= 0 {
+		t.Fatalf("finished run without its epoch: %+v", got)
+	}
+	want.Epoch = got.Epoch // the store's
 	if got != want {
 		t.Fatalf("finished run\n got %+v\nwant %+v", got, want)
 	}
@@ -449,12 +458,10 @@ func testRunsNewestFirst(t *testing.T, a, b aggstore.Store) {
 	must(a.Claim(ctx, "A", "s", time.Minute))(t)
 	must(b.Claim(ctx, "B", "o", time.Minute))(t)
 	var ids []int64
-	for i := range 5 {
-		s, node := a, "A"
-		if i%2 == 1 {
-			s = b
-		}
-		ids = append(ids, must(s.StartRun(ctx, run("s", node)))(t))
+	// A's runs through a (a node is one handle: the one that took its
+	// lease), B's through b in between.
+	for range 5 {
+		ids = append(ids, must(a.StartRun(ctx, run("s", "A")))(t))
 		must(b.StartRun(ctx, run("o", "B")))(t)
 	}
 	if !slices.IsSorted(ids) || len(slices.Compact(slices.Clone(ids))) != len(ids) {
@@ -633,4 +640,155 @@ func testPruneRuns(t *testing.T, a, b aggstore.Store) {
 	}
 	// The running run still finishes once.
 	ok(t, a.FinishRun(ctx, aggstore.Run{ID: ids[1], State: aggstore.StateFailed}, aggstore.Schedule{Source: "s"}))
+}
+
+func leaseOf(t *testing.T, s aggstore.Store, source string) aggstore.Lease {
+	t.Helper()
+	for _, l := range must(s.Leases(context.Background()))(t) {
+		if l.Source == source {
+			return l
+		}
+	}
+	return aggstore.Lease{}
+}
+
+// testFencing: a run is fenced to the lease tenure it started under.
+// Renewals keep the epoch; every new tenure (after an expiry, a release,
+// a takeover, a Forget) has a greater one, and ends the runs of the
+// earlier ones.
+func testFencing(t *testing.T, a, b aggstore.Store) {
+	ctx := context.Background()
+	isErr(t, a.Fence(ctx, 12345), aggstore.ErrFenced, "fence of an unknown run")
+	if !must(a.Claim(ctx, "A", "s", shortTTL))(t) {
+		t.Fatal("A could not claim")
+	}
+	e1 := leaseOf(t, b, "s").Epoch
+	if e1 <= 0 {
+		t.Fatalf("epoch of a new lease: %d", e1)
+	}
+	id1 := must(a.StartRun(ctx, run("s", "A")))(t)
+	if r := runOf(t, b, "s", id1); r.Epoch != e1 {
+		t.Fatalf("run started under epoch %d records %d", e1, r.Epoch)
+	}
+	ok(t, a.Fence(ctx, id1))
+	ok(t, b.Fence(ctx, id1)) // any handle may check
+	must(a.Claim(ctx, "A", "s", shortTTL))(t)
+	if e := leaseOf(t, b, "s").Epoch; e != e1 {
+		t.Fatalf("a renewal changed the epoch: %d then %d", e1, e)
+	}
+	ok(t, a.Fence(ctx, id1))
+	// Expired, not taken: fenced already (another node may take it at
+	// any moment), and the node's own claim is a new tenure.
+	eventually(t, "A's lease expires", func() bool { return len(must(b.Leases(ctx))(t)) == 0 })
+	isErr(t, a.Fence(ctx, id1), aggstore.ErrFenced, "fence of a run whose lease expired")
+	if !must(a.Claim(ctx, "A", "s", time.Minute))(t) {
+		t.Fatal("A could not claim its expired lease again")
+	}
+	e2 := leaseOf(t, b, "s").Epoch
+	if e2 <= e1 {
+		t.Fatalf("epoch after an expiry: %d, then %d", e1, e2)
+	}
+	isErr(t, a.Fence(ctx, id1), aggstore.ErrFenced, "fence of a run of an earlier tenure")
+	if r := runOf(t, b, "s", id1); r.State != aggstore.StateInterrupted {
+		t.Fatalf("run of an earlier tenure: %+v", r)
+	}
+	id2 := must(a.StartRun(ctx, run("s", "A")))(t)
+	ok(t, a.Fence(ctx, id2))
+	// A finished run is fenced too: it writes nothing more.
+	ok(t, a.FinishRun(ctx, aggstore.Run{ID: id2, State: aggstore.StateOK}, aggstore.Schedule{Source: "s"}))
+	isErr(t, a.Fence(ctx, id2), aggstore.ErrFenced, "fence of a finished run")
+	// Released and claimed again, by B: a new epoch.
+	id3 := must(a.StartRun(ctx, run("s", "A")))(t)
+	ok(t, a.Release(ctx, "A", "s"))
+	isErr(t, a.Fence(ctx, id3), aggstore.ErrFenced, "fence of a run whose lease was released")
+	if !must(b.Claim(ctx, "B", "s", time.Minute))(t) {
+		t.Fatal("B could not claim a released lease")
+	}
+	e3 := leaseOf(t, a, "s").Epoch
+	if e3 <= e2 {
+		t.Fatalf("epoch after a release: %d, then %d", e2, e3)
+	}
+	if r := runOf(t, b, "s", id3); r.State != aggstore.StateInterrupted {
+		t.Fatalf("A's run after B took the released lease: %+v", r)
+	}
+	id4 := must(b.StartRun(ctx, run("s", "B")))(t)
+	ok(t, a.Fence(ctx, id4))
+	// Forgotten and claimed again: still greater.
+	ok(t, a.Forget(ctx, "s"))
+	isErr(t, b.Fence(ctx, id4), aggstore.ErrFenced, "fence of a run of a forgotten Source")
+	must(a.Claim(ctx, "A", "s", time.Minute))(t)
+	if e4 := leaseOf(t, b, "s").Epoch; e4 <= e3 {
+		t.Fatalf("epoch after a Forget: %d, then %d", e3, e4)
+	}
+}
+
+// testFinishRunFenced: a run still recorded running whose tenure is over
+// (its lease released) writes neither its outcome nor the schedule.
+func testFinishRunFenced(t *testing.T, a, b aggstore.Store) {
+	ctx := context.Background()
+	must(a.Claim(ctx, "A", "s", time.Minute))(t)
+	id := must(a.StartRun(ctx, run("s", "A")))(t)
+	ok(t, a.PutSchedule(ctx, aggstore.Schedule{Source: "s", Failures: 4}))
+	ok(t, a.Release(ctx, "A", "s"))
+	isErr(t, a.FinishRun(ctx, aggstore.Run{ID: id, State: aggstore.StateOK}, aggstore.Schedule{Source: "s"}), aggstore.ErrFenced,
+		"finish of a run whose lease was released")
+	if r := runOf(t, b, "s", id); r.State != aggstore.StateRunning {
+		t.Fatalf("a fenced finish changed the run: %+v", r)
+	}
+	if ss := must(b.Schedules(ctx))(t); len(ss) != 1 || ss[0].Failures != 4 {
+		t.Fatalf("a fenced finish wrote the schedule: %+v", ss)
+	}
+	// The next tenure ends it.
+	must(b.Claim(ctx, "B", "s", time.Minute))(t)
+	if r := runOf(t, b, "s", id); r.State != aggstore.StateInterrupted {
+		t.Fatalf("the fenced run after the next claim: %+v", r)
+	}
+}
+
+// testNodeInUse: a node name is one handle's at a time. Two handles
+// (two processes) heartbeating as one node: the second is refused while
+// the first's heartbeat lives; once it has expired, the second takes the
+// name over and the first's leases end (a first that was only paused
+// is fenced when it comes back, and refused).
+func testNodeInUse(t *testing.T, a, b aggstore.Store) {
+	ctx := context.Background()
+	must(a.Heartbeat(ctx, "N", shortTTL))(t)
+	if !must(a.Claim(ctx, "N", "s", time.Minute))(t) {
+		t.Fatal("N could not claim")
+	}
+	id := must(a.StartRun(ctx, run("s", "N")))(t)
+	if a == b {
+		// One handle: the same process heartbeats again.
+		must(b.Heartbeat(ctx, "N", shortTTL))(t)
+		ok(t, a.Fence(ctx, id))
+		return
+	}
+	_, err := b.Heartbeat(ctx, "N", shortTTL)
+	isErr(t, err, aggstore.ErrNodeInUse, "heartbeat as a node another handle is")
+	if got := leasesOf(t, a); got["s"] != "N" {
+		t.Fatalf("a refused heartbeat changed the leases: %v", got)
+	}
+	ok(t, a.Fence(ctx, id))
+	eventually(t, "the second handle takes the name over", func() bool {
+		_, err := b.Heartbeat(ctx, "N", time.Minute)
+		if err != nil && !errors.Is(err, aggstore.ErrNodeInUse) {
+			t.Fatal(err)
+		}
+		return err == nil
+	})
+	isErr(t, a.Fence(ctx, id), aggstore.ErrFenced, "fence of a run of the name's previous handle")
+	_, err = a.Heartbeat(ctx, "N", time.Minute)
+	isErr(t, err, aggstore.ErrNodeInUse, "heartbeat of the previous handle, back")
+	if !must(b.Claim(ctx, "N", "s", time.Minute))(t) {
+		t.Fatal("the new handle could not claim")
+	}
+	if r := runOf(t, b, "s", id); r.State != aggstore.StateInterrupted {
+		t.Fatalf("the previous handle's run: %+v", r)
+	}
+	// Its lease is the new handle's, though the node's name is the same.
+	if must(a.Claim(ctx, "N", "s", time.Minute))(t) {
+		t.Fatal("the previous handle renewed the new handle's lease")
+	}
+	_, err = a.StartRun(ctx, run("s", "N"))
+	isErr(t, err, aggstore.ErrNotHolder, "StartRun by the previous handle")
 }

@@ -3,6 +3,7 @@ package boltstore
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -50,9 +51,12 @@ type Options struct {
 
 // Store is an aggstore.Store on one bbolt file.
 type Store struct {
-	db     *bbolt.DB
-	now    func() time.Time
-	closed atomic.Bool
+	db  *bbolt.DB
+	now func() time.Time
+	// instance tells this handle's heartbeats from an earlier one's (a
+	// process that was killed and restarted with the same node name).
+	instance []byte
+	closed   atomic.Bool
 }
 
 var _ aggstore.Store = (*Store)(nil)
@@ -80,6 +84,8 @@ func Open(path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
 	db.NoSync = o.NoSync
+	// One process holds the file (its lock): a heartbeat of another
+	// handle is a dead process's, taken over at once (Heartbeat).
 	err = boltdb.Run(db, true, func(tx *bbolt.Tx) error {
 		for _, b := range [][]byte{bRuns, bBySource, bRunning, bSchedules, bLeases, bNodes} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
@@ -95,7 +101,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("boltstore: init %s: %w", path, mapErr(err))
 	}
-	return &Store{db: db, now: o.Now}, nil
+	return &Store{db: db, now: o.Now, instance: []byte(rand.Text())}, nil
 }
 
 // Close closes the file; leases stay until they expire.
@@ -124,7 +130,8 @@ func (s *Store) do(ctx context.Context, write bool, fn func(tx *bbolt.Tx) error)
 // they are.
 func mapErr(err error) error {
 	switch {
-	case err == nil, errors.Is(err, aggstore.ErrNotHolder), errors.Is(err, aggstore.ErrNotRunning), errors.Is(err, aggstore.ErrInvalid):
+	case err == nil, errors.Is(err, aggstore.ErrNotHolder), errors.Is(err, aggstore.ErrNotRunning), errors.Is(err, aggstore.ErrInvalid),
+		errors.Is(err, aggstore.ErrFenced), errors.Is(err, aggstore.ErrNodeInUse):
 		return err
 	case errors.Is(err, boltdb.ErrCorrupt) && !errors.Is(err, ErrCorrupt):
 		return fmt.Errorf("boltstore: %w: %v", ErrCorrupt, err)
@@ -142,7 +149,10 @@ func corrupt(what string, k []byte, err error) error {
 
 func u64(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
 
-// Heartbeat implements aggstore.Store.
+// Heartbeat implements aggstore.Store. A node's value is its expiry
+// (Unix nanoseconds, 8 bytes) and the handle's instance. Only one handle
+// has the file open, so another instance's heartbeat is never refused:
+// it is a dead process's, whose lease tenures end here.
 func (s *Store) Heartbeat(ctx context.Context, node string, ttl time.Duration) ([]string, error) {
 	if node == "" || ttl <= 0 {
 		return nil, invalid("heartbeat of node %q for %v", node, ttl)
@@ -151,13 +161,18 @@ func (s *Store) Heartbeat(ctx context.Context, node string, ttl time.Duration) (
 	err := s.do(ctx, true, func(tx *bbolt.Tx) error {
 		now := s.now()
 		b := tx.Bucket(bNodes)
-		if err := b.Put([]byte(node), u64(uint64(now.Add(ttl).UnixNano()))); err != nil {
+		if old := b.Get([]byte(node)); old != nil && (len(old) < 8 || !bytes.Equal(old[8:], s.instance)) {
+			if err := s.endTenures(tx, node, now); err != nil {
+				return err
+			}
+		}
+		if err := b.Put([]byte(node), append(u64(uint64(now.Add(ttl).UnixNano())), s.instance...)); err != nil {
 			return err
 		}
 		var dead [][]byte
 		err := b.ForEach(func(k, v []byte) error {
-			if len(v) != 8 {
-				return corrupt("node", k, errors.New("not 8 bytes"))
+			if len(v) != 8 && len(v) != 8+len(s.instance) {
+				return corrupt("node", k, fmt.Errorf("%d bytes", len(v)))
 			}
 			if int64(binary.BigEndian.Uint64(v)) > now.UnixNano() {
 				alive = append(alive, string(k))
@@ -182,9 +197,44 @@ func (s *Store) Heartbeat(ctx context.Context, node string, ttl time.Duration) (
 	return alive, nil // bbolt iterates in key order
 }
 
+// endTenures expires node's live leases (another handle of that name
+// held them): whoever claims them next starts a new epoch.
+func (s *Store) endTenures(tx *bbolt.Tx, node string, now time.Time) error {
+	b := tx.Bucket(bLeases)
+	var mine []leaseRec
+	var keys [][]byte
+	err := b.ForEach(func(k, v []byte) error {
+		var l leaseRec
+		if err := json.Unmarshal(v, &l); err != nil {
+			return corrupt("lease", k, err)
+		}
+		if l.Node == node && live(l, now) {
+			l.Expires = now.UnixNano()
+			mine, keys = append(mine, l), append(keys, slices.Clone(k))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, l := range mine {
+		v, err := json.Marshal(l)
+		if err != nil {
+			return err
+		}
+		if err := b.Put(keys[i], v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 type leaseRec struct {
 	Node    string `json:"node"`
 	Expires int64  `json:"expires"` // Unix nanoseconds
+	Epoch   int64  `json:"epoch,omitempty"`
+	// Instance is the handle that took the lease: only it renews it.
+	Instance string `json:"instance,omitempty"`
 }
 
 func getLease(tx *bbolt.Tx, source string) (leaseRec, bool, error) {
@@ -201,7 +251,9 @@ func getLease(tx *bbolt.Tx, source string) (leaseRec, bool, error) {
 
 func live(l leaseRec, now time.Time) bool { return l.Expires > now.UnixNano() }
 
-// Claim implements aggstore.Store.
+// Claim implements aggstore.Store. Epochs come from the leases
+// bucket's sequence: increasing over every Source, so per Source too,
+// even after Forget.
 func (s *Store) Claim(ctx context.Context, node, source string, ttl time.Duration) (bool, error) {
 	if node == "" || source == "" || ttl <= 0 {
 		return false, invalid("claim of %q by node %q for %v", source, node, ttl)
@@ -213,10 +265,20 @@ func (s *Store) Claim(ctx context.Context, node, source string, ttl time.Duratio
 		if err != nil {
 			return err
 		}
-		if found && l.Node != node && live(l, now) {
+		mine := found && l.Node == node && l.Instance == string(s.instance)
+		if found && !mine && live(l, now) {
 			return nil
 		}
-		v, err := json.Marshal(leaseRec{Node: node, Expires: now.Add(ttl).UnixNano()})
+		renewal := mine && live(l, now)
+		n := leaseRec{Node: node, Expires: now.Add(ttl).UnixNano(), Epoch: l.Epoch, Instance: string(s.instance)}
+		if !renewal {
+			seq, err := tx.Bucket(bLeases).NextSequence()
+			if err != nil {
+				return err
+			}
+			n.Epoch = int64(seq)
+		}
+		v, err := json.Marshal(n)
 		if err != nil {
 			return err
 		}
@@ -224,12 +286,12 @@ func (s *Store) Claim(ctx context.Context, node, source string, ttl time.Duratio
 			return err
 		}
 		held = true
-		if found && l.Node == node {
-			return nil // a renewal: the others' runs ended when node took the lease
+		if renewal {
+			return nil // the older epochs' runs ended when this one began
 		}
-		// Under node's lease no other node runs source: the runs of a
-		// node whose lease expired (or was released) are over.
-		_, err = s.interrupt(tx, now, func(r *aggstore.Run) bool { return r.Source == source && r.Node != node })
+		// A new tenure: the runs of the earlier ones are over, whoever
+		// ran them (a node whose lease expired, or was released).
+		_, err = s.interrupt(tx, now, func(r *aggstore.Run) bool { return r.Source == source && r.Epoch != n.Epoch })
 		return err
 	})
 	return held, err
@@ -308,7 +370,7 @@ func (s *Store) Leases(ctx context.Context) ([]aggstore.Lease, error) {
 				return corrupt("lease", k, err)
 			}
 			if live(l, now) {
-				out = append(out, aggstore.Lease{Source: string(k), Node: l.Node, Expires: time.Unix(0, l.Expires).UTC()})
+				out = append(out, aggstore.Lease{Source: string(k), Node: l.Node, Expires: time.Unix(0, l.Expires).UTC(), Epoch: l.Epoch})
 			}
 			return nil
 		})
@@ -357,14 +419,14 @@ func (s *Store) StartRun(ctx context.Context, r aggstore.Run) (int64, error) {
 		if err != nil {
 			return err
 		}
-		if !found || l.Node != r.Node || !live(l, now) {
+		if !found || l.Node != r.Node || l.Instance != string(s.instance) || !live(l, now) {
 			return fmt.Errorf("boltstore: run of %q by %q: %w", r.Source, r.Node, aggstore.ErrNotHolder)
 		}
 		seq, err := tx.Bucket(bRuns).NextSequence()
 		if err != nil {
 			return err
 		}
-		r.ID, r.State = int64(seq), aggstore.StateRunning
+		r.ID, r.State, r.Epoch = int64(seq), aggstore.StateRunning, l.Epoch
 		if r.Start.IsZero() {
 			r.Start = now
 		}
@@ -409,10 +471,17 @@ func (s *Store) FinishRun(ctx context.Context, r aggstore.Run, next aggstore.Sch
 		if next.Source != old.Source {
 			return invalid("run %d of %q finished with the schedule of %q", r.ID, old.Source, next.Source)
 		}
+		l, found, err := getLease(tx, old.Source)
+		if err != nil {
+			return err
+		}
+		if !found || l.Node != old.Node || l.Epoch != old.Epoch {
+			return fmt.Errorf("boltstore: run %d (epoch %d): %w", r.ID, old.Epoch, aggstore.ErrFenced)
+		}
 		if next.LastRun == 0 {
 			next.LastRun = r.ID
 		}
-		r.Source, r.Node, r.Mode, r.Start = old.Source, old.Node, old.Mode, old.Start
+		r.Source, r.Node, r.Mode, r.Start, r.Epoch = old.Source, old.Node, old.Mode, old.Start, old.Epoch
 		if r.End.IsZero() {
 			r.End = s.now()
 		}
@@ -424,6 +493,28 @@ func (s *Store) FinishRun(ctx context.Context, r aggstore.Run, next aggstore.Sch
 			return err
 		}
 		return putSchedule(tx, next)
+	})
+}
+
+// Fence implements aggstore.Store.
+func (s *Store) Fence(ctx context.Context, run int64) error {
+	return s.do(ctx, false, func(tx *bbolt.Tx) error {
+		k := u64(uint64(run))
+		if run <= 0 || tx.Bucket(bRunning).Get(k) == nil {
+			return fmt.Errorf("boltstore: run %d is not running: %w", run, aggstore.ErrFenced)
+		}
+		r, err := getRun(tx, k)
+		if err != nil {
+			return err
+		}
+		l, found, err := getLease(tx, r.Source)
+		if err != nil {
+			return err
+		}
+		if !found || l.Node != r.Node || l.Epoch != r.Epoch || !live(l, s.now()) {
+			return fmt.Errorf("boltstore: run %d (epoch %d): %w", run, r.Epoch, aggstore.ErrFenced)
+		}
+		return nil
 	})
 }
 

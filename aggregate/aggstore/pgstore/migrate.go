@@ -62,6 +62,18 @@ CREATE TABLE aggregate_nodes (
 	expires timestamptz NOT NULL
 );
 `,
+	// 2: fencing. A lease's epoch numbers its tenure (from one sequence,
+	// so increasing per Source even after a Forget); a run keeps the
+	// epoch it started under; a node row and a lease keep the handle
+	// (process) that heartbeats as the node and holds the lease. Rows of before carry epoch 0 and no
+	// instance, which stay consistent until their next claim.
+	`
+CREATE SEQUENCE aggregate_lease_epochs;
+ALTER TABLE aggregate_leases ADD COLUMN epoch bigint NOT NULL DEFAULT 0;
+ALTER TABLE aggregate_leases ADD COLUMN instance text NOT NULL DEFAULT '';
+ALTER TABLE aggregate_runs ADD COLUMN epoch bigint NOT NULL DEFAULT 0;
+ALTER TABLE aggregate_nodes ADD COLUMN instance text NOT NULL DEFAULT '';
+`,
 }
 
 // migrate brings the schema to len(migrations), one step per transaction

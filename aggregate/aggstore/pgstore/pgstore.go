@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net"
@@ -25,8 +26,11 @@ type Options struct {
 
 // Store is the aggregator's state in PostgreSQL.
 type Store struct {
-	pool   *pgxpool.Pool
-	closed atomic.Bool
+	pool *pgxpool.Pool
+	// instance tells this handle's heartbeats from another's under the
+	// same node name (another process, or this one's predecessor).
+	instance string
+	closed   atomic.Bool
 }
 
 var _ aggstore.Store = (*Store)(nil)
@@ -63,7 +67,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: pool, instance: rand.Text()}, nil
 }
 
 // Close closes the pool; leases stay until they expire.
@@ -88,6 +92,7 @@ func invalid(format string, a ...any) error {
 func wrap(what string, err error) error {
 	switch {
 	case err == nil, errors.Is(err, aggstore.ErrNotHolder), errors.Is(err, aggstore.ErrNotRunning), errors.Is(err, aggstore.ErrInvalid),
+		errors.Is(err, aggstore.ErrFenced), errors.Is(err, aggstore.ErrNodeInUse),
 		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
 	}
@@ -126,16 +131,37 @@ func fromTS(p pgtype.Timestamptz) time.Time {
 	return p.Time.UTC()
 }
 
-// Heartbeat implements aggstore.Store.
+// Heartbeat implements aggstore.Store. The node's row names the handle
+// that heartbeats; the upsert overwrites it only for the same handle or
+// an expired row, so of two processes starting at once under one name
+// the second is refused.
 func (s *Store) Heartbeat(ctx context.Context, node string, ttl time.Duration) ([]string, error) {
 	if node == "" || ttl <= 0 {
 		return nil, invalid("heartbeat of node %q for %v", node, ttl)
 	}
 	var alive []string
 	err := s.tx(ctx, "heartbeat", func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO aggregate_nodes (node, expires) VALUES ($1, now() + $2 * interval '1 microsecond')
-ON CONFLICT (node) DO UPDATE SET expires = EXCLUDED.expires`, node, micros(ttl)); err != nil {
+		var prev string
+		err := tx.QueryRow(ctx, `SELECT instance FROM aggregate_nodes WHERE node = $1 FOR UPDATE`, node).Scan(&prev)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO aggregate_nodes AS n (node, expires, instance) VALUES ($1, now() + $2 * interval '1 microsecond', $3)
+ON CONFLICT (node) DO UPDATE SET expires = EXCLUDED.expires, instance = EXCLUDED.instance
+WHERE n.instance = EXCLUDED.instance OR n.expires <= now()`, node, micros(ttl), s.instance)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("pgstore: node %q: %w", node, aggstore.ErrNodeInUse)
+		}
+		if prev != s.instance {
+			// This handle takes the name over (a restart): the leases
+			// its predecessor held end here, so that a predecessor that
+			// was only paused is fenced, not renewed under its epochs.
+			if _, err := tx.Exec(ctx, `UPDATE aggregate_leases SET expires = now() WHERE node = $1 AND expires > now()`, node); err != nil {
+				return err
+			}
 		}
 		// An expired node is gone; its row is kept a day for whoever
 		// looks at the table.
@@ -155,7 +181,11 @@ ON CONFLICT (node) DO UPDATE SET expires = EXCLUDED.expires`, node, micros(ttl))
 	return alive, nil
 }
 
-// Claim implements aggstore.Store.
+// Claim implements aggstore.Store. The new epoch is drawn on every call
+// (a renewal keeps the old one and wastes the draw): the sequence has
+// 2^63 of them. A live lease is this handle's to renew only if this
+// handle took it: a process that shares the node's name (a paused
+// predecessor that came back) neither renews nor steals it.
 func (s *Store) Claim(ctx context.Context, node, source string, ttl time.Duration) (bool, error) {
 	if node == "" || source == "" || ttl <= 0 {
 		return false, invalid("claim of %q by node %q for %v", source, node, ttl)
@@ -165,21 +195,28 @@ func (s *Store) Claim(ctx context.Context, node, source string, ttl time.Duratio
 		// The ON CONFLICT arm locks the row and evaluates WHERE on its
 		// newest version: of two concurrent claims, the second sees the
 		// first's live lease.
-		tag, err := tx.Exec(ctx, `
-INSERT INTO aggregate_leases AS l (source, node, expires) VALUES ($1, $2, now() + $3 * interval '1 microsecond')
-ON CONFLICT (source) DO UPDATE SET node = EXCLUDED.node, expires = EXCLUDED.expires
-WHERE l.node = EXCLUDED.node OR l.expires <= now()`, source, node, micros(ttl))
-		if err != nil || tag.RowsAffected() == 0 {
+		var epoch int64
+		err := tx.QueryRow(ctx, `
+INSERT INTO aggregate_leases AS l (source, node, expires, epoch, instance)
+VALUES ($1, $2, now() + $3 * interval '1 microsecond', nextval('aggregate_lease_epochs'), $4)
+ON CONFLICT (source) DO UPDATE SET node = EXCLUDED.node, expires = EXCLUDED.expires, instance = EXCLUDED.instance,
+	epoch = CASE WHEN l.node = EXCLUDED.node AND l.instance = EXCLUDED.instance AND l.expires > now() THEN l.epoch ELSE EXCLUDED.epoch END
+WHERE l.node = EXCLUDED.node AND l.instance = EXCLUDED.instance OR l.expires <= now()
+RETURNING epoch`, source, node, micros(ttl), s.instance).Scan(&epoch)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 		held = true
-		// Under node's lease no other node runs source: the runs of a
-		// node whose lease expired (or was released) are over. A
-		// StartRun that holds the old lease row FOR SHARE committed
-		// before the lock above was granted, so this sees its run. (On
-		// a renewal this finds nothing, by the partial index.)
+		// Under this tenure no run of an earlier one goes on, whoever
+		// ran it. A StartRun that holds the old lease row FOR SHARE
+		// committed before the lock above was granted, so this sees
+		// its run. (On a renewal this finds nothing, by the partial
+		// index.)
 		_, err = tx.Exec(ctx, `UPDATE aggregate_runs SET state = $3, end_at = now()
-WHERE source = $1 AND node <> $2 AND state = $4`, source, node, aggstore.StateInterrupted, aggstore.StateRunning)
+WHERE source = $1 AND epoch <> $2 AND state = $4`, source, epoch, aggstore.StateInterrupted, aggstore.StateRunning)
 		return err
 	})
 	return held, err

@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/resourcesync-go/resourcesync/aggregate/aggstore"
 	"github.com/resourcesync-go/resourcesync/aggregate/aggstore/aggstoretest"
@@ -64,4 +65,28 @@ func TestSharesDatabaseWithHub(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Close()
+}
+
+// BenchmarkFence: the check a run makes before each commit of its
+// mirror's state and each deletion.
+func BenchmarkFence(b *testing.B) {
+	pgtest.Skip(b)
+	ctx := context.Background()
+	s, err := pgstore.Open(ctx, pgtest.Database(b), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Claim(ctx, "A", "s", time.Hour); err != nil {
+		b.Fatal(err)
+	}
+	id, err := s.StartRun(ctx, aggstore.Run{Source: "s", Node: "A"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := s.Fence(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -29,14 +29,14 @@ func (s *Store) Release(ctx context.Context, node string, sources ...string) err
 func (s *Store) Leases(ctx context.Context) ([]aggstore.Lease, error) {
 	var out []aggstore.Lease
 	err := s.tx(ctx, "leases", func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT source, node, expires FROM aggregate_leases WHERE expires > now() ORDER BY source COLLATE "C"`)
+		rows, err := tx.Query(ctx, `SELECT source, node, expires, epoch FROM aggregate_leases WHERE expires > now() ORDER BY source COLLATE "C"`)
 		if err != nil {
 			return err
 		}
 		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (aggstore.Lease, error) {
 			var l aggstore.Lease
 			var exp pgtype.Timestamptz
-			err := row.Scan(&l.Source, &l.Node, &exp)
+			err := row.Scan(&l.Source, &l.Node, &exp, &l.Epoch)
 			l.Expires = fromTS(exp)
 			return l, err
 		})
@@ -56,12 +56,12 @@ func (s *Store) StartRun(ctx context.Context, r aggstore.Run) (int64, error) {
 		// concurrent takeover waits and then interrupts the run, or takes
 		// the lease first and the row no longer matches.
 		err := tx.QueryRow(ctx, `
-INSERT INTO aggregate_runs (source, node, mode, start_at, state, fetched, deleted, failed, bytes, lag_ns, error, reason)
-SELECT $1, $2, $3, coalesce($4, now()), $5, $6, $7, $8, $9, $10, $11, $12
-FROM (SELECT 1 FROM aggregate_leases WHERE source = $1 AND node = $2 AND expires > now() FOR SHARE) AS held
+INSERT INTO aggregate_runs (source, node, mode, start_at, state, fetched, deleted, failed, bytes, lag_ns, error, reason, epoch)
+SELECT $1, $2, $3, coalesce($4, now()), $5, $6, $7, $8, $9, $10, $11, $12, held.epoch
+FROM (SELECT epoch FROM aggregate_leases WHERE source = $1 AND node = $2 AND instance = $13 AND expires > now() FOR SHARE) AS held
 RETURNING id`,
 			r.Source, r.Node, clean(r.Mode), ts(r.Start), aggstore.StateRunning,
-			r.Fetched, r.Deleted, r.Failed, r.Bytes, int64(r.Lag), clean(r.Error), clean(r.Reason)).Scan(&id)
+			r.Fetched, r.Deleted, r.Failed, r.Bytes, int64(r.Lag), clean(r.Error), clean(r.Reason), s.instance).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("pgstore: run of %q by %q: %w", r.Source, r.Node, aggstore.ErrNotHolder)
 		}
@@ -73,9 +73,27 @@ RETURNING id`,
 	return id, nil
 }
 
+// Fence implements aggstore.Store: one primary-key lookup of the run
+// and of its Source's lease, outside a transaction.
+func (s *Store) Fence(ctx context.Context, run int64) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	var one int
+	err := s.pool.QueryRow(ctx, `
+SELECT 1 FROM aggregate_runs r JOIN aggregate_leases l ON l.source = r.source
+WHERE r.id = $1 AND r.state = $2 AND l.node = r.node AND l.epoch = r.epoch AND l.expires > now()`,
+		run, aggstore.StateRunning).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("pgstore: run %d: %w", run, aggstore.ErrFenced)
+	}
+	return wrap("fence", err)
+}
+
 // FinishRun implements aggstore.Store. The run's Source, Node, Mode and
 // Start stay as StartRun recorded them; next.Source may be left empty
-// (the run's), and next.LastRun 0 (r.ID).
+// (the run's), and next.LastRun 0 (r.ID). The UPDATE is conditional on
+// the run's epoch being its Source's lease epoch.
 func (s *Store) FinishRun(ctx context.Context, r aggstore.Run, next aggstore.Schedule) error {
 	if r.State != aggstore.StateOK && r.State != aggstore.StateFailed {
 		return invalid("run %d finished with state %q", r.ID, r.State)
@@ -88,11 +106,16 @@ func (s *Store) FinishRun(ctx context.Context, r aggstore.Run, next aggstore.Sch
 		err := tx.QueryRow(ctx, `
 UPDATE aggregate_runs SET end_at = coalesce($2, now()), state = $3, fetched = $4, deleted = $5, failed = $6, bytes = $7,
 	lag_ns = $8, error = $9, reason = $10
-WHERE id = $1 AND state = $11
+WHERE id = $1 AND state = $11 AND epoch = (SELECT l.epoch FROM aggregate_leases l
+	WHERE l.source = aggregate_runs.source AND l.node = aggregate_runs.node)
 RETURNING source`,
 			r.ID, ts(r.End), r.State, r.Fetched, r.Deleted, r.Failed, r.Bytes, int64(r.Lag), clean(r.Error), clean(r.Reason),
 			aggstore.StateRunning).Scan(&source)
 		if errors.Is(err, pgx.ErrNoRows) {
+			var running bool
+			if err := tx.QueryRow(ctx, `SELECT state = $2 FROM aggregate_runs WHERE id = $1`, r.ID, aggstore.StateRunning).Scan(&running); err == nil && running {
+				return fmt.Errorf("pgstore: run %d: %w", r.ID, aggstore.ErrFenced)
+			}
 			return fmt.Errorf("pgstore: run %d: %w", r.ID, aggstore.ErrNotRunning)
 		}
 		if err != nil {
@@ -130,7 +153,7 @@ func (s *Store) Runs(ctx context.Context, source string, limit int) ([]aggstore.
 			lim = &limit
 		}
 		rows, err := tx.Query(ctx, `
-SELECT id, source, node, mode, start_at, end_at, state, fetched, deleted, failed, bytes, lag_ns, error, reason
+SELECT id, source, node, mode, start_at, end_at, state, fetched, deleted, failed, bytes, lag_ns, error, reason, epoch
 FROM aggregate_runs WHERE source = $1 ORDER BY id DESC LIMIT $2`, source, lim)
 		if err != nil {
 			return err
@@ -140,7 +163,7 @@ FROM aggregate_runs WHERE source = $1 ORDER BY id DESC LIMIT $2`, source, lim)
 			var start, end pgtype.Timestamptz
 			var lag int64
 			err := row.Scan(&r.ID, &r.Source, &r.Node, &r.Mode, &start, &end, &r.State, &r.Fetched, &r.Deleted, &r.Failed,
-				&r.Bytes, &lag, &r.Error, &r.Reason)
+				&r.Bytes, &lag, &r.Error, &r.Reason, &r.Epoch)
 			r.Start, r.End, r.Lag = fromTS(start), fromTS(end), time.Duration(lag)
 			return r, err
 		})
