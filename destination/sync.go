@@ -262,6 +262,14 @@ func (e *engine) emit(ev Event) {
 	}
 }
 
+// redacted is cp as the package hands it out (report, events): the
+// Capability List's URL, as the user gave it, may name a password or a
+// token.
+func (cp Checkpoint) redacted() Checkpoint {
+	cp.CapabilityList = redact.String(cp.CapabilityList)
+	return cp
+}
+
 // failure is the report's entry for a resource: its URI and message
 // redacted, as events are.
 func failure(uri, rel, msg string) Failure {
@@ -615,7 +623,7 @@ func (e *engine) runSet(ctx context.Context, s setInfo) (*SetReport, error) {
 	sr.Mode = strings.Join(modes, "+")
 	e.noteDeleted(s.Name, sr.Deleted)
 	cp.LastRun = e.opt.Now().UTC()
-	sr.Checkpoint = cp
+	sr.Checkpoint = cp.redacted()
 	if err == nil && !e.st.readOnly {
 		if perr := e.st.putCheckpoint(cp); perr != nil {
 			err = fmt.Errorf("%w: %v", ErrState, perr)
@@ -623,8 +631,10 @@ func (e *engine) runSet(ctx context.Context, s setInfo) (*SetReport, error) {
 	}
 	done := Event{Kind: EventDone, Set: s.Name, Mode: sr.Mode, Message: sr.Summary(e.opt.DryRun), SourceUntil: sr.SourceUntil}
 	if err == nil && !e.st.readOnly {
-		done.Checkpoint = &cp
+		out := cp.redacted()
+		done.Checkpoint = &out
 	} else if saved, cerr := e.st.checkpoint(s.Name); cerr == nil {
+		saved = saved.redacted()
 		done.Checkpoint = &saved // what the state records: this run changed nothing
 	}
 	e.emit(done)
