@@ -289,7 +289,7 @@ func (x *extractor) install(en rs.Entry, rel string, r io.Reader, dirs *fetch.Pa
 	// (a baseline from a dump starts with none of the set's), which the
 	// list pass judges.
 	res, err := fetch.Install(r, fetch.Request{Path: e.m.Path(rel), Dir: e.dir, Length: en.MD.Length, HasLength: en.MD.HasLength,
-		Hashes: e.verifyHashes(en.MD.Hashes), ModTime: en.LastMod.Time(), NoSync: !e.opt.FsyncEach, NoReplace: true, Parents: dirs})
+		Hashes: e.verifyHashes(en.MD.Hashes), ModTime: p.installTime(&en), NoSync: !e.opt.FsyncEach, NoReplace: true, Parents: dirs})
 	if err != nil {
 		if errors.Is(err, fetch.ErrExists) {
 			return nil

@@ -57,6 +57,10 @@ type intent struct {
 	hasLength bool
 	lastMod   time.Time
 	changed   time.Time
+	// stamp, for an entry without lastmod, is the mtime the install
+	// gives the file (pass.stamp): what tells it from a user's file
+	// when the Source gives no digest either.
+	stamp time.Time
 	// prior is the file found at the path before the install (when
 	// priorOK): a file that still has its size and mtime was not
 	// replaced.
@@ -71,11 +75,12 @@ const (
 	iPrior
 	iHasLastMod
 	iHasChanged
+	iHasStamp
 )
 
 // encodeIntent returns the stored form of in:
 //
-//	0x01 flags uri set hashes [length] [lastmod] [changed] [priorSize priorTime]
+//	0x01 flags uri set hashes [length] [lastmod] [changed] [priorSize priorTime] [stamp]
 //
 // strings, integers and times as in records (record.go).
 func encodeIntent(in *intent) []byte {
@@ -102,6 +107,10 @@ func encodeIntent(in *intent) []byte {
 		b = binary.AppendVarint(b, in.priorSize)
 		b = binary.AppendVarint(b, in.priorTime)
 	}
+	if !in.stamp.IsZero() {
+		flags |= iHasStamp
+		b = appendTime(b, in.stamp)
+	}
 	b[1] = flags
 	return b
 }
@@ -109,7 +118,7 @@ func encodeIntent(in *intent) []byte {
 // decodeIntent reads what encodeIntent wrote.
 func decodeIntent(v []byte) (intent, error) {
 	var in intent
-	if len(v) < 2 || v[0] != intentV1 || v[1]&^(iHasLength|iPrior|iHasLastMod|iHasChanged) != 0 {
+	if len(v) < 2 || v[0] != intentV1 || v[1]&^(iHasLength|iPrior|iHasLastMod|iHasChanged|iHasStamp) != 0 {
 		return in, fmt.Errorf("%w: unknown intent format", errRecord)
 	}
 	flags := v[1]
@@ -127,6 +136,9 @@ func decodeIntent(v []byte) (intent, error) {
 	if flags&iPrior != 0 {
 		in.priorOK = true
 		in.priorSize, in.priorTime = d.varint(), d.varint()
+	}
+	if flags&iHasStamp != 0 {
+		in.stamp = d.time()
 	}
 	if d.err != nil {
 		return intent{}, d.err
@@ -160,9 +172,12 @@ func (in *intent) entry() (rs.Entry, error) {
 
 // newIntent is the intent for installing en at rel, with the file found
 // there now (fi nil: none).
-func newIntent(set string, en *rs.Entry, fi fs.FileInfo) intent {
+func newIntent(set string, en *rs.Entry, fi fs.FileInfo, stamp time.Time) intent {
 	in := intent{uri: en.Loc, set: set, hashes: en.MD.Hashes.String(), length: en.MD.Length, hasLength: en.MD.HasLength,
 		lastMod: en.LastMod.Time(), changed: en.MD.DateTime.Time()}
+	if in.lastMod.IsZero() {
+		in.stamp = stamp
+	}
 	if fi != nil {
 		in.priorOK, in.priorSize, in.priorTime = true, fi.Size(), fi.ModTime().UnixNano()
 	}
@@ -278,8 +293,10 @@ func (e *engine) resolveIntents(ctx context.Context) (int, error) {
 
 // leftByRun returns the record of the file at rel when it is the one the
 // intent describes: the file there was replaced (or created) since the
-// intent was written, and it has the bytes the Source listed (its
-// length, its digests; with neither, the mtime an install gives it).
+// intent was written, and it is the install's: it has the Source's
+// digests, or the mtime the install gives a file (the Source's lastmod,
+// else the pass's stamp). A length alone does not tell: a user's file
+// put there after the kill may have it.
 func (e *engine) leftByRun(rel string, in *intent) (Record, bool) {
 	if in.uri == "" {
 		return Record{}, false
@@ -300,10 +317,14 @@ func (e *engine) leftByRun(rel string, in *intent) (Record, bool) {
 	if err != nil {
 		return Record{}, false
 	}
-	mtimeIsLastMod := !in.lastMod.IsZero() && rec.MTime == in.lastMod.UnixNano()
+	installMTime := in.lastMod
+	if installMTime.IsZero() {
+		installMTime = in.stamp
+	}
+	mtimeIsInstall := !installMTime.IsZero() && rec.MTime == installMTime.UnixNano()
 	switch {
-	case status == AuditInSync:
-	case status == AuditUnverifiable && (mtimeIsLastMod || !in.priorOK && in.lastMod.IsZero()):
+	case status == AuditInSync && (len(e.verifyHashes(en.MD.Hashes)) > 0 || mtimeIsInstall):
+	case status == AuditUnverifiable && mtimeIsInstall:
 	default:
 		return Record{}, false // not what the run would have installed: someone else's
 	}
@@ -402,7 +423,7 @@ func (p *pass) writeIntents(batch []job, parents *fetch.Parents) error {
 	for i := range batch {
 		j := &batch[i]
 		fi, _ := p.e.prior(j.rel, parents, &missing)
-		in := newIntent(p.set, &j.e, fi)
+		in := newIntent(p.set, &j.e, fi, p.stamp)
 		in.uri = j.uri
 		keys = append(keys, j.rel)
 		vals = append(vals, encodeIntent(&in))
@@ -467,7 +488,7 @@ func (p *pass) intendPackage(ctx context.Context, pkg *dump.Package) error {
 		if _, none := e.prior(rel, &parents, &missing); !none {
 			return nil // a file (or something) is there: not replaced
 		}
-		in := newIntent(p.set, en, nil)
+		in := newIntent(p.set, en, nil, p.stamp)
 		keys = append(keys, rel)
 		vals = append(vals, encodeIntent(&in))
 		if len(keys) >= commitBatch {

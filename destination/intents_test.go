@@ -14,6 +14,7 @@ func TestIntentRoundTrip(t *testing.T) {
 		{uri: "http://example.org/d/b.txt", set: "s", hashes: "md5:0123456789abcdef0123456789abcdef sha-256:xyz", length: 42, hasLength: true,
 			lastMod: at, changed: at.Add(time.Second), priorOK: true, priorSize: 7, priorTime: at.UnixNano()},
 		{uri: "http://example.org/e", hasLength: true, priorOK: true, priorSize: -1, priorTime: -5},
+		{uri: "http://example.org/f", stamp: at.Truncate(2 * time.Second)},
 	} {
 		got, err := decodeIntent(encodeIntent(&in))
 		if err != nil {

@@ -50,6 +50,11 @@ type pass struct {
 	set string
 	sr  *SetReport
 	ctx context.Context
+	// stamp is the mtime this pass gives the files of entries without
+	// lastmod (the pass's start, in even seconds, which FAT keeps): with
+	// the intents, what tells a file a killed run installed from one a
+	// user put there when the Source gives no digest.
+	stamp time.Time
 
 	jobs chan job
 	// ops carries batches of state operations to the committer. A record
@@ -124,7 +129,7 @@ func (p *pass) claims(track bool) (*seenSet, error) {
 const maxFailuresListed = 100
 
 func (e *engine) newPass(ctx context.Context, set string, sr *SetReport) *pass {
-	p := &pass{e: e, set: set, sr: sr, ctx: ctx,
+	p := &pass{e: e, set: set, sr: sr, ctx: ctx, stamp: e.opt.Now().UTC().Truncate(2 * time.Second),
 		jobs: make(chan job, 4*e.opt.Workers), ops: make(chan []stateOp, commitBacklog/opBatch), done: make(chan struct{})}
 	for range e.opt.Workers {
 		p.wg.Add(1)
@@ -407,7 +412,7 @@ func (p *pass) work(j job, dirs *fetch.Parents) {
 		return
 	}
 	req := fetch.Request{URLs: locations(&j.e), Length: j.e.MD.Length, HasLength: j.e.MD.HasLength,
-		Hashes: p.e.verifyHashes(j.e.MD.Hashes), Path: abs, Dir: p.e.dir, ModTime: j.e.LastMod.Time(), NoSync: !p.e.opt.FsyncEach && !p.fsyncEach, Parents: dirs}
+		Hashes: p.e.verifyHashes(j.e.MD.Hashes), Path: abs, Dir: p.e.dir, ModTime: p.installTime(&j.e), NoSync: !p.e.opt.FsyncEach && !p.fsyncEach, Parents: dirs}
 	f := p.e.f
 	if p.fetcher != nil {
 		f = p.fetcher
@@ -434,6 +439,15 @@ func (e *engine) leftByCrash(en *rs.Entry, found *Record) bool {
 // place and before it is recorded: the window a kill -9 must survive.
 var testAfterInstall func(rel string)
 
+// installTime is the mtime an install of en gives its file: the Source's
+// lastmod, else the pass's stamp.
+func (p *pass) installTime(en *rs.Entry) time.Time {
+	if mt := en.LastMod.Time(); !mt.IsZero() {
+		return mt
+	}
+	return p.stamp
+}
+
 // installed records a file that is now in place.
 func (p *pass) installed(j job, res fetch.Result) {
 	if testAfterInstall != nil {
@@ -441,7 +455,7 @@ func (p *pass) installed(j job, res fetch.Result) {
 	}
 	rec := Record{Set: p.set, Path: j.rel, Length: res.Length, SHA256: res.SHA256, MD5: res.MD5, SHA1: res.SHA1, NotOwned: j.notOwned}
 	fillRemote(&rec, &j.e)
-	if mt := j.e.LastMod.Time(); !mt.IsZero() {
+	if mt := p.installTime(&j.e); !mt.IsZero() {
 		rec.MTime = mt.UnixNano() // fetch set it as the file's mtime
 	} else if fi, err := p.e.lstat(p.e.m.Path(j.rel)); err == nil {
 		rec.MTime = fi.ModTime().UnixNano()
