@@ -178,10 +178,18 @@ func remoteFilePath(dir, v string) (string, error) {
 	if filepath.IsAbs(p) || filepath.VolumeName(p) != "" || strings.HasPrefix(v, "/") || strings.HasPrefix(v, `\`) {
 		return "", fmt.Errorf("%q: a sources list read from a URL names files by a path relative to --sources-files-dir, not an absolute one", v)
 	}
+	if filepath.Clean(p) == "." {
+		return "", fmt.Errorf("%q: names --sources-files-dir itself, not a file in it", v)
+	}
 	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == '/' || r == '\\' }) {
 		if part == ".." {
 			return "", fmt.Errorf("%q: \"..\" may not leave --sources-files-dir", v)
 		}
+	}
+	if !filepath.IsLocal(p) {
+		// Windows: a reserved device name (NUL, COM1, CONIN$, also as
+		// a/NUL) opens a device wherever the path points.
+		return "", fmt.Errorf("%q: not a file name inside --sources-files-dir", v)
 	}
 	root, err := filepath.EvalSymlinks(dir)
 	if err != nil {

@@ -118,8 +118,9 @@ func (b *tokenBucket) give() {
 
 // clientBuckets holds a tokenBucket per client, at most max, the least
 // recently used forgotten first: memory stays bounded under a flood of
-// addresses. A forgotten client starts again with a full budget, which
-// the shared budget bounds.
+// addresses. A forgotten client starts again with a full budget: Take's
+// shared budget still bounds it, TakeClient's nothing (a guesser cycling
+// through more than max addresses, or IPv6 /64s, is not bounded at all).
 type clientBuckets struct {
 	mu  sync.Mutex
 	m   map[string]*list.Element // of lru, Value a *clientBucket

@@ -266,8 +266,11 @@ func (a *admin) login(w http.ResponseWriter, r *http.Request, dir string) {
 // (authn.Budget.TakeClient), taken before the comparison and given back
 // when the token is right. limited: refused unchecked. The budget shared
 // by all clients is not spent: a comparison costs nothing, and guessers
-// on many addresses must not make the right token wait (a token has far
-// too many values to guess at 10 a minute per address).
+// on many addresses must not make the right token wait. A guesser gets
+// 10 at once and then one a second per address (per /64 for IPv6), and
+// a fresh budget for an address the table of 10,000 forgot: nothing
+// bounds the guesses of one with many addresses, so the admin token must
+// be long and random (openssl rand -hex 32), never a word.
 func (a *admin) checkToken(got string, r *http.Request) (ok, limited bool) {
 	give, ok := a.fails.TakeClient(authn.Client(r))
 	if !ok {
