@@ -42,6 +42,8 @@ func TestOAIUsage(t *testing.T) {
 		{"zero max-records", []string{"serve", "--oai-pmh", repo, "--oai-max-records", "0", "--state", state, recs}, "--oai-max-records"},
 		{"negative min-free", []string{"serve", "--oai-pmh", repo, "--oai-min-free", "-1", "--state", state, recs}, "--oai-min-free"},
 		{"max-records without oai-pmh", []string{"serve", "--oai-max-records", "5", dir}, "needs --oai-pmh"},
+		{"zero max-delete", []string{"serve", "--oai-pmh", repo, "--oai-max-delete", "0", "--state", state, recs}, "--oai-max-delete"},
+		{"max-delete without oai-pmh", []string{"serve", "--oai-max-delete", "20", dir}, "needs --oai-pmh"},
 		{"postgres", []string{"serve", "--oai-pmh", repo, "--store", "postgres://u@127.0.0.1:1/db", "--state", state, recs}, "not supported"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -53,7 +55,7 @@ func TestOAIUsage(t *testing.T) {
 	}
 	for _, cmd := range []string{"serve", "publish"} {
 		_, out, _ := runCLI(t, cmd, "--help")
-		for _, want := range []string{"OAI-PMH REPOSITORY", "--oai-pmh", "--metadata-prefix", "--oai-set", "--oai-full-every", "--oai-max-records", "--oai-min-free", "STATE/oai-pmh"} {
+		for _, want := range []string{"OAI-PMH REPOSITORY", "--oai-pmh", "--metadata-prefix", "--oai-set", "--oai-full-every", "--oai-max-records", "--oai-max-delete", "--oai-min-free", "STATE/oai-pmh"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s --help lacks %q", cmd, want)
 			}

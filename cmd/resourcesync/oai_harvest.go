@@ -52,7 +52,9 @@ OAI-PMH REPOSITORY (--oai-pmh URL)
    say "the repository's from missed N changes"), the deletions of a
    repository that does not report them, and the records that left an
    --oai-set (also removed at once when their header names only other
-   sets). A full pass that lists nothing at all removes nothing.
+   sets). A full pass that lists nothing at all removes nothing, nor does
+   one that would remove more than --oai-max-delete percent of the records
+   (default 50; a listing cut short looks like mass deletions).
    resumptionTokens (with expiry and list size), noRecordsMatch and 503
    Retry-After are handled. A record whose canonical form would be over 16
    times its size (a namespace declared once, used on many elements) is
@@ -87,6 +89,7 @@ func oaiFlags(serve bool) []cli.Flag {
 		&cli.StringSliceFlag{Name: "oai-set", Usage: "with --oai-pmh: harvest only this set spec (repeatable; default the whole repository)"},
 		&cli.DurationFlag{Name: "oai-full-every", Usage: "with --oai-pmh: list every record again at this interval (0: never), to find the changes a wrong from hid, unreported deletions and records that left an --oai-set", Value: 24 * time.Hour},
 		&cli.Int64Flag{Name: "oai-max-records", Usage: "with --oai-pmh: keep at most `N` record files (-1: no bound); a harvest that would write more stops with an error", Value: harvest.DefaultMaxRecords},
+		&cli.IntFlag{Name: "oai-max-delete", Usage: "with --oai-pmh: a full pass removes nothing when it would remove more than `PCT` percent of the records (and more than 10; 100: no bound)", Value: harvest.DefaultFullMaxRemove},
 		&cli.Int64Flag{Name: "oai-min-free", Usage: "with --oai-pmh: leave at least `N` bytes free on DIR's file system (0: no floor); a harvest that would leave less stops with an error", Value: harvest.DefaultMinFree},
 	}
 	if serve {
@@ -122,7 +125,7 @@ type oaiSource struct {
 // (which needs DIR to exist) and creates DIR.
 func checkOAIArgs(cmd *cli.Command) error {
 	if cmd.String("oai-pmh") == "" {
-		for _, f := range []string{"metadata-prefix", "oai-set", "oai-full-every", "oai-max-records", "oai-min-free", "oai-interval"} {
+		for _, f := range []string{"metadata-prefix", "oai-set", "oai-full-every", "oai-max-records", "oai-max-delete", "oai-min-free", "oai-interval"} {
 			if cmd.IsSet(f) {
 				return usageError(cmd, "--"+f+" needs --oai-pmh URL")
 			}
@@ -138,6 +141,9 @@ func checkOAIArgs(cmd *cli.Command) error {
 	}
 	if n := cmd.Int64("oai-max-records"); n == 0 || n < -1 {
 		return usageError(cmd, "--oai-max-records: want a positive number, or -1 for no bound")
+	}
+	if n := cmd.Int("oai-max-delete"); n < 1 || n > 100 {
+		return usageError(cmd, "--oai-max-delete: want a percentage from 1 to 100 (100: no bound)")
 	}
 	if cmd.Int64("oai-min-free") < 0 {
 		return usageError(cmd, "--oai-min-free: want a number of bytes, or 0 for no floor")
@@ -198,17 +204,18 @@ func newOAISource(cmd *cli.Command, cfg *source.Config) (*oaiSource, error) {
 		o.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	h, err := harvest.New(harvest.Config{
-		Endpoint:   u,
-		Prefixes:   cmd.StringSlice("metadata-prefix"),
-		Sets:       cmd.StringSlice("oai-set"),
-		Dir:        o.dir,
-		State:      filepath.Join(cfg.StateDir, "oai-pmh"),
-		Client:     syncClient(4, time.Minute),
-		FullEvery:  oaiFullEvery(cmd.Duration("oai-full-every")),
-		MaxRecords: cmd.Int64("oai-max-records"),
-		MinFree:    oaiMinFree(cmd.Int64("oai-min-free")),
-		Log:        o.log.With("oai-pmh", o.shown),
-		Committed:  o.committed,
+		Endpoint:      u,
+		Prefixes:      cmd.StringSlice("metadata-prefix"),
+		Sets:          cmd.StringSlice("oai-set"),
+		Dir:           o.dir,
+		State:         filepath.Join(cfg.StateDir, "oai-pmh"),
+		Client:        syncClient(4, time.Minute),
+		FullEvery:     oaiFullEvery(cmd.Duration("oai-full-every")),
+		MaxRecords:    cmd.Int64("oai-max-records"),
+		MinFree:       oaiMinFree(cmd.Int64("oai-min-free")),
+		FullMaxRemove: cmd.Int("oai-max-delete"),
+		Log:           o.log.With("oai-pmh", o.shown),
+		Committed:     o.committed,
 	})
 	if err != nil {
 		return nil, cli.Exit("--oai-pmh: "+err.Error(), exitUsage)
@@ -328,6 +335,9 @@ func (o *oaiSource) harvest(ctx context.Context, src *source.Source) (harvest.St
 	args := []any{"oai-pmh", o.shown, "pages", st.Pages, "written", st.Written, "unchanged", st.Unchanged,
 		"deleted", st.Deleted, "malformed", st.Malformed, "collided", st.Collided, "full", st.Full, "records/s", int(recordsPerSecond(st)),
 		"took", st.Duration.Round(time.Millisecond)}
+	if st.RemoveRefused > 0 {
+		args = append(args, "remove-refused", st.RemoveRefused)
+	}
 	if st.Missed > 0 {
 		// The harvester has logged "the repository's from missed N
 		// changes" as a warning.

@@ -70,6 +70,14 @@ type Config struct {
 	// negative: no floor. Not checked where the free space cannot be
 	// known (other than Linux, macOS, FreeBSD and Windows).
 	MinFree int64
+	// FullMaxRemove bounds, in percent of the record files, what one
+	// full pass removes as no longer listed: a pass that would remove
+	// more (and more than 10 files) removes none and warns, since a
+	// listing cut short (a resumptionToken lost by a proxy, noRecordsMatch
+	// answered to a token while the repository rebuilds its index) looks
+	// exactly like mass deletions, and would empty every mirror. 0 means
+	// DefaultFullMaxRemove; 100 or negative: no bound.
+	FullMaxRemove int
 	// Log receives warnings (malformed records, retries); nil discards.
 	Log *slog.Logger
 	// Committed is called after each page's files are written and
@@ -99,6 +107,9 @@ type Stats struct {
 	Deleted   int // record files removed
 	Malformed int // records skipped with a warning
 	Collided  int // records refused: their file would be another's (Config.FoldsCase)
+	// RemoveRefused counts the record files a full pass did not list
+	// and did not remove: more than Config.FullMaxRemove allows.
+	RemoveRefused int
 	// Missed counts the changes a full pass found that the incremental
 	// lists had not listed (records new, changed or, in a repository
 	// that reports deletions, deleted, stamped before the harvest
@@ -155,6 +166,10 @@ const DefaultMaxRecords = 20_000_000
 // Config.MaxRecords.
 var ErrTooManyRecords = errors.New("more records than the bound")
 
+// DefaultFullMaxRemove is Config.FullMaxRemove when unset: as sync's
+// default --max-delete, at most half.
+const DefaultFullMaxRemove = 50
+
 // DefaultMinFree is Config.MinFree when unset.
 const DefaultMinFree = 1 << 30
 
@@ -200,6 +215,9 @@ func New(cfg Config) (*Harvester, error) {
 	}
 	if cfg.MaxRecords == 0 {
 		cfg.MaxRecords = DefaultMaxRecords
+	}
+	if cfg.FullMaxRemove == 0 {
+		cfg.FullMaxRemove = DefaultFullMaxRemove
 	}
 	if cfg.MinFree == 0 {
 		cfg.MinFree = DefaultMinFree
@@ -931,16 +949,39 @@ func (h *Harvester) removeUnseen(ctx context.Context, r *run, st *Stats) error {
 	}
 	// One short read per file: a read transaction held over the walk
 	// would block flush's writes when bbolt needs to remap.
-	err := walkRecords(h.cfg.Dir, h.cfg.Prefixes, func(rel, _ string) error {
+	unseen := func(rel string) (bool, error) {
 		var listed bool
-		if err := boltdb.Run(h.db, false, func(tx *bbolt.Tx) error {
+		err := boltdb.Run(h.db, false, func(tx *bbolt.Tx) error {
 			listed = tx.Bucket(bSeen).Get([]byte(rel)) != nil
 			return nil
+		})
+		return !listed, err
+	}
+	if pct := h.cfg.FullMaxRemove; pct > 0 && pct < 100 {
+		// Counted first (a second walk, once per full pass): nothing is
+		// removed from a listing that was cut short.
+		var all, gone int64
+		if err := walkRecords(h.cfg.Dir, h.cfg.Prefixes, func(rel, _ string) error {
+			all++
+			u, err := unseen(rel)
+			if u {
+				gone++
+			}
+			return err
 		}); err != nil {
 			return err
 		}
-		if listed {
+		if gone > 10 && gone*100 > all*int64(pct) {
+			h.log.Warn("oai-pmh: the full pass would remove more than the bound allows (a listing cut short looks the same); none of the record files is removed",
+				"endpoint", h.cfg.Endpoint, "unlisted", gone, "records", all, "bound", fmt.Sprintf("%d%%", pct))
+			st.RemoveRefused = int(gone)
 			return nil
+		}
+	}
+	err := walkRecords(h.cfg.Dir, h.cfg.Prefixes, func(rel, _ string) error {
+		u, err := unseen(rel)
+		if err != nil || !u {
+			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return err
