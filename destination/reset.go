@@ -18,12 +18,13 @@ import (
 // Options.AllowReset (--allow-reset), which lets it go ahead.
 
 // resetAllowed decides, before a baseline or an audit's repair deletes
-// anything, whether planned deletions that remove every one of the size
-// files the set records are those of a Source that started afresh. It
+// anything, whether planned deletions that remove more than half of the
+// size files the set records are those of a Source that started afresh
+// (a refilled or half-restored directory still names a few of them). It
 // returns false (and says so in sr) when they are and AllowReset is not
 // given; the caller then deletes nothing, as for a --max-delete refusal.
 func (e *engine) resetAllowed(ctx context.Context, s setInfo, planned, size int, cp *Checkpoint, sr *SetReport) (bool, error) {
-	if e.opt.AllowReset || e.opt.NoDelete || size == 0 || planned < size || s.ChangeList == "" || cp.Until.IsZero() {
+	if e.opt.AllowReset || e.opt.NoDelete || size == 0 || planned*2 <= size || s.ChangeList == "" || cp.Until.IsZero() {
 		return true, nil
 	}
 	cs, err := e.collectChanges(ctx, s, cp.Until)
@@ -41,7 +42,7 @@ func (e *engine) resetAllowed(ctx context.Context, s setInfo, planned, size int,
 		return true, nil
 	}
 	sr.ResetRefused += planned
-	sr.Reset = fmt.Sprintf("the Source's history restarted after this mirror's checkpoint (%s) and it names none of the %d files mirrored here", cs.gap, size)
+	sr.Reset = fmt.Sprintf("the Source's history restarted after this mirror's checkpoint (%s) and it names only %d of the %d files mirrored here", cs.gap, size-planned, size)
 	e.phase(s.Name, "%s: a new Source (an emptied or unmounted directory served afresh?); nothing deleted (run with --allow-reset to mirror it as it is now)", sr.Reset)
 	return false, nil
 }

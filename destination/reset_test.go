@@ -153,3 +153,41 @@ func TestSourceReset(t *testing.T) {
 		})
 	}
 }
+// an unmount, or emptied and refilled with one file) as a new Source
+// lists one of the mirror's 20 files; its history restarted after the
+// checkpoint. Its deletions of the other 19 are listed nowhere: the
+// mirror must not lose them without --allow-reset.
+func TestSourceResetKeepsOneFile(t *testing.T) {
+	const n = 20
+	root := t.TempDir()
+	dir := filepath.Join(root, "data")
+	for i := range n {
+		writeFile(t, dir, fmt.Sprintf("f%02d.txt", i), []byte(fmt.Sprint("file ", i)))
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	stop := sourceAt(t, addr, dir, filepath.Join(dir, ".resourcesync"))
+	base := "http://" + addr + "/"
+	dest := t.TempDir()
+	if sr := one(t, mustSync(t, base, syncOpts(t, dest))); sr.Fetched != n || sr.Failed != 0 {
+		t.Fatalf("first sync: %+v", sr)
+	}
+	stop()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "f00.txt", []byte("file 0"))
+	sourceAt(t, addr, dir, filepath.Join(dir, ".resourcesync"))
+	rep := mustSync(t, base, syncOpts(t, dest))
+	sr := one(t, rep)
+	if got := len(tree(t, dest)); got != n {
+		t.Fatalf("a new Source listing 1 of the %d files: %d left in DEST (deleted %d), OK %v\n%s", n, got, sr.Deleted, rep.OK(false, false), sr.Summary(false))
+	}
+	if rep.OK(false, false) || sr.ResetRefused != n-1 || !strings.Contains(sr.Summary(false), "--allow-reset") {
+		t.Fatalf("want the run refused, naming --allow-reset: OK %v\n%s", rep.OK(false, false), sr.Summary(false))
+	}
+}
