@@ -153,6 +153,7 @@ func TestSourceReset(t *testing.T) {
 		})
 	}
 }
+
 // an unmount, or emptied and refilled with one file) as a new Source
 // lists one of the mirror's 20 files; its history restarted after the
 // checkpoint. Its deletions of the other 19 are listed nowhere: the
