@@ -79,8 +79,8 @@ as it was before the run added files, and a refusal stands (against that
 size) until a run allows the deletions or the Source takes them back.
 
 A Source that starts afresh (a DIR served again after it was emptied or
-unmounted, its state inside it lost too) names none of the mirror's files
-and its Change Lists begin after the mirror's checkpoint: nothing is
+unmounted, its state inside it lost too) names under half of the mirror's
+files and its Change Lists begin after the mirror's checkpoint: nothing is
 deleted, whatever the set's size, and the run exits 1 naming
 --allow-reset, which lets the mirror follow the new Source (deletions
 still within --max-delete). A Source that deleted its files lists the
@@ -135,7 +135,7 @@ func syncCommand() *cli.Command {
 			&cli.FloatFlag{Name: "rate", Usage: "at most `R` requests per second to each host (0: no limit)"},
 			&cli.BoolFlag{Name: "no-delete", Usage: "keep files whose resources the Source deleted"},
 			&cli.StringFlag{Name: "max-delete", Usage: "delete at most `N` files (-1: no limit) or P% of a set's files (100%: no limit) per set in one run; beyond, none and exit 1 (see above; default: 50% of sets of more than 100 files)"},
-			&cli.BoolFlag{Name: "allow-reset", Usage: "let the run delete the mirror's files when the Source started afresh (its Change Lists begin after the mirror's checkpoint and it names none of the mirror's files: an emptied or unmounted DIR served again); without it nothing is deleted and the run exits 1"},
+			&cli.BoolFlag{Name: "allow-reset", Usage: "let the run delete the mirror's files when the Source started afresh (its Change Lists begin after the mirror's checkpoint and it names under half of the mirror's files: an emptied or unmounted DIR served again); without it nothing is deleted and the run exits 1"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "touch nothing; list on stdout each path that would be fetched, deleted or kept (\"would fetch PATH (SIZE)\"), then the summary"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON event per line and a final summary object"},
 			&cli.StringFlag{Name: "set", Usage: "synchronize only the set (capability list) `NAME`"},
