@@ -300,7 +300,7 @@ func (e *engine) leftByRun(rel string, in *intent) (Record, bool) {
 	if err != nil {
 		return Record{}, false
 	}
-	mtimeIsLastMod := !in.lastMod.IsZero() && rec.MTime == in.lastMod.UnixNano()
+	mtimeIsLastMod := !in.lastMod.IsZero() && e.mtimeIs(rec.MTime, in.lastMod.UnixNano())
 	switch {
 	case status == AuditInSync:
 	case status == AuditUnverifiable && (mtimeIsLastMod || !in.priorOK && in.lastMod.IsZero()):
