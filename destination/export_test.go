@@ -1,6 +1,10 @@
 package destination
 
-import bolt "go.etcd.io/bbolt"
+import (
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
 
 // SetTestAfterInstall sets the hook run after a file is renamed into place
 // and before its record is queued (nil removes it).
@@ -21,3 +25,7 @@ func PendingIntents(dest string) (n int, err error) {
 	})
 	return n, err
 }
+
+// ProbeMTimeGranularity is the probe Open runs in DEST's temporary
+// directory when Options.MTimeGranularity is nil.
+func ProbeMTimeGranularity(dir string) (time.Duration, error) { return probeMTimeGrain(dir) }

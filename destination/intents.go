@@ -321,7 +321,7 @@ func (e *engine) leftByRun(rel string, in *intent) (Record, bool) {
 	if installMTime.IsZero() {
 		installMTime = in.stamp
 	}
-	mtimeIsInstall := !installMTime.IsZero() && rec.MTime == installMTime.UnixNano()
+	mtimeIsInstall := !installMTime.IsZero() && e.mtimeIs(rec.MTime, installMTime.UnixNano())
 	switch {
 	case status == AuditInSync && (len(e.verifyHashes(en.MD.Hashes)) > 0 || mtimeIsInstall):
 	case status == AuditUnverifiable && mtimeIsInstall:

@@ -432,7 +432,7 @@ func (p *pass) work(j job, dirs *fetch.Parents) {
 // killed before recording it: the previous run did not finish, and the
 // file has the mtime an install gives it (the entry's lastmod).
 func (e *engine) leftByCrash(en *rs.Entry, found *Record) bool {
-	return e.crashed && (en.LastMod.IsZero() || found.MTime == en.LastMod.Time().UnixNano())
+	return e.crashed && (en.LastMod.IsZero() || e.mtimeIs(found.MTime, en.LastMod.Time().UnixNano()))
 }
 
 // testAfterInstall, set by a test, runs after a file is renamed into
@@ -455,10 +455,16 @@ func (p *pass) installed(j job, res fetch.Result) {
 	}
 	rec := Record{Set: p.set, Path: j.rel, Length: res.Length, SHA256: res.SHA256, MD5: res.MD5, SHA1: res.SHA1, NotOwned: j.notOwned}
 	fillRemote(&rec, &j.e)
-	if mt := p.installTime(&j.e); !mt.IsZero() {
+	mt := p.installTime(&j.e)
+	if !mt.IsZero() {
 		rec.MTime = mt.UnixNano() // fetch set it as the file's mtime
-	} else if fi, err := p.e.lstat(p.e.m.Path(j.rel)); err == nil {
-		rec.MTime = fi.ModTime().UnixNano()
+	}
+	if mt.IsZero() || p.e.mtimeGrain != 0 {
+		// A file system that keeps it rounded (mtime.go): the mtime the
+		// file has.
+		if fi, err := p.e.lstat(p.e.m.Path(j.rel)); err == nil {
+			rec.MTime = fi.ModTime().UnixNano()
+		}
 	}
 	p.record(j.uri, &rec)
 	p.count(func(sr *SetReport) { sr.Fetched++; sr.Bytes += res.Length })
@@ -572,7 +578,7 @@ func (e *engine) unchangedIn(abs string, r *Record, c *fetch.Parents) bool {
 		return false
 	}
 	fi, err := e.dir.LstatIn(abs, c)
-	return err == nil && fi.Mode().IsRegular() && fi.Size() == r.Length && fi.ModTime().UnixNano() == r.MTime
+	return err == nil && fi.Mode().IsRegular() && fi.Size() == r.Length && e.mtimeIs(fi.ModTime().UnixNano(), r.MTime)
 }
 
 // verifyLocal hashes the file at abs with the algorithms the entry offers

@@ -118,6 +118,15 @@ type Options struct {
 	// (ErrPathCollision). For tests of that on file systems that do not
 	// fold.
 	FoldsCase func(dir string) (bool, error)
+	// MTimeGranularity tells how coarse the mtimes DEST's file system
+	// keeps are (0: nanoseconds), given DEST's temporary directory; nil
+	// probes it there once per Mirror (a file's mtime set to odd seconds
+	// and nanoseconds, read back). Where they are coarse (FAT 2 s, HFS+
+	// 1 s, exFAT 10 ms, NTFS 100 ns), the mtime a file got from its
+	// install is read back and recorded, and a file's mtime is taken for
+	// the Source's lastmod within that granularity. For a DEST with
+	// another file system mounted below its root, and for tests.
+	MTimeGranularity func(dir string) (time.Duration, error)
 	// Fence, if set, is asked before each write of the state (each
 	// commit of a batch of records, the checkpoint, the run's mark) and
 	// before each file is deleted; an error refuses that write and every
@@ -244,6 +253,9 @@ type engine struct {
 	// not finish: files it installed but had not recorded may be here,
 	// and only then is a file the state does not name taken as ours.
 	crashed bool
+	// mtimeGrain is the granularity of the mtimes DEST's file system
+	// keeps, 0 for nanoseconds (probed per Mirror: mtime.go).
+	mtimeGrain time.Duration
 	// docs: the Source's own documents, never installed as resources.
 	docs docSet
 }
@@ -406,6 +418,10 @@ func Open(ctx context.Context, source string, opt Options) (_ *Mirror, rerr erro
 	if prev != "" && prev != e.m.Base() {
 		m.Close()
 		return nil, fmt.Errorf("%w: %s mirrors %s, not %s (use another directory)", ErrState, opt.Dest, prev, e.m.Base())
+	}
+	if err := e.probeMTime(filepath.Join(e.m.Root(), StateDirName, "tmp"), readOnly); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("%w: finding how coarse the mtimes DEST's file system keeps are: %v", ErrState, err)
 	}
 	if !readOnly {
 		e.tmpDir = filepath.Join(e.m.Root(), StateDirName, "tmp")
