@@ -29,3 +29,18 @@ func PendingIntents(dest string) (n int, err error) {
 // ProbeMTimeGranularity is the probe Open runs in DEST's temporary
 // directory when Options.MTimeGranularity is nil.
 func ProbeMTimeGranularity(dir string) (time.Duration, error) { return probeMTimeGrain(dir) }
+
+// LeaveTestIntent leaves DEST's state as a run killed after it committed
+// the intent to install uri at rel, and before it installed it.
+func LeaveTestIntent(dest, rel, uri, set string) error {
+	st, err := openState(dest, false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	in := intent{uri: uri, set: set}
+	if err := st.putIntents([]string{rel}, [][]byte{encodeIntent(&in)}); err != nil {
+		return err
+	}
+	return st.putMeta("running", runMarkIntents+time.Now().UTC().Format(time.RFC3339))
+}

@@ -279,6 +279,10 @@ func (e *engine) resolveIntents(ctx context.Context) (int, error) {
 			}
 			if rec, ok := e.leftByRun(rel, &ins[i]); ok {
 				ops = append(ops, stateOp{uri: ins[i].uri, rec: &rec})
+			} else if abs := e.m.Path(rel); !e.exists(abs) {
+				// Never installed: the directories the run made for it
+				// (its temporary file is gone already) go if empty.
+				e.removeEmptyParents(abs)
 			}
 		}
 		if err := e.st.apply(ops); err != nil {
@@ -289,6 +293,12 @@ func (e *engine) resolveIntents(ctx context.Context) (int, error) {
 			return recorded, err
 		}
 	}
+}
+
+// exists reports whether something is at abs in DEST.
+func (e *engine) exists(abs string) bool {
+	_, err := e.lstat(abs)
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // leftByRun returns the record of the file at rel when it is the one the
