@@ -384,15 +384,17 @@ func copyVerify(body io.Reader, w io.Writer, req Request, dg rs.Digests) (Result
 
 func tempName() string { return TempPrefix + strconv.FormatUint(rand.Uint64(), 36) }
 
-// createTemp creates a new temporary file in dir, FilePerm less the umask
-// (os.CreateTemp would make it 0600, and the rename would keep that).
+const createTries = 100
+
 // createIn opens the parent directory dirRel of rel ("" for the Dir
 // itself), creating it when missing, and a temporary file in it. Empty
 // directories may be removed meanwhile (RemoveEmptyParents, for a
 // deletion in the same pass): one removed between its creation and the
-// temporary file's (which makes it non-empty) is made again, a few times.
+// temporary file's (which makes it non-empty) is made again, up to
+// createTries times (bounded, not few: a starved CPU can lose that race
+// to a busy remover several times in a row).
 func (d *Dir) createIn(rel, dirRel string) (parent *os.Root, tmp *os.File, tmpName string, err error) {
-	for range 5 {
+	for range createTries {
 		parent = d.root
 		if dirRel != "" {
 			parent, err = d.root.OpenRoot(dirRel)
@@ -426,6 +428,8 @@ func (d *Dir) createIn(rel, dirRel string) (parent *os.Root, tmp *os.File, tmpNa
 	return nil, nil, "", err
 }
 
+// createTemp creates a new temporary file in dir, FilePerm less the umask
+// (os.CreateTemp would make it 0600, and the rename would keep that).
 func createTemp(dir *os.Root) (*os.File, string, error) {
 	for range 10000 {
 		name := tempName()
