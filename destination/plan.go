@@ -276,6 +276,11 @@ func (p *pass) deleteRecord(uri string, rec Record, why string, hold rs.Time) {
 		p.fail(uri, rec.Path, hold, fmt.Errorf("%s, but not removed here: %w", why, err))
 		return
 	case errors.Is(err, fs.ErrNotExist):
+		if !p.e.opt.DryRun {
+			// Removed already, by a run killed before it recorded the
+			// removal, perhaps while it removed the emptied directories.
+			p.e.removeEmptyParents(abs)
+		}
 		p.record(uri, nil)
 	case rec.NotOwned:
 		p.kept(uri, rec.Path, why+"; kept because resourcesync did not write it (it was here already with the Source's bytes)")

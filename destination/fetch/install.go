@@ -206,7 +206,12 @@ func (d *Dir) RemoveEmptyParents(abs string) {
 		return
 	}
 	for p := path.Dir(rel); p != "."; p = path.Dir(p) {
-		if d.check(p, "delete", true) != nil || d.root.Remove(p) != nil {
+		if d.check(p, "delete", true) != nil {
+			return
+		}
+		// One already gone (a run killed while it removed them) does
+		// not keep its emptied parents.
+		if err := d.root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return
 		}
 	}
