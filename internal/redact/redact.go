@@ -110,8 +110,24 @@ func Secrets(secrets ...string) func(string) string {
 	// left in part.
 	sort.Slice(keep, func(i, j int) bool { return len(keep[i]) > len(keep[j]) })
 	return func(s string) string {
+		// The mask can make a secret again with what stands before it
+		// ("\u0000" + REDACTED holds "000R"): masked again, a few times,
+		// then the whole text.
+		for range 4 {
+			found := false
+			for _, k := range keep {
+				if strings.Contains(s, k) {
+					s, found = strings.ReplaceAll(s, k, Mask), true
+				}
+			}
+			if !found {
+				return String(s)
+			}
+		}
 		for _, k := range keep {
-			s = strings.ReplaceAll(s, k, Mask)
+			if strings.Contains(s, k) {
+				return Mask
+			}
 		}
 		return String(s)
 	}
