@@ -21,15 +21,24 @@ var (
 	openers = map[string]Opener{}
 )
 
-// Register makes scheme ("file", "s3", "mem") open with o. It panics when
-// the scheme is registered twice: a scheme registers once.
+// Register makes scheme ("file", "s3", "mem") open with o. An
+// implementation may register its Content and its Target opener in two
+// calls (from two files' init); a side registered twice panics: a scheme
+// registers once.
 func Register(scheme string, o Opener) {
 	mu.Lock()
 	defer mu.Unlock()
-	if _, dup := openers[scheme]; dup {
+	cur := openers[scheme]
+	if (o.Content != nil && cur.Content != nil) || (o.Target != nil && cur.Target != nil) {
 		panic("storage: scheme registered twice: " + scheme)
 	}
-	openers[scheme] = o
+	if o.Content != nil {
+		cur.Content = o.Content
+	}
+	if o.Target != nil {
+		cur.Target = o.Target
+	}
+	openers[scheme] = cur
 }
 
 // Schemes lists the registered schemes, sorted.
