@@ -18,10 +18,13 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/rs"
+	"github.com/resourcesync-go/resourcesync/storage/local"
 )
 
-// TempPrefix starts the name of every temporary file a Fetcher creates.
-const TempPrefix = ".rs-tmp-"
+// TempPrefix starts the name of every temporary file a Fetcher creates:
+// the storage/local Target's, so that either's leftovers are cleaned by
+// CleanTemp and never listed.
+const TempPrefix = local.TempPrefix
 
 // Errors matched with errors.Is.
 var (

@@ -17,10 +17,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/rs"
+	"github.com/resourcesync-go/resourcesync/storage/local"
 )
 
 // Permissions of what Install creates, less the umask (the kernel applies
@@ -107,31 +107,16 @@ func (d *Dir) Rel(abs string) (string, error) {
 // too when final is set). It stops at the first component that does not
 // exist: what is created below it is created by us.
 func (d *Dir) check(rel, op string, final bool) error {
-	for i := 0; ; {
-		end, last := len(rel), true
-		if j := strings.IndexByte(rel[i:], '/'); j >= 0 {
-			end, last = i+j, false
-		}
-		if last && !final {
-			return nil
-		}
-		fi, err := d.root.Lstat(rel[:end])
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			// Missing: what is created below is created by us. A file
-			// where a directory is expected: the operation reports it.
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return &SymlinkError{Path: filepath.Join(d.path, filepath.FromSlash(rel[:end])), Op: op}
-		}
-		if last {
-			return nil
-		}
-		i = end + 1
+	// One rule for every local mirror: the storage/local Target applies
+	// the same function.
+	link, err := local.CheckNoLink(d.root, rel, final)
+	if err != nil {
+		return err
 	}
+	if link != "" {
+		return &SymlinkError{Path: filepath.Join(d.path, filepath.FromSlash(link)), Op: op}
+	}
+	return nil
 }
 
 // Parents keeps the directory of the last path resolved open (on Linux),
