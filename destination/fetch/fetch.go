@@ -18,6 +18,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/internal/watchdog"
 	"github.com/resourcesync-go/resourcesync/rs"
+	"github.com/resourcesync-go/resourcesync/storage"
 	"github.com/resourcesync-go/resourcesync/storage/local"
 )
 
@@ -80,6 +81,16 @@ type Request struct {
 	// request in the same directory (see Parents); requests sharing it
 	// must not run concurrently.
 	Parents *Parents
+	// Target, when set, is where the bytes go instead of Path: they are
+	// streamed into Target.Create(Key) while they are verified, with the
+	// size and the md5 and sha-256 the Source gave (so that the storage
+	// checks them too), and committed only when they matched; Path, Dir
+	// and Parents are not used. ModTime, NoSync and NoReplace become the
+	// PutOptions'; IfVersion commits only over that version of the
+	// object (storage.ErrExists otherwise, wrapped with ErrExists).
+	Target    storage.Target
+	Key       string
+	IfVersion string
 }
 
 // Result tells what was installed.
@@ -93,6 +104,8 @@ type Result struct {
 	// Unverified lists the offered digests' algorithms that could not be
 	// checked (neither md5, sha-1 nor sha-256), as written.
 	Unverified []string
+	// Info is the object committed, with Request.Target.
+	Info storage.Info
 }
 
 // Fetcher downloads and installs resources. Its zero value is not usable;
@@ -281,7 +294,7 @@ func (f *Fetcher) get(ctx context.Context, u string, req Request, w *watchdog.Wa
 	if req.HasLength && resp.ContentLength >= 0 && resp.ContentLength != req.Length {
 		return Result{}, fmt.Errorf("GET %s: %w: Content-Length %d, expected %d", u, ErrLengthMismatch, resp.ContentLength, req.Length)
 	}
-	res, err := Install(w.Body(resp.Body), req)
+	res, err := InstallContext(ctx, w.Body(resp.Body), req)
 	if err != nil {
 		return Result{}, fmt.Errorf("GET %s: %w", u, err)
 	}

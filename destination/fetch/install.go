@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"context"
 	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/rs"
+	"github.com/resourcesync-go/resourcesync/storage"
 	"github.com/resourcesync-go/resourcesync/storage/local"
 )
 
@@ -211,9 +213,17 @@ func (d *Dir) RemoveEmptyParents(abs string) {
 // cannot be trusted, one wrapping ErrSymlinkInDest that the path leads
 // through a symbolic link; in every case nothing was installed.
 func Install(body io.Reader, req Request) (Result, error) {
+	return InstallContext(context.Background(), body, req)
+}
+
+// InstallContext is Install with a context for a Request.Target.
+func InstallContext(ctx context.Context, body io.Reader, req Request) (Result, error) {
 	dg, err := rs.DecodeDigests(req.Hashes)
 	if err != nil {
 		return Result{}, retry.Permanent(err)
+	}
+	if req.Target != nil {
+		return installTarget(ctx, body, req, dg)
 	}
 	d := req.Dir
 	if d == nil {
@@ -294,6 +304,43 @@ func Install(body io.Reader, req Request) (Result, error) {
 		return Result{}, retry.Permanent(err)
 	}
 	done = true
+	return res, nil
+}
+
+// installTarget streams body into req.Target under req.Key, verifying it
+// as Install does, and commits it only when it matched. A storage that
+// refuses the object (storage.ErrRefused, ErrBadKey) or cannot write it
+// fails permanently (no other location helps); bytes the storage found
+// different from the digests given (storage.ErrIntegrity: changed on the
+// way) are retried as a hash mismatch.
+func installTarget(ctx context.Context, body io.Reader, req Request, dg rs.Digests) (Result, error) {
+	opt := storage.PutOptions{Size: -1, ModTime: req.ModTime, MD5: dg.MD5, SHA256: dg.SHA256,
+		NoReplace: req.NoReplace, IfVersion: req.IfVersion, NoSync: req.NoSync}
+	if req.HasLength {
+		opt.Size = req.Length
+	}
+	w, err := req.Target.Create(ctx, req.Key, opt)
+	if err != nil {
+		return Result{}, retry.Permanent(err)
+	}
+	res, err := copyVerify(body, w, req, dg)
+	if err != nil {
+		w.Abort()
+		return Result{}, err
+	}
+	in, err := w.Commit(ctx)
+	switch {
+	case errors.Is(err, storage.ErrIntegrity):
+		return Result{}, fmt.Errorf("%w: %w", ErrHashMismatch, err)
+	case errors.Is(err, storage.ErrExists):
+		return Result{}, retry.Permanent(fmt.Errorf("%w: %s: %w", ErrExists, req.Key, err))
+	case err != nil:
+		if ctx.Err() != nil {
+			return Result{}, err
+		}
+		return Result{}, retry.Permanent(err)
+	}
+	res.Info = in
 	return res, nil
 }
 
@@ -434,25 +481,5 @@ func createTemp(dir *os.Root) (*os.File, string, error) {
 
 // CleanTemp removes temporary files a Fetcher left under root (after a
 // crash) and returns how many it removed. Symbolic links are not followed.
-func CleanTemp(root string) (int, error) {
-	// Walked and removed through a handle on root: a directory swapped
-	// for a link during the walk cannot lead a removal outside it.
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return 0, err
-	}
-	defer r.Close()
-	n := 0
-	err = fs.WalkDir(r.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if !d.IsDir() && strings.HasPrefix(d.Name(), TempPrefix) {
-			if r.Remove(p) == nil {
-				n++
-			}
-		}
-		return nil
-	})
-	return n, err
-}
+// It is storage/local's: one rule for every local mirror.
+func CleanTemp(root string) (int, error) { return local.CleanTemp(root) }

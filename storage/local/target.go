@@ -560,6 +560,41 @@ func (t *Target) Sync(ctx context.Context) error {
 	return nil
 }
 
+// CleanTemp removes the staged files a killed writer left under root (the
+// files named TempPrefix…) and returns how many it removed. Symbolic
+// links are not followed: the walk and the removals go through a handle
+// on root, so a directory swapped for a link meanwhile cannot lead a
+// removal outside it.
+func CleanTemp(root string) (int, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	return cleanTemp(r)
+}
+
+// CleanTemp removes the staged files a killed writer left in the Target,
+// as the function CleanTemp. A staged file of a Writer still open is
+// removed too: call it before writing.
+func (t *Target) CleanTemp() (int, error) { return cleanTemp(t.root) }
+
+func cleanTemp(r *os.Root) (int, error) {
+	n := 0
+	err := fs.WalkDir(r.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if !d.IsDir() && strings.HasPrefix(d.Name(), TempPrefix) {
+			if r.Remove(p) == nil {
+				n++
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
 var (
 	_ storage.Target = (*Target)(nil)
 	_ storage.Syncer = (*Target)(nil)
