@@ -16,6 +16,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/destination/dump"
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
 	"github.com/resourcesync-go/resourcesync/rs"
+	"github.com/resourcesync-go/resourcesync/storage"
 )
 
 // maxPackageBytes bounds one dump package download (the package's own
@@ -56,7 +57,7 @@ func (e *engine) installPackage(ctx context.Context, s setInfo, sr *SetReport, p
 		return nil
 	}
 	res, err := e.f.Fetch(ctx, fetch.Request{URLs: locations(pk), Length: pk.MD.Length, HasLength: pk.MD.HasLength,
-		Hashes: e.verifyHashes(pk.MD.Hashes), Path: tmp, Dir: e.dir, NoSync: true})
+		Hashes: e.verifyHashes(pk.MD.Hashes), Path: tmp, Dir: e.local, NoSync: true})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -288,8 +289,15 @@ func (x *extractor) install(en rs.Entry, rel string, r io.Reader, dirs *fetch.Pa
 	// Nothing is replaced: a file there is one the state does not name
 	// (a baseline from a dump starts with none of the set's), which the
 	// list pass judges.
-	res, err := fetch.Install(r, fetch.Request{Path: e.m.Path(rel), Dir: e.dir, Length: en.MD.Length, HasLength: en.MD.HasLength,
-		Hashes: e.verifyHashes(en.MD.Hashes), ModTime: p.installTime(&en), NoSync: !e.opt.FsyncEach, NoReplace: true, Parents: dirs})
+	req := fetch.Request{Path: e.m.Path(rel), Length: en.MD.Length, HasLength: en.MD.HasLength,
+		Hashes: e.verifyHashes(en.MD.Hashes), ModTime: p.installTime(&en), NoSync: !e.opt.FsyncEach, NoReplace: true, Parents: dirs}
+	if ld, ok := e.dir.(localDir); ok {
+		req.Dir = ld.Dir
+	} else {
+		_, canSync := e.tg.(storage.Syncer)
+		req.Target, req.Key, req.Path, req.Parents, req.NoSync = e.tg, rel, "", nil, req.NoSync && canSync
+	}
+	res, err := fetch.InstallContext(p.ctx, r, req)
 	if err != nil {
 		if errors.Is(err, fetch.ErrExists) {
 			return nil

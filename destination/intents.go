@@ -457,7 +457,7 @@ func (e *engine) prior(rel string, parents *fetch.Parents, missing *string) (fi 
 	if !errors.Is(err, fs.ErrNotExist) {
 		return nil, false
 	}
-	if dir != "." {
+	if dir != "." && e.tg == nil { // a Target has no directories
 		if _, err := e.dir.LstatIn(e.m.Path(dir), parents); errors.Is(err, fs.ErrNotExist) {
 			*missing = dir
 		}

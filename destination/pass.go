@@ -412,7 +412,13 @@ func (p *pass) work(j job, dirs *fetch.Parents) {
 		return
 	}
 	req := fetch.Request{URLs: locations(&j.e), Length: j.e.MD.Length, HasLength: j.e.MD.HasLength,
-		Hashes: p.e.verifyHashes(j.e.MD.Hashes), Path: abs, Dir: p.e.dir, ModTime: p.installTime(&j.e), NoSync: !p.e.opt.FsyncEach && !p.fsyncEach, Parents: dirs}
+		Hashes: p.e.verifyHashes(j.e.MD.Hashes), Path: abs, Dir: p.e.local, ModTime: p.installTime(&j.e), NoSync: !p.e.opt.FsyncEach && !p.fsyncEach, Parents: dirs}
+	if p.e.tg != nil {
+		if err := p.targetRequest(&req, j); err != nil {
+			p.fail(j.uri, j.rel, j.e.EventTime(), err)
+			return
+		}
+	}
 	f := p.e.f
 	if p.fetcher != nil {
 		f = p.fetcher

@@ -297,7 +297,13 @@ func (p *pass) deleteRecord(uri string, rec Record, why string, hold rs.Time) {
 				return
 			}
 		}
-		if err := p.e.dir.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		err := p.e.dir.RemoveOwned(abs, func(fi fs.FileInfo) bool { return p.e.unchangedInfo(fi, &rec) })
+		if errors.Is(err, errChangedHere) {
+			p.kept(uri, rec.Path, why+"; kept because it was changed here after it was installed")
+			p.record(uri, nil)
+			return
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			p.fail(uri, rec.Path, hold, fmt.Errorf("%s, but not removed here: %w", why, err))
 			return
 		}
@@ -1000,6 +1006,9 @@ func (e *engine) auditExtras(ctx context.Context, sr *SetReport) error {
 	}
 	if err := e.seen.flush(); err != nil {
 		return fmt.Errorf("%w: %v", ErrState, err)
+	}
+	if e.tg != nil {
+		return e.auditTargetExtras(ctx, sr)
 	}
 	root := e.m.Root()
 	// Directories are read in batches, unsorted (the report sorts): a

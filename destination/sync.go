@@ -18,6 +18,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/internal/units"
 	"github.com/resourcesync-go/resourcesync/rs"
+	"github.com/resourcesync-go/resourcesync/storage"
 )
 
 const tempPrefix = fetch.TempPrefix
@@ -141,6 +142,15 @@ type Options struct {
 	// is called with a context that is not cancelled with the run's: a
 	// cancelled run still records what it installed.
 	Fence func(ctx context.Context) error
+	// Target, when set, is where the mirror's files go instead of Dest (a
+	// bucket, or any storage.Target), and Dest is the local directory of
+	// the state only (Dest/.resourcesync). Every file is streamed into the
+	// Target while it is verified and committed atomically; the Target's
+	// own objects the state does not name as installed here, and those
+	// changed since, are never overwritten nor deleted (a write or a
+	// removal is conditional on the version that was checked). The Mirror
+	// does not close it.
+	Target storage.Target
 }
 
 // Failure is one resource that could not be synchronized.
@@ -235,10 +245,14 @@ type engine struct {
 	fn  *fetch.Fetcher // for notifications: one quick retry
 	g   *discover.Getter
 	fd  int // DEST, for syncfs; -1 when nothing is written
-	// dir is DEST, through which every file in it is written, read and
-	// deleted (no symbolic link followed); nil only when DEST does not
-	// exist in a read-only run.
-	dir    *fetch.Dir
+	// dir is where every file of the mirror is written, read and deleted:
+	// DEST (no symbolic link followed) or Options.Target; nil only when
+	// DEST does not exist in a read-only run.
+	dir mirrorDir
+	// local is DEST (with a Target, the directory of the state alone).
+	local *fetch.Dir
+	// tg is Options.Target, or nil.
+	tg     storage.Target
 	seen   *seenSet
 	tmpDir string
 	// scratch holds the run's scratch databases: tmpDir, or the system's
@@ -399,12 +413,21 @@ func Open(ctx context.Context, source string, opt Options) (_ *Mirror, rerr erro
 			return nil, fmt.Errorf("%w: %v", ErrState, err)
 		}
 	}
-	if e.dir, err = fetch.OpenDir(e.m.Root()); err != nil && !(readOnly && errors.Is(err, os.ErrNotExist)) {
+	if e.local, err = fetch.OpenDir(e.m.Root()); err != nil && !(readOnly && errors.Is(err, os.ErrNotExist)) {
 		return nil, fmt.Errorf("%w: %v", ErrState, err)
 	}
+	switch {
+	case opt.Target != nil && e.local != nil:
+		e.tg = opt.Target
+		e.dir = &targetDir{tg: opt.Target, root: e.local, ctx: context.WithoutCancel(ctx)}
+	case opt.Target != nil:
+		return nil, fmt.Errorf("%w: %s: no state here for %s", ErrState, opt.Dest, opt.Target.Location())
+	case e.local != nil:
+		e.dir = localDir{e.local}
+	}
 	if e.st, err = openState(e.m.Root(), readOnly); err != nil {
-		if e.dir != nil {
-			e.dir.Close()
+		if e.local != nil {
+			e.local.Close()
 		}
 		return nil, err
 	}
@@ -461,10 +484,11 @@ func (m *Mirror) Close() error {
 		closeSyncfs(m.e.fd)
 		m.e.fd = -1
 	}
-	if m.e.dir != nil {
-		m.e.dir.Close()
-		m.e.dir = nil
+	if m.e.local != nil {
+		m.e.local.Close()
+		m.e.local = nil
 	}
+	m.e.dir = nil
 	return errors.Join(m.unmark(), m.e.st.Close())
 }
 
@@ -489,6 +513,9 @@ func (m *Mirror) mark(rep *Report) error {
 		e.crashed = !strings.HasPrefix(dirty, runMarkIntents)
 		e.phase("", "previous run did not finish: removing temporary files")
 		n, _ := fetch.CleanTemp(e.m.Root())
+		if e.tg != nil {
+			n += e.cleanTarget()
+		}
 		if rep != nil {
 			rep.Cleaned = n
 		}
@@ -703,6 +730,12 @@ func humanBytes(n int64) string { return units.Bytes(n) }
 // syncfs makes everything written to DEST's file system durable (Linux;
 // elsewhere each file was fsynced before its rename).
 func (e *engine) syncfs() error {
+	if e.tg != nil {
+		if s, ok := e.tg.(storage.Syncer); ok && !e.opt.FsyncEach && !e.st.readOnly {
+			return s.Sync(context.Background())
+		}
+		return nil
+	}
 	if e.fd < 0 || e.opt.FsyncEach {
 		return nil
 	}

@@ -1,0 +1,192 @@
+package destination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/destination/fetch"
+	"github.com/resourcesync-go/resourcesync/storage"
+)
+
+// mirrorDir is where a mirror's files are written, read and deleted: DEST
+// itself (localDir, the fast paths of fetch.Dir) or a storage.Target
+// (targetDir, Options.Target). Paths are absolute paths below the
+// Mapper's root, as everywhere in the engine; a targetDir makes them keys.
+type mirrorDir interface {
+	LstatIn(abs string, c *fetch.Parents) (fs.FileInfo, error)
+	Lstat(abs string) (fs.FileInfo, error)
+	Open(abs string) (io.ReadCloser, error)
+	// RemoveOwned removes the file at abs if it is still the one the
+	// caller judged (unchanged reports that of what is there now): a
+	// Target removes only the version it looked at.
+	RemoveOwned(abs string, unchanged func(fs.FileInfo) bool) error
+	RemoveEmptyParents(abs string)
+}
+
+// errChangedHere: a Target's object changed between the check that it
+// is ours and its removal or overwrite; it is left alone.
+var errChangedHere = errors.New("changed here since it was installed")
+
+// localDir is DEST on the local file system.
+type localDir struct{ *fetch.Dir }
+
+func (d localDir) Open(abs string) (io.ReadCloser, error) { return d.Dir.Open(abs) }
+
+// RemoveOwned removes the file: the caller's lstat was its check (a local
+// file system has no conditional removal).
+func (d localDir) RemoveOwned(abs string, _ func(fs.FileInfo) bool) error { return d.Dir.Remove(abs) }
+
+// targetDir is a storage.Target seen as DEST: the Mapper's root stands
+// for the Target's root, and only the state lives there.
+type targetDir struct {
+	tg   storage.Target
+	root *fetch.Dir // the Mapper's root, for Rel
+	ctx  context.Context
+}
+
+func (d *targetDir) key(abs string) (string, error) { return d.root.Rel(abs) }
+
+// toFS makes the storage's answers the file system's: no object is
+// fs.ErrNotExist, a refusal (a symbolic link in a local Target) is
+// fetch.ErrSymlinkInDest, as the engine handles them.
+func toFS(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, storage.ErrNotExist):
+		return fmt.Errorf("%w (%w)", fs.ErrNotExist, err)
+	case errors.Is(err, storage.ErrRefused):
+		return fmt.Errorf("%w: %w", fetch.ErrSymlinkInDest, err)
+	}
+	return err
+}
+
+func (d *targetDir) Lstat(abs string) (fs.FileInfo, error) {
+	key, err := d.key(abs)
+	if err != nil {
+		return nil, err
+	}
+	in, err := d.tg.Stat(d.ctx, key)
+	if err != nil {
+		return nil, toFS(err)
+	}
+	return objectInfo{in}, nil
+}
+
+func (d *targetDir) LstatIn(abs string, _ *fetch.Parents) (fs.FileInfo, error) { return d.Lstat(abs) }
+
+func (d *targetDir) Open(abs string) (io.ReadCloser, error) {
+	key, err := d.key(abs)
+	if err != nil {
+		return nil, err
+	}
+	r, _, err := d.tg.Open(d.ctx, key)
+	return r, toFS(err)
+}
+
+func (d *targetDir) RemoveOwned(abs string, unchanged func(fs.FileInfo) bool) error {
+	key, err := d.key(abs)
+	if err != nil {
+		return err
+	}
+	in, err := d.tg.Stat(d.ctx, key)
+	if err != nil {
+		return toFS(err)
+	}
+	if !unchanged(objectInfo{in}) {
+		return errChangedHere
+	}
+	if err := d.tg.Remove(d.ctx, key, in.Version); errors.Is(err, storage.ErrExists) {
+		return errChangedHere
+	} else if err != nil {
+		return toFS(err)
+	}
+	return nil
+}
+
+// RemoveEmptyParents: a Target has no directories (a local one removes
+// those a removal empties itself).
+func (d *targetDir) RemoveEmptyParents(string) {}
+
+// objectInfo is a Target's object as a regular file.
+type objectInfo struct{ in storage.Info }
+
+func (o objectInfo) Name() string       { return path.Base(o.in.Key) }
+func (o objectInfo) Size() int64        { return o.in.Size }
+func (o objectInfo) Mode() fs.FileMode  { return 0o644 }
+func (o objectInfo) ModTime() time.Time { return o.in.ModTime }
+func (o objectInfo) IsDir() bool        { return false }
+func (o objectInfo) Sys() any           { return o.in }
+
+// targetRequest makes req write to the Target: under the resource's
+// key, over nothing (NoReplace) or over the version of the object there
+// that is ours, unchanged since it was recorded (IfVersion); an object
+// this tool did not write, or one changed since, is never overwritten
+// (ErrNotOwned). foreign: the state does not name the object as this
+// URI's (adopted only with the right bytes, checked before).
+func (p *pass) targetRequest(req *fetch.Request, j job) error {
+	e := p.e
+	req.Target, req.Key = e.tg, j.rel
+	req.Path, req.Dir, req.Parents = "", nil, nil
+	_, canSync := e.tg.(storage.Syncer)
+	req.NoSync = req.NoSync && canSync
+	in, err := e.tg.Stat(p.ctx, j.rel)
+	if errors.Is(err, storage.ErrNotExist) {
+		req.NoReplace = true
+		return nil
+	}
+	if err != nil {
+		return toFS(err)
+	}
+	_, rec, ok, err := e.st.lookup(j.uri, j.rel)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
+	mine := ok && rec.Path == j.rel && !j.foreign
+	if mine && e.unchangedInfo(objectInfo{in}, &rec) || j.foreign && e.crashed {
+		req.IfVersion = in.Version
+		return nil
+	}
+	why := "was not written by resourcesync"
+	if mine {
+		why = "was changed here after it was installed"
+	}
+	return fmt.Errorf("%w: %s is here already and %s: not overwritten (move it away to mirror the Source's)", ErrNotOwned, j.rel, why)
+}
+
+// unchangedInfo reports whether fi is the file r records as installed.
+func (e *engine) unchangedInfo(fi fs.FileInfo, r *Record) bool {
+	return fi.Mode().IsRegular() && fi.Size() == r.Length && e.mtimeIs(fi.ModTime().UnixNano(), r.MTime)
+}
+
+// auditTargetExtras reports the Target's objects no set accounts for, as
+// auditExtras does for a directory.
+func (e *engine) auditTargetExtras(ctx context.Context, sr *SetReport) error {
+	return e.tg.List(ctx, "", func(in storage.Info) error {
+		if e.seen.has(in.Key) {
+			return nil
+		}
+		if sr.Audit == nil {
+			sr.Audit = map[string]int{}
+		}
+		sr.Audit[AuditExtra]++
+		e.emit(Event{Kind: EventAudit, Set: sr.Set, Path: in.Key, Status: AuditExtra, Message: "not at the Source and not written by resourcesync: left alone"})
+		return nil
+	})
+}
+
+// cleanTarget removes what a killed run left staged in the Target, where
+// staged objects can outlive their writer (a local directory's temporary
+// files); a Target whose commits are single requests has none.
+func (e *engine) cleanTarget() int {
+	if c, ok := e.tg.(interface{ CleanTemp() (int, error) }); ok {
+		n, _ := c.CleanTemp()
+		return n
+	}
+	return 0
+}

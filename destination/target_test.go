@@ -1,0 +1,212 @@
+package destination_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/resourcesync-go/resourcesync/destination"
+	"github.com/resourcesync-go/resourcesync/storage"
+	"github.com/resourcesync-go/resourcesync/storage/local"
+	"github.com/resourcesync-go/resourcesync/storage/mem"
+)
+
+var memN atomic.Int64
+
+func newMem(t *testing.T) *mem.Store {
+	name := fmt.Sprintf("dest-target-%d", memN.Add(1))
+	t.Cleanup(func() { mem.Forget(name) })
+	return mem.Open(name)
+}
+
+// targetOpts are syncOpts writing into tg, the state in stateDir.
+func targetOpts(t *testing.T, stateDir string, tg storage.Target) destination.Options {
+	opt := syncOpts(t, stateDir)
+	opt.Target = tg
+	return opt
+}
+
+// sameObjects fails unless the Store holds exactly the files of src (and
+// the extra objects named), byte for byte.
+func sameObjects(t *testing.T, src string, s *mem.Store, extra map[string]string) {
+	t.Helper()
+	want := tree(t, src)
+	for k, v := range extra {
+		want[k] = []byte(v)
+	}
+	var diffs []string
+	for _, k := range s.Keys() {
+		o, _, _ := s.Get(k)
+		w, ok := want[k]
+		switch {
+		case !ok:
+			diffs = append(diffs, "extra "+k)
+		case !bytes.Equal(o.Data, w):
+			diffs = append(diffs, "differs "+k)
+		}
+		delete(want, k)
+	}
+	for k := range want {
+		diffs = append(diffs, "missing "+k)
+	}
+	if len(diffs) > 0 {
+		sort.Strings(diffs)
+		t.Fatalf("%d differences between %s and the target: %s", len(diffs), src, strings.Join(diffs[:min(len(diffs), 20)], ", "))
+	}
+}
+
+// TestSyncIntoTarget: a mirror written through a storage.Target (the
+// in-memory one): baseline, incremental, the objects the tool did not
+// write never overwritten nor deleted, an object changed in the Target
+// since it was installed kept, audit (extras listed from the Target) and
+// repair, dry run, and only the state in the local directory.
+func TestSyncIntoTarget(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 40 {
+		writeFile(t, dir, fmt.Sprintf("d%d/f%02d.txt", i%4, i), []byte(fmt.Sprintf("file %d %s", i, strings.Repeat("x", i))))
+	}
+	writeFile(t, dir, "sp ace #1 100%?.txt", []byte("escaped"))
+	writeFile(t, dir, "caf\u00e9/\u00fcber.txt", []byte("non-ASCII"))
+	writeFile(t, dir, "a/b/c/d/e/deep.txt", []byte("deep"))
+	writeFile(t, dir, "theirs.txt", []byte("the Source's"))
+	ts := startSource(t, dir, nil, nil)
+	st := newMem(t)
+	st.Put("theirs.txt", []byte("someone else's object"))
+	st.Put("unlisted.txt", []byte("someone else's, not at the Source"))
+	others := map[string]string{"theirs.txt": "someone else's object", "unlisted.txt": "someone else's, not at the Source"}
+	state := t.TempDir()
+	tg := st.Target("")
+
+	sr := one(t, mustSync(t, ts.base, targetOpts(t, state, tg)))
+	if sr.Fetched != 43 || sr.Failed != 1 || len(sr.Failures) != 1 || !strings.Contains(sr.Failures[0].Error, "not written by resourcesync") {
+		t.Fatalf("baseline: %+v", sr)
+	}
+	wantTree := func(extra map[string]string) {
+		t.Helper()
+		d := t.TempDir()
+		for k, v := range tree(t, dir) {
+			if _, ok := extra[k]; !ok {
+				writeFile(t, d, k, v)
+			}
+		}
+		sameObjects(t, d, st, extra)
+	}
+	wantTree(others)
+	ents, _ := os.ReadDir(state)
+	if len(ents) != 1 || ents[0].Name() != destination.StateDirName {
+		t.Errorf("the state directory holds %v, want only %s", ents, destination.StateDirName)
+	}
+	if o, in, _ := st.Get("d1/f01.txt"); in.ModTime.IsZero() || len(o.Data) == 0 {
+		t.Errorf("object without mtime: %+v", in)
+	}
+
+	// Changes: one edited, one deleted, one added at the Source; one of
+	// ours changed in the Target by someone else, then edited and deleted
+	// at the Source: neither overwritten nor deleted.
+	writeFile(t, dir, "d0/f00.txt", []byte("edited at the Source"))
+	os.Remove(filepath.Join(dir, "d1/f01.txt"))
+	writeFile(t, dir, "new/added.txt", []byte("added"))
+	st.Put("d2/f02.txt", []byte("changed in the bucket"))
+	writeFile(t, dir, "d2/f02.txt", []byte("edited at the Source too"))
+	st.Put("d3/f03.txt", []byte("changed in the bucket, then deleted at the Source"))
+	os.Remove(filepath.Join(dir, "d3/f03.txt"))
+	os.Remove(filepath.Join(dir, "theirs.txt"))
+	ts.update(t)
+	sr = one(t, mustSync(t, ts.base, targetOpts(t, state, tg)))
+	if sr.Fetched != 2 || sr.Deleted != 1 || sr.Failed != 1 {
+		t.Fatalf("incremental: %+v", sr)
+	}
+	if _, _, ok := st.Get("d1/f01.txt"); ok {
+		t.Error("d1/f01.txt, deleted at the Source, still in the target")
+	}
+	others["d2/f02.txt"] = "changed in the bucket"
+	others["d3/f03.txt"] = "changed in the bucket, then deleted at the Source"
+	wantTree(others)
+
+	// Audit: in sync but for the objects not ours (extra: theirs.txt,
+	// unlisted.txt, d3/f03.txt; changed: d2/f02.txt); repair brings back
+	// one removed from the Target.
+	st.Delete("d1/f05.txt")
+	opt := targetOpts(t, state, tg)
+	opt.Mode = destination.ModeAudit
+	sr = one(t, mustSync(t, ts.base, opt))
+	if sr.Audit[destination.AuditMissing] != 1 || sr.Audit[destination.AuditExtra] != 3 || sr.Audit[destination.AuditChanged] != 1 {
+		t.Fatalf("audit: %+v", sr.Audit)
+	}
+	if _, _, ok := st.Get("d1/f05.txt"); ok {
+		t.Fatal("audit without repair wrote")
+	}
+	opt.DryRun = true
+	opt.Repair = true
+	mustSync(t, ts.base, opt)
+	if _, _, ok := st.Get("d1/f05.txt"); ok {
+		t.Fatal("dry run wrote")
+	}
+	opt.DryRun = false
+	mustSync(t, ts.base, opt)
+	wantTree(others)
+}
+
+// TestSyncIntoTargetMaxDelete: --max-delete holds on a Target as on a
+// directory.
+func TestSyncIntoTargetMaxDelete(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 120 {
+		writeFile(t, dir, fmt.Sprintf("f%03d", i), []byte{byte(i)})
+	}
+	ts := startSource(t, dir, nil, nil)
+	st := newMem(t)
+	state := t.TempDir()
+	mustSync(t, ts.base, targetOpts(t, state, st.Target("")))
+	for i := range 100 {
+		os.Remove(filepath.Join(dir, fmt.Sprintf("f%03d", i)))
+	}
+	ts.update(t)
+	sr := one(t, mustSync(t, ts.base, targetOpts(t, state, st.Target(""))))
+	if sr.Deleted != 0 || sr.DeleteRefused == 0 || st.Len() != 120 {
+		t.Fatalf("over --max-delete: %d objects left, %+v", st.Len(), sr)
+	}
+	opt := targetOpts(t, state, st.Target(""))
+	opt.MaxDelete = destination.NoDeleteLimit
+	one(t, mustSync(t, ts.base, opt))
+	if st.Len() != 20 {
+		t.Fatalf("%d objects after the deletions were allowed", st.Len())
+	}
+}
+
+// TestSyncIntoLocalTargetSymlink: a local directory written through the
+// generic Target path keeps the trust suite's rule: a symbolic link in
+// the mirror is not written through, nothing lands outside.
+func TestSyncIntoLocalTargetSymlink(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "in/x.txt", []byte("x"))
+	writeFile(t, dir, "ok.txt", []byte("ok"))
+	ts := startSource(t, dir, nil, nil)
+	base := t.TempDir()
+	mirror, outside := filepath.Join(base, "mirror"), filepath.Join(base, "outside")
+	os.MkdirAll(mirror, 0o755)
+	os.MkdirAll(outside, 0o755)
+	if err := os.Symlink(outside, filepath.Join(mirror, "in")); err != nil {
+		t.Skip(err)
+	}
+	tg, err := local.OpenTarget(mirror)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	sr := one(t, mustSync(t, ts.base, targetOpts(t, t.TempDir(), tg)))
+	if sr.Fetched != 1 || sr.Failed != 1 {
+		t.Fatalf("%+v", sr)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Errorf("written outside the mirror: %v", ents)
+	}
+	if b, err := os.ReadFile(filepath.Join(mirror, "ok.txt")); err != nil || string(b) != "ok" {
+		t.Errorf("ok.txt: %q %v", b, err)
+	}
+}
