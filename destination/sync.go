@@ -586,7 +586,7 @@ func (m *Mirror) Sync(ctx context.Context) (_ *Report, rerr error) {
 	start := time.Now()
 	e := m.e
 	e.retries.Store(0)
-	rep := &Report{Source: redact.String(m.source), Base: e.m.Base(), Dest: e.m.Root(), DryRun: e.opt.DryRun}
+	rep := &Report{Source: redact.String(m.source), Base: e.m.Base(), Dest: e.destName(), DryRun: e.opt.DryRun}
 	end, err := m.begin(rep)
 	if err != nil {
 		return nil, err

@@ -190,3 +190,11 @@ func (e *engine) cleanTarget() int {
 	}
 	return 0
 }
+
+// destName names the mirror in reports: DEST, or the Target's location.
+func (e *engine) destName() string {
+	if e.tg != nil {
+		return e.tg.Location()
+	}
+	return e.m.Root()
+}

@@ -96,7 +96,11 @@ func runFollow(ctx context.Context, cmd *cli.Command, source string, opt destina
 		fmt.Fprintln(out, auth.Redact(fmt.Sprintf(format, args...)))
 		mu.Unlock()
 	}
-	say("following %s into %s (callback %s); stop with Ctrl-C", source, opt.Dest, cb)
+	dest := opt.Dest
+	if opt.Target != nil {
+		dest = opt.Target.Location()
+	}
+	say("following %s into %s (callback %s); stop with Ctrl-C", source, dest, cb)
 	// The hub's requests carry credentials only when given for its origin.
 	hubClient, err := auth.Client(syncClient(2, time.Minute))
 	if err != nil {

@@ -2,13 +2,19 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -20,9 +26,13 @@ import (
 	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/destination/status"
 	"github.com/resourcesync-go/resourcesync/internal/httpserver"
+	"github.com/resourcesync-go/resourcesync/storage"
+	"github.com/resourcesync-go/resourcesync/storage/local"
 )
 
 const syncHelp = `Mirrors a ResourceSync Source into DEST and keeps it in step.
+
+DEST is a directory, or a bucket s3://BUCKET/PREFIX (state in --state DIR).
 
 SOURCE is the Source's base URL, its /.well-known/resourcesync, a Source
 Description, a Capability List, or a Resource List / Change List given
@@ -139,6 +149,7 @@ func syncCommand() *cli.Command {
 			&cli.BoolFlag{Name: "dry-run", Usage: "touch nothing; list on stdout each path that would be fetched, deleted or kept (\"would fetch PATH (SIZE)\"), then the summary"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON event per line and a final summary object"},
 			&cli.StringFlag{Name: "set", Usage: "synchronize only the set (capability list) `NAME`"},
+			&cli.StringFlag{Name: "state", Usage: "with a bucket DEST: the state's `DIR` (default: one under the user's state directory, named after DEST)"},
 			&cli.StringFlag{Name: "base-url", Usage: "the Source's base `URL` (default: discovered)"},
 			&cli.BoolFlag{Name: "no-dumps", Usage: "never use Resource Dumps for a baseline"},
 			&cli.StringFlag{Name: "verify", Value: "strongest", Usage: "digests to verify while downloading besides the length: the strongest offered (sha-256 > sha-1 > md5), or all offered (md5 makes large files about twice as slow)"},
@@ -234,8 +245,17 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	defer stopStatus()
+	dest, tg, err := openSyncDest(ctx, cmd, args[1], stderr)
+	if err != nil {
+		r.Close()
+		return err
+	}
+	if tg != nil {
+		defer tg.Close()
+	}
 	opt := destination.Options{
-		Dest:          args[1],
+		Dest:          dest,
+		Target:        tg,
 		Client:        client,
 		Workers:       workers,
 		RatePerHost:   cmd.Float("rate"),
@@ -446,4 +466,86 @@ func printReport(w io.Writer, rep *destination.Report, audit *auditTable, opt de
 		fmt.Fprintf(w, "set %s: %s\n", s.Set, s.Summary(opt.DryRun))
 	}
 	fmt.Fprintf(w, "%s: %s (%.1f s, %d retries)\n", rep.Dest, state, rep.Seconds, rep.Retries)
+}
+
+// genericTarget, set by TestModelTarget's child processes, writes even a
+// local DEST through the storage.Target path (storage/local), so that the
+// model test's kill -9 steps exercise the path a bucket takes.
+var genericTarget bool
+
+// openSyncDest opens DEST: a local directory is the Destination's own
+// (its state inside it), returned as a path; any other location
+// (s3://BUCKET/PREFIX) is opened as a storage.Target, its state in --state
+// DIR or, by default, in a directory under the user's state directory
+// named after the location, said on stderr when it is made.
+func openSyncDest(ctx context.Context, cmd *cli.Command, loc string, stderr io.Writer) (string, storage.Target, error) {
+	if storage.IsLocal(loc) && !genericTarget {
+		if strings.Contains(loc, "://") { // file:///path
+			u, err := url.Parse(loc)
+			if err != nil {
+				return "", nil, cli.Exit(fmt.Sprintf("DEST %s: %v", loc, err), exitUsage)
+			}
+			dir, err := local.Path(loc, u)
+			if err != nil {
+				return "", nil, cli.Exit(fmt.Sprintf("DEST %s: %v", loc, err), exitUsage)
+			}
+			return dir, nil, nil
+		}
+		if cmd.IsSet("state") {
+			return "", nil, cli.Exit("--state goes with a bucket DEST; a directory keeps its state in DEST/"+destination.StateDirName, exitUsage)
+		}
+		return loc, nil, nil
+	}
+	tg, err := storage.OpenTarget(ctx, loc)
+	if err != nil {
+		return "", nil, cli.Exit(fmt.Sprintf("DEST %s: %v", loc, err), exitUsage)
+	}
+	dir := cmd.String("state")
+	if dir == "" {
+		if dir, err = defaultTargetState(tg.Location()); err != nil {
+			tg.Close()
+			return "", nil, cli.Exit(fmt.Sprintf("no --state DIR for %s: %v", tg.Location(), err), exitUsage)
+		}
+		if _, err := os.Stat(filepath.Join(dir, destination.StateDirName)); errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(stderr, "state of the mirror %s kept in %s (--state DIR to choose)\n", tg.Location(), dir)
+		}
+	}
+	return dir, tg, nil
+}
+
+// defaultTargetState is the state directory of a mirror into a storage
+// location: $XDG_STATE_HOME/resourcesync/mirrors/NAME (~/.local/state
+// where it is not set; the user's configuration directory on macOS and
+// Windows), NAME the location made a file name and a short digest of it,
+// so that two locations never share a state.
+func defaultTargetState(loc string) (string, error) {
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" {
+		switch runtime.GOOS {
+		case "darwin", "windows", "ios", "plan9":
+			d, err := os.UserConfigDir()
+			if err != nil {
+				return "", err
+			}
+			base = d
+		default:
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return "", err
+			}
+			base = filepath.Join(home, ".local", "state")
+		}
+	}
+	name := strings.Map(func(r rune) rune {
+		if r == '/' || r == ':' || r == '\\' || r < ' ' {
+			return '_'
+		}
+		return r
+	}, strings.TrimRight(loc, "/"))
+	name = strings.TrimLeft(name, "._")
+	if len(name) > 100 {
+		name = name[:100]
+	}
+	sum := sha256.Sum256([]byte(loc))
+	return filepath.Join(base, "resourcesync", "mirrors", name+"-"+hex.EncodeToString(sum[:4])), nil
 }
