@@ -417,11 +417,9 @@ func Open(ctx context.Context, source string, opt Options) (_ *Mirror, rerr erro
 		return nil, fmt.Errorf("%w: %v", ErrState, err)
 	}
 	switch {
-	case opt.Target != nil && e.local != nil:
-		e.tg = opt.Target
-		e.dir = &targetDir{tg: opt.Target, root: e.local, ctx: context.WithoutCancel(ctx)}
 	case opt.Target != nil:
-		return nil, fmt.Errorf("%w: %s: no state here for %s", ErrState, opt.Dest, opt.Target.Location())
+		e.tg = opt.Target
+		e.dir = &targetDir{tg: opt.Target, root: e.m.Root(), ctx: context.WithoutCancel(ctx)}
 	case e.local != nil:
 		e.dir = localDir{e.local}
 	}

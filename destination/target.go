@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"path/filepath"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
@@ -45,11 +46,18 @@ func (d localDir) RemoveOwned(abs string, _ func(fs.FileInfo) bool) error { retu
 // for the Target's root, and only the state lives there.
 type targetDir struct {
 	tg   storage.Target
-	root *fetch.Dir // the Mapper's root, for Rel
+	root string // the Mapper's root, absolute
 	ctx  context.Context
 }
 
-func (d *targetDir) key(abs string) (string, error) { return d.root.Rel(abs) }
+// key is the key of the file at abs, below the root.
+func (d *targetDir) key(abs string) (string, error) {
+	rel, err := filepath.Rel(d.root, abs)
+	if err != nil || rel == "." || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("%w: %s", fetch.ErrOutsideDir, abs)
+	}
+	return filepath.ToSlash(rel), nil
+}
 
 // toFS makes the storage's answers the file system's: no object is
 // fs.ErrNotExist, a refusal (a symbolic link in a local Target) is
@@ -109,9 +117,17 @@ func (d *targetDir) RemoveOwned(abs string, unchanged func(fs.FileInfo) bool) er
 	return nil
 }
 
-// RemoveEmptyParents: a Target has no directories (a local one removes
-// those a removal empties itself).
-func (d *targetDir) RemoveEmptyParents(string) {}
+// RemoveEmptyParents removes the directories a removal emptied, where
+// the Target has directories (a local one): a removal killed between the
+// file and its directories leaves them to the next run. Elsewhere there
+// is nothing to do.
+func (d *targetDir) RemoveEmptyParents(abs string) {
+	if r, ok := d.tg.(interface{ RemoveEmptyDirs(key string) }); ok {
+		if key, err := d.key(abs); err == nil {
+			r.RemoveEmptyDirs(key)
+		}
+	}
+}
 
 // objectInfo is a Target's object as a regular file.
 type objectInfo struct{ in storage.Info }

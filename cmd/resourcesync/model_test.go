@@ -71,7 +71,13 @@ var (
 	modelN     = flag.Int("model.n", 3, "TestModel: number of histories (seeds model.first, model.first+1, ...)")
 	modelFirst = flag.Uint64("model.first", 1, "TestModel: seed of the first history")
 	modelSteps = flag.Int("model.steps", 25, "TestModel: steps per history")
+	// TestModelTarget runs fewer histories by default: CI's budget.
+	modelTargetN = flag.Int("model.target.n", 2, "TestModelTarget: number of histories (seeds model.first, ...)")
 )
+
+// genericTargetArg, first among a child's arguments, makes it write DEST
+// through the storage.Target path (genericTarget).
+const genericTargetArg = "@generic-target"
 
 // swapOn says whether histories turn files into directories and back. Off
 // by default while the Destination cannot install a file where its own
@@ -90,6 +96,9 @@ func TestModelChild(t *testing.T) {
 	if err := json.Unmarshal([]byte(spec), &args); err != nil {
 		fmt.Fprintln(os.Stderr, "model child:", err)
 		os.Exit(98)
+	}
+	if len(args) > 0 && args[0] == genericTargetArg {
+		genericTarget, args = true, args[1:]
 	}
 	// The parent holds our stdin open: when it goes away, so do we.
 	go func() {
@@ -123,10 +132,29 @@ func TestModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("model-based test of real processes: runs without -short")
 	}
+	runModel(t, *modelN, false)
+}
+
+// TestModelTarget is TestModel with DEST written through the generic
+// storage.Target path (the one a bucket takes) instead of the local
+// directory's own: sync's children open DEST, a local directory, as a
+// storage/local Target, the state in a --state DIR of its own; every step
+// (kill -9 included) and every check is TestModel's. (A mem:// Target
+// cannot outlive a killed process; the S3 Target joins with a bucket.)
+//
+//	go test ./cmd/resourcesync -run '^TestModelTarget$' -count=1 -model.target.n=100 -timeout=0
+func TestModelTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("model-based test of real processes: runs without -short")
+	}
+	runModel(t, *modelTargetN, true)
+}
+
+func runModel(t *testing.T, n int, generic bool) {
 	seeds := []uint64{*modelSeed}
 	if *modelSeed == 0 {
 		seeds = nil
-		for i := range uint64(*modelN) {
+		for i := range uint64(n) {
 			seeds = append(seeds, *modelFirst+i)
 		}
 	}
@@ -138,6 +166,9 @@ func TestModel(t *testing.T) {
 	for _, seed := range seeds {
 		ok := t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			h := newHistory(t, seed, *modelSteps)
+			if generic {
+				h.generic, h.tstate = true, filepath.Join(t.TempDir(), "tstate")
+			}
 			h.run()
 		})
 		if !ok {
@@ -269,6 +300,10 @@ type history struct {
 	syncDur time.Duration // of the last complete sync, to pick kill moments
 	stats   map[string]int
 	failed  bool
+	// generic: DEST is written through the storage.Target path, the state
+	// in tstate (TestModelTarget).
+	generic bool
+	tstate  string
 }
 
 func newHistory(t *testing.T, seed uint64, steps int) *history {
@@ -306,7 +341,11 @@ func newHistory(t *testing.T, seed uint64, steps int) *history {
 					env += k + "=" + v + " "
 				}
 			}
-			t.Logf("reproduce: %sgo test ./cmd/resourcesync -run '^TestModel$' -count=1 -v -model.seed=%d -model.steps=%d", env, h.seed, h.steps)
+			test := "TestModel"
+			if h.generic {
+				test = "TestModelTarget"
+			}
+			t.Logf("reproduce: %sgo test ./cmd/resourcesync -run '^%s$' -count=1 -v -model.seed=%d -model.steps=%d", env, test, h.seed, h.steps)
 		}
 	})
 	return h
@@ -823,6 +862,11 @@ func (h *history) freshDest() {
 	if err := os.RemoveAll(h.dest); err != nil {
 		h.fatalf("%v", err)
 	}
+	if h.generic { // the mirror and its state lost together, as a DIR's
+		if err := os.RemoveAll(h.tstate); err != nil {
+			h.fatalf("%v", err)
+		}
+	}
 	h.synced = false
 	clear(h.foreign)
 	clear(h.killed)
@@ -846,7 +890,27 @@ func (h *history) addForeign() {
 }
 
 func (h *history) syncArgs(extra []string) []string {
-	return append(append([]string{"sync", "--json", "--max-delete", "-1", "--workers", fmt.Sprint(1 + h.rng.IntN(8))}, extra...), h.base, h.dest)
+	return h.withDest(append(append([]string{"sync", "--json", "--max-delete", "-1", "--workers", fmt.Sprint(1 + h.rng.IntN(8))}, extra...), h.base))
+}
+
+// withDest ends the sync command line args with DEST (and, through the
+// Target path, the marker and --state before them).
+func (h *history) withDest(args []string) []string {
+	if !h.generic {
+		return append(args, h.dest)
+	}
+	src := args[len(args)-1]
+	args = append([]string{genericTargetArg}, args[:len(args)-1]...)
+	return append(args, "--state", h.tstate, src, h.dest)
+}
+
+// stateDB is the file of the sync state.
+func (h *history) stateDB() string {
+	dir := h.dest
+	if h.generic {
+		dir = h.tstate
+	}
+	return filepath.Join(dir, destination.StateDirName, "state.db")
 }
 
 type syncSummary struct {
@@ -1031,7 +1095,7 @@ func (h *history) syncDuringRestart() {
 func (h *history) follow() {
 	h.waitSource()
 	listen := freeAddr(h.t)
-	p := startProc(h.t, "sync", "--follow", "--max-delete", "-1", "--listen", listen, "--poll-interval", "1s", h.base, h.dest)
+	p := startProc(h.t, h.withDest([]string{"sync", "--follow", "--max-delete", "-1", "--listen", listen, "--poll-interval", "1s", h.base})...)
 	deadline := time.Now().Add(60 * time.Second)
 	for !strings.Contains(p.out.String(), "subscribed to") {
 		if p.exited() || time.Now().After(deadline) {
@@ -1180,7 +1244,7 @@ func (h *history) check(what string) {
 	h.t.Helper()
 	files := h.files()
 	// The state: one record per file, describing it.
-	db, err := bolt.Open(filepath.Join(h.dest, destination.StateDirName, "state.db"), 0o644, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	db, err := bolt.Open(h.stateDB(), 0o644, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
 	if err != nil {
 		h.fatalf("after %s: open state: %v", what, err)
 	}

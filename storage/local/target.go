@@ -455,17 +455,30 @@ func (t *Target) Remove(ctx context.Context, key, ifVersion string) error {
 	if err := t.root.Remove(rel); err != nil && !errors.Is(notExist(key, err), storage.ErrNotExist) {
 		return fmt.Errorf("local: %w", err)
 	}
+	t.removeEmptyDirs(rel)
+	return nil
+}
+
+// RemoveEmptyDirs removes the directories above key that are empty,
+// deepest first, up to the first that is not (or is a symbolic link):
+// what a Remove killed after the file and before its directories left.
+func (t *Target) RemoveEmptyDirs(key string) {
+	if rel, err := t.rel(key); err == nil {
+		t.removeEmptyDirs(rel)
+	}
+}
+
+func (t *Target) removeEmptyDirs(rel string) {
 	for p := path.Dir(rel); p != "."; p = path.Dir(p) {
 		if link, err := CheckNoLink(t.root, p, true); err != nil || link != "" {
-			return nil
+			return
 		}
 		// One already gone (a run killed while it removed them) does not
 		// keep its emptied parents; one not empty ends the walk.
 		if err := t.root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil
+			return
 		}
 	}
-	return nil
 }
 
 // List calls fn for every regular file below the root whose key is >
