@@ -292,6 +292,16 @@ func (p *pass) flush(batch []stateOp) {
 
 // durable makes the files the batch records durable.
 func (p *pass) durable(batch []stateOp) error {
+	if p.e.tg != nil {
+		// A Target's commit without NoSync is durable when it returns
+		// (a local one fsyncs the file and its directory); with NoSync,
+		// its Syncer makes the batch so. The Mapper's directories are
+		// the state's, not the mirror's: nothing to fsync there.
+		if p.fsyncEach {
+			return nil
+		}
+		return p.e.syncfs()
+	}
 	if !p.fsyncEach && !p.e.opt.FsyncEach {
 		if err := p.e.syncfs(); err != nil {
 			return fmt.Errorf("syncfs: %v", err)

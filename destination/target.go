@@ -151,6 +151,23 @@ func (p *pass) targetRequest(req *fetch.Request, j job) error {
 	req.Path, req.Dir, req.Parents = "", nil, nil
 	_, canSync := e.tg.(storage.Syncer)
 	req.NoSync = req.NoSync && canSync
+	owner, rec, ok, err := e.st.lookup(j.uri, j.rel)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrState, err)
+	}
+	if !(ok && rec.Path == j.rel) && owner != "" && owner != j.uri {
+		// Recorded under another spelling of the URI: that record is ours.
+		if rec, ok, err = e.st.get(owner); err != nil {
+			return fmt.Errorf("%w: %v", ErrState, err)
+		}
+	}
+	mine := ok && rec.Path == j.rel && !j.foreign
+	if !mine && owner == "" && !j.foreign && !j.checkLocal {
+		// The plan found nothing there: a new object, which must still
+		// find nothing (no request to look again; a bucket's HEAD costs).
+		req.NoReplace = true
+		return nil
+	}
 	in, err := e.tg.Stat(p.ctx, j.rel)
 	if errors.Is(err, storage.ErrNotExist) {
 		req.NoReplace = true
@@ -159,11 +176,6 @@ func (p *pass) targetRequest(req *fetch.Request, j job) error {
 	if err != nil {
 		return toFS(err)
 	}
-	_, rec, ok, err := e.st.lookup(j.uri, j.rel)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrState, err)
-	}
-	mine := ok && rec.Path == j.rel && !j.foreign
 	if mine && e.unchangedInfo(objectInfo{in}, &rec) || j.foreign && e.crashed {
 		req.IfVersion = in.Version
 		return nil

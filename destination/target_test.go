@@ -2,6 +2,7 @@ package destination_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -208,5 +209,41 @@ func TestSyncIntoLocalTargetSymlink(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(mirror, "ok.txt")); err != nil || string(b) != "ok" {
 		t.Errorf("ok.txt: %q %v", b, err)
+	}
+}
+
+// TestSyncIntoTargetFsyncEach: with every commit durable by itself
+// (--fsync, and every notification), the batch's records are committed
+// too: the mirror's directories are not looked for in the state's.
+func TestSyncIntoTargetFsyncEach(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 6 {
+		writeFile(t, dir, fmt.Sprintf("d%d/f%d", i%2, i), []byte{byte(i)})
+	}
+	ts := startSource(t, dir, nil, nil)
+	for _, name := range []string{"mem", "local"} {
+		t.Run(name, func(t *testing.T) {
+			var tg storage.Target = newMem(t).Target("")
+			if name == "local" {
+				lt, err := local.OpenTarget(t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer lt.Close()
+				tg = lt
+			}
+			state := t.TempDir()
+			opt := targetOpts(t, state, tg)
+			opt.FsyncEach = true
+			rep, err := destination.Sync(context.Background(), ts.base, opt)
+			if err != nil || !rep.OK(false, false) || one(t, rep).Fetched != 6 {
+				t.Fatalf("%v %+v", err, rep)
+			}
+			opt.Mode = destination.ModeBaseline
+			sr := one(t, mustSync(t, ts.base, opt))
+			if sr.Skipped != 6 || sr.Adopted != 0 {
+				t.Fatalf("second run: %+v (the first one's records lost?)", sr)
+			}
+		})
 	}
 }
