@@ -296,6 +296,7 @@ func (x *extractor) install(en rs.Entry, rel string, r io.Reader, dirs *fetch.Pa
 	} else {
 		_, canSync := e.tg.(storage.Syncer)
 		req.Target, req.Key, req.Path, req.Parents, req.NoSync = e.tg, rel, "", nil, req.NoSync && canSync
+		req.ContentType = en.MD.Type
 	}
 	res, err := fetch.InstallContext(p.ctx, r, req)
 	if err != nil {

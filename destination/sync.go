@@ -446,7 +446,9 @@ func Open(ctx context.Context, source string, opt Options) (_ *Mirror, rerr erro
 	}
 	if !readOnly {
 		e.tmpDir = filepath.Join(e.m.Root(), StateDirName, "tmp")
-		if e.m.fold, err = probeFolding(&opt, e.tmpDir); err != nil {
+		if _, isDir := opt.Target.(interface{ Path() string }); opt.Target != nil && !isDir {
+			// A bucket's keys differ in any byte: nothing folds.
+		} else if e.m.fold, err = probeFolding(&opt, e.tmpDir); err != nil {
 			m.Close()
 			return nil, fmt.Errorf("%w: finding how DEST's file system compares names: %v", ErrState, err)
 		}

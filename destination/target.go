@@ -147,7 +147,7 @@ func (o objectInfo) Sys() any           { return o.in }
 // URI's (adopted only with the right bytes, checked before).
 func (p *pass) targetRequest(req *fetch.Request, j job) error {
 	e := p.e
-	req.Target, req.Key = e.tg, j.rel
+	req.Target, req.Key, req.ContentType = e.tg, j.rel, j.e.MD.Type
 	req.Path, req.Dir, req.Parents = "", nil, nil
 	_, canSync := e.tg.(storage.Syncer)
 	req.NoSync = req.NoSync && canSync

@@ -247,3 +247,24 @@ func TestSyncIntoTargetFsyncEach(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncIntoTargetTypesAndCase: an object is stored with the Source's
+// media type; names that differ only in case are two objects in a bucket,
+// whatever the file system of the state folds.
+func TestSyncIntoTargetTypesAndCase(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "page.html", []byte("<p>x</p>"))
+	writeFile(t, dir, "Case.txt", []byte("upper"))
+	writeFile(t, dir, "case.txt", []byte("lower"))
+	ts := startSource(t, dir, nil, nil)
+	st := newMem(t)
+	opt := targetOpts(t, t.TempDir(), st.Target(""))
+	opt.FoldsCase = func(string) (bool, error) { return true, nil } // a state on a folding file system
+	sr := one(t, mustSync(t, ts.base, opt))
+	if sr.Fetched != 3 || sr.Failed != 0 {
+		t.Fatalf("%+v", sr)
+	}
+	if _, in, _ := st.Get("page.html"); !strings.HasPrefix(in.ContentType, "text/html") {
+		t.Errorf("page.html stored as %q", in.ContentType)
+	}
+}

@@ -91,6 +91,9 @@ type Request struct {
 	Target    storage.Target
 	Key       string
 	IfVersion string
+	// ContentType, with Target, is stored with the object (the Source's
+	// md type); "" stores none.
+	ContentType string
 }
 
 // Result tells what was installed.

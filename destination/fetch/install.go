@@ -314,7 +314,7 @@ func InstallContext(ctx context.Context, body io.Reader, req Request) (Result, e
 // different from the digests given (storage.ErrIntegrity: changed on the
 // way) are retried as a hash mismatch.
 func installTarget(ctx context.Context, body io.Reader, req Request, dg rs.Digests) (Result, error) {
-	opt := storage.PutOptions{Size: -1, ModTime: req.ModTime, MD5: dg.MD5, SHA256: dg.SHA256,
+	opt := storage.PutOptions{Size: -1, ModTime: req.ModTime, MD5: dg.MD5, SHA256: dg.SHA256, ContentType: req.ContentType,
 		NoReplace: req.NoReplace, IfVersion: req.IfVersion, NoSync: req.NoSync}
 	if req.HasLength {
 		opt.Size = req.Length
