@@ -20,6 +20,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
 	"github.com/resourcesync-go/resourcesync/rs"
+	"github.com/resourcesync-go/resourcesync/storage"
 )
 
 // job is one resource a pass hands to its workers.
@@ -469,7 +470,7 @@ func (p *pass) installed(j job, res fetch.Result) {
 	if testAfterInstall != nil {
 		testAfterInstall(j.rel)
 	}
-	rec := Record{Set: p.set, Path: j.rel, Length: res.Length, SHA256: res.SHA256, MD5: res.MD5, SHA1: res.SHA1, NotOwned: j.notOwned}
+	rec := Record{Set: p.set, Path: j.rel, Length: res.Length, SHA256: res.SHA256, MD5: res.MD5, SHA1: res.SHA1, NotOwned: j.notOwned, Version: res.Info.Version}
 	fillRemote(&rec, &j.e)
 	mt := p.installTime(&j.e)
 	if !mt.IsZero() {
@@ -594,7 +595,7 @@ func (e *engine) unchangedIn(abs string, r *Record, c *fetch.Parents) bool {
 		return false
 	}
 	fi, err := e.dir.LstatIn(abs, c)
-	return err == nil && fi.Mode().IsRegular() && fi.Size() == r.Length && e.mtimeIs(fi.ModTime().UnixNano(), r.MTime)
+	return err == nil && e.unchangedInfo(fi, r)
 }
 
 // verifyLocal hashes the file at abs with the algorithms the entry offers
@@ -618,6 +619,9 @@ func (eng *engine) verifyLocal(abs string, e *rs.Entry) (string, Record, error) 
 		return AuditChanged, rec, nil
 	}
 	rec.Length, rec.MTime = fi.Size(), fi.ModTime().UnixNano()
+	if in, ok := fi.Sys().(storage.Info); ok {
+		rec.Version = in.Version // a Target's object
+	}
 	if e.MD.HasLength && fi.Size() != e.MD.Length {
 		return AuditChanged, rec, nil
 	}

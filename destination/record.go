@@ -20,7 +20,7 @@ import (
 //
 // Layout (version 1):
 //
-//	0x01 flags set path length digests [rhash] [lastmod] [changed] [mtime]
+//	0x01 flags set path length digests [rhash] [lastmod] [changed] [mtime] [version]
 //
 // strings are a uvarint length and the bytes (the path only its length
 // when the URI ends with it); integers are varints; a
@@ -51,6 +51,7 @@ const (
 	fHasChanged // changed follows
 	fMTimeIsLM  // mtime equals lastmod (in ns): not stored
 	fRHashCombo // v1: rhash is rhashCombos[next byte]; v2: rhash is tokens
+	fHasVersion // the object's storage Version follows, last (a Target's)
 )
 
 // rhashCombos (version 1) are the spellings of the Source's hash attribute that can be
@@ -221,6 +222,10 @@ func encodeRecord(uri string, r *Record) []byte {
 	} else {
 		b = binary.AppendVarint(b, r.MTime)
 	}
+	if r.Version != "" {
+		flags |= fHasVersion
+		b = appendString(b, r.Version)
+	}
 	b[1] = flags
 	return b
 }
@@ -296,6 +301,9 @@ func decodeRecord(uri string, v []byte) (Record, error) {
 		r.MTime = r.LastMod.UnixNano()
 	} else {
 		r.MTime = d.varint()
+	}
+	if flags&fHasVersion != 0 {
+		r.Version = d.str()
 	}
 	if d.err != nil {
 		return Record{}, d.err

@@ -39,6 +39,9 @@ func TestRecordRoundTrip(t *testing.T) {
 		{"http://h/t", Record{Path: "t", MD5: md, RemoteHash: "md5:" + strings.ToUpper(md) + " xyz:abc foo"}},
 		{"http://h/u", Record{Path: "u", MD5: md, RemoteHash: "md5:" + md + "  md5:" + md}},
 		{"http://h/v", Record{Path: "v", RemoteHash: " "}},
+		// A Target's object: its Version (an ETag, a local "size:mtime:inode").
+		{"http://h/w", Record{Path: "w", Length: 3, SHA256: sha, LastMod: lm, MTime: lm.UnixNano(), Version: `"9b2cf535f27731c974343645a3985328"`}},
+		{"http://h/d/y", Record{Path: "d/y", MTime: 9, Version: "3:9:12345"}},
 	}
 	for i, c := range cases {
 		v := encodeRecord(c.uri, &c.r)

@@ -44,6 +44,11 @@ type Record struct {
 	// NotOwned marks a file that was here before resourcesync, with the
 	// bytes the Source lists: it is kept in step, but never deleted.
 	NotOwned bool `json:"notowned,omitempty"`
+	// Version is the storage's version of the object as installed or
+	// adopted, with Options.Target (an S3 ETag): the object is still ours
+	// while it has it, and an overwrite or a removal is conditional on
+	// the version checked. "" in a local DEST (length and mtime tell).
+	Version string `json:"version,omitempty"`
 }
 
 // Checkpoint is a set's synchronized point.

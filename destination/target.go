@@ -187,8 +187,13 @@ func (p *pass) targetRequest(req *fetch.Request, j job) error {
 	return fmt.Errorf("%w: %s is here already and %s: not overwritten (move it away to mirror the Source's)", ErrNotOwned, j.rel, why)
 }
 
-// unchangedInfo reports whether fi is the file r records as installed.
+// unchangedInfo reports whether fi is the file r records as installed: a
+// Target's object by the Version recorded, where there is one (an ETag
+// tells what a length and an mtime may not), else by length and mtime.
 func (e *engine) unchangedInfo(fi fs.FileInfo, r *Record) bool {
+	if in, ok := fi.Sys().(storage.Info); ok && r.Version != "" {
+		return in.Version == r.Version
+	}
 	return fi.Mode().IsRegular() && fi.Size() == r.Length && e.mtimeIs(fi.ModTime().UnixNano(), r.MTime)
 }
 

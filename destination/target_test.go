@@ -268,3 +268,32 @@ func TestSyncIntoTargetTypesAndCase(t *testing.T) {
 		t.Errorf("page.html stored as %q", in.ContentType)
 	}
 }
+
+// TestSyncIntoTargetVersionOwns: an object replaced in the Target by one
+// of the same length and mtime is told apart by its Version, which the
+// state records: it is neither deleted nor overwritten.
+func TestSyncIntoTargetVersionOwns(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "del.txt", []byte("aaaa"))
+	writeFile(t, dir, "upd.txt", []byte("bbbb"))
+	ts := startSource(t, dir, nil, nil)
+	st := newMem(t)
+	state := t.TempDir()
+	mustSync(t, ts.base, targetOpts(t, state, st.Target("")))
+	for _, k := range []string{"del.txt", "upd.txt"} {
+		_, in, _ := st.Get(k)
+		st.PutObject(k, mem.Object{Data: []byte("ZZZZ"), ModTime: in.ModTime})
+	}
+	os.Remove(filepath.Join(dir, "del.txt"))
+	writeFile(t, dir, "upd.txt", []byte("cccc"))
+	ts.update(t)
+	sr := one(t, mustSync(t, ts.base, targetOpts(t, state, st.Target(""))))
+	if sr.Deleted != 0 || sr.Kept != 1 || sr.Failed != 1 {
+		t.Errorf("%+v", sr)
+	}
+	for _, k := range []string{"del.txt", "upd.txt"} {
+		if o, _, _ := st.Get(k); string(o.Data) != "ZZZZ" {
+			t.Errorf("%s, replaced in the Target, now %q", k, o.Data)
+		}
+	}
+}
