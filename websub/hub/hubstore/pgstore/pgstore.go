@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/resourcesync-go/resourcesync/internal/pgdb"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/internal/shared"
 )
@@ -46,33 +45,17 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if opts != nil {
 		o = *opts
 	}
-	cfg, err := pgxpool.ParseConfig(url)
+	cfg, err := pgdb.Config(url, pgdb.Options{MaxConns: o.MaxConns, DefaultMaxConns: 8})
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
-	switch {
-	case o.MaxConns > 0:
-		cfg.MaxConns = o.MaxConns
-	case !strings.Contains(url, "pool_max_conns"):
-		cfg.MaxConns = 8
-	}
-	// TCP keepalive of 5 s (3 probes), as the Source's pgstore: a
-	// connection whose flow a middlebox dropped, or whose server vanished,
-	// fails within about 20 s instead of pgx's default of 5 min x 9
-	// probes, during which a query with no deadline (a cursor flush)
-	// would wait.
-	d := &net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 5 * time.Second, Interval: 5 * time.Second, Count: 3}}
-	if cfg.ConnConfig.ConnectTimeout > 0 {
-		d.Timeout = cfg.ConnConfig.ConnectTimeout
-	}
-	cfg.ConnConfig.DialFunc = d.DialContext
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
 	if err := migrate(ctx, pool); err != nil {
 		pool.Close()
-		return nil, err
+		return nil, fmt.Errorf("pgstore: %s: %w", pgdb.Where(cfg), pgdb.Scrub(err, url))
 	}
 	connCfg := cfg.ConnConfig.Copy()
 	s := &Store{pool: pool}
