@@ -21,7 +21,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/source/server"
 	"github.com/resourcesync-go/resourcesync/source/status"
 	"github.com/resourcesync-go/resourcesync/source/store"
-	"github.com/resourcesync-go/resourcesync/source/store/bolt"
+	"github.com/resourcesync-go/resourcesync/source/store/storeurl"
 )
 
 // SetConfig names a directory published as one set of resources.
@@ -320,16 +320,12 @@ func (s *Source) excludes(abs string) []string {
 }
 
 // openStore opens a set's state: cfg.OpenStore, or the embedded store in
-// StateDir.
+// StateDir (through the store registry, as --store DIR opens it).
 func (s *Source) openStore(name string) (store.Store, error) {
 	if s.cfg.OpenStore != nil {
 		return s.cfg.OpenStore(context.Background(), name)
 	}
-	st, err := bolt.OpenSet(s.cfg.StateDir, name, nil)
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
+	return storeurl.Local(s.cfg.StateDir).Open(context.Background(), name)
 }
 
 // Shared reports whether the sets' stores are shared with other Source

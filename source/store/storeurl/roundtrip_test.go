@@ -1,0 +1,49 @@
+package storeurl_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/resourcesync-go/resourcesync/internal/testing/locationtest"
+	"github.com/resourcesync-go/resourcesync/source/store"
+	"github.com/resourcesync-go/resourcesync/source/store/storeurl"
+)
+
+// TestRoundTrip: every spelling of a store location opens, keeps what was
+// written across a close, and opens the same state again.
+func TestRoundTrip(t *testing.T) {
+	forms := append(locationtest.Local(t), locationtest.Mem())
+	t.Run("pg", func(t *testing.T) {
+		locationtest.RoundTrip(t, []locationtest.Form{locationtest.Postgres(t)}, openSet, write, read)
+	})
+	locationtest.RoundTrip(t, forms, openSet, write, read)
+}
+
+func openSet(ctx context.Context, loc string) (store.Store, error) {
+	return storeurl.Open(ctx, loc, "s")
+}
+
+func write(t *testing.T, s store.Store) {
+	if err := s.PutMeta(context.Background(), "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(t *testing.T, s store.Store) {
+	if v, err := s.GetMeta(context.Background(), "k"); err != nil || !bytes.Equal(v, []byte("v")) {
+		t.Fatalf("read back %q, %v", v, err)
+	}
+}
+
+// TestUnknownScheme: an unknown scheme names the known ones; no error
+// shows a password.
+func TestUnknownScheme(t *testing.T) {
+	locationtest.Unknown(t, func(ctx context.Context, loc string) error {
+		st, err := storeurl.Open(ctx, loc, "s")
+		if err == nil {
+			st.Close()
+		}
+		return err
+	}, storeurl.ErrScheme, []string{"bolt", "file", "mem", "postgres", "postgresql"})
+}
