@@ -1,6 +1,7 @@
 package pgdb
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/url"
@@ -148,4 +149,23 @@ func Scrub(err error, raw string) error {
 		return err
 	}
 	return &scrubbed{strings.ReplaceAll(msg, pw, "xxxxx"), err}
+}
+
+// Open builds a pool from rawURL (Config) and brings the schema s up to
+// date (Migrate), for a store that has a pool of its own; cfg is the
+// pool's configuration (a listener connection copies it). The pool is
+// closed on error; an error names the database, never the password.
+func Open(ctx context.Context, rawURL string, o Options, s Schema) (pool *pgxpool.Pool, cfg *pgxpool.Config, err error) {
+	cfg, err = Config(rawURL, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", Where(cfg), Scrub(err, rawURL))
+	}
+	if err := Migrate(ctx, pool, s); err != nil {
+		pool.Close()
+		return nil, nil, fmt.Errorf("%s: %w", Where(cfg), Scrub(err, rawURL))
+	}
+	return pool, cfg, nil
 }

@@ -1,10 +1,7 @@
 package pgstore
 
 import (
-	"context"
 	"errors"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/resourcesync-go/resourcesync/internal/pgdb"
 )
@@ -76,8 +73,6 @@ ALTER TABLE aggregate_nodes ADD COLUMN instance text NOT NULL DEFAULT '';
 `,
 }
 
-// migrate brings the database's schema to len(migrations)
-// (pgdb.Migrate); a newer schema is ErrSchemaTooNew.
-func migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	return pgdb.Migrate(ctx, pool, pgdb.Schema{Lock: migrationLock, Table: "aggregate_schema", Steps: migrations, TooNew: ErrSchemaTooNew})
-}
+// schema is the store's schema for pgdb.Open: a newer one is
+// ErrSchemaTooNew.
+var schema = pgdb.Schema{Lock: migrationLock, Table: "aggregate_schema", Steps: migrations, TooNew: ErrSchemaTooNew}

@@ -42,17 +42,9 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if opts != nil {
 		o = *opts
 	}
-	cfg, err := pgdb.Config(url, pgdb.Options{MaxConns: o.MaxConns, DefaultMaxConns: 4})
+	pool, _, err := pgdb.Open(ctx, url, pgdb.Options{MaxConns: o.MaxConns, DefaultMaxConns: 4}, schema)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: %w", err)
-	}
-	if err := migrate(ctx, pool); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("pgstore: %s: %w", pgdb.Where(cfg), pgdb.Scrub(err, url))
 	}
 	return &Store{pool: pool, instance: rand.Text()}, nil
 }

@@ -1,10 +1,7 @@
 package pgstore
 
 import (
-	"context"
 	"errors"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/resourcesync-go/resourcesync/internal/pgdb"
 )
@@ -131,8 +128,6 @@ CREATE TRIGGER hub_dead_del AFTER DELETE ON hub_dead REFERENCING OLD TABLE AS ol
 `,
 }
 
-// migrate brings the database's schema to len(migrations)
-// (pgdb.Migrate); a newer schema is ErrSchemaTooNew.
-func migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	return pgdb.Migrate(ctx, pool, pgdb.Schema{Lock: migrationLock, Table: "hub_schema", Steps: migrations, TooNew: ErrSchemaTooNew})
-}
+// schema is the store's schema for pgdb.Open: a newer one is
+// ErrSchemaTooNew.
+var schema = pgdb.Schema{Lock: migrationLock, Table: "hub_schema", Steps: migrations, TooNew: ErrSchemaTooNew}

@@ -38,24 +38,16 @@ type Store struct {
 var _ hubstore.Store = (*Store)(nil)
 
 // Open connects to the database at url (postgres://... or a key=value
-// connection string), brings its schema up to date (see migrate) and
+// connection string), brings its schema up to date (schema, pgdb.Open) and
 // starts listening for the changes Watch reports.
 func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	cfg, err := pgdb.Config(url, pgdb.Options{MaxConns: o.MaxConns, DefaultMaxConns: 8})
+	pool, cfg, err := pgdb.Open(ctx, url, pgdb.Options{MaxConns: o.MaxConns, DefaultMaxConns: 8}, schema)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: %w", err)
-	}
-	if err := migrate(ctx, pool); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("pgstore: %s: %w", pgdb.Where(cfg), pgdb.Scrub(err, url))
 	}
 	connCfg := cfg.ConnConfig.Copy()
 	s := &Store{pool: pool}
