@@ -19,6 +19,8 @@
 // is at least two characters long, so that a Windows drive ("C:") stays a
 // path; schemes compare in lower case. A relative path whose first
 // element holds a colon ("ab:c") reads as a scheme: write it "./ab:c".
+// A libpq key=value connection string ("host=h password=…") is refused
+// rather than taken for a directory named after a password.
 //
 // Redact hides the passwords of a location for messages; every message
 // that shows a location shows it through Redact (Location.String).

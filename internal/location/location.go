@@ -39,6 +39,11 @@ type Location struct {
 // String is the location with its passwords hidden, for messages.
 func (l Location) String() string { return Redact(l.Raw) }
 
+// connString is a libpq key=value connection string ("host=h dbname=d
+// password=…"): every word a key=value. Taken as a path, it would name a
+// directory after a password.
+var connString = regexp.MustCompile(`^\s*[A-Za-z_]+\s*=\s*\S*(\s+[A-Za-z_]+\s*=\s*\S*)*\s*$`)
+
 // schemeRE is a scheme of two characters or more.
 var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]+$`)
 
@@ -61,6 +66,9 @@ func (l Location) Dir() string {
 func Parse(s string) (Location, error) {
 	if s == "" {
 		return Location{}, ErrEmpty
+	}
+	if connString.MatchString(s) {
+		return Location{}, fmt.Errorf("%w: %s is a key=value connection string, not a location: give a postgres:// URL (a directory of that name: ./NAME)", ErrScheme, Redact(s))
 	}
 	scheme, rest, ok := strings.Cut(s, ":")
 	if !ok || !schemeRE.MatchString(scheme) {

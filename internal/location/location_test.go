@@ -34,6 +34,9 @@ func TestParse(t *testing.T) {
 		{"s3://bucket/prefix", "s3", "//bucket/prefix", nil},
 		{"ab:c", "ab", "c", nil},
 		{"", "", "", ErrEmpty},
+		{"host=h dbname=d password=pw", "", "", ErrScheme},
+		{"host=/tmp", "", "", ErrScheme},
+		{"./host=/tmp", "file", "./host=/tmp", nil},
 	} {
 		l, err := Parse(tc.in)
 		if !errors.Is(err, tc.err) || l.Scheme != tc.scheme || l.Rest != tc.rest {

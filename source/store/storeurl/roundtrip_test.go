@@ -3,6 +3,7 @@ package storeurl_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/resourcesync-go/resourcesync/internal/testing/locationtest"
@@ -46,4 +47,30 @@ func TestUnknownScheme(t *testing.T) {
 		}
 		return err
 	}, storeurl.ErrScheme, []string{"bolt", "file", "mem", "postgres", "postgresql"})
+}
+
+// TestMemForms: mem:NAME and mem://NAME name one state; another NAME
+// another.
+func TestMemForms(t *testing.T) {
+	ctx := context.Background()
+	a, err := storeurl.Open(ctx, "mem:TestMemForms", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	write(t, a)
+	b, err := storeurl.Open(ctx, "mem://TestMemForms", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	read(t, b)
+	c, err := storeurl.Open(ctx, "mem:TestMemForms-other", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if v, err := c.GetMeta(ctx, "k"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("another name holds %q, %v", v, err)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -170,7 +171,7 @@ var mems = struct {
 }{m: map[string]*memstore.DB{}}
 
 func openMem(_ context.Context, u URL, set string, _ Options) (store.Store, error) {
-	name := u.loc.Rest
+	name := strings.TrimPrefix(u.loc.Rest, "//") // mem:NAME or mem://NAME
 	mems.Lock()
 	defer mems.Unlock()
 	db := mems.m[name]

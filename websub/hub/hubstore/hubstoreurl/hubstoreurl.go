@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/resourcesync-go/resourcesync/internal/location"
@@ -148,12 +149,13 @@ var mems = struct {
 }{m: map[string]*memstore.DB{}}
 
 func openMem(_ context.Context, u URL, _ Options) (hubstore.Store, error) {
+	name := strings.TrimPrefix(u.loc.Rest, "//") // mem:NAME or mem://NAME
 	mems.Lock()
 	defer mems.Unlock()
-	db := mems.m[u.loc.Rest]
+	db := mems.m[name]
 	if db == nil {
 		db = memstore.New(nil)
-		mems.m[u.loc.Rest] = db
+		mems.m[name] = db
 	}
 	return db.Open(), nil
 }
