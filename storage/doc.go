@@ -34,5 +34,7 @@
 // locations included (internal/location): a scheme is two characters or
 // more, so "C:\dir" is a path; a relative path whose first element holds
 // a colon must be written "./ab:c". An unknown scheme is ErrUnknownScheme,
-// naming the known ones; no error shows a location's password.
+// naming the known ones; no error shows a location's password. The file
+// scheme's openers read their root through LocalPath, so "/path",
+// "file:///path" and "file:path" mean one directory.
 package storage

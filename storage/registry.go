@@ -132,3 +132,19 @@ func OpenTarget(ctx context.Context, loc string) (Target, error) {
 	}
 	return open(ctx, loc, u)
 }
+
+// LocalPath returns the local directory a file location names: loc itself
+// for a plain path, the path of file:///path (unescaped, in the platform's
+// separators) or of file:path. The file scheme's openers read their root
+// through it, so that every spelling of a local location means one
+// directory.
+func LocalPath(loc string) (string, error) {
+	l, err := location.Parse(loc)
+	if err != nil {
+		return "", fmt.Errorf("storage: %w", err)
+	}
+	if l.Scheme != "file" {
+		return "", fmt.Errorf("storage: %s is not a local path", l)
+	}
+	return l.Rest, nil
+}

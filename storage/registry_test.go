@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -48,4 +49,19 @@ func TestRegistry(t *testing.T) {
 		}
 	}()
 	Register("TEST-REG", Opener{Content: func(context.Context, string, *url.URL) (Content, error) { return nil, nil }})
+}
+
+func TestLocalPath(t *testing.T) {
+	for loc, want := range map[string]string{
+		"/srv/dir": "/srv/dir", "rel": "rel", "file:///srv/a%20b": filepath.FromSlash("/srv/a b"), "file:rel": "rel",
+	} {
+		if got, err := LocalPath(loc); err != nil || got != want {
+			t.Errorf("LocalPath(%q) = %q, %v; want %q", loc, got, err, want)
+		}
+	}
+	for _, loc := range []string{"s3://b/p", "file://host/x", ""} {
+		if got, err := LocalPath(loc); err == nil {
+			t.Errorf("LocalPath(%q) = %q", loc, got)
+		}
+	}
 }
