@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -52,10 +53,21 @@ var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]+$`)
 // paths of the engines (a state directory) open through it.
 func Path(p string) Location { return Location{Scheme: "file", Rest: p, Raw: p} }
 
+// The scheme families the state stores share, registered with
+// RegisterEach: the embedded store in a local directory (a path,
+// file:///path, bolt:DIR) and a PostgreSQL database.
+var (
+	LocalSchemes    = []string{"file", "bolt"}
+	PostgresSchemes = []string{"postgres", "postgresql"}
+)
+
+// Postgres reports whether l names a PostgreSQL database.
+func (l Location) Postgres() bool { return slices.Contains(PostgresSchemes, l.Scheme) }
+
 // Dir is the local directory l names: the path of a plain path or a file
 // location, DIR of bolt:DIR; "" for any other scheme.
 func (l Location) Dir() string {
-	if l.Scheme == "file" || l.Scheme == "bolt" {
+	if slices.Contains(LocalSchemes, l.Scheme) {
 		return l.Rest
 	}
 	return ""
@@ -137,6 +149,14 @@ func (r *Registry[F]) Register(scheme string, f F) {
 	r.m[scheme] = f
 }
 
+// RegisterEach registers f under each of schemes (a family, such as
+// LocalSchemes).
+func (r *Registry[F]) RegisterEach(f F, schemes ...string) {
+	for _, s := range schemes {
+		r.Register(s, f)
+	}
+}
+
 // Schemes lists the registered schemes, sorted.
 func (r *Registry[F]) Schemes() []string {
 	r.mu.RLock()
@@ -188,5 +208,5 @@ func (r *Registry[F]) Unknown(scheme string) error {
 // IsPostgres reports whether s is a PostgreSQL URL.
 func IsPostgres(s string) bool {
 	l, err := Parse(s)
-	return err == nil && (l.Scheme == "postgres" || l.Scheme == "postgresql") && strings.HasPrefix(l.Rest, "//")
+	return err == nil && l.Postgres() && strings.HasPrefix(l.Rest, "//")
 }

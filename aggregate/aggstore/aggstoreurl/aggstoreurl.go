@@ -41,10 +41,8 @@ func Register(scheme string, o Opener) { registry.Register(scheme, o) }
 func Schemes() []string { return registry.Schemes() }
 
 func init() {
-	Register("file", openBolt)
-	Register("bolt", openBolt)
-	Register("postgres", openPostgres)
-	Register("postgresql", openPostgres)
+	registry.RegisterEach(openBolt, location.LocalSchemes...)
+	registry.RegisterEach(openPostgres, location.PostgresSchemes...)
 }
 
 // URL is a parsed state location.
@@ -71,7 +69,7 @@ func Parse(raw, root string) (URL, error) {
 }
 
 // Postgres reports whether u names a PostgreSQL database.
-func (u URL) Postgres() bool { return u.Scheme == "postgres" || u.Scheme == "postgresql" }
+func (u URL) Postgres() bool { return u.loc.Postgres() }
 
 // String is u for messages: the bolt file's path, or the URL with its
 // passwords hidden.

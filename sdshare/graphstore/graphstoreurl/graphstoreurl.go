@@ -29,8 +29,7 @@ func Register(scheme string, o Opener) { registry.Register(scheme, o) }
 func Schemes() []string { return registry.Schemes() }
 
 func init() {
-	Register("file", openBolt)
-	Register("bolt", openBolt)
+	registry.RegisterEach(openBolt, location.LocalSchemes...)
 }
 
 // URL is a parsed store location.

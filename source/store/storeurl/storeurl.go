@@ -4,8 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/location"
@@ -49,10 +47,8 @@ func Register(scheme string, o Opener) { registry.Register(scheme, o) }
 func Schemes() []string { return registry.Schemes() }
 
 func init() {
-	Register("file", openBolt)
-	Register("bolt", openBolt)
-	Register("postgres", openPostgres)
-	Register("postgresql", openPostgres)
+	registry.RegisterEach(openBolt, location.LocalSchemes...)
+	registry.RegisterEach(openPostgres, location.PostgresSchemes...)
 	Register("mem", openMem)
 }
 
@@ -85,7 +81,7 @@ func Local(dir string) URL {
 }
 
 // Postgres reports whether u names a PostgreSQL database.
-func (u URL) Postgres() bool { return u.Scheme == "postgres" || u.Scheme == "postgresql" }
+func (u URL) Postgres() bool { return u.loc.Postgres() }
 
 // Embedded reports whether u names the embedded store in a directory
 // (Dir); the other stores live elsewhere (a database, the process's
@@ -163,21 +159,9 @@ func openPostgres(ctx context.Context, u URL, set string, _ Options) (store.Stor
 	return st, nil
 }
 
-// mems are the in-memory states of the process by name, so that mem:NAME
-// opened twice (or again after a Close) is one state.
-var mems = struct {
-	sync.Mutex
-	m map[string]*memstore.DB
-}{m: map[string]*memstore.DB{}}
+// mems are the in-memory states of the process by name.
+var mems location.Named[*memstore.DB]
 
 func openMem(_ context.Context, u URL, set string, _ Options) (store.Store, error) {
-	name := strings.TrimPrefix(u.loc.Rest, "//") // mem:NAME or mem://NAME
-	mems.Lock()
-	defer mems.Unlock()
-	db := mems.m[name]
-	if db == nil {
-		db = memstore.New()
-		mems.m[name] = db
-	}
-	return db.Open(set), nil
+	return mems.Get(u.loc, memstore.New).Open(set), nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 
 	"github.com/resourcesync-go/resourcesync/internal/location"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
@@ -46,10 +44,8 @@ func Register(scheme string, o Opener) { registry.Register(scheme, o) }
 func Schemes() []string { return registry.Schemes() }
 
 func init() {
-	Register("file", openBolt)
-	Register("bolt", openBolt)
-	Register("postgres", openPostgres)
-	Register("postgresql", openPostgres)
+	registry.RegisterEach(openBolt, location.LocalSchemes...)
+	registry.RegisterEach(openPostgres, location.PostgresSchemes...)
 	Register("mem", openMem)
 }
 
@@ -82,7 +78,7 @@ func Local(dir string) URL {
 }
 
 // Postgres reports whether u names a PostgreSQL database.
-func (u URL) Postgres() bool { return u.Scheme == "postgres" || u.Scheme == "postgresql" }
+func (u URL) Postgres() bool { return u.loc.Postgres() }
 
 // Embedded reports whether u names the embedded store in a directory
 // (Dir).
@@ -142,20 +138,9 @@ func openPostgres(ctx context.Context, u URL, _ Options) (hubstore.Store, error)
 }
 
 // mems are the in-memory states of the process by name: mem:NAME opened
-// twice is one state (two nodes of a hub cluster), and outlives a Close.
-var mems = struct {
-	sync.Mutex
-	m map[string]*memstore.DB
-}{m: map[string]*memstore.DB{}}
+// twice is one state (two nodes of a hub cluster).
+var mems location.Named[*memstore.DB]
 
 func openMem(_ context.Context, u URL, _ Options) (hubstore.Store, error) {
-	name := strings.TrimPrefix(u.loc.Rest, "//") // mem:NAME or mem://NAME
-	mems.Lock()
-	defer mems.Unlock()
-	db := mems.m[name]
-	if db == nil {
-		db = memstore.New(nil)
-		mems.m[name] = db
-	}
-	return db.Open(), nil
+	return mems.Get(u.loc, func() *memstore.DB { return memstore.New(nil) }).Open(), nil
 }
