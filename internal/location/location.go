@@ -184,7 +184,7 @@ func (r *Registry[F]) Lookup(s string) (F, Location, error) {
 	var zero F
 	l, err := Parse(s)
 	if err != nil {
-		return zero, Location{}, fmt.Errorf("%s %w", r.what, err)
+		return zero, Location{}, fmt.Errorf("%s: %w", r.what, err)
 	}
 	f, err := r.Of(l)
 	return f, l, err
