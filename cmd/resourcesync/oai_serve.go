@@ -304,7 +304,7 @@ func oaiServeMirror(ctx context.Context, cmd *cli.Command, ln net.Listener, dest
 	}
 	src, err := source.Open(cfg)
 	if err != nil {
-		return cli.Exit(err.Error(), exitUsage)
+		return cli.Exit(err.Error()+lockedHint(err), exitUsage)
 	}
 	defer src.Close()
 	if _, err := src.Update(ctx); err != nil && !source.Refused(err) {

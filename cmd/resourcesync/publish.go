@@ -71,7 +71,7 @@ func publishCommand() *cli.Command {
 			}
 			src, err := source.Open(cfg)
 			if err != nil {
-				return cli.Exit(err.Error(), exitUsage)
+				return cli.Exit(err.Error()+lockedHint(err), exitUsage)
 			}
 			defer src.Close()
 			start := time.Now()

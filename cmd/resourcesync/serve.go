@@ -196,7 +196,7 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 	cfg.SandboxResources = cmd.String("hub-admin-token") != ""
 	src, err := source.Open(cfg)
 	if err != nil {
-		return cli.Exit(err.Error(), exitUsage)
+		return cli.Exit(err.Error()+lockedHint(err), exitUsage)
 	}
 	defer src.Close()
 	var extra map[string]http.Handler
