@@ -112,7 +112,7 @@ func describe(pid int, args []string, since time.Time, note string) string {
 		s += " (this process)"
 	}
 	if len(args) > 0 {
-		a := slices.Clone(args)
+		a := maskFlags(args)
 		a[0] = filepath.Base(a[0])
 		s += ": " + redact.String(strings.Join(a, " "))
 	}
@@ -120,6 +120,36 @@ func describe(pid int, args []string, since time.Time, note string) string {
 		s += ", since " + since.Format(time.RFC3339)
 	}
 	return s + note
+}
+
+// maskFlags is a copy of args with the values of secret-bearing flags
+// (--hub-admin-token T, --password=P: names ending in token, password,
+// secret or key) masked: the message may end up in a log.
+func maskFlags(args []string) []string {
+	a := slices.Clone(args)
+	secret := func(flag string) bool {
+		name := strings.ToLower(strings.TrimLeft(flag, "-"))
+		for _, suf := range []string{"token", "password", "passwd", "secret", "key"} {
+			if strings.HasSuffix(name, suf) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := 1; i < len(a); i++ {
+		if !strings.HasPrefix(a[i], "-") {
+			continue
+		}
+		if name, _, ok := strings.Cut(a[i], "="); ok {
+			if secret(name) {
+				a[i] = name + "=" + redact.Mask
+			}
+		} else if secret(a[i]) && i+1 < len(a) {
+			a[i+1] = redact.Mask
+			i++
+		}
+	}
+	return a
 }
 
 // tristate is an answer that may be unknown.

@@ -60,10 +60,22 @@ func TestHolderNamesProcess(t *testing.T) {
 	}
 }
 
-// TestHolderRedacts: a secret in the holder's command line is masked.
+// TestHolderRedacts: a secret in the holder's command line is masked,
+// in a URL or as a flag's value.
 func TestHolderRedacts(t *testing.T) {
-	got := describe(1, []string{"/usr/bin/resourcesync", "serve", "--store", "postgres://rs:s3cret@db/rs", "/data"}, time.Time{}, "")
-	if strings.Contains(got, "s3cret") || !strings.Contains(got, "resourcesync serve --store postgres://rs:") {
-		t.Errorf("describe = %q", got)
+	for _, tc := range []struct {
+		args   []string
+		secret string
+		want   string
+	}{
+		{[]string{"/usr/bin/resourcesync", "serve", "--store", "postgres://rs:s3cret@db/rs", "/data"}, "s3cret", "resourcesync serve --store postgres://rs:"},
+		{[]string{"resourcesync", "serve", "--hub-admin-token", "s3cret", "/data"}, "s3cret", "resourcesync serve --hub-admin-token REDACTED /data"},
+		{[]string{"resourcesync", "serve", "--hub-token=s3cret", "/data"}, "s3cret", "resourcesync serve --hub-token=REDACTED /data"},
+		{[]string{"resourcesync", "serve", "--bearer-token-file", "/etc/tok", "/data"}, "REDACTED", "--bearer-token-file /etc/tok /data"},
+	} {
+		got := describe(1, tc.args, time.Time{}, "")
+		if strings.Contains(got, tc.secret) || !strings.Contains(got, tc.want) {
+			t.Errorf("describe(%q) = %q, want %q and no %q", tc.args, got, tc.want, tc.secret)
+		}
 	}
 }
