@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -185,7 +186,8 @@ func newOAISource(cmd *cli.Command, cfg *source.Config, serve bool) (*oaisource.
 			MinFree:       oaiMinFree(cmd.Int64("oai-min-free")),
 			FullMaxRemove: cmd.Int("oai-max-delete"),
 		},
-		Logger: cfg.Logger,
+		Logger:         cfg.Logger,
+		FailureMessage: oaiFailure,
 	}
 	if serve {
 		oc.PublishEvery = oaiPublishEvery
@@ -196,6 +198,18 @@ func newOAISource(cmd *cli.Command, cfg *source.Config, serve bool) (*oaisource.
 	}
 	cfg.StatusSections = func() []status.Section { return []status.Section{o.Section()} }
 	return o, nil
+}
+
+// oaiFailure words a failed harvest's log message with the flags that
+// bound it.
+func oaiFailure(err error) string {
+	switch {
+	case errors.Is(err, harvest.ErrTooManyRecords):
+		return "harvest stopped at --oai-max-records; raise it if the repository is that large"
+	case errors.Is(err, harvest.ErrLowDiskSpace):
+		return "harvest stopped at --oai-min-free; make room (or lower it) and the next harvest goes on"
+	}
+	return oaisource.FailureMessage(err)
 }
 
 // oaiFullEvery is harvest.Config.FullEvery for --oai-full-every d: 0

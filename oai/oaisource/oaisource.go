@@ -37,6 +37,23 @@ type Config struct {
 	// publish rewrites the open Change List. 0: only the caller publishes
 	// (a one-shot publish renders once after the harvest).
 	PublishEvery time.Duration
+	// FailureMessage words the log message of a failed harvest (err is
+	// the harvester's: harvest.ErrTooManyRecords, harvest.ErrLowDiskSpace
+	// or any other), so that a command can name its own flags; nil means
+	// FailureMessage.
+	FailureMessage func(err error) string
+}
+
+// FailureMessage is the default wording of a failed harvest's log
+// message: what stopped it and what happens next.
+func FailureMessage(err error) string {
+	switch {
+	case errors.Is(err, harvest.ErrTooManyRecords):
+		return "harvest stopped at the bound on record files (MaxRecords); raise it if the repository is that large"
+	case errors.Is(err, harvest.ErrLowDiskSpace):
+		return "harvest stopped at the free space floor (MinFree); make room (or lower it) and the next harvest goes on"
+	}
+	return "harvest failed; the next one resumes from its last committed page"
 }
 
 // Repository is an OAI-PMH repository harvested into a Source's
@@ -49,6 +66,7 @@ type Repository struct {
 	dir      string
 	log      *slog.Logger
 	every    time.Duration
+	failure  func(error) string
 
 	mu          sync.Mutex
 	src         *source.Source
@@ -66,6 +84,10 @@ func New(cfg Config) (*Repository, error) {
 		dir:      cfg.Harvest.Dir,
 		log:      cfg.Logger,
 		every:    cfg.PublishEvery,
+		failure:  cfg.FailureMessage,
+	}
+	if r.failure == nil {
+		r.failure = FailureMessage
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
@@ -176,14 +198,7 @@ func (r *Repository) Harvest(ctx context.Context, src *source.Source) (harvest.S
 		perr = r.publish(ctx, src)
 	}
 	if err != nil {
-		msg := "harvest failed; the next one resumes from its last committed page"
-		switch {
-		case errors.Is(err, harvest.ErrTooManyRecords):
-			msg = "harvest stopped at --oai-max-records; raise it if the repository is that large"
-		case errors.Is(err, harvest.ErrLowDiskSpace):
-			msg = "harvest stopped at --oai-min-free; make room (or lower it) and the next harvest goes on"
-		}
-		r.log.Error(msg, "oai-pmh", r.shown, "err", r.Clean(err.Error()),
+		r.log.Error(r.failure(err), "oai-pmh", r.shown, "err", r.Clean(err.Error()),
 			"pages", st.Pages, "written", st.Written, "deleted", st.Deleted)
 		return st, err
 	}
