@@ -124,15 +124,16 @@ type Minute struct {
 
 // Snapshot is a consistent copy of what a Recorder knows.
 type Snapshot struct {
-	Source string `json:"source"`
-	Base   string `json:"base,omitempty"`
-	// Callback is where notifications are received (--follow).
-	Callback string        `json:"callback,omitempty"`
-	Dest     string        `json:"dest,omitempty"`
-	Command  string        `json:"command,omitempty"`
-	Started  time.Time     `json:"started"`
-	Now      time.Time     `json:"now"`
-	Uptime   time.Duration `json:"uptime_ns"`
+	Source  string        `json:"source"`
+	Base    string        `json:"base,omitempty"`
+	Dest    string        `json:"dest,omitempty"`
+	Command string        `json:"command,omitempty"`
+	Started time.Time     `json:"started"`
+	Now     time.Time     `json:"now"`
+	Uptime  time.Duration `json:"uptime_ns"`
+	// Callback is where sync --follow receives notifications (its URL,
+	// and whether the port is ephemeral).
+	Callback string `json:"callback,omitempty"`
 	// Phase is the last thing the run said it does next.
 	Phase  string `json:"phase,omitempty"`
 	Totals Totals `json:"totals"`
