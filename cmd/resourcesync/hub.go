@@ -229,7 +229,7 @@ func openHubStore(ctx context.Context, cmd *cli.Command) (st hubstore.Store, whe
 		return nil, "", cli.Exit("--store bolt:DIR: no DIR", exitUsage)
 	case err != nil:
 		return nil, "", cli.Exit(fmt.Sprintf("--store %q: want bolt:DIR or postgres://...", redactURL(u)), exitUsage)
-	case !hu.Postgres():
+	case hu.Embedded():
 		if cmd.IsSet("state") && cmd.String("state") != hu.Dir {
 			return nil, "", cli.Exit("--store bolt:DIR and --state name two different directories", exitUsage)
 		}

@@ -60,18 +60,18 @@ func publishCommand() *cli.Command {
 				// Quiet by default: warnings and errors, then the result line.
 				cfg.Logger = slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			}
-			oai, err := newOAISource(cmd, &cfg)
+			oai, err := newOAISource(cmd, &cfg, false)
 			if err != nil {
 				return err
 			}
 			defer oai.Close()
 			clean := redact.String
 			if oai != nil {
-				clean = oai.clean // errors name the endpoint: no user information
+				clean = oai.Clean // errors name the endpoint: no user information
 			}
 			src, err := source.Open(cfg)
 			if err != nil {
-				return cli.Exit(err.Error(), exitUsage)
+				return cli.Exit(err.Error()+lockedHint(err), exitUsage)
 			}
 			defer src.Close()
 			start := time.Now()
@@ -90,9 +90,9 @@ func publishCommand() *cli.Command {
 			var harvestErr error
 			var hs harvest.Stats
 			var rep source.Report
-			if oai != nil && oai.empty() {
+			if oai != nil && oai.Empty() {
 				// The first harvest: the Source's baseline, scanned below.
-				hs, harvestErr = oai.harvest(ctx, nil)
+				hs, harvestErr = oai.Harvest(ctx, nil)
 				oai = nil
 			}
 			if oai != nil {
@@ -100,7 +100,7 @@ func publishCommand() *cli.Command {
 				// harvested; publish once at the end.
 				rep.Scans, err = src.Scan(ctx)
 				if err == nil {
-					hs, harvestErr = oai.harvest(ctx, src)
+					hs, harvestErr = oai.Harvest(ctx, src)
 					var rr source.Report
 					if rr, err = src.Render(ctx); err == nil {
 						rep.Publish = rr.Publish

@@ -244,7 +244,7 @@ func sdshareServeStore(cmd *cli.Command) (func(context.Context, string) (store.S
 		return nil, cli.Exit("--store bolt:DIR: no DIR", exitUsage)
 	case err != nil:
 		return nil, cli.Exit(fmt.Sprintf("--store %q: want bolt:DIR or postgres://...", redactURL(u)), exitUsage)
-	case !su.Postgres():
+	case su.Embedded():
 		if cmd.IsSet("state") && cmd.String("state") != su.Dir {
 			return nil, cli.Exit("--store bolt:DIR and --state name two different directories", exitUsage)
 		}

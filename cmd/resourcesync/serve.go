@@ -131,7 +131,7 @@ func serveCommand() *cli.Command {
 				// every replica of DIR on shared storage.
 				return cli.Exit("--store postgres://...: give --state, a directory of this replica's own (its documents)", exitUsage)
 			}
-			oai, err := newOAISource(cmd, &cfg)
+			oai, err := newOAISource(cmd, &cfg, true)
 			if err != nil {
 				return err
 			}
@@ -143,26 +143,24 @@ func serveCommand() *cli.Command {
 				if cmd.IsSet("rescan-interval") {
 					rescan = cmd.Duration("rescan-interval")
 				}
-				oai.every = oaiPublishEvery
-				if oai.empty() {
+				if oai.Empty() {
 					// The first harvest becomes the Source's baseline.
-					fmt.Fprintf(cmd.Root().Writer, "first harvest of %s into %s (then serving)\n", oai.shown, oai.dir)
-					oai.first = true
-					stop := oai.unavailableFor(ln)
-					_, err := oai.harvest(ctx, nil)
+					fmt.Fprintf(cmd.Root().Writer, "first harvest of %s into %s (then serving)\n", oai.Endpoint(), oai.Dir())
+					stop := oai.Unavailable(ln)
+					_, err := oai.Harvest(ctx, nil)
 					stop()
 					if ctx.Err() != nil {
 						return nil
 					} else if err != nil {
-						cfg.Logger.Error("first harvest failed; serving what it harvested, the next harvest resumes", "err", oai.clean(err.Error()))
+						cfg.Logger.Error("first harvest failed; serving what it harvested, the next harvest resumes", "err", oai.Clean(err.Error()))
 					}
 				}
-				fmt.Fprintf(cmd.Root().Writer, "harvesting %s into %s every %s\n", oai.shown, oai.dir, cmd.Duration("oai-interval"))
+				fmt.Fprintf(cmd.Root().Writer, "harvesting %s into %s every %s\n", oai.Endpoint(), oai.Dir(), cmd.Duration("oai-interval"))
 				return serveSource(ctx, cmd, ln, cfg, source.RunOptions{}, func(ctx context.Context, src *source.Source) func() {
 					done := make(chan struct{})
 					go func() {
 						defer close(done)
-						oai.run(ctx, src, cmd.Duration("oai-interval"), rescan)
+						oai.Run(ctx, src, cmd.Duration("oai-interval"), rescan)
 					}()
 					return func() { <-done }
 				})
@@ -198,7 +196,7 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 	cfg.SandboxResources = cmd.String("hub-admin-token") != ""
 	src, err := source.Open(cfg)
 	if err != nil {
-		return cli.Exit(err.Error(), exitUsage)
+		return cli.Exit(err.Error()+lockedHint(err), exitUsage)
 	}
 	defer src.Close()
 	var extra map[string]http.Handler

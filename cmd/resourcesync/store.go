@@ -57,7 +57,7 @@ func applyStore(cmd *cli.Command, cfg *source.Config) error {
 		return cli.Exit("--store bolt:PATH: no PATH", exitUsage)
 	case err != nil:
 		return cli.Exit(fmt.Sprintf("--store %q: want bolt:PATH or postgres://...", redactURL(u)), exitUsage)
-	case su.Postgres():
+	case !su.Embedded():
 		cfg.OpenStore = su.Open
 	case !cmd.IsSet("state"):
 		cfg.StateDir = su.Dir

@@ -96,7 +96,9 @@ state does not explain still fails the run.
 
 --follow keeps running after the first sync: it subscribes to each set's
 change-notification channel at the Source's WebSub hub (callback on --listen,
-as --callback-url), applies every notification through the same planner and
+by default an ephemeral loopback port so that several followers run side by
+side, or as --callback-url, which listens on 127.0.0.1:8091 unless --listen
+says otherwise), applies every notification through the same planner and
 fetcher, catches up from the Change Lists after a gap, a restart or while the
 hub is unreachable (every --poll-interval), renews the lease, and
 unsubscribes on Ctrl-C. A hub that refuses the callback address (hub and
