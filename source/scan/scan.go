@@ -38,13 +38,13 @@ var ErrSkipPattern = errors.New("scan: bad skip pattern")
 
 // Options configure a Scanner.
 type Options struct {
-	Root  string      // directory to scan
+	Root string // directory to scan
 	// Content, if set, is scanned instead of Root: a collection read
 	// through storage.Content (a bucket), listed in key order. Exclude
 	// does not apply to it (paths on the local disk); the hidden-name and
 	// Skip rules apply to its keys as to paths. ScanPaths scans it whole.
 	Content storage.Content
-	Store store.Store // inventory and journal
+	Store   store.Store // inventory and journal
 
 	// Exclude lists paths (absolute, or relative to the working
 	// directory) that are not scanned, such as the state directory.
