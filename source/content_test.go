@@ -1,22 +1,26 @@
 package source_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
+	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/storage"
@@ -125,7 +129,8 @@ func TestContentSourceHistory(t *testing.T) {
 	}
 	base := "http://" + ln.Addr().String() + "/"
 	src, err := source.Open(source.Config{BaseURL: base, Sets: []source.SetConfig{{Name: "default", Content: cc}},
-		StateDir: t.TempDir(), ChangeListPeriod: time.Hour, Dumps: true, DumpsOnDemand: true})
+		StateDir: t.TempDir(), ChangeListPeriod: time.Hour, Dumps: true, DumpsOnDemand: true,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,6 +179,9 @@ func TestContentSourceHistory(t *testing.T) {
 		t.Fatalf("the changed and new objects were not read: %d opens", n)
 	}
 
+	// The on-demand Resource Dump streams its members from the Content.
+	checkDump(t, client, base+".resourcesync/default/resourcedump.xml", truth())
+
 	// Served from the Content: a range, a HEAD, a conditional GET.
 	get := func(method, path string, h map[string]string) (*http.Response, []byte) {
 		t.Helper()
@@ -218,4 +226,55 @@ func TestContentSourceHistory(t *testing.T) {
 	if _, err := src.Update(ctx); !source.Refused(err) {
 		t.Fatalf("update of an emptied Content: %v, want a refusal (%v)", err, scan.ErrEmptyRoot)
 	}
+}
+
+// checkDump downloads every package of the Resource Dump at url and checks
+// that its members are, together, exactly want.
+func checkDump(t *testing.T, c *http.Client, url string, want map[string][]byte) {
+	t.Helper()
+	get := func(u string) []byte {
+		t.Helper()
+		resp, err := c.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %s, %v", u, resp.Status, err)
+		}
+		return b
+	}
+	dec := rs.NewDecoder(bytes.NewReader(get(url)))
+	if _, err := dec.Head(); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]byte{}
+	for e, err := range dec.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		zb := get(e.Loc)
+		zr, err := zip.NewReader(bytes.NewReader(zb), int64(len(zb)))
+		if err != nil {
+			t.Fatalf("%s: %v", e.Loc, err)
+		}
+		for _, f := range zr.File[1:] { // manifest.xml first
+			rc, err := f.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := io.ReadAll(rc) // checks the CRC-32
+			rc.Close()
+			if err != nil {
+				t.Fatalf("%s: %s: %v", e.Loc, f.Name, err)
+			}
+			k, err := scan.UnescapePath(strings.TrimPrefix(f.Name, "resources/"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[k] = b
+		}
+	}
+	sameMaps(t, "resource dump", want, got)
 }
