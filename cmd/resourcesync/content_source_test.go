@@ -1,0 +1,56 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/storage/mem"
+)
+
+// TestPublishContent: publish takes a location of a registered storage
+// (mem:// here, s3://BUCKET/PREFIX in use) as DIR; without --state or
+// --store it says why instead of writing into a DIR/.resourcesync that
+// does not exist; an emptied one is refused as an empty DIR is.
+func TestPublishContent(t *testing.T) {
+	name := "cli-publish"
+	mem.Forget(name)
+	t.Cleanup(func() { mem.Forget(name) })
+	ms := mem.Open(name)
+	for _, k := range []string{"a.txt", "sub/b c.txt"} {
+		ms.PutObject(k, mem.Object{Data: []byte("bytes of " + k), ModTime: time.Now().Add(-time.Hour)})
+	}
+	out, state := t.TempDir(), t.TempDir()
+	args := []string{"publish", "--base-url", "http://127.0.0.1:1/", "--out", out}
+
+	code, _, stderr := runCLI(t, append(args, "mem://"+name)...)
+	if code != exitUsage || !strings.Contains(stderr, "--state") || !strings.Contains(stderr, "not a local directory") {
+		t.Fatalf("no --state: exit %d, %s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, append(args, "--state", state, "mem://"+name)...)
+	if code != 0 {
+		t.Fatalf("publish: exit %d, %s", code, stderr)
+	}
+	rl, err := os.ReadFile(filepath.Join(out, ".resourcesync", "default", "resourcelist.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, loc := range []string{"http://127.0.0.1:1/a.txt", "http://127.0.0.1:1/sub/b%20c.txt"} {
+		if !strings.Contains(string(rl), "<loc>"+loc+"</loc>") {
+			t.Errorf("resource list lacks %s:\n%s", loc, rl)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(state, "default")); err != nil {
+		t.Errorf("state not in --state: %v", err)
+	}
+
+	for _, k := range ms.Keys() {
+		ms.Delete(k)
+	}
+	code, _, stderr = runCLI(t, append(args, "--state", state, "mem://"+name)...)
+	if code != 1 || !strings.Contains(stderr, "--allow-empty") {
+		t.Fatalf("emptied: exit %d, %s", code, stderr)
+	}
+}
