@@ -526,6 +526,9 @@ func (s *Source) scanPaths(ctx context.Context, paths []string) (map[string]scan
 // relPaths returns the slash-separated paths relative to the set's
 // directory of those paths that lie in it.
 func (st *set) relPaths(paths []string) []string {
+	if st.content != nil {
+		return nil // no local path lies in a Content: it is rescanned whole
+	}
 	var out []string
 	for _, p := range paths {
 		a, err := filepath.Abs(p)

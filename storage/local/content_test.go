@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/resourcesync-go/resourcesync/storage"
 	"github.com/resourcesync-go/resourcesync/storage/local"
@@ -103,6 +105,69 @@ func TestOpenFileURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := c.Stat(context.Background(), "x"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The Content reports changes as they happen: a new file by its key, a
+// file in a new directory by the directory's prefix or its key.
+func TestContentWatch(t *testing.T) {
+	dir := t.TempDir()
+	c, err := local.NewContent(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan string, 100)
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Watch(ctx, func(keys []string) {
+			for _, k := range keys {
+				got <- k
+			}
+		})
+	}()
+	wait := func(want ...string) {
+		t.Helper()
+		timeout := time.After(5 * time.Second)
+		for {
+			select {
+			case k := <-got:
+				if slices.Contains(want, k) {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("no event naming any of %q", want)
+			}
+		}
+	}
+	// The watch is in place once an event comes back: retry the first
+	// write until one does.
+	for i := 0; ; i++ {
+		dirFiller{dir}.Put(t, "x.txt", []byte{byte(i)})
+		select {
+		case k := <-got:
+			if k == "x.txt" {
+				goto ready
+			}
+		case <-time.After(100 * time.Millisecond):
+		}
+		if i == 50 {
+			t.Fatal("no event for x.txt")
+		}
+	}
+ready:
+	if err := os.Mkdir(filepath.Join(dir, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wait("d/")
+	dirFiller{dir}.Put(t, "d/y", []byte("y"))
+	wait("d/y")
+	os.Remove(filepath.Join(dir, "x.txt"))
+	wait("x.txt")
+	cancel()
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 }
