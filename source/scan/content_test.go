@@ -162,3 +162,45 @@ func lastSeq(t *testing.T, db store.Store) uint64 {
 	}
 	return ss.LastSeq
 }
+
+// Many objects (more than a listing page and an inventory page): the
+// rescan opens none, and changes spread over them are all found.
+func TestContentScanMany(t *testing.T) {
+	ctx := context.Background()
+	ms, c := memContent(t)
+	db := openDB(t, t.TempDir()+"/state.db")
+	sc, err := scan.New(scan.Options{Content: c, Store: db, RefuseEmptyRoot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 3000
+	for i := range n {
+		putOld(t, ms, fmt.Sprintf("d%d/k%04d", i%7, i), fmt.Sprint(i))
+	}
+	if st, err := sc.Scan(ctx); err != nil || st.Created != n {
+		t.Fatalf("baseline: %+v, %v", st, err)
+	}
+	opens := ms.Opens()
+	if st, err := sc.Scan(ctx); err != nil || st.Unchanged != n || ms.Opens() != opens {
+		t.Fatalf("rescan: %+v, %v; %d opens", st, err, ms.Opens()-opens)
+	}
+	changed, deleted := 0, 0
+	for i := 0; i < n; i += 11 {
+		putOld(t, ms, fmt.Sprintf("d%d/k%04d", i%7, i), "changed")
+	}
+	for i := 0; i < n; i++ {
+		if i%13 == 5 {
+			ms.Delete(fmt.Sprintf("d%d/k%04d", i%7, i))
+			deleted++
+		} else if i%11 == 0 {
+			changed++
+		}
+	}
+	st, err := sc.Scan(ctx)
+	if err != nil || st.Deleted != deleted || st.Updated != changed || st.Touched != 0 || ms.Opens()-opens != int64(changed) {
+		t.Fatalf("changes: %+v, %v; %d opens for %d changed", st, err, ms.Opens()-opens, changed)
+	}
+	if got := len(inventory(t, db)); got != n-deleted {
+		t.Fatalf("inventory holds %d, want %d", got, n-deleted)
+	}
+}
