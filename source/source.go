@@ -33,7 +33,8 @@ type SetConfig struct {
 	// (or any storage.Content) listed by each scan (no filesystem watch)
 	// and read for the resources and dump packages. Dir is then unused.
 	// The state must be in Config.StateDir or Config.OpenStore: such a
-	// collection has no DIR/.resourcesync.
+	// collection has no DIR/.resourcesync. The caller closes it after the
+	// Source.
 	Content storage.Content
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"archive/zip"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +43,32 @@ func TestPublishContent(t *testing.T) {
 		if !strings.Contains(string(rl), "<loc>"+loc+"</loc>") {
 			t.Errorf("resource list lacks %s:\n%s", loc, rl)
 		}
+	}
+	// The Resource Dump's package is written from the Content's bytes.
+	zips, _ := filepath.Glob(filepath.Join(out, ".resourcesync", "default", "resourcedumps", "*", "*.zip"))
+	if len(zips) != 1 {
+		t.Fatalf("resource dump packages: %q", zips)
+	}
+	zr, err := zip.OpenReader(zips[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	members := map[string]string{}
+	for _, f := range zr.File[1:] {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		members[f.Name] = string(b)
+	}
+	if len(members) != 2 || members["resources/a.txt"] != "bytes of a.txt" || members["resources/sub/b%20c.txt"] != "bytes of sub/b c.txt" {
+		t.Errorf("package members: %q", members)
 	}
 	if _, err := os.Stat(filepath.Join(state, "default")); err != nil {
 		t.Errorf("state not in --state: %v", err)
