@@ -55,6 +55,7 @@ func publishCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			defer closeContents(cfg)
 			cfg.Out = cmd.String("out")
 			cfg.NoCompanions = cmd.Bool("no-html")
 			if !cmd.Bool("verbose") {

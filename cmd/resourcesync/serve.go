@@ -126,6 +126,7 @@ func serveCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			defer closeContents(cfg)
 			cfg.DumpsOnDemand = !cmd.Bool("dump-files")
 			if cfg.OpenStore != nil && isPostgresURL(cmd.String("store")) && !cmd.IsSet("state") {
 				// The default, DIR/.resourcesync, would be one directory for

@@ -150,3 +150,13 @@ func setConfig(name, loc string) (source.SetConfig, error) {
 	}
 	return source.SetConfig{Name: name, Content: c}, nil
 }
+
+// closeContents closes the Contents setConfig opened, once the Source is
+// closed (deferred before source.Open's defer, it runs after it).
+func closeContents(cfg source.Config) {
+	for _, sc := range cfg.Sets {
+		if sc.Content != nil {
+			sc.Content.Close()
+		}
+	}
+}
