@@ -31,10 +31,12 @@ import (
 type countingContent struct {
 	storage.Content
 	opens atomic.Int64
+	last  atomic.Pointer[[2]int64] // the last Open's offset and length
 }
 
 func (c *countingContent) Open(ctx context.Context, key string, off, n int64) (io.ReadCloser, storage.Info, error) {
 	c.opens.Add(1)
+	c.last.Store(&[2]int64{off, n})
 	return c.Content.Open(ctx, key, off, n)
 }
 
@@ -200,6 +202,20 @@ func TestContentSourceHistory(t *testing.T) {
 	resp, b := get("GET", "big.bin", map[string]string{"Range": "bytes=999995-1000004"})
 	if resp.StatusCode != http.StatusPartialContent || string(b) != "56789" {
 		t.Fatalf("range: %s %q", resp.Status, b)
+	}
+	resp, b = get("GET", "big.bin", map[string]string{"Range": "bytes=12-21"})
+	if resp.StatusCode != http.StatusPartialContent || string(b) != "2345678901" || *cc.last.Load() != [2]int64{12, 10} {
+		t.Fatalf("range inside: %s %q, opened at %v", resp.Status, b, *cc.last.Load())
+	}
+	// An If-Range that does not match gets the whole object, past the
+	// range first opened; several ranges get each.
+	resp, b = get("GET", "big.bin", map[string]string{"Range": "bytes=0-9", "If-Range": `"other"`})
+	if big, _, _ := ms.Get("big.bin"); resp.StatusCode != 200 || !bytes.Equal(b, big.Data) {
+		t.Fatalf("If-Range not matching: %s, %d bytes", resp.Status, len(b))
+	}
+	resp, b = get("GET", "big.bin", map[string]string{"Range": "bytes=1-2,999998-999999"})
+	if resp.StatusCode != http.StatusPartialContent || !bytes.Contains(b, []byte("\r\n\r\n12\r\n")) || !bytes.Contains(b, []byte("\r\n\r\n89\r\n")) {
+		t.Fatalf("two ranges: %s %q", resp.Status, b)
 	}
 	resp, b = get("HEAD", "a/b.txt", nil)
 	if resp.StatusCode != 200 || len(b) != 0 || resp.ContentLength != int64(len("beta, changed")) || resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" {

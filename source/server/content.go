@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/store"
@@ -44,7 +46,7 @@ func (h *Handler) serveContent(w http.ResponseWriter, r *http.Request, set *Set,
 		hd.Set("Link", "<"+set.CapabilityList+`>; rel="resourcesync"`)
 	}
 	hd.Set("ETag", etag(res))
-	rs := &contentReader{ctx: r.Context(), c: set.Content, key: rel, res: res}
+	rs := &contentReader{ctx: r.Context(), c: set.Content, key: rel, res: res, end: rangeEnd(r.Header.Get("Range"), res.Size)}
 	defer rs.Close()
 	http.ServeContent(w, r, "", res.LastMod, rs)
 	if rs.err != nil && r.Context().Err() == nil {
@@ -67,10 +69,33 @@ type contentReader struct {
 	c   storage.Content
 	key string
 	res *store.Resource
+	end int64 // where a single Range request ends: reads stop there
 	pos int64
 	rc  io.ReadCloser
 	at  int64 // rc's position
+	rcn int64 // where rc ends
 	err error
+}
+
+// rangeEnd returns the end (exclusive) of the one range of a Range header
+// ("bytes=A-B", "bytes=A-", "bytes=-N"), or size when there is none,
+// several, or one net/http will refuse: the object is then opened to its
+// end. Opening only the range's bytes lets a bucket's connection be
+// reused after a small range of a large object.
+func rangeEnd(h string, size int64) int64 {
+	spec, ok := strings.CutPrefix(h, "bytes=")
+	if !ok || strings.Contains(spec, ",") {
+		return size
+	}
+	a, b, ok := strings.Cut(strings.TrimSpace(spec), "-")
+	if !ok || a == "" || b == "" {
+		return size
+	}
+	end, err := strconv.ParseInt(b, 10, 64)
+	if err != nil || end < 0 || end >= size {
+		return size
+	}
+	return end + 1
 }
 
 func (cr *contentReader) Seek(off int64, whence int) (int64, error) {
@@ -91,9 +116,14 @@ func (cr *contentReader) Read(b []byte) (int, error) {
 	if cr.pos >= cr.res.Size {
 		return 0, io.EOF
 	}
-	if cr.rc == nil || cr.at != cr.pos {
+	if cr.rc == nil || cr.at != cr.pos || cr.at >= cr.rcn {
 		cr.Close()
-		rc, inf, err := cr.c.Open(cr.ctx, cr.key, cr.pos, -1)
+		n := int64(-1)
+		cr.rcn = cr.res.Size
+		if cr.pos < cr.end {
+			n, cr.rcn = cr.end-cr.pos, cr.end
+		}
+		rc, inf, err := cr.c.Open(cr.ctx, cr.key, cr.pos, n)
 		if err == nil && !sameVersion(inf, cr.res) {
 			rc.Close()
 			err = fmt.Errorf("%s changed since the last scan", cr.key)
@@ -110,9 +140,12 @@ func (cr *contentReader) Read(b []byte) (int, error) {
 	if err != nil && err != io.EOF {
 		cr.err = err
 	}
-	if err == io.EOF && cr.pos < cr.res.Size {
+	switch {
+	case err == io.EOF && cr.pos < cr.rcn:
 		err = io.ErrUnexpectedEOF
 		cr.err = err
+	case err == io.EOF && cr.pos < cr.res.Size:
+		err = nil // the range opened ends here; a read past it opens again
 	}
 	return n, err
 }
