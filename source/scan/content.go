@@ -72,6 +72,14 @@ func (m *merge) content() error {
 				return err
 			}
 		}
+		if !storage.ValidKey(inf.Key) {
+			// A Content lists valid keys only; one that does not (an S3
+			// "directory marker" ending in "/", "a//b", "..") is never
+			// published: it names no file a mirror could write.
+			m.st.Skipped++
+			s.log.Debug("scan: invalid key not published", "key", inf.Key)
+			return nil
+		}
 		if !s.publishable(inf.Key) {
 			return nil
 		}
@@ -181,7 +189,7 @@ func (s *Scanner) guardContent(ctx context.Context, n int) error {
 	}
 	found := errors.New("found")
 	err := s.opt.Content.List(ctx, "", func(inf storage.Info) error {
-		if s.publishable(inf.Key) {
+		if storage.ValidKey(inf.Key) && s.publishable(inf.Key) {
 			return found
 		}
 		return nil

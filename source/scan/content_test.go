@@ -204,3 +204,36 @@ func TestContentScanMany(t *testing.T) {
 		t.Fatalf("inventory holds %d, want %d", got, n-deleted)
 	}
 }
+
+// badKeys is a Content that lists keys no Content should (an S3
+// directory marker, a traversal) beside a good one.
+type badKeys struct{ storage.Content }
+
+func (b badKeys) List(ctx context.Context, after string, fn func(storage.Info) error) error {
+	for _, k := range []string{"../up", "a//b", "dir/", "good", "x/../../y"} {
+		if k > after {
+			if err := fn(storage.Info{Key: k, Size: 1, ModTime: old, Version: "v"}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// A key that is not valid is never published, whatever a Content lists.
+func TestContentScanInvalidKeys(t *testing.T) {
+	ms, c := memContent(t)
+	putOld(t, ms, "good", "g")
+	db := openDB(t, t.TempDir()+"/state.db")
+	sc, err := scan.New(scan.Options{Content: badKeys{c}, Store: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sc.Scan(context.Background())
+	if err != nil || st.Created != 1 || st.Skipped != 4 {
+		t.Fatalf("scan: %+v, %v", st, err)
+	}
+	if got, w := inventory(t, db), want("good", "g"); !slices.Equal(got, w) {
+		t.Fatalf("inventory %q, want %q", got, w)
+	}
+}
