@@ -82,3 +82,47 @@ func TestPublishContent(t *testing.T) {
 		t.Fatalf("emptied: exit %d, %s", code, stderr)
 	}
 }
+
+// TestServeContent: serve publishes a storage location (mem:// here) as it
+// does a DIR, and sync mirrors it byte for byte; without --state it says
+// why.
+func TestServeContent(t *testing.T) {
+	name := "cli-serve"
+	mem.Forget(name)
+	t.Cleanup(func() { mem.Forget(name) })
+	ms := mem.Open(name)
+	want := map[string]string{"a.txt": "alpha", "sub/b c.txt": "beta", "ü/x": strings.Repeat("x", 300<<10)}
+	for k, v := range want {
+		ms.PutObject(k, mem.Object{Data: []byte(v), ModTime: time.Now().Add(-time.Hour)})
+	}
+	code, _, stderr := runCLI(t, "serve", "--addr", freeAddr(t), "--no-hub", "mem://"+name)
+	if code != exitUsage || !strings.Contains(stderr, "--state") {
+		t.Fatalf("serve without --state: exit %d, %s", code, stderr)
+	}
+	base, _ := startServe(t, "mem://"+name)
+	dest := t.TempDir()
+	if code, _, stderr := runCLI(t, "sync", base, dest); code != 0 {
+		t.Fatalf("sync: exit %d, %s", code, stderr)
+	}
+	got := map[string]string{}
+	filepath.WalkDir(dest, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			if d != nil && d.IsDir() && d.Name() == ".resourcesync" {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		b, _ := os.ReadFile(p)
+		rel, _ := filepath.Rel(dest, p)
+		got[filepath.ToSlash(rel)] = string(b)
+		return nil
+	})
+	if len(got) != len(want) {
+		t.Fatalf("mirror holds %d files, want %d: %q", len(got), len(want), got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("mirror's %s differs", k)
+		}
+	}
+}
