@@ -23,6 +23,7 @@ NAME.xml it writes NAME.html (NAME.2.html, … beyond 1,000 entries), a page
 to read it in a browser, linked to the pages of the other documents
 (--no-html: none); a page is rewritten only when its document's bytes
 change. See 'serve --help' for the layout.
+DIR may be a bucket, s3://BUCKET/PREFIX, scanned by listing; it needs --state or --store.
 
 OUT and the state directory are never scanned when they lie inside DIR
 (whatever the spelling), nor OUT's robots.txt when OUT is DIR itself.
@@ -54,6 +55,7 @@ func publishCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			defer closeContents(cfg)
 			cfg.Out = cmd.String("out")
 			cfg.NoCompanions = cmd.Bool("no-html")
 			if !cmd.Bool("verbose") {

@@ -19,6 +19,7 @@ const serveHelp = `Publishes DIR (or several named sets) as a ResourceSync Sourc
 keeps it up to date: every change found by a rescan (--rescan-interval) or a
 filesystem event (--watch) is recorded in a durable change journal, and the
 documents are published again.
+DIR may be a bucket, s3://BUCKET/PREFIX, rescanned by listing; it needs --state or --store.
 
 LAYOUT (BASE is --base-url)
    BASE/<path>                               the resources: DIR's files, by their path
@@ -125,6 +126,7 @@ func serveCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			defer closeContents(cfg)
 			cfg.DumpsOnDemand = !cmd.Bool("dump-files")
 			if cfg.OpenStore != nil && isPostgresURL(cmd.String("store")) && !cmd.IsSet("state") {
 				// The default, DIR/.resourcesync, would be one directory for

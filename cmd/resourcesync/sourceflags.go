@@ -1,16 +1,21 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/source"
+	"github.com/resourcesync-go/resourcesync/storage"
+	"github.com/resourcesync-go/resourcesync/storage/local"
 )
 
 // documentsHelp is the part of serve's and publish's help on what the
@@ -79,13 +84,21 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 		if !ok || name == "" || dir == "" {
 			return cfg, cli.Exit(fmt.Sprintf("--set %q: want NAME=DIR", s), exitUsage)
 		}
-		cfg.Sets = append(cfg.Sets, source.SetConfig{Name: name, Dir: dir})
+		sc, err := setConfig(name, dir)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Sets = append(cfg.Sets, sc)
 	}
 	if cmd.Args().Len() > 1 {
 		return cfg, usageError(cmd, "at most one DIR (use --set NAME=DIR for several)")
 	}
 	if d := cmd.Args().First(); d != "" {
-		cfg.Sets = append(cfg.Sets, source.SetConfig{Name: "default", Dir: d})
+		sc, err := setConfig("default", d)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Sets = append(cfg.Sets, sc)
 	}
 	if len(cfg.Sets) == 0 {
 		return cfg, usageError(cmd, "no directory to publish: give DIR or --set NAME=DIR")
@@ -97,6 +110,11 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 		return cfg, err
 	}
 	if cfg.StateDir == "" {
+		for _, sc := range cfg.Sets {
+			if sc.Content != nil {
+				return cfg, cli.Exit(fmt.Sprintf("%s is not a local directory (it has no DIR/.resourcesync): give --state DIR or --store bolt:PATH for its state", sc.Content.Location()), exitUsage)
+			}
+		}
 		cfg.StateDir = filepath.Join(cfg.Sets[0].Dir, ".resourcesync")
 	}
 	cfg.OpenChangeList = !cmd.Bool("changelist-index")
@@ -108,4 +126,37 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	return cfg, nil
+}
+
+// setConfig is one set of the command line: a local directory (a path or
+// file:///path), read by the local scan's fast paths, or a location of
+// another registered storage (s3://BUCKET/PREFIX), opened as a Content.
+func setConfig(name, loc string) (source.SetConfig, error) {
+	if storage.IsLocal(loc) {
+		if strings.Contains(loc, "://") {
+			u, err := url.Parse(loc)
+			if err == nil {
+				loc, err = local.Path(loc, u)
+			}
+			if err != nil {
+				return source.SetConfig{}, cli.Exit(err.Error(), exitUsage)
+			}
+		}
+		return source.SetConfig{Name: name, Dir: loc}, nil
+	}
+	c, err := storage.OpenContent(context.Background(), loc)
+	if err != nil {
+		return source.SetConfig{}, cli.Exit(redact.String(err.Error()), exitUsage)
+	}
+	return source.SetConfig{Name: name, Content: c}, nil
+}
+
+// closeContents closes the Contents setConfig opened, once the Source is
+// closed (deferred before source.Open's defer, it runs after it).
+func closeContents(cfg source.Config) {
+	for _, sc := range cfg.Sets {
+		if sc.Content != nil {
+			sc.Content.Close()
+		}
+	}
 }
