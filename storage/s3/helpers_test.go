@@ -185,3 +185,8 @@ func pattern(n int, seed byte) []byte {
 	}
 	return b
 }
+
+func s3testSkipAWS(t testing.TB) {
+	t.Helper()
+	s3test.SkipAWS(t)
+}

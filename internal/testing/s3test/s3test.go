@@ -253,13 +253,13 @@ func (s *Server) NewBucket(t testing.TB) string {
 }
 
 // Env returns the environment the standard AWS chain reads to reach the
-// server with its keys, for the SDK (t.Setenv each) and the aws client.
-// The shared files point nowhere, so a developer's ~/.aws is not read.
+// server with its keys, for the SDK (SetEnv) and the aws client (which
+// gets no other AWS_ variable). The shared files point nowhere, so a
+// developer's ~/.aws is not read.
 func (s *Server) Env() []string {
 	return []string{
 		"AWS_ACCESS_KEY_ID=" + s.AccessKey,
 		"AWS_SECRET_ACCESS_KEY=" + s.SecretKey,
-		"AWS_SESSION_TOKEN=",
 		"AWS_REGION=" + s.Region,
 		"AWS_DEFAULT_REGION=" + s.Region,
 		"AWS_ENDPOINT_URL=" + s.Endpoint,
@@ -267,15 +267,19 @@ func (s *Server) Env() []string {
 		"AWS_EC2_METADATA_DISABLED=true",
 		"AWS_CONFIG_FILE=" + os.DevNull,
 		"AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
-		"AWS_PROFILE=",
-		"AWS_PAGER=",
-		"AWS_CA_BUNDLE=",
 	}
 }
+
+// cleared are variables of the chain a developer's environment may set
+// that would send the clients elsewhere; SetEnv empties them.
+var cleared = []string{"AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_CA_BUNDLE", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"}
 
 // SetEnv sets Env in t's environment (restored after t).
 func (s *Server) SetEnv(t testing.TB) {
 	t.Helper()
+	for _, k := range cleared {
+		t.Setenv(k, "")
+	}
 	for _, kv := range s.Env() {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
@@ -307,6 +311,7 @@ func (s *Server) RunAWS(stdin []byte, args ...string) ([]byte, error) {
 		}
 	}
 	cmd.Env = append(env, s.Env()...)
+	cmd.Env = append(cmd.Env, "AWS_PAGER=")
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if stdin != nil {
