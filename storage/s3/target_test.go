@@ -102,8 +102,14 @@ func TestTargetRefuses(t *testing.T) {
 		size int
 		opt  func(data []byte) storage.PutOptions
 	}{
-		{"md5", 100, func(d []byte) storage.PutOptions { m := md5.Sum(append(d, 'x')); return storage.PutOptions{Size: -1, MD5: m[:]} }},
-		{"sha256", 100, func(d []byte) storage.PutOptions { s := sha256.Sum256(d[1:]); return storage.PutOptions{Size: -1, SHA256: s[:]} }},
+		{"md5", 100, func(d []byte) storage.PutOptions {
+			m := md5.Sum(append(d, 'x'))
+			return storage.PutOptions{Size: -1, MD5: m[:]}
+		}},
+		{"sha256", 100, func(d []byte) storage.PutOptions {
+			s := sha256.Sum256(d[1:])
+			return storage.PutOptions{Size: -1, SHA256: s[:]}
+		}},
 		{"sha256-multipart", MinPartSize + 10, func(d []byte) storage.PutOptions {
 			s := sha256.Sum256(d[1:])
 			return storage.PutOptions{Size: -1, SHA256: s[:]}
