@@ -9,6 +9,7 @@ import (
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/storage"
@@ -70,7 +71,7 @@ func classify(err error) (bool, error) {
 		return false, err
 	}
 	var re *awshttp.ResponseError
-	if !errors.As(err, &re) {
+	if !errors.As(err, &re) || re.HTTPStatusCode() == 0 {
 		var ae smithy.APIError
 		if errors.As(err, &ae) {
 			// An error the SDK raised without a response (a malformed
@@ -84,6 +85,13 @@ func classify(err error) (bool, error) {
 		var oe *smithy.OperationError
 		if errors.As(err, &oe) {
 			err = oe.Err
+		}
+		var se *smithyhttp.RequestSendError
+		if errors.As(err, &se) {
+			err = se.Err
+		}
+		if errors.As(err, &re) && re.Err != nil {
+			err = re.Err
 		}
 		var ce *smithy.CanceledError
 		if errors.As(err, &ce) {

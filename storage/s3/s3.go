@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -144,6 +145,10 @@ type bucket struct {
 	partSize int64
 	onRetry  func(op string, n int, err error, wait time.Duration) error
 	redact   func(string) string
+	// etagNotMD5: a committed object's bytes, read back, matched although
+	// its ETag is not their MD5 (a server that makes ETags otherwise):
+	// ETags are not compared with MD5s any more.
+	etagNotMD5 atomic.Bool
 }
 
 func open(ctx context.Context, loc string, o Options) (*bucket, error) {

@@ -238,7 +238,7 @@ func (w *writer) flushPart(ctx context.Context) error {
 			return err
 		}
 		tag = version(aws.ToString(out.ETag))
-		if md5Shaped(tag) && tag != hex.EncodeToString(sum[:]) {
+		if md5Shaped(tag) && !b.etagNotMD5.Load() && tag != hex.EncodeToString(sum[:]) {
 			// The server answered for other bytes than these: send the
 			// part again (a part number sent twice keeps the last).
 			return &apiError{status: 500, code: "BadETag", message: fmt.Sprintf("part %d answered ETag %s for bytes of MD5 %x", num, tag, sum)}
@@ -339,11 +339,10 @@ func (w *writer) Commit(ctx context.Context) (storage.Info, error) {
 	}
 	w.done = true
 	w.buf = nil
-	if !sse && etagShaped(tag) && tag != want {
-		if err := w.checkStored(ctx, want); err != nil {
+	if !sse && !b.etagNotMD5.Load() && tag != want {
+		if tag, err = w.checkStored(ctx, want, sum); err != nil {
 			return storage.Info{}, err
 		}
-		tag = want
 	}
 	return storage.Info{
 		Key: w.key, Size: w.n, ModTime: w.mtime.UTC(), Version: tag,
@@ -430,39 +429,46 @@ func (w *writer) complete(ctx context.Context) (tag string, sse bool, err error)
 }
 
 // checkStored is called when the write's answer named an ETag other than
-// the one its bytes make: the object is asked for again; if it holds
-// other bytes it is removed (only that version) and the commit fails.
-func (w *writer) checkStored(ctx context.Context, want string) error {
+// the one its bytes make (want). A HEAD that names want means the answer
+// was garbled: the object is right. Otherwise the object is read back and
+// hashed: the same bytes mean the server makes its ETags otherwise (a
+// checksum-derived ETag): the server's ETag is the Version, and this
+// bucket's ETags are not checked again. Other bytes are removed (If-Match
+// their ETag) and the commit fails.
+func (w *writer) checkStored(ctx context.Context, want string, sum []byte) (string, error) {
 	b := w.t.b
 	in, err := b.stat(ctx, w.key)
 	if err == nil && in.Version == want {
-		return nil // the answer was wrong, the object is right
+		return want, nil
 	}
-	msg := fmt.Sprintf("the server answered ETag %q for bytes whose ETag is %q", in.Version, want)
+	r, rin, err := b.open(ctx, w.key, 0, -1)
 	if err != nil {
-		msg = fmt.Sprintf("the server's answer named another ETag than the bytes' %q, and the object cannot be checked (%v)", want, err)
-	} else {
-		if rerr := w.t.Remove(ctx, w.key, in.Version); rerr != nil {
-			msg += fmt.Sprintf("; removing it failed: %v", rerr)
-		} else {
-			msg += "; the object was removed"
-		}
+		return "", b.wrap("PUT", w.key, fmt.Errorf("the server's answer named another ETag than the bytes' %q, and the object cannot be read back: %w", want, err), 0)
 	}
-	return b.wrap("PUT", w.key, errors.New(msg), 0)
+	h := md5.New()
+	_, err = io.Copy(h, r)
+	r.Close()
+	if err == nil && bytes.Equal(h.Sum(nil), sum) {
+		b.etagNotMD5.Store(true)
+		return rin.Version, nil
+	}
+	msg := fmt.Sprintf("the server answered ETag %q for bytes whose ETag is %q, and holds other bytes", rin.Version, want)
+	if err != nil {
+		msg = fmt.Sprintf("the server answered ETag %q for bytes whose ETag is %q, and reading it back failed (%v)", rin.Version, want, err)
+	}
+	if rerr := w.t.Remove(ctx, w.key, rin.Version); rerr != nil {
+		msg += fmt.Sprintf("; removing it failed: %v", rerr)
+	} else {
+		msg += "; the object was removed"
+	}
+	return "", b.wrap("PUT", w.key, errors.New(msg), 0)
 }
 
-var (
-	md5RE  = regexp.MustCompile(`^[0-9a-f]{32}$`)
-	etagRE = regexp.MustCompile(`^[0-9a-f]{32}(-[0-9]+)?$`)
-)
+var md5RE = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 // md5Shaped reports whether an ETag looks like an MD5 (as S3 makes it for
 // an object PUT whole, without SSE-KMS or SSE-C).
 func md5Shaped(tag string) bool { return md5RE.MatchString(tag) }
-
-// etagShaped reports whether an ETag looks like S3's MD5 or multipart
-// form, the only ones this package can recompute.
-func etagShaped(tag string) bool { return etagRE.MatchString(tag) }
 
 // payloadHash gives the SigV4 signer the SHA-256 of the body computed
 // while buffering it, so that the bytes are not hashed a second time;
