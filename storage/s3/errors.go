@@ -64,6 +64,14 @@ var retryableCodes = map[string]bool{
 	"ServiceUnavailable": true, "IncompleteBody": true,
 }
 
+// authCodes are the answers to credentials that do not work.
+var authCodes = map[string]bool{
+	"AccessDenied": true, "InvalidAccessKeyId": true, "SignatureDoesNotMatch": true,
+	"InvalidToken": true, "ExpiredToken": true, "TokenRefreshRequired": true,
+	"InvalidSecurity": true, "AuthorizationHeaderMalformed": true, "AccountProblem": true,
+	"XAdminUserNotFound": true, "AllAccessDisabled": true, "RequestTimeTooSkewed": true,
+}
+
 // classify turns an SDK error into an *apiError (or keeps a network error
 // as it is) and says whether to try again, by internal/retry's rules.
 func classify(err error) (bool, error) {
@@ -108,6 +116,11 @@ func classify(err error) (bool, error) {
 		e.code = http.StatusText(e.status)
 	}
 	switch {
+	case authCodes[e.code]:
+		// Whatever the status (versitygw answers an unknown key with 404
+		// XAdminUserNotFound): a credential problem is never "no such
+		// object".
+		e.kind = storage.ErrRefused
 	case e.code == "NoSuchBucket":
 		e.kind = ErrNoBucket
 	case e.status == http.StatusNotFound:

@@ -240,6 +240,17 @@ func open(ctx context.Context, loc string, o Options) (*bucket, error) {
 		// and some S3-compatible servers mishandle it.
 		so.ContinueHeaderThresholdBytes = -1
 	})
+	// One listing of a key at most proves the bucket, the credentials and
+	// the endpoint now rather than at the first object: a HEAD's answer
+	// has no body, and some servers (versitygw) answer an unknown key
+	// with a bare 404 that would read as "no such object".
+	err = b.do(ctx, "LIST", "", func(ctx context.Context) error {
+		_, err := b.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(b.name), Prefix: aws.String(b.prefix), MaxKeys: aws.Int32(1)})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
