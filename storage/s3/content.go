@@ -121,7 +121,11 @@ const metaMtime = "mtime"
 
 // formatMtime writes t as rclone does: seconds.nanoseconds.
 func formatMtime(t time.Time) string {
-	return fmt.Sprintf("%d.%09d", t.Unix(), t.Nanosecond())
+	sec, ns := t.Unix(), t.Nanosecond()
+	if sec < 0 && ns > 0 {
+		return fmt.Sprintf("-%d.%09d", -(sec + 1), 1e9-ns)
+	}
+	return fmt.Sprintf("%d.%09d", sec, ns)
 }
 
 // parseMtime reads seconds[.fraction] (rclone's "mtime"); ok false when s
