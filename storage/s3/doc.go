@@ -87,10 +87,24 @@
 // object's ETag with the one its bytes make and reports success when
 // they agree.
 //
-// A response ETag that contradicts the bytes sent (an MD5-shaped ETag, no
-// SSE-KMS or SSE-C) is checked against the object with a HEAD; if the
-// object holds other bytes it is removed (If-Match its ETag) and Commit
-// fails: nothing wrong stays visible.
+// A response ETag other than the one the bytes make (their MD5, or the
+// MD5 of the parts' MD5s and the part count; not checked under SSE-KMS or
+// SSE-C) is a doubt: a HEAD that names the right ETag settles it (the
+// answer was garbled); else the object is read back and hashed. The same
+// bytes mean the server makes its ETags otherwise (versitygw's
+// --data-integrity-etag, some gateways): its ETag is the Version and the
+// bucket's ETags are not compared again. Other bytes are removed
+// (If-Match their ETag) and Commit fails: nothing wrong stays visible. A
+// part answered with another ETag than its MD5 is sent again.
+//
+// Open checks the bucket, the credentials and the endpoint with one
+// listing of one key: a credential problem is storage.ErrRefused there,
+// never a "no such object" later (a HEAD's answer has no body, and
+// versitygw answers an unknown key with 404).
+//
+// A known PutOptions.Size beyond 10,000 parts (S3's limit) gets larger
+// parts; an unknown size fails past 10,000 parts of PartSize (78 GiB at
+// 8 MiB). Memory: one part buffer per writer being written.
 //
 // After a kill -9 during a multipart upload, the parts sent remain as an
 // incomplete upload: invisible (never listed, never under the key), but

@@ -1,9 +1,12 @@
 package s3
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/resourcesync-go/resourcesync/storage"
 )
 
 func TestParseLocation(t *testing.T) {
@@ -105,4 +108,23 @@ func FuzzParseMtime(f *testing.F) {
 			t.Fatalf("%q -> %v -> %q -> %v", s, tm, formatMtime(tm), back)
 		}
 	})
+}
+
+// TestPartSize: a known size beyond 10,000 parts gets parts large enough
+// (whole MiB); others keep the configured size.
+func TestPartSize(t *testing.T) {
+	tg := &Target{b: &bucket{partSize: DefaultPartSize}}
+	for _, size := range []int64{-1, 0, 1, DefaultPartSize * maxParts, DefaultPartSize*maxParts + 1, 5 << 40} {
+		w, err := tg.Create(context.Background(), "k", storage.PutOptions{Size: size})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps := w.(*writer).partSize
+		if ps < DefaultPartSize || ps%(1<<20) != 0 || size > 0 && (size+ps-1)/ps > maxParts {
+			t.Errorf("size %d: part size %d", size, ps)
+		}
+		if size <= DefaultPartSize*maxParts && ps != DefaultPartSize {
+			t.Errorf("size %d: part size %d, want the default", size, ps)
+		}
+	}
 }

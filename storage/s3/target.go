@@ -125,6 +125,9 @@ func (t *Target) CleanupUploads(ctx context.Context, before time.Time) (int, err
 	}
 }
 
+// maxParts is S3's limit of parts in one upload.
+const maxParts = 10000
+
 // Create implements storage.Target. The Writer keeps up to the part size
 // in memory; a larger object becomes a multipart upload as it is written
 // (ctx bounds those part uploads too).
@@ -139,8 +142,13 @@ func (t *Target) Create(ctx context.Context, key string, opt storage.PutOptions)
 	if mt.IsZero() {
 		mt = time.Now()
 	}
-	w := &writer{t: t, ctx: ctx, key: key, opt: opt, mtime: mt, md5: md5.New(), sha: sha256.New()}
-	if opt.Size >= 0 && opt.Size <= t.b.partSize {
+	w := &writer{t: t, ctx: ctx, key: key, opt: opt, mtime: mt, md5: md5.New(), sha: sha256.New(), partSize: t.b.partSize}
+	if opt.Size > w.partSize*maxParts {
+		// S3 takes 10,000 parts at most: a known size larger than that
+		// many parts gets larger parts (whole MiB).
+		w.partSize = (opt.Size/maxParts + 1<<20) &^ (1<<20 - 1)
+	}
+	if opt.Size >= 0 && opt.Size <= w.partSize {
 		w.buf = make([]byte, 0, opt.Size)
 	}
 	return w, nil
@@ -152,6 +160,7 @@ type writer struct {
 	ctx      context.Context
 	key      string
 	opt      storage.PutOptions
+	partSize int64
 	mtime    time.Time
 	buf      []byte
 	md5, sha hash.Hash // of the whole object
@@ -180,11 +189,11 @@ func (w *writer) Write(p []byte) (int, error) {
 	w.n += int64(len(p))
 	written := len(p)
 	for len(p) > 0 {
-		room := int(w.t.b.partSize) - len(w.buf)
+		room := int(w.partSize) - len(w.buf)
 		k := min(room, len(p))
 		w.buf = append(w.buf, p[:k]...)
 		p = p[k:]
-		if int64(len(w.buf)) >= w.t.b.partSize {
+		if int64(len(w.buf)) >= w.partSize {
 			if err := w.flushPart(w.ctx); err != nil {
 				w.fail(err)
 				return 0, w.err
@@ -224,6 +233,9 @@ func (w *writer) flushPart(ctx context.Context) error {
 		w.up = &upload{id: aws.ToString(out.UploadId)}
 	}
 	num := int32(len(w.up.parts) + 1)
+	if num > maxParts {
+		return b.wrap("PUT-PART", w.key, fmt.Errorf("more than %d parts of %d bytes: S3 takes no more (give PutOptions.Size, or a larger part size)", maxParts, w.partSize), 0)
+	}
 	sum := md5.Sum(w.buf)
 	sha := sha256.Sum256(w.buf)
 	var tag string
