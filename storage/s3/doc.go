@@ -73,8 +73,8 @@
 // computed from the same pass. A larger object becomes a multipart
 // upload, each part sent with its Content-MD5 and its returned ETag
 // checked; Abort or a failed Commit aborts the upload. When PutOptions
-// gives MD5 or SHA256, Commit refuses bytes that differ before anything
-// is visible. ModTime is kept in metadata "mtime" (now when not given),
+// gives Size (≥ 0), MD5 or SHA256, Commit refuses bytes that differ
+// (storage.ErrIntegrity) before anything is visible. ModTime is kept in metadata "mtime" (now when not given),
 // ContentType as the object's Content-Type.
 //
 // NoReplace sends If-None-Match: * and IfVersion sends If-Match: "ETag" on

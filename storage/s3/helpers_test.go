@@ -109,8 +109,14 @@ func (tb *testBucket) Delete(t *testing.T, key string) {
 }
 
 // newTestContent returns an empty Content on a fresh bucket of versitygw
-// and the filler that changes it behind its back (for
-// storagetest.ContentSuite: the filler has Put and Delete).
+// and the filler that changes it behind its back, for the contract suite:
+//
+//	func TestContentSuite(t *testing.T) {
+//		storagetest.ContentSuite(t, func(t *testing.T) (storage.Content, storagetest.Filler) { return newTestContent(t) })
+//	}
+//	func TestTargetSuite(t *testing.T) { storagetest.TargetSuite(t, newTestTarget) }
+//
+// (both suites, as on the content and target branches, pass here).
 func newTestContent(t *testing.T) (storage.Content, *testBucket) {
 	tb := newTestBucket(t)
 	return tb.content(t, ""), tb

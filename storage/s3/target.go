@@ -316,13 +316,17 @@ func (w *writer) Commit(ctx context.Context) (storage.Info, error) {
 	}
 	b := w.t.b
 	sum, sha := w.md5.Sum(nil), w.sha.Sum(nil)
-	if w.opt.MD5 != nil && !bytes.Equal(w.opt.MD5, sum) {
-		err := b.wrap("PUT", w.key, fmt.Errorf("the bytes written have MD5 %x, not the %x given; nothing written", sum, w.opt.MD5), 0)
-		w.fail(err)
-		return storage.Info{}, err
+	var mismatch string
+	switch {
+	case w.opt.Size >= 0 && w.n != w.opt.Size:
+		mismatch = fmt.Sprintf("%d bytes written, not the %d announced", w.n, w.opt.Size)
+	case w.opt.MD5 != nil && !bytes.Equal(w.opt.MD5, sum):
+		mismatch = fmt.Sprintf("the bytes written have MD5 %x, not the %x given", sum, w.opt.MD5)
+	case w.opt.SHA256 != nil && !bytes.Equal(w.opt.SHA256, sha):
+		mismatch = fmt.Sprintf("the bytes written have SHA-256 %x, not the %x given", sha, w.opt.SHA256)
 	}
-	if w.opt.SHA256 != nil && !bytes.Equal(w.opt.SHA256, sha) {
-		err := b.wrap("PUT", w.key, fmt.Errorf("the bytes written have SHA-256 %x, not the %x given; nothing written", sha, w.opt.SHA256), 0)
+	if mismatch != "" {
+		err := b.wrap("PUT", w.key, fmt.Errorf("%s; nothing written: %w", mismatch, storage.ErrIntegrity), 0)
 		w.fail(err)
 		return storage.Info{}, err
 	}
@@ -346,6 +350,11 @@ func (w *writer) Commit(ctx context.Context) (storage.Info, error) {
 		tag, sse, err = w.complete(ctx)
 	}
 	if err != nil {
+		if w.opt.IfVersion != "" && noSuchKey(err) {
+			// If-Match on a key that holds nothing: the version the
+			// caller knew is gone, as the storage contract says it.
+			err = b.wrap("PUT", w.key, fmt.Errorf("no object holds version %s any more: %w", w.opt.IfVersion, storage.ErrExists), 0)
+		}
 		w.fail(err)
 		return storage.Info{}, err
 	}
@@ -474,6 +483,13 @@ func (w *writer) checkStored(ctx context.Context, want string, sum []byte) (stri
 		msg += "; the object was removed"
 	}
 	return "", b.wrap("PUT", w.key, errors.New(msg), 0)
+}
+
+// noSuchKey reports whether err is S3's answer for a key that holds
+// nothing (not for a missing bucket or upload).
+func noSuchKey(err error) bool {
+	var ae *apiError
+	return errors.As(err, &ae) && ae.status == 404 && ae.code != "NoSuchBucket" && ae.code != "NoSuchUpload"
 }
 
 var md5RE = regexp.MustCompile(`^[0-9a-f]{32}$`)

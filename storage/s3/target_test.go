@@ -114,11 +114,13 @@ func TestTargetRefuses(t *testing.T) {
 			s := sha256.Sum256(d[1:])
 			return storage.PutOptions{Size: -1, SHA256: s[:]}
 		}},
+		{"size", 100, func(d []byte) storage.PutOptions { return storage.PutOptions{Size: 101} }},
+		{"size-multipart", MinPartSize + 10, func(d []byte) storage.PutOptions { return storage.PutOptions{Size: MinPartSize + 9} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := pattern(tc.size, 3)
 			_, err := write(t, tg, tc.name, data, tc.opt(data))
-			if err == nil || !strings.Contains(err.Error(), "nothing written") {
+			if !errors.Is(err, storage.ErrIntegrity) || !strings.Contains(err.Error(), "nothing written") {
 				t.Fatalf("Commit: %v", err)
 			}
 			if tb.exists(t, tc.name) {
@@ -204,8 +206,8 @@ func TestTargetConditional(t *testing.T) {
 			if _, err := write(t, tg, key, pattern(size, 4), storage.PutOptions{Size: -1, IfVersion: v1.Version}); !errors.Is(err, storage.ErrExists) {
 				t.Fatalf("IfVersion stale: %v", err)
 			}
-			if _, err := write(t, tg, key+"-none", pattern(size, 4), storage.PutOptions{Size: -1, IfVersion: v1.Version}); err == nil {
-				t.Fatalf("IfVersion of a missing object succeeded")
+			if _, err := write(t, tg, key+"-none", pattern(size, 4), storage.PutOptions{Size: -1, IfVersion: v1.Version}); !errors.Is(err, storage.ErrExists) {
+				t.Fatalf("IfVersion of a missing object: %v", err)
 			}
 			r, in, err := tg.Open(ctx, key)
 			if err != nil || in.Version != v2.Version || !bytes.Equal(readAll(t, r), pattern(size, 3)) {
