@@ -20,12 +20,17 @@ package s3test
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,7 +177,28 @@ wait $pid
 
 // Start starts a new server with a fresh root; it stops when the test
 // binary exits. Most tests use Shared.
-func Start() (*Server, error) {
+func Start() (*Server, error) { return start(nil) }
+
+// StartTLS starts a new server that speaks only HTTPS, with a certificate
+// for 127.0.0.1 signed by a CA of its own, whose PEM file it returns; the
+// server stops when t ends.
+func StartTLS(t testing.TB) (*Server, string) {
+	t.Helper()
+	Skip(t)
+	dir := t.TempDir()
+	ca, err := writeTLS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := start([]string{"--cert", filepath.Join(dir, "cert.pem"), "--key", filepath.Join(dir, "key.pem")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s, ca
+}
+
+func start(tlsArgs []string) (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
@@ -189,17 +215,22 @@ func Start() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	scheme := "http"
+	if tlsArgs != nil {
+		scheme = "https"
+	}
 	s := &Server{
-		Endpoint:  fmt.Sprintf("http://127.0.0.1:%d", port),
+		Endpoint:  fmt.Sprintf("%s://127.0.0.1:%d", scheme, port),
 		AccessKey: "AKIA" + strings.ToUpper(randHex(8)),
 		SecretKey: randHex(20),
 		Region:    Region,
 		Root:      root,
 	}
-	cmd := exec.Command("sh", "-c", wrapper, "sh", root, bin,
+	args := []string{"-c", wrapper, "sh", root, bin,
 		"--access", s.AccessKey, "--secret", s.SecretKey, "--region", s.Region,
-		"--port", fmt.Sprintf("127.0.0.1:%d", port), "--quiet",
-		"posix", root)
+		"--port", fmt.Sprintf("127.0.0.1:%d", port), "--quiet"}
+	args = append(append(args, tlsArgs...), "posix", root)
+	cmd := exec.Command("sh", args...)
 	// The keys travel in the arguments of a process of this machine only,
 	// as versitygw documents; the environment is the binary's own.
 	stdin, err := cmd.StdinPipe()
@@ -214,9 +245,9 @@ func Start() (*Server, error) {
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.Now().Add(StartTimeout)
 	for {
-		resp, err := http.Get(s.Endpoint + "/")
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
 		if err == nil {
-			resp.Body.Close()
+			c.Close()
 			return s, nil
 		}
 		select {
@@ -231,6 +262,54 @@ func Start() (*Server, error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// writeTLS writes a CA (ca.pem) and a certificate for 127.0.0.1 it signed
+// (cert.pem, key.pem) into dir, and returns the CA's path.
+func writeTLS(dir string) (string, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", err
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "s3test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return "", err
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return "", err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return "", err
+	}
+	for name, b := range map[string]*pem.Block{
+		"ca.pem":   {Type: "CERTIFICATE", Bytes: caDER},
+		"cert.pem": {Type: "CERTIFICATE", Bytes: der},
+		"key.pem":  {Type: "EC PRIVATE KEY", Bytes: keyDER},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(b), 0o600); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(dir, "ca.pem"), nil
 }
 
 // Stop stops the server (Shared's runs until the binary exits).
