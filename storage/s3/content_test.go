@@ -198,25 +198,47 @@ func TestContentStatOpen(t *testing.T) {
 }
 
 // TestRegistry: the scheme "s3" opens through the storage registry with
-// the standard chain in the environment (AWS_ENDPOINT_URL_S3, keys,
-// region: path-style for the custom endpoint), with the location's
-// ?endpoint= and with WithOptions.
+// the standard chain: keys, region and AWS_ENDPOINT_URL_S3 or
+// AWS_ENDPOINT_URL in the environment (path-style for the custom
+// endpoint), or AWS_PROFILE naming a profile of the shared config and
+// credentials files; with the location's ?endpoint=; with WithOptions.
 func TestRegistry(t *testing.T) {
 	tb := newTestBucket(t)
 	tb.srv.SetEnv(t)
 	tb.put(t, "k", []byte("v"))
 	ctx := context.Background()
+	dir := t.TempDir()
+	cfgFile, credFile := filepath.Join(dir, "config"), filepath.Join(dir, "credentials")
+	os.WriteFile(cfgFile, []byte("[profile mirror]\nregion = us-east-1\nendpoint_url = "+tb.srv.Endpoint+"\n"), 0o600)
+	os.WriteFile(credFile, []byte("[mirror]\naws_access_key_id = "+tb.srv.AccessKey+"\naws_secret_access_key = "+tb.srv.SecretKey+"\n"), 0o600)
+	unset := func(t *testing.T, names ...string) {
+		for _, n := range names {
+			t.Setenv(n, "")
+			os.Unsetenv(n)
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		ctx  context.Context
 		loc  string
+		env  func(t *testing.T)
 	}{
-		{"env", ctx, "s3://" + tb.name + "/pre"},
-		{"query", ctx, "s3://" + tb.name + "/pre/?endpoint=" + tb.srv.Endpoint + "&region=us-east-1"},
-		{"options", WithOptions(ctx, Options{Endpoint: tb.srv.Endpoint}), "s3://" + tb.name + "/pre"},
+		{"env-s3", ctx, "s3://" + tb.name + "/pre", func(t *testing.T) { unset(t, "AWS_ENDPOINT_URL") }},
+		{"env-general", ctx, "s3://" + tb.name + "/pre", func(t *testing.T) { unset(t, "AWS_ENDPOINT_URL_S3") }},
+		{"profile", ctx, "s3://" + tb.name + "/pre", func(t *testing.T) {
+			unset(t, "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_DEFAULT_REGION")
+			t.Setenv("AWS_PROFILE", "mirror")
+			t.Setenv("AWS_CONFIG_FILE", cfgFile)
+			t.Setenv("AWS_SHARED_CREDENTIALS_FILE", credFile)
+		}},
+		{"query", ctx, "s3://" + tb.name + "/pre/?endpoint=" + tb.srv.Endpoint + "&region=us-east-1", nil},
+		{"options", WithOptions(ctx, Options{Endpoint: tb.srv.Endpoint}), "s3://" + tb.name + "/pre", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.name != "env" {
+			if tc.env != nil {
+				tc.env(t)
+			} else {
+				// The location or the options win over the chain's.
 				t.Setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
 				t.Setenv("AWS_ENDPOINT_URL_S3", "http://127.0.0.1:1")
 			}
