@@ -200,10 +200,28 @@ func TestFaultsRead(t *testing.T) {
 		}
 	})
 
+	t.Run("wrong-etag-on-resume", func(t *testing.T) {
+		tb.put(t, "obj2", data)
+		p.SetRules(s3test.Rule{Method: "GET", NoQuery: "list-type", Fault: s3test.Truncated, Times: 1},
+			s3test.Rule{Method: "GET", NoQuery: "list-type", Fault: s3test.WrongETag, Times: 1})
+		defer p.SetRules()
+		r, _, err := c.Open(ctx, "obj2", 0, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(r)
+		r.Close()
+		if !errors.Is(err, ErrChanged) || len(got) >= len(data) || !bytes.Equal(got, data[:len(got)]) {
+			t.Fatalf("read %d bytes, err %v", len(got), err)
+		}
+		t.Log(err)
+	})
+
 	t.Run("list-and-delete", func(t *testing.T) {
 		p.SetRules(s3test.Rule{Method: "GET", Query: "list-type", Fault: s3test.SlowDown, Times: 2},
 			s3test.Rule{Method: "DELETE", Fault: s3test.Internal, Times: 2})
 		defer p.SetRules()
+		tg.Remove(ctx, "obj2", "")
 		if got := keysOf(listKeys(t, c, "")); len(got) != 1 || got[0] != "obj" {
 			t.Errorf("listed %q", got)
 		}
