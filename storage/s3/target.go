@@ -407,8 +407,8 @@ func (w *writer) put(ctx context.Context, sum, sha []byte) (tag string, sse bool
 	if err != nil && attempts > 1 && (ifNone != nil || ifMatch != nil) && errors.Is(err, storage.ErrExists) {
 		// A retry after a lost answer finds the first attempt's object:
 		// ours if it holds our bytes.
-		if in, serr := b.stat(ctx, w.key); serr == nil && in.Version == hex.EncodeToString(sum) && in.Size == w.n {
-			return in.Version, false, nil
+		if v, ok := w.ours(ctx, hex.EncodeToString(sum)); ok {
+			return v, false, nil
 		}
 	}
 	return tag, sse, err
@@ -437,16 +437,42 @@ func (w *writer) complete(ctx context.Context) (tag string, sse bool, err error)
 		// A retry after a lost answer: the upload is gone (NoSuchUpload)
 		// or the condition fails on the first attempt's object.
 		all := md5.Sum(w.up.md5s)
-		want := hex.EncodeToString(all[:]) + "-" + strconv.Itoa(len(w.up.parts))
-		if in, serr := b.stat(ctx, w.key); serr == nil && in.Version == want && in.Size == w.n {
+		if v, ok := w.ours(ctx, hex.EncodeToString(all[:])+"-"+strconv.Itoa(len(w.up.parts))); ok {
 			w.up = nil
-			return in.Version, false, nil
+			return v, false, nil
 		}
 	}
 	if err == nil {
 		w.up = nil
 	}
 	return tag, sse, err
+}
+
+// ours reports whether the object under the key is the one this writer
+// sent (a retried conditional write whose first attempt was done): its
+// ETag is want, or, on a server whose ETags are not MD5s, its bytes hash
+// to the writer's MD5. It returns the object's Version.
+func (w *writer) ours(ctx context.Context, want string) (string, bool) {
+	in, err := w.t.b.stat(ctx, w.key)
+	if err != nil || in.Size != w.n {
+		return "", false
+	}
+	if in.Version == want {
+		return want, true
+	}
+	if !w.t.b.etagNotMD5.Load() {
+		return "", false
+	}
+	r, rin, err := w.t.b.open(ctx, w.key, 0, -1)
+	if err != nil {
+		return "", false
+	}
+	defer r.Close()
+	h := md5.New()
+	if _, err := io.Copy(h, r); err != nil || !bytes.Equal(h.Sum(nil), w.md5.Sum(nil)) {
+		return "", false
+	}
+	return rin.Version, true
 }
 
 // checkStored is called when the write's answer named an ETag other than

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/testing/s3test"
 	"github.com/resourcesync-go/resourcesync/storage"
 )
 
@@ -311,5 +312,42 @@ func TestIndependentClient(t *testing.T) {
 		if b := readAll(t, r); string(b) != tc.want || in.Size != int64(len(tc.want)) || in.ModTime.IsZero() {
 			t.Errorf("%s: %q %+v", tc.key, b, in)
 		}
+	}
+}
+
+// TestOtherETags: a server whose ETags are not MD5s (versitygw's
+// --data-integrity-etag: "CRC64NVME-…") takes whole and multipart
+// objects: the first commit reads its object back to settle the doubt,
+// and every Version is the server's ETag, as Stat and List say it.
+func TestOtherETags(t *testing.T) {
+	t.Parallel()
+	srv := s3test.StartPosix(t, "--data-integrity-etag")
+	tb := &testBucket{srv: srv, name: srv.NewBucket(t), prefix: "pre/", raw: rawClient(srv, srv.Endpoint)}
+	tg := tb.target(t, "")
+	ctx := context.Background()
+	for i, size := range []int{100, MinPartSize + 100, 50} {
+		key := fmt.Sprintf("k%d", i)
+		in, err := write(t, tg, key, pattern(size, byte(i)), storage.PutOptions{Size: int64(size), NoReplace: true})
+		if err != nil {
+			t.Fatalf("size %d: %v", size, err)
+		}
+		st, err := tg.Stat(ctx, key)
+		if err != nil || st.Version != in.Version || md5Shaped(in.Version) {
+			t.Errorf("size %d: Commit's version %q, Stat's %q (%v)", size, in.Version, st.Version, err)
+		}
+		if _, err := write(t, tg, key, pattern(size, 9), storage.PutOptions{Size: int64(size), IfVersion: in.Version}); err != nil {
+			t.Errorf("size %d: IfVersion of the server's ETag: %v", size, err)
+		}
+	}
+	if !tg.b.etagNotMD5.Load() {
+		t.Error("the bucket still compares ETags with MD5s")
+	}
+	// A conditional write whose answer is lost finds its own object by
+	// its bytes.
+	p := srv.FaultProxy(t, s3test.Rule{Method: "PUT", Fault: s3test.ResetAfter, Times: 1})
+	ptg := tb.target(t, p.Endpoint)
+	ptg.b.etagNotMD5.Store(true)
+	if _, err := write(t, ptg, "lost", pattern(10, 1), storage.PutOptions{Size: 10, NoReplace: true}); err != nil || p.Injected(s3test.ResetAfter) != 1 {
+		t.Errorf("NoReplace with its answer lost: %v", err)
 	}
 }

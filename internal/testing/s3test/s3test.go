@@ -177,7 +177,20 @@ wait $pid
 
 // Start starts a new server with a fresh root; it stops when the test
 // binary exits. Most tests use Shared.
-func Start() (*Server, error) { return start(nil) }
+func Start() (*Server, error) { return start(nil, nil) }
+
+// StartPosix starts a new server whose posix backend takes posixArgs
+// (such as --data-integrity-etag); it stops when t ends.
+func StartPosix(t testing.TB, posixArgs ...string) *Server {
+	t.Helper()
+	Skip(t)
+	s, err := start(nil, posixArgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
 
 // StartTLS starts a new server that speaks only HTTPS, with a certificate
 // for 127.0.0.1 signed by a CA of its own, whose PEM file it returns; the
@@ -190,7 +203,7 @@ func StartTLS(t testing.TB) (*Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := start([]string{"--cert", filepath.Join(dir, "cert.pem"), "--key", filepath.Join(dir, "key.pem")})
+	s, err := start([]string{"--cert", filepath.Join(dir, "cert.pem"), "--key", filepath.Join(dir, "key.pem")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +211,7 @@ func StartTLS(t testing.TB) (*Server, string) {
 	return s, ca
 }
 
-func start(tlsArgs []string) (*Server, error) {
+func start(tlsArgs, posixArgs []string) (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
@@ -229,7 +242,8 @@ func start(tlsArgs []string) (*Server, error) {
 	args := []string{"-c", wrapper, "sh", root, bin,
 		"--access", s.AccessKey, "--secret", s.SecretKey, "--region", s.Region,
 		"--port", fmt.Sprintf("127.0.0.1:%d", port), "--quiet"}
-	args = append(append(args, tlsArgs...), "posix", root)
+	args = append(append(args, tlsArgs...), "posix")
+	args = append(append(args, posixArgs...), root)
 	cmd := exec.Command("sh", args...)
 	// The keys travel in the arguments of a process of this machine only,
 	// as versitygw documents; the environment is the binary's own.
