@@ -45,8 +45,11 @@
 // ConditionalRequestConflict (a concurrent conditional write), 400
 // BadDigest, XAmzContentSHA256Mismatch and RequestTimeout (bytes damaged
 // or stalled on the way) are retried too, since a new attempt resends
-// the bytes; 404 is storage.ErrNotExist, 412 is storage.ErrExists,
-// 403 is storage.ErrRefused, none of them retried.
+// the bytes; 404 is storage.ErrNotExist (NoSuchBucket: ErrNoBucket), 412
+// is storage.ErrExists, 403 and the answers to credentials that do not
+// work (whatever their status) are storage.ErrRefused, none of them
+// retried. Errors are *Error: the request, the object, the answer and
+// the number of attempts.
 //
 // # Reading (Content)
 //
@@ -63,7 +66,8 @@
 // Open reads with a Range and pins what it reads to the ETag of its first
 // response: a read cut short is resumed where it stopped with If-Match,
 // so an object overwritten meanwhile fails the read (ErrChanged) instead
-// of mixing two versions.
+// of mixing two versions. Each resumption runs under the retry policy;
+// a read that made progress starts the count again.
 //
 // # Writing (Target)
 //
@@ -74,18 +78,21 @@
 // upload, each part sent with its Content-MD5 and its returned ETag
 // checked; Abort or a failed Commit aborts the upload. When PutOptions
 // gives Size (≥ 0), MD5 or SHA256, Commit refuses bytes that differ
-// (storage.ErrIntegrity) before anything is visible. ModTime is kept in metadata "mtime" (now when not given),
-// ContentType as the object's Content-Type.
+// (storage.ErrIntegrity) before anything is visible. ModTime is kept in
+// metadata "mtime" (now when not given), ContentType as the object's
+// Content-Type.
 //
 // NoReplace sends If-None-Match: * and IfVersion sends If-Match: "ETag" on
 // the PUT or CompleteMultipartUpload, and Remove's ifVersion If-Match on
 // the DELETE: conditional writes, which AWS S3 and versitygw (v1.8.0:
 // PutObject, CompleteMultipartUpload and DeleteObject, under a per-key
 // lock) check atomically. A server that ignores them leaves the window
-// between a Stat and the write. A conditional write retried after a lost
-// response finds its own object there (412): Commit then compares the
-// object's ETag with the one its bytes make and reports success when
-// they agree.
+// between a Stat and the write. If-Match on a key that holds nothing
+// (404) is storage.ErrExists too: the version is gone. A conditional
+// write retried after a lost response finds its own object there (412):
+// Commit then compares the object's ETag with the one its bytes make (or
+// its bytes, where ETags are not MD5s) and reports success when they
+// agree.
 //
 // A response ETag other than the one the bytes make (their MD5, or the
 // MD5 of the parts' MD5s and the part count; not checked under SSE-KMS or
