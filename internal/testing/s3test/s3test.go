@@ -166,12 +166,12 @@ func Shared(t testing.TB) *Server {
 
 // wrapper runs versitygw in the background and kills it when its stdin, a
 // pipe from the test binary, closes (the binary exited, however it
-// ended); then removes the root $1.
+// ended); then removes the directory $1 (the root and the log).
 const wrapper = `exec 3<&0
 dir="$1"; shift
-"$@" </dev/null >"$dir.log" 2>&1 &
+"$@" </dev/null >"$dir/versitygw.log" 2>&1 &
 pid=$!
-(read _ignored <&3; kill $pid 2>/dev/null; sleep 1; kill -9 $pid 2>/dev/null; rm -rf "$dir" "$dir.log") &
+(read _ignored <&3; kill $pid 2>/dev/null; sleep 1; kill -9 $pid 2>/dev/null; rm -rf "$dir") &
 wait $pid
 `
 
@@ -239,7 +239,7 @@ func start(tlsArgs, posixArgs []string) (*Server, error) {
 		Region:    Region,
 		Root:      root,
 	}
-	args := []string{"-c", wrapper, "sh", root, bin,
+	args := []string{"-c", wrapper, "sh", base, bin,
 		"--access", s.AccessKey, "--secret", s.SecretKey, "--region", s.Region,
 		"--port", fmt.Sprintf("127.0.0.1:%d", port), "--quiet"}
 	args = append(append(args, tlsArgs...), "posix")
@@ -266,7 +266,7 @@ func start(tlsArgs, posixArgs []string) (*Server, error) {
 		}
 		select {
 		case err := <-exited:
-			log, _ := os.ReadFile(root + ".log")
+			log, _ := os.ReadFile(filepath.Join(base, "versitygw.log"))
 			return nil, fmt.Errorf("versitygw exited (%v): %s", err, log)
 		default:
 		}
