@@ -23,6 +23,11 @@ var (
 	// ErrUnknownScheme: no implementation registered for the location's
 	// scheme.
 	ErrUnknownScheme = errors.New("storage: unknown scheme")
+	// ErrIntegrity: the bytes written differ from PutOptions.Size, MD5 or
+	// SHA256 (the storage checked them, or the server did); Commit failed
+	// and nothing changed under the key. Wrong bytes from where they were
+	// read, not a fault of the storage: a caller fetches them again.
+	ErrIntegrity = errors.New("storage: bytes differ from the size or digest given")
 )
 
 // Info describes one object.
