@@ -27,7 +27,11 @@ directory (baseline), changes the collection (creates, updates, deletes,
 renames), mirrors again (incremental, from the Change Lists), audits the
 mirror, and checks byte for byte that the two directories are identical.
 Everything happens in a temporary directory that is removed afterwards,
-unless --dir is given.`
+unless --dir is given.
+
+Examples:
+  resourcesync demo
+  resourcesync demo --files 5000 --dir ./demo`
 
 func demoCommand() *cli.Command {
 	return &cli.Command{

@@ -19,11 +19,11 @@ import (
 // notificationFlags configure a served Source's change notifications.
 func notificationFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "hub", Usage: "publish change notifications to the external WebSub hub at `URL` (default: an embedded hub at BASE/.resourcesync/hub); user:password@ in URL is sent to it as HTTP basic, never advertised"},
+		&cli.StringFlag{Name: "hub", Usage: "send change notifications to the WebSub hub at `URL`"},
 		&cli.BoolFlag{Name: "no-hub", Usage: "publish no change notifications"},
-		&cli.StringFlag{Name: "hub-token", Usage: "publish token: the embedded hub accepts publishes only with it; sent to an external hub as a bearer token"},
-		&cli.BoolFlag{Name: "allow-private-callbacks", Usage: "let the embedded hub deliver to loopback, private and link-local callback addresses"},
-		&cli.StringFlag{Name: "hub-admin-token", Usage: "serve the embedded hub's admin pages at BASE/.resourcesync/hub/admin/ (log in with TOKEN in a browser; or \"Authorization: Bearer TOKEN\" for the JSON API, see hub --help)", Sources: cli.EnvVars("RESOURCESYNC_HUB_ADMIN_TOKEN")},
+		&cli.StringFlag{Name: "hub-token", Usage: "`TOKEN` the hub takes publishes with"},
+		&cli.BoolFlag{Name: "allow-private-callbacks", Usage: "let the embedded hub call private addresses"},
+		&cli.StringFlag{Name: "hub-admin-token", Usage: "serve the embedded hub's admin pages to `TOKEN`", Sources: cli.EnvVars("RESOURCESYNC_HUB_ADMIN_TOKEN")},
 	}
 }
 

@@ -4,7 +4,14 @@ import "github.com/urfave/cli/v3"
 
 const sdshareHelp = `SDShare 1.0: publish RDF collections as Atom feeds of snapshots and
 changed resource fragments, keep an RDF store in step with such feeds, and
-push fragments (SDShare Push).`
+push fragments (SDShare Push).
+
+Examples:
+  resourcesync sdshare serve people=./people.ttl
+  resourcesync sdshare sync http://127.0.0.1:8080/
+
+See also: resourcesync help sdshare-feeds, sdshare-mirror,
+sdshare-push.`
 
 func sdshareCommand() *cli.Command {
 	return &cli.Command{

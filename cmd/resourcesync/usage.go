@@ -73,6 +73,14 @@ func secretEnvVar(name string) string {
 // the tree: aliases, environment variables for secrets, short usage on
 // errors, "did you mean", exit-status help.
 func conventions(cmd *cli.Command) {
+	conventionsAt(cmd, "")
+}
+
+// exitStatusLine ends the help of a command whose description does not
+// state its exit status; the topic exit-status says more.
+const exitStatusLine = "Exit status: 0 ok, 1 problems found, 2 usage or I/O error (help exit-status)."
+
+func conventionsAt(cmd *cli.Command, path string) {
 	// -v and -q on every command that runs something (one with its own
 	// --verbose says in its help what it adds).
 	if cmd.Action != nil && len(cmd.Commands) == 0 && cmd.Name != "version" {
@@ -106,11 +114,19 @@ func conventions(cmd *cli.Command) {
 	if cmd.Action == nil && len(cmd.Commands) > 0 {
 		cmd.Action = unknownCommand
 	}
-	if cmd.Action != nil && !strings.Contains(strings.ToLower(cmd.Description), "exit status") {
-		cmd.Description = strings.TrimSpace(cmd.Description + "\n\n" + exitStatusHelp)
+	if len(cmd.Commands) > 0 && cmd.Command("help") == nil {
+		// Ours, not urfave/cli's: help A B shows A B (theirs shows A).
+		cmd.Commands = append(cmd.Commands, helpCommand())
 	}
+	if cmd.Action != nil && cmd.Name != "help" && !strings.Contains(strings.ToLower(cmd.Description), "exit status") {
+		cmd.Description = strings.TrimSpace(cmd.Description + "\n\n" + exitStatusLine)
+	}
+	if env := envFooter(cmd); env != "" && !strings.Contains(cmd.Description, "\nEnvironment:") {
+		cmd.Description = strings.TrimSpace(cmd.Description + "\n\n" + env)
+	}
+	categorize(cmd, path)
 	for _, sub := range cmd.Commands {
-		conventions(sub)
+		conventionsAt(sub, strings.TrimSpace(path+" "+sub.Name))
 	}
 }
 
@@ -176,6 +192,7 @@ func flagEnvVars(f cli.Flag) []string {
 }
 
 func init() {
+	cli.HelpPrinter = printHelp
 	// "resourcesync help synk" is the unknown command it names, with a
 	// suggestion and exit status 2 (urfave/cli: "No help topic", exit 3).
 	showHelp := cli.ShowCommandHelp
