@@ -88,9 +88,9 @@ sync; with a shared --store, every one this node got); 1 (--once) a
 Source failed, or this node got none; 2 usage, sources file or state
 error.`
 
-// aggregateSummary is the description --help shows; the long text is in the
+// aggregateDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
-const aggregateSummary = `Keeps many Sources mirrored from one long-running process: the --sources
+const aggregateDescription = `Keeps many Sources mirrored from one long-running process: the --sources
 file lists them, one a line (URL, DEST under --root, sync's options); each
 is synced on its schedule or followed, reported on one status page, and
 SDShare collections are merged into one graph store.
@@ -111,21 +111,21 @@ func aggregateCommand() *cli.Command {
 		Name:        "aggregate",
 		Usage:       "keep many Sources mirrored from one process (scheduled, followed, reported; SDShare merged into one graph store)",
 		UsageText:   "resourcesync aggregate --sources FILE|URL [options]",
-		Description: aggregateSummary,
+		Description: aggregateDescription,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "sources", Usage: "the sources `FILE` or http(s) URL (help sources-file)"},
+			&cli.StringFlag{Name: "sources", Usage: "the sources `FILE` or http(s) URL"},
 			&cli.BoolFlag{Name: "allow-http-sources", Usage: "accept a --sources URL over plain http"},
 			&cli.StringFlag{Name: "sources-files-dir", Usage: "`DIR` whose files a --sources URL may name"},
 			&cli.StringFlag{Name: "root", Value: ".", Usage: "the `DIR` every DEST is relative to"},
 			&cli.StringFlag{Name: "store", Usage: "state store: bolt:`DIR` or postgres://..."},
 			&cli.StringFlag{Name: "node", Usage: "this process's `NAME` in a shared store"},
-			&cli.DurationFlag{Name: "lease", Value: 30 * time.Second, Usage: "how long a node's claim on a Source lasts `D`"},
+			&cli.DurationFlag{Name: "lease", Value: 30 * time.Second, Usage: "a node's claim on a Source lasts `D`"},
 			&cli.IntFlag{Name: "workers", Value: 4, Usage: "`N` Sources synced at once"},
-			&cli.IntFlag{Name: "per-host", Value: 2, Usage: "at most `N` Sources of one host synced at once"},
+			&cli.IntFlag{Name: "per-host", Value: 2, Usage: "at most `N` Sources of a host at once"},
 			&cli.IntFlag{Name: "source-workers", Value: 4, Usage: "`N` downloads at once within one Source"},
-			&cli.DurationFlag{Name: "poll-interval", Value: time.Hour, Usage: "default time `D` between polls of a Source"},
+			&cli.DurationFlag{Name: "poll-interval", Value: time.Hour, Usage: "default `D` between polls of a Source"},
 			&cli.DurationFlag{Name: "run-timeout", Value: time.Hour, Usage: "deadline `D` of one run"},
-			&cli.DurationFlag{Name: "reload", Value: 5 * time.Second, Usage: "check the sources file every `D` (a URL: 12 D)"},
+			&cli.DurationFlag{Name: "reload", Value: 5 * time.Second, Usage: "check the sources file every `D`"},
 			&cli.BoolFlag{Name: "once", Usage: "run every Source once, then exit (for cron)"},
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8093", Usage: "callbacks of --follow lines listen on `HOST:PORT`"},
 			&cli.StringFlag{Name: "callback-url", Usage: "public `URL` of the callbacks"},

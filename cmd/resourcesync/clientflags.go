@@ -43,8 +43,8 @@ PROTECTED SOURCES AND TLS
 // clientFlags are the flags of every command that fetches from a Source.
 func clientFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "header", Usage: "send `'Name: value'` to the Source's origin (repeatable)"},
-		&cli.StringFlag{Name: "bearer-token-file", Usage: "send the bearer token in `FILE` (or $" + httpclient.EnvBearerToken + ")"},
+		&cli.StringSliceFlag{Name: "header", Usage: "send `'Name: value'` to the Source (repeatable)"},
+		&cli.StringFlag{Name: "bearer-token-file", Usage: "token from `FILE` (or $" + httpclient.EnvBearerToken + ")"},
 		&cli.StringFlag{Name: "netrc-file", Usage: "HTTP basic credentials from `FILE` (default ~/.netrc)"},
 		&cli.StringFlag{Name: "ca-cert", Usage: "also trust the CA certificates in the PEM `FILE`"},
 		&cli.BoolFlag{Name: "insecure", Usage: "do not verify server certificates (warned)"},

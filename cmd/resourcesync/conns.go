@@ -11,7 +11,7 @@ import (
 
 // maxConnsFlag caps a server's open connections (internal/httpserver).
 func maxConnsFlag() cli.Flag {
-	return &cli.IntFlag{Name: "max-conns", Usage: "keep at most `N` connections open (help connections)", DefaultText: "from ulimit -n"}
+	return &cli.IntFlag{Name: "max-conns", Usage: "at most `N` connections", DefaultText: "from ulimit -n"}
 }
 
 // serverOptions returns o with the --max-conns of cmd (0 when cmd has no

@@ -21,11 +21,11 @@ import (
 
 func followFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.BoolFlag{Name: "follow", Usage: "keep running: apply change notifications as they come"},
-		&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8091", Usage: "with --follow: callback listens on `HOST:PORT`"},
-		&cli.StringFlag{Name: "callback-url", Usage: "with --follow: public `URL` of the callback"},
-		&cli.DurationFlag{Name: "poll-interval", Value: time.Minute, Usage: "with --follow: poll the Change Lists every `D`"},
-		&cli.DurationFlag{Name: "lease", Value: 24 * time.Hour, Usage: "with --follow: subscription lease `D` to ask for"},
+		&cli.BoolFlag{Name: "follow", Usage: "keep running, applying change notifications"},
+		&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8091", Usage: "the callback listens on `HOST:PORT`"},
+		&cli.StringFlag{Name: "callback-url", Usage: "public `URL` of the callback"},
+		&cli.DurationFlag{Name: "poll-interval", Value: time.Minute, Usage: "poll the Change Lists every `D`"},
+		&cli.DurationFlag{Name: "lease", Value: 24 * time.Hour, Usage: "subscription lease `D` to ask for"},
 	}
 }
 

@@ -83,9 +83,9 @@ const hubStoreHelp = `STATE STORE OF THE HUB (hub --store URL)
                     (ps): give the URL in $RESOURCESYNC_HUB_STORE, or the
                     password in $PGPASSWORD or ~/.pgpass.`
 
-// hubSummary is the description --help shows; the long text is in the
+// hubDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
-const hubSummary = `Runs a WebSub hub for ResourceSync Change Notification on its own: it takes
+const hubDescription = `Runs a WebSub hub for ResourceSync Change Notification on its own: it takes
 subscriptions and publishes, stores them, and delivers every notification,
 retrying failed deliveries for --give-up-after before keeping them as dead
 letters. Several hubs may share one PostgreSQL --store.
@@ -102,28 +102,28 @@ func hubCommand() *cli.Command {
 		Name:        "hub",
 		Usage:       "run a WebSub hub (ResourceSync Change Notification)",
 		UsageText:   "resourcesync hub [options]",
-		Description: hubSummary,
+		Description: hubDescription,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "listen on `HOST:PORT`", Value: "127.0.0.1:8090"},
-			&cli.StringFlag{Name: "state", Usage: "state `DIR` (the embedded store)", Value: "hub-state"},
-			&cli.StringFlag{Name: "store", Usage: "state store `URL`: bolt:DIR or postgres://... (help state)", DefaultText: "bolt:STATE", Sources: cli.EnvVars("RESOURCESYNC_HUB_STORE")},
-			&cli.StringFlag{Name: "node", Usage: "this node's `NAME` among hubs sharing PostgreSQL", DefaultText: "HOSTNAME-PID-RANDOM"},
-			&cli.DurationFlag{Name: "claim-ttl", Usage: "how long a node's claim lasts (takeover time) `D`", Value: 6 * time.Second},
+			&cli.StringFlag{Name: "state", Usage: "state `DIR`", Value: "hub-state"},
+			&cli.StringFlag{Name: "store", Usage: "`URL` of the state store", DefaultText: "bolt:STATE", Sources: cli.EnvVars("RESOURCESYNC_HUB_STORE")},
+			&cli.StringFlag{Name: "node", Usage: "this node's `NAME` among the hubs", DefaultText: "HOSTNAME-PID-RANDOM"},
+			&cli.DurationFlag{Name: "claim-ttl", Usage: "a node's claim lasts `D` (takeover time)", Value: 6 * time.Second},
 			&cli.StringFlag{Name: "import-state", Usage: "first copy the embedded state in `DIR` to PostgreSQL"},
 			&cli.StringFlag{Name: "url", Usage: "public `URL` of the hub (rel=\"hub\")", DefaultText: "http://ADDR/"},
 			&cli.BoolFlag{Name: "allow-private-callbacks", Usage: "allow callbacks and topics on private addresses"},
 			&cli.StringFlag{Name: "publish-token", Usage: "require this bearer `TOKEN` on publishes", Sources: cli.EnvVars("RESOURCESYNC_HUB_PUBLISH_TOKEN")},
-			&cli.DurationFlag{Name: "lease-default", Usage: "lease `D` granted when none is requested", Value: 10 * 24 * time.Hour},
+			&cli.DurationFlag{Name: "lease-default", Usage: "lease `D` granted when none is asked for", Value: 10 * 24 * time.Hour},
 			&cli.DurationFlag{Name: "lease-min", Usage: "shortest lease `D` granted", Value: 5 * time.Minute},
 			&cli.DurationFlag{Name: "lease-max", Usage: "longest lease `D` granted", Value: 30 * 24 * time.Hour},
-			&cli.Int64Flag{Name: "max-payload", Usage: "largest notification accepted, in bytes `N`", Value: 8 << 20},
-			&cli.IntFlag{Name: "max-subscriptions-per-topic", Value: 10000},
-			&cli.StringFlag{Name: "signature-alg", Usage: "X-Hub-Signature algorithm: sha256, sha384, sha512, sha1", Value: "sha256"},
-			&cli.FloatFlag{Name: "publish-rate", Usage: "publishes accepted per second `R` (then 429)", Value: 100},
-			&cli.IntFlag{Name: "max-per-host", Usage: "`N` concurrent deliveries per callback host", Value: 16},
+			&cli.Int64Flag{Name: "max-payload", DefaultText: "8 MiB", Usage: "largest notification, `N` bytes", Value: 8 << 20},
+			&cli.IntFlag{Name: "max-subscriptions-per-topic", Usage: "at most `N` subscriptions per topic", Value: 10000},
+			&cli.StringFlag{Name: "signature-alg", Usage: "`ALG` of X-Hub-Signature: sha256, sha384, sha512, sha1", Value: "sha256"},
+			&cli.FloatFlag{Name: "publish-rate", Usage: "`R` publishes a second, then 429", Value: 100},
+			&cli.IntFlag{Name: "max-per-host", Usage: "`N` deliveries at once per callback host", Value: 16},
 			maxConnsFlag(),
 			&cli.StringFlag{Name: "admin-token", Usage: "serve the admin pages and API at /admin/ to `TOKEN`", Sources: cli.EnvVars("RESOURCESYNC_HUB_ADMIN_TOKEN")},
-			&cli.DurationFlag{Name: "give-up-after", Usage: "retry a failing delivery for `D`, then dead letter", Value: 48 * time.Hour},
+			&cli.DurationFlag{Name: "give-up-after", Usage: "retry a delivery for `D`, then dead-letter it", Value: 48 * time.Hour},
 			&cli.BoolFlag{Name: "verbose", Usage: "log subscriptions and failures to stderr"},
 		}, serverAuthFlags(true)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {

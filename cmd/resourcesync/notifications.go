@@ -19,7 +19,7 @@ import (
 // notificationFlags configure a served Source's change notifications.
 func notificationFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "hub", Usage: "send change notifications to the WebSub hub at `URL`"},
+		&cli.StringFlag{Name: "hub", Usage: "send change notifications to the hub at `URL`"},
 		&cli.BoolFlag{Name: "no-hub", Usage: "publish no change notifications"},
 		&cli.StringFlag{Name: "hub-token", Usage: "`TOKEN` the hub takes publishes with"},
 		&cli.BoolFlag{Name: "allow-private-callbacks", Usage: "let the embedded hub call private addresses"},

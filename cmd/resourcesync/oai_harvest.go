@@ -85,15 +85,15 @@ OAI-PMH REPOSITORY (--oai-pmh URL)
 func oaiFlags(serve bool) []cli.Flag {
 	fl := []cli.Flag{
 		&cli.StringFlag{Name: "oai-pmh", Usage: "harvest the OAI-PMH repository at `URL` into DIR"},
-		&cli.StringSliceFlag{Name: "metadata-prefix", Usage: "with --oai-pmh: harvest this `PREFIX` (repeatable)", Value: []string{"oai_dc"}},
-		&cli.StringSliceFlag{Name: "oai-set", Usage: "with --oai-pmh: harvest only set `SPEC` (repeatable)"},
-		&cli.DurationFlag{Name: "oai-full-every", Usage: "with --oai-pmh: list all records every `D` (0: never)", Value: 24 * time.Hour},
-		&cli.Int64Flag{Name: "oai-max-records", DefaultText: "20,000,000", Usage: "with --oai-pmh: keep at most `N` records (-1: no bound)", Value: harvest.DefaultMaxRecords},
-		&cli.IntFlag{Name: "oai-max-delete", Usage: "with --oai-pmh: a full pass removes at most `PCT`%", Value: harvest.DefaultFullMaxRemove},
-		&cli.Int64Flag{Name: "oai-min-free", DefaultText: "1 GiB", Usage: "with --oai-pmh: leave `N` bytes free on DIR's disk", Value: harvest.DefaultMinFree},
+		&cli.StringSliceFlag{Name: "metadata-prefix", Usage: "harvest this `PREFIX` (repeatable)", Value: []string{"oai_dc"}},
+		&cli.StringSliceFlag{Name: "oai-set", Usage: "harvest only set `SPEC` (repeatable)"},
+		&cli.DurationFlag{Name: "oai-full-every", Usage: "list all records every `D` (0: never)", Value: 24 * time.Hour},
+		&cli.Int64Flag{Name: "oai-max-records", DefaultText: "20,000,000", Usage: "keep at most `N` records", Value: harvest.DefaultMaxRecords},
+		&cli.IntFlag{Name: "oai-max-delete", Usage: "a full pass removes at most `PCT`%", Value: harvest.DefaultFullMaxRemove},
+		&cli.Int64Flag{Name: "oai-min-free", DefaultText: "1 GiB", Usage: "leave `N` bytes free on DIR's disk", Value: harvest.DefaultMinFree},
 	}
 	if serve {
-		fl = append(fl, &cli.DurationFlag{Name: "oai-interval", Usage: "with --oai-pmh: harvest every `D`", Value: 10 * time.Minute})
+		fl = append(fl, &cli.DurationFlag{Name: "oai-interval", Usage: "harvest every `D`", Value: 10 * time.Minute})
 	}
 	return fl
 }

@@ -28,9 +28,9 @@ import (
 )
 
 // oaiCommand groups the OAI-PMH commands.
-// oaiServeSummary is the description --help shows; the long text is in the
+// oaiServeDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
-const oaiServeSummary = `Offers a collection published by serve or publish (DIR and its state), or a
+const oaiServeDescription = `Offers a collection published by serve or publish (DIR and its state), or a
 mirror made by sync (--mirror), to OAI-PMH 2.0 harvesters: all six verbs,
 every resource a record (oai_dc, and --metadata-format for XML resources),
 deleted records kept.
@@ -137,7 +137,7 @@ func oaiServeCommand() *cli.Command {
 		Name:        "serve",
 		Usage:       "offer a published collection to OAI-PMH harvesters",
 		UsageText:   "resourcesync oai serve [options] [DIR]",
-		Description: oaiServeSummary,
+		Description: oaiServeDescription,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "listen on `HOST:PORT`", Value: "127.0.0.1:8080"},
 			&cli.StringFlag{Name: "base-url", Usage: "the Source's public base `URL`, as given to serve", DefaultText: "http://ADDR/"},
@@ -404,7 +404,7 @@ func withOAIEndpoint(serve *cli.Command) *cli.Command {
 func oaiEndpointFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "oai-pmh-endpoint", Usage: "also answer OAI-PMH at BASE/`PATH` (help oai-pmh)"},
-		&cli.StringSliceFlag{Name: "oai-metadata-format", Usage: "with --oai-pmh-endpoint: offer `FORMAT` (P=NS[=XSD])"},
+		&cli.StringSliceFlag{Name: "oai-metadata-format", Usage: "with --oai-pmh-endpoint: offer `FMT` P=NS[=XSD]"},
 	}
 }
 

@@ -35,9 +35,9 @@ real emptying through.`
 // store: a holder that died frees its role within about 20 s.
 var leadWait = 30 * time.Second
 
-// publishSummary is the description --help shows; the long text is in the
+// publishDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
-const publishSummary = `Writes DIR's ResourceSync documents as static files into OUT, for any web
+const publishDescription = `Writes DIR's ResourceSync documents as static files into OUT, for any web
 server or object store that serves DIR's files at --base-url; a browser page
 NAME.html beside each. Run it again to record and publish what changed.
 
@@ -53,9 +53,9 @@ func publishCommand() *cli.Command {
 		Name:        "publish",
 		Usage:       "write a directory's ResourceSync documents as static files",
 		UsageText:   "resourcesync publish --base-url URL --out OUT [options] [DIR]",
-		Description: publishSummary,
+		Description: publishDescription,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "base-url", Usage: "public base `URL` of the Source", Required: true},
+			&cli.StringFlag{Name: "base-url", Usage: "public `URL` of the Source", Required: true},
 			&cli.StringFlag{Name: "out", Usage: "`OUT` directory to write the documents into", Required: true, TakesFile: true},
 			&cli.BoolFlag{Name: "no-html", Usage: "write no NAME.html page beside each document"},
 		}, append(sourceFlags(), oaiFlags(false)...)...),

@@ -38,9 +38,9 @@ the store's lock, so stop it first (or wait: --lock-timeout).
 Exit status: 0 printed; 1 the store is damaged; 2 usage, or the store
 cannot be opened (missing, locked) or stdout cannot be written.`
 
-// sdshareExportSummary is the description --help shows; the long text is in the
+// sdshareExportDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
-const sdshareExportSummary = `Prints the named graphs of the embedded quad store that sdshare sync and
+const sdshareExportDescription = `Prints the named graphs of the embedded quad store that sdshare sync and
 sdshare receive keep (--store DIR) to stdout: every graph, or those named
 with --graph, as N-Triples, N-Quads or Turtle.
 
@@ -58,7 +58,7 @@ func sdshareExportCommand() *cli.Command {
 		Name:        "export",
 		Usage:       "print the graphs of an embedded SDShare store",
 		UsageText:   "resourcesync sdshare export [options]",
-		Description: sdshareExportSummary,
+		Description: sdshareExportDescription,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "store", Value: defaultSDShareStore, Usage: "the store `DIR` (its file is DIR/graph.db)"},
 			&cli.StringSliceFlag{Name: "graph", Usage: "print only the graph `IRI` (repeatable; default: all)"},

@@ -81,9 +81,9 @@ SAFETY
 
 Exit status: 0 stopped by a signal; 2 usage, store or listen error.`
 
-// sdshareReceiveSummary is the description --help shows; the long text is in the
+// sdshareReceiveDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
-const sdshareReceiveSummary = `Receives SDShare Push requests (POST ?resource=R[&graph=G], the fragment as
+const sdshareReceiveDescription = `Receives SDShare Push requests (POST ?resource=R[&graph=G], the fragment as
 the body) and applies each to an RDF store in one transaction; a late
 duplicate never undoes a newer change. Without --auth-token-file anyone who
 reaches --addr can change the store: read resourcesync help sdshare-push.
@@ -103,7 +103,7 @@ func sdshareReceiveCommand() *cli.Command {
 		Name:        "receive",
 		Usage:       "apply SDShare Push fragments POSTed to this endpoint to an RDF store",
 		UsageText:   "resourcesync sdshare receive [options]",
-		Description: sdshareReceiveSummary,
+		Description: sdshareReceiveDescription,
 		Flags: append(sdshareStoreFlags(),
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8950", Usage: "listen on `HOST:PORT`"},
 			&cli.StringFlag{Name: "graph", Usage: "graph `IRI` of requests without a graph"},

@@ -103,9 +103,9 @@ RESOURCESYNC
    --hub URL also publishes ResourceSync Change Notifications of every change
    to that WebSub hub (topic B .resourcesync/NAME/notifications).`
 
-// sdshareServeSummary is the description --help shows; the long text is in the
+// sdshareServeDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
-const sdshareServeSummary = `Publishes each collection NAME, the RDF graph in PATH (a file or a directory
+const sdshareServeDescription = `Publishes each collection NAME, the RDF graph in PATH (a file or a directory
 of .nt, .ttl, .rdf files), as SDShare 1.0 feeds of snapshots and fragments,
 and keeps them current as the files change; --push sends every change to
 SDShare Push receivers, --resourcesync also makes it a ResourceSync Source.
@@ -122,7 +122,7 @@ func sdshareServeCommand() *cli.Command {
 		Name:        "serve",
 		Usage:       "publish RDF files as SDShare feeds (and push their changes)",
 		UsageText:   "resourcesync sdshare serve [options] NAME=PATH...",
-		Description: sdshareServeSummary,
+		Description: sdshareServeDescription,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "listen on `HOST:PORT`", Value: "127.0.0.1:8080"},
 			maxConnsFlag(),

@@ -74,16 +74,17 @@ Exit status: 0 every collection is in step; 1 some fragment or collection
 failed (or the run was interrupted); 2 usage, discovery (the overview feed
 cannot be read or lists no collection) or state error.`
 
-// sdshareSyncSummary is the description --help shows; the long text is in the
+// sdshareSyncDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
-const sdshareSyncSummary = `Keeps an RDF store in step with an SDShare 1.0 server: the first run loads
+const sdshareSyncDescription = `Keeps an RDF store in step with an SDShare 1.0 server: the first run loads
 each collection's snapshot into its own named graph, later runs apply the
 fragments changed since. The store is the embedded one (--store DIR) or a
 SPARQL 1.1 Update endpoint.
 
 Examples:
   resourcesync sdshare sync https://lod.example.org/sdshare/
-  resourcesync sdshare sync --follow --sparql-update http://127.0.0.1:3030/ds/update \
+  resourcesync sdshare sync --follow \
+      --sparql-update http://127.0.0.1:3030/ds/update \
       https://lod.example.org/sdshare/
 
 See also: resourcesync help sdshare-mirror, authentication.
@@ -96,7 +97,7 @@ func sdshareSyncCommand() *cli.Command {
 		Name:        "sync",
 		Usage:       "keep an RDF store in step with an SDShare server's feeds",
 		UsageText:   "resourcesync sdshare sync [options] OVERVIEW_URL",
-		Description: sdshareSyncSummary,
+		Description: sdshareSyncDescription,
 		Flags: append(append(sdshareStoreFlags(), clientFlags()...),
 			&cli.StringFlag{Name: "state", Usage: "keep t per collection in `DIR`"},
 			&cli.StringSliceFlag{Name: "graph", Usage: "keep collection `KEY=IRI` in graph IRI (repeatable)"},
@@ -104,7 +105,7 @@ func sdshareSyncCommand() *cli.Command {
 			&cli.BoolFlag{Name: "follow", Usage: "keep running, polling every --poll-interval"},
 			&cli.DurationFlag{Name: "poll-interval", Value: time.Minute, Usage: "with --follow: poll every `D`"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "retry a request silent for `D`"},
-			&cli.FloatFlag{Name: "min-rate", Value: 1024, Usage: "retry a download slower than `BYTES` per second"},
+			&cli.FloatFlag{Name: "min-rate", Value: 1024, Usage: "retry a download below `BYTES` a second"},
 			&cli.DurationFlag{Name: "min-rate-window", Value: 30 * time.Second, Usage: "average --min-rate over `D`"},
 			&cli.DurationFlag{Name: "max-wait", Value: client.DefaultMaxWait, Usage: "wait at most `D` for a document being prepared"},
 			&cli.Int64Flag{Name: "max-snapshot-bytes", Value: client.DefaultMaxSnapshotBytes, Usage: "refuse a snapshot longer than `N` bytes"},

@@ -97,9 +97,9 @@ const serveEmptyHelp = `AN UNMOUNTED OR EMPTIED DIR
    empty collection that nothing can tell from a real one (mirrors are then
    protected only by sync --max-delete).`
 
-// serveSummary is the description --help shows; the long text is in the
+// serveDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
-const serveSummary = `Publishes DIR (or several --set directories) as a ResourceSync Source over
+const serveDescription = `Publishes DIR (or several --set directories) as a ResourceSync Source over
 HTTP and keeps it current: each change a rescan or --watch finds is journaled
 and the documents are published again, with change notifications.
 
@@ -116,15 +116,15 @@ func serveCommand() *cli.Command {
 		Name:        "serve",
 		Usage:       "publish a directory as a ResourceSync Source over HTTP",
 		UsageText:   "resourcesync serve [options] [DIR]",
-		Description: serveSummary,
+		Description: serveDescription,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "listen on `HOST:PORT`", Value: "127.0.0.1:8080"},
-			&cli.StringFlag{Name: "base-url", Usage: "public base `URL` of the Source", DefaultText: "http://ADDR/"},
+			&cli.StringFlag{Name: "base-url", Usage: "public `URL` of the Source", DefaultText: "http://ADDR/"},
 			&cli.BoolFlag{Name: "watch", Usage: "rescan on filesystem events (debounced)"},
-			&cli.DurationFlag{Name: "debounce", Usage: "with --watch: update once events are quiet for `D`", Value: 20 * time.Millisecond},
+			&cli.DurationFlag{Name: "debounce", Usage: "with --watch: wait `D` of quiet", Value: 20 * time.Millisecond},
 			&cli.DurationFlag{Name: "rescan-interval", Usage: "rescan every `D` (0: never)", Value: time.Minute},
 			maxConnsFlag(),
-			&cli.BoolFlag{Name: "dump-files", Usage: "write the dump packages as ZIP files (help dumps)"},
+			&cli.BoolFlag{Name: "dump-files", Usage: "write the dump packages as ZIP files"},
 		}, append(append(append(sourceFlags(), oaiFlags(true)...), notificationFlags()...), serverAuthFlags(true)...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := checkOAIArgs(cmd); err != nil {

@@ -91,7 +91,7 @@ CREDENTIALS (--auth-token-file)
 // basic adds HTTP basic.
 func serverAuthFlags(basic bool) []cli.Flag {
 	f := []cli.Flag{
-		&cli.StringFlag{Name: "auth-token-file", Usage: "require a bearer token from `FILE` (or $" + envAuthToken + ")", TakesFile: true, Sources: cli.EnvVars("RESOURCESYNC_AUTH_TOKEN_FILE")},
+		&cli.StringFlag{Name: "auth-token-file", Usage: "require tokens: `FILE` or $" + envAuthToken, TakesFile: true, Sources: cli.EnvVars("RESOURCESYNC_AUTH_TOKEN_FILE")},
 	}
 	if basic {
 		f = append(f, &cli.StringFlag{Name: "basic-auth-file", Usage: "require HTTP basic, htpasswd `FILE` of bcrypt hashes", TakesFile: true, Sources: cli.EnvVars("RESOURCESYNC_BASIC_AUTH_FILE")})

@@ -37,7 +37,7 @@ func simulateCommand() *cli.Command {
 		Description: simulateHelp,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "listen on `HOST:PORT`", Value: "127.0.0.1:8080"},
-			&cli.StringFlag{Name: "base-url", Usage: "public base `URL` of the Source", DefaultText: "http://ADDR/"},
+			&cli.StringFlag{Name: "base-url", Usage: "public `URL` of the Source", DefaultText: "http://ADDR/"},
 			&cli.IntFlag{Name: "resources", Usage: "`N` resources at the start", Value: 1000},
 			&cli.FloatFlag{Name: "change-rate", Usage: "`R` changes per second (0: none)", Value: 1},
 			&cli.Uint64Flag{Name: "seed", Usage: "`SEED` of the sequence of changes", Value: 1},

@@ -40,24 +40,24 @@ DOCUMENTS AND DISK
 // sourceFlags are the flags shared by serve and publish.
 func sourceFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "state", Usage: "state directory (journal, inventory, documents)", Value: "", DefaultText: "DIR/.resourcesync"},
+		&cli.StringFlag{Name: "state", Usage: "state `DIR`", Value: "", DefaultText: "DIR/.resourcesync"},
 		storeFlag(),
 		// Hidden: tests split the Resource List of a small collection.
 		&cli.IntFlag{Name: "max-entries", Hidden: true, Usage: "largest number of entries per document"},
-		&cli.StringSliceFlag{Name: "set", Usage: "publish `NAME=DIR` as the set NAME, at BASE/NAME/ (repeatable)", TakesFile: true},
-		&cli.StringSliceFlag{Name: "skip", Usage: "skip paths matching `PATTERN` (path.Match; repeatable)"},
+		&cli.StringSliceFlag{Name: "set", Usage: "publish `NAME=DIR` at BASE/NAME/ (repeatable)", TakesFile: true},
+		&cli.StringSliceFlag{Name: "skip", Usage: "skip paths matching `PATTERN` (repeatable)"},
 		&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after `D`", Value: time.Hour},
-		&cli.BoolFlag{Name: "changelist-index", Value: true, Usage: "the Capability List names the Change List Index (=false: the open Change List; help layout)"},
+		&cli.BoolFlag{Name: "changelist-index", Value: true, HideDefault: true, Usage: "list the Change List Index (=false: the open list)"},
 		&cli.BoolFlag{Name: "no-dumps", Usage: "do not write Resource Dumps and Change Dumps"},
-		&cli.Int64Flag{Name: "dump-part-size", DefaultText: "256 MiB", Usage: "largest Resource Dump package, in bytes", Value: 256 << 20},
-		&cli.DurationFlag{Name: "dump-interval", Usage: "least time `D` between two Resource Dumps", Value: 24 * time.Hour},
-		&cli.BoolFlag{Name: "allow-empty", Usage: "let a scan of an emptied DIR delete all (help safety)"},
+		&cli.Int64Flag{Name: "dump-part-size", DefaultText: "256 MiB", Usage: "largest dump package, `N` bytes", Value: 256 << 20},
+		&cli.DurationFlag{Name: "dump-interval", Usage: "least time `D` between Resource Dumps", Value: 24 * time.Hour},
+		&cli.BoolFlag{Name: "allow-empty", Usage: "let a scan of an emptied DIR delete all"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log each scan and publish; publish: a line per set"},
 	}
 }
 
 func storeFlag() cli.Flag {
-	return &cli.StringFlag{Name: "store", Usage: "state store `URL`: bolt:PATH or postgres://... (help state)", DefaultText: "bolt:STATE", Sources: cli.EnvVars("RESOURCESYNC_STORE")}
+	return &cli.StringFlag{Name: "store", Usage: "`URL` of the state store", DefaultText: "bolt:STATE", Sources: cli.EnvVars("RESOURCESYNC_STORE")}
 }
 
 // sourceConfig builds a source.Config from the shared flags.

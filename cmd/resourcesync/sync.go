@@ -124,9 +124,9 @@ SIGTERM); 1 the run finished with failures (or, with --audit, differences)
 or was interrupted (Ctrl-C, SIGTERM); 2 usage, discovery or state error,
 including a Source that does not answer within --timeout.`
 
-// syncSummary is the description --help shows; the long text is in the
+// syncDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
-const syncSummary = `Mirrors a ResourceSync Source into DEST and keeps it in step: the first run
+const syncDescription = `Mirrors a ResourceSync Source into DEST and keeps it in step: the first run
 makes a baseline copy, later runs apply the Change Lists since; --audit
 compares DEST with the Source, --follow applies change notifications as
 they arrive. Only files this tool wrote are ever deleted, and no more than
@@ -135,7 +135,7 @@ they arrive. Only files this tool wrote are ever deleted, and no more than
 Examples:
   resourcesync sync https://data.example.org/ ./mirror
   resourcesync sync --dry-run https://data.example.org/ ./mirror
-  resourcesync sync --follow --status-addr 127.0.0.1:8092 https://example.org/ m/
+  resourcesync sync --follow --status-addr 127.0.0.1:8092 https://ex.org/ m/
 
 See also: resourcesync help mirroring, safety, authentication.
 
@@ -147,28 +147,28 @@ func syncCommand() *cli.Command {
 		Name:        "sync",
 		Usage:       "mirror a ResourceSync Source into a directory (baseline, incremental, audit)",
 		UsageText:   "resourcesync sync [options] SOURCE DEST",
-		Description: syncSummary,
+		Description: syncDescription,
 		Flags: append(append([]cli.Flag{
 			&cli.BoolFlag{Name: "baseline", Usage: "force a baseline from the current Resource List"},
 			&cli.BoolFlag{Name: "audit", Usage: "only compare DEST with the Source (exit 1 if differ)"},
 			&cli.BoolFlag{Name: "repair", Usage: "with --audit: fix what differs"},
 			&cli.IntFlag{Name: "workers", Value: 8, Usage: "`N` concurrent downloads"},
-			&cli.FloatFlag{Name: "rate", Usage: "at most `R` requests per second to a host (0: no limit)"},
+			&cli.FloatFlag{Name: "rate", Usage: "at most `R` requests per second per host"},
 			&cli.BoolFlag{Name: "no-delete", Usage: "keep files whose resources the Source deleted"},
 			&cli.StringFlag{Name: "max-delete", Usage: "delete at most `N` (or P%) files of a set in a run"},
 			&cli.BoolFlag{Name: "allow-reset", Usage: "follow a Source that started afresh (help safety)"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "touch nothing; list what would be done, then a summary"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "touch nothing; list what would be done"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON events, one a line, and a summary"},
 			&cli.StringFlag{Name: "set", Usage: "synchronize only the set `NAME`"},
 			&cli.StringFlag{Name: "base-url", Usage: "the Source's base `URL` (default: discovered)"},
 			&cli.BoolFlag{Name: "no-dumps", Usage: "never use Resource Dumps for a baseline"},
-			&cli.StringFlag{Name: "verify", Value: "strongest", Usage: "digests to verify: strongest or all (md5 is slow)"},
+			&cli.StringFlag{Name: "verify", Value: "strongest", Usage: "`WHICH` digests to check: strongest or all"},
 			&cli.BoolFlag{Name: "fsync", Usage: "fsync every file before its rename"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "retry a request silent for `D`"},
-			&cli.FloatFlag{Name: "min-rate", Value: 1024, Usage: "retry a download slower than `BYTES` per second"},
+			&cli.FloatFlag{Name: "min-rate", Value: 1024, Usage: "retry a download below `BYTES` a second"},
 			&cli.DurationFlag{Name: "min-rate-window", Value: 30 * time.Second, Usage: "average --min-rate over `D`"},
 			&cli.StringSliceFlag{Name: "allow-host", Usage: "also fetch from `HOST[:PORT]` (repeatable)"},
-			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto, bars, lines or quiet"},
+			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "`HOW`: auto, bars, lines or quiet"},
 			&cli.StringFlag{Name: "status-addr", Usage: "serve a live status page on `HOST:PORT`"},
 			&cli.StringFlag{Name: "report", Usage: "write an HTML report to `FILE` at the end"},
 		}, followFlags()...), clientFlags()...),

@@ -90,7 +90,7 @@ func conventionsAt(cmd *cli.Command, path string) {
 		if !hasLocalFlag(cmd, "quiet") {
 			usage := "print only warnings and errors"
 			if hasLocalFlag(cmd, "progress") {
-				usage += " (and no progress display)"
+				usage += ", no progress"
 			}
 			cmd.Flags = append(cmd.Flags, &cli.BoolFlag{Name: "quiet", Usage: usage})
 		}

@@ -59,9 +59,9 @@ EXIT STATUS
 // replace it with one that cannot leave the loopback network.
 var newHTTPClient = func() *http.Client { return &http.Client{} }
 
-// validateSummary is the description --help shows; the long text is in the
+// validateDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
-const validateSummary = `Checks ResourceSync documents against the specifications (ResourceSync 1.1,
+const validateDescription = `Checks ResourceSync documents against the specifications (ResourceSync 1.1,
 Archives 0.9.1, Change Notification 1.0.1) and reports every problem with its
 rule ID (RS-...), severity and position. A TARGET is a Source's URL (the whole
 tree it links is walked), a local file, or with --base-url a directory that
@@ -82,7 +82,7 @@ func validateCommand() *cli.Command {
 		Name:        "validate",
 		Usage:       "validate ResourceSync documents or a whole Source",
 		UsageText:   "resourcesync validate [options] TARGET...",
-		Description: validateSummary,
+		Description: validateDescription,
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print problems and the summary as JSON lines"},
 			&cli.StringFlag{Name: "base-url", Usage: "check a directory TARGET offline as served at `URL`"},
