@@ -22,7 +22,20 @@ type helpTopic struct {
 // render is the page as `resourcesync help NAME` prints it.
 func (t helpTopic) render() string {
 	text := join(dedent(t.Text), flagDetailsHelp(t.Name))
-	return fmt.Sprintf("resourcesync help %s: %s\n\n%s\n", t.Name, t.Summary, strings.TrimRight(text, "\n"))
+	var b strings.Builder
+	b.WriteString(wrapText("resourcesync help "+t.Name+": "+t.Summary, helpWidth, "", "   "))
+	b.WriteString("\n")
+	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		if len(l) <= helpMaxWidth {
+			b.WriteString(l + "\n")
+			continue
+		}
+		// A line the old texts let run long: wrapped at its indentation
+		// (the tables, up to helpMaxWidth, keep their columns).
+		indent := l[:len(l)-len(strings.TrimLeft(l, " "))]
+		b.WriteString(wrapText(l, helpWidth, indent, indent))
+	}
+	return b.String()
 }
 
 // flagDetail is the long description of a flag that --help shows short.
