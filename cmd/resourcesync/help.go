@@ -629,11 +629,12 @@ func unknownHelpName(hc *cli.Command, name string) error {
 	for _, t := range helpTopics() {
 		topics = append(topics, t.Name)
 	}
-	msg := fmt.Sprintf("no command or help topic %q", name)
+	msg := fmt.Sprintf("unknown command or help topic %q", name)
 	if s := suggestName(append(slices.Clone(cmds), topics...), name); s != "" {
 		msg += fmt.Sprintf("; did you mean %q?", s)
+	} else {
+		msg += " (commands: " + strings.Join(cmds, ", ") + "; topics: " + strings.Join(topics, ", ") + ")"
 	}
-	msg += "\ncommands: " + strings.Join(cmds, ", ") + "\ntopics: " + strings.Join(topics, ", ")
 	return usageError(hc, msg)
 }
 

@@ -156,7 +156,7 @@ func TestHelpUnknown(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"help", "nosuch"}, []string{`no command or help topic "nosuch"`, "commands: validate, serve", "topics: ", "layout"}},
+		{[]string{"help", "nosuch"}, []string{`unknown command or help topic "nosuch"`, "commands: validate, serve", "topics: layout", "exit-status"}},
 		{[]string{"help", "synk"}, []string{`"synk"`, `did you mean "sync"?`}},
 		{[]string{"help", "stat"}, []string{`"stat"`, `did you mean "state"?`}},
 		{[]string{"help", "sdshare", "nosuch"}, []string{`unknown command "nosuch"`, "serve, sync, export, receive"}},

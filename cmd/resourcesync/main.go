@@ -64,11 +64,8 @@ Examples:
   resourcesync help sync
 
 See also: 'resourcesync COMMAND --help' for a command's options, 'resourcesync
-help TOPIC' for a topic; the same pages are in docs/cli/.
-
-Exit status: 0 success; 1 the command ran and found problems; 2 usage error,
-discovery, state or I/O failure (resourcesync help exit-status). Secrets may
-come from the environment (resourcesync help environment).`
+help TOPIC' for a topic (secrets from the environment: help environment); the
+same pages are in docs/cli/.`
 
 func newApp(stdout, stderr io.Writer) *cli.Command {
 	lf := &logFile{}

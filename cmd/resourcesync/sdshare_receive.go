@@ -107,7 +107,7 @@ func sdshareReceiveCommand() *cli.Command {
 		Flags: append(sdshareStoreFlags(),
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8950", Usage: "listen on `HOST:PORT`"},
 			&cli.StringFlag{Name: "graph", Usage: "graph `IRI` of requests without a graph"},
-			&cli.StringFlag{Name: "state", Usage: "keep the order of each resource in `DIR`"},
+			&cli.StringFlag{Name: "state", Usage: "state `DIR`: each resource's order"},
 			&cli.Int64Flag{Name: "max-bytes", Value: push.DefaultMaxBytes, Usage: "refuse bodies over `N` bytes (413)"},
 			&cli.Int64Flag{Name: "max-memory", Value: push.DefaultMemoryBudget, Usage: "bound the pushes' memory to about `N` bytes"},
 			&cli.DurationFlag{Name: "max-clock-skew", Value: push.DefaultMaxClockSkew, Usage: "refuse SDShare-Updated over `D` ahead (400)"},

@@ -99,7 +99,7 @@ func sdshareSyncCommand() *cli.Command {
 		UsageText:   "resourcesync sdshare sync [options] OVERVIEW_URL",
 		Description: sdshareSyncDescription,
 		Flags: append(append(sdshareStoreFlags(), clientFlags()...),
-			&cli.StringFlag{Name: "state", Usage: "keep t per collection in `DIR`"},
+			&cli.StringFlag{Name: "state", Usage: "state `DIR`: t per collection"},
 			&cli.StringSliceFlag{Name: "graph", Usage: "keep collection `KEY=IRI` in graph IRI (repeatable)"},
 			&cli.StringSliceFlag{Name: "collection", Usage: "sync only the collection `NAME` (repeatable)"},
 			&cli.BoolFlag{Name: "follow", Usage: "keep running, polling every --poll-interval"},

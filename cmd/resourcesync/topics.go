@@ -124,7 +124,7 @@ func helpTopics() []helpTopic {
 		{"environment", "the environment variables a command reads (secrets out of sight of ps)",
 			join(envHelp, envVarsHelp())},
 		{"exit-status", "what the exit codes 0, 1 and 2 mean",
-			exitStatusHelp},
+			join(exitStatusHelp, exitStatusByCommand())},
 	}
 }
 
@@ -148,7 +148,7 @@ func credentialsHelp() string {
 		section("hub:", credentialScope(hubAuthHelp)),
 		section("sdshare serve:", credentialScope(sdshareServeAuthHelp)),
 		section("sdshare receive (--auth-token-file only):", credentialScope(sdshareReceiveAuthHelp)),
-		section("Every server:", dedent(fmt.Sprintf(authHelp, authBasicHelp))),
+		section("Every server:", unindent(dedent(fmt.Sprintf(authHelp, authBasicHelp)))),
 	)
 }
 
@@ -222,4 +222,23 @@ func envVarsHelp() string {
 		"   PostgreSQL password), $RESOURCESYNC_AUTH_TOKEN (a token the servers\n" +
 		"   accept), $RESOURCESYNC_BEARER_TOKEN (the token the clients send).")
 	return b.String()
+}
+
+// exitStatusByCommand lists the commands whose --help states their own
+// exit status (made from the command tree).
+func exitStatusByCommand() string {
+	var b strings.Builder
+	var walk func(path []string, c *cli.Command)
+	walk = func(path []string, c *cli.Command) {
+		for _, p := range strings.Split(c.Description, "\n\n") {
+			if st, ok := strings.CutPrefix(p, "Exit status: "); ok && p != exitStatusLine && len(path) > 0 {
+				b.WriteString(wrapText(strings.Join(path, " ")+": "+strings.Join(strings.Fields(st), " "), 78, "   ", "      "))
+			}
+		}
+		for _, s := range c.Commands {
+			walk(append(slices.Clone(path), s.Name), s)
+		}
+	}
+	walk(nil, newApp(io.Discard, io.Discard))
+	return "BY COMMAND\n" + b.String()
 }

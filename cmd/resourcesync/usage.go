@@ -11,8 +11,8 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-// exitStatusHelp is the exit-code contract of every command; it ends the
-// root help and the help of every command whose own text does not state it.
+// exitStatusHelp is the exit-code contract of every command: the help
+// topic exit-status (each command's --help ends with a line of it).
 const exitStatusHelp = `EXIT STATUS
    0  success (servers and sync --follow: also when stopped by Ctrl-C or
       SIGTERM, after a clean shutdown)
@@ -23,12 +23,13 @@ const exitStatusHelp = `EXIT STATUS
       state or I/O failure
    No other code is used.`
 
-// envHelp is the root help's note on secrets and the environment.
+// envHelp is the help topic environment's note on secrets.
 const envHelp = `ENVIRONMENT
    Every flag that carries a secret (a token, password, secret or basic-auth
    flag, and their *-file forms) is also read from an environment variable, named
-   in its help as [$VAR] (by default RESOURCESYNC_<FLAG>: the flag's name in
-   upper case with "-" as "_", e.g. --hub-token: $RESOURCESYNC_HUB_TOKEN), so
+   on the Environment: line of its command's --help and below (by default
+   RESOURCESYNC_<FLAG>: the flag's name in upper case with "-" as "_", e.g.
+   --hub-token: $RESOURCESYNC_HUB_TOKEN), so
    that it need not appear on a command line, where ps(1) shows it to every
    local user. A systemd unit reads them from an EnvironmentFile.`
 
