@@ -90,7 +90,7 @@ RECORDS
 
 STATE
    The state is that of serve and publish (--state DIR, default
-   DIR/.resourcesync, or --store URL; see serve --help): give the same
+   DIR/.resourcesync, or --store URL; see help state): give the same
    --state, --store, --set and --base-url they were given. The records are
    the state as publish last recorded it: run publish again (while oai serve
    runs) to update them. The embedded store admits one process at a time:

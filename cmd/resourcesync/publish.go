@@ -22,7 +22,7 @@ documents; closed Change Lists are never rewritten. Beside each document
 NAME.xml it writes NAME.html (NAME.2.html, … beyond 1,000 entries), a page
 to read it in a browser, linked to the pages of the other documents
 (--no-html: none); a page is rewritten only when its document's bytes
-change. See 'serve --help' for the layout.
+change. The layout is serve's (above).
 
 OUT and the state directory are never scanned when they lie inside DIR
 (whatever the spelling), nor OUT's robots.txt when OUT is DIR itself.

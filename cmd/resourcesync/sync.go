@@ -69,8 +69,7 @@ compared in RFC 3986 normal form (/a%41 is /aA); two that are not equivalent
 but map to one file are refused.`
 
 // syncSafetyHelp is sync's part of the help topic "safety".
-const syncSafetyHelp = `DELETIONS IN A MIRROR (sync --max-delete, --allow-reset)
---max-delete N|P% caps the files one run deletes in a set (the baseline's
+const syncSafetyHelp = `--max-delete N|P% caps the files one run deletes in a set (the baseline's
 files no longer listed, Change List deletions, --audit --repair's extras;
 with --follow, each notification plus the set's deletions of the last hour):
 by default half of a set of more than 100 files; -1 or 100%: no limit.
