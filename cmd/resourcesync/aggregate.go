@@ -24,6 +24,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 )
 
+// aggregateHelp is the help topic sources-file.
 const aggregateHelp = `Keeps many Sources mirrored from one long-running process: a library
 index fed by a catalogue, an institutional repository, journals and other
 libraries, each kept in step, reported, and (for SDShare collections)

@@ -13,7 +13,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/httpclient"
 )
 
-// clientHelp is appended to the help of every client command (sync,
+// clientHelp is the clients' part of the help topic authentication (sync,
 // validate, sdshare sync): one text for the one set of flags.
 const clientHelp = `
 

@@ -36,8 +36,8 @@ func serverOptions(cmd *cli.Command, o httpserver.Options) httpserver.Options {
 	return o
 }
 
-// connsHelp is the CONNECTIONS section of a server's --help; body says
-// how long a request body may take in all (a line of its own).
+// connsHelp is the CONNECTIONS section of the help topic connections;
+// body says how long a request body may take in all (a line of its own).
 func connsHelp(body string) string {
 	return fmt.Sprintf(`
 

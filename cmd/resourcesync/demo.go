@@ -21,6 +21,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/source"
 )
 
+// demoHelp is demo's description.
 const demoHelp = `Runs the whole cycle on loopback, with nothing to set up: generates a small
 collection, publishes it with a Source on 127.0.0.1, mirrors it into a second
 directory (baseline), changes the collection (creates, updates, deletes,

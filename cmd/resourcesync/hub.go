@@ -21,6 +21,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/pgstore"
 )
 
+// hubHelp is the help topic notifications.
 const hubHelp = `Runs a WebSub hub for ResourceSync Change Notification on its own.
 
 ENDPOINTS (BASE is --url)

@@ -46,7 +46,7 @@ func setupNotifications(cmd *cli.Command, cfg *source.Config, au *authn.Authenti
 		sc.Hub = func(c *hub.Config) { c.SubscriberAuth = au.Check }
 	}
 	if u := cmd.String("store"); sc.ExternalHub == "" && isPostgresURL(u) {
-		// The embedded hubs of the replicas share one state (see hub --help).
+		// The embedded hubs of the replicas share one state (resourcesync help state).
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		st, err := hubstoreurl.Open(ctx, u)
 		cancel()

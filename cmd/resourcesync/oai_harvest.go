@@ -24,7 +24,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/source/status"
 )
 
-// oaiHelp is the part of serve's and publish's help on --oai-pmh.
+// oaiHelp is the part of the help topic oai-pmh on serve's and publish's --oai-pmh.
 const oaiHelp = `
 
 OAI-PMH REPOSITORY (--oai-pmh URL)

@@ -60,6 +60,7 @@ See also: resourcesync help oai-pmh.`,
 	}
 }
 
+// oaiServeHelp is oai serve's part of the help topic oai-pmh.
 const oaiServeHelp = `Offers a collection published by serve or publish (DIR and its state) to
 OAI-PMH 2.0 harvesters: all six verbs, over GET and POST, at second
 granularity, with persistent deleted records.

@@ -14,6 +14,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/source"
 )
 
+// publishHelp is publish's part of the help topic layout.
 const publishHelp = `Writes DIR's ResourceSync documents as static files into OUT, for hosting on
 any web server or object store at --base-url (which must also serve DIR's
 files at BASE/<path>). Running it again scans DIR, records what changed in

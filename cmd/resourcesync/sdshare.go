@@ -2,6 +2,7 @@ package main
 
 import "github.com/urfave/cli/v3"
 
+// sdshareHelp is the description of sdshare, and the start of the help topic sdshare-feeds.
 const sdshareHelp = `SDShare 1.0: publish RDF collections as Atom feeds of snapshots and
 changed resource fragments, keep an RDF store in step with such feeds, and
 push fragments (SDShare Push).

@@ -17,6 +17,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/boltstore"
 )
 
+// sdshareExportHelp is export's part of the help topic sdshare-mirror.
 const sdshareExportHelp = `Prints the named graphs of the embedded quad store that
 'sdshare sync' and 'sdshare receive' keep (--store DIR; the store is the one
 file DIR/graph.db) to stdout.

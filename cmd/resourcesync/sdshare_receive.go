@@ -15,6 +15,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/sdshare/push"
 )
 
+// sdshareReceiveHelp is the help topic sdshare-push.
 const sdshareReceiveHelp = `Receives SDShare Push requests and applies them to an RDF store.
 
 A sender POSTs each changed fragment to http://ADDR/?resource=R[&graph=G]

@@ -21,6 +21,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/source/store/storeurl"
 )
 
+// sdshareServeHelp is the help topic sdshare-feeds.
 const sdshareServeHelp = `Publishes each collection NAME, the RDF graph in PATH (a file, or a directory
 of files: .nt N-Triples, .ttl Turtle, .rdf/.xml/.owl RDF/XML), as SDShare 1.0
 feeds, and keeps them current: a change to the files is picked up within

@@ -22,6 +22,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/sparql"
 )
 
+// sdshareSyncHelp is the help topic sdshare-mirror (with sdshareExportHelp).
 const sdshareSyncHelp = `Keeps an RDF store in step with an SDShare 1.0 server.
 
 OVERVIEW_URL is the server's overview feed. Every collection it lists (or

@@ -15,6 +15,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/source/publish"
 )
 
+// serveHelp is the start of the help topic layout: what serve does.
 const serveHelp = `Publishes DIR (or several named sets) as a ResourceSync Source over HTTP and
 keeps it up to date: every change found by a rescan (--rescan-interval) or a
 filesystem event (--watch) is recorded in a durable change journal, and the

@@ -14,6 +14,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/source/simulate"
 )
 
+// simulateHelp is simulate's description.
 const simulateHelp = `Runs a Source over a synthetic collection: --resources files are generated,
 then resources are created, updated and deleted at --change-rate changes per second.
 The sequence of changes depends only on --seed, so two runs with the same

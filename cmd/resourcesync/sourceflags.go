@@ -13,8 +13,8 @@ import (
 	"github.com/resourcesync-go/resourcesync/source"
 )
 
-// documentsHelp is the part of serve's and publish's help on what the
-// documents cost on disk and when they are rewritten.
+// documentsHelp is the part of the help topic dumps on what the documents
+// of serve and publish cost on disk and when they are rewritten.
 const documentsHelp = `
 
 DOCUMENTS AND DISK

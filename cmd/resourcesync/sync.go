@@ -22,6 +22,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 )
 
+// syncHelp is the help topic mirroring (with syncMoreHelp).
 const syncHelp = `Mirrors a ResourceSync Source into DEST and keeps it in step.
 
 SOURCE is the Source's base URL, its /.well-known/resourcesync, a Source

@@ -16,6 +16,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/validate"
 )
 
+// validateHelp is the help topic validation.
 const validateHelp = `Checks ResourceSync documents against the rules of the specification
 (ResourceSync 1.1, Archives 0.9.1, Change Notification 1.0.1) and reports
 every problem with its rule ID (RS-...), a severity and a position.
