@@ -606,6 +606,9 @@ func helpAction(_ context.Context, hc *cli.Command) error {
 			if strings.HasPrefix(a, "-") {
 				return usageError(hc, fmt.Sprintf("help takes command names, not %s", a))
 			}
+			if len(cur.VisibleCommands()) == 0 {
+				return usageError(hc, fmt.Sprintf("unknown command %q: resourcesync %s has no subcommands", a, commandPath(cur)))
+			}
 			return unknownCommandName(cur, a)
 		}
 		cur = next

@@ -161,7 +161,8 @@ func TestHelpUnknown(t *testing.T) {
 		{[]string{"help", "stat"}, []string{`"stat"`, `did you mean "state"?`}},
 		{[]string{"help", "sdshare", "nosuch"}, []string{`unknown command "nosuch"`, "serve, sync, export, receive"}},
 		{[]string{"sdshare", "help", "nosuch"}, []string{`unknown command "nosuch"`}},
-		{[]string{"help", "sync", "nosuch"}, []string{`unknown command "nosuch"`}},
+		{[]string{"help", "sync", "nosuch"}, []string{`unknown command "nosuch": resourcesync sync has no subcommands`}},
+		{[]string{"help", "sdshare", "sync", "nosuch"}, []string{`resourcesync sdshare sync has no subcommands`}},
 	} {
 		code, out, errOut := runCLI(t, tc.args...)
 		if code != exitUsage || out != "" {
