@@ -86,10 +86,9 @@ const hubStoreHelp = `STATE STORE OF THE HUB (hub --store URL)
 
 // hubDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
-const hubDescription = `Runs a WebSub hub for ResourceSync Change Notification on its own: it takes
-subscriptions and publishes, stores them, and delivers every notification,
-retrying failed deliveries for --give-up-after before keeping them as dead
-letters. Several hubs may share one PostgreSQL --store.
+const hubDescription = `Runs a WebSub hub for ResourceSync Change Notification: it stores each
+subscription and publish, and delivers every notification, retrying for
+--give-up-after; several hubs may share one PostgreSQL --store.
 
 Examples:
   resourcesync hub --url https://hub.example.org/ --state /var/lib/rs-hub

@@ -107,9 +107,8 @@ RESOURCESYNC
 // sdshareServeDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
 const sdshareServeDescription = `Publishes each collection NAME, the RDF graph in PATH (a file or a directory
-of .nt, .ttl, .rdf files), as SDShare 1.0 feeds of snapshots and fragments,
-and keeps them current as the files change; --push sends every change to
-SDShare Push receivers, --resourcesync also makes it a ResourceSync Source.
+of .nt, .ttl, .rdf files), as SDShare 1.0 feeds kept current as the files
+change; --push sends each change on, --resourcesync makes a Source of it.
 
 Examples:
   resourcesync sdshare serve people=./people.ttl places=./places/

@@ -77,10 +77,9 @@ cannot be read or lists no collection) or state error.`
 
 // sdshareSyncDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
-const sdshareSyncDescription = `Keeps an RDF store in step with an SDShare 1.0 server: the first run loads
-each collection's snapshot into its own named graph, later runs apply the
-fragments changed since. The store is the embedded one (--store DIR) or a
-SPARQL 1.1 Update endpoint.
+const sdshareSyncDescription = `Keeps an RDF store (--store DIR, or a SPARQL 1.1 Update endpoint) in step
+with an SDShare 1.0 server: the first run loads each collection's snapshot
+into its own named graph, later runs apply the fragments changed since.
 
 Examples:
   resourcesync sdshare sync https://lod.example.org/sdshare/
