@@ -84,7 +84,7 @@ const exitStatusLine = "Exit status: 0 ok, 1 problems found, 2 usage or I/O erro
 func conventionsAt(cmd *cli.Command, path string) {
 	// -v and -q on every command that runs something (one with its own
 	// --verbose says in its help what it adds).
-	if cmd.Action != nil && len(cmd.Commands) == 0 && cmd.Name != "version" {
+	if cmd.Action != nil && len(cmd.Commands) == 0 && cmd.Name != "version" && cmd.Name != "help" {
 		if !hasLocalFlag(cmd, "verbose") {
 			cmd.Flags = append(cmd.Flags, &cli.BoolFlag{Name: "verbose", Usage: "log more detail to stderr"})
 		}
