@@ -232,8 +232,9 @@ func TestHelpTopics(t *testing.T) {
 var helpHeadingRE = regexp.MustCompile(`^ {3,6}([A-Z][A-Z0-9-]*(?: [A-Z][A-Z0-9-]*)*)(?: \(.*\))?$`)
 
 // helpFactRE are the facts of a text that must not get lost: flags,
-// environment variables, rule IDs, and figures with their unit.
-var helpFactRE = regexp.MustCompile(`--[a-z][a-z0-9-]+|\$[A-Z][A-Z_]{3,}|RS-[A-Z0-9]+-?[A-Z0-9*]*|\b\d[\d,.]*(?: ?(?:s|ms|KiB/s|KiB|MiB|GiB|bytes|hours|minutes|seconds|%)\b|-fold)`)
+// environment variables, rule IDs, figures with their unit, and the special
+// values of a flag ("(0: never", "(-1: no limit").
+var helpFactRE = regexp.MustCompile(`--[a-z][a-z0-9-]+|\$[A-Z][A-Z_]{3,}|RS-[A-Z0-9]+-?[A-Z0-9*]*|\b\d[\d,.]*(?: ?(?:s|ms|KiB/s|KiB|MiB|GiB|bytes|hours|minutes|seconds|%)\b|-fold)|\(-?\d+%?: [a-z]+(?: [a-z]+)?`)
 
 // TestHelpLostNothing: what the long --help texts said before (their
 // copies in testdata/help-before, from before help topics existed) is
@@ -264,10 +265,19 @@ func TestHelpLostNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The description: between DESCRIPTION: and the next section.
+		// The description: between DESCRIPTION: and the next section;
+		// the flags' descriptions: after OPTIONS:.
 		_, desc, _ := strings.Cut(string(b), "\nDESCRIPTION:\n")
 		if i := regexp.MustCompile(`\n[A-Z][A-Z ]*:\n`).FindStringIndex(desc); i != nil {
 			desc = desc[:i[0]]
+		}
+		_, opts, _ := strings.Cut(string(b), "\nOPTIONS:\n")
+		var usages []string
+		for _, l := range strings.Split(opts, "\n") {
+			// "   --name placeholder   usage (default: ...)": the usage.
+			if m := regexp.MustCompile(`^\s+--\S+.*?\s{2,}(\S.*?)(?: \(default: [^)]*\))?(?: \[\$.*\])?$`).FindStringSubmatch(l); m != nil {
+				usages = append(usages, m[1])
+			}
 		}
 		for _, l := range strings.Split(desc, "\n") {
 			m := helpHeadingRE.FindStringSubmatch(l)
@@ -279,7 +289,7 @@ func TestHelpLostNothing(t *testing.T) {
 				t.Errorf("%s: the heading %q is in no help topic", filepath.Base(f), m[1])
 			}
 		}
-		for _, fact := range helpFactRE.FindAllString(space.ReplaceAllString(desc, " "), -1) {
+		for _, fact := range helpFactRE.FindAllString(space.ReplaceAllString(desc+" "+strings.Join(usages, " "), " "), -1) {
 			facts++
 			if !strings.Contains(allText, fact) {
 				t.Errorf("%s: %q is in no help topic and no --help", filepath.Base(f), fact)
