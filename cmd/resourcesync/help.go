@@ -84,10 +84,12 @@ var flagCategories = map[string]string{
 	"workers":    catTransfer, "rate": catTransfer, "verify": catTransfer, "fsync": catTransfer, "timeout": catTransfer,
 	"min-rate": catTransfer, "min-rate-window": catTransfer, "max-docs": catTransfer,
 	"no-delete": catSafety, "max-delete": catSafety, "allow-reset": catSafety,
-	"follow": catFollow, "listen": catFollow, "callback-url": catFollow, "poll-interval": catFollow, "lease-duration": catFollow,
+	"follow": catFollow, "listen": catFollow, "callback-url": catFollow, "poll-interval": catFollow,
 	// RDF stores.
 	"sparql-update": catRDF, "sparql-query": catRDF, "sparql-graph-store": catRDF, "graph-store": catRDF,
 
+	// Per command: a flag that belongs elsewhere on that command's page
+	// ("": the command's own first group, Options).
 	"sync/lease":                        catFollow,
 	"sync/base-url":                     "",
 	"sync/no-dumps":                     catTransfer,
