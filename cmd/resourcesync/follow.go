@@ -21,11 +21,11 @@ import (
 
 func followFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.BoolFlag{Name: "follow", Usage: "keep running: subscribe to the Source's change notifications (WebSub) and apply them as they arrive; poll the Change Lists while the hub is unreachable"},
-		&cli.StringFlag{Name: "listen", Usage: "with --follow: `HOST:PORT` the notification callback listens on", DefaultText: "an ephemeral loopback port, or 127.0.0.1:8091 with --callback-url"},
-		&cli.StringFlag{Name: "callback-url", Usage: "with --follow: public `URL` of the callback, as the hub reaches it (default http://LISTEN/)"},
-		&cli.DurationFlag{Name: "poll-interval", Value: time.Minute, Usage: "with --follow: poll the Change Lists every `D` while the hub is unreachable (and every 10 D anyway)"},
-		&cli.DurationFlag{Name: "lease", Value: 24 * time.Hour, Usage: "with --follow: subscription lease to ask the hub for"},
+		&cli.BoolFlag{Name: "follow", Usage: "keep running, applying change notifications"},
+		&cli.StringFlag{Name: "listen", Usage: "the callback listens on `HOST:PORT`", DefaultText: "ephemeral; 127.0.0.1:8091 with --callback-url"},
+		&cli.StringFlag{Name: "callback-url", Usage: "public `URL` of the callback"},
+		&cli.DurationFlag{Name: "poll-interval", Value: time.Minute, Usage: "poll the Change Lists every `D`"},
+		&cli.DurationFlag{Name: "lease", Value: 24 * time.Hour, Usage: "subscription lease `D` to ask for"},
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/source/status"
 )
 
-// oaiHelp is the part of serve's and publish's help on --oai-pmh.
+// oaiHelp is the part of the help topic oai-pmh on serve's and publish's --oai-pmh.
 const oaiHelp = `
 
 OAI-PMH REPOSITORY (--oai-pmh URL)
@@ -76,16 +76,16 @@ OAI-PMH REPOSITORY (--oai-pmh URL)
 // oaiFlags are the flags of --oai-pmh; interval only for serve.
 func oaiFlags(serve bool) []cli.Flag {
 	fl := []cli.Flag{
-		&cli.StringFlag{Name: "oai-pmh", Usage: "publish the records of the OAI-PMH repository at this base URL, harvested into DIR (see OAI-PMH REPOSITORY above)"},
-		&cli.StringSliceFlag{Name: "metadata-prefix", Usage: "with --oai-pmh: harvest this metadata prefix (repeatable)", Value: []string{"oai_dc"}},
-		&cli.StringSliceFlag{Name: "oai-set", Usage: "with --oai-pmh: harvest only this set spec (repeatable; default the whole repository)"},
-		&cli.DurationFlag{Name: "oai-full-every", Usage: "with --oai-pmh: list every record again at this interval (0: never), to find the changes a wrong from hid, unreported deletions and records that left an --oai-set", Value: 24 * time.Hour},
-		&cli.Int64Flag{Name: "oai-max-records", Usage: "with --oai-pmh: keep at most `N` record files (-1: no bound); a harvest that would write more stops with an error", Value: harvest.DefaultMaxRecords},
-		&cli.IntFlag{Name: "oai-max-delete", Usage: "with --oai-pmh: a full pass removes nothing when it would remove more than `PCT` percent of the records (and more than 10; 100: no bound)", Value: harvest.DefaultFullMaxRemove},
-		&cli.Int64Flag{Name: "oai-min-free", Usage: "with --oai-pmh: leave at least `N` bytes free on DIR's file system (0: no floor); a harvest that would leave less stops with an error", Value: harvest.DefaultMinFree},
+		&cli.StringFlag{Name: "oai-pmh", Usage: "harvest the OAI-PMH repository at `URL` into DIR"},
+		&cli.StringSliceFlag{Name: "metadata-prefix", Usage: "harvest this `PREFIX` (repeatable)", Value: []string{"oai_dc"}},
+		&cli.StringSliceFlag{Name: "oai-set", Usage: "harvest only set `SPEC` (repeatable)"},
+		&cli.DurationFlag{Name: "oai-full-every", Usage: "list all records every `D` (0: never)", Value: 24 * time.Hour},
+		&cli.Int64Flag{Name: "oai-max-records", DefaultText: "20,000,000", Usage: "keep at most `N` records", Value: harvest.DefaultMaxRecords},
+		&cli.IntFlag{Name: "oai-max-delete", Usage: "a full pass removes at most `PCT`%", Value: harvest.DefaultFullMaxRemove},
+		&cli.Int64Flag{Name: "oai-min-free", DefaultText: "1 GiB", Usage: "leave `N` bytes free on DIR's disk", Value: harvest.DefaultMinFree},
 	}
 	if serve {
-		fl = append(fl, &cli.DurationFlag{Name: "oai-interval", Usage: "with --oai-pmh: harvest at this interval", Value: 10 * time.Minute})
+		fl = append(fl, &cli.DurationFlag{Name: "oai-interval", Usage: "harvest every `D`", Value: 10 * time.Minute})
 	}
 	return fl
 }

@@ -26,16 +26,39 @@ import (
 )
 
 // oaiCommand groups the OAI-PMH commands.
+// oaiServeDescription is the description --help shows; the long text is in the
+// help topics (topics.go).
+const oaiServeDescription = `Offers a collection published by serve or publish (DIR and its state), or a
+mirror made by sync (--mirror), to OAI-PMH 2.0 harvesters: all six verbs,
+every resource a record (oai_dc, and --metadata-format for XML resources),
+deleted records kept.
+
+Examples:
+  resourcesync oai serve --base-url https://data.example.org/ ./data
+  resourcesync oai serve --mirror --records ./mirror
+
+See also: resourcesync help oai-pmh, state, connections.`
+
 func oaiCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "oai",
 		Usage: "bridge OAI-PMH 2.0 and ResourceSync",
+		Description: `Bridges OAI-PMH 2.0 and ResourceSync: serve --oai-pmh URL (and publish
+--oai-pmh) harvest a repository into a Source; oai serve offers a Source,
+or a mirror of one, to OAI-PMH harvesters.
+
+Examples:
+  resourcesync serve --oai-pmh https://repo.example.org/oai --state st ./records
+  resourcesync oai serve --base-url https://data.example.org/ ./data
+
+See also: resourcesync help oai-pmh.`,
 		Commands: []*cli.Command{
 			oaiServeCommand(),
 		},
 	}
 }
 
+// oaiServeHelp is oai serve's part of the help topic oai-pmh.
 const oaiServeHelp = `Offers a collection published by serve or publish (DIR and its state) to
 OAI-PMH 2.0 harvesters: all six verbs, over GET and POST, at second
 granularity, with persistent deleted records.
@@ -66,7 +89,7 @@ RECORDS
 
 STATE
    The state is that of serve and publish (--state DIR, default
-   DIR/.resourcesync, or --store URL; see serve --help): give the same
+   DIR/.resourcesync, or --store URL; see help state): give the same
    --state, --store, --set and --base-url they were given. The records are
    the state as publish last recorded it: run publish again (while oai serve
    runs) to update them. The embedded store admits one process at a time:
@@ -112,23 +135,23 @@ func oaiServeCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "serve",
 		Usage:       "offer a published collection to OAI-PMH harvesters",
-		UsageText:   "resourcesync oai serve [--addr HOST:PORT] [--base-url URL] [--endpoint-url URL] [--state DIR | --store URL] [--set NAME=DIR]... [--mirror] [--records] [--metadata-format PREFIX=NAMESPACE[=SCHEMA]]... [DIR]",
-		Description: oaiServeHelp + storeHelp + connsHelp(bodyWithin(time.Minute)) + hostGuardHelp("--endpoint-url"),
+		UsageText:   "resourcesync oai serve [options] [DIR]",
+		Description: oaiServeDescription,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
-			&cli.StringFlag{Name: "base-url", Usage: "the Source's public base URL, as given to serve or publish (resource URLs, identifiers)", DefaultText: "http://ADDR/"},
-			&cli.StringFlag{Name: "endpoint-url", Usage: "public URL of this OAI-PMH endpoint (Identify's baseURL)", DefaultText: "http://ADDR/"},
+			&cli.StringFlag{Name: "addr", Usage: "listen on `HOST:PORT`", Value: "127.0.0.1:8080"},
+			&cli.StringFlag{Name: "base-url", Usage: "the Source's public base `URL`, as given to serve", DefaultText: "http://ADDR/"},
+			&cli.StringFlag{Name: "endpoint-url", Usage: "public `URL` of this endpoint (Identify's baseURL)", DefaultText: "http://ADDR/"},
 			&cli.StringFlag{Name: "state", Usage: "state directory of serve or publish", DefaultText: "DIR/.resourcesync"},
 			storeFlag(),
-			&cli.StringSliceFlag{Name: "set", Usage: "the set NAME published from DIR (repeatable, as given to serve or publish)", TakesFile: true},
-			&cli.StringSliceFlag{Name: "metadata-format", Usage: "also offer the XML resources whose root is in NAMESPACE as format PREFIX (`PREFIX=NAMESPACE[=SCHEMA]`, repeatable)"},
+			&cli.StringSliceFlag{Name: "set", Usage: "the set `NAME=DIR` (repeatable, as given to serve)", TakesFile: true},
+			&cli.StringSliceFlag{Name: "metadata-format", Usage: "also offer `FORMAT` P=NS[=XSD] (repeatable)"},
 			&cli.StringFlag{Name: "repository-name", Usage: "Identify's repositoryName", Value: "resourcesync"},
 			&cli.StringSliceFlag{Name: "admin-email", Usage: "Identify's adminEmail (repeatable)", DefaultText: "nobody@HOST"},
 			&cli.DurationFlag{Name: "token-ttl", Usage: "how long a resumption token stays valid", Value: 24 * time.Hour},
-			&cli.IntFlag{Name: "page-size", Usage: "records per ListRecords response (ListIdentifiers: 5 times as many headers)", Value: 100},
-			&cli.BoolFlag{Name: "mirror", Usage: "DIR is a mirror made by sync (see MIRRORS above)"},
-			&cli.BoolFlag{Name: "records", Usage: "DIR holds OAI-PMH records as serve --oai-pmh harvests them: serve each as itself (see HARVESTED RECORDS above)"},
-			&cli.DurationFlag{Name: "rescan-interval", Usage: "with --mirror: look for changes in the mirror at this interval", Value: time.Minute},
+			&cli.IntFlag{Name: "page-size", Usage: "`N` records per ListRecords response", Value: 100},
+			&cli.BoolFlag{Name: "mirror", Usage: "DIR is a mirror made by sync (help oai-pmh)"},
+			&cli.BoolFlag{Name: "records", Usage: "DIR holds harvested records: serve each as itself"},
+			&cli.DurationFlag{Name: "rescan-interval", Usage: "with --mirror: rescan the mirror every `D`", Value: time.Minute},
 			maxConnsFlag(),
 		},
 		Action: oaiServe,
@@ -382,8 +405,8 @@ func withOAIEndpoint(serve *cli.Command) *cli.Command {
 // oaiEndpointFlags are serve's flags for the provider inside it.
 func oaiEndpointFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "oai-pmh-endpoint", Usage: "also answer OAI-PMH 2.0 at BASE/`PATH` over the served sets (see resourcesync oai serve --help)"},
-		&cli.StringSliceFlag{Name: "oai-metadata-format", Usage: "with --oai-pmh-endpoint: offer the XML resources whose root is in NAMESPACE as format PREFIX (`PREFIX=NAMESPACE[=SCHEMA]`, repeatable)"},
+		&cli.StringFlag{Name: "oai-pmh-endpoint", Usage: "also answer OAI-PMH at BASE/`PATH` (help oai-pmh)"},
+		&cli.StringSliceFlag{Name: "oai-metadata-format", Usage: "with --oai-pmh-endpoint: offer `FMT` P=NS[=XSD]"},
 	}
 }
 

@@ -11,7 +11,8 @@ import (
 	"github.com/resourcesync-go/resourcesync/source/store/storeurl"
 )
 
-// storeHelp is the part of serve's, publish's and simulate's help on --store.
+// storeHelp is the help topic state on the --store of serve, publish,
+// simulate and oai serve.
 const storeHelp = `
 
 STATE STORE (--store URL)
