@@ -33,6 +33,9 @@ FUZZTIME="${FUZZTIME:-10s}"
 #   catmandu (libcatmandu-perl, libcatmandu-oai-perl): a second real OAI-PMH
 #     harvester, run against the test repositories (internal/testing/oaireal)
 #     and, with oai_pmh, against oai serve (cmd/resourcesync oai_serve_test.go).
+#   aws (awscli), s3cmd: the independent S3 clients that check what the S3
+#     storage wrote and change what it reads (internal/testing/s3test; Debian's
+#     /usr/bin/aws, whatever other aws is on PATH).
 need=()
 command -v xmllint >/dev/null 2>&1 || need+=(libxml2-utils)
 command -v virtuoso-t >/dev/null 2>&1 || need+=(virtuoso-opensource-7-bin)
@@ -48,11 +51,21 @@ command -v catmandu >/dev/null 2>&1 || need+=(libcatmandu-perl)
 perl -MCatmandu::Importer::OAI -e 1 >/dev/null 2>&1 || need+=(libcatmandu-oai-perl)
 command -v mkfs.vfat >/dev/null 2>&1 || [ -x /usr/sbin/mkfs.vfat ] || need+=(dosfstools)
 command -v fusefat >/dev/null 2>&1 || need+=(fusefat)
+[ -x /usr/bin/aws ] || need+=(awscli)
+command -v s3cmd >/dev/null 2>&1 || need+=(s3cmd)
 if [ ${#need[@]} -gt 0 ]; then
   echo "== installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# versitygw, the S3 server the S3 storage is tested against on loopback
+# (internal/testing/s3test), from the Go module proxy into GOPATH/bin, once.
+VERSITYGW_VERSION=v1.8.0
+if ! command -v versitygw >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/versitygw" ]; then
+  echo "== installing versitygw ${VERSITYGW_VERSION}"
+  (cd / && GOBIN="$(go env GOPATH)/bin" go install "github.com/versity/versitygw/cmd/versitygw@${VERSITYGW_VERSION}")
 fi
 
 echo "== gofmt"

@@ -225,7 +225,9 @@ func (s *Source) Watch() (*Watcher, error) {
 		return nil, fmt.Errorf("source: watch: %w", err)
 	}
 	for _, st := range s.sets {
-		s.watchTree(w, st.dir)
+		if st.content == nil { // a Content is rescanned, not watched
+			s.watchTree(w, st.dir)
+		}
 	}
 	return &Watcher{w: w}, nil
 }

@@ -21,13 +21,21 @@ import (
 	"github.com/resourcesync-go/resourcesync/source/server"
 	"github.com/resourcesync-go/resourcesync/source/status"
 	"github.com/resourcesync-go/resourcesync/source/store"
-	"github.com/resourcesync-go/resourcesync/source/store/bolt"
+	"github.com/resourcesync-go/resourcesync/source/store/storeurl"
+	"github.com/resourcesync-go/resourcesync/storage"
 )
 
 // SetConfig names a directory published as one set of resources.
 type SetConfig struct {
 	Name string // letters, digits, '.', '_' and '-'
 	Dir  string
+	// Content, if set, is the set's collection instead of Dir: a bucket
+	// (or any storage.Content) listed by each scan (no filesystem watch)
+	// and read for the resources and dump packages. Dir is then unused.
+	// The state must be in Config.StateDir or Config.OpenStore: such a
+	// collection has no DIR/.resourcesync. The caller closes it after the
+	// Source.
+	Content storage.Content
 }
 
 // Config configures a Source.
@@ -116,11 +124,12 @@ type Config struct {
 var setName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]*$`)
 
 type set struct {
-	name   string
-	dir    string
-	abs    string // dir, absolute
-	st     store.Store
-	shared store.Shared // st, when several processes share it
+	name    string
+	dir     string
+	content storage.Content // instead of dir (SetConfig.Content)
+	abs     string          // dir, absolute
+	st      store.Store
+	shared  store.Shared // st, when several processes share it
 	// lead is done when the scanner role of a shared set is lost; nil
 	// while this process does not hold it. Sets that are not shared are
 	// always led.
@@ -204,11 +213,15 @@ func Open(cfg Config) (*Source, error) {
 			return nil, fmt.Errorf("source: invalid or repeated set name %q", sc.Name)
 		}
 		seen[sc.Name] = true
-		fi, err := os.Stat(sc.Dir)
-		abs, aerr := filepath.Abs(sc.Dir)
-		if err != nil || !fi.IsDir() || aerr != nil {
-			s.Close()
-			return nil, fmt.Errorf("source: set %s: %s is not a directory", sc.Name, sc.Dir)
+		var abs string
+		if sc.Content == nil {
+			fi, err := os.Stat(sc.Dir)
+			a, aerr := filepath.Abs(sc.Dir)
+			if err != nil || !fi.IsDir() || aerr != nil {
+				s.Close()
+				return nil, fmt.Errorf("source: set %s: %s is not a directory", sc.Name, sc.Dir)
+			}
+			abs = a
 		}
 		st, err := s.openStore(sc.Name)
 		if err != nil {
@@ -222,8 +235,12 @@ func Open(cfg Config) (*Source, error) {
 			return nil, fmt.Errorf("source: set %s: shared and embedded stores mixed", sc.Name)
 		}
 		s.shared = sh != nil
+		var exclude []string
+		if sc.Content == nil {
+			exclude = s.excludes(abs)
+		}
 		scanner, err := scan.New(scan.Options{
-			Root: sc.Dir, Store: st, Exclude: s.excludes(abs), Skip: cfg.Skip,
+			Root: sc.Dir, Content: sc.Content, Store: st, Exclude: exclude, Skip: cfg.Skip,
 			// An unmounted or emptied directory (a replica's mount, too)
 			// must not become the deletion of everything.
 			RefuseEmptyRoot: !cfg.AllowEmpty,
@@ -239,7 +256,7 @@ func Open(cfg Config) (*Source, error) {
 			base += sc.Name + "/"
 			prefix += sc.Name + "/"
 		}
-		s.sets = append(s.sets, &set{name: sc.Name, dir: sc.Dir, abs: abs, st: st, shared: sh, yield: make(chan struct{}, 1), scanner: scanner, base: base, prefix: prefix})
+		s.sets = append(s.sets, &set{name: sc.Name, dir: sc.Dir, content: sc.Content, abs: abs, st: st, shared: sh, yield: make(chan struct{}, 1), scanner: scanner, base: base, prefix: prefix})
 	}
 	if s.shared {
 		if s.cfg.Dumps || s.cfg.Archives {
@@ -255,6 +272,9 @@ func Open(cfg Config) (*Source, error) {
 // lie inside one (the default, DIR/.resourcesync), which would make DIR.
 func CheckDirs(cfg Config) error {
 	for _, sc := range cfg.Sets {
+		if sc.Content != nil {
+			continue
+		}
 		if err := checkDir(sc.Dir); err != nil {
 			return fmt.Errorf("source: set %s: %w", sc.Name, err)
 		}
@@ -320,16 +340,12 @@ func (s *Source) excludes(abs string) []string {
 }
 
 // openStore opens a set's state: cfg.OpenStore, or the embedded store in
-// StateDir.
+// StateDir (through the store registry, as --store DIR opens it).
 func (s *Source) openStore(name string) (store.Store, error) {
 	if s.cfg.OpenStore != nil {
 		return s.cfg.OpenStore(context.Background(), name)
 	}
-	st, err := bolt.OpenSet(s.cfg.StateDir, name, nil)
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
+	return storeurl.Local(s.cfg.StateDir).Open(context.Background(), name)
 }
 
 // Shared reports whether the sets' stores are shared with other Source
@@ -507,6 +523,9 @@ func (s *Source) scanPaths(ctx context.Context, paths []string) (map[string]scan
 // relPaths returns the slash-separated paths relative to the set's
 // directory of those paths that lie in it.
 func (st *set) relPaths(paths []string) []string {
+	if st.content != nil {
+		return nil // no local path lies in a Content: it is rescanned whole
+	}
 	var out []string
 	for _, p := range paths {
 		a, err := filepath.Abs(p)
@@ -589,7 +608,7 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 	pc := s.publishConfig()
 	for _, st := range s.sets {
 		_, led := st.leads()
-		pc.Sets = append(pc.Sets, publish.Set{Name: st.name, Store: st.st, Dir: st.dir, ResourceBase: st.base, Follow: follow || !led})
+		pc.Sets = append(pc.Sets, publish.Set{Name: st.name, Store: st.st, Dir: st.dir, Content: st.content, ResourceBase: st.base, Follow: follow || !led})
 	}
 	pr, err := publish.Publish(ctx, pc)
 	rep.Publish = pr
@@ -621,7 +640,7 @@ func (s *Source) dumpsHandler() func(w http.ResponseWriter, r *http.Request, rel
 	}
 	pc := s.publishConfig()
 	for _, st := range s.sets {
-		pc.Sets = append(pc.Sets, publish.Set{Name: st.name, Store: st.st, Dir: st.dir, ResourceBase: st.base})
+		pc.Sets = append(pc.Sets, publish.Set{Name: st.name, Store: st.st, Dir: st.dir, Content: st.content, ResourceBase: st.base})
 	}
 	d, err := publish.NewDumps(pc)
 	if err != nil {
@@ -647,7 +666,7 @@ func (s *Source) Handler(extra map[string]http.Handler) http.Handler {
 		sc.Metrics = s.cfg.BaseURL + ".resourcesync/metrics"
 	}
 	for _, st := range s.sets {
-		h.Sets = append(h.Sets, server.Set{Prefix: st.prefix, Dir: st.dir, Store: st.st, CapabilityList: s.CapabilityListURL(st.name)})
+		h.Sets = append(h.Sets, server.Set{Prefix: st.prefix, Dir: st.dir, Content: st.content, Store: st.st, CapabilityList: s.CapabilityListURL(st.name)})
 		ss := status.Set{Name: st.name, Store: st.st, ResourceBase: st.base, CapabilityList: s.CapabilityListURL(st.name), Problem: st.problem}
 		if s.cfg.Notification != nil {
 			ss.Topic, sc.HubURL = s.cfg.Notification(st.name)

@@ -29,5 +29,12 @@
 // A scheme registers once (Register, from the implementation's init);
 // OpenContent and OpenTarget parse a location ("/path", "file:///path",
 // "s3://bucket/prefix", "mem://name") and call the scheme's opener. A
-// location without a scheme is a local path.
+// location without a scheme is a local path. The grammar is the one of
+// every location string of the code base, the state stores' --store
+// locations included (internal/location): a scheme is two characters or
+// more, so "C:\dir" is a path; a relative path whose first element holds
+// a colon must be written "./ab:c". An unknown scheme is ErrUnknownScheme,
+// naming the known ones; no error shows a location's password. The file
+// scheme's openers read their root through LocalPath, so "/path",
+// "file:///path" and "file:path" mean one directory.
 package storage

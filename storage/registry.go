@@ -2,23 +2,29 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
 	"strings"
-	"sync"
+
+	"github.com/resourcesync-go/resourcesync/internal/location"
 )
 
 // Opener opens a location of one scheme. loc is the whole location string
-// as given; u is its parse (nil for a plain local path).
+// as given; u is its parse (nil for a location without "//" after its
+// scheme: a plain local path, or an opaque form such as "name:path").
 type Opener struct {
 	Content func(ctx context.Context, loc string, u *url.URL) (Content, error)
 	Target  func(ctx context.Context, loc string, u *url.URL) (Target, error)
 }
 
+// The two sides register apart, on the grammar of every location string
+// of the code base (internal/location), the one the state stores' --store
+// locations use too.
 var (
-	mu      sync.RWMutex
-	openers = map[string]Opener{}
+	contents = location.New[func(context.Context, string, *url.URL) (Content, error)]("Source's content", ErrUnknownScheme)
+	targets  = location.New[func(context.Context, string, *url.URL) (Target, error)]("mirror", ErrUnknownScheme)
 )
 
 // Register makes scheme ("file", "s3", "mem") open with o. An
@@ -26,84 +32,119 @@ var (
 // calls (from two files' init); a side registered twice panics: a scheme
 // registers once.
 func Register(scheme string, o Opener) {
-	mu.Lock()
-	defer mu.Unlock()
-	cur := openers[scheme]
-	if (o.Content != nil && cur.Content != nil) || (o.Target != nil && cur.Target != nil) {
+	scheme = strings.ToLower(scheme)
+	if (o.Content != nil && has(contents, scheme)) || (o.Target != nil && has(targets, scheme)) {
 		panic("storage: scheme registered twice: " + scheme)
 	}
 	if o.Content != nil {
-		cur.Content = o.Content
+		contents.Register(scheme, o.Content)
 	}
 	if o.Target != nil {
-		cur.Target = o.Target
+		targets.Register(scheme, o.Target)
 	}
-	openers[scheme] = cur
+}
+
+func has[F any](r *location.Registry[F], scheme string) bool {
+	_, ok := r.Get(scheme)
+	return ok
 }
 
 // Schemes lists the registered schemes, sorted.
 func Schemes() []string {
-	mu.RLock()
-	defer mu.RUnlock()
-	s := make([]string, 0, len(openers))
-	for k := range openers {
-		s = append(s, k)
+	seen := map[string]bool{}
+	var s []string
+	for _, k := range append(contents.Schemes(), targets.Schemes()...) {
+		if !seen[k] {
+			seen[k] = true
+			s = append(s, k)
+		}
 	}
 	sort.Strings(s)
 	return s
 }
 
-// Scheme returns the scheme of loc: "file" for a path without one
-// (including a Windows path "C:\dir").
+// Scheme returns the scheme of loc, in lower case: "file" for a path
+// without one (including a Windows path "C:\dir") and for one that does
+// not parse.
 func Scheme(loc string) string {
-	i := strings.Index(loc, "://")
-	if i <= 1 { // "C:" is a drive, not a scheme
+	l, err := location.Parse(loc)
+	if err != nil {
 		return "file"
 	}
-	return strings.ToLower(loc[:i])
+	return l.Scheme
 }
 
 // IsLocal reports whether loc names a local directory.
 func IsLocal(loc string) bool { return Scheme(loc) == "file" }
 
-func lookup(loc string) (Opener, *url.URL, error) {
-	scheme := Scheme(loc)
+// parse parses loc, and as a URL when it has "//" after its scheme.
+func parse(loc string) (location.Location, *url.URL, error) {
+	l, err := location.Parse(loc)
+	if err != nil {
+		return l, nil, fmt.Errorf("storage: %w", err)
+	}
 	var u *url.URL
-	if strings.Contains(loc, "://") {
-		var err error
+	if strings.HasPrefix(loc[min(len(loc), len(l.Scheme)+1):], "//") {
 		if u, err = url.Parse(loc); err != nil {
-			return Opener{}, nil, fmt.Errorf("storage: %w", err)
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err // without the URL, which may hold a password
+			}
+			return l, nil, fmt.Errorf("storage: %s: %w", l, err)
 		}
 	}
-	mu.RLock()
-	o, ok := openers[scheme]
-	mu.RUnlock()
-	if !ok {
-		return Opener{}, nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownScheme, scheme, strings.Join(Schemes(), ", "))
+	return l, u, nil
+}
+
+// unknown is the error of a scheme with neither side registered, or of
+// a side the scheme does not have (what: "a Source", "a mirror").
+func unknown(scheme, what string) error {
+	for _, k := range Schemes() {
+		if k == scheme {
+			return fmt.Errorf("%w: %s cannot be %s", ErrUnknownScheme, scheme, what)
+		}
 	}
-	return o, u, nil
+	return fmt.Errorf("%w %q (known: %s)", ErrUnknownScheme, scheme, strings.Join(Schemes(), ", "))
 }
 
 // OpenContent opens loc as a Source's collection.
 func OpenContent(ctx context.Context, loc string) (Content, error) {
-	o, u, err := lookup(loc)
+	l, u, err := parse(loc)
 	if err != nil {
 		return nil, err
 	}
-	if o.Content == nil {
-		return nil, fmt.Errorf("%w: %s cannot be a Source", ErrUnknownScheme, Scheme(loc))
+	open, ok := contents.Get(l.Scheme)
+	if !ok {
+		return nil, unknown(l.Scheme, "a Source")
 	}
-	return o.Content(ctx, loc, u)
+	return open(ctx, loc, u)
 }
 
 // OpenTarget opens loc as a mirror.
 func OpenTarget(ctx context.Context, loc string) (Target, error) {
-	o, u, err := lookup(loc)
+	l, u, err := parse(loc)
 	if err != nil {
 		return nil, err
 	}
-	if o.Target == nil {
-		return nil, fmt.Errorf("%w: %s cannot be a mirror", ErrUnknownScheme, Scheme(loc))
+	open, ok := targets.Get(l.Scheme)
+	if !ok {
+		return nil, unknown(l.Scheme, "a mirror")
 	}
-	return o.Target(ctx, loc, u)
+	return open(ctx, loc, u)
+}
+
+// LocalPath returns the local directory a file location names: loc itself
+// for a plain path, the path of file:///path (unescaped, in the platform's
+// separators) or of file:path. The file scheme's openers read their root
+// through it, so that every spelling of a local location means one
+// directory.
+func LocalPath(loc string) (string, error) {
+	l, err := location.Parse(loc)
+	if err != nil {
+		return "", fmt.Errorf("storage: %w", err)
+	}
+	if l.Scheme != "file" {
+		return "", fmt.Errorf("storage: %s is not a local path", l)
+	}
+	return l.Rest, nil
 }

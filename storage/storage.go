@@ -67,7 +67,8 @@ type Content interface {
 
 // Watcher is implemented by a Content that can report changes as they
 // happen (local inotify/fsevents). Watch calls fn with the keys (or key
-// prefixes, ending in "/") that may have changed, until ctx ends.
+// prefixes, ending in "/"; "" when everything may have changed, after
+// events were lost) that may have changed, until ctx ends.
 type Watcher interface {
 	Watch(ctx context.Context, fn func(keys []string)) error
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 )
 
+// aggregateHelp is the help topic sources-file.
 const aggregateHelp = `Keeps many Sources mirrored from one long-running process: a library
 index fed by a catalogue, an institutional repository, journals and other
 libraries, each kept in step, reported, and (for SDShare collections)
@@ -88,36 +89,54 @@ sync; with a shared --store, every one this node got); 1 (--once) a
 Source failed, or this node got none; 2 usage, sources file or state
 error.`
 
+// aggregateDescription is the description --help shows; the long text is in the
+// help topics (topics.go).
+const aggregateDescription = `Keeps many Sources mirrored from one long-running process: the --sources
+file lists them, one a line (URL, DEST under --root, sync's options); each
+is synced on its schedule or followed, reported on one status page, and
+SDShare collections are merged into one graph store.
+
+Examples:
+  resourcesync aggregate --sources sources.txt --root /srv/mirrors
+  resourcesync aggregate --sources sources.txt --once --json
+  resourcesync aggregate --sources sources.txt --status-addr 127.0.0.1:8094
+
+See also: resourcesync help sources-file, safety.
+
+Exit status: 0 stopped by Ctrl-C or SIGTERM (--once: every Source in sync;
+with a shared --store, every one this node got); 1 (--once) a Source failed,
+or this node got none; 2 usage, sources file or state error.`
+
 func aggregateCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "aggregate",
 		Usage:       "keep many Sources mirrored from one process (scheduled, followed, reported; SDShare merged into one graph store)",
-		UsageText:   "resourcesync aggregate --sources FILE|URL [--root DIR] [--workers N] [--per-host N] [--status-addr HOST:PORT] [--store URL] [--graph-store DIR | --sparql-update URL] [--once] [--json]",
-		Description: aggregateHelp,
+		UsageText:   "resourcesync aggregate --sources FILE|URL [options]",
+		Description: aggregateDescription,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "sources", Usage: "the sources `FILE` or http(s) URL (one Source per line; see above)"},
-			&cli.BoolFlag{Name: "allow-http-sources", Usage: "accept a --sources URL over plain http (which anyone on the path can rewrite)"},
-			&cli.StringFlag{Name: "sources-files-dir", Usage: "the `DIR` whose files a --sources URL's list may name (--bearer-token-file and the like, relative to DIR); default: none"},
+			&cli.StringFlag{Name: "sources", Usage: "the sources `FILE` or http(s) URL"},
+			&cli.BoolFlag{Name: "allow-http-sources", Usage: "accept a --sources URL over plain http"},
+			&cli.StringFlag{Name: "sources-files-dir", Usage: "`DIR` whose files a --sources URL may name"},
 			&cli.StringFlag{Name: "root", Value: ".", Usage: "the `DIR` every DEST is relative to"},
-			&cli.StringFlag{Name: "store", Usage: "the aggregator's state: bolt:`DIR` or postgres://... (default: ROOT/.aggregate)"},
-			&cli.StringFlag{Name: "node", Usage: "this process's `NAME` in a shared store (default: the host name); a second live process under one name is refused"},
-			&cli.DurationFlag{Name: "lease", Value: 30 * time.Second, Usage: "how long a node's claim on a Source lives without renewal (`D`)"},
+			&cli.StringFlag{Name: "store", Usage: "state store: bolt:`DIR` or postgres://..."},
+			&cli.StringFlag{Name: "node", Usage: "this process's `NAME` in a shared store"},
+			&cli.DurationFlag{Name: "lease", Value: 30 * time.Second, Usage: "a node's claim on a Source lasts `D`"},
 			&cli.IntFlag{Name: "workers", Value: 4, Usage: "`N` Sources synced at once"},
-			&cli.IntFlag{Name: "per-host", Value: 2, Usage: "at most `N` Sources of one host synced at once"},
-			&cli.IntFlag{Name: "source-workers", Value: 4, Usage: "`N` concurrent downloads within one Source's run (a line's --workers overrides it)"},
-			&cli.DurationFlag{Name: "poll-interval", Value: time.Hour, Usage: "default time `D` between polls of a Source (a line's --poll-interval overrides it)"},
+			&cli.IntFlag{Name: "per-host", Value: 2, Usage: "at most `N` Sources of a host at once"},
+			&cli.IntFlag{Name: "source-workers", Value: 4, Usage: "`N` downloads at once within one Source"},
+			&cli.DurationFlag{Name: "poll-interval", Value: time.Hour, Usage: "default `D` between polls of a Source"},
 			&cli.DurationFlag{Name: "run-timeout", Value: time.Hour, Usage: "deadline `D` of one run"},
-			&cli.DurationFlag{Name: "reload", Value: 5 * time.Second, Usage: "check the sources file for changes every `D` (a URL: every 12 D)"},
-			&cli.BoolFlag{Name: "once", Usage: "run every Source once, then exit (for cron; --follow lines poll)"},
-			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8093", Usage: "`HOST:PORT` the notification callbacks of --follow Sources listen on (not sync --follow's 8091, so both can run on one machine)"},
-			&cli.StringFlag{Name: "callback-url", Usage: "public `URL` of the callbacks, as the hubs reach it (default http://LISTEN/)"},
-			&cli.StringFlag{Name: "status-addr", Usage: "serve the status page, /status.json and /metrics on `HOST:PORT` (an address other than loopback is served with a warning)"},
-			&cli.StringFlag{Name: "report", Usage: "write a self-contained HTML report to `FILE` every minute and at exit"},
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON event per line, tagged with its Source"},
-			&cli.StringFlag{Name: "graph-store", Usage: "merge SDShare Sources into the embedded graph store in `DIR`, one named graph per Source and collection"},
-			&cli.StringFlag{Name: "sparql-update", Usage: "merge SDShare Sources through the SPARQL 1.1 Update endpoint `URL` instead"},
-			&cli.StringFlag{Name: "sparql-query", Usage: "with --sparql-update: the SPARQL query endpoint `URL` (default: the update URL)"},
-			&cli.StringFlag{Name: "sparql-graph-store", Usage: "with --sparql-update: the Graph Store Protocol endpoint `URL`, used for snapshots"},
+			&cli.DurationFlag{Name: "reload", Value: 5 * time.Second, Usage: "check the sources file every `D`"},
+			&cli.BoolFlag{Name: "once", Usage: "run every Source once, then exit (for cron)"},
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8093", Usage: "callbacks of --follow lines listen on `HOST:PORT`"},
+			&cli.StringFlag{Name: "callback-url", Usage: "public `URL` of the callbacks"},
+			&cli.StringFlag{Name: "status-addr", Usage: "serve the status page and /metrics on `HOST:PORT`"},
+			&cli.StringFlag{Name: "report", Usage: "write an HTML report to `FILE` every minute"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON events, one a line, tagged by Source"},
+			&cli.StringFlag{Name: "graph-store", Usage: "merge SDShare Sources into the store in `DIR`"},
+			&cli.StringFlag{Name: "sparql-update", Usage: "merge them through the SPARQL Update `URL` instead"},
+			&cli.StringFlag{Name: "sparql-query", Usage: "with --sparql-update: the SPARQL query `URL`"},
+			&cli.StringFlag{Name: "sparql-graph-store", Usage: "with --sparql-update: Graph Store Protocol `URL`"},
 		},
 		Action: runAggregate,
 	}

@@ -150,7 +150,7 @@ func TestUnknownCommand(t *testing.T) {
 	}{
 		{[]string{"synk"}, `unknown command "synk"; did you mean "sync"?`},
 		{[]string{"serv"}, `did you mean "serve"?`},
-		{[]string{"help", "synk"}, `unknown command "synk"; did you mean "sync"?`},
+		{[]string{"help", "synk"}, `unknown command or help topic "synk"; did you mean "sync"?`},
 		{[]string{"sdshare", "synk"}, `unknown command "synk"; did you mean "sync"?`},
 		{[]string{"sdshare", "recieve"}, `did you mean "receive"?`},
 		{[]string{"frobnicate"}, `unknown command "frobnicate" (commands: validate, serve`},
@@ -232,10 +232,13 @@ func TestExitCodesDocumented(t *testing.T) {
 			t.Errorf("%v: exit %d (undocumented)\n%s", args, code, errOut)
 		}
 	}
-	_, out, _ := runCLI(t, "--help")
+	if _, out, _ := runCLI(t, "--help"); !strings.Contains(out, "Exit status: 0") || !strings.Contains(out, "help exit-status") {
+		t.Errorf("root help names no exit status:\n%s", out)
+	}
+	_, out, _ := runCLI(t, "help", "exit-status")
 	for _, s := range []string{"EXIT STATUS", "0  success", "1  the command ran and found problems", "2  usage error", "SIGTERM"} {
 		if !strings.Contains(out, s) {
-			t.Errorf("root help lacks %q", s)
+			t.Errorf("help exit-status lacks %q", s)
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/httpclient"
 )
 
-// clientHelp is appended to the help of every client command (sync,
+// clientHelp is the clients' part of the help topic authentication (sync,
 // validate, sdshare sync): one text for the one set of flags.
 const clientHelp = `
 
@@ -43,11 +43,11 @@ PROTECTED SOURCES AND TLS
 // clientFlags are the flags of every command that fetches from a Source.
 func clientFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "header", Usage: "send the header `'Name: value'` with every request to the Source's origin (repeatable; never to another origin)"},
-		&cli.StringFlag{Name: "bearer-token-file", Usage: "send the token in `FILE` (one line) as 'Authorization: Bearer' to the Source's origin (default: $" + httpclient.EnvBearerToken + ")"},
-		&cli.StringFlag{Name: "netrc-file", Usage: "read HTTP basic credentials from `FILE` (default: $NETRC, else ~/.netrc)"},
-		&cli.StringFlag{Name: "ca-cert", Usage: "trust the CA certificates in the PEM `FILE` besides the system's"},
-		&cli.BoolFlag{Name: "insecure", Usage: "do not verify server certificates (warned on every run)"},
+		&cli.StringSliceFlag{Name: "header", Usage: "send `'Name: value'` to the Source (repeatable)"},
+		&cli.StringFlag{Name: "bearer-token-file", Usage: "token from `FILE` (or $" + httpclient.EnvBearerToken + ")"},
+		&cli.StringFlag{Name: "netrc-file", Usage: "HTTP basic credentials from `FILE` (default ~/.netrc)"},
+		&cli.StringFlag{Name: "ca-cert", Usage: "also trust the CA certificates in the PEM `FILE`"},
+		&cli.BoolFlag{Name: "insecure", Usage: "do not verify server certificates (warned)"},
 	}
 }
 

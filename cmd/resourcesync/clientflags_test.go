@@ -16,10 +16,17 @@ func TestClientFlagsEverywhere(t *testing.T) {
 			t.Fatalf("%v --help: exit %d\n%s", c, code, errOut)
 		}
 		for _, want := range []string{"--header", "--bearer-token-file", "--netrc-file", "--ca-cert", "--insecure",
-			"RESOURCESYNC_BEARER_TOKEN", "PROTECTED SOURCES AND TLS", "never to another origin"} {
+			"RESOURCESYNC_BEARER_TOKEN", "See also: resourcesync help", "authentication"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%v --help does not mention %q", c, want)
 			}
+		}
+	}
+	// The long text is the topic the commands' help names.
+	_, out, _ := runCLI(t, "help", "authentication")
+	for _, want := range []string{"PROTECTED SOURCES AND TLS", "never to another origin", "--bearer-token-file", "RESOURCESYNC_BEARER_TOKEN"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("help authentication does not mention %q", want)
 		}
 	}
 }

@@ -15,11 +15,13 @@ func configureCompletion(c *cli.Command) {
 	c.Hidden = false
 	c.Usage = "print a shell completion script: bash, zsh, fish or pwsh"
 	c.UsageText = "resourcesync completion bash|zsh|fish|pwsh"
-	c.Description = `Prints a script that completes commands and flags of resourcesync.
+	c.Description = `Prints a script that completes commands and flags of resourcesync (bash
+needs the bash-completion package).
 
-   bash:  source <(resourcesync completion bash)            (e.g. in ~/.bashrc)
-   zsh:   source <(resourcesync completion zsh)             (e.g. in ~/.zshrc)
-   fish:  resourcesync completion fish > ~/.config/fish/completions/resourcesync.fish`
+Examples:
+  source <(resourcesync completion bash)    # e.g. in ~/.bashrc
+  source <(resourcesync completion zsh)     # e.g. in ~/.zshrc
+  resourcesync completion fish > ~/.config/fish/completions/resourcesync.fish`
 	print := c.Action
 	c.Action = func(ctx context.Context, cmd *cli.Command) error {
 		switch a := cmd.Args().First(); {

@@ -11,7 +11,7 @@ import (
 
 // maxConnsFlag caps a server's open connections (internal/httpserver).
 func maxConnsFlag() cli.Flag {
-	return &cli.IntFlag{Name: "max-conns", Usage: "keep at most `N` connections open (see CONNECTIONS)", DefaultText: "from the descriptor limit"}
+	return &cli.IntFlag{Name: "max-conns", Usage: "at most `N` connections", DefaultText: "from ulimit -n"}
 }
 
 // serverOptions returns o with the --max-conns of cmd (0 when cmd has no
@@ -36,8 +36,8 @@ func serverOptions(cmd *cli.Command, o httpserver.Options) httpserver.Options {
 	return o
 }
 
-// connsHelp is the CONNECTIONS section of a server's --help; body says
-// how long a request body may take in all (a line of its own).
+// connsHelp is the CONNECTIONS section of the help topic connections;
+// body says how long a request body may take in all (a line of its own).
 func connsHelp(body string) string {
 	return fmt.Sprintf(`
 

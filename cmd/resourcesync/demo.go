@@ -21,13 +21,18 @@ import (
 	"github.com/resourcesync-go/resourcesync/source"
 )
 
+// demoHelp is demo's description.
 const demoHelp = `Runs the whole cycle on loopback, with nothing to set up: generates a small
 collection, publishes it with a Source on 127.0.0.1, mirrors it into a second
 directory (baseline), changes the collection (creates, updates, deletes,
 renames), mirrors again (incremental, from the Change Lists), audits the
 mirror, and checks byte for byte that the two directories are identical.
 Everything happens in a temporary directory that is removed afterwards,
-unless --dir is given.`
+unless --dir is given.
+
+Examples:
+  resourcesync demo
+  resourcesync demo --files 5000 --dir ./demo`
 
 func demoCommand() *cli.Command {
 	return &cli.Command{

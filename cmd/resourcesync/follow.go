@@ -21,12 +21,27 @@ import (
 
 func followFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.BoolFlag{Name: "follow", Usage: "keep running: subscribe to the Source's change notifications (WebSub) and apply them as they arrive; poll the Change Lists while the hub is unreachable"},
-		&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8091", Usage: "with --follow: `HOST:PORT` the notification callback listens on"},
-		&cli.StringFlag{Name: "callback-url", Usage: "with --follow: public `URL` of the callback, as the hub reaches it (default http://LISTEN/)"},
-		&cli.DurationFlag{Name: "poll-interval", Value: time.Minute, Usage: "with --follow: poll the Change Lists every `D` while the hub is unreachable (and every 10 D anyway)"},
-		&cli.DurationFlag{Name: "lease", Value: 24 * time.Hour, Usage: "with --follow: subscription lease to ask the hub for"},
+		&cli.BoolFlag{Name: "follow", Usage: "keep running, applying change notifications"},
+		&cli.StringFlag{Name: "listen", Usage: "the callback listens on `HOST:PORT`", DefaultText: "ephemeral; 127.0.0.1:8091 with --callback-url"},
+		&cli.StringFlag{Name: "callback-url", Usage: "public `URL` of the callback"},
+		&cli.DurationFlag{Name: "poll-interval", Value: time.Minute, Usage: "poll the Change Lists every `D`"},
+		&cli.DurationFlag{Name: "lease", Value: 24 * time.Hour, Usage: "subscription lease `D` to ask for"},
 	}
+}
+
+// followListen is the address the callback listens on: --listen, or
+// without it an ephemeral loopback port (the hub is told the real one:
+// the callback URL is made from the listener's address), so that several
+// followers run side by side; with --callback-url (a proxy in front, set
+// up for a known port) the fixed 127.0.0.1:8091.
+func followListen(listen, callbackURL string) (addr, cb string) {
+	switch {
+	case listen != "":
+		return listen, callbackURL
+	case callbackURL != "":
+		return "127.0.0.1:8091", callbackURL
+	}
+	return "127.0.0.1:0", ""
 }
 
 func runFollow(ctx context.Context, cmd *cli.Command, source string, opt destination.Options, rec *status.Recorder, auth *httpclient.Auth) error {
@@ -78,13 +93,21 @@ func runFollow(ctx context.Context, cmd *cli.Command, source string, opt destina
 			}
 		}()
 	}
-	ln, err := net.Listen("tcp", cmd.String("listen"))
+	listen, cb := followListen(cmd.String("listen"), cmd.String("callback-url"))
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("--listen: %v", err), exitUsage)
 	}
-	cb := cmd.String("callback-url")
+	shown := cb // as printed and on the status page
 	if cb == "" {
 		cb = "http://" + ln.Addr().String() + "/"
+		shown = cb
+		if !cmd.IsSet("listen") {
+			shown += ", an ephemeral port: give --listen HOST:PORT for a fixed one"
+		}
+	}
+	if rec != nil {
+		rec.SetCallback(shown)
 	}
 	mux := http.NewServeMux()
 	srv := httpserver.New(mux, httpserver.Options{})
@@ -100,7 +123,7 @@ func runFollow(ctx context.Context, cmd *cli.Command, source string, opt destina
 	if opt.Target != nil {
 		dest = opt.Target.Location()
 	}
-	say("following %s into %s (callback %s); stop with Ctrl-C", source, dest, cb)
+	say("following %s into %s (callback %s); stop with Ctrl-C", source, dest, shown)
 	// The hub's requests carry credentials only when given for its origin.
 	hubClient, err := auth.Client(syncClient(2, time.Minute))
 	if err != nil {

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -123,4 +126,66 @@ func TestServeWatchFollow(t *testing.T) {
 		t.Errorf("follow did not stop cleanly:\n%s", fout)
 	}
 	stopServe()
+}
+
+// TestFollowEphemeralPorts: two sync --follow at once, neither given
+// --listen or --callback-url, both subscribe (each on an ephemeral
+// loopback port the hub is told) and both receive a change by
+// notification; the startup output and the status page say which port
+// and that it is ephemeral (issue 32, item 6: a fixed 8091 made the
+// second fail to bind).
+func TestFollowEphemeralPorts(t *testing.T) {
+	syncLoopbackOnly(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("v1"), 0o644)
+	addr := freeAddr(t)
+	base := "http://" + addr + "/"
+	sout, _ := background(t, "serve", "--addr", addr, "--watch", "--rescan-interval", "0", "--allow-private-callbacks", "--state", t.TempDir(), dir)
+	waitFor(t, "the Source", 10*time.Second, func() bool { return strings.Contains(sout.String(), "change notifications") })
+
+	statusAddr := freeAddr(t)
+	dests := []string{t.TempDir(), t.TempDir()}
+	var outs []*syncBuffer
+	for i, dest := range dests {
+		args := []string{"sync", "--follow", "--poll-interval", "1h"}
+		if i == 0 {
+			args = append(args, "--status-addr", statusAddr)
+		}
+		out, _ := background(t, append(args, base, dest)...)
+		outs = append(outs, out)
+	}
+	cbRE := regexp.MustCompile(`callback (http://127\.0\.0\.1:(\d+)/), an ephemeral port`)
+	var callbacks []string
+	for i, out := range outs {
+		waitFor(t, fmt.Sprintf("follower %d's subscription", i), 15*time.Second, func() bool {
+			return strings.Contains(out.String(), "subscribed to") || strings.Contains(out.String(), "resourcesync: ")
+		})
+		m := cbRE.FindStringSubmatch(out.String())
+		if m == nil || m[2] == "8091" {
+			t.Fatalf("follower %d does not say its ephemeral callback:\n%s", i, out)
+		}
+		callbacks = append(callbacks, m[1])
+	}
+	if callbacks[0] == callbacks[1] {
+		t.Fatalf("both followers on %s", callbacks[0])
+	}
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("v2"), 0o644)
+	for i, dest := range dests {
+		// The line of the notification is printed once it is applied.
+		waitFor(t, fmt.Sprintf("the change in follower %d's DEST, by notification", i), 15*time.Second, func() bool {
+			b, _ := os.ReadFile(filepath.Join(dest, "a.txt"))
+			return string(b) == "v2" && strings.Contains(outs[i].String(), "notification on default")
+		})
+	}
+	for _, page := range []string{"status.json", ""} {
+		resp, err := http.Get("http://" + statusAddr + "/" + page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), callbacks[0]) || !strings.Contains(string(b), "ephemeral") {
+			t.Errorf("the status page /%s does not say the callback %s is on an ephemeral port:\n%s", page, callbacks[0], b)
+		}
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/pgstore"
 )
 
+// hubHelp is the help topic notifications.
 const hubHelp = `Runs a WebSub hub for ResourceSync Change Notification on its own.
 
 ENDPOINTS (BASE is --url)
@@ -58,9 +59,10 @@ ADMIN PAGES (--admin-token, better given in $RESOURCESYNC_HUB_ADMIN_TOKEN)
    serve --hub-admin-token's do with the Source's files). The pages have no script and load nothing from elsewhere;
    their forms (Replay, Log out) are refused unless they come from the same
    origin with the page's CSRF token. Serve the hub over HTTPS (e.g. behind
-   a reverse proxy) when the admin pages are reached over a network.
+   a reverse proxy) when the admin pages are reached over a network.`
 
-STATE STORE (--store URL)
+// hubStoreHelp is hub's part of the help topic "state".
+const hubStoreHelp = `STATE STORE OF THE HUB (hub --store URL)
    bolt:DIR         the embedded store (the default): DIR/hub.db, one process
                     at a time. Without --store, DIR is --state.
    postgres://USER@HOST:PORT/DB?sslmode=...  (or postgresql://)
@@ -82,33 +84,46 @@ STATE STORE (--store URL)
                     (ps): give the URL in $RESOURCESYNC_HUB_STORE, or the
                     password in $PGPASSWORD or ~/.pgpass.`
 
+// hubDescription is the description --help shows; the long text is in the
+// help topics (topics.go).
+const hubDescription = `Runs a WebSub hub for ResourceSync Change Notification: it stores each
+subscription and publish, and delivers every notification, retrying for
+--give-up-after; several hubs may share one PostgreSQL --store.
+
+Examples:
+  resourcesync hub --url https://hub.example.org/ --state /var/lib/rs-hub
+  resourcesync hub --store postgres://rs@db/rs --url https://hub.example.org/
+
+See also: resourcesync help notifications, state, authentication,
+connections.`
+
 func hubCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "hub",
 		Usage:       "run a WebSub hub (ResourceSync Change Notification)",
-		UsageText:   "resourcesync hub [--addr HOST:PORT] [--state DIR | --store bolt:DIR | --store postgres://...] [--node NAME] [--url URL] [--allow-private-callbacks] [--publish-token TOKEN]",
-		Description: hubHelp + hubAuthHelp + connsHelp(bodyAtRate("--max-payload")) + hostGuardHelp("--url"),
+		UsageText:   "resourcesync hub [options]",
+		Description: hubDescription,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8090"},
-			&cli.StringFlag{Name: "state", Usage: "state directory (the embedded store)", Value: "hub-state"},
-			&cli.StringFlag{Name: "store", Usage: "state store: bolt:DIR or postgres://... (see STATE STORE above)", DefaultText: "bolt:STATE", Sources: cli.EnvVars("RESOURCESYNC_HUB_STORE")},
-			&cli.StringFlag{Name: "node", Usage: "this node's name among the hubs sharing a PostgreSQL store", DefaultText: "HOSTNAME-PID-RANDOM"},
-			&cli.DurationFlag{Name: "claim-ttl", Usage: "how long a node's claim on a subscription lasts unless renewed (takeover time after a node dies)", Value: 6 * time.Second},
-			&cli.StringFlag{Name: "import-state", Usage: "with a postgres:// store: first copy the embedded state in `DIR` (DIR/hub.db) into the empty database"},
-			&cli.StringFlag{Name: "url", Usage: "public URL of the hub (rel=\"hub\")", DefaultText: "http://ADDR/"},
-			&cli.BoolFlag{Name: "allow-private-callbacks", Usage: "allow callbacks and topics on loopback, private and link-local addresses"},
-			&cli.StringFlag{Name: "publish-token", Usage: "require \"Authorization: Bearer TOKEN\" on published notifications", Sources: cli.EnvVars("RESOURCESYNC_HUB_PUBLISH_TOKEN")},
-			&cli.DurationFlag{Name: "lease-default", Usage: "lease granted when none is requested", Value: 10 * 24 * time.Hour},
-			&cli.DurationFlag{Name: "lease-min", Usage: "shortest lease granted", Value: 5 * time.Minute},
-			&cli.DurationFlag{Name: "lease-max", Usage: "longest lease granted", Value: 30 * 24 * time.Hour},
-			&cli.Int64Flag{Name: "max-payload", Usage: "largest notification accepted, in bytes", Value: 8 << 20},
-			&cli.IntFlag{Name: "max-subscriptions-per-topic", Value: 10000},
-			&cli.StringFlag{Name: "signature-alg", Usage: "X-Hub-Signature algorithm: sha256, sha384, sha512 or sha1 (compatibility)", Value: "sha256"},
-			&cli.FloatFlag{Name: "publish-rate", Usage: "publish requests accepted per second (then 429)", Value: 100},
-			&cli.IntFlag{Name: "max-per-host", Usage: "concurrent deliveries per callback host", Value: 16},
+			&cli.StringFlag{Name: "addr", Usage: "listen on `HOST:PORT`", Value: "127.0.0.1:8090"},
+			&cli.StringFlag{Name: "state", Usage: "state `DIR`", Value: "hub-state"},
+			&cli.StringFlag{Name: "store", Usage: "`URL` of the state store", DefaultText: "bolt:STATE", Sources: cli.EnvVars("RESOURCESYNC_HUB_STORE")},
+			&cli.StringFlag{Name: "node", Usage: "this node's `NAME` among the hubs", DefaultText: "HOSTNAME-PID-RANDOM"},
+			&cli.DurationFlag{Name: "claim-ttl", Usage: "a node's claim lasts `D` (takeover time)", Value: 6 * time.Second},
+			&cli.StringFlag{Name: "import-state", Usage: "first copy the embedded state in `DIR` to PostgreSQL"},
+			&cli.StringFlag{Name: "url", Usage: "public `URL` of the hub (rel=\"hub\")", DefaultText: "http://ADDR/"},
+			&cli.BoolFlag{Name: "allow-private-callbacks", Usage: "allow callbacks and topics on private addresses"},
+			&cli.StringFlag{Name: "publish-token", Usage: "require this bearer `TOKEN` on publishes", Sources: cli.EnvVars("RESOURCESYNC_HUB_PUBLISH_TOKEN")},
+			&cli.DurationFlag{Name: "lease-default", Usage: "lease `D` granted when none is asked for", Value: 10 * 24 * time.Hour},
+			&cli.DurationFlag{Name: "lease-min", Usage: "shortest lease `D` granted", Value: 5 * time.Minute},
+			&cli.DurationFlag{Name: "lease-max", Usage: "longest lease `D` granted", Value: 30 * 24 * time.Hour},
+			&cli.Int64Flag{Name: "max-payload", DefaultText: "8 MiB", Usage: "largest notification, `N` bytes", Value: 8 << 20},
+			&cli.IntFlag{Name: "max-subscriptions-per-topic", Usage: "at most `N` subscriptions per topic", Value: 10000},
+			&cli.StringFlag{Name: "signature-alg", Usage: "`ALG` of X-Hub-Signature: sha256, sha384, sha512, sha1", Value: "sha256"},
+			&cli.FloatFlag{Name: "publish-rate", Usage: "`R` publishes a second, then 429", Value: 100},
+			&cli.IntFlag{Name: "max-per-host", Usage: "`N` deliveries at once per callback host", Value: 16},
 			maxConnsFlag(),
-			&cli.StringFlag{Name: "admin-token", Usage: "serve /admin/: admin pages for a browser after logging in with TOKEN, and the JSON API (dead letters, replay, stats, subscriptions) to \"Authorization: Bearer TOKEN\"", Sources: cli.EnvVars("RESOURCESYNC_HUB_ADMIN_TOKEN")},
-			&cli.DurationFlag{Name: "give-up-after", Usage: "how long a failing delivery is retried before it becomes a dead letter", Value: 48 * time.Hour},
+			&cli.StringFlag{Name: "admin-token", Usage: "serve the admin pages and API at /admin/ to `TOKEN`", Sources: cli.EnvVars("RESOURCESYNC_HUB_ADMIN_TOKEN")},
+			&cli.DurationFlag{Name: "give-up-after", Usage: "retry a delivery for `D`, then dead-letter it", Value: 48 * time.Hour},
 			&cli.BoolFlag{Name: "verbose", Usage: "log subscriptions and failures to stderr"},
 		}, serverAuthFlags(true)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -229,7 +244,7 @@ func openHubStore(ctx context.Context, cmd *cli.Command) (st hubstore.Store, whe
 		return nil, "", cli.Exit("--store bolt:DIR: no DIR", exitUsage)
 	case err != nil:
 		return nil, "", cli.Exit(fmt.Sprintf("--store %q: want bolt:DIR or postgres://...", redactURL(u)), exitUsage)
-	case !hu.Postgres():
+	case hu.Embedded():
 		if cmd.IsSet("state") && cmd.String("state") != hu.Dir {
 			return nil, "", cli.Exit("--store bolt:DIR and --state name two different directories", exitUsage)
 		}

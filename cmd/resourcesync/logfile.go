@@ -39,8 +39,7 @@ func (l *logFile) attach(app *cli.Command) {
 }
 
 func logFileFlag() cli.Flag {
-	return &cli.StringFlag{Name: "log-file", TakesFile: true,
-		Usage: "append log lines, warnings and progress (as plain lines) to `FILE` instead of stderr; the final error line is also printed on stderr"}
+	return &cli.StringFlag{Name: "log-file", TakesFile: true, Usage: "append the log to `FILE` instead of stderr"}
 }
 
 // logFile redirects the command's stderr to --log-file for the run.

@@ -52,19 +52,34 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return lf.close(stderr, exitUsage)
 }
 
+// rootHelp is the root's description: what the toolkit is for and where
+// to read more.
+const rootHelp = `Publish a directory as a ResourceSync Source (serve, publish), mirror a
+Source (sync, aggregate), validate one, run a WebSub hub, bridge OAI-PMH and
+SDShare.
+
+Examples:
+  resourcesync serve --watch ./collection
+  resourcesync sync http://127.0.0.1:8080/ ./mirror
+  resourcesync help sync
+
+See also: 'resourcesync COMMAND --help' for a command's options, 'resourcesync
+help TOPIC' for a topic (secrets from the environment: help environment); the
+same pages are in docs/cli/.`
+
 func newApp(stdout, stderr io.Writer) *cli.Command {
 	lf := &logFile{}
 	app := &cli.Command{
 		Name:        "resourcesync",
 		Usage:       "ResourceSync (ANSI/NISO Z39.99-2017) toolkit",
 		UsageText:   "resourcesync [--version] COMMAND [options] [arguments]",
-		Description: "Run 'resourcesync COMMAND --help' for a command's options.\n\n" + exitStatusHelp + "\n\n" + envHelp,
+		Description: rootHelp,
 		Writer:      stdout,
 		ErrWriter:   stderr,
 		// run maps errors to exit codes; urfave/cli must not call os.Exit.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Local: true, Usage: "print the version, commit, build date and Go version"},
+			&cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Local: true, Usage: "print the version and exit"},
 		},
 		Metadata:                        map[string]any{"log-file": lf},
 		EnableShellCompletion:           true,
@@ -83,7 +98,7 @@ func newApp(stdout, stderr io.Writer) *cli.Command {
 			versionCommand(),
 		},
 	}
-	conventions(app)
 	lf.attach(app)
+	conventions(app)
 	return app
 }

@@ -36,6 +36,13 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(argvChildEnv) != "" {
+		// A child whose command line is the command's own (argvCmd).
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := run(ctx, append([]string{"resourcesync"}, os.Args[1:]...), os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
 	if a := os.Getenv(memChildEnv); a != "" {
 		var args []string
 		if err := json.Unmarshal([]byte(a), &args); err != nil {
@@ -275,6 +282,19 @@ func memCheck(t *testing.T, dest string, n int, changed map[int]int) {
 	for i := range changed {
 		check(i)
 	}
+}
+
+// argvChildEnv makes the test binary run the command line it is given
+// (argvCmd), as the resourcesync binary would.
+const argvChildEnv = "RESOURCESYNC_TEST_ARGV"
+
+// argvCmd runs the command line in a child process whose own command
+// line (/proc/PID/cmdline) is the test binary's name followed by args, as
+// a user's resourcesync command is seen by another.
+func argvCmd(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), argvChildEnv+"=1")
+	return cmd
 }
 
 func memCmd(args ...string) *exec.Cmd {

@@ -19,11 +19,11 @@ import (
 // notificationFlags configure a served Source's change notifications.
 func notificationFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "hub", Usage: "publish change notifications to the external WebSub hub at `URL` (default: an embedded hub at BASE/.resourcesync/hub); user:password@ in URL is sent to it as HTTP basic, never advertised"},
+		&cli.StringFlag{Name: "hub", Usage: "send change notifications to the hub at `URL`"},
 		&cli.BoolFlag{Name: "no-hub", Usage: "publish no change notifications"},
-		&cli.StringFlag{Name: "hub-token", Usage: "publish token: the embedded hub accepts publishes only with it; sent to an external hub as a bearer token"},
-		&cli.BoolFlag{Name: "allow-private-callbacks", Usage: "let the embedded hub deliver to loopback, private and link-local callback addresses"},
-		&cli.StringFlag{Name: "hub-admin-token", Usage: "serve the embedded hub's admin pages at BASE/.resourcesync/hub/admin/ (log in with TOKEN in a browser; or \"Authorization: Bearer TOKEN\" for the JSON API, see hub --help)", Sources: cli.EnvVars("RESOURCESYNC_HUB_ADMIN_TOKEN")},
+		&cli.StringFlag{Name: "hub-token", Usage: "`TOKEN` the hub takes publishes with"},
+		&cli.BoolFlag{Name: "allow-private-callbacks", Usage: "let the embedded hub call private addresses"},
+		&cli.StringFlag{Name: "hub-admin-token", Usage: "serve the embedded hub's admin pages to `TOKEN`", Sources: cli.EnvVars("RESOURCESYNC_HUB_ADMIN_TOKEN")},
 	}
 }
 
@@ -46,7 +46,7 @@ func setupNotifications(cmd *cli.Command, cfg *source.Config, au *authn.Authenti
 		sc.Hub = func(c *hub.Config) { c.SubscriberAuth = au.Check }
 	}
 	if u := cmd.String("store"); sc.ExternalHub == "" && isPostgresURL(u) {
-		// The embedded hubs of the replicas share one state (see hub --help).
+		// The embedded hubs of the replicas share one state (resourcesync help state).
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		st, err := hubstoreurl.Open(ctx, u)
 		cancel()

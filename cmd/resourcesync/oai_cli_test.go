@@ -55,10 +55,16 @@ func TestOAIUsage(t *testing.T) {
 	}
 	for _, cmd := range []string{"serve", "publish"} {
 		_, out, _ := runCLI(t, cmd, "--help")
-		for _, want := range []string{"OAI-PMH REPOSITORY", "--oai-pmh", "--metadata-prefix", "--oai-set", "--oai-full-every", "--oai-max-records", "--oai-max-delete", "--oai-min-free", "STATE/oai-pmh"} {
+		for _, want := range []string{"See also: resourcesync help", " oai-pmh", "--oai-pmh", "--metadata-prefix", "--oai-set", "--oai-full-every", "--oai-max-records", "--oai-max-delete", "--oai-min-free"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s --help lacks %q", cmd, want)
 			}
+		}
+	}
+	_, out, _ := runCLI(t, "help", "oai-pmh")
+	for _, want := range []string{"OAI-PMH REPOSITORY", "STATE/oai-pmh", "--oai-full-every", "--oai-max-delete"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("help oai-pmh lacks %q", want)
 		}
 	}
 	if _, out, _ := runCLI(t, "serve", "--help"); !strings.Contains(out, "--oai-interval") {

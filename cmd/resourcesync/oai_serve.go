@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"log/slog"
 	"net"
 	"net/http"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -21,23 +19,46 @@ import (
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
 	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"github.com/resourcesync-go/resourcesync/oai/provider"
+	"github.com/resourcesync-go/resourcesync/oai/provider/readstore"
 	"github.com/resourcesync-go/resourcesync/source"
 	"github.com/resourcesync-go/resourcesync/source/store"
-	"github.com/resourcesync-go/resourcesync/source/store/bolt"
 	"github.com/resourcesync-go/resourcesync/source/store/storeurl"
 )
 
 // oaiCommand groups the OAI-PMH commands.
+// oaiServeDescription is the description --help shows; the long text is in the
+// help topics (topics.go).
+const oaiServeDescription = `Offers a collection published by serve or publish (DIR and its state), or a
+mirror made by sync (--mirror), to OAI-PMH 2.0 harvesters: all six verbs,
+every resource a record (oai_dc, and --metadata-format for XML resources),
+deleted records kept.
+
+Examples:
+  resourcesync oai serve --base-url https://data.example.org/ ./data
+  resourcesync oai serve --mirror --records ./mirror
+
+See also: resourcesync help oai-pmh, state, connections.`
+
 func oaiCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "oai",
 		Usage: "bridge OAI-PMH 2.0 and ResourceSync",
+		Description: `Bridges OAI-PMH 2.0 and ResourceSync: serve --oai-pmh URL (and publish
+--oai-pmh) harvest a repository into a Source; oai serve offers a Source,
+or a mirror of one, to OAI-PMH harvesters.
+
+Examples:
+  resourcesync serve --oai-pmh https://repo.example.org/oai --state st ./records
+  resourcesync oai serve --base-url https://data.example.org/ ./data
+
+See also: resourcesync help oai-pmh.`,
 		Commands: []*cli.Command{
 			oaiServeCommand(),
 		},
 	}
 }
 
+// oaiServeHelp is oai serve's part of the help topic oai-pmh.
 const oaiServeHelp = `Offers a collection published by serve or publish (DIR and its state) to
 OAI-PMH 2.0 harvesters: all six verbs, over GET and POST, at second
 granularity, with persistent deleted records.
@@ -68,7 +89,7 @@ RECORDS
 
 STATE
    The state is that of serve and publish (--state DIR, default
-   DIR/.resourcesync, or --store URL; see serve --help): give the same
+   DIR/.resourcesync, or --store URL; see help state): give the same
    --state, --store, --set and --base-url they were given. The records are
    the state as publish last recorded it: run publish again (while oai serve
    runs) to update them. The embedded store admits one process at a time:
@@ -114,23 +135,23 @@ func oaiServeCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "serve",
 		Usage:       "offer a published collection to OAI-PMH harvesters",
-		UsageText:   "resourcesync oai serve [--addr HOST:PORT] [--base-url URL] [--endpoint-url URL] [--state DIR | --store URL] [--set NAME=DIR]... [--mirror] [--records] [--metadata-format PREFIX=NAMESPACE[=SCHEMA]]... [DIR]",
-		Description: oaiServeHelp + storeHelp + connsHelp(bodyWithin(time.Minute)) + hostGuardHelp("--endpoint-url"),
+		UsageText:   "resourcesync oai serve [options] [DIR]",
+		Description: oaiServeDescription,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
-			&cli.StringFlag{Name: "base-url", Usage: "the Source's public base URL, as given to serve or publish (resource URLs, identifiers)", DefaultText: "http://ADDR/"},
-			&cli.StringFlag{Name: "endpoint-url", Usage: "public URL of this OAI-PMH endpoint (Identify's baseURL)", DefaultText: "http://ADDR/"},
+			&cli.StringFlag{Name: "addr", Usage: "listen on `HOST:PORT`", Value: "127.0.0.1:8080"},
+			&cli.StringFlag{Name: "base-url", Usage: "the Source's public base `URL`, as given to serve", DefaultText: "http://ADDR/"},
+			&cli.StringFlag{Name: "endpoint-url", Usage: "public `URL` of this endpoint (Identify's baseURL)", DefaultText: "http://ADDR/"},
 			&cli.StringFlag{Name: "state", Usage: "state directory of serve or publish", DefaultText: "DIR/.resourcesync"},
 			storeFlag(),
-			&cli.StringSliceFlag{Name: "set", Usage: "the set NAME published from DIR (repeatable, as given to serve or publish)", TakesFile: true},
-			&cli.StringSliceFlag{Name: "metadata-format", Usage: "also offer the XML resources whose root is in NAMESPACE as format PREFIX (`PREFIX=NAMESPACE[=SCHEMA]`, repeatable)"},
+			&cli.StringSliceFlag{Name: "set", Usage: "the set `NAME=DIR` (repeatable, as given to serve)", TakesFile: true},
+			&cli.StringSliceFlag{Name: "metadata-format", Usage: "also offer `FORMAT` P=NS[=XSD] (repeatable)"},
 			&cli.StringFlag{Name: "repository-name", Usage: "Identify's repositoryName", Value: "resourcesync"},
 			&cli.StringSliceFlag{Name: "admin-email", Usage: "Identify's adminEmail (repeatable)", DefaultText: "nobody@HOST"},
 			&cli.DurationFlag{Name: "token-ttl", Usage: "how long a resumption token stays valid", Value: 24 * time.Hour},
-			&cli.IntFlag{Name: "page-size", Usage: "records per ListRecords response (ListIdentifiers: 5 times as many headers)", Value: 100},
-			&cli.BoolFlag{Name: "mirror", Usage: "DIR is a mirror made by sync (see MIRRORS above)"},
-			&cli.BoolFlag{Name: "records", Usage: "DIR holds OAI-PMH records as serve --oai-pmh harvests them: serve each as itself (see HARVESTED RECORDS above)"},
-			&cli.DurationFlag{Name: "rescan-interval", Usage: "with --mirror: look for changes in the mirror at this interval", Value: time.Minute},
+			&cli.IntFlag{Name: "page-size", Usage: "`N` records per ListRecords response", Value: 100},
+			&cli.BoolFlag{Name: "mirror", Usage: "DIR is a mirror made by sync (help oai-pmh)"},
+			&cli.BoolFlag{Name: "records", Usage: "DIR holds harvested records: serve each as itself"},
+			&cli.DurationFlag{Name: "rescan-interval", Usage: "with --mirror: rescan the mirror every `D`", Value: time.Minute},
 			maxConnsFlag(),
 		},
 		Action: oaiServe,
@@ -199,34 +220,12 @@ func oaiServe(ctx context.Context, cmd *cli.Command) error {
 	if cmd.Bool("mirror") {
 		return oaiServeMirror(ctx, cmd, ln, sets[0].dir, base, endpoint, formats)
 	}
-	// Which stores: as serve and publish open them (bolt:STATE/SET or a
-	// database), but never created here: an absent state is a mistake.
-	stateDir := cmd.String("state")
-	open := func(ctx context.Context, set string) (store.Store, error) {
-		p := filepath.Join(stateDir, set, "state.db")
-		if _, err := os.Stat(p); err != nil {
-			return nil, fmt.Errorf("no state at %s (run publish or serve on the directory first, with the same --state/--set): %w", p, err)
-		}
-		// Opened for each request: publish may update it meanwhile. Once
-		// now, to report a state that cannot be used before serving it.
-		st := newOnDemandStore(stateDir, set)
-		db, err := bolt.OpenSet(stateDir, set, &bolt.Options{LockTimeout: 5 * time.Second, ReadOnly: true})
-		if err != nil {
-			return nil, err
-		}
-		return st, db.Close()
-	}
 	if u := cmd.String("store"); u != "" {
-		su, err := storeurl.Parse(u)
-		if err != nil {
+		if _, err := storeurl.Parse(u); err != nil {
 			return cli.Exit(fmt.Sprintf("--store %q: want bolt:PATH or postgres://...", redactURL(u)), exitUsage)
 		}
-		if su.Postgres() {
-			open = su.Open
-		} else {
-			stateDir = su.Dir // the store's directory, whatever --state says
-		}
 	}
+	stateDir := cmd.String("state")
 	if stateDir == "" {
 		stateDir = filepath.Join(sets[0].dir, ".resourcesync")
 	}
@@ -240,7 +239,7 @@ func oaiServe(ctx context.Context, cmd *cli.Command) error {
 		if fi, err := os.Stat(s.dir); err != nil || !fi.IsDir() {
 			return cli.Exit(fmt.Sprintf("set %s: %s is not a directory", s.name, s.dir), exitUsage)
 		}
-		st, err := open(ctx, s.name)
+		st, err := openOAIState(ctx, cmd.String("store"), stateDir, s.name)
 		if errors.Is(err, store.ErrLocked) {
 			return cli.Exit(fmt.Sprintf("set %s: %v: a serve or publish is using this state; run serve --oai-pmh-endpoint PATH to offer OAI-PMH from that serve", s.name, err), exitUsage)
 		}
@@ -258,6 +257,31 @@ func oaiServe(ctx context.Context, cmd *cli.Command) error {
 		return cli.Exit(err.Error(), exitUsage)
 	}
 	return serveOAI(ctx, cmd, ln, h, base, endpoint)
+}
+
+// openOAIState opens the state of set for oai serve, read-only: the one
+// place where oai serve chooses the kind of state. A store URL (--store)
+// opens as serve and publish open it (bolt:DIR being the embedded state
+// in DIR, whatever --state says); without one, the embedded state in
+// stateDir. The embedded state is never created here (an absent state is
+// a mistake) and is opened for each request only, so that publish can
+// update it meanwhile (package oai/provider/readstore).
+func openOAIState(ctx context.Context, storeURL, stateDir, set string) (store.Store, error) {
+	if storeURL != "" {
+		su, err := storeurl.Parse(storeURL)
+		if err != nil {
+			return nil, err
+		}
+		if !su.Embedded() {
+			return su.Open(ctx, set)
+		}
+		stateDir = su.Dir
+	}
+	st, err := readstore.Open(stateDir, set)
+	if errors.Is(err, readstore.ErrNoState) {
+		return nil, fmt.Errorf("%w (run publish or serve on the directory first, with the same --state/--set)", err)
+	}
+	return st, err
 }
 
 // serveOAI serves h on ln until ctx is done.
@@ -303,7 +327,7 @@ func oaiServeMirror(ctx context.Context, cmd *cli.Command, ln net.Listener, dest
 	}
 	src, err := source.Open(cfg)
 	if err != nil {
-		return cli.Exit(err.Error(), exitUsage)
+		return cli.Exit(err.Error()+lockedHint(err), exitUsage)
 	}
 	defer src.Close()
 	if _, err := src.Update(ctx); err != nil && !source.Refused(err) {
@@ -381,8 +405,8 @@ func withOAIEndpoint(serve *cli.Command) *cli.Command {
 // oaiEndpointFlags are serve's flags for the provider inside it.
 func oaiEndpointFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "oai-pmh-endpoint", Usage: "also answer OAI-PMH 2.0 at BASE/`PATH` over the served sets (see resourcesync oai serve --help)"},
-		&cli.StringSliceFlag{Name: "oai-metadata-format", Usage: "with --oai-pmh-endpoint: offer the XML resources whose root is in NAMESPACE as format PREFIX (`PREFIX=NAMESPACE[=SCHEMA]`, repeatable)"},
+		&cli.StringFlag{Name: "oai-pmh-endpoint", Usage: "also answer OAI-PMH at BASE/`PATH` (help oai-pmh)"},
+		&cli.StringSliceFlag{Name: "oai-metadata-format", Usage: "with --oai-pmh-endpoint: offer `FMT` P=NS[=XSD]"},
 	}
 }
 
@@ -411,191 +435,4 @@ func mountOAI(cmd *cli.Command, src *source.Source, extra map[string]http.Handle
 	}
 	extra[p] = h
 	return extra, nil
-}
-
-// onDemandStore is a read-only store.Store over the embedded state of
-// publish (or serve): the state is opened (read-only: no write, no fsync)
-// when a request needs it and closed when no request does, so that the
-// writer can update it between requests: the embedded store admits one
-// writer and no reader beside it.
-//
-// The requests in flight share one open, and it is never held longer
-// than oaiHoldMax at a stretch: harvesters whose requests overlap would
-// otherwise keep the shared lock for ever, and the writer, which polls for
-// its exclusive lock (every 50 ms, bbolt) and gives up after a second
-// (publish: the state is locked), would never get it. Past oaiHoldMax new
-// requests wait, the ones in flight finish, the state is closed, and it
-// stays closed for oaiPause, twice the writer's poll interval, so that a
-// waiting writer's poll lands in the gap. A writer thus waits at most
-// oaiHoldMax plus the longest request in flight plus one poll; the
-// harvesters, at most that pause (then the writer's run, up to lockWait).
-type onDemandStore struct {
-	dir, set string
-
-	mu       sync.Mutex
-	cond     *sync.Cond
-	db       *bolt.DB // the open shared by the requests in flight
-	refs     int
-	busy     time.Time // opened since then with no gap of oaiPause
-	closed   time.Time // last closed then
-	draining time.Time // held oaiHoldMax since then: no new request until it is closed
-	resume   time.Time // closed for a writer until then
-}
-
-const (
-	oaiHoldMax = 250 * time.Millisecond
-	oaiPause   = 100 * time.Millisecond
-	// oaiDrainMax bounds the wait for the requests in flight: past it, a
-	// new request joins them. The provider never nests its calls on a
-	// store, but should a request wait for its own release, it is delayed,
-	// not deadlocked.
-	oaiDrainMax = time.Second
-)
-
-func newOnDemandStore(dir, set string) *onDemandStore {
-	s := &onDemandStore{dir: dir, set: set}
-	s.cond = sync.NewCond(&s.mu)
-	return s
-}
-
-var errReadOnly = errors.New("oai serve: the state is read-only here")
-
-// lockWait is how long a call waits for publish to release the state.
-const lockWait = 30 * time.Second
-
-func (s *onDemandStore) open() (*bolt.DB, error) {
-	return bolt.OpenSet(s.dir, s.set, &bolt.Options{LockTimeout: lockWait, ReadOnly: true})
-}
-
-// acquire returns the state, open, for one request; release gives it back.
-func (s *onDemandStore) acquire() (*bolt.DB, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for {
-		now := time.Now()
-		if s.db != nil && s.draining.IsZero() && now.Sub(s.busy) >= oaiHoldMax {
-			s.draining = now
-		}
-		switch {
-		case s.db != nil && (s.draining.IsZero() || now.Sub(s.draining) >= oaiDrainMax):
-			if !s.draining.IsZero() {
-				// A request outlived the drain: the others join it, and
-				// the next drain is tried after another oaiHoldMax.
-				s.draining, s.busy = time.Time{}, now
-			}
-			s.refs++
-			return s.db, nil
-		case s.db == nil && !now.Before(s.resume):
-			// Opened with s.mu held: the other requests would wait for
-			// the lock anyway.
-			db, err := s.open()
-			if err != nil {
-				return nil, err
-			}
-			s.db, s.refs = db, 1
-			if now.Sub(s.closed) >= oaiPause {
-				s.busy = now // a writer had its chance
-			}
-			return db, nil
-		default:
-			// The pause, or the drain: woken when the pause ends, the
-			// drain is too long (the timer takes s.mu, so its Broadcast
-			// cannot come before this Wait) or the last request ends.
-			until := s.resume
-			if s.db != nil {
-				until = s.draining.Add(oaiDrainMax)
-			}
-			tm := time.AfterFunc(until.Sub(now), func() {
-				s.mu.Lock()
-				s.cond.Broadcast()
-				s.mu.Unlock()
-			})
-			s.cond.Wait()
-			tm.Stop()
-		}
-	}
-}
-
-func (s *onDemandStore) release() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.refs--; s.refs > 0 {
-		return
-	}
-	s.db.Close()
-	s.db, s.closed = nil, time.Now()
-	if !s.draining.IsZero() {
-		s.draining = time.Time{}
-		s.resume = time.Now().Add(oaiPause)
-	}
-	s.cond.Broadcast()
-}
-
-func (s *onDemandStore) Apply(context.Context, store.Batch) (uint64, uint64, error) {
-	return 0, 0, errReadOnly
-}
-
-func (s *onDemandStore) PutMeta(context.Context, string, []byte) error { return errReadOnly }
-
-func (s *onDemandStore) Close() error { return nil }
-
-func (s *onDemandStore) Get(ctx context.Context, path string) (store.Resource, error) {
-	db, err := s.acquire()
-	if err != nil {
-		return store.Resource{}, err
-	}
-	defer s.release()
-	return db.Get(ctx, path)
-}
-
-func (s *onDemandStore) Stats(ctx context.Context) (store.Stats, error) {
-	db, err := s.acquire()
-	if err != nil {
-		return store.Stats{}, err
-	}
-	defer s.release()
-	return db.Stats(ctx)
-}
-
-func (s *onDemandStore) GetMeta(ctx context.Context, key string) ([]byte, error) {
-	db, err := s.acquire()
-	if err != nil {
-		return nil, err
-	}
-	defer s.release()
-	return db.GetMeta(ctx, key)
-}
-
-// each runs one iteration of db's with the state open.
-func onDemandSeq[T any](s *onDemandStore, seq func(*bolt.DB) iter.Seq2[T, error]) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
-		db, err := s.acquire()
-		if err != nil {
-			var zero T
-			yield(zero, err)
-			return
-		}
-		defer s.release()
-		for v, err := range seq(db) {
-			if !yield(v, err) {
-				return
-			}
-		}
-	}
-}
-
-func (s *onDemandStore) Resources(ctx context.Context) iter.Seq2[store.Resource, error] {
-	return onDemandSeq(s, func(db *bolt.DB) iter.Seq2[store.Resource, error] { return db.Resources(ctx) })
-}
-
-func (s *onDemandStore) ResourcesIn(ctx context.Context, from, to string) iter.Seq2[store.Resource, error] {
-	return onDemandSeq(s, func(db *bolt.DB) iter.Seq2[store.Resource, error] { return db.ResourcesIn(ctx, from, to) })
-}
-
-func (s *onDemandStore) Journal(ctx context.Context, from uint64) iter.Seq2[store.Change, error] {
-	return onDemandSeq(s, func(db *bolt.DB) iter.Seq2[store.Change, error] { return db.Journal(ctx, from) })
-}
-
-func (s *onDemandStore) JournalBetween(ctx context.Context, from, until time.Time) iter.Seq2[store.Change, error] {
-	return onDemandSeq(s, func(db *bolt.DB) iter.Seq2[store.Change, error] { return db.JournalBetween(ctx, from, until) })
 }

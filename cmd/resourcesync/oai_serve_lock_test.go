@@ -20,8 +20,8 @@ import (
 // (without --mirror) for pages back to back keep the state's shared lock
 // held by some request at every instant; publish, which needs the lock
 // exclusively and gives up after a second, must still get it, and soon:
-// oai serve lets go of the state at least every oaiHoldMax for a pause a
-// waiting writer's polls cannot miss.
+// oai serve (oai/provider/readstore) lets go of the state at least every
+// quarter of a second for a pause a waiting writer's polls cannot miss.
 func TestOAIServeDoesNotStarvePublish(t *testing.T) {
 	dir, out, state := t.TempDir(), t.TempDir(), t.TempDir()
 	for i := range 200 {

@@ -14,6 +14,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/source"
 )
 
+// publishHelp is publish's part of the help topic layout.
 const publishHelp = `Writes DIR's ResourceSync documents as static files into OUT, for hosting on
 any web server or object store at --base-url (which must also serve DIR's
 files at BASE/<path>). Running it again scans DIR, records what changed in
@@ -22,7 +23,8 @@ documents; closed Change Lists are never rewritten. Beside each document
 NAME.xml it writes NAME.html (NAME.2.html, … beyond 1,000 entries), a page
 to read it in a browser, linked to the pages of the other documents
 (--no-html: none); a page is rewritten only when its document's bytes
-change. See 'serve --help' for the layout.
+change. The layout is serve's (above).
+DIR may be a bucket, s3://BUCKET/PREFIX, scanned by listing; it needs --state or --store.
 
 OUT and the state directory are never scanned when they lie inside DIR
 (whatever the spelling), nor OUT's robots.txt when OUT is DIR itself.
@@ -35,16 +37,30 @@ real emptying through.`
 // store: a holder that died frees its role within about 20 s.
 var leadWait = 30 * time.Second
 
+// publishDescription is the description --help shows; the long text is in the
+// help topics (topics.go).
+const publishDescription = `Writes DIR's ResourceSync documents as static files into OUT, for any web
+server or object store that serves DIR's files at --base-url; a browser page
+NAME.html beside each. Run it again to record and publish what changed. DIR
+may be a bucket, s3://BUCKET/PREFIX (scanned by listing; needs --state).
+
+Examples:
+  resourcesync publish --base-url https://data.example.org/ --out ./out ./data
+  resourcesync publish --base-url https://data.example.org/ --out ./out \
+      --oai-pmh https://repo.example.org/oai --state ./state ./records
+
+See also: resourcesync help layout, dumps, safety, state, oai-pmh.`
+
 func publishCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "publish",
 		Usage:       "write a directory's ResourceSync documents as static files",
-		UsageText:   "resourcesync publish --base-url URL --out OUT [--state DIR] [--store URL] [--set NAME=DIR]... [DIR]\n   resourcesync publish --oai-pmh URL [--metadata-prefix P]... [--oai-set S]... --base-url URL --out OUT --state STATE DIR",
-		Description: publishHelp + oaiHelp + documentsHelp + storeHelp,
+		UsageText:   "resourcesync publish --base-url URL --out OUT [options] [DIR]",
+		Description: publishDescription,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "base-url", Usage: "public base URL of the Source", Required: true},
-			&cli.StringFlag{Name: "out", Usage: "directory to write the documents into", Required: true, TakesFile: true},
-			&cli.BoolFlag{Name: "no-html", Usage: "do not write the HTML page beside each document (NAME.html, for reading in a browser)"},
+			&cli.StringFlag{Name: "base-url", Usage: "public `URL` of the Source", Required: true},
+			&cli.StringFlag{Name: "out", Usage: "`OUT` directory to write the documents into", Required: true, TakesFile: true},
+			&cli.BoolFlag{Name: "no-html", Usage: "write no NAME.html page beside each document"},
 		}, append(sourceFlags(), oaiFlags(false)...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := checkOAIArgs(cmd); err != nil {
@@ -54,24 +70,25 @@ func publishCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			defer closeContents(cfg)
 			cfg.Out = cmd.String("out")
 			cfg.NoCompanions = cmd.Bool("no-html")
 			if !cmd.Bool("verbose") {
 				// Quiet by default: warnings and errors, then the result line.
 				cfg.Logger = slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			}
-			oai, err := newOAISource(cmd, &cfg)
+			oai, err := newOAISource(cmd, &cfg, false)
 			if err != nil {
 				return err
 			}
 			defer oai.Close()
 			clean := redact.String
 			if oai != nil {
-				clean = oai.clean // errors name the endpoint: no user information
+				clean = oai.Clean // errors name the endpoint: no user information
 			}
 			src, err := source.Open(cfg)
 			if err != nil {
-				return cli.Exit(err.Error(), exitUsage)
+				return cli.Exit(err.Error()+lockedHint(err), exitUsage)
 			}
 			defer src.Close()
 			start := time.Now()
@@ -90,9 +107,9 @@ func publishCommand() *cli.Command {
 			var harvestErr error
 			var hs harvest.Stats
 			var rep source.Report
-			if oai != nil && oai.empty() {
+			if oai != nil && oai.Empty() {
 				// The first harvest: the Source's baseline, scanned below.
-				hs, harvestErr = oai.harvest(ctx, nil)
+				hs, harvestErr = oai.Harvest(ctx, nil)
 				oai = nil
 			}
 			if oai != nil {
@@ -100,7 +117,7 @@ func publishCommand() *cli.Command {
 				// harvested; publish once at the end.
 				rep.Scans, err = src.Scan(ctx)
 				if err == nil {
-					hs, harvestErr = oai.harvest(ctx, src)
+					hs, harvestErr = oai.Harvest(ctx, src)
 					var rr source.Report
 					if rr, err = src.Render(ctx); err == nil {
 						rep.Publish = rr.Publish

@@ -70,7 +70,7 @@ func commandReference(t *testing.T) map[string][]byte {
 		files[referenceFile(e.path)] = b.Bytes()
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# Command reference\n\n%s\nThe `--help` text of every command of `resourcesync`, one page each.\n\n", note(nil))
+	fmt.Fprintf(&b, "# Command reference\n\n%s\nThe `--help` text of every command of `resourcesync`, and every help topic (`resourcesync help TOPIC`), one page each.\n\n", note(nil))
 	b.WriteString("| command | what it does |\n|---|---|\n")
 	for _, e := range cmds {
 		if len(e.path) == 0 {
@@ -78,9 +78,27 @@ func commandReference(t *testing.T) map[string][]byte {
 		}
 		fmt.Fprintf(&b, "| [`%s`](%s) | %s |\n", strings.Join(e.path, " "), referenceFile(e.path), e.usage)
 	}
+	// The help topics: the long texts the commands' --help leaves out.
+	b.WriteString("\n| help topic | what it holds |\n|---|---|\n")
+	for _, tp := range helpTopics() {
+		fmt.Fprintf(&b, "| [`%s`](%s) | %s |\n", tp.Name, topicFile(tp.Name), tp.Summary)
+		code, out, errOut := runCLI(t, "help", tp.Name)
+		if code != 0 || errOut != "" {
+			t.Fatalf("resourcesync help %s: exit %d, stderr %q", tp.Name, code, errOut)
+		}
+		var page bytes.Buffer
+		fmt.Fprintf(&page, "# `resourcesync help %s`\n\n<!-- Generated from `resourcesync help %s` by TestDocsReference (cmd/resourcesync/reference_test.go); do not edit.\n     Regenerate: %s -->\n%s.\n\n[All commands and topics](README.md)\n\n```text\n%s\n```\n",
+			tp.Name, tp.Name, regenerateDocs, docsCapitalize(tp.Summary), strings.TrimRight(out, "\n"))
+		files[topicFile(tp.Name)] = page.Bytes()
+	}
 	fmt.Fprintf(&b, "\n## `resourcesync --help`\n\n```text\n%s\n```\n", help(nil))
 	files[referenceFile(nil)] = b.Bytes()
 	return files
+}
+
+// topicFile is the page of the help topic name.
+func topicFile(name string) string {
+	return "topic-" + name + ".md"
 }
 
 func docsCapitalize(s string) string {
@@ -91,7 +109,8 @@ func docsCapitalize(s string) string {
 }
 
 // TestDocsReference: docs/cli holds exactly the --help text of every
-// command; -update (or RESOURCESYNC_UPDATE_DOCS=1) rewrites it.
+// command and the text of every help topic; -update (or
+// RESOURCESYNC_UPDATE_DOCS=1) rewrites it.
 func TestDocsReference(t *testing.T) {
 	want := commandReference(t)
 	if *updateDocs {

@@ -17,6 +17,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/boltstore"
 )
 
+// sdshareExportHelp is export's part of the help topic sdshare-mirror.
 const sdshareExportHelp = `Prints the named graphs of the embedded quad store that
 'sdshare sync' and 'sdshare receive' keep (--store DIR; the store is the one
 file DIR/graph.db) to stdout.
@@ -38,14 +39,29 @@ the store's lock, so stop it first (or wait: --lock-timeout).
 Exit status: 0 printed; 1 the store is damaged; 2 usage, or the store
 cannot be opened (missing, locked) or stdout cannot be written.`
 
+// sdshareExportDescription is the description --help shows; the long text is in the
+// help topics (topics.go).
+const sdshareExportDescription = `Prints the named graphs of the embedded quad store that sdshare sync and
+sdshare receive keep (--store DIR) to stdout: every graph, or those named
+with --graph, as N-Triples, N-Quads or Turtle.
+
+Examples:
+  resourcesync sdshare export --store ./sdshare-store --format nq
+  resourcesync sdshare export --graph https://lod.example.org/people > p.nt
+
+See also: resourcesync help sdshare-mirror.
+
+Exit status: 0 printed; 1 the store is damaged; 2 usage, or the store cannot
+be opened (missing, locked) or stdout cannot be written.`
+
 func sdshareExportCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "export",
 		Usage:       "print the graphs of an embedded SDShare store",
-		UsageText:   "resourcesync sdshare export [--store DIR] [--graph IRI]... [--format nt|nq|ttl]",
-		Description: sdshareExportHelp,
+		UsageText:   "resourcesync sdshare export [options]",
+		Description: sdshareExportDescription,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "store", Value: defaultSDShareStore, Usage: "the store directory `DIR` (its file is DIR/graph.db; bolt:DIR is the same)"},
+			&cli.StringFlag{Name: "store", Value: defaultSDShareStore, Usage: "the store `DIR` (its file is DIR/graph.db)"},
 			&cli.StringSliceFlag{Name: "graph", Usage: "print only the graph `IRI` (repeatable; default: all)"},
 			&cli.StringFlag{Name: "format", Value: "nt", Usage: "`FORMAT` of the output: nt, nq or ttl"},
 			&cli.DurationFlag{Name: "lock-timeout", Value: time.Second, Usage: "wait up to `D` for another process to release the store"},

@@ -15,6 +15,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/sdshare/push"
 )
 
+// sdshareReceiveHelp is the help topic sdshare-push.
 const sdshareReceiveHelp = `Receives SDShare Push requests and applies them to an RDF store.
 
 A sender POSTs each changed fragment to http://ADDR/?resource=R[&graph=G]
@@ -81,21 +82,38 @@ SAFETY
 
 Exit status: 0 stopped by a signal; 2 usage, store or listen error.`
 
+// sdshareReceiveDescription is the description --help shows; the long text is in the
+// help topics (topics.go).
+const sdshareReceiveDescription = `Receives SDShare Push requests (POST ?resource=R[&graph=G], the fragment as
+the body) and applies each to an RDF store in one transaction; a late
+duplicate never undoes a newer change. Without --auth-token-file anyone who
+reaches --addr can change the store: read resourcesync help sdshare-push.
+
+Examples:
+  resourcesync sdshare receive --store ./sdshare-store --graph https://ex.org/g
+  resourcesync sdshare receive --addr 0.0.0.0:8950 --auth-token-file tokens \
+      --sparql-update http://127.0.0.1:3030/ds/update
+
+See also: resourcesync help sdshare-push, authentication,
+connections.
+
+Exit status: 0 stopped by a signal; 2 usage, store or listen error.`
+
 func sdshareReceiveCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "receive",
 		Usage:       "apply SDShare Push fragments POSTed to this endpoint to an RDF store",
-		UsageText:   "resourcesync sdshare receive [--addr HOST:PORT] [--graph IRI] [--state DIR] --store DIR | --sparql-update URL [--sparql-query URL]",
-		Description: sdshareReceiveHelp + sdshareReceiveAuthHelp + connsHelp(bodyAtRate("--max-bytes")),
+		UsageText:   "resourcesync sdshare receive [options]",
+		Description: sdshareReceiveDescription,
 		Flags: append(sdshareStoreFlags(),
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8950", Usage: "listen on `HOST:PORT`"},
-			&cli.StringFlag{Name: "graph", Usage: "the graph `IRI` of requests without a graph parameter"},
-			&cli.StringFlag{Name: "state", Usage: "keep the per-resource order record in `DIR` (default: the --store directory, or ./sdshare-state with --sparql-update)"},
-			&cli.Int64Flag{Name: "max-bytes", Value: push.DefaultMaxBytes, Usage: "refuse bodies longer than `N` bytes (413)"},
-			&cli.Int64Flag{Name: "max-memory", Value: push.DefaultMemoryBudget, Usage: "bound the memory of the pushes in progress to about `N` bytes: beyond it 503 with Retry-After (see SAFETY)"},
-			&cli.DurationFlag{Name: "max-clock-skew", Value: push.DefaultMaxClockSkew, Usage: "refuse SDShare-Updated more than `D` after this machine's clock (400; see SAFETY)"},
-			&cli.Uint64Flag{Name: "max-sequence-gap", Value: push.DefaultMaxSequenceGap, Usage: "refuse SDShare-Sequence more than `N` past the highest of its graph (past 0 for its first, unless a token is required; 400; see SAFETY)"},
-			&cli.BoolFlag{Name: "allow-text-plain", Usage: "take text/plain as N-Triples without --auth-token-file (old senders; see SAFETY)"},
+			&cli.StringFlag{Name: "graph", Usage: "graph `IRI` of requests without a graph"},
+			&cli.StringFlag{Name: "state", Usage: "state `DIR`: each resource's order"},
+			&cli.Int64Flag{Name: "max-bytes", Value: push.DefaultMaxBytes, Usage: "refuse bodies over `N` bytes (413)"},
+			&cli.Int64Flag{Name: "max-memory", Value: push.DefaultMemoryBudget, Usage: "bound the pushes' memory to about `N` bytes"},
+			&cli.DurationFlag{Name: "max-clock-skew", Value: push.DefaultMaxClockSkew, Usage: "refuse SDShare-Updated over `D` ahead (400)"},
+			&cli.Uint64Flag{Name: "max-sequence-gap", Value: push.DefaultMaxSequenceGap, Usage: "refuse SDShare-Sequence over `N` past the highest"},
+			&cli.BoolFlag{Name: "allow-text-plain", Usage: "take text/plain as N-Triples without a token"},
 			serverAuthFlags(false)[0],
 			maxConnsFlag(),
 		),

@@ -21,6 +21,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/source/store/storeurl"
 )
 
+// sdshareServeHelp is the help topic sdshare-feeds.
 const sdshareServeHelp = `Publishes each collection NAME, the RDF graph in PATH (a file, or a directory
 of files: .nt N-Triples, .ttl Turtle, .rdf/.xml/.owl RDF/XML), as SDShare 1.0
 feeds, and keeps them current: a change to the files is picked up within
@@ -103,30 +104,43 @@ RESOURCESYNC
    --hub URL also publishes ResourceSync Change Notifications of every change
    to that WebSub hub (topic B .resourcesync/NAME/notifications).`
 
+// sdshareServeDescription is the description --help shows; the long text is in the
+// help topics (topics.go).
+const sdshareServeDescription = `Publishes each collection NAME, the RDF graph in PATH (a file or a directory
+of .nt, .ttl, .rdf files), as SDShare 1.0 feeds kept current as the files
+change; --push sends each change on, --resourcesync makes a Source of it.
+
+Examples:
+  resourcesync sdshare serve people=./people.ttl places=./places/
+  resourcesync sdshare serve --push http://127.0.0.1:8950/ people=./people.nt
+
+See also: resourcesync help sdshare-feeds, authentication,
+connections.`
+
 func sdshareServeCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "serve",
 		Usage:       "publish RDF files as SDShare feeds (and push their changes)",
-		UsageText:   "resourcesync sdshare serve [--addr HOST:PORT] [--base-url URL] [--state DIR] [--store postgres://...] [--push URL]... [--resourcesync] NAME=PATH...",
-		Description: sdshareServeHelp + sdshareServeAuthHelp + connsHelp(bodyWithin(time.Minute)) + hostGuardHelp("--base-url"),
+		UsageText:   "resourcesync sdshare serve [options] NAME=PATH...",
+		Description: sdshareServeDescription,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
+			&cli.StringFlag{Name: "addr", Usage: "listen on `HOST:PORT`", Value: "127.0.0.1:8080"},
 			maxConnsFlag(),
-			&cli.StringFlag{Name: "base-url", Usage: "public URL of the overview feed", DefaultText: "http://ADDR/"},
-			&cli.StringFlag{Name: "state", Usage: "state directory (change journal, snapshots, push positions)", Value: "sdshare-state"},
-			&cli.StringFlag{Name: "store", Usage: "state store: bolt:DIR or postgres://... (see STATE above)", DefaultText: "bolt:STATE", Sources: cli.EnvVars("RESOURCESYNC_SDSHARE_STORE")},
-			&cli.StringSliceFlag{Name: "push", Usage: "SDShare Push receiver URL (repeatable)"},
-			&cli.StringFlag{Name: "push-token-file", Usage: "send the token in `FILE` (one line) as 'Authorization: Bearer' to the --push receivers (default: $" + envPushToken + ")"},
-			&cli.DurationFlag{Name: "rescan", Usage: "stat-based rescan interval behind filesystem events (0: events only)", Value: server.DefaultRescan},
-			&cli.DurationFlag{Name: "debounce", Usage: "reload once filesystem events have been quiet this long", Value: server.DefaultDebounce},
-			&cli.IntFlag{Name: "page-size", Usage: "entries per fragments feed page", Value: server.DefaultPageSize},
-			&cli.IntFlag{Name: "chunk-size", Usage: "resources per chunk; larger graphs also offer a chunked snapshot", Value: server.DefaultChunkSize},
-			&cli.StringFlag{Name: "author", Usage: "atom:author name of the feeds", Value: server.DefaultAuthor},
-			&cli.IntFlag{Name: "max-canonical-steps", Usage: "work allowed to label one fragment's blank nodes canonically (about 1 µs a step; -1: no bound); beyond it the fragment keeps its labels as loaded", Value: server.DefaultCanonicalSteps},
-			&cli.BoolFlag{Name: "resourcesync", Usage: "also publish the collections as a ResourceSync Source (each fragment a resource)"},
-			&cli.StringFlag{Name: "hub", Usage: "with --resourcesync: publish ResourceSync change notifications to the WebSub hub at `URL` (user:password@ in it: HTTP basic to the hub, never advertised)"},
-			&cli.StringFlag{Name: "hub-token", Usage: "bearer token sent to the --hub with each publish"},
-			&cli.BoolFlag{Name: "verbose", Usage: "log every reload and push failure (default: warnings and errors)"},
+			&cli.StringFlag{Name: "base-url", Usage: "public `URL` of the overview feed", DefaultText: "http://ADDR/"},
+			&cli.StringFlag{Name: "state", Usage: "state `DIR` (journal, snapshots, push positions)", Value: "sdshare-state"},
+			&cli.StringFlag{Name: "store", Usage: "state store `URL`: bolt:DIR or postgres://...", DefaultText: "bolt:STATE", Sources: cli.EnvVars("RESOURCESYNC_SDSHARE_STORE")},
+			&cli.StringSliceFlag{Name: "push", Usage: "SDShare Push receiver `URL` (repeatable)"},
+			&cli.StringFlag{Name: "push-token-file", Usage: "send the token in `FILE` to --push (or $" + envPushToken + ")"},
+			&cli.DurationFlag{Name: "rescan", Usage: "stat-based rescan every `D` (0: events only)", Value: server.DefaultRescan},
+			&cli.DurationFlag{Name: "debounce", Usage: "reload once file events are quiet for `D`", Value: server.DefaultDebounce},
+			&cli.IntFlag{Name: "page-size", Usage: "`N` entries per fragments feed page", Value: server.DefaultPageSize},
+			&cli.IntFlag{Name: "chunk-size", Usage: "`N` resources per chunk of a chunked snapshot", Value: server.DefaultChunkSize},
+			&cli.StringFlag{Name: "author", Usage: "atom:author `NAME` of the feeds", Value: server.DefaultAuthor},
+			&cli.IntFlag{Name: "max-canonical-steps", Usage: "work `N` to label a fragment's blank nodes", Value: server.DefaultCanonicalSteps},
+			&cli.BoolFlag{Name: "resourcesync", Usage: "also publish the collections by ResourceSync"},
+			&cli.StringFlag{Name: "hub", Usage: "with --resourcesync: notify the WebSub hub at `URL`"},
+			&cli.StringFlag{Name: "hub-token", Usage: "bearer `TOKEN` sent to the --hub with each publish"},
+			&cli.BoolFlag{Name: "verbose", Usage: "log every reload and push failure"},
 		}, serverAuthFlags(true)...),
 		Action: sdshareServe,
 	}
@@ -244,7 +258,7 @@ func sdshareServeStore(cmd *cli.Command) (func(context.Context, string) (store.S
 		return nil, cli.Exit("--store bolt:DIR: no DIR", exitUsage)
 	case err != nil:
 		return nil, cli.Exit(fmt.Sprintf("--store %q: want bolt:DIR or postgres://...", redactURL(u)), exitUsage)
-	case !su.Postgres():
+	case su.Embedded():
 		if cmd.IsSet("state") && cmd.String("state") != su.Dir {
 			return nil, cli.Exit("--store bolt:DIR and --state name two different directories", exitUsage)
 		}

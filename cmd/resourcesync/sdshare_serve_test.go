@@ -38,9 +38,15 @@ func TestSDShareServeUsage(t *testing.T) {
 		}
 	}
 	code, out, _ := runCLI(t, "sdshare", "serve", "--help")
+	for _, want := range []string{"--push", "See also: resourcesync help sdshare-feeds"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("--help (exit %d) does not name %s", code, want)
+		}
+	}
+	code, out, _ = runCLI(t, "help", "sdshare-feeds")
 	for _, want := range []string{"URLS", "FORMATS", "STATE", "PUSH", "406", "--push"} {
 		if code != 0 || !strings.Contains(out, want) {
-			t.Errorf("--help (exit %d) does not explain %s", code, want)
+			t.Errorf("help sdshare-feeds (exit %d) does not explain %s", code, want)
 		}
 	}
 }

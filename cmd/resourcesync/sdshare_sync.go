@@ -22,6 +22,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/sparql"
 )
 
+// sdshareSyncHelp is the help topic sdshare-mirror (with sdshareExportHelp).
 const sdshareSyncHelp = `Keeps an RDF store in step with an SDShare 1.0 server.
 
 OVERVIEW_URL is the server's overview feed. Every collection it lists (or
@@ -74,25 +75,42 @@ Exit status: 0 every collection is in step; 1 some fragment or collection
 failed (or the run was interrupted); 2 usage, discovery (the overview feed
 cannot be read or lists no collection) or state error.`
 
+// sdshareSyncDescription is the description --help shows; the long text is in the
+// help topics (topics.go).
+const sdshareSyncDescription = `Keeps an RDF store (--store DIR, or a SPARQL 1.1 Update endpoint) in step
+with an SDShare 1.0 server: the first run loads each collection's snapshot
+into its own named graph, later runs apply the fragments changed since.
+
+Examples:
+  resourcesync sdshare sync https://lod.example.org/sdshare/
+  resourcesync sdshare sync --follow \
+      --sparql-update http://127.0.0.1:3030/ds/update \
+      https://lod.example.org/sdshare/
+
+See also: resourcesync help sdshare-mirror, authentication.
+
+Exit status: 0 every collection is in step; 1 some fragment or collection
+failed (or the run was interrupted); 2 usage, discovery or state error.`
+
 func sdshareSyncCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "sync",
 		Usage:       "keep an RDF store in step with an SDShare server's feeds",
-		UsageText:   "resourcesync sdshare sync [--follow [--poll-interval D]] [--state DIR] [--store DIR | --sparql-update URL [--sparql-query URL] [--sparql-graph-store URL]] [--graph KEY=IRI]... [--collection NAME]... [--json] OVERVIEW_URL",
-		Description: sdshareSyncHelp + clientHelp,
+		UsageText:   "resourcesync sdshare sync [options] OVERVIEW_URL",
+		Description: sdshareSyncDescription,
 		Flags: append(append(sdshareStoreFlags(), clientFlags()...),
-			&cli.StringFlag{Name: "state", Usage: "keep t per collection in `DIR` (default: the --store directory, or ./sdshare-state with --sparql-update)"},
-			&cli.StringSliceFlag{Name: "graph", Usage: "keep the collection `KEY=IRI` (KEY: its title or collection feed URL) in graph IRI (repeatable)"},
-			&cli.StringSliceFlag{Name: "collection", Usage: "sync only the collection `NAME` (title or collection feed URL; repeatable)"},
+			&cli.StringFlag{Name: "state", Usage: "state `DIR`: t per collection"},
+			&cli.StringSliceFlag{Name: "graph", Usage: "keep collection `KEY=IRI` in graph IRI (repeatable)"},
+			&cli.StringSliceFlag{Name: "collection", Usage: "sync only the collection `NAME` (repeatable)"},
 			&cli.BoolFlag{Name: "follow", Usage: "keep running, polling every --poll-interval"},
 			&cli.DurationFlag{Name: "poll-interval", Value: time.Minute, Usage: "with --follow: poll every `D`"},
-			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a request (feed, snapshot, chunk or fragment; retried) when no response headers or body bytes arrive for `D`"},
-			&cli.FloatFlag{Name: "min-rate", Value: 1024, Usage: "give up on a download (retried) whose body averages less than `BYTES` per second over --min-rate-window (0: no limit)"},
-			&cli.DurationFlag{Name: "min-rate-window", Value: 30 * time.Second, Usage: "the window `D` over which --min-rate is averaged"},
-			&cli.DurationFlag{Name: "max-wait", Value: client.DefaultMaxWait, Usage: "deadline `D` from the first 202 for a document the server is still preparing (retries included); then it fails"},
-			&cli.Int64Flag{Name: "max-snapshot-bytes", Value: client.DefaultMaxSnapshotBytes, Usage: "refuse a snapshot (its chunks together) longer than `N` bytes as read, after gzip is decoded; the graph is left as it was"},
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON event per line and a final summary object on stdout"},
-			&cli.StringSliceFlag{Name: "allow-host", Usage: "let feeds, snapshots, fragments and redirects lead to `HOST[:PORT]` too (repeatable; by default only the overview feed's scheme, host and port)"},
+			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "retry a request silent for `D`"},
+			&cli.FloatFlag{Name: "min-rate", Value: 1024, Usage: "retry a download below `BYTES` a second"},
+			&cli.DurationFlag{Name: "min-rate-window", Value: 30 * time.Second, Usage: "average --min-rate over `D`"},
+			&cli.DurationFlag{Name: "max-wait", Value: client.DefaultMaxWait, Usage: "wait at most `D` for a document being prepared"},
+			&cli.Int64Flag{Name: "max-snapshot-bytes", Value: client.DefaultMaxSnapshotBytes, Usage: "refuse a snapshot longer than `N` bytes"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON events, one a line, and a summary"},
+			&cli.StringSliceFlag{Name: "allow-host", Usage: "also fetch from `HOST[:PORT]` (repeatable)"},
 		),
 		Action: runSDShareSync,
 	}
@@ -311,10 +329,10 @@ func absoluteIRI(s string) bool {
 // sync and receive).
 func sdshareStoreFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "store", Usage: "the embedded durable quad store in `DIR` (bolt:DIR is the same; default ./sdshare-store unless --sparql-update)"},
-		&cli.StringFlag{Name: "sparql-update", Usage: "write to the SPARQL 1.1 Update endpoint `URL` instead"},
-		&cli.StringFlag{Name: "sparql-query", Usage: "with --sparql-update: the SPARQL query endpoint `URL` (default: the update URL)"},
-		&cli.StringFlag{Name: "sparql-graph-store", Usage: "with --sparql-update: the Graph Store Protocol endpoint `URL`, used for snapshots when given"},
+		&cli.StringFlag{Name: "store", Usage: "the embedded quad store in `DIR` (default ./sdshare-store)"},
+		&cli.StringFlag{Name: "sparql-update", Usage: "write through the SPARQL 1.1 Update `URL` instead"},
+		&cli.StringFlag{Name: "sparql-query", Usage: "with --sparql-update: the SPARQL query `URL`"},
+		&cli.StringFlag{Name: "sparql-graph-store", Usage: "with --sparql-update: Graph Store Protocol `URL`"},
 	}
 }
 

@@ -15,12 +15,16 @@ import (
 	"github.com/resourcesync-go/resourcesync/source/publish"
 )
 
+// serveHelp is the start of the help topic layout: what serve does.
 const serveHelp = `Publishes DIR (or several named sets) as a ResourceSync Source over HTTP and
 keeps it up to date: every change found by a rescan (--rescan-interval) or a
 filesystem event (--watch) is recorded in a durable change journal, and the
 documents are published again.
+DIR may be a bucket, s3://BUCKET/PREFIX, rescanned by listing; it needs --state or --store.`
 
-LAYOUT (BASE is --base-url)
+// serveLayoutHelp is the help topic "layout": the URLs of a Source and
+// what a browser sees.
+const serveLayoutHelp = `LAYOUT (BASE is --base-url)
    BASE/<path>                               the resources: DIR's files, by their path
                                              (BASE/NAME/<path> with several --set)
    BASE/.well-known/resourcesync             Source Description
@@ -62,9 +66,10 @@ IN A BROWSER
 
 Hidden files and directories (names starting with '.') are not published, so
 the reserved prefix cannot collide with a resource. State lives in --state
-(default DIR/.resourcesync); restarting resumes from it.
+(default DIR/.resourcesync); restarting resumes from it.`
 
-DUMPS ON DEMAND
+// serveDumpsHelp is serve's part of the help topic "dumps".
+const serveDumpsHelp = `DUMPS ON DEMAND
    By default serve writes no dump package: resourcedump.xml and changedump.xml
    list packages (length exact, no package digest) that are produced when a
    client requests them, streamed as ZIP (stored, manifest.xml first) from DIR's
@@ -79,9 +84,10 @@ DUMPS ON DEMAND
    resource of its Change List changes again, the next publish drops the
    package from changedump.xml (the Change List stays).
    --dump-files writes the packages instead (the DOCUMENTS AND DISK costs
-   below); --no-dumps offers no dumps at all.
+   below); --no-dumps offers no dumps at all.`
 
-AN UNMOUNTED OR EMPTIED DIR
+// serveEmptyHelp is serve's part of the help topic "safety".
+const serveEmptyHelp = `AN UNMOUNTED OR EMPTIED DIR
    DIR must exist at start (exit 2 otherwise). A scan that finds DIR (or a
    --set's directory: each set on its own) missing, or holding no file while
    the state holds resources, records nothing: every mirror would otherwise
@@ -93,20 +99,35 @@ AN UNMOUNTED OR EMPTIED DIR
    empty collection that nothing can tell from a real one (mirrors are then
    protected only by sync --max-delete).`
 
+// serveDescription is the description --help shows; the long text is in the
+// help topics (topics.go).
+const serveDescription = `Publishes DIR (or several --set directories) as a ResourceSync Source over
+HTTP and keeps it current: each change a rescan or --watch finds is journaled
+and the documents are published again, with change notifications. DIR may be
+a bucket, s3://BUCKET/PREFIX (rescanned by listing; needs --state or --store).
+
+Examples:
+  resourcesync serve --watch ./collection
+  resourcesync serve --addr :8080 --base-url https://data.example.org/ /srv/data
+  resourcesync serve --oai-pmh https://repo.example.org/oai --state st ./records
+
+See also: resourcesync help layout, dumps, safety, state, oai-pmh,
+authentication, connections.`
+
 func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "serve",
 		Usage:       "publish a directory as a ResourceSync Source over HTTP",
-		UsageText:   "resourcesync serve [--addr HOST:PORT] [--base-url URL] [--state DIR] [--store URL] [--watch] [--rescan-interval D] [--set NAME=DIR]... [DIR]\n   resourcesync serve --oai-pmh URL [--metadata-prefix P]... [--oai-set S]... [--oai-interval D] --state STATE DIR",
-		Description: serveHelp + oaiHelp + documentsHelp + storeHelp + serveAuthHelp + connsHelp(bodyWithin(time.Minute)) + hostGuardHelp("--base-url"),
+		UsageText:   "resourcesync serve [options] [DIR]",
+		Description: serveDescription,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
-			&cli.StringFlag{Name: "base-url", Usage: "public base URL of the Source", DefaultText: "http://ADDR/"},
+			&cli.StringFlag{Name: "addr", Usage: "listen on `HOST:PORT`", Value: "127.0.0.1:8080"},
+			&cli.StringFlag{Name: "base-url", Usage: "public `URL` of the Source", DefaultText: "http://ADDR/"},
 			&cli.BoolFlag{Name: "watch", Usage: "rescan on filesystem events (debounced)"},
-			&cli.DurationFlag{Name: "debounce", Usage: "with --watch: update once events have been quiet this long", Value: 20 * time.Millisecond},
-			&cli.DurationFlag{Name: "rescan-interval", Usage: "rescan at this interval (0: never)", Value: time.Minute},
+			&cli.DurationFlag{Name: "debounce", Usage: "with --watch: wait `D` of quiet", Value: 20 * time.Millisecond},
+			&cli.DurationFlag{Name: "rescan-interval", Usage: "rescan every `D` (0: never)", Value: time.Minute},
 			maxConnsFlag(),
-			&cli.BoolFlag{Name: "dump-files", Usage: "write the Resource Dump and Change Dump packages as ZIP files under --state (a second copy of DIR, rebuilt at most once per --dump-interval), as publish does, instead of producing each package when a client requests it (see DUMPS ON DEMAND)"},
+			&cli.BoolFlag{Name: "dump-files", Usage: "write the dump packages as ZIP files"},
 		}, append(append(append(sourceFlags(), oaiFlags(true)...), notificationFlags()...), serverAuthFlags(true)...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := checkOAIArgs(cmd); err != nil {
@@ -125,13 +146,14 @@ func serveCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			defer closeContents(cfg)
 			cfg.DumpsOnDemand = !cmd.Bool("dump-files")
 			if cfg.OpenStore != nil && isPostgresURL(cmd.String("store")) && !cmd.IsSet("state") {
 				// The default, DIR/.resourcesync, would be one directory for
 				// every replica of DIR on shared storage.
 				return cli.Exit("--store postgres://...: give --state, a directory of this replica's own (its documents)", exitUsage)
 			}
-			oai, err := newOAISource(cmd, &cfg)
+			oai, err := newOAISource(cmd, &cfg, true)
 			if err != nil {
 				return err
 			}
@@ -143,26 +165,24 @@ func serveCommand() *cli.Command {
 				if cmd.IsSet("rescan-interval") {
 					rescan = cmd.Duration("rescan-interval")
 				}
-				oai.every = oaiPublishEvery
-				if oai.empty() {
+				if oai.Empty() {
 					// The first harvest becomes the Source's baseline.
-					fmt.Fprintf(cmd.Root().Writer, "first harvest of %s into %s (then serving)\n", oai.shown, oai.dir)
-					oai.first = true
-					stop := oai.unavailableFor(ln)
-					_, err := oai.harvest(ctx, nil)
+					fmt.Fprintf(cmd.Root().Writer, "first harvest of %s into %s (then serving)\n", oai.Endpoint(), oai.Dir())
+					stop := oai.Unavailable(ln)
+					_, err := oai.Harvest(ctx, nil)
 					stop()
 					if ctx.Err() != nil {
 						return nil
 					} else if err != nil {
-						cfg.Logger.Error("first harvest failed; serving what it harvested, the next harvest resumes", "err", oai.clean(err.Error()))
+						cfg.Logger.Error("first harvest failed; serving what it harvested, the next harvest resumes", "err", oai.Clean(err.Error()))
 					}
 				}
-				fmt.Fprintf(cmd.Root().Writer, "harvesting %s into %s every %s\n", oai.shown, oai.dir, cmd.Duration("oai-interval"))
+				fmt.Fprintf(cmd.Root().Writer, "harvesting %s into %s every %s\n", oai.Endpoint(), oai.Dir(), cmd.Duration("oai-interval"))
 				return serveSource(ctx, cmd, ln, cfg, source.RunOptions{}, func(ctx context.Context, src *source.Source) func() {
 					done := make(chan struct{})
 					go func() {
 						defer close(done)
-						oai.run(ctx, src, cmd.Duration("oai-interval"), rescan)
+						oai.Run(ctx, src, cmd.Duration("oai-interval"), rescan)
 					}()
 					return func() { <-done }
 				})
@@ -198,7 +218,7 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 	cfg.SandboxResources = cmd.String("hub-admin-token") != ""
 	src, err := source.Open(cfg)
 	if err != nil {
-		return cli.Exit(err.Error(), exitUsage)
+		return cli.Exit(err.Error()+lockedHint(err), exitUsage)
 	}
 	defer src.Close()
 	var extra map[string]http.Handler

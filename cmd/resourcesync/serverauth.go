@@ -17,8 +17,8 @@ import (
 // --auth-token-file.
 const envAuthToken = "RESOURCESYNC_AUTH_TOKEN"
 
-// authHelp is the common part of the servers' CREDENTIALS help; each
-// command says what its credentials protect.
+// authHelp is the common part of the servers' CREDENTIALS (help topic
+// authentication); each command says what its credentials protect.
 const authHelp = `
    --auth-token-file FILE: bearer tokens, one a line ('#' comments; letters,
    digits and -._~+/), sent as "Authorization: Bearer TOKEN"; or one token in
@@ -44,7 +44,7 @@ const authBasicHelp = `
    hashes (htpasswd -B -c FILE USER); any other hash format is refused at
    start, naming the line.`
 
-// serveAuthHelp is serve's CREDENTIALS help.
+// serveAuthHelp is serve's CREDENTIALS (help topic authentication).
 var serveAuthHelp = `
 
 CREDENTIALS (--auth-token-file, --basic-auth-file)
@@ -58,7 +58,7 @@ CREDENTIALS (--auth-token-file, --basic-auth-file)
    outbound. serve has no /healthz: a health check sends a credential (or
    only connects).` + fmt.Sprintf(authHelp, authBasicHelp)
 
-// hubAuthHelp is hub's CREDENTIALS help.
+// hubAuthHelp is hub's CREDENTIALS (help topic authentication).
 var hubAuthHelp = `
 
 CREDENTIALS (--auth-token-file, --basic-auth-file)
@@ -69,7 +69,7 @@ CREDENTIALS (--auth-token-file, --basic-auth-file)
    own token (--admin-token). Deliveries to the subscribers' callbacks and
    the hub's fetches of topics are outbound and unaffected.` + fmt.Sprintf(authHelp, authBasicHelp)
 
-// sdshareServeAuthHelp is sdshare serve's CREDENTIALS help.
+// sdshareServeAuthHelp is sdshare serve's CREDENTIALS (help topic authentication).
 var sdshareServeAuthHelp = `
 
 CREDENTIALS (--auth-token-file, --basic-auth-file)
@@ -78,7 +78,7 @@ CREDENTIALS (--auth-token-file, --basic-auth-file)
    resources. B healthz stays open (it names nothing). The pushes (--push)
    and publishes (--hub) are outbound and unaffected.` + fmt.Sprintf(authHelp, authBasicHelp)
 
-// sdshareReceiveAuthHelp is sdshare receive's CREDENTIALS help.
+// sdshareReceiveAuthHelp is sdshare receive's CREDENTIALS (help topic authentication).
 var sdshareReceiveAuthHelp = `
 
 CREDENTIALS (--auth-token-file)
@@ -91,10 +91,10 @@ CREDENTIALS (--auth-token-file)
 // basic adds HTTP basic.
 func serverAuthFlags(basic bool) []cli.Flag {
 	f := []cli.Flag{
-		&cli.StringFlag{Name: "auth-token-file", Usage: "require a bearer token from `FILE` (see CREDENTIALS; or a token in $" + envAuthToken + ")", TakesFile: true, Sources: cli.EnvVars("RESOURCESYNC_AUTH_TOKEN_FILE")},
+		&cli.StringFlag{Name: "auth-token-file", Usage: "require tokens: `FILE` or $" + envAuthToken, TakesFile: true, Sources: cli.EnvVars("RESOURCESYNC_AUTH_TOKEN_FILE")},
 	}
 	if basic {
-		f = append(f, &cli.StringFlag{Name: "basic-auth-file", Usage: "require HTTP basic, users and bcrypt hashes from the htpasswd `FILE` (see CREDENTIALS)", TakesFile: true, Sources: cli.EnvVars("RESOURCESYNC_BASIC_AUTH_FILE")})
+		f = append(f, &cli.StringFlag{Name: "basic-auth-file", Usage: "require HTTP basic, htpasswd `FILE` of bcrypt hashes", TakesFile: true, Sources: cli.EnvVars("RESOURCESYNC_BASIC_AUTH_FILE")})
 	}
 	return f
 }

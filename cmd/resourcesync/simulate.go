@@ -14,6 +14,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/source/simulate"
 )
 
+// simulateHelp is simulate's description.
 const simulateHelp = `Runs a Source over a synthetic collection: --resources files are generated,
 then resources are created, updated and deleted at --change-rate changes per second.
 The sequence of changes depends only on --seed, so two runs with the same
@@ -21,22 +22,28 @@ seed publish the same history (at their own times). Tests and benchmarks use
 it as a changing Source; it serves the same layout as 'serve'.
 
 The collection and the state live in --dir (default: a new temporary
-directory, removed on exit).`
+directory, removed on exit).
+
+Examples:
+  resourcesync simulate --resources 10000 --change-rate 5
+  resourcesync simulate --seed 7 --dir ./sim
+
+See also: resourcesync help state, layout.`
 
 func simulateCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "simulate",
 		Usage:       "serve a synthetic Source whose resources change at a given rate",
-		UsageText:   "resourcesync simulate [--addr HOST:PORT] [--resources N] [--change-rate CHANGES_PER_SECOND] [--seed S]",
-		Description: simulateHelp + storeHelp,
+		UsageText:   "resourcesync simulate [options]",
+		Description: simulateHelp,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
-			&cli.StringFlag{Name: "base-url", Usage: "public base URL of the Source", DefaultText: "http://ADDR/"},
-			&cli.IntFlag{Name: "resources", Usage: "number of resources at the start", Value: 1000},
-			&cli.FloatFlag{Name: "change-rate", Usage: "changes per second (0: none)", Value: 1},
-			&cli.Uint64Flag{Name: "seed", Usage: "seed of the sequence of changes", Value: 1},
-			&cli.StringFlag{Name: "dir", Usage: "directory for the collection and its state", TakesFile: true},
-			&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after this period", Value: time.Minute},
+			&cli.StringFlag{Name: "addr", Usage: "listen on `HOST:PORT`", Value: "127.0.0.1:8080"},
+			&cli.StringFlag{Name: "base-url", Usage: "public `URL` of the Source", DefaultText: "http://ADDR/"},
+			&cli.IntFlag{Name: "resources", Usage: "`N` resources at the start", Value: 1000},
+			&cli.FloatFlag{Name: "change-rate", Usage: "`R` changes per second (0: none)", Value: 1},
+			&cli.Uint64Flag{Name: "seed", Usage: "`SEED` of the sequence of changes", Value: 1},
+			&cli.StringFlag{Name: "dir", Usage: "`DIR` of the collection and its state", TakesFile: true},
+			&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after `D`", Value: time.Minute},
 			&cli.BoolFlag{Name: "no-dumps", Usage: "do not write Resource Dumps and Change Dumps"},
 			storeFlag(),
 		}, notificationFlags()...),

@@ -1,20 +1,25 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/source"
+	"github.com/resourcesync-go/resourcesync/storage"
+	"github.com/resourcesync-go/resourcesync/storage/local"
 )
 
-// documentsHelp is the part of serve's and publish's help on what the
-// documents cost on disk and when they are rewritten.
+// documentsHelp is the part of the help topic dumps on what the documents
+// of serve and publish cost on disk and when they are rewritten.
 const documentsHelp = `
 
 DOCUMENTS AND DISK
@@ -40,24 +45,24 @@ DOCUMENTS AND DISK
 // sourceFlags are the flags shared by serve and publish.
 func sourceFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "state", Usage: "state directory (inventory, change journal unless --store says otherwise; documents for serve)", Value: "", DefaultText: "DIR/.resourcesync"},
+		&cli.StringFlag{Name: "state", Usage: "state `DIR`", Value: "", DefaultText: "DIR/.resourcesync"},
 		storeFlag(),
 		// Hidden: tests split the Resource List of a small collection.
 		&cli.IntFlag{Name: "max-entries", Hidden: true, Usage: "largest number of entries per document"},
-		&cli.StringSliceFlag{Name: "set", Usage: "publish DIR as the set NAME (repeatable; resources then live under BASE/NAME/)", TakesFile: true},
-		&cli.StringSliceFlag{Name: "skip", Usage: "skip files and directories matching this path.Match pattern (repeatable)"},
-		&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after this period", Value: time.Hour},
-		&cli.BoolFlag{Name: "changelist-index", Value: true, Usage: "the Capability List names the Change List Index; =false: it names the open Change List itself (the index is still written and linked from every list), for clients that cannot read an index incrementally (py-resync 2.0.1 --incremental)"},
+		&cli.StringSliceFlag{Name: "set", Usage: "publish `NAME=DIR` at BASE/NAME/ (repeatable)", TakesFile: true},
+		&cli.StringSliceFlag{Name: "skip", Usage: "skip paths matching `PATTERN` (repeatable)"},
+		&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after `D`", Value: time.Hour},
+		&cli.BoolFlag{Name: "changelist-index", Value: true, HideDefault: true, Usage: "list the Change List Index (=false: the open list)"},
 		&cli.BoolFlag{Name: "no-dumps", Usage: "do not write Resource Dumps and Change Dumps"},
-		&cli.Int64Flag{Name: "dump-part-size", Usage: "largest Resource Dump package, in bytes", Value: 256 << 20},
-		&cli.DurationFlag{Name: "dump-interval", Usage: "least time between two Resource Dumps (a new one is made only if the collection changed)", Value: 24 * time.Hour},
-		&cli.BoolFlag{Name: "allow-empty", Usage: "let a scan that finds DIR (or a --set's directory) holding no file, while its state holds resources, record every resource as deleted. Without it that scan is refused (an unmounted or emptied DIR would make every mirror delete everything): nothing is recorded, the last state stays published, serve logs an error on each refused scan and publish exits 1. A DIR that does not exist is always refused"},
-		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log every scan and publish (publish: also a line per set; without it, only warnings, errors and the result line)"},
+		&cli.Int64Flag{Name: "dump-part-size", DefaultText: "256 MiB", Usage: "largest dump package, `N` bytes", Value: 256 << 20},
+		&cli.DurationFlag{Name: "dump-interval", Usage: "least time `D` between Resource Dumps", Value: 24 * time.Hour},
+		&cli.BoolFlag{Name: "allow-empty", Usage: "let a scan of an emptied DIR delete all"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log each scan and publish; publish: a line per set"},
 	}
 }
 
 func storeFlag() cli.Flag {
-	return &cli.StringFlag{Name: "store", Usage: "state store: bolt:PATH or postgres://... (see STATE STORE above)", DefaultText: "bolt:STATE", Sources: cli.EnvVars("RESOURCESYNC_STORE")}
+	return &cli.StringFlag{Name: "store", Usage: "`URL` of the state store", DefaultText: "bolt:STATE", Sources: cli.EnvVars("RESOURCESYNC_STORE")}
 }
 
 // sourceConfig builds a source.Config from the shared flags.
@@ -79,13 +84,21 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 		if !ok || name == "" || dir == "" {
 			return cfg, cli.Exit(fmt.Sprintf("--set %q: want NAME=DIR", s), exitUsage)
 		}
-		cfg.Sets = append(cfg.Sets, source.SetConfig{Name: name, Dir: dir})
+		sc, err := setConfig(name, dir)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Sets = append(cfg.Sets, sc)
 	}
 	if cmd.Args().Len() > 1 {
 		return cfg, usageError(cmd, "at most one DIR (use --set NAME=DIR for several)")
 	}
 	if d := cmd.Args().First(); d != "" {
-		cfg.Sets = append(cfg.Sets, source.SetConfig{Name: "default", Dir: d})
+		sc, err := setConfig("default", d)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Sets = append(cfg.Sets, sc)
 	}
 	if len(cfg.Sets) == 0 {
 		return cfg, usageError(cmd, "no directory to publish: give DIR or --set NAME=DIR")
@@ -97,6 +110,11 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 		return cfg, err
 	}
 	if cfg.StateDir == "" {
+		for _, sc := range cfg.Sets {
+			if sc.Content != nil {
+				return cfg, cli.Exit(fmt.Sprintf("%s is not a local directory (it has no DIR/.resourcesync): give --state DIR or --store bolt:PATH for its state", sc.Content.Location()), exitUsage)
+			}
+		}
 		cfg.StateDir = filepath.Join(cfg.Sets[0].Dir, ".resourcesync")
 	}
 	cfg.OpenChangeList = !cmd.Bool("changelist-index")
@@ -108,4 +126,37 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	return cfg, nil
+}
+
+// setConfig is one set of the command line: a local directory (a path or
+// file:///path), read by the local scan's fast paths, or a location of
+// another registered storage (s3://BUCKET/PREFIX), opened as a Content.
+func setConfig(name, loc string) (source.SetConfig, error) {
+	if storage.IsLocal(loc) {
+		if strings.Contains(loc, "://") {
+			u, err := url.Parse(loc)
+			if err == nil {
+				loc, err = local.Path(loc, u)
+			}
+			if err != nil {
+				return source.SetConfig{}, cli.Exit(err.Error(), exitUsage)
+			}
+		}
+		return source.SetConfig{Name: name, Dir: loc}, nil
+	}
+	c, err := storage.OpenContent(context.Background(), loc)
+	if err != nil {
+		return source.SetConfig{}, cli.Exit(redact.String(err.Error()), exitUsage)
+	}
+	return source.SetConfig{Name: name, Content: c}, nil
+}
+
+// closeContents closes the Contents setConfig opened, once the Source is
+// closed (deferred before source.Open's defer, it runs after it).
+func closeContents(cfg source.Config) {
+	for _, sc := range cfg.Sets {
+		if sc.Content != nil {
+			sc.Content.Close()
+		}
+	}
 }

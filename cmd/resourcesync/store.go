@@ -11,7 +11,8 @@ import (
 	"github.com/resourcesync-go/resourcesync/source/store/storeurl"
 )
 
-// storeHelp is the part of serve's, publish's and simulate's help on --store.
+// storeHelp is the help topic state on the --store of serve, publish,
+// simulate and oai serve.
 const storeHelp = `
 
 STATE STORE (--store URL)
@@ -57,7 +58,7 @@ func applyStore(cmd *cli.Command, cfg *source.Config) error {
 		return cli.Exit("--store bolt:PATH: no PATH", exitUsage)
 	case err != nil:
 		return cli.Exit(fmt.Sprintf("--store %q: want bolt:PATH or postgres://...", redactURL(u)), exitUsage)
-	case su.Postgres():
+	case !su.Embedded():
 		cfg.OpenStore = su.Open
 	case !cmd.IsSet("state"):
 		cfg.StateDir = su.Dir

@@ -30,9 +30,8 @@ import (
 	"github.com/resourcesync-go/resourcesync/storage/local"
 )
 
+// syncHelp is the help topic mirroring (with syncMoreHelp).
 const syncHelp = `Mirrors a ResourceSync Source into DEST and keeps it in step.
-
-DEST is a directory, or a bucket s3://BUCKET/PREFIX (state in --state DIR).
 
 SOURCE is the Source's base URL, its /.well-known/resourcesync, a Source
 Description, a Capability List, or a Resource List / Change List given
@@ -76,9 +75,10 @@ two runs cannot overlap). Only files this tool wrote are ever deleted: a
 file already in DEST with the Source's bytes is adopted but never deleted,
 one with other bytes is not overwritten (reported as a failure). URIs are
 compared in RFC 3986 normal form (/a%41 is /aA); two that are not equivalent
-but map to one file are refused.
+but map to one file are refused.`
 
---max-delete N|P% caps the files one run deletes in a set (the baseline's
+// syncSafetyHelp is sync's part of the help topic "safety".
+const syncSafetyHelp = `--max-delete N|P% caps the files one run deletes in a set (the baseline's
 files no longer listed, Change List deletions, --audit --repair's extras;
 with --follow, each notification plus the set's deletions of the last hour):
 by default half of a set of more than 100 files; -1 or 100%: no limit.
@@ -94,9 +94,10 @@ files and its Change Lists begin after the mirror's checkpoint: nothing is
 deleted, whatever the set's size, and the run exits 1 naming
 --allow-reset, which lets the mirror follow the new Source (deletions
 still within --max-delete). A Source that deleted its files lists the
-deletions and is followed as usual.
+deletions and is followed as usual.`
 
-A resource that changes or goes away at the Source while a run fetches
+// syncMoreHelp is the rest of the help topic "mirroring".
+const syncMoreHelp = `A resource that changes or goes away at the Source while a run fetches
 it (a 404, or bytes that no longer match the list) is judged against
 what the Source says then (the Change Lists since, or the Resource List
 again, read for a few seconds while it catches up): its newer version is
@@ -106,7 +107,9 @@ state does not explain still fails the run.
 
 --follow keeps running after the first sync: it subscribes to each set's
 change-notification channel at the Source's WebSub hub (callback on --listen,
-as --callback-url), applies every notification through the same planner and
+by default an ephemeral loopback port so that several followers run side by
+side, or as --callback-url, which listens on 127.0.0.1:8091 unless --listen
+says otherwise), applies every notification through the same planner and
 fetcher, catches up from the Change Lists after a gap, a restart or while the
 hub is unreachable (every --poll-interval), renews the lease, and
 unsubscribes on Ctrl-C. A hub that refuses the callback address (hub and
@@ -131,36 +134,54 @@ SIGTERM); 1 the run finished with failures (or, with --audit, differences)
 or was interrupted (Ctrl-C, SIGTERM); 2 usage, discovery or state error,
 including a Source that does not answer within --timeout.`
 
+// syncDescription is the description --help shows; the long text is in the
+// help topics (topics.go).
+const syncDescription = `Mirrors a ResourceSync Source into DEST and keeps it in step: the first run
+makes a baseline copy, later runs apply the Change Lists since; --audit
+compares DEST with the Source, --follow applies change notifications as
+they arrive. Only files this tool wrote are ever deleted, and no more than
+--max-delete in a run.
+
+Examples:
+  resourcesync sync https://data.example.org/ ./mirror
+  resourcesync sync --dry-run https://data.example.org/ ./mirror
+  resourcesync sync --follow --status-addr 127.0.0.1:8092 https://ex.org/ m/
+
+See also: resourcesync help mirroring, safety, authentication.
+
+Exit status: 0 DEST is in sync; 1 failures (with --audit: differences) or
+interrupted; 2 usage, discovery or state error.`
+
 func syncCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "sync",
 		Usage:       "mirror a ResourceSync Source into a directory (baseline, incremental, audit)",
-		UsageText:   "resourcesync sync [--baseline | --audit [--repair] | --follow [--listen HOST:PORT] [--callback-url URL]] [--status-addr HOST:PORT] [--report FILE.html] [--workers N] [--rate R] [--no-delete] [--dry-run] [--json] [--set NAME] SOURCE DEST",
-		Description: syncHelp + clientHelp,
+		UsageText:   "resourcesync sync [options] SOURCE DEST|s3://BUCKET/PREFIX",
+		Description: syncDescription,
 		Flags: append(append([]cli.Flag{
 			&cli.BoolFlag{Name: "baseline", Usage: "force a baseline from the current Resource List"},
-			&cli.BoolFlag{Name: "audit", Usage: "only compare DEST with the Source and report (exit 1 on differences)"},
+			&cli.BoolFlag{Name: "audit", Usage: "only compare DEST with the Source (exit 1 if differ)"},
 			&cli.BoolFlag{Name: "repair", Usage: "with --audit: fix what differs"},
 			&cli.IntFlag{Name: "workers", Value: 8, Usage: "`N` concurrent downloads"},
-			&cli.FloatFlag{Name: "rate", Usage: "at most `R` requests per second to each host (0: no limit)"},
+			&cli.FloatFlag{Name: "rate", Usage: "at most `R` requests per second per host"},
 			&cli.BoolFlag{Name: "no-delete", Usage: "keep files whose resources the Source deleted"},
-			&cli.StringFlag{Name: "max-delete", Usage: "delete at most `N` files (-1: no limit) or P% of a set's files (100%: no limit) per set in one run; beyond, none and exit 1 (see above; default: 50% of sets of more than 100 files)"},
-			&cli.BoolFlag{Name: "allow-reset", Usage: "let the run delete the mirror's files when the Source started afresh (its Change Lists begin after the mirror's checkpoint and it names under half of the mirror's files: an emptied or unmounted DIR served again); without it nothing is deleted and the run exits 1"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "touch nothing; list on stdout each path that would be fetched, deleted or kept (\"would fetch PATH (SIZE)\"), then the summary"},
-			&cli.BoolFlag{Name: "json", Usage: "print one JSON event per line and a final summary object"},
-			&cli.StringFlag{Name: "set", Usage: "synchronize only the set (capability list) `NAME`"},
-			&cli.StringFlag{Name: "state", Usage: "with a bucket DEST: the state's `DIR` (default: one under the user's state directory, named after DEST)"},
+			&cli.StringFlag{Name: "max-delete", Usage: "delete at most `N` (or P%) files of a set in a run"},
+			&cli.BoolFlag{Name: "allow-reset", Usage: "follow a Source that started afresh (help safety)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "touch nothing; list what would be done"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON events, one a line, and a summary"},
+			&cli.StringFlag{Name: "set", Usage: "synchronize only the set `NAME`"},
+			&cli.StringFlag{Name: "state", Usage: "a bucket DEST's state `DIR` (default: one per bucket)"},
 			&cli.StringFlag{Name: "base-url", Usage: "the Source's base `URL` (default: discovered)"},
 			&cli.BoolFlag{Name: "no-dumps", Usage: "never use Resource Dumps for a baseline"},
-			&cli.StringFlag{Name: "verify", Value: "strongest", Usage: "digests to verify while downloading besides the length: the strongest offered (sha-256 > sha-1 > md5), or all offered (md5 makes large files about twice as slow)"},
-			&cli.BoolFlag{Name: "fsync", Usage: "fsync every file before its rename (default on Linux: one syncfs per batch, before the state records it; elsewhere always per file)"},
-			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a request (document or resource; retried) when no response headers or body bytes arrive for `D`"},
-			&cli.FloatFlag{Name: "min-rate", Value: 1024, Usage: "give up on a download (retried) whose body averages less than `BYTES` per second over --min-rate-window (0: no limit)"},
-			&cli.DurationFlag{Name: "min-rate-window", Value: 30 * time.Second, Usage: "the window `D` over which --min-rate is averaged"},
-			&cli.StringSliceFlag{Name: "allow-host", Usage: "let redirects, rel=\"duplicate\" locations and resource URIs lead to `HOST[:PORT]` too, its resources mirrored into DEST/_hosts/HOST[_PORT]/ (repeatable; by default only the Source's scheme, host and port)"},
-			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress display: auto, bars, lines or quiet"},
-			&cli.StringFlag{Name: "status-addr", Usage: "serve a live status page (and /status.json) on `HOST:PORT` while running (default: none; an address other than loopback is served with a warning; on loopback it answers only requests whose Host is loopback or localhost)"},
-			&cli.StringFlag{Name: "report", Usage: "write a self-contained HTML status report to `FILE` when the run ends (with --follow: also every minute)"},
+			&cli.StringFlag{Name: "verify", Value: "strongest", Usage: "`WHICH` digests to check: strongest or all"},
+			&cli.BoolFlag{Name: "fsync", Usage: "fsync every file before its rename"},
+			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "retry a request silent for `D`"},
+			&cli.FloatFlag{Name: "min-rate", Value: 1024, Usage: "retry a download below `BYTES` a second"},
+			&cli.DurationFlag{Name: "min-rate-window", Value: 30 * time.Second, Usage: "average --min-rate over `D`"},
+			&cli.StringSliceFlag{Name: "allow-host", Usage: "also fetch from `HOST[:PORT]` (repeatable)"},
+			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "`HOW`: auto, bars, lines or quiet"},
+			&cli.StringFlag{Name: "status-addr", Usage: "serve a live status page on `HOST:PORT`"},
+			&cli.StringFlag{Name: "report", Usage: "write an HTML report to `FILE` at the end"},
 		}, followFlags()...), clientFlags()...),
 		Action: runSync,
 	}

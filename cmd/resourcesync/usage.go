@@ -11,8 +11,8 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-// exitStatusHelp is the exit-code contract of every command; it ends the
-// root help and the help of every command whose own text does not state it.
+// exitStatusHelp is the exit-code contract of every command: the help
+// topic exit-status (each command's --help ends with a line of it).
 const exitStatusHelp = `EXIT STATUS
    0  success (servers and sync --follow: also when stopped by Ctrl-C or
       SIGTERM, after a clean shutdown)
@@ -23,12 +23,13 @@ const exitStatusHelp = `EXIT STATUS
       state or I/O failure
    No other code is used.`
 
-// envHelp is the root help's note on secrets and the environment.
+// envHelp is the help topic environment's note on secrets.
 const envHelp = `ENVIRONMENT
    Every flag that carries a secret (a token, password, secret or basic-auth
    flag, and their *-file forms) is also read from an environment variable, named
-   in its help as [$VAR] (by default RESOURCESYNC_<FLAG>: the flag's name in
-   upper case with "-" as "_", e.g. --hub-token: $RESOURCESYNC_HUB_TOKEN), so
+   on the Environment: line of its command's --help and below (by default
+   RESOURCESYNC_<FLAG>: the flag's name in upper case with "-" as "_", e.g.
+   --hub-token: $RESOURCESYNC_HUB_TOKEN), so
    that it need not appear on a command line, where ps(1) shows it to every
    local user. A systemd unit reads them from an EnvironmentFile.`
 
@@ -73,16 +74,24 @@ func secretEnvVar(name string) string {
 // the tree: aliases, environment variables for secrets, short usage on
 // errors, "did you mean", exit-status help.
 func conventions(cmd *cli.Command) {
+	conventionsAt(cmd, "")
+}
+
+// exitStatusLine ends the help of a command whose description does not
+// state its exit status; the topic exit-status says more.
+const exitStatusLine = "Exit status: 0 ok, 1 problems found, 2 usage or I/O error (help exit-status)."
+
+func conventionsAt(cmd *cli.Command, path string) {
 	// -v and -q on every command that runs something (one with its own
 	// --verbose says in its help what it adds).
-	if cmd.Action != nil && len(cmd.Commands) == 0 && cmd.Name != "version" {
+	if cmd.Action != nil && len(cmd.Commands) == 0 && cmd.Name != "version" && cmd.Name != "help" {
 		if !hasLocalFlag(cmd, "verbose") {
 			cmd.Flags = append(cmd.Flags, &cli.BoolFlag{Name: "verbose", Usage: "log more detail to stderr"})
 		}
 		if !hasLocalFlag(cmd, "quiet") {
 			usage := "print only warnings and errors"
 			if hasLocalFlag(cmd, "progress") {
-				usage += " (and no progress display)"
+				usage += ", no progress"
 			}
 			cmd.Flags = append(cmd.Flags, &cli.BoolFlag{Name: "quiet", Usage: usage})
 		}
@@ -106,11 +115,19 @@ func conventions(cmd *cli.Command) {
 	if cmd.Action == nil && len(cmd.Commands) > 0 {
 		cmd.Action = unknownCommand
 	}
-	if cmd.Action != nil && !strings.Contains(strings.ToLower(cmd.Description), "exit status") {
-		cmd.Description = strings.TrimSpace(cmd.Description + "\n\n" + exitStatusHelp)
+	if len(cmd.Commands) > 0 && cmd.Command("help") == nil {
+		// Ours, not urfave/cli's: help A B shows A B (theirs shows A).
+		cmd.Commands = append(cmd.Commands, helpCommand())
 	}
+	if cmd.Action != nil && cmd.Name != "help" && !strings.Contains(strings.ToLower(cmd.Description), "exit status") {
+		cmd.Description = strings.TrimSpace(cmd.Description + "\n\n" + exitStatusLine)
+	}
+	if env := envFooter(cmd); env != "" && !strings.Contains(cmd.Description, "\nEnvironment:") {
+		cmd.Description = strings.TrimSpace(cmd.Description + "\n\n" + env)
+	}
+	categorize(cmd, path)
 	for _, sub := range cmd.Commands {
-		conventions(sub)
+		conventionsAt(sub, strings.TrimSpace(path+" "+sub.Name))
 	}
 }
 
@@ -176,6 +193,7 @@ func flagEnvVars(f cli.Flag) []string {
 }
 
 func init() {
+	cli.HelpPrinter = printHelp
 	// "resourcesync help synk" is the unknown command it names, with a
 	// suggestion and exit status 2 (urfave/cli: "No help topic", exit 3).
 	showHelp := cli.ShowCommandHelp

@@ -16,6 +16,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/validate"
 )
 
+// validateHelp is the help topic validation.
 const validateHelp = `Checks ResourceSync documents against the rules of the specification
 (ResourceSync 1.1, Archives 0.9.1, Change Notification 1.0.1) and reports
 every problem with its rule ID (RS-...), a severity and a position.
@@ -59,15 +60,33 @@ EXIT STATUS
 // replace it with one that cannot leave the loopback network.
 var newHTTPClient = func() *http.Client { return &http.Client{} }
 
+// validateDescription is the description --help shows; the long text is in the
+// help topics (topics.go).
+const validateDescription = `Checks ResourceSync documents against the specifications (ResourceSync 1.1,
+Archives 0.9.1, Change Notification 1.0.1) and reports every problem with its
+rule ID (RS-...), severity and position. A TARGET is a Source's URL (the whole
+tree it links is walked), a local file, or with --base-url a directory that
+publish --out wrote, checked offline.
+
+Examples:
+  resourcesync validate https://data.example.org/
+  resourcesync validate --json resourcelist.xml
+  resourcesync validate --base-url https://data.example.org/ ./out
+
+See also: resourcesync help validation, authentication.
+
+Exit status: 0 no document has an error (warnings allowed); 1 some document
+has an error; 2 usage error, or a target that cannot be read.`
+
 func validateCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "validate",
 		Usage:       "validate ResourceSync documents or a whole Source",
-		UsageText:   "resourcesync validate [--json] [--max-docs N] [--timeout D] [--base-url URL] TARGET...",
-		Description: validateHelp + clientHelp,
+		UsageText:   "resourcesync validate [options] TARGET...",
+		Description: validateDescription,
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print problems and the summary as JSON lines"},
-			&cli.StringFlag{Name: "base-url", Usage: "validate a directory TARGET (publish's --out) offline as if served at `URL`"},
+			&cli.StringFlag{Name: "base-url", Usage: "check a directory TARGET offline as served at `URL`"},
 			&cli.IntFlag{Name: "max-docs", Value: 1000, Usage: "fetch at most `N` documents per URL target"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "time limit `D` for each HTTP request"},
 		}, clientFlags()...),

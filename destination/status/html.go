@@ -21,7 +21,7 @@ const RefreshSeconds = 5
 
 const content = `{{define "content"}}{{with .Data}}{{$now := .Now}}
 <h1>Mirror of <span class="url">{{.Source}}</span></h1>
-<p class="muted">{{if .Command}}<code>{{.Command}}</code> · {{end}}{{if .Dest}}into <code>{{.Dest}}</code> · {{end}}{{if .Base}}base <span class="url">{{.Base}}</span> · {{end}}started {{time .Started}}, up <span id="uptime">{{dur .Uptime}}</span>{{if .Live}} · refreshed every {{.Refresh}} s{{else}} · report written {{time .Now}}{{end}}</p>
+<p class="muted">{{if .Command}}<code>{{.Command}}</code> · {{end}}{{if .Dest}}into <code>{{.Dest}}</code> · {{end}}{{if .Base}}base <span class="url">{{.Base}}</span> · {{end}}{{if .Callback}}callback <span class="url" id="callback">{{.Callback}}</span> · {{end}}started {{time .Started}}, up <span id="uptime">{{dur .Uptime}}</span>{{if .Live}} · refreshed every {{.Refresh}} s{{else}} · report written {{time .Now}}{{end}}</p>
 {{if .Phase}}<p id="phase">Now: {{.Phase}}</p>{{end}}
 <h2 id="since-start">Since start</h2>
 <div class="cards" id="totals">

@@ -131,6 +131,9 @@ type Snapshot struct {
 	Started time.Time     `json:"started"`
 	Now     time.Time     `json:"now"`
 	Uptime  time.Duration `json:"uptime_ns"`
+	// Callback is where sync --follow receives notifications (its URL,
+	// and whether the port is ephemeral).
+	Callback string `json:"callback,omitempty"`
 	// Phase is the last thing the run said it does next.
 	Phase  string `json:"phase,omitempty"`
 	Totals Totals `json:"totals"`
@@ -158,6 +161,7 @@ type Recorder struct {
 	mu       sync.Mutex
 	started  time.Time
 	base     string
+	callback string
 	phase    string
 	totals   Totals
 	sets     map[string]*Set
@@ -181,6 +185,14 @@ func New(opt Options) *Recorder {
 	opt.Source = Redact(opt.Source)
 	return &Recorder{opt: opt, started: opt.Now(), sets: map[string]*Set{}, pending: map[string]int{},
 		changes: newRing[Change](opt.Changes), failures: newRing[Failure](opt.Failures)}
+}
+
+// SetCallback records where sync --follow receives the hub's
+// notifications (its callback URL, and whether the port is ephemeral).
+func (r *Recorder) SetCallback(callback string) {
+	r.mu.Lock()
+	r.callback = Redact(callback)
+	r.mu.Unlock()
 }
 
 // SetBase records the Source's base URL (once discovery found it).
@@ -308,7 +320,7 @@ func (r *Recorder) Snapshot() Snapshot {
 	now := r.opt.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := Snapshot{Source: r.opt.Source, Base: r.base, Dest: r.opt.Dest, Command: r.opt.Command,
+	s := Snapshot{Source: r.opt.Source, Base: r.base, Callback: r.callback, Dest: r.opt.Dest, Command: r.opt.Command,
 		Started: r.started, Now: now, Uptime: now.Sub(r.started), Phase: r.phase, Totals: r.totals,
 		Changes: r.changes.newestFirst(), Failures: r.failures.newestFirst(),
 		MaxChanges: r.opt.Changes, MaxFailures: r.opt.Failures, Sets: []Set{}}

@@ -2,7 +2,9 @@
 // the password of a URL's userinfo, the value of an Authorization header
 // (and of "Bearer"/"Basic" credentials), and the values of query
 // parameters whose names say they carry a credential (token, access_token,
-// api_key, key, sig, signature, password, ...).
+// api_key, key, sig, signature, password, ...), and AWS credentials: access
+// key IDs, and secret keys and session tokens as the shared files, the
+// environment and JSON write them.
 //
 // It is the one policy every client command applies to what it prints
 // (errors, --json events and summaries, status pages and reports, logs):

@@ -43,6 +43,14 @@ var (
 	authRE   = regexp.MustCompile(`(?i)\b(authorization|proxy-authorization)(\s*[:=]\s*)("?)[^\r\n"]*`)
 	bearerRE = regexp.MustCompile(`(?i)\b(bearer)(\s+)[A-Za-z0-9\-._~+/]+=*`)
 	basicRE  = regexp.MustCompile(`(?i)\b(basic)(\s+)([A-Za-z0-9+/]{4,}={0,2})`)
+	// awsKeyRE matches an AWS credential assigned as the shared files, the
+	// environment and JSON documents (credential_process, STS answers)
+	// write them: aws_secret_access_key = …, AWS_SESSION_TOKEN=…,
+	// "SecretAccessKey":"…".
+	awsKeyRE = regexp.MustCompile(`(?i)\b(aws_secret_access_key|aws_session_token|aws_security_token|secretaccesskey|sessiontoken)("?\s*[:=]\s*"?)[^\s"',;&]+`)
+	// awsKeyIDRE matches an AWS access key ID (AKIA… long-term, ASIA… of a
+	// session): twenty characters, upper-case letters and digits.
+	awsKeyIDRE = regexp.MustCompile(`\b(AKIA|ASIA)[A-Z0-9]{16}\b`)
 )
 
 // String returns s with every secret it can recognize replaced by Mask:
@@ -65,6 +73,12 @@ func String(s string) string {
 		})
 	}
 	// Cheap pre-checks (no lower-casing copy of every event's text).
+	if strings.Contains(s, "AKIA") || strings.Contains(s, "ASIA") {
+		s = awsKeyIDRE.ReplaceAllString(s, Mask)
+	}
+	if containsFold(s, "secret") || containsFold(s, "token") {
+		s = awsKeyRE.ReplaceAllString(s, "${1}${2}"+Mask)
+	}
 	if containsFold(s, "authorization") {
 		s = authRE.ReplaceAllString(s, "${1}${2}${3}"+Mask)
 	}

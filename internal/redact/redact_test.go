@@ -153,3 +153,38 @@ func TestError(t *testing.T) {
 type fieldErr struct{ url string }
 
 func (e *fieldErr) Error() string { return "GET " + e.url + ": Not Found" }
+
+// TestAWSKeys: S3 credentials never survive in text: an access key ID
+// (AKIA…, ASIA… for a session), the secret key and the session token
+// written as the shared files, the environment or a JSON document write
+// them, and the Credential of a SigV4 Authorization header or a presigned
+// URL.
+func TestAWSKeys(t *testing.T) {
+	const (
+		id     = "AKIAIOSFODNN7EXAMPLE"
+		sessID = "ASIAJEXAMPLEXEG2JICE"
+		secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+		token  = "IQoJb3JpZ2luX2VjEXAMPLETOKEN+/="
+	)
+	for _, in := range []string{
+		"aws_access_key_id = " + id + "\naws_secret_access_key = " + secret + "\naws_session_token=" + token,
+		"AWS_ACCESS_KEY_ID=" + id + " AWS_SECRET_ACCESS_KEY=" + secret + " AWS_SESSION_TOKEN=" + token,
+		`{"AccessKeyId":"` + sessID + `","SecretAccessKey":"` + secret + `","SessionToken":"` + token + `"}`,
+		"Authorization: AWS4-HMAC-SHA256 Credential=" + id + "/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=abc",
+		"GET https://b.s3.amazonaws.com/k?X-Amz-Credential=" + id + "%2F20260101&X-Amz-Signature=" + secret,
+		"InvalidAccessKeyId: The AWS Access Key Id " + sessID + " does not exist",
+	} {
+		got := String(in)
+		for _, s := range []string{id, sessID, secret, token} {
+			if strings.Contains(got, s) {
+				t.Errorf("String(%q) = %q keeps %q", in, got, s)
+			}
+		}
+	}
+	// Prose and look-alikes stay.
+	for _, in := range []string{"set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", "AKIA alone", "the secret_access_key option"} {
+		if got := String(in); got != in {
+			t.Errorf("String(%q) = %q", in, got)
+		}
+	}
+}

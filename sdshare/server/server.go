@@ -17,7 +17,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/source/notify"
 	"github.com/resourcesync-go/resourcesync/source/store"
-	"github.com/resourcesync-go/resourcesync/source/store/bolt"
+	"github.com/resourcesync-go/resourcesync/source/store/storeurl"
 )
 
 // Defaults of a zero Config.
@@ -292,13 +292,17 @@ func (s *Server) Close() error {
 	return errors.Join(errs...)
 }
 
+// stateFile is the embedded state of a collection in StateDir: NAME.state.
+func stateFile(name string) string { return name + ".state" }
+
 // openStore opens a collection's state: cfg.OpenStore, or the embedded
-// store in StateDir. Of a shared store it takes the writer role (release
+// store in StateDir (through the store registry, in this server's layout:
+// stateFile). Of a shared store it takes the writer role (release
 // gives it back): two servers journaling one collection would each
 // publish the other's changes as their own.
 func (s *Server) openStore(ctx context.Context, name string) (st store.Store, release func(), err error) {
 	if s.cfg.OpenStore == nil {
-		db, err := bolt.Open(filepath.Join(s.cfg.StateDir, name+".state"), &bolt.Options{NoSync: s.cfg.NoSync})
+		db, err := storeurl.Local(s.cfg.StateDir).OpenWith(ctx, name, &storeurl.Options{NoSync: s.cfg.NoSync, FileName: stateFile})
 		if err != nil {
 			return nil, nil, err
 		}

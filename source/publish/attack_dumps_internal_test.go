@@ -20,7 +20,7 @@ func TestAttackDumpTinyFileBuffer(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &store.Resource{Path: "t.txt", Size: int64(len(body)), SHA256: sha256.Sum256(body)}
-	sm := readWhole(dir, r)
+	sm := readWhole(&Set{Dir: dir}, r)
 	if sm.err != nil || string(sm.b) != string(body) {
 		t.Fatalf("readWhole: %q %v", sm.b, sm.err)
 	}

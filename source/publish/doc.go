@@ -132,7 +132,7 @@
 // sha-256 (no md5: it is the slowest hash and nothing needs it). A
 // package is written in one pass: manifest.xml first (from the inventory
 // records, teed into the manifest copy), then each resource's bytes, read
-// once from Set.Dir and verified against the inventory's length and
+// once from Set.Dir (or Set.Content, a bucket) and verified against the inventory's length and
 // sha-256 while being copied into the package (no temporary ZIP, no
 // deflate: small files and already-compressed media gain little, and
 // deflate would dominate the cost). A file that cannot be read or no

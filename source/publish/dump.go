@@ -243,16 +243,9 @@ func (p *publisher) tryPackage(k pkgKind, dir, name string, h *rs.Head, items []
 			continue
 		}
 		// A large file: streamed and verified here.
-		f, err := os.Open(filepath.Join(k.s.Dir, filepath.FromSlash(r.Path)))
-		if err != nil {
-			p.log.Warn("publish: dump: resource left out: cannot open", "path", r.Path, "err", err)
-			bad = append(bad, i)
-			continue
-		}
-		fi, err := f.Stat()
-		if err != nil || fi.Size() != r.Size || !fi.Mode().IsRegular() {
-			f.Close()
-			p.log.Warn("publish: dump: resource left out: changed since scanned", "path", r.Path)
+		f, why, err := openScanned(k.s, r)
+		if why != "" {
+			p.log.Warn("publish: dump: resource left out: "+why, "path", r.Path, "err", err)
 			bad = append(bad, i)
 			continue
 		}
@@ -394,15 +387,11 @@ func readSmall(k pkgKind, r *store.Resource, h hash.Hash) fetched {
 	if r.Size > smallFile {
 		return fetched{large: true}
 	}
-	f, err := os.Open(filepath.Join(k.s.Dir, filepath.FromSlash(r.Path)))
-	if err != nil {
-		return fetched{bad: "cannot open", err: err}
+	f, why, err := openScanned(k.s, r)
+	if why != "" {
+		return fetched{bad: why, err: err}
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || fi.Size() != r.Size || !fi.Mode().IsRegular() {
-		return fetched{bad: "changed since scanned", err: err}
-	}
 	b := make([]byte, r.Size+1) // one more byte: a file that grew is seen
 	n, err := io.ReadFull(f, b)
 	if err != io.ErrUnexpectedEOF && err != nil && err != io.EOF {
@@ -686,4 +675,32 @@ func (p *publisher) changeDump(ctx context.Context, s *Set, l *clList, sr *SetRe
 // journal record, so that several changes of one resource do not collide.
 func cdPath(c *store.Change) string {
 	return fmt.Sprintf("/changes/%d/%s", c.Seq, scan.EscapePath(c.Path()))
+}
+
+// openScanned opens r's bytes for a written dump package: Dir/<path>, or
+// the object in s.Content. why says why it cannot be used ("" when f is
+// open): it cannot be opened, or its size is not the scanned one.
+func openScanned(s *Set, r *store.Resource) (f io.ReadCloser, why string, err error) {
+	if s.Content != nil {
+		// Publishing is not cancelled part way through a package.
+		rc, inf, err := s.Content.Open(context.Background(), r.Path, 0, -1)
+		if err != nil {
+			return nil, "cannot open", err
+		}
+		if inf.Size != r.Size {
+			rc.Close()
+			return nil, "changed since scanned", nil
+		}
+		return rc, "", nil
+	}
+	of, err := os.Open(filepath.Join(s.Dir, filepath.FromSlash(r.Path)))
+	if err != nil {
+		return nil, "cannot open", err
+	}
+	fi, err := of.Stat()
+	if err != nil || fi.Size() != r.Size || !fi.Mode().IsRegular() {
+		of.Close()
+		return nil, "changed since scanned", err
+	}
+	return of, "", nil
 }

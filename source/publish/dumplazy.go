@@ -546,7 +546,7 @@ type pkgStream struct {
 	// the large file being read: member fi, fpos bytes of it read and
 	// hashed
 	fi   int
-	f    *os.File
+	f    io.ReadCloser
 	fpos int64
 	sha  hash.Hash
 	crc  hash.Hash32
@@ -702,7 +702,7 @@ func (ps *pkgStream) readSmall(i int, r *store.Resource) error {
 	}
 	if sm.b == nil && sm.err == nil {
 		ps.ahead.stop()
-		sm = readWhole(ps.pk.s.Dir, r)
+		sm = readWhole(ps.pk.s, r)
 		ps.ahead = ps.startAhead(i + 1)
 	}
 	if sm.err != nil {
@@ -728,14 +728,22 @@ type smallRead struct {
 	err error
 }
 
-func readWhole(dir string, r *store.Resource) smallRead {
+func readWhole(s *Set, r *store.Resource) smallRead {
 	pool := &smallBufs
 	if r.Size <= tinyFile {
 		pool = &tinyBufs
 	}
 	bp := pool.Get().(*[]byte)
 	b := (*bp)[:r.Size+1] // one more byte: a file that grew is seen
-	n, ok := readFileInto(filepath.Join(dir, filepath.FromSlash(r.Path)), b)
+	var n int
+	var ok bool
+	if s.Content != nil {
+		// A download's context is not at hand here (the read-ahead
+		// outlives no download: end stops it).
+		n, ok = readContentInto(context.Background(), s, r, b)
+	} else {
+		n, ok = readFileInto(filepath.Join(s.Dir, filepath.FromSlash(r.Path)), b)
+	}
 	if !ok || int64(n) != r.Size || sha256.Sum256(b[:n]) != r.SHA256 {
 		pool.Put(bp)
 		return smallRead{err: fmt.Errorf("%s: %w", r.Path, errChanged)}
@@ -812,7 +820,7 @@ func (ps *pkgStream) startAhead(from int) *lazyAhead {
 		go func() {
 			defer ra.wg.Done()
 			for sl := range jobs {
-				sl.res <- readWhole(ps.pk.s.Dir, &ps.pk.files[sl.i-1])
+				sl.res <- readWhole(ps.pk.s, &ps.pk.files[sl.i-1])
 			}
 		}()
 	}
@@ -844,7 +852,10 @@ func (ra *lazyAhead) stop() {
 	ra.wg.Wait()
 }
 
-func (ps *pkgStream) open(r *store.Resource) (*os.File, error) {
+func (ps *pkgStream) open(r *store.Resource) (io.ReadCloser, error) {
+	if ps.pk.s.Content != nil {
+		return openContent(context.Background(), ps.pk.s, r)
+	}
 	return openResource(ps.pk.s.Dir, r)
 }
 

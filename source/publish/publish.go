@@ -19,6 +19,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/store"
+	"github.com/resourcesync-go/resourcesync/storage"
 )
 
 // Set is one set of resources: it gets its own Capability List.
@@ -33,6 +34,9 @@ type Set struct {
 	// Dir is the collection directory: dumps read resource bytes from
 	// Dir/<path>. Needed only when Config.Dumps is set.
 	Dir string
+	// Content, if set, is the collection instead of Dir (a bucket read
+	// through storage.Content): dumps stream resource bytes from it.
+	Content storage.Content
 	// ResourceBase is the URL prefix of the set's resources, ending with
 	// "/": a resource's loc is ResourceBase + scan.EscapePath(path).
 	ResourceBase string
@@ -280,7 +284,7 @@ func (c *Config) defaults() error {
 		if !strings.HasSuffix(s.ResourceBase, "/") {
 			return fmt.Errorf("%w: set %q: ResourceBase %q must end with /", ErrConfig, s.Name, s.ResourceBase)
 		}
-		if c.Dumps && !c.Replicas && s.Dir == "" {
+		if c.Dumps && !c.Replicas && s.Dir == "" && s.Content == nil {
 			return fmt.Errorf("%w: set %q: dumps need Dir", ErrConfig, s.Name)
 		}
 	}

@@ -30,6 +30,21 @@
 // of that path and of the paths under it, so its cost follows the size of
 // those subtrees, not of the collection.
 //
+// # A Content instead of a directory
+//
+// With Options.Content (a bucket, an in-memory twin), the Scanner lists
+// the Content instead of walking Root. The listing is in key order, the
+// inventory's order, and is merged with the inventory pages as the walk
+// is, so memory stays as flat. There is no stat: a known object whose
+// listed size and Version (an ETag) equal its record's (Size, and Inode
+// holding VersionHash of the Version) is never opened; a new or changed
+// one is opened once and hashed, and a record the listing passes is
+// deleted. The hidden-name and Skip rules apply to each component of a
+// key as to a path. A listing that fails ends the scan with nothing
+// deleted; a listing with no publishable key is refused as an empty root
+// (RefuseEmptyRoot). ScanPaths scans such a Content whole: no event
+// names its paths.
+//
 // # Changes
 //
 //   - a file not in the inventory is created;

@@ -23,6 +23,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/store"
+	"github.com/resourcesync-go/resourcesync/storage"
 )
 
 // RacyWindow is how recent an mtime must be, relative to the moment a file
@@ -37,8 +38,13 @@ var ErrSkipPattern = errors.New("scan: bad skip pattern")
 
 // Options configure a Scanner.
 type Options struct {
-	Root  string      // directory to scan
-	Store store.Store // inventory and journal
+	Root string // directory to scan
+	// Content, if set, is scanned instead of Root: a collection read
+	// through storage.Content (a bucket), listed in key order. Exclude
+	// does not apply to it (paths on the local disk); the hidden-name and
+	// Skip rules apply to its keys as to paths. ScanPaths scans it whole.
+	Content storage.Content
+	Store   store.Store // inventory and journal
 
 	// Exclude lists paths (absolute, or relative to the working
 	// directory) that are not scanned, such as the state directory.
@@ -103,6 +109,9 @@ func New(opt Options) (*Scanner, error) {
 		return nil, errors.New("scan: no store")
 	}
 	root, err := filepath.Abs(opt.Root)
+	if opt.Content != nil {
+		root, err = opt.Content.Location(), nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("scan: root: %w", err)
 	}
@@ -132,6 +141,9 @@ func New(opt Options) (*Scanner, error) {
 	}
 	if s.opt.Workers <= 0 {
 		s.opt.Workers = runtime.NumCPU()
+		if opt.Content != nil {
+			s.opt.Workers = max(s.opt.Workers, contentWorkers)
+		}
 	}
 	if s.opt.BatchSize <= 0 {
 		s.opt.BatchSize = 10000
@@ -169,6 +181,7 @@ type job struct {
 	known bool
 	prev  store.Resource // the inventory record, if old
 	old   bool           // the file has an inventory record
+	ver   string         // Options.Content: the listed Version (st holds its size)
 }
 
 type outcome uint8
@@ -280,12 +293,16 @@ func (s *Scanner) run(ctx context.Context, targets []string) (Stats, error) {
 	// establishes the baseline: the Resource List describes it, and the
 	// Change Lists only what changes after it.
 	st.Baseline = !hasBaseline && ss.LastSeq == 0
-	if st.Baseline {
+	if st.Baseline || s.opt.Content != nil {
 		targets = []string{""}
 	}
 	whole := len(targets) == 1 && targets[0] == ""
 	if !st.Baseline && ss.Resources > 0 {
-		if err := s.guardRoot(ctx, ss.Resources); err != nil {
+		guard := s.guardRoot
+		if s.opt.Content != nil {
+			guard = s.guardContent
+		}
+		if err := guard(ctx, ss.Resources); err != nil {
 			return st, err
 		}
 	}
@@ -328,9 +345,13 @@ func (s *Scanner) run(ctx context.Context, targets []string) (Stats, error) {
 
 	m := &merge{s: s, ctx: ctx, jobs: jobs, results: results, st: &st}
 	var werr error
-	for _, t := range targets {
-		if werr = m.target(t); werr != nil {
-			break
+	if s.opt.Content != nil {
+		werr = m.content()
+	} else {
+		for _, t := range targets {
+			if werr = m.target(t); werr != nil {
+				break
+			}
 		}
 	}
 	if werr == nil {
@@ -366,6 +387,9 @@ func (s *Scanner) run(ctx context.Context, targets []string) (Stats, error) {
 // fields match its inventory record. ok is false when there is nothing to
 // apply.
 func (s *Scanner) visit(ctx context.Context, j job, ws *Stats, w *worker) (r result, ok bool) {
+	if s.opt.Content != nil {
+		return s.visitContent(ctx, j, ws, w)
+	}
 	if !j.old {
 		// A new file: no lstat, the worker's fstat after opening it is
 		// the stat to trust (one path lookup fewer per new file).
@@ -426,7 +450,13 @@ func (s *Scanner) hash(ctx context.Context, j job, w *worker) result {
 	}
 	r := result{job: j}
 	for read := 0; ; read++ { // a file that changed is read again once (not an HTTP retry)
-		res, err := s.hashOnce(j, w)
+		var res store.Resource
+		var err error
+		if s.opt.Content != nil {
+			res, err = s.hashContent(ctx, j, w)
+		} else {
+			res, err = s.hashOnce(j, w)
+		}
 		switch {
 		case err == nil:
 			r.out, r.res = okHashed, res

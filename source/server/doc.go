@@ -19,6 +19,13 @@
 // through os.Root (which refuses escapes) after checking every component.
 // Documents are opened the same way below the document tree.
 //
+// A set whose collection is a storage.Content (Set.Content: a bucket) is
+// served the same way from the Content: the object is stat'ed first and
+// served only if its size and Version are the scanned ones (503 otherwise,
+// as for a changed file), then streamed, a Range opening the object at
+// its offset; an object that changes while it streams cuts the response
+// (http.ErrAbortHandler) rather than end it short as if complete.
+//
 // A document has two representations at its URL. Every client gets the
 // XML, byte for byte as published, except a browser's navigation (or a
 // request with ?format=html; web.WantsHTML is the one policy), which gets

@@ -15,6 +15,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/web"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/store"
+	"github.com/resourcesync-go/resourcesync/storage"
 )
 
 // Set is one set of resources served by a Handler.
@@ -23,7 +24,10 @@ type Set struct {
 	// starting and ending with "/" (e.g. "/" or "/photos/").
 	Prefix string
 	Dir    string
-	Store  store.Store
+	// Content, if set, is the collection instead of Dir (a bucket read
+	// through storage.Content): resources are streamed from it.
+	Content storage.Content
+	Store   store.Store
 	// CapabilityList is the absolute URL sent in the Link header.
 	CapabilityList string
 }
@@ -294,7 +298,11 @@ func (h *Handler) serveResourceLink(w http.ResponseWriter, r *http.Request, esca
 		return
 	}
 	if !link {
-		set = &Set{Prefix: set.Prefix, Dir: set.Dir, Store: set.Store} // no Link header
+		set = &Set{Prefix: set.Prefix, Dir: set.Dir, Content: set.Content, Store: set.Store} // no Link header
+	}
+	if set.Content != nil {
+		h.serveContent(w, r, set, rel, &res)
+		return
 	}
 	if !noFastPath && serveSmall(w, r, set.Dir, rel, &res, set) {
 		return

@@ -81,7 +81,12 @@ type Resource struct {
 	// without reading them.
 	Size    int64
 	ModTime time.Time // file mtime
-	Inode   uint64    // 0 where the platform has no inode numbers
+	// Inode is the file's inode number (0 where the platform has none).
+	// For a collection read through a storage.Content (a bucket), it
+	// holds scan.VersionHash of the object's Version (its ETag): a 64-bit
+	// hash, compared with Size, so no schema of the four stores had to
+	// change; 0 there means "read the object again".
+	Inode uint64
 
 	// Content metadata, as published.
 	MD5     [16]byte

@@ -19,7 +19,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -203,24 +202,4 @@ func (s *Store) page(prefix, after string) []storage.Info {
 		out = append(out, s.objs[k].info(k[len(prefix):]))
 	}
 	return out
-}
-
-// parse splits "mem://NAME[/PREFIX]" into its Store and key prefix ("" or
-// ending in "/").
-//
-// TEMPORARY (branch i31-target): a copy of the content helper's parse
-// (storage/mem/content.go on i31-content), so that target.go builds before
-// the two branches are merged; the merge keeps that one.
-func parse(loc string, u *url.URL) (*Store, string, error) {
-	if u == nil || u.Host == "" {
-		return nil, "", fmt.Errorf("mem: %q: want mem://NAME[/PREFIX]", loc)
-	}
-	p := strings.Trim(u.Path, "/")
-	if p != "" {
-		if !storage.ValidKey(p) {
-			return nil, "", fmt.Errorf("mem: %q: %w: prefix %q", loc, storage.ErrBadKey, p)
-		}
-		p += "/"
-	}
-	return Open(u.Host), p, nil
 }

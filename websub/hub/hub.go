@@ -19,7 +19,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
-	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/boltstore"
+	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/hubstoreurl"
 )
 
 // Config configures a Hub. Zero values take the defaults named below.
@@ -261,13 +261,11 @@ func Open(cfg Config) (*Hub, error) {
 	}
 	st, own := cfg.Store, false
 	if st == nil {
-		if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-			return nil, fmt.Errorf("hub: %w", err)
-		}
-		path := filepath.Join(cfg.StateDir, "hub.db")
-		bs, err := boltstore.Open(path, &boltstore.Options{NoSync: cfg.NoSync})
+		// The embedded store in StateDir, through the store registry (as
+		// --store DIR opens it).
+		bs, err := hubstoreurl.Local(cfg.StateDir).OpenWith(context.Background(), &hubstoreurl.Options{NoSync: cfg.NoSync})
 		if errors.Is(err, hubstore.ErrLocked) {
-			return nil, fmt.Errorf("hub: %s is held open by another process", path)
+			return nil, fmt.Errorf("hub: %s is held open by another process", filepath.Join(cfg.StateDir, hubstoreurl.FileName))
 		}
 		if err != nil {
 			return nil, fmt.Errorf("hub: open state: %w", err)

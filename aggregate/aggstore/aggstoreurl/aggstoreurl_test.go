@@ -28,7 +28,7 @@ func TestParse(t *testing.T) {
 		{raw: "postgres://u:secret@db.example/agg", pg: true, name: "postgres://u:xxxxx@db.example/agg"},
 		{raw: "postgresql://db.example/agg?password=secret", pg: true, name: "postgresql://db.example/agg?password=xxxxx"},
 		{raw: "bolt:", err: aggstoreurl.ErrNoPath},
-		{raw: "/var/lib/agg", err: aggstoreurl.ErrScheme},
+		{raw: "/var/lib/agg", root: "/srv/agg", dir: "/var/lib/agg", name: "/var/lib/agg/aggregate.db"},
 		{raw: "mysql://u:secret@db.example/agg", err: aggstoreurl.ErrScheme},
 	} {
 		u, err := aggstoreurl.Parse(c.raw, c.root)

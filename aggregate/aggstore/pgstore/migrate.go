@@ -1,12 +1,9 @@
 package pgstore
 
 import (
-	"context"
 	"errors"
-	"fmt"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/resourcesync-go/resourcesync/internal/pgdb"
 )
 
 // migrationLock is the key of the transaction-level advisory lock every
@@ -76,59 +73,6 @@ ALTER TABLE aggregate_nodes ADD COLUMN instance text NOT NULL DEFAULT '';
 `,
 }
 
-// migrate brings the schema to len(migrations), one step per transaction
-// under the advisory lock; it is idempotent and safe to run from several
-// processes at once.
-func migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	for {
-		done, err := migrateStep(ctx, pool)
-		if err != nil || done {
-			return err
-		}
-	}
-}
-
-// migrateStep applies the next step, if any; done reports that the schema
-// is current.
-func migrateStep(ctx context.Context, pool *pgxpool.Pool) (done bool, err error) {
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
-			return err
-		}
-		// CREATE TABLE IF NOT EXISTS needs the CREATE privilege even when
-		// the table exists: look first, so that a role without it opens a
-		// current schema.
-		var exists bool
-		if err := tx.QueryRow(ctx, `SELECT to_regclass('aggregate_schema') IS NOT NULL`).Scan(&exists); err != nil {
-			return err
-		}
-		if !exists {
-			if _, err := tx.Exec(ctx, `CREATE TABLE aggregate_schema (
-	version    int PRIMARY KEY,
-	applied_at timestamptz NOT NULL DEFAULT now()
-)`); err != nil {
-				return err
-			}
-		}
-		var v int
-		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM aggregate_schema`).Scan(&v); err != nil {
-			return err
-		}
-		switch {
-		case v > len(migrations):
-			return fmt.Errorf("%w (database at version %d, this program knows %d)", ErrSchemaTooNew, v, len(migrations))
-		case v == len(migrations):
-			done = true
-			return nil
-		}
-		if _, err := tx.Exec(ctx, migrations[v]); err != nil {
-			return fmt.Errorf("step %d: %w", v+1, err)
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO aggregate_schema (version) VALUES ($1)`, v+1)
-		return err
-	})
-	if err != nil {
-		return false, fmt.Errorf("pgstore: migrating the schema: %w", err)
-	}
-	return done, nil
-}
+// schema is the store's schema for pgdb.Open: a newer one is
+// ErrSchemaTooNew.
+var schema = pgdb.Schema{Lock: migrationLock, Table: "aggregate_schema", Steps: migrations, TooNew: ErrSchemaTooNew}

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/resourcesync-go/resourcesync/aggregate/aggstore"
+	"github.com/resourcesync-go/resourcesync/internal/pgdb"
 )
 
 // Options tunes Open; nil takes the defaults.
@@ -42,30 +42,9 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if opts != nil {
 		o = *opts
 	}
-	cfg, err := pgxpool.ParseConfig(url)
+	pool, _, err := pgdb.Open(ctx, url, pgdb.Options{MaxConns: o.MaxConns, DefaultMaxConns: 4}, schema)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
-	}
-	switch {
-	case o.MaxConns > 0:
-		cfg.MaxConns = o.MaxConns
-	case !strings.Contains(url, "pool_max_conns"):
-		cfg.MaxConns = 4
-	}
-	// TCP keepalive of 5 s (3 probes), as the hub's pgstore: a dead
-	// server or dropped flow fails a query in about 20 s, not 45 min.
-	d := &net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 5 * time.Second, Interval: 5 * time.Second, Count: 3}}
-	if cfg.ConnConfig.ConnectTimeout > 0 {
-		d.Timeout = cfg.ConnConfig.ConnectTimeout
-	}
-	cfg.ConnConfig.DialFunc = d.DialContext
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: %w", err)
-	}
-	if err := migrate(ctx, pool); err != nil {
-		pool.Close()
-		return nil, err
 	}
 	return &Store{pool: pool, instance: rand.Text()}, nil
 }

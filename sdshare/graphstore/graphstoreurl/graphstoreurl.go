@@ -2,43 +2,66 @@ package graphstoreurl
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/resourcesync-go/resourcesync/internal/stateurl"
+	"github.com/resourcesync-go/resourcesync/internal/location"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/boltstore"
 )
 
 // Errors of Parse; match them with errors.Is.
 var (
-	ErrNoPath = stateurl.ErrNoPath // "bolt:" without a directory
-	ErrScheme = stateurl.ErrScheme // a postgres:// URL, or empty
+	ErrNoPath = location.ErrNoPath // "bolt:" without a directory
+	ErrScheme = location.ErrScheme // a scheme no one registered (postgres://), or empty
 )
 
-// URL is a parsed store URL.
+// An Opener opens (or creates) the graph store at u. A scheme registers
+// its Opener once, with Register.
+type Opener func(ctx context.Context, u URL) (graphstore.Store, error)
+
+var registry = location.New[Opener]("graph store", ErrScheme)
+
+// Register makes scheme open with o; a scheme registers once (a second
+// registration panics). The built-in schemes are registered by this
+// package: file and bolt (package boltstore, DIR/graph.db).
+func Register(scheme string, o Opener) { registry.Register(scheme, o) }
+
+// Schemes lists the registered schemes, sorted.
+func Schemes() []string { return registry.Schemes() }
+
+func init() {
+	registry.RegisterEach(openBolt, location.LocalSchemes...)
+}
+
+// URL is a parsed store location.
 type URL struct {
-	Dir string // the store's directory
+	// Scheme is the location's scheme: "file" for a path or file:///path,
+	// "bolt", ...
+	Scheme string
+	// Dir is the store's directory (a path, file:///path, bolt:DIR); ""
+	// for the other schemes.
+	Dir string
+	loc location.Location
 }
 
 // Parse parses s (see the package documentation).
 func Parse(s string) (URL, error) {
-	u, err := stateurl.Parse(s, true)
+	_, l, err := registry.Lookup(s)
 	if err != nil {
 		return URL{}, err
 	}
-	if u.Kind != stateurl.Bolt {
-		return URL{}, fmt.Errorf("%w: %s: no PostgreSQL graph store", ErrScheme, stateurl.Redact(s))
-	}
-	return URL{Dir: u.Path}, nil
+	return URL{Scheme: l.Scheme, Dir: l.Dir(), loc: l}, nil
 }
 
+// String returns u with its passwords hidden.
+func (u URL) String() string { return u.loc.String() }
+
 // Open opens (or creates) the store.
-func (u URL) Open(_ context.Context) (graphstore.Store, error) {
-	st, err := boltstore.OpenDir(u.Dir, nil)
+func (u URL) Open(ctx context.Context) (graphstore.Store, error) {
+	open, err := registry.Of(u.loc)
 	if err != nil {
 		return nil, err
 	}
-	return st, nil
+	return open(ctx, u)
 }
 
 // Open parses s and opens the store.
@@ -48,4 +71,12 @@ func Open(ctx context.Context, s string) (graphstore.Store, error) {
 		return nil, err
 	}
 	return u.Open(ctx)
+}
+
+func openBolt(_ context.Context, u URL) (graphstore.Store, error) {
+	st, err := boltstore.OpenDir(u.Dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
 }

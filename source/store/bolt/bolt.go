@@ -88,6 +88,7 @@ type Options struct {
 type DB struct {
 	db     *bbolt.DB
 	path   string
+	unmark func()       // removes the record of this process as the holder (writable)
 	mu     sync.RWMutex // guards closed against Close
 	closed bool
 	// applied counts the records written since the mapped pages were last
@@ -105,7 +106,8 @@ var _ store.Store = (*DB)(nil)
 
 // Open opens or creates the state file at path. It fails with
 // store.ErrLocked when another process (or another DB in this process)
-// holds it open, and with store.ErrCorrupt when the file is not a state file
+// holds it open, naming that process where it can be known (a DB open for
+// writing records its process beside the file: boltdb.MarkHolder), and with store.ErrCorrupt when the file is not a state file
 // of a known version or its pages are damaged.
 func Open(path string, opt *Options) (*DB, error) {
 	if opt == nil {
@@ -129,6 +131,9 @@ func Open(path string, opt *Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	if !opt.ReadOnly {
+		d.unmark = boltdb.MarkHolder(path)
+	}
 	return d, nil
 }
 
@@ -150,6 +155,9 @@ func openBolt(path string, timeout time.Duration, readOnly bool) (*bbolt.DB, err
 	case err == nil:
 		return db, nil
 	case errors.Is(err, boltdb.ErrLocked):
+		if h := boltdb.Holder(path); h != "" {
+			return nil, fmt.Errorf("%w: %s (held open for more than %v by %s)", store.ErrLocked, path, timeout, h)
+		}
 		return nil, fmt.Errorf("%w: %s (held open elsewhere for more than %v)", store.ErrLocked, path, timeout)
 	case errors.Is(err, boltdb.ErrCorrupt), boltdb.Structural(err):
 		return nil, fmt.Errorf("%w: %s: %w", store.ErrCorrupt, path, err)
@@ -213,6 +221,9 @@ func (d *DB) Close() error {
 		return nil
 	}
 	d.closed = true
+	if d.unmark != nil {
+		d.unmark()
+	}
 	return d.db.Close()
 }
 

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/resourcesync-go/resourcesync/internal/pgdb"
 	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
@@ -68,55 +68,11 @@ var migrations = []string{
 // SchemaVersion is the schema version this program writes.
 var SchemaVersion = len(migrations)
 
-// migrate brings the database's schema to SchemaVersion: one transaction
-// per migration, each under the migration lock, each re-reading the
-// version once it holds the lock, so that processes starting at once apply
-// each migration exactly once and all wait for it.
+// migrate brings the database's schema to SchemaVersion (pgdb.Migrate);
+// a newer schema is a store.ErrCorrupt.
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	for {
-		done, err := migrateOne(ctx, pool)
-		if err != nil || done {
-			return err
-		}
-	}
-}
-
-// migrateOne applies the next migration, if any; done reports that the
-// schema is current.
-func migrateOne(ctx context.Context, pool *pgxpool.Pool) (done bool, err error) {
-	err = pgx.BeginTxFunc(ctx, pool, txRC, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
-			return err
-		}
-		// CREATE ... IF NOT EXISTS would need the CREATE privilege even
-		// when the table exists: look first.
-		var exists bool
-		if err := tx.QueryRow(ctx, `SELECT to_regclass('rs_schema_migrations') IS NOT NULL`).Scan(&exists); err != nil {
-			return err
-		}
-		if !exists {
-			if _, err := tx.Exec(ctx, `CREATE TABLE rs_schema_migrations (
-				version    integer     PRIMARY KEY,
-				applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-				return err
-			}
-		}
-		var v int
-		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM rs_schema_migrations`).Scan(&v); err != nil {
-			return err
-		}
-		switch {
-		case v > len(migrations):
-			return fmt.Errorf("%w: the database's schema is version %d, newer than this program knows (%d): upgrade the program", store.ErrCorrupt, v, len(migrations))
-		case v == len(migrations):
-			done = true
-			return nil
-		}
-		if _, err := tx.Exec(ctx, migrations[v]); err != nil {
-			return fmt.Errorf("schema migration %d: %w", v+1, err)
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO rs_schema_migrations (version) VALUES ($1)`, v+1)
-		return err
+	return pgdb.Migrate(ctx, pool, pgdb.Schema{
+		Lock: migrationLock, Table: "rs_schema_migrations", Steps: migrations, Tx: txRC,
+		TooNew: fmt.Errorf("%w: the database's schema is newer than this program knows: upgrade the program", store.ErrCorrupt),
 	})
-	return done, err
 }

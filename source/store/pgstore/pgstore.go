@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/resourcesync-go/resourcesync/internal/pgdb"
 	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
@@ -106,35 +104,13 @@ func Open(ctx context.Context, rawURL, set string, opts *Options) (*Store, error
 	if set == "" {
 		set = DefaultSet
 	}
-	cfg, err := pgxpool.ParseConfig(rawURL)
+	cfg, err := pgdb.Config(rawURL, pgdb.Options{MaxConns: opts.MaxConns, KeepAlive: opts.KeepAlive})
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: invalid PostgreSQL URL (host %s): %w", urlHost(rawURL), parseError(err, rawURL))
-	}
-	if opts.MaxConns > 0 {
-		cfg.MaxConns = opts.MaxConns
-	} else if !strings.Contains(rawURL, "pool_max_conns") {
-		cfg.MaxConns = 8
-	}
-	cfg.MinConns = 0
-	cfg.MaxConnIdleTime = 5 * time.Minute
-	cfg.HealthCheckPeriod = 30 * time.Second
-	ka := opts.KeepAlive
-	if ka == 0 {
-		ka = 5 * time.Second
+		return nil, fmt.Errorf("pgstore: %w", err)
 	}
 	cc := cfg.ConnConfig
-	if ka > 0 {
-		d := &net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: ka, Interval: ka, Count: 3}}
-		if cc.ConnectTimeout > 0 {
-			d.Timeout = cc.ConnectTimeout
-		}
-		cc.DialFunc = d.DialContext
-	}
-	if cc.RuntimeParams["application_name"] == "" {
-		cc.RuntimeParams["application_name"] = "resourcesync"
-	}
 	session := sessionSettings
-	if ka > 0 {
+	if ka := pgdb.KeepAlive(opts.KeepAlive); ka > 0 {
 		secs := max(1, int(ka/time.Second))
 		session += fmt.Sprintf(", set_config('tcp_keepalives_idle', '%d', false), set_config('tcp_keepalives_interval', '%d', false), set_config('tcp_keepalives_count', '3', false)", secs, secs)
 	}
@@ -142,11 +118,11 @@ func Open(ctx context.Context, rawURL, set string, opts *Options) (*Store, error
 		_, err := c.Exec(ctx, session)
 		return err
 	}
-	where := fmt.Sprintf("%s:%d/%s", cc.Host, cc.Port, cc.Database)
+	where := pgdb.Where(cfg)
 	key := fmt.Sprint(rawURL, "\x00", opts.MaxConns, "\x00", opts.KeepAlive)
 	pool, err := pools.get(key, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: %s: %w", where, scrub(err, rawURL))
+		return nil, fmt.Errorf("pgstore: %s: %w", where, pgdb.Scrub(err, rawURL))
 	}
 	life, endLife := context.WithCancel(context.Background())
 	s := &Store{pool: pool, poolKey: key, set: set, where: where, life: life, endLife: endLife, done: life.Done(),
@@ -156,9 +132,9 @@ func Open(ctx context.Context, rawURL, set string, opts *Options) (*Store, error
 		pools.put(key)
 		var ce *pgconn.ConnectError
 		if errors.As(err, &ce) {
-			return nil, fmt.Errorf("pgstore: cannot connect to PostgreSQL at %s (user %s): %w", where, cc.User, scrub(err, rawURL))
+			return nil, fmt.Errorf("pgstore: cannot connect to PostgreSQL at %s (user %s): %w", where, cc.User, pgdb.Scrub(err, rawURL))
 		}
-		return nil, fmt.Errorf("pgstore: %s: %w", where, scrub(err, rawURL))
+		return nil, fmt.Errorf("pgstore: %s: %w", where, pgdb.Scrub(err, rawURL))
 	}
 	return s, nil
 }
@@ -350,69 +326,6 @@ func (s *Store) check(ctx context.Context) error {
 		return store.ErrClosed
 	}
 	return ctx.Err()
-}
-
-// urlHost names the host of a URL or connection string for messages.
-func urlHost(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.Host != "" {
-		return u.Host
-	}
-	if rest, ok := strings.CutPrefix(raw, "postgres://"); ok || strings.HasPrefix(raw, "postgresql://") {
-		if !ok {
-			rest = strings.TrimPrefix(raw, "postgresql://")
-		}
-		rest, _, _ = strings.Cut(rest, "/")
-		rest, _, _ = strings.Cut(rest, "?")
-		if i := strings.LastIndex(rest, "@"); i >= 0 {
-			rest = rest[i+1:]
-		}
-		return rest
-	}
-	for _, f := range strings.Fields(raw) {
-		if h, ok := strings.CutPrefix(f, "host="); ok {
-			return h
-		}
-	}
-	return "(unknown)"
-}
-
-// parseError is the error of an unparsable URL without the URL: pgx
-// quotes it with the password redacted, on a best-effort basis only.
-func parseError(err error, raw string) error {
-	msg := err.Error()
-	if i := strings.LastIndex(msg, "`: "); strings.HasPrefix(msg, "cannot parse `") && i >= 0 {
-		msg = msg[i+3:]
-	}
-	return scrub(&scrubbed{msg, err}, raw)
-}
-
-// scrubbed is an error whose message has the password removed; errors.Is
-// and As still see the original.
-type scrubbed struct {
-	msg string
-	err error
-}
-
-func (e *scrubbed) Error() string { return e.msg }
-func (e *scrubbed) Unwrap() error { return e.err }
-
-// scrub removes the password of raw from err's message (pgx redacts it
-// too, on a best-effort basis).
-func scrub(err error, raw string) error {
-	var pw string
-	if u, e := url.Parse(raw); e == nil && u.User != nil {
-		pw, _ = u.User.Password()
-	}
-	for _, f := range strings.Fields(raw) {
-		if p, ok := strings.CutPrefix(f, "password="); ok {
-			pw = strings.Trim(p, "'")
-		}
-	}
-	msg := err.Error()
-	if pw == "" || !strings.Contains(msg, pw) {
-		return err
-	}
-	return &scrubbed{strings.ReplaceAll(msg, pw, "xxxxx"), err}
 }
 
 // txRC are the options of write transactions: READ COMMITTED, serialised

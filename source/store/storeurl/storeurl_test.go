@@ -23,7 +23,9 @@ func TestParse(t *testing.T) {
 		{"postgres://u:pw@h/db", "", true, nil},
 		{"postgresql://h/db", "", true, nil},
 		{"bolt:", "", false, ErrNoPath},
-		{"/srv/state", "", false, ErrScheme},
+		{"/srv/state", "/srv/state", false, nil},
+		{"file:///srv/state", filepath.FromSlash("/srv/state"), false, nil},
+		{"mem:x", "", false, nil},
 		{"mysql://h/db", "", false, ErrScheme},
 	} {
 		u, err := Parse(tc.in)

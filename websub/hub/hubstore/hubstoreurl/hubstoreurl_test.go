@@ -20,7 +20,9 @@ func TestParse(t *testing.T) {
 		{"bolt:/srv/hub", "/srv/hub", nil},
 		{"postgres://h/db", "", nil},
 		{"bolt:", "", ErrNoPath},
-		{"/srv/hub", "", ErrScheme},
+		{"/srv/hub", "/srv/hub", nil},
+		{"mem:a", "", nil},
+		{"mysql://h/db", "", ErrScheme},
 	} {
 		if u, err := Parse(tc.in); !errors.Is(err, tc.err) || u.Dir != tc.dir {
 			t.Errorf("Parse(%q) = %+v, %v", tc.in, u, err)

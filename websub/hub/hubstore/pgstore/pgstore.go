@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/resourcesync-go/resourcesync/internal/pgdb"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/internal/shared"
 )
@@ -39,40 +38,16 @@ type Store struct {
 var _ hubstore.Store = (*Store)(nil)
 
 // Open connects to the database at url (postgres://... or a key=value
-// connection string), brings its schema up to date (see migrate) and
+// connection string), brings its schema up to date (schema, pgdb.Open) and
 // starts listening for the changes Watch reports.
 func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	cfg, err := pgxpool.ParseConfig(url)
+	pool, cfg, err := pgdb.Open(ctx, url, pgdb.Options{MaxConns: o.MaxConns, DefaultMaxConns: 8}, schema)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", err)
-	}
-	switch {
-	case o.MaxConns > 0:
-		cfg.MaxConns = o.MaxConns
-	case !strings.Contains(url, "pool_max_conns"):
-		cfg.MaxConns = 8
-	}
-	// TCP keepalive of 5 s (3 probes), as the Source's pgstore: a
-	// connection whose flow a middlebox dropped, or whose server vanished,
-	// fails within about 20 s instead of pgx's default of 5 min x 9
-	// probes, during which a query with no deadline (a cursor flush)
-	// would wait.
-	d := &net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 5 * time.Second, Interval: 5 * time.Second, Count: 3}}
-	if cfg.ConnConfig.ConnectTimeout > 0 {
-		d.Timeout = cfg.ConnConfig.ConnectTimeout
-	}
-	cfg.ConnConfig.DialFunc = d.DialContext
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: %w", err)
-	}
-	if err := migrate(ctx, pool); err != nil {
-		pool.Close()
-		return nil, err
 	}
 	connCfg := cfg.ConnConfig.Copy()
 	s := &Store{pool: pool}

@@ -2,10 +2,8 @@
 
 package local
 
-// TEMPORARY (branch i31-target): a copy of the content helper's
-// content_unix.go inode; delete at the merge.
-
 import (
+	"errors"
 	"io/fs"
 	"syscall"
 )
@@ -16,3 +14,5 @@ func inode(fi fs.FileInfo) uint64 {
 	}
 	return 0
 }
+
+func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestStateLockedSaysWho: publish DIR while a serve DIR (another process)
+// holds DIR's state says which command holds it (its pid and command
+// line) and what to do, instead of "locked by another user" alone
+// (issue 32, item 3).
+func TestStateLockedSaysWho(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a"), 0o644)
+	addr := freeAddr(t)
+	serve := argvCmd("serve", "--addr", addr, dir)
+	var out syncBuffer
+	serve.Stdout, serve.Stderr = &out, &out
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		serve.Process.Signal(syscall.SIGTERM)
+		serve.Wait()
+	}()
+	waitFor(t, "serve", 20*time.Second, func() bool { return strings.Contains(out.String(), "serving ") })
+	code, stdout, stderr := runCLI(t, "publish", "--base-url", "http://data.example.org/", "--out", t.TempDir(), dir)
+	msg := stdout + stderr
+	t.Logf("publish beside serve: exit %d\n%s", code, msg)
+	if code == 0 {
+		t.Fatal("publish beside serve succeeded")
+	}
+	for _, want := range []string{
+		filepath.Join(dir, ".resourcesync", "default", "state.db"),
+		fmt.Sprintf("pid %d", serve.Process.Pid),
+		"serve --addr " + addr + " " + dir,
+		"give this command --state elsewhere", "or stop the other one",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the message does not say %q", want)
+		}
+	}
+}

@@ -1,0 +1,162 @@
+package boltdb
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/internal/redact"
+)
+
+// HolderSuffix names the record beside a bbolt file (path+HolderSuffix)
+// of the process holding it open for writing (MarkHolder).
+const HolderSuffix = ".holder"
+
+// holder is the record MarkHolder writes.
+type holder struct {
+	PID   int       `json:"pid"`
+	Args  []string  `json:"args"`
+	Since time.Time `json:"since"`
+}
+
+// MarkHolder records this process (pid, command line, time) as the one
+// holding the bbolt file at path open for writing, in path+HolderSuffix,
+// so that another process whose open fails with ErrLocked can say who
+// holds it (Holder) and the user can tell which command to stop: two
+// commands on one state otherwise only learn that "another user" has it.
+// The record is written atomically (a temporary file renamed over it)
+// and mode 0600, as the state itself (a command line may hold a secret).
+// Call it once the file is open for writing, and the returned function
+// before closing it: it removes the record if the record is still this
+// process's. A record left by a killed process is harmless: Holder checks
+// that its process still runs. Failures are ignored: the record is a
+// courtesy, never a reason to refuse the state.
+func MarkHolder(path string) (release func()) {
+	me := holder{PID: os.Getpid(), Args: os.Args, Since: time.Now().UTC().Truncate(time.Second)}
+	b, err := json.Marshal(me)
+	if err != nil {
+		return func() {}
+	}
+	rec := path + HolderSuffix
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(rec)+".*")
+	if err != nil {
+		return func() {}
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), rec)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return func() {}
+	}
+	return func() {
+		if h, ok := readHolder(rec); ok && h.PID == me.PID && h.Since.Equal(me.Since) {
+			os.Remove(rec)
+		}
+	}
+}
+
+func readHolder(rec string) (holder, bool) {
+	var h holder
+	b, err := os.ReadFile(rec)
+	if err != nil || json.Unmarshal(b, &h) != nil || h.PID <= 0 {
+		return holder{}, false
+	}
+	return h, true
+}
+
+// Holder describes the process holding the bbolt file at path open, for
+// the message of a lock timeout: "pid 1234: resourcesync serve /data,
+// since 2026-11-29T05:00:00Z", or "" when it cannot be known. On Linux
+// the holder is found in /proc/locks (so a reader, or a process that
+// keeps no record, is found too) and its command line read from
+// /proc/PID/cmdline; elsewhere it is the process MarkHolder recorded,
+// if that process still runs (on Windows, where that is not checked
+// here, it is said to be as recorded). Secrets in the command line
+// (internal/redact) are masked.
+func Holder(path string) string {
+	rec, recorded := readHolder(path + HolderSuffix)
+	for _, pid := range lockHolders(path) {
+		args, _ := cmdline(pid)
+		if recorded && rec.PID == pid && (args == nil || slices.Equal(args, rec.Args)) {
+			return describe(pid, rec.Args, rec.Since, "")
+		}
+		return describe(pid, args, time.Time{}, "")
+	}
+	if !recorded {
+		return ""
+	}
+	switch alive(rec.PID) {
+	case no:
+		return ""
+	case yes:
+		if args, ok := cmdline(rec.PID); ok && !slices.Equal(args, rec.Args) {
+			return "" // the pid was reused
+		}
+		return describe(rec.PID, rec.Args, rec.Since, "")
+	}
+	return describe(rec.PID, rec.Args, rec.Since, " (as recorded when it opened the file)")
+}
+
+func describe(pid int, args []string, since time.Time, note string) string {
+	s := fmt.Sprintf("pid %d", pid)
+	if pid == os.Getpid() {
+		s += " (this process)"
+	}
+	if len(args) > 0 {
+		a := maskFlags(args)
+		a[0] = filepath.Base(a[0])
+		s += ": " + redact.String(strings.Join(a, " "))
+	}
+	if !since.IsZero() {
+		s += ", since " + since.Format(time.RFC3339)
+	}
+	return s + note
+}
+
+// maskFlags is a copy of args with the values of secret-bearing flags
+// (--hub-admin-token T, --password=P: names ending in token, password,
+// secret or key) masked: the message may end up in a log.
+func maskFlags(args []string) []string {
+	a := slices.Clone(args)
+	secret := func(flag string) bool {
+		name := strings.ToLower(strings.TrimLeft(flag, "-"))
+		for _, suf := range []string{"token", "password", "passwd", "secret", "key"} {
+			if strings.HasSuffix(name, suf) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := 1; i < len(a); i++ {
+		if !strings.HasPrefix(a[i], "-") {
+			continue
+		}
+		if name, _, ok := strings.Cut(a[i], "="); ok {
+			if secret(name) {
+				a[i] = name + "=" + redact.Mask
+			}
+		} else if secret(a[i]) && i+1 < len(a) {
+			a[i+1] = redact.Mask
+			i++
+		}
+	}
+	return a
+}
+
+// tristate is an answer that may be unknown.
+type tristate int
+
+const (
+	unknown tristate = iota
+	yes
+	no
+)
