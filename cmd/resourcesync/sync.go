@@ -28,6 +28,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"github.com/resourcesync-go/resourcesync/storage"
 	"github.com/resourcesync-go/resourcesync/storage/local"
+	_ "github.com/resourcesync-go/resourcesync/storage/s3" // sync SOURCE s3://BUCKET/PREFIX
 )
 
 // syncHelp is the help topic mirroring (with syncMoreHelp).
