@@ -104,6 +104,7 @@ func aggregateCommand() *cli.Command {
 			&cli.DurationFlag{Name: "lease", Value: 30 * time.Second, Usage: "how long a node's claim on a Source lives without renewal (`D`)"},
 			&cli.IntFlag{Name: "workers", Value: 4, Usage: "`N` Sources synced at once"},
 			&cli.IntFlag{Name: "per-host", Value: 2, Usage: "at most `N` Sources of one host synced at once"},
+			newBWLimitFlag(),
 			&cli.IntFlag{Name: "source-workers", Value: 4, Usage: "`N` concurrent downloads within one Source's run (a line's --workers overrides it)"},
 			&cli.DurationFlag{Name: "poll-interval", Value: time.Hour, Usage: "default time `D` between polls of a Source (a line's --poll-interval overrides it)"},
 			&cli.DurationFlag{Name: "run-timeout", Value: time.Hour, Usage: "deadline `D` of one run"},
@@ -209,7 +210,7 @@ func runAggregate(ctx context.Context, cmd *cli.Command) error {
 		Root: root, Store: store, StoreName: storeName, Node: node, LeaseTTL: cmd.Duration("lease"),
 		Workers: int(cmd.Int("workers")), PerHost: int(cmd.Int("per-host")), SourceWorkers: int(cmd.Int("source-workers")),
 		Interval: cmd.Duration("poll-interval"), Jitter: 0.1, RunTimeout: cmd.Duration("run-timeout"),
-		Client: aggregateClient, GraphStore: gs, Once: cmd.Bool("once"),
+		Client: aggregateClient, Bandwidth: bandwidth(cmd), GraphStore: gs, Once: cmd.Bool("once"),
 		Events: func(e aggregate.Event) {
 			switch {
 			case enc != nil:

@@ -73,6 +73,7 @@ func clientAuth(cmd *cli.Command) (*httpclient.Auth, error) {
 		NetrcFile:       netrc,
 		CACertFile:      cmd.String("ca-cert"),
 		Insecure:        cmd.Bool("insecure"),
+		Bandwidth:       bandwidth(cmd), // --bwlimit where the command has it
 	})
 	if err != nil {
 		return nil, cli.Exit(err.Error(), exitUsage)

@@ -101,7 +101,7 @@ func hubCommand() *cli.Command {
 			&cli.DurationFlag{Name: "lease-default", Usage: "lease granted when none is requested", Value: 10 * 24 * time.Hour},
 			&cli.DurationFlag{Name: "lease-min", Usage: "shortest lease granted", Value: 5 * time.Minute},
 			&cli.DurationFlag{Name: "lease-max", Usage: "longest lease granted", Value: 30 * 24 * time.Hour},
-			&cli.Int64Flag{Name: "max-payload", Usage: "largest notification accepted, in bytes", Value: 8 << 20},
+			&SizeFlag{Name: "max-payload", Usage: "largest notification accepted, `SIZE` in bytes or KiB, MiB, GiB", Value: 8 << 20},
 			&cli.IntFlag{Name: "max-subscriptions-per-topic", Value: 10000},
 			&cli.StringFlag{Name: "signature-alg", Usage: "X-Hub-Signature algorithm: sha256, sha384, sha512 or sha1 (compatibility)", Value: "sha256"},
 			&cli.FloatFlag{Name: "publish-rate", Usage: "publish requests accepted per second (then 429)", Value: 100},

@@ -90,7 +90,7 @@ func oaiFlags(serve bool) []cli.Flag {
 		&cli.DurationFlag{Name: "oai-full-every", Usage: "with --oai-pmh: list every record again at this interval (0: never), to find the changes a wrong from hid, unreported deletions and records that left an --oai-set", Value: 24 * time.Hour},
 		&cli.Int64Flag{Name: "oai-max-records", Usage: "with --oai-pmh: keep at most `N` record files (-1: no bound); a harvest that would write more stops with an error", Value: harvest.DefaultMaxRecords},
 		&cli.IntFlag{Name: "oai-max-delete", Usage: "with --oai-pmh: a full pass removes nothing when it would remove more than `PCT` percent of the records (and more than 10; 100: no bound)", Value: harvest.DefaultFullMaxRemove},
-		&cli.Int64Flag{Name: "oai-min-free", Usage: "with --oai-pmh: leave at least `N` bytes free on DIR's file system (0: no floor); a harvest that would leave less stops with an error", Value: harvest.DefaultMinFree},
+		&SizeFlag{Name: "oai-min-free", Usage: "with --oai-pmh: leave at least `SIZE` (bytes, KiB, MiB, GiB) free on DIR's file system (0: no floor); a harvest that would leave less stops with an error", Value: harvest.DefaultMinFree},
 	}
 	if serve {
 		fl = append(fl, &cli.DurationFlag{Name: "oai-interval", Usage: "with --oai-pmh: harvest at this interval", Value: 10 * time.Minute})

@@ -49,7 +49,7 @@ func sourceFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after this period", Value: time.Hour},
 		&cli.BoolFlag{Name: "changelist-index", Value: true, Usage: "the Capability List names the Change List Index; =false: it names the open Change List itself (the index is still written and linked from every list), for clients that cannot read an index incrementally (py-resync 2.0.1 --incremental)"},
 		&cli.BoolFlag{Name: "no-dumps", Usage: "do not write Resource Dumps and Change Dumps"},
-		&cli.Int64Flag{Name: "dump-part-size", Usage: "largest Resource Dump package, in bytes", Value: 256 << 20},
+		&SizeFlag{Name: "dump-part-size", Usage: "largest Resource Dump package, `SIZE` in bytes or KiB, MiB, GiB", Value: 256 << 20},
 		&cli.DurationFlag{Name: "dump-interval", Usage: "least time between two Resource Dumps (a new one is made only if the collection changed)", Value: 24 * time.Hour},
 		&cli.BoolFlag{Name: "allow-empty", Usage: "let a scan that finds DIR (or a --set's directory) holding no file, while its state holds resources, record every resource as deleted. Without it that scan is refused (an unmounted or emptied DIR would make every mirror delete everything): nothing is recorded, the last state stays published, serve logs an error on each refused scan and publish exits 1. A DIR that does not exist is always refused"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log every scan and publish (publish: also a line per set; without it, only warnings, errors and the result line)"},

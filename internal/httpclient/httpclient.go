@@ -39,6 +39,9 @@ type Options struct {
 	CACertFile string
 	// Insecure skips the verification of server certificates.
 	Insecure bool
+	// Bandwidth, if not nil, paces every response body (--bwlimit); one
+	// Bandwidth may be shared by several Options to bound their total.
+	Bandwidth *Bandwidth
 }
 
 // Auth holds the credentials and TLS settings of one command and makes
@@ -53,11 +56,12 @@ type Auth struct {
 	redactor func(string) string // made from secrets on first use
 	tls      *tls.Config         // nil: the transport's own
 	insecure bool
+	bw       *Bandwidth // nil: no --bwlimit
 }
 
 // New reads the files o names and checks the headers.
 func New(o Options) (*Auth, error) {
-	a := &Auth{sources: map[string]*url.Userinfo{}, headers: http.Header{}, insecure: o.Insecure}
+	a := &Auth{sources: map[string]*url.Userinfo{}, headers: http.Header{}, insecure: o.Insecure, bw: o.Bandwidth}
 	for _, h := range o.Headers {
 		name, value, ok := strings.Cut(h, ":")
 		name = strings.TrimSpace(name)
@@ -265,6 +269,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
 	switch {
 	case err == nil:
+		// --bwlimit: every body the commands read comes through here.
+		resp.Body = t.a.bw.Reader(req.Context(), resp.Body)
 	case IsCertError(err):
 		err = &CertError{Err: err}
 	case notTLS(err):
