@@ -121,12 +121,6 @@ func hubCommand() *cli.Command {
 			if u == "" {
 				u = "http://" + ln.Addr().String() + "/"
 			}
-			level := slog.LevelWarn
-			if cmd.Bool("verbose") {
-				level = slog.LevelInfo
-			} else if cmd.Bool("quiet") {
-				level = slog.LevelError
-			}
 			st, where, err := openHubStore(ctx, cmd)
 			if err != nil {
 				return err
@@ -160,7 +154,7 @@ func hubCommand() *cli.Command {
 				PublishRate:              cmd.Float("publish-rate"),
 				SignatureAlg:             cmd.String("signature-alg"),
 				GiveUpAfter:              cmd.Duration("give-up-after"),
-				Logger:                   slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: level})),
+				Logger:                   commandLogger(cmd, cmd.Root().ErrWriter, slog.LevelWarn),
 			})
 			if err != nil {
 				return cli.Exit(err.Error(), exitUsage)

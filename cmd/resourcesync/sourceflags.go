@@ -100,12 +100,6 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 		cfg.StateDir = filepath.Join(cfg.Sets[0].Dir, ".resourcesync")
 	}
 	cfg.OpenChangeList = !cmd.Bool("changelist-index")
-	level := slog.LevelInfo
-	if cmd.Bool("verbose") {
-		level = slog.LevelDebug
-	} else if cmd.Bool("quiet") {
-		level = slog.LevelWarn
-	}
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Logger = commandLogger(cmd, stderr, slog.LevelInfo)
 	return cfg, nil
 }

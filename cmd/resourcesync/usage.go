@@ -86,6 +86,9 @@ func conventions(cmd *cli.Command) {
 			}
 			cmd.Flags = append(cmd.Flags, &cli.BoolFlag{Name: "quiet", Usage: usage})
 		}
+		if !hasLocalFlag(cmd, "log-format") {
+			cmd.Flags = append(cmd.Flags, logFormatFlag())
+		}
 	}
 	for _, f := range cmd.Flags {
 		name := f.Names()[0]
