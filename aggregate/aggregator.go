@@ -249,9 +249,11 @@ func (a *Aggregator) setSources(ss []Source) (evs []Event) {
 	return evs
 }
 
-// sameSource compares two lines but for where they are.
+// sameSource compares two lines but for where they are and whether the
+// URL was written with its scheme.
 func sameSource(x, y Source) bool {
 	x.Line, y.Line = 0, 0
+	x.Typed, y.Typed = "", ""
 	return reflect.DeepEqual(x, y)
 }
 

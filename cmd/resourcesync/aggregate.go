@@ -177,6 +177,11 @@ func runAggregate(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
 	}
+	for _, s := range srcs {
+		if s.Typed != "" {
+			say("%s:%d: taking %s as %s", spec, s.Line, s.Typed, s.URL)
+		}
+	}
 
 	store, storeName, err := aggstoreurl.Open(ctx, cmd.String("store"), root)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/internal/httpclient"
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 )
 
 // clientHelp is appended to the help of every client command (sync,
@@ -82,6 +83,21 @@ func clientAuth(cmd *cli.Command) (*httpclient.Auth, error) {
 		fmt.Fprintln(cmd.Root().ErrWriter, "warning: --insecure: server certificates are not verified; anyone on the path can read and alter what is fetched")
 	}
 	return a, nil
+}
+
+// sourceArg takes a SOURCE typed without its scheme as https://, as curl
+// and wget do (the rule is httpclient.AssumeHTTPS's), and says so on
+// stderr; a name that exists here as a file or directory stays as typed.
+func sourceArg(cmd *cli.Command, arg string) string {
+	u, ok := httpclient.AssumeHTTPS(arg)
+	if !ok {
+		return arg
+	}
+	if _, err := os.Lstat(arg); err == nil {
+		return arg
+	}
+	fmt.Fprintf(cmd.Root().ErrWriter, "taking %s as %s\n", redact.String(arg), redact.String(u))
+	return u
 }
 
 // redactEvent removes secrets from the texts of a sync event before it

@@ -115,7 +115,7 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 	if cmd.Args().Len() != 1 {
 		return usageError(cmd, "sdshare sync needs OVERVIEW_URL")
 	}
-	overview := cmd.Args().First()
+	overview := sourceArg(cmd, cmd.Args().First())
 	if cmd.Duration("poll-interval") <= 0 || cmd.Duration("max-wait") <= 0 {
 		return cli.Exit("--poll-interval and --max-wait must be positive", exitUsage)
 	}

@@ -202,7 +202,7 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	}
 	// The credentials travel in the client from here on; SOURCE keeps no
 	// password that could be printed.
-	args[0] = auth.Source(args[0])
+	args[0] = auth.Source(sourceArg(cmd, args[0]))
 	client, err := auth.Client(syncClient(workers, cmd.Duration("timeout")))
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
