@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/resourcesync-go/resourcesync/destination"
+	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/httpclient"
 	"github.com/resourcesync-go/resourcesync/internal/redact"
 )
@@ -142,11 +143,21 @@ func (r redactWriter) Write(p []byte) (int, error) {
 }
 
 // credentialsHint returns, for an error that is (or holds) a 401 or 403
-// answer, a sentence saying how to give credentials; "" otherwise.
-func credentialsHint(err error) string {
+// answer, a sentence that says which credentials the server refused, or
+// that none were given and how to give them; "" for another error. target
+// is the URL asked for when the error does not name one.
+func credentialsHint(a *httpclient.Auth, err error, target string) string {
 	var se interface{ StatusCode() int }
 	if err == nil || !errors.As(err, &se) || (se.StatusCode() != http.StatusUnauthorized && se.StatusCode() != http.StatusForbidden) {
 		return ""
 	}
-	return "\n(the server refused the request: give credentials with --header 'Name: value', --bearer-token-file FILE, a .netrc entry or user:password@ in the URL; see --help)"
+	var st *httperr.StatusError
+	if errors.As(err, &st) && st.URL != "" {
+		target = st.URL
+	}
+	if given := a.Given(target); given != "" {
+		return "\n(the server refused the credentials given (" + given + "): check them; see --help for the other ways to give credentials)"
+	}
+	return "\n(no credentials given; give them with --header 'Name: value', --bearer-token-file FILE (or $" + httpclient.EnvBearerToken +
+		"), a .netrc entry (--netrc-file FILE, default ~/.netrc) or user:password@ in the URL)"
 }

@@ -45,7 +45,7 @@ func runFollow(ctx context.Context, cmd *cli.Command, source string, opt destina
 		if rerr := writeReport(cmd, rec); rerr != nil {
 			fmt.Fprintln(cmd.Root().ErrWriter, rerr)
 		}
-		return cli.Exit(auth.Redact(err.Error())+credentialsHint(err), exitUsage)
+		return cli.Exit(auth.Redact(err.Error())+credentialsHint(auth, err, source), exitUsage)
 	}
 	defer m.Close()
 	if rec != nil {

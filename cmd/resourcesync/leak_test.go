@@ -107,7 +107,7 @@ func TestNoSecretInOutput(t *testing.T) {
 
 	// Without the header: a 401, and how to give credentials.
 	code, _, errOut := runCLI(t, "sdshare", "sync", "--store", store, withUser+"/overview.xml")
-	if code != exitUsage || !strings.Contains(errOut, "give credentials with --header") {
+	if code != exitUsage || !strings.Contains(errOut, "no credentials given; give them with --header") {
 		t.Errorf("sdshare sync, 401: exit %d\n%s", code, errOut)
 	}
 	all.WriteString(errOut)

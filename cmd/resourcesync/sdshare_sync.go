@@ -214,7 +214,7 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 	rep, err := client.Sync(ctx, cfg)
 	interrupted := ctx.Err() != nil
 	printSDShareSummary(stdout, stderr, asJSON, rep, err, interrupted)
-	if h := credentialsHint(err); h != "" && !asJSON {
+	if h := credentialsHint(auth, err, overview); h != "" && !asJSON {
 		fmt.Fprintln(stderr, strings.TrimPrefix(h, "\n"))
 	}
 	switch {

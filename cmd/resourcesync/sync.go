@@ -315,7 +315,7 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	case interrupted:
 		return cli.Exit("interrupted; the next run resumes where this one stopped", exitProblems)
 	case err != nil:
-		return cli.Exit(auth.Redact(err.Error())+credentialsHint(err), exitUsage)
+		return cli.Exit(auth.Redact(err.Error())+credentialsHint(auth, err, args[0]), exitUsage)
 	case reportErr != nil:
 		return cli.Exit(reportErr.Error(), exitUsage)
 	case !ok:
