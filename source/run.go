@@ -257,3 +257,16 @@ func (s *Source) watchTree(w *fsnotify.Watcher, root string) {
 		return nil
 	})
 }
+
+// WatchBlind says why a watch (Source.Watch) would miss changes to the
+// Source's directories - "DIR is on nfs" - or "" when it sees them: a
+// network file system raises no event for a file another machine writes.
+// serve watches by default only where it is "".
+func (s *Source) WatchBlind() string {
+	for _, st := range s.sets {
+		if fs := networkFS(st.dir); fs != "" {
+			return st.dir + " is on " + fs + ", where changes made by other machines raise no event"
+		}
+	}
+	return ""
+}

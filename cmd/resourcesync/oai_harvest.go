@@ -151,7 +151,7 @@ func checkOAIArgs(cmd *cli.Command) error {
 	if len(cmd.StringSlice("set")) > 0 {
 		return usageError(cmd, "--oai-pmh publishes one directory: no --set (use --oai-set to harvest a repository's sets)")
 	}
-	if cmd.Bool("watch") {
+	if cmd.IsSet("watch") && cmd.Bool("watch") {
 		return usageError(cmd, "--watch with --oai-pmh: the harvester names the files it changes (see OAI-PMH REPOSITORY)")
 	}
 	dir := cmd.Args().First()

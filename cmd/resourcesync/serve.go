@@ -102,7 +102,8 @@ func serveCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: "127.0.0.1:8080"},
 			&cli.StringFlag{Name: "base-url", Usage: "public base URL of the Source", DefaultText: "http://ADDR/"},
-			&cli.BoolFlag{Name: "watch", Usage: "rescan on filesystem events (debounced)"},
+			&cli.BoolFlag{Name: "watch", Value: true, Usage: "update on filesystem events (debounced); by default where DIR's file system raises them (not NFS, SMB, FUSE): rescans there"},
+			&cli.BoolFlag{Name: "no-watch", Usage: "do not watch DIR: only --rescan-interval sees changes (same as --watch=false)"},
 			&cli.DurationFlag{Name: "debounce", Usage: "with --watch: update once events have been quiet this long", Value: 20 * time.Millisecond},
 			&cli.DurationFlag{Name: "rescan-interval", Usage: "rescan at this interval (0: never)", Value: time.Minute},
 			maxConnsFlag(),
@@ -168,7 +169,7 @@ func serveCommand() *cli.Command {
 				})
 			}
 			return serveSource(ctx, cmd, ln, cfg, source.RunOptions{
-				RescanInterval: cmd.Duration("rescan-interval"), Watch: cmd.Bool("watch"), Debounce: cmd.Duration("debounce"),
+				RescanInterval: cmd.Duration("rescan-interval"), Watch: cmd.Bool("watch") && !cmd.Bool("no-watch"), Debounce: cmd.Duration("debounce"),
 			}, nil)
 		},
 	}
@@ -214,13 +215,29 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 	start := time.Now()
 	if ro.Watch && ro.Watcher == nil {
 		// Watch before the first scan, so that a change made while it
-		// runs (or before Run starts) is not missed.
-		w, err := src.Watch()
-		if err != nil {
-			return cli.Exit(err.Error(), exitUsage)
+		// runs (or before Run starts) is not missed. By default only
+		// where a watch sees the changes; an explicit --watch watches
+		// anyway.
+		asked := cmd.IsSet("watch")
+		fallBack := func(why string) {
+			then := "rescanning every " + ro.RescanInterval.String()
+			if ro.RescanInterval <= 0 {
+				then = "and --rescan-interval 0: changes are published only on restart"
+			}
+			cfg.Logger.Warn("not watching: " + why + "; " + then + " (--watch to watch anyway, --no-watch to silence this)")
+			ro.Watch = false
 		}
-		defer w.Close()
-		ro.Watcher = w
+		if why := src.WatchBlind(); why != "" && !asked {
+			fallBack(why)
+		} else if w, err := src.Watch(); err != nil {
+			if asked {
+				return cli.Exit(err.Error(), exitUsage)
+			}
+			fallBack(err.Error()) // e.g. the inotify instances spent
+		} else {
+			defer w.Close()
+			ro.Watcher = w
+		}
 	}
 	rep, err := src.Update(ctx)
 	if source.Refused(err) {
