@@ -158,13 +158,20 @@ func runAggregate(ctx context.Context, cmd *cli.Command) error {
 	}
 	stdout, stderr := cmd.Root().Writer, cmd.Root().ErrWriter
 	var outMu sync.Mutex
-	say := func(format string, args ...any) {
+	// warn is for what goes wrong (a failed run, a sources file that
+	// does not read), say for the rest, which -q silences.
+	warn := func(format string, args ...any) {
 		if cmd.Bool("json") {
 			return
 		}
 		outMu.Lock()
 		fmt.Fprintf(stderr, format+"\n", args...)
 		outMu.Unlock()
+	}
+	say := func(format string, args ...any) {
+		if !cmd.Bool("quiet") {
+			warn(format, args...)
+		}
 	}
 
 	// The sources: read once before anything starts, so that a bad file
@@ -179,7 +186,7 @@ func runAggregate(ctx context.Context, cmd *cli.Command) error {
 	}
 	for _, s := range srcs {
 		if s.Typed != "" {
-			say("%s:%d: taking %s as %s", spec, s.Line, s.Typed, s.URL)
+			warn("%s:%d: taking %s as %s", spec, s.Line, s.Typed, s.URL)
 		}
 	}
 
@@ -228,11 +235,15 @@ func runAggregate(ctx context.Context, cmd *cli.Command) error {
 					r.End.Sub(r.Start).Seconds(), r.Fetched, r.Deleted, r.Failed)
 				if r.Error != "" {
 					line += " (" + r.Reason + ": " + r.Error + ")"
+					warn("%s", line)
+					return
 				}
 				say("%s", line)
 			case e.Kind == aggregate.EventLease && strings.HasPrefix(e.Message, "taken by"):
 				// Every Source at the start: only changes of hands are news.
-			case e.Kind == aggregate.EventSourceAdded, e.Kind == aggregate.EventSourceRemoved, e.Kind == aggregate.EventSourcesError, e.Kind == aggregate.EventLease:
+			case e.Kind == aggregate.EventSourcesError:
+				warn("%s: %s %s%s", orDefault(e.Source, "sources"), e.Kind, e.Message, prefixed(": ", e.Error))
+			case e.Kind == aggregate.EventSourceAdded, e.Kind == aggregate.EventSourceRemoved, e.Kind == aggregate.EventLease:
 				say("%s: %s %s%s", orDefault(e.Source, "sources"), e.Kind, e.Message, prefixed(": ", e.Error))
 			}
 		},

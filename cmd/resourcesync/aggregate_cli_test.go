@@ -98,6 +98,15 @@ func TestAggregateExitCodes(t *testing.T) {
 			}
 		})
 	}
+	t.Run("quiet", func(t *testing.T) {
+		// -q: nothing on stderr when all is well; a failed run still says so.
+		if code, out, errOut := runCLI(t, "aggregate", "-q", "--once", "--sources", okFile, "--root", t.TempDir()); code != 0 || errOut != "" {
+			t.Errorf("-q: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+		}
+		if code, _, errOut := runCLI(t, "aggregate", "-q", "--once", "--sources", downFile, "--root", t.TempDir()); code != 1 || !strings.Contains(errOut, "two: ") || strings.Contains(errOut, "one: ") {
+			t.Errorf("-q, a Source down: exit %d\nstderr:\n%s", code, errOut)
+		}
+	})
 	t.Run("json lines", func(t *testing.T) {
 		root := t.TempDir()
 		code, out, errOut := runCLI(t, "aggregate", "--once", "--json", "--sources", okFile, "--root", root)
