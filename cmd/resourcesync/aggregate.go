@@ -313,7 +313,7 @@ func runAggregator(ctx context.Context, cmd *cli.Command, a *aggregate.Aggregato
 		srv := httpserver.New(h, httpserver.Options{ReadTimeout: time.Minute})
 		go srv.Serve(ln)
 		defer srv.Close()
-		fmt.Fprintf(stderr, "status page: http://%s/ (JSON: /status.json, metrics: /metrics)\n", ln.Addr())
+		say("status page: http://%s/ (JSON: /status.json, metrics: /metrics)", ln.Addr())
 	}
 
 	// Reports every minute and at exit.

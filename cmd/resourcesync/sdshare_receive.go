@@ -167,7 +167,9 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 	// Only the pushes change the store; GET and HEAD answer a fixed text.
 	readOnly := func(r *http.Request) bool { return r.Method == http.MethodGet || r.Method == http.MethodHead }
 	srv := httpserver.New(au.Handler(rv, readOnly), serverOptions(cmd, receiveServerOptions(cmd.Int64("max-bytes"))))
-	fmt.Fprintf(stderr, "sdshare receive: listening on http://%s/\n", ln.Addr())
+	if !cmd.Bool("quiet") {
+		fmt.Fprintf(stderr, "sdshare receive: listening on http://%s/\n", ln.Addr())
+	}
 	if au == nil && !httpserver.ListensOnLoopback(ln) {
 		fmt.Fprintf(stderr, "sdshare receive: WARNING: %s is not a loopback address and no --auth-token-file is given: anyone who can reach it can replace or delete any statement in the store (see SAFETY in --help)\n", ln.Addr())
 	}

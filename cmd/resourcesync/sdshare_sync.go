@@ -159,7 +159,7 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 
 	// Every line and JSON object is one Write: redacted whole.
 	stdout, stderr := io.Writer(redactWriter{auth, cmd.Root().Writer}), io.Writer(redactWriter{auth, cmd.Root().ErrWriter})
-	asJSON := cmd.Bool("json")
+	asJSON, quiet := cmd.Bool("json"), cmd.Bool("quiet")
 	var mu sync.Mutex
 	cfg := client.Config{
 		Overview:   overview,
@@ -189,7 +189,9 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 				}{"progress", e})
 				return
 			}
-			if line := sdshareEventLine(e); line != "" {
+			// -q: only the failures and warnings.
+			quietKind := e.Kind == "discovered" || e.Kind == "snapshot" || e.Kind == "page"
+			if line := sdshareEventLine(e); line != "" && !(quiet && quietKind) {
 				fmt.Fprintln(stderr, line)
 			}
 		},
