@@ -175,6 +175,10 @@ func serveCommand() *cli.Command {
 	}
 }
 
+// watchBlind is Source.WatchBlind; a test makes a directory read as on
+// a network file system.
+var watchBlind = (*source.Source).WatchBlind
+
 // serveSource opens the Source, brings it up to date, serves it on ln and
 // keeps it updated until ctx is done. before, if set, runs after the first
 // update (simulate starts its changes there, serve --oai-pmh its
@@ -227,7 +231,7 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 			cfg.Logger.Warn("not watching: " + why + "; " + then + " (--watch to watch anyway, --no-watch to silence this)")
 			ro.Watch = false
 		}
-		if why := src.WatchBlind(); why != "" && !asked {
+		if why := watchBlind(src); why != "" && !asked {
 			fallBack(why)
 		} else if w, err := src.Watch(); err != nil {
 			if asked {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/resourcesync-go/resourcesync/source"
 )
 
 // TestServeWatchesByDefault: serve without --watch (and without rescans)
@@ -61,5 +63,33 @@ func TestServeWatchesByDefault(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestServeWatchFallsBack: where DIR's file system raises no event for
+// others' changes (a network file system), serve does not watch by
+// default and says so, with what it does instead; an explicit --watch
+// watches anyway.
+func TestServeWatchFallsBack(t *testing.T) {
+	syncLoopbackOnly(t)
+	old := watchBlind
+	t.Cleanup(func() { watchBlind = old })
+	watchBlind = func(*source.Source) string {
+		return "DIR is on nfs, where changes made by other machines raise no event"
+	}
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{nil, `msg="not watching: DIR is on nfs, where changes made by other machines raise no event; rescanning every 1m0s (--watch to watch anyway, --no-watch to silence this)"`},
+		{[]string{"--watch"}, ""},
+	} {
+		addr := freeAddr(t)
+		args := append([]string{"serve", "--addr", addr, "--no-hub", "--state", t.TempDir()}, tc.flags...)
+		out, _ := background(t, append(args, t.TempDir())...)
+		waitFor(t, "serve", 20*time.Second, func() bool { return strings.Contains(out.String(), "serving ") })
+		if got := strings.Contains(out.String(), "not watching"); got != (tc.want != "") || !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%v: want %q in the output:\n%s", tc.flags, tc.want, out)
+		}
 	}
 }
