@@ -406,7 +406,7 @@ func (a *Aggregator) client(st *srcState) (*http.Client, func(string) string, er
 		hc, err := a.opt.Client(st.src)
 		return hc, func(s string) string { return s }, err
 	}
-	auth, err := httpclient.New(httpclient.Options{BearerTokenFile: st.src.BearerTokenFile, NetrcFile: st.src.NetrcFile, CACertFile: st.src.CACertFile})
+	auth, err := httpclient.New(httpclient.Options{BearerTokenFile: st.src.BearerTokenFile, NetrcFile: st.src.NetrcFile, CACertFile: st.src.CACertFile, Bandwidth: a.opt.Bandwidth})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -74,4 +74,8 @@ type Source struct {
 	Timeout         time.Duration `json:"timeout_ns,omitempty"`
 	// Line is where the Source was defined (for messages).
 	Line int `json:"line,omitempty"`
+	// Typed is the URL as the line wrote it when it had no scheme
+	// ("example.org/rs", taken as https://example.org/rs in URL; see
+	// httpclient.AssumeHTTPS), for the command to say so; "" otherwise.
+	Typed string `json:"typed,omitempty"`
 }

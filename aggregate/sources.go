@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination"
+	"github.com/resourcesync-go/resourcesync/internal/httpclient"
 	"github.com/resourcesync-go/resourcesync/internal/origin"
 )
 
@@ -433,6 +434,11 @@ func parseSourceLine(line string, files filesPolicy) (s Source, ok bool, err err
 		return s, false, errors.New("want URL DEST [--option ...]")
 	}
 	s.URL = toks[0].text
+	if u, ok := httpclient.AssumeHTTPS(s.URL); ok {
+		// "example.org/rs", as curl and wget take it: the command prints
+		// what it took (Source.Typed).
+		s.Typed, s.URL = s.URL, u
+	}
 	if err := checkHTTPURL(s.URL); err != nil {
 		return s, false, err
 	}

@@ -123,6 +123,7 @@ func aggregateCommand() *cli.Command {
 			&cli.DurationFlag{Name: "lease", Value: 30 * time.Second, Usage: "a node's claim on a Source lasts `D`"},
 			&cli.IntFlag{Name: "workers", Value: 4, Usage: "`N` Sources synced at once"},
 			&cli.IntFlag{Name: "per-host", Value: 2, Usage: "at most `N` Sources of a host at once"},
+			newBWLimitFlag(),
 			&cli.IntFlag{Name: "source-workers", Value: 4, Usage: "`N` downloads at once within one Source"},
 			&cli.DurationFlag{Name: "poll-interval", Value: time.Hour, Usage: "default `D` between polls of a Source"},
 			&cli.DurationFlag{Name: "run-timeout", Value: time.Hour, Usage: "deadline `D` of one run"},
@@ -176,13 +177,20 @@ func runAggregate(ctx context.Context, cmd *cli.Command) error {
 	}
 	stdout, stderr := cmd.Root().Writer, cmd.Root().ErrWriter
 	var outMu sync.Mutex
-	say := func(format string, args ...any) {
+	// warn is for what goes wrong (a failed run, a sources file that
+	// does not read), say for the rest, which -q silences.
+	warn := func(format string, args ...any) {
 		if cmd.Bool("json") {
 			return
 		}
 		outMu.Lock()
 		fmt.Fprintf(stderr, format+"\n", args...)
 		outMu.Unlock()
+	}
+	say := func(format string, args ...any) {
+		if !cmd.Bool("quiet") {
+			warn(format, args...)
+		}
 	}
 
 	// The sources: read once before anything starts, so that a bad file
@@ -194,6 +202,11 @@ func runAggregate(ctx context.Context, cmd *cli.Command) error {
 	srcs, _, err := loader.Load(ctx)
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
+	}
+	for _, s := range srcs {
+		if s.Typed != "" {
+			warn("%s:%d: taking %s as %s", spec, s.Line, s.Typed, s.URL)
+		}
 	}
 
 	store, storeName, err := aggstoreurl.Open(ctx, cmd.String("store"), root)
@@ -228,7 +241,7 @@ func runAggregate(ctx context.Context, cmd *cli.Command) error {
 		Root: root, Store: store, StoreName: storeName, Node: node, LeaseTTL: cmd.Duration("lease"),
 		Workers: int(cmd.Int("workers")), PerHost: int(cmd.Int("per-host")), SourceWorkers: int(cmd.Int("source-workers")),
 		Interval: cmd.Duration("poll-interval"), Jitter: 0.1, RunTimeout: cmd.Duration("run-timeout"),
-		Client: aggregateClient, GraphStore: gs, Once: cmd.Bool("once"),
+		Client: aggregateClient, Bandwidth: bandwidth(cmd), GraphStore: gs, Once: cmd.Bool("once"),
 		Events: func(e aggregate.Event) {
 			switch {
 			case enc != nil:
@@ -241,11 +254,15 @@ func runAggregate(ctx context.Context, cmd *cli.Command) error {
 					r.End.Sub(r.Start).Seconds(), r.Fetched, r.Deleted, r.Failed)
 				if r.Error != "" {
 					line += " (" + r.Reason + ": " + r.Error + ")"
+					warn("%s", line)
+					return
 				}
 				say("%s", line)
 			case e.Kind == aggregate.EventLease && strings.HasPrefix(e.Message, "taken by"):
 				// Every Source at the start: only changes of hands are news.
-			case e.Kind == aggregate.EventSourceAdded, e.Kind == aggregate.EventSourceRemoved, e.Kind == aggregate.EventSourcesError, e.Kind == aggregate.EventLease:
+			case e.Kind == aggregate.EventSourcesError:
+				warn("%s: %s %s%s", orDefault(e.Source, "sources"), e.Kind, e.Message, prefixed(": ", e.Error))
+			case e.Kind == aggregate.EventSourceAdded, e.Kind == aggregate.EventSourceRemoved, e.Kind == aggregate.EventLease:
 				say("%s: %s %s%s", orDefault(e.Source, "sources"), e.Kind, e.Message, prefixed(": ", e.Error))
 			}
 		},
@@ -315,7 +332,7 @@ func runAggregator(ctx context.Context, cmd *cli.Command, a *aggregate.Aggregato
 		srv := httpserver.New(h, httpserver.Options{ReadTimeout: time.Minute})
 		go srv.Serve(ln)
 		defer srv.Close()
-		fmt.Fprintf(stderr, "status page: http://%s/ (JSON: /status.json, metrics: /metrics)\n", ln.Addr())
+		say("status page: http://%s/ (JSON: /status.json, metrics: /metrics)", ln.Addr())
 	}
 
 	// Reports every minute and at exit.

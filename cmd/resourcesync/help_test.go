@@ -28,8 +28,9 @@ var helpLongPages = map[string]struct {
 	lines  int
 	reason string
 }{
-	"serve": {70, "40 flags in 6 groups: a directory, a server, documents, notifications, OAI-PMH harvesting and output"},
-	"sync":  {69, "39 flags in 8 groups: modes, state (a bucket's), safety, transfers, --follow, credentials and TLS, output"},
+	"serve":     {70, "40 flags in 6 groups: a directory, a server, documents, notifications, OAI-PMH harvesting and output"},
+	"sync":      {72, "41 flags in 8 groups: modes, state (a bucket's), safety, transfers (with --bwlimit), --follow, credentials and TLS, output (with --log-format)"},
+	"aggregate": {61, "27 flags in 8 groups: sources, mirror root, shared state, transfers (with --bwlimit), follow, status, SDShare stores, output"},
 }
 
 // commandPaths are the argument paths of every command of the tree but

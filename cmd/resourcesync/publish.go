@@ -75,7 +75,7 @@ func publishCommand() *cli.Command {
 			cfg.NoCompanions = cmd.Bool("no-html")
 			if !cmd.Bool("verbose") {
 				// Quiet by default: warnings and errors, then the result line.
-				cfg.Logger = slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
+				cfg.Logger = commandLogger(cmd, cmd.Root().ErrWriter, slog.LevelWarn)
 			}
 			oai, err := newOAISource(cmd, &cfg, false)
 			if err != nil {

@@ -54,7 +54,7 @@ func sourceFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after `D`", Value: time.Hour},
 		&cli.BoolFlag{Name: "changelist-index", Value: true, HideDefault: true, Usage: "list the Change List Index (=false: the open list)"},
 		&cli.BoolFlag{Name: "no-dumps", Usage: "do not write Resource Dumps and Change Dumps"},
-		&cli.Int64Flag{Name: "dump-part-size", DefaultText: "256 MiB", Usage: "largest dump package, `N` bytes", Value: 256 << 20},
+		&SizeFlag{Name: "dump-part-size", Usage: "largest dump package, `SIZE`", Value: 256 << 20},
 		&cli.DurationFlag{Name: "dump-interval", Usage: "least time `D` between Resource Dumps", Value: 24 * time.Hour},
 		&cli.BoolFlag{Name: "allow-empty", Usage: "let a scan of an emptied DIR delete all"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log each scan and publish; publish: a line per set"},
@@ -118,13 +118,7 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 		cfg.StateDir = filepath.Join(cfg.Sets[0].Dir, ".resourcesync")
 	}
 	cfg.OpenChangeList = !cmd.Bool("changelist-index")
-	level := slog.LevelInfo
-	if cmd.Bool("verbose") {
-		level = slog.LevelDebug
-	} else if cmd.Bool("quiet") {
-		level = slog.LevelWarn
-	}
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Logger = commandLogger(cmd, stderr, slog.LevelInfo)
 	return cfg, nil
 }
 

@@ -177,7 +177,8 @@ func syncCommand() *cli.Command {
 			&cli.StringFlag{Name: "verify", Value: "strongest", Usage: "`WHICH` digests to check: strongest or all"},
 			&cli.BoolFlag{Name: "fsync", Usage: "fsync every file before its rename"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "retry a request silent for `D`"},
-			&cli.FloatFlag{Name: "min-rate", Value: 1024, Usage: "retry a download below `BYTES` a second"},
+			newBWLimitFlag(),
+			&RateFlag{Name: "min-rate", Value: 1024, Usage: "retry a download below `RATE` bytes/s"},
 			&cli.DurationFlag{Name: "min-rate-window", Value: 30 * time.Second, Usage: "average --min-rate over `D`"},
 			&cli.StringSliceFlag{Name: "allow-host", Usage: "also fetch from `HOST[:PORT]` (repeatable)"},
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "`HOW`: auto, bars, lines or quiet"},
@@ -234,7 +235,7 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	}
 	// The credentials travel in the client from here on; SOURCE keeps no
 	// password that could be printed.
-	args[0] = auth.Source(args[0])
+	args[0] = auth.Source(sourceArg(cmd, args[0]))
 	client, err := auth.Client(syncClient(workers, cmd.Duration("timeout")))
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
@@ -356,7 +357,7 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	case interrupted:
 		return cli.Exit("interrupted; the next run resumes where this one stopped", exitProblems)
 	case err != nil:
-		return cli.Exit(auth.Redact(err.Error())+credentialsHint(err), exitUsage)
+		return cli.Exit(auth.Redact(err.Error())+credentialsHint(auth, err, args[0]), exitUsage)
 	case reportErr != nil:
 		return cli.Exit(reportErr.Error(), exitUsage)
 	case !ok:
