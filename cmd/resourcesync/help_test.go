@@ -29,7 +29,7 @@ var helpLongPages = map[string]struct {
 	reason string
 }{
 	"serve": {70, "40 flags in 6 groups: a directory, a server, documents, notifications, OAI-PMH harvesting and output"},
-	"sync":  {69, "39 flags in 8 groups: modes, state (a bucket's), safety, transfers, --follow, credentials and TLS, output"},
+	"sync":  {73, "43 flags in 8 groups: modes and filters, state (a bucket's), safety, transfers, --follow, credentials and TLS, output"},
 }
 
 // commandPaths are the argument paths of every command of the tree but
