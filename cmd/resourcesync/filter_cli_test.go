@@ -122,3 +122,64 @@ func TestSyncForce(t *testing.T) {
 		t.Log(out + errOut)
 	}
 }
+
+// TestAggregateLineFilters: an aggregate line's --exclude, --include and
+// --filter-from (relative to the sources file) choose its files as sync's
+// flags do, excluded files the Source deletes stay, and a line's --force
+// replaces a file not written by resourcesync, kept as
+// NAME.resourcesync-old.
+func TestAggregateLineFilters(t *testing.T) {
+	aggCLILoopbackOnly(t)
+	dir := t.TempDir()
+	for _, n := range []string{"a.xml", "b.txt", "sub/c.xml", "sub/d.tmp", "private/e.xml"} {
+		p := filepath.Join(dir, filepath.FromSlash(n))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(n), 0o644)
+	}
+	base, update := serveDir(t, dir)
+	files, root := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(files, "rules"), []byte("- *.tmp\n- /private/\n"), 0o644)
+	os.MkdirAll(filepath.Join(root, "forced"), 0o755)
+	os.WriteFile(filepath.Join(root, "forced", "b.txt"), []byte("mine"), 0o644)
+	sources := filepath.Join(files, "sources.txt")
+	os.WriteFile(sources, []byte(base+" xml --exclude /private/** --include *.xml\n"+
+		base+" rules --filter-from rules\n"+
+		base+" forced --force --exclude *.xml\n"), 0o644)
+	run := func() {
+		t.Helper()
+		if code, out, errOut := runCLI(t, "aggregate", "--once", "--sources", sources, "--root", root); code != 0 {
+			t.Fatalf("aggregate --once: exit %d\n%s%s", code, out, errOut)
+		}
+	}
+	run()
+	want := map[string][]string{
+		"xml":    {"a.xml", "sub/c.xml"},
+		"rules":  {"a.xml", "b.txt", "sub/c.xml"},
+		"forced": {"b.txt", "b.txt.resourcesync-old", "sub/d.tmp"},
+	}
+	for d, w := range want {
+		if got := filesBelow(t, filepath.Join(root, d)); !slices.Equal(got, w) {
+			t.Errorf("%s holds %v, want %v", d, got, w)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "forced", "b.txt.resourcesync-old")); string(b) != "mine" {
+		t.Errorf("forced/b.txt.resourcesync-old is %q", b)
+	}
+	// The Source deletes a file the first line excludes and one it takes.
+	os.Remove(filepath.Join(dir, "private", "e.xml"))
+	os.Remove(filepath.Join(dir, "sub", "c.xml"))
+	os.Remove(filepath.Join(dir, "sub", "d.tmp"))
+	update()
+	os.WriteFile(filepath.Join(root, "rules", "private-kept.txt"), nil, 0o644) // not the Source's: never deleted either
+	run()
+	want = map[string][]string{
+		"xml":    {"a.xml"},
+		"rules":  {"a.xml", "b.txt", "private-kept.txt"},
+		"forced": {"b.txt", "b.txt.resourcesync-old"},
+	}
+	for d, w := range want {
+		if got := filesBelow(t, filepath.Join(root, d)); !slices.Equal(got, w) {
+			t.Errorf("after the deletions, %s holds %v, want %v", d, got, w)
+		}
+	}
+}
