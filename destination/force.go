@@ -95,6 +95,9 @@ func (d *targetDir) KeepOld(abs string) (string, func(), error) {
 // the KeepOld methods); the error, a failure of that resource, says why
 // it is not replaced.
 func (p *pass) keepOld(j *job, abs string) (func(), error) {
+	if p.e.dir == nil {
+		return nil, fmt.Errorf("%w: %s is here already and differs from the Source's: no mirror to keep it in", ErrNotOwned, j.rel)
+	}
 	v, undo, err := p.e.dir.KeepOld(abs)
 	if errors.Is(err, errOldTaken) {
 		return nil, fmt.Errorf("%w: %s is here already and differs from the Source's, and %s%s is taken too: not replaced with --force (move one of them away)", ErrNotOwned, j.rel, j.rel, ForceSuffix)

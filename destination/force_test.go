@@ -1,6 +1,7 @@
 package destination_test
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,4 +83,31 @@ func TestForce(t *testing.T) {
 		t.Errorf("a.txt.resourcesync-old is %q", b)
 	}
 	_ = destination.ForceSuffix
+}
+
+// TestForceFailedDownload: when the download that would replace a file
+// fails, the file stays as it was, under its own name only.
+func TestForceFailedDownload(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "a.txt", []byte("the Source's"))
+	ts := startSource(t, dir, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/a.txt") {
+				http.Error(w, "down", http.StatusInternalServerError)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}, nil)
+	dest := t.TempDir()
+	writeFile(t, dest, "a.txt", []byte("mine"))
+	opt := syncOpts(t, dest)
+	opt.Force, opt.Retries = true, 1
+	if sr := one(t, mustSync(t, ts.base, opt)); sr.Failed != 1 || sr.Replaced != 0 {
+		t.Fatalf("%+v", sr)
+	}
+	got := tree(t, dest)
+	if len(got) != 1 || string(got["a.txt"]) != "mine" {
+		t.Errorf("DEST holds %v, a.txt %q", keys(got), got["a.txt"])
+	}
 }
