@@ -397,6 +397,11 @@ func (a *Aggregator) options(st *srcState, hc *http.Client, redact func(string) 
 	case 1:
 		opt.Set = s.Sets[0]
 	}
+	include, err := s.Filter()
+	if err != nil {
+		return opt, err
+	}
+	opt.Include, opt.Force = include, s.Force
 	return opt, nil
 }
 

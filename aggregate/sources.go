@@ -108,6 +108,16 @@ var sourceOptions = []sourceOption{
 		s.Timeout = d
 		return err
 	}},
+	{name: "include", repeat: true, set: func(s *Source, v string, _ filesPolicy) error { return s.addFilter("include", v) }},
+	{name: "exclude", repeat: true, set: func(s *Source, v string, _ filesPolicy) error { return s.addFilter("exclude", v) }},
+	{name: "filter-from", repeat: true, set: func(s *Source, v string, files filesPolicy) error {
+		p, err := files.path(v)
+		if err != nil {
+			return err
+		}
+		return s.addFilter("filter-from", p)
+	}},
+	{name: "force", flag: true, set: func(s *Source, _ string, _ filesPolicy) error { s.Force = true; return nil }},
 }
 
 // sourceAliases: other spellings a line may use. --interval is the word
@@ -117,7 +127,7 @@ var sourceAliases = map[string]string{"interval": "poll-interval"}
 
 // sdshareExcludes: the options meaningless for an SDShare collection
 // (no notifications, sets, dumps or deletion limits there).
-var sdshareExcludes = []string{"follow", "set", "no-dumps", "max-delete", "no-delete", "allow-reset"}
+var sdshareExcludes = []string{"follow", "set", "no-dumps", "max-delete", "no-delete", "allow-reset", "include", "exclude", "filter-from", "force"}
 
 func lookupOption(name string) *sourceOption {
 	if a, ok := sourceAliases[name]; ok {
@@ -498,6 +508,10 @@ var sdshareLacks = map[string]string{
 	"max-delete":  "file deletions to limit: it is merged into the graph store",
 	"no-delete":   "file deletions: it is merged into the graph store",
 	"allow-reset": "file deletions: it is merged into the graph store",
+	"include":     "files to filter: it is merged into the graph store",
+	"exclude":     "files to filter: it is merged into the graph store",
+	"filter-from": "files to filter: it is merged into the graph store",
+	"force":       "files to replace: it is merged into the graph store",
 }
 
 // suggestOption names the known option a misspelt name most likely
@@ -603,6 +617,13 @@ func FormatSources(w io.Writer, ss []Source) error {
 		}
 		if s.Timeout != 0 {
 			opt("timeout", s.Timeout.String())
+		}
+		for _, x := range s.Filters {
+			name, v, _ := strings.Cut(x, " ")
+			opt(name, v)
+		}
+		if s.Force {
+			f = append(f, "--force")
 		}
 		bw.WriteString(strings.Join(f, " "))
 		bw.WriteByte('\n')

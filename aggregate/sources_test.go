@@ -18,6 +18,9 @@ import (
 
 func TestParseSourcesGood(t *testing.T) {
 	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rules"), []byte("- *.tmp\n+ /docs/**\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	rs := func(url, dest string, line int) Source {
 		return Source{ID: dest, URL: url, Dest: dest, Kind: KindResourceSync, Line: line}
 	}
@@ -45,6 +48,9 @@ func TestParseSourcesGood(t *testing.T) {
 				BearerTokenFile: filepath.Join(dir, "secrets", "token"), NetrcFile: filepath.FromSlash("/etc/agg/netrc"),
 				CACertFile: filepath.Join(dir, "ca dir", "ca.pem"), AllowHosts: []string{"cdn.example", "[::1]:8443"},
 				MaxDelete: "10%", NoDelete: true, AllowReset: true, NoDumps: true, BaseURL: "https://ex.org/", Workers: 16, Timeout: 90 * time.Second, Line: 1}}},
+		{"filters in their order, and --force", `http://a.example/ a --exclude "/private/**" --filter-from rules --include=*.xml --force`,
+			[]Source{{ID: "a", URL: "http://a.example/", Dest: "a", Kind: KindResourceSync,
+				Filters: []string{"exclude /private/**", "filter-from " + filepath.Join(dir, "rules"), "include *.xml"}, Force: true, Line: 1}}},
 		{"--interval is --poll-interval", "http://a.example/ a --interval=2h\n", []Source{{ID: "a", URL: "http://a.example/", Dest: "a", Kind: KindResourceSync, Interval: 2 * time.Hour, Line: 1}}},
 		{"sdshare", "http://a.example/overview sd/a --sdshare --poll-interval 5m --workers 2 --allow-host cdn.example\n",
 			[]Source{{ID: "sd/a", URL: "http://a.example/overview", Dest: "sd/a", Kind: KindSDShare, Interval: 5 * time.Minute, Workers: 2, AllowHosts: []string{"cdn.example"}, Line: 1}}},
@@ -126,6 +132,11 @@ func TestParseSourcesErrors(t *testing.T) {
 		{"sdshare max-delete", "http://a.example/ a --sdshare --max-delete 5", "", `1: --sdshare excludes --max-delete`, ""},
 		{"sdshare no-delete", "http://a.example/ a --sdshare --no-delete", "", `1: --sdshare excludes --no-delete`, ""},
 		{"sdshare allow-reset", "http://a.example/ a --sdshare --allow-reset", "", `1: --sdshare excludes --allow-reset`, ""},
+		{"sdshare include", "http://a.example/ a --sdshare --include x", "", `1: --sdshare excludes --include`, ""},
+		{"sdshare force", "http://a.example/ a --force --sdshare", "", `1: --sdshare excludes --force`, ""},
+		{"bad glob", "http://a.example/ a --exclude [", "", `1: --exclude: bad filter rule: "["`, ""},
+		{"bad filter file", "http://a.example/ a --filter-from missing", "/srv", `1: --filter-from: open ` + filepath.Join("/srv", "missing"), ""},
+		{"filter file from URL", "http://a.example/ a --filter-from rules", "", `1: --filter-from: "rules": a sources list read from a URL may not name local files`, ""},
 		{"same DEST", "http://a.example/ a/b\n#\nhttp://b.example/ ./a//b/", "", `3: DEST "a/b" is already line 1's ("a/b")`, ""},
 		{"same DEST but case", "http://a.example/ Lib\nhttp://b.example/ lib", "", `2: DEST "lib" is already line 1's ("Lib")`, ""},
 		{"DEST inside an earlier one", "http://a.example/ a\nhttp://b.example/ a/b/c", "", `2: DEST "a/b/c" is inside line 1's DEST "a": two mirrors cannot share a directory`, ""},

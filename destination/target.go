@@ -27,6 +27,11 @@ type mirrorDir interface {
 	// Target removes only the version it looked at.
 	RemoveOwned(abs string, unchanged func(fs.FileInfo) bool) error
 	RemoveEmptyParents(abs string)
+	// KeepOld keeps the file at abs, which Options.Force is about to
+	// replace, as abs+ForceSuffix (errOldTaken when that is another
+	// file): the version kept (a Target's object's) and undo, which
+	// takes the kept copy back when the replacement did not happen.
+	KeepOld(abs string) (version string, undo func(), err error)
 }
 
 // errChangedHere: a Target's object changed between the check that it
@@ -162,6 +167,11 @@ func (p *pass) targetRequest(req *fetch.Request, j job) error {
 		}
 	}
 	mine := ok && rec.Path == j.rel && !j.foreign
+	if j.forced {
+		// --force: over the version kept as KEY.resourcesync-old only.
+		req.IfVersion = j.keptVersion
+		return nil
+	}
 	if !mine && owner == "" && !j.foreign && !j.checkLocal {
 		// The plan found nothing there: a new object, which must still
 		// find nothing (no request to look again; a bucket's HEAD costs).
@@ -201,7 +211,7 @@ func (e *engine) unchangedInfo(fi fs.FileInfo, r *Record) bool {
 // auditExtras does for a directory.
 func (e *engine) auditTargetExtras(ctx context.Context, sr *SetReport) error {
 	return e.tg.List(ctx, "", func(in storage.Info) error {
-		if e.seen.has(in.Key) {
+		if e.seen.has(in.Key) || e.excluded(in.Key) {
 			return nil
 		}
 		if sr.Audit == nil {

@@ -44,7 +44,9 @@ change notifications when it offers a hub; poll meanwhile), --set NAME
 store), --bearer-token-file FILE, --netrc-file FILE, --ca-cert FILE
 (credentials only by reference to a file, relative to the sources file),
 --allow-host HOST, --max-delete N|P%, --no-delete, --allow-reset,
---no-dumps, --base-url URL, --workers N, --timeout D: each as sync's. The file is read again when
+--no-dumps, --base-url URL, --workers N, --timeout D, --include GLOB,
+--exclude GLOB, --filter-from FILE (relative to the sources file, read at
+each run), --force: each as sync's. The file is read again when
 it changes (checked every --reload), on SIGHUP, and (a URL) every
 --reload with If-None-Match; a file that does not parse is reported and
 the Sources in force stay. Adding, changing or removing a line takes

@@ -83,7 +83,7 @@ var flagCategories = map[string]string{
 	"allow-host": catClient,
 	"workers":    catTransfer, "rate": catTransfer, "bwlimit": catTransfer, "verify": catTransfer, "fsync": catTransfer, "timeout": catTransfer,
 	"min-rate": catTransfer, "min-rate-window": catTransfer, "max-docs": catTransfer,
-	"no-delete": catSafety, "max-delete": catSafety, "allow-reset": catSafety,
+	"no-delete": catSafety, "max-delete": catSafety, "allow-reset": catSafety, "force": catSafety,
 	"follow": catFollow, "listen": catFollow, "callback-url": catFollow, "poll-interval": catFollow,
 	// RDF stores.
 	"sparql-update": catRDF, "sparql-query": catRDF, "sparql-graph-store": catRDF, "graph-store": catRDF,

@@ -29,7 +29,7 @@ var helpLongPages = map[string]struct {
 	reason string
 }{
 	"serve":     {70, "40 flags in 6 groups: a directory, a server, documents, notifications, OAI-PMH harvesting and output"},
-	"sync":      {72, "41 flags in 8 groups: modes, state (a bucket's), safety, transfers (with --bwlimit), --follow, credentials and TLS, output (with --log-format)"},
+	"sync":      {76, "44 flags in 8 groups: modes and filters (--include, --exclude, --filter-from), state (a bucket's), safety, transfers (with --bwlimit), --follow, credentials and TLS, output (with --log-format)"},
 	"aggregate": {61, "27 flags in 8 groups: sources, mirror root, shared state, transfers (with --bwlimit), follow, status, SDShare stores, output"},
 }
 

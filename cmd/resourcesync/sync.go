@@ -168,6 +168,7 @@ func syncCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-delete", Usage: "keep files whose resources the Source deleted"},
 			&cli.StringFlag{Name: "max-delete", Usage: "delete at most `N` (or P%) files of a set in a run"},
 			&cli.BoolFlag{Name: "allow-reset", Usage: "follow a Source that started afresh (help safety)"},
+			&cli.BoolFlag{Name: "force", Usage: "replace files not written here (help mirroring)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "touch nothing; list what would be done"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON events, one a line, and a summary"},
 			&cli.StringFlag{Name: "set", Usage: "synchronize only the set `NAME`"},
@@ -184,7 +185,7 @@ func syncCommand() *cli.Command {
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "`HOW`: auto, bars, lines or quiet"},
 			&cli.StringFlag{Name: "status-addr", Usage: "serve a live status page on `HOST:PORT`"},
 			&cli.StringFlag{Name: "report", Usage: "write an HTML report to `FILE` at the end"},
-		}, followFlags()...), clientFlags()...),
+		}, append(filterFlags(), followFlags()...)...), clientFlags()...),
 		Action: runSync,
 	}
 }
@@ -258,6 +259,11 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 			return cli.Exit(err.Error(), exitUsage)
 		}
 	}
+	include, err := commandFilter(cmd)
+	if err != nil {
+		r.Close()
+		return err
+	}
 	var dry *dryRunList
 	if cmd.Bool("dry-run") && !cmd.Bool("json") {
 		dry = &dryRunList{w: stdout}
@@ -296,6 +302,8 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 		MinRate:       cmd.Float("min-rate"),
 		MinRateWindow: cmd.Duration("min-rate-window"),
 		AllowHosts:    cmd.StringSlice("allow-host"),
+		Include:       include,
+		Force:         cmd.Bool("force"),
 		Events: func(e destination.Event) {
 			e = redactEvent(auth, e)
 			r.Handle(e)
