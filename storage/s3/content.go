@@ -56,6 +56,10 @@ func (c *Content) Close() error { return c.b.close() }
 // listPage is the number of keys a ListObjectsV2 page asks for.
 const listPage = 1000
 
+// maxEmptyPages is the number of truncated pages in a row without a key
+// after which a listing is taken for one that never ends.
+const maxEmptyPages = 1000
+
 func (b *bucket) list(ctx context.Context, after string, fn func(storage.Info) error) error {
 	start := ""
 	if after != "" {
@@ -63,6 +67,7 @@ func (b *bucket) list(ctx context.Context, after string, fn func(storage.Info) e
 	}
 	var token *string
 	last := start
+	empty := 0 // truncated pages in a row without a key
 	for {
 		in := &s3.ListObjectsV2Input{
 			Bucket:            aws.String(b.name),
@@ -103,6 +108,16 @@ func (b *bucket) list(ctx context.Context, after string, fn func(storage.Info) e
 		}
 		if !aws.ToBool(out.IsTruncated) || out.NextContinuationToken == nil {
 			return nil
+		}
+		// A listing whose pages bring no key and hand back the token
+		// they were asked with, or a new one for ever, would never end
+		// (the byte-order check above catches one that repeats keys).
+		// Empty truncated pages happen (many keys removed), not
+		// maxEmptyPages in a row.
+		if len(out.Contents) > 0 {
+			empty = 0
+		} else if empty++; empty >= maxEmptyPages || (token != nil && *out.NextContinuationToken == *token) {
+			return b.wrap("LIST", "", fmt.Errorf("the server's listing does not end: %d pages in a row without a key, continuation token %q", empty, *out.NextContinuationToken), 0)
 		}
 		token = out.NextContinuationToken
 	}
@@ -276,6 +291,12 @@ func (r *reader) get(ctx context.Context) error {
 	if r.pinned && version(aws.ToString(out.ETag)) != r.info.Version {
 		out.Body.Close()
 		return retry.Permanent(fmt.Errorf("%w (ETag %s, first read %s)", ErrChanged, version(aws.ToString(out.ETag)), r.info.Version))
+	}
+	if r.off > 0 && !strings.HasPrefix(aws.ToString(out.ContentRange), "bytes "+strconv.FormatInt(r.off, 10)+"-") {
+		// A server (or a proxy) that ignores Range answers with the
+		// object from its first byte: those are not the bytes at r.off.
+		out.Body.Close()
+		return retry.Permanent(fmt.Errorf("asked for the bytes from %d, the server answered Content-Range %q", r.off, aws.ToString(out.ContentRange)))
 	}
 	if !r.pinned {
 		size := aws.ToInt64(out.ContentLength)

@@ -1,0 +1,147 @@
+package s3
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/resourcesync-go/resourcesync/storage"
+)
+
+// hostile is a small S3 server on loopback that answers as a broken or
+// hostile one would: its listing and GET handlers are the test's.
+type hostile struct {
+	srv    *httptest.Server
+	lists  atomic.Int64 // ListObjectsV2 requests
+	list   func(w http.ResponseWriter, r *http.Request, n int64)
+	object func(w http.ResponseWriter, r *http.Request)
+}
+
+func newHostile(t *testing.T) *hostile {
+	t.Helper()
+	h := &hostile{}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Path style: /bucket or /bucket/key.
+		_, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		if key == "" && r.URL.Query().Get("list-type") == "2" {
+			n := h.lists.Add(1)
+			if n == 1 || h.list == nil { // open's probe
+				writeList(w, false, "", nil)
+				return
+			}
+			h.list(w, r, n)
+			return
+		}
+		if h.object != nil {
+			h.object(w, r)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+func (h *hostile) options() Options {
+	return Options{
+		Endpoint:    h.srv.URL,
+		Region:      "us-east-1",
+		Credentials: credentials.NewStaticCredentialsProvider("AKIAHOSTILEHOSTILE01", "hostile-secret-key", ""),
+		Retry:       fastRetry,
+	}
+}
+
+// writeList answers a ListObjectsV2 page with keys (of 1 byte each).
+func writeList(w http.ResponseWriter, truncated bool, next string, keys []string) {
+	w.Header().Set("Content-Type", "application/xml")
+	var b strings.Builder
+	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>b</Name><Prefix></Prefix><KeyCount>%d</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>%t</IsTruncated>`, len(keys), truncated)
+	if next != "" {
+		fmt.Fprintf(&b, `<NextContinuationToken>%s</NextContinuationToken>`, next)
+	}
+	for _, k := range keys {
+		fmt.Fprintf(&b, `<Contents><Key>%s</Key><LastModified>2026-01-01T00:00:00.000Z</LastModified><ETag>"0cc175b9c0f1b6a831c399e269772661"</ETag><Size>1</Size><StorageClass>STANDARD</StorageClass></Contents>`, k)
+	}
+	b.WriteString(`</ListBucketResult>`)
+	io.WriteString(w, b.String())
+}
+
+// TestHostileListEndless: a server whose listing never ends — pages
+// without a key, truncated, that hand back the token they were asked
+// with, or a new one each time — must make List fail, not loop for ever
+// (a rescan of `serve s3://` would hang with the inventory's lock held).
+func TestHostileListEndless(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		next func(token string, n int64) string
+	}{
+		{"same-token", func(token string, n int64) string { return "t" }},
+		{"new-token-each-page", func(token string, n int64) string { return "t" + strconv.FormatInt(n, 10) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHostile(t)
+			h.list = func(w http.ResponseWriter, r *http.Request, n int64) {
+				writeList(w, true, tc.next(r.URL.Query().Get("continuation-token"), n), nil)
+			}
+			c, err := OpenContent(context.Background(), "s3://b/", h.options())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			err = c.List(ctx, "", func(storage.Info) error { return nil })
+			if err == nil || ctx.Err() != nil {
+				t.Fatalf("List of an endless listing: %v after %d pages (want an error naming the loop, before the deadline)", err, h.lists.Load())
+			}
+			t.Logf("%v (after %d pages)", err, h.lists.Load())
+		})
+	}
+}
+
+// TestHostileRangeIgnored: a server (or a proxy before it) that ignores
+// Range and answers 200 with the whole object must not have its first
+// bytes served as the range's: Open at an offset fails, or reads the
+// right bytes, never the wrong ones. `serve s3://` answers a client's
+// Range request, and resumes a cut read, through such an Open.
+func TestHostileRangeIgnored(t *testing.T) {
+	t.Parallel()
+	h := newHostile(t)
+	data := []byte("0123456789abcdefghij")
+	h.object = func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `"e"`)
+		w.Header().Set("Last-Modified", "Thu, 01 Jan 2026 00:00:00 GMT")
+		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		if r.Method == http.MethodHead {
+			return
+		}
+		w.Write(data) // Range or not
+	}
+	c, err := OpenContent(context.Background(), "s3://b/", h.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rc, _, err := c.Open(context.Background(), "k", 10, 5)
+	if err != nil {
+		t.Logf("Open refused: %v", err)
+		return
+	}
+	got, err := io.ReadAll(rc)
+	rc.Close()
+	if err == nil && string(got) != "abcde" {
+		t.Fatalf("Open(k, 10, 5) read %q, want %q or an error", got, "abcde")
+	}
+	t.Logf("read %q, %v", got, err)
+}
