@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/storage"
@@ -74,6 +76,11 @@ func (b *bucket) list(ctx context.Context, after string, fn func(storage.Info) e
 			Prefix:            aws.String(b.prefix),
 			MaxKeys:           aws.Int32(listPage),
 			ContinuationToken: token,
+			// A key may hold any character, but XML 1.0 cannot carry a
+			// control character: one such object would make every
+			// listing undecodable (aws-sdk-go#1914). URL-encoded keys
+			// always decode.
+			EncodingType: types.EncodingTypeUrl,
 		}
 		if token == nil && start != "" {
 			in.StartAfter = aws.String(start)
@@ -89,6 +96,12 @@ func (b *bucket) list(ctx context.Context, after string, fn func(storage.Info) e
 		}
 		for _, o := range out.Contents {
 			full := aws.ToString(o.Key)
+			if out.EncodingType == types.EncodingTypeUrl {
+				// A server that does not encode does not say it does.
+				if full, err = url.QueryUnescape(full); err != nil {
+					return b.wrap("LIST", "", fmt.Errorf("the server listed the URL-encoded key %q: %w", aws.ToString(o.Key), err), 0)
+				}
+			}
 			if full <= last {
 				return b.wrap("LIST", "", fmt.Errorf("the server listed %q after %q: not in byte order", full, last), 0)
 			}

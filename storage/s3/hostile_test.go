@@ -145,3 +145,40 @@ func TestHostileRangeIgnored(t *testing.T) {
 	}
 	t.Logf("read %q, %v", got, err)
 }
+
+// TestHostileListControlKey: S3 lists a key holding a control character
+// (any writer may make one: "a\x01b") as an XML character reference
+// (&#x1;) that XML 1.0 forbids, unless the listing is URL-encoded. One such
+// object must not make every listing of the bucket fail (a Source that
+// can never rescan, a mirror that can never be audited).
+func TestHostileListControlKey(t *testing.T) {
+	t.Parallel()
+	h := newHostile(t)
+	h.list = func(w http.ResponseWriter, r *http.Request, n int64) {
+		if r.URL.Query().Get("encoding-type") == "url" {
+			w.Header().Set("Content-Type", "application/xml")
+			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>b</Name><Prefix></Prefix><KeyCount>3</KeyCount><MaxKeys>1000</MaxKeys><EncodingType>url</EncodingType><IsTruncated>false</IsTruncated>`+
+				`<Contents><Key>a+b%25</Key><ETag>"e"</ETag><Size>1</Size></Contents>`+
+				`<Contents><Key>ctl%01key</Key><ETag>"e"</ETag><Size>1</Size></Contents>`+
+				`<Contents><Key>z</Key><ETag>"e"</ETag><Size>1</Size></Contents></ListBucketResult>`)
+			return
+		}
+		writeList(w, false, "", []string{"a b%", "ctl&#x1;key", "z"})
+	}
+	c, err := OpenContent(context.Background(), "s3://b/", h.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var keys []string
+	err = c.List(context.Background(), "", func(in storage.Info) error {
+		keys = append(keys, in.Key)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	if want := []string{"a b%", "ctl\x01key", "z"}; fmt.Sprint(keys) != fmt.Sprint(want) {
+		t.Errorf("listed %q, want %q", keys, want)
+	}
+}
