@@ -128,3 +128,25 @@ func TestPartSize(t *testing.T) {
 		}
 	}
 }
+
+// TestParseLocationNoSecret: an endpoint whose password holds an
+// unescaped "/" (an AWS secret key pasted as it is) is refused without
+// showing any piece of it.
+func TestParseLocationNoSecret(t *testing.T) {
+	for _, loc := range []string{
+		"s3://bkt/p?endpoint=http://u:wJalrXUtnFEMI/K7MDENGbPxRfiCY@127.0.0.1:1",
+		"s3://bkt/p?endpoint=ftp://u:wJalrXUtnFEMI/K7MDENGbPxRfiCY@127.0.0.1:1",
+		"s3://AKIAX:wJalrXUtnFEMI/K7MDENGbPxRfiCY@bkt/p",
+	} {
+		_, err := parseLocation(loc)
+		if err == nil {
+			t.Errorf("%s: no error", loc)
+			continue
+		}
+		for _, piece := range []string{"wJalrXUtnFEMI", "K7MDENG"} {
+			if strings.Contains(err.Error(), piece) {
+				t.Errorf("%s: the error shows the password: %v", loc, err)
+			}
+		}
+	}
+}
