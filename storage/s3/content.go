@@ -320,6 +320,20 @@ func (r *reader) get(ctx context.Context) error {
 				}
 			}
 		}
+		if out.ContentLength == nil && aws.ToString(out.ContentRange) == "" {
+			// Chunked (a proxy's doing): the answer does not say how
+			// long the object is, which a HEAD of the same ETag does.
+			in, err := r.b.stat(ctx, r.key)
+			if err != nil {
+				out.Body.Close()
+				return retry.Permanent(err)
+			}
+			if in.Version != version(aws.ToString(out.ETag)) {
+				out.Body.Close()
+				return fmt.Errorf("%w (a GET without Content-Length of ETag %s, a HEAD of %s)", ErrChanged, version(aws.ToString(out.ETag)), in.Version)
+			}
+			size = in.Size
+		}
 		r.info = infoOf(r.key, size, out.LastModified, out.ETag, out.ContentType, out.Metadata)
 		r.pinned = true
 		if r.end < 0 || r.end > size {

@@ -182,3 +182,39 @@ func TestHostileListControlKey(t *testing.T) {
 		t.Errorf("listed %q, want %q", keys, want)
 	}
 }
+
+// TestHostileNoContentLength: a GET answered without Content-Length
+// (chunked, as some proxies in front of a bucket answer) must not read as
+// an empty object: a scan would publish it with length 0 and the digest
+// of nothing.
+func TestHostileNoContentLength(t *testing.T) {
+	t.Parallel()
+	h := newHostile(t)
+	data := []byte("0123456789abcdefghij")
+	h.object = func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `"e"`)
+		w.Header().Set("Last-Modified", "Thu, 01 Jan 2026 00:00:00 GMT")
+		if r.Method == http.MethodHead {
+			w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+			return
+		}
+		w.Write(data[:5])
+		w.(http.Flusher).Flush() // chunked from here: no Content-Length
+		w.Write(data[5:])
+	}
+	c, err := OpenContent(context.Background(), "s3://b/", h.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rc, in, err := c.Open(context.Background(), "k", 0, -1)
+	if err != nil {
+		t.Logf("Open refused: %v", err)
+		return
+	}
+	got, err := io.ReadAll(rc)
+	rc.Close()
+	if err == nil && (string(got) != string(data) || in.Size != int64(len(data))) {
+		t.Fatalf("Open(k, 0, -1) read %q, Info.Size %d; want %q, %d, or an error", got, in.Size, data, len(data))
+	}
+}
