@@ -218,3 +218,47 @@ func TestHostileNoContentLength(t *testing.T) {
 		t.Fatalf("Open(k, 0, -1) read %q, Info.Size %d; want %q, %d, or an error", got, in.Size, data, len(data))
 	}
 }
+
+// TestHostileCheckStoredOtherWriter: on a server whose ETags are not MD5s
+// (the first write of a run cannot know it), a Commit reads the object
+// back to tell; if another writer has put its own object under the key
+// meanwhile, that object is not ours to remove. The server here answers
+// the PUT with its own ETag "ours-etag", then shows the other writer's
+// object (ETag "their-etag").
+func TestHostileCheckStoredOtherWriter(t *testing.T) {
+	t.Parallel()
+	h := newHostile(t)
+	theirs := []byte("the other writer's bytes")
+	var deletes atomic.Int64
+	h.object = func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodPut:
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("ETag", `"ours-etag"`)
+		case http.MethodHead, http.MethodGet:
+			w.Header().Set("ETag", `"their-etag"`)
+			w.Header().Set("Last-Modified", "Thu, 01 Jan 2026 00:00:00 GMT")
+			w.Header().Set("Content-Length", strconv.Itoa(len(theirs)))
+			if r.Method == http.MethodGet {
+				w.Write(theirs)
+			}
+		case http.MethodDelete:
+			deletes.Add(1)
+			if m := r.Header.Get("If-Match"); m != "" && m != `"their-etag"` {
+				w.WriteHeader(http.StatusPreconditionFailed)
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		}
+	}
+	tg, err := OpenTarget(context.Background(), "s3://b/", h.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	_, err = write(t, tg, "k", []byte("our bytes"), storage.PutOptions{Size: 9, NoReplace: true})
+	t.Logf("Commit: %v", err)
+	if deletes.Load() > 0 {
+		t.Errorf("the other writer's object was removed (%d DELETE answered)", deletes.Load())
+	}
+}
