@@ -262,3 +262,33 @@ func TestHostileCheckStoredOtherWriter(t *testing.T) {
 		t.Errorf("the other writer's object was removed (%d DELETE answered)", deletes.Load())
 	}
 }
+
+// TestHostileHugeSize: the size a Source declares (PutOptions.Size) sets
+// the part size of a multipart upload, and a part is buffered whole in
+// memory: a hostile Source declaring a petabyte would have each writer
+// buffer without bound. An object larger than S3 takes (5 TiB) is
+// refused at Create; any other keeps parts S3 takes (5 GiB at most).
+func TestHostileHugeSize(t *testing.T) {
+	t.Parallel()
+	h := newHostile(t)
+	tg, err := OpenTarget(context.Background(), "s3://b/", h.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	for _, size := range []int64{1 << 50, 1 << 62, MaxObjectSize + 1} {
+		w, err := tg.Create(context.Background(), "k", storage.PutOptions{Size: size})
+		if err == nil {
+			t.Errorf("Create of %d bytes: part size %d, want an error", size, w.(*writer).partSize)
+			w.Abort()
+		}
+	}
+	w, err := tg.Create(context.Background(), "k", storage.PutOptions{Size: MaxObjectSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps := w.(*writer).partSize; ps > 5<<30 || ps*maxParts < MaxObjectSize {
+		t.Errorf("part size %d for %d bytes", ps, int64(MaxObjectSize))
+	}
+	w.Abort()
+}

@@ -128,6 +128,12 @@ func (t *Target) CleanupUploads(ctx context.Context, before time.Time) (int, err
 // maxParts is S3's limit of parts in one upload.
 const maxParts = 10000
 
+// MaxObjectSize is the largest object S3 takes (5 TiB). A larger size
+// given to Create is refused at once: the part size grows with the size
+// given, and a part is buffered in memory, so a size a Source declares
+// must not be able to make a writer buffer without bound.
+const MaxObjectSize = 5 << 40
+
 // Create implements storage.Target. The Writer keeps up to the part size
 // in memory; a larger object becomes a multipart upload as it is written
 // (ctx bounds those part uploads too).
@@ -137,6 +143,9 @@ func (t *Target) Create(ctx context.Context, key string, opt storage.PutOptions)
 	}
 	if opt.NoReplace && opt.IfVersion != "" {
 		return nil, fmt.Errorf("s3: %s: NoReplace and IfVersion together", t.b.uri(key))
+	}
+	if opt.Size > MaxObjectSize {
+		return nil, fmt.Errorf("s3: %s: %d bytes: S3 takes objects of %d bytes at most: %w", t.b.uri(key), opt.Size, int64(MaxObjectSize), storage.ErrRefused)
 	}
 	mt := opt.ModTime
 	if mt.IsZero() {
