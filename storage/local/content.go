@@ -71,6 +71,12 @@ func (c *Content) Root() string { return c.root }
 // Location returns the directory.
 func (c *Content) Location() string { return c.root }
 
+// MtimeVersions marks the Content as storage.MtimeVersioned: a Version is
+// "size:mtime_ns:inode".
+func (c *Content) MtimeVersions() {}
+
+var _ storage.MtimeVersioned = (*Content)(nil)
+
 // Close does nothing: a Content holds no descriptor between calls.
 func (c *Content) Close() error { return nil }
 
