@@ -2,6 +2,7 @@ package destination_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -119,4 +120,35 @@ func TestSyncIntoTargetRacingWriter(t *testing.T) {
 
 func syncErr(source string, opt destination.Options) (*destination.Report, error) {
 	return destination.Sync(context.Background(), source, opt)
+}
+
+// TestSyncIntoTargetStateBound: a state records one Target's objects; the
+// same state given with another Target (a careless --state, or one bucket
+// name on two endpoints) must be refused: its records would make the
+// other bucket's objects of the same bytes "ours" to delete, and its
+// missing objects "mirrored".
+func TestSyncIntoTargetStateBound(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "f.txt", []byte("same bytes"))
+	writeFile(t, dir, "g.txt", []byte("g"))
+	ts := startSource(t, dir, nil, nil)
+	a, b := newMem(t), newMem(t)
+	state := t.TempDir()
+	if sr := one(t, mustSync(t, ts.base, targetOpts(t, state, a.Target("")))); sr.Fetched != 2 {
+		t.Fatalf("into A: %+v", sr)
+	}
+	b.Put("f.txt", []byte("same bytes")) // someone else's copy, in B
+	os.Remove(filepath.Join(dir, "f.txt"))
+	ts.update(t)
+	rep, err := syncErr(ts.base, targetOpts(t, state, b.Target("")))
+	if !errors.Is(err, destination.ErrState) {
+		t.Errorf("A's state used for B: %v, %+v; want ErrState", err, rep)
+	}
+	if _, _, ok := b.Get("f.txt"); !ok {
+		t.Error("B's object, not ours, was deleted")
+	}
+	// The state still serves A.
+	if sr := one(t, mustSync(t, ts.base, targetOpts(t, state, a.Target("")))); sr.Deleted != 1 {
+		t.Errorf("into A again: %+v", sr)
+	}
 }
