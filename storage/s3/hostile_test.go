@@ -292,3 +292,30 @@ func TestHostileHugeSize(t *testing.T) {
 	}
 	w.Abort()
 }
+
+// TestLocationNamesTheBucket: Location names the bucket, the prefix and
+// the endpoint, one way whatever the spelling: a mirror's default state
+// is named after it, so that one bucket spelled twice keeps one state and
+// two buckets of one name on two endpoints keep two.
+func TestLocationNamesTheBucket(t *testing.T) {
+	t.Parallel()
+	h1, h2 := newHostile(t), newHostile(t)
+	loc := func(h *hostile, l string) string {
+		t.Helper()
+		tg, err := OpenTarget(context.Background(), l, h.options())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tg.Close()
+		return tg.Location()
+	}
+	a := loc(h1, "s3://b/p")
+	for _, l := range []string{"S3://b/p/", "s3://b//p//"} {
+		if got := loc(h1, l); got != a {
+			t.Errorf("Location of %s: %q, of s3://b/p: %q", l, got, a)
+		}
+	}
+	if b := loc(h2, "s3://b/p"); b == a {
+		t.Errorf("one Location %q for a bucket on two endpoints", a)
+	}
+}

@@ -252,6 +252,18 @@ func open(ctx context.Context, loc string, o Options) (*bucket, error) {
 		// and some S3-compatible servers mishandle it.
 		so.ContinueHeaderThresholdBytes = -1
 	})
+	// Location names the bucket one way whatever the spelling, with the
+	// endpoint that serves it (one bucket name may live on two): a
+	// mirror's default state is named after it.
+	b.loc = "s3://" + b.name + "/" + strings.TrimSuffix(b.prefix, "/")
+	if ep := aws.ToString(b.client.Options().BaseEndpoint); ep != "" {
+		if u, err := url.Parse(ep); err == nil {
+			u.User = nil // a password is no part of a name
+			ep = u.String()
+		}
+		b.loc += "?endpoint=" + ep
+	}
+	b.loc = hide(b.loc)
 	// One listing of a key at most proves the bucket, the credentials and
 	// the endpoint now rather than at the first object: a HEAD's answer
 	// has no body, and some servers (versitygw) answer an unknown key
