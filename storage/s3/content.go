@@ -187,7 +187,12 @@ func parseMtime(s string) (time.Time, bool) {
 			ns = -ns
 		}
 	}
-	return time.Unix(n, ns).UTC(), true
+	t := time.Unix(n, ns).UTC()
+	if y := t.Year(); y < 1 || y > 9999 {
+		// Any writer sets "mtime"; a lastmod is a W3C datetime (YYYY).
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // infoOf makes an Info from a HEAD or GET answer's fields.
