@@ -462,6 +462,26 @@ func Open(ctx context.Context, source string, opt Options) (_ *Mirror, rerr erro
 		m.Close()
 		return nil, fmt.Errorf("%w: %s mirrors %s, not %s (use another directory)", ErrState, opt.Dest, prev, e.m.Base())
 	}
+	// A state records the objects of one mirror: given with another
+	// Target (or a Target's with DEST itself), its records would make
+	// the other's objects of the same bytes ours to overwrite and delete,
+	// and its missing objects mirrored.
+	target := ""
+	if opt.Target != nil {
+		target = opt.Target.Location()
+	}
+	prevTarget, err := e.st.meta("target")
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("%w: %v", ErrState, err)
+	}
+	if prevTarget != "" && prevTarget != target {
+		m.Close()
+		if target == "" {
+			target = opt.Dest
+		}
+		return nil, fmt.Errorf("%w: the state in %s is the mirror %s's, not %s's (use another state directory)", ErrState, opt.Dest, prevTarget, target)
+	}
 	if err := e.probeMTime(filepath.Join(e.m.Root(), StateDirName, "tmp"), readOnly); err != nil {
 		m.Close()
 		return nil, fmt.Errorf("%w: finding how coarse the mtimes DEST's file system keeps are: %v", ErrState, err)
@@ -477,6 +497,12 @@ func Open(ctx context.Context, source string, opt Options) (_ *Mirror, rerr erro
 		if err := e.st.putMeta("base", e.m.Base()); err != nil {
 			m.Close()
 			return nil, fmt.Errorf("%w: %v", ErrState, err)
+		}
+		if target != "" && prevTarget == "" {
+			if err := e.st.putMeta("target", target); err != nil {
+				m.Close()
+				return nil, fmt.Errorf("%w: %v", ErrState, err)
+			}
 		}
 		writeMirrorBase(e.m.Root(), e.m.Base())
 		if e.fd, err = openSyncfs(e.m.Root()); err != nil {

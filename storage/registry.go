@@ -90,6 +90,11 @@ func parse(loc string) (location.Location, *url.URL, error) {
 			if errors.As(err, &ue) {
 				err = ue.Err // without the URL, which may hold a password
 			}
+			if strings.Contains(loc, "@") {
+				// The reason may quote a piece of a password that does
+				// not parse ("invalid port" of an unescaped "/" in it).
+				return l, nil, fmt.Errorf("storage: %s: not a valid URL (a password holding \"/\", \"?\" or \"#\" must be percent-encoded)", l)
+			}
 			return l, nil, fmt.Errorf("storage: %s: %w", l, err)
 		}
 	}

@@ -65,3 +65,23 @@ func TestLocalPath(t *testing.T) {
 		}
 	}
 }
+
+// TestRegistryNoPasswordInParseError: a password holding "/" (as AWS
+// secret keys do), left unescaped, makes a location that does not parse
+// as a URL; the parse error must not quote any piece of it.
+func TestRegistryNoPasswordInParseError(t *testing.T) {
+	for _, loc := range []string{
+		"nosuch://AKIAX:wJalrXUtnFEMI/K7MDENG+bPxRfiCY@bucket/p",
+		"nosuch://AKIAX:wJalrXUtnFEMI%zz@bucket/p",
+	} {
+		_, err := OpenContent(context.Background(), loc)
+		if err == nil {
+			continue
+		}
+		for _, piece := range []string{"wJalrXUtnFEMI", "K7MDENG"} {
+			if strings.Contains(err.Error(), piece) {
+				t.Errorf("%s: the error shows the password: %v", loc, err)
+			}
+		}
+	}
+}

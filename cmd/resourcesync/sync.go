@@ -568,7 +568,7 @@ func defaultTargetState(loc string) (string, error) {
 		}
 	}
 	name := strings.Map(func(r rune) rune {
-		if r == '/' || r == ':' || r == '\\' || r < ' ' {
+		if r < ' ' || strings.ContainsRune(`/\:?*<>|"`, r) { // not in a file name on Windows
 			return '_'
 		}
 		return r
