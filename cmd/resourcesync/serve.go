@@ -142,7 +142,7 @@ func serveCommand() *cli.Command {
 			if base == "" {
 				base = "http://" + ln.Addr().String() + "/"
 			}
-			cfg, err := sourceConfig(cmd, base, cmd.Root().ErrWriter)
+			cfg, err := sourceConfig(ctx, cmd, base, cmd.Root().ErrWriter)
 			if err != nil {
 				return err
 			}

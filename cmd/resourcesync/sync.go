@@ -28,7 +28,6 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"github.com/resourcesync-go/resourcesync/storage"
 	"github.com/resourcesync-go/resourcesync/storage/local"
-	_ "github.com/resourcesync-go/resourcesync/storage/s3" // sync SOURCE s3://BUCKET/PREFIX
 )
 
 // syncHelp is the help topic mirroring (with syncMoreHelp).
@@ -183,7 +182,7 @@ func syncCommand() *cli.Command {
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "`HOW`: auto, bars, lines or quiet"},
 			&cli.StringFlag{Name: "status-addr", Usage: "serve a live status page on `HOST:PORT`"},
 			&cli.StringFlag{Name: "report", Usage: "write an HTML report to `FILE` at the end"},
-		}, followFlags()...), clientFlags()...),
+		}, followFlags()...), append(clientFlags(), s3Flags(false)...)...),
 		Action: runSync,
 	}
 }
@@ -518,7 +517,7 @@ func openSyncDest(ctx context.Context, cmd *cli.Command, loc string, stderr io.W
 		}
 		return loc, nil, nil
 	}
-	tg, err := storage.OpenTarget(ctx, loc)
+	tg, err := storage.OpenTarget(storageContext(ctx, cmd), loc)
 	if err != nil {
 		return "", nil, cli.Exit(fmt.Sprintf("DEST %s: %v", loc, err), exitUsage)
 	}

@@ -1,0 +1,246 @@
+package publish
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/resourcesync-go/resourcesync/storage"
+)
+
+// UploadStats counts what Upload did.
+type UploadStats struct {
+	// Written objects (new or rewritten documents), Unchanged ones left
+	// as they were, Removed ones (documents Upload wrote before that the
+	// tree no longer holds).
+	Written, Unchanged, Removed int
+	// NotOurs are keys Upload left alone because the object there is not
+	// the one it wrote (someone else's, or changed since).
+	NotOurs int
+}
+
+// uploaded is one line of Upload's record: what it wrote under Key, from
+// a file of Size bytes modified at Mtime (Unix nanoseconds), answered
+// with Version.
+type uploaded struct {
+	Key     string `json:"k"`
+	Size    int64  `json:"s"`
+	Mtime   int64  `json:"m"`
+	Version string `json:"v"`
+}
+
+// ContentType is the media type of the document at rel (a path relative
+// to Out) that a web server or object store must answer it with:
+// application/xml for the sitemaps and the Source Description, text/html
+// for the pages, application/zip for dump packages, text/plain for
+// robots.txt; application/octet-stream for anything else.
+func ContentType(rel string) string {
+	if rel == wellKnownPath {
+		return "application/xml"
+	}
+	if path.Base(rel) == robotsPath {
+		return "text/plain; charset=utf-8"
+	}
+	switch path.Ext(rel) {
+	case ".xml":
+		return "application/xml"
+	case ".html":
+		return "text/html; charset=utf-8"
+	case ".zip":
+		return zipType
+	}
+	return "application/octet-stream"
+}
+
+// Upload copies the tree Publish wrote into dir to the Target tg (a
+// bucket a CDN serves), so that the Target becomes the static Source.
+// record is a file that remembers, between runs, which objects Upload
+// wrote (key, the file's size and mtime, the object's Version): a file
+// unchanged since is not sent again, a rewritten one overwrites its
+// object (if it is still the one Upload wrote: IfVersion), a new one is
+// written only where no object is (NoReplace), and an object Upload wrote
+// whose file is gone is removed (again only that version). An object
+// Upload did not write is never overwritten or removed (NotOurs).
+//
+// The documents are written before the Source Description and robots.txt,
+// and removals come last, so that a reader of the Target finds every
+// document the Source Description leads to as soon as it is updated. A
+// run killed midway leaves every object whole (a Writer commits or
+// leaves the key as it was); the record, written atomically at the end
+// (and before an error is returned), makes the next run send again what
+// it did not record.
+func Upload(ctx context.Context, dir string, tg storage.Target, record string, log *slog.Logger) (UploadStats, error) {
+	var st UploadStats
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	rec, err := readUploadRecord(record)
+	if err != nil {
+		return st, err
+	}
+	var files, last []string
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(d.Name(), tmpPrefix) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if strings.HasPrefix(rel, docRoot+"/") {
+			files = append(files, rel)
+		} else {
+			last = append(last, rel)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return st, fmt.Errorf("publish: upload: %w", err)
+	}
+	// The paths, not the keys: the paths of one tree are at most a few
+	// per Change List and Resource List part, not per resource.
+	seen := make(map[string]bool, len(files)+len(last))
+	save := func() error { return writeUploadRecord(record, rec) }
+	for _, rel := range append(files, last...) {
+		seen[rel] = true
+		if err := ctx.Err(); err != nil {
+			save()
+			return st, err
+		}
+		fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			save()
+			return st, fmt.Errorf("publish: upload: %w", err)
+		}
+		old, had := rec[rel]
+		if had && old.Size == fi.Size() && old.Mtime == fi.ModTime().UnixNano() {
+			st.Unchanged++
+			continue
+		}
+		info, err := uploadFile(ctx, tg, filepath.Join(dir, filepath.FromSlash(rel)), rel, fi, old.Version, had)
+		if errors.Is(err, storage.ErrExists) {
+			log.Warn("publish: an object not written by publish is in the way; left alone", "key", rel, "target", tg.Location())
+			delete(rec, rel)
+			st.NotOurs++
+			continue
+		}
+		if err != nil {
+			save()
+			return st, err
+		}
+		rec[rel] = uploaded{Key: rel, Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Version: info.Version}
+		st.Written++
+	}
+	var gone []string
+	for k := range rec {
+		if !seen[k] {
+			gone = append(gone, k)
+		}
+	}
+	slices.Sort(gone)
+	for _, k := range gone {
+		err := tg.Remove(ctx, k, rec[k].Version)
+		if errors.Is(err, storage.ErrExists) {
+			log.Warn("publish: an object publish wrote was changed by someone else; not removed", "key", k, "target", tg.Location())
+			st.NotOurs++
+		} else if err != nil {
+			save()
+			return st, fmt.Errorf("publish: upload: remove %s: %w", k, err)
+		} else {
+			st.Removed++
+		}
+		delete(rec, k)
+	}
+	return st, save()
+}
+
+// uploadFile writes the file at p under key: over the object Upload wrote
+// (version) when had, else only where there is none.
+func uploadFile(ctx context.Context, tg storage.Target, p, key string, fi fs.FileInfo, version string, had bool) (storage.Info, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return storage.Info{}, fmt.Errorf("publish: upload: %w", err)
+	}
+	defer f.Close()
+	opt := storage.PutOptions{Size: fi.Size(), ModTime: fi.ModTime(), ContentType: ContentType(key)}
+	if had && version != "" {
+		opt.IfVersion = version
+	} else if !had {
+		opt.NoReplace = true
+	}
+	w, err := tg.Create(ctx, key, opt)
+	if err != nil {
+		return storage.Info{}, fmt.Errorf("publish: upload %s: %w", key, err)
+	}
+	if _, err := io.Copy(w, f); err != nil {
+		w.Abort()
+		return storage.Info{}, fmt.Errorf("publish: upload %s: %w", key, err)
+	}
+	info, err := w.Commit(ctx)
+	if err != nil {
+		return storage.Info{}, fmt.Errorf("publish: upload %s: %w", key, err)
+	}
+	return info, nil
+}
+
+func readUploadRecord(p string) (map[string]uploaded, error) {
+	rec := map[string]uploaded{}
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return rec, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("publish: upload record: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var u uploaded
+		if err := json.Unmarshal(sc.Bytes(), &u); err != nil || u.Key == "" {
+			return nil, fmt.Errorf("publish: upload record %s: a line does not parse", p)
+		}
+		rec[u.Key] = u
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("publish: upload record: %w", err)
+	}
+	return rec, nil
+}
+
+func writeUploadRecord(p string, rec map[string]uploaded) error {
+	keys := make([]string, 0, len(rec))
+	for k := range rec {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return writeAtomic(p, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		for _, k := range keys {
+			if err := enc.Encode(rec[k]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
