@@ -1,0 +1,93 @@
+package publish_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/source/publish"
+	"github.com/resourcesync-go/resourcesync/storage/mem"
+)
+
+func TestContentType(t *testing.T) {
+	for _, tc := range []struct{ rel, want string }{
+		{".well-known/resourcesync", "application/xml"},
+		{".resourcesync/capabilitylist.xml", "application/xml"},
+		{".resourcesync/default/resourcelist.html", "text/html; charset=utf-8"},
+		{".resourcesync/default/resourcedump-0001.zip", "application/zip"},
+		{"robots.txt", "text/plain; charset=utf-8"},
+		{".resourcesync/robots.txt", "text/plain; charset=utf-8"},
+		{"other.bin", "application/octet-stream"},
+	} {
+		if got := publish.ContentType(tc.rel); got != tc.want {
+			t.Errorf("ContentType(%q) = %q, want %q", tc.rel, got, tc.want)
+		}
+	}
+}
+
+// TestUpload: what Upload sends and what it leaves: a file unchanged since
+// the last run is not sent again, a rewritten one overwrites its object,
+// a removed one's object goes, and an object it did not write (there
+// before, or changed by someone else since) is neither overwritten nor
+// removed.
+func TestUpload(t *testing.T) {
+	ctx := context.Background()
+	dir, rec := t.TempDir(), filepath.Join(t.TempDir(), "uploaded")
+	store := mem.Open(t.Name())
+	t.Cleanup(func() { mem.Forget(t.Name()) })
+	tg := store.Target("site/")
+	write := func(rel, s string) {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(key string) string {
+		o, _, ok := store.Get("site/" + key)
+		if !ok {
+			return "<none>"
+		}
+		return string(o.Data)
+	}
+	write(".well-known/resourcesync", "sd")
+	write(".resourcesync/a.xml", "a1")
+	write(".resourcesync/b.html", "b1")
+	write(".resourcesync/gone.xml", "g")
+	write("robots.txt", "ours")
+	write(".resourcesync/.tmp-x", "partial")
+	store.Put("site/robots.txt", []byte("theirs"))
+	st, err := publish.Upload(ctx, dir, tg, rec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st != (publish.UploadStats{Written: 4, NotOurs: 1}) {
+		t.Errorf("first run: %+v", st)
+	}
+	if get("robots.txt") != "theirs" || get(".resourcesync/a.xml") != "a1" || get(".resourcesync/.tmp-x") != "<none>" {
+		t.Errorf("first run: robots.txt %q, a.xml %q, .tmp-x %q", get("robots.txt"), get(".resourcesync/a.xml"), get(".resourcesync/.tmp-x"))
+	}
+	if _, info, _ := store.Get("site/.resourcesync/b.html"); info.ContentType != "text/html; charset=utf-8" {
+		t.Errorf("b.html stored as %q", info.ContentType)
+	}
+
+	// Second run: a rewritten, b unchanged, gone removed, and the Source
+	// Description changed in the bucket by someone else meanwhile.
+	write(".resourcesync/a.xml", "a2")
+	os.Chtimes(filepath.Join(dir, ".resourcesync", "a.xml"), time.Time{}, time.Now().Add(time.Hour))
+	os.Remove(filepath.Join(dir, ".resourcesync", "gone.xml"))
+	write(".well-known/resourcesync", "sd2")
+	store.Put("site/.well-known/resourcesync", []byte("someone's"))
+	st, err = publish.Upload(ctx, dir, tg, rec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st != (publish.UploadStats{Written: 1, Unchanged: 1, Removed: 1, NotOurs: 2}) {
+		t.Errorf("second run: %+v", st)
+	}
+	if get(".resourcesync/a.xml") != "a2" || get(".resourcesync/gone.xml") != "<none>" || get(".well-known/resourcesync") != "someone's" {
+		t.Errorf("second run: a.xml %q, gone.xml %q, the Source Description %q", get(".resourcesync/a.xml"), get(".resourcesync/gone.xml"), get(".well-known/resourcesync"))
+	}
+}
