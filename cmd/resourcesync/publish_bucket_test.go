@@ -174,3 +174,38 @@ func TestPublishIntoBucket(t *testing.T) {
 		t.Error("the deleted resource is still in the mirror")
 	}
 }
+
+// TestNoSecretInBucketErrors: with a wrong secret key (the server refuses
+// every signature), publish from a bucket, publish into one and sync into
+// one fail, and neither the secret nor the access key's pairing with it
+// appears in what they print.
+func TestNoSecretInBucketErrors(t *testing.T) {
+	srv := s3test.Shared(t)
+	srv.SetEnv(t)
+	syncLoopbackOnly(t)
+	const secret = "WSECRET-0123456789abcdefghijklmnopqrstuv"
+	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	bucket := srv.NewBucket(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a"), 0o644)
+	base, _ := serveDir(t, dir)
+	var all strings.Builder
+	for _, args := range [][]string{
+		{"publish", "--base-url", "http://127.0.0.1:9/", "--out", t.TempDir(), "--state", t.TempDir(), "s3://" + bucket + "/data"},
+		{"publish", "--base-url", "http://127.0.0.1:9/", "--out", "s3://" + bucket + "/site", dir},
+		{"sync", "--json", "--state", t.TempDir(), base, "s3://" + bucket + "/m"},
+		{"sync", "--progress", "lines", "--state", t.TempDir(), base, "s3://" + bucket + "/m"},
+	} {
+		code, out, errOut := runCLI(t, args...)
+		if code == 0 {
+			t.Errorf("%s with a wrong secret: exit 0\n%s\n%s", args[0], out, errOut)
+		}
+		all.WriteString(out + errOut)
+	}
+	if !strings.Contains(all.String(), bucket) {
+		t.Fatalf("no output names the bucket:\n%s", all.String())
+	}
+	if strings.Contains(all.String(), secret) || strings.Contains(all.String(), "WSECRET") {
+		t.Errorf("an output holds the secret key:\n%s", all.String())
+	}
+}
