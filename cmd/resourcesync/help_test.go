@@ -28,8 +28,9 @@ var helpLongPages = map[string]struct {
 	lines  int
 	reason string
 }{
-	"serve": {73, "43 flags in 7 groups: a directory, a server, documents, notifications, OAI-PMH harvesting, a bucket's endpoint and TLS, output"},
-	"sync":  {70, "40 flags in 8 groups: modes, state (a bucket's), safety, transfers, --follow, credentials and TLS (a bucket's endpoint too), output"},
+	"serve":     {73, "43 flags in 7 groups: a directory, a server, documents, notifications, OAI-PMH harvesting, a bucket's endpoint and TLS, output"},
+	"aggregate": {63, "36 flags in 8 groups: the sources, the mirrors, state, transfers, --follow, RDF stores, a bucket's endpoint and TLS, output"},
+	"sync":      {70, "40 flags in 8 groups: modes, state (a bucket's), safety, transfers, --follow, credentials and TLS (a bucket's endpoint too), output"},
 }
 
 // commandPaths are the argument paths of every command of the tree but

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -557,16 +555,5 @@ func defaultTargetState(loc string) (string, error) {
 			base = filepath.Join(home, ".local", "state")
 		}
 	}
-	name := strings.Map(func(r rune) rune {
-		if r == '/' || r == ':' || r == '\\' || r < ' ' {
-			return '_'
-		}
-		return r
-	}, strings.TrimRight(loc, "/"))
-	name = strings.TrimLeft(name, "._")
-	if len(name) > 100 {
-		name = name[:100]
-	}
-	sum := sha256.Sum256([]byte(loc))
-	return filepath.Join(base, "resourcesync", "mirrors", name+"-"+hex.EncodeToString(sum[:4])), nil
+return filepath.Join(base, "resourcesync", "mirrors", storage.FileName(loc)), nil
 }
