@@ -555,5 +555,5 @@ func defaultTargetState(loc string) (string, error) {
 			base = filepath.Join(home, ".local", "state")
 		}
 	}
-return filepath.Join(base, "resourcesync", "mirrors", storage.FileName(loc)), nil
+	return filepath.Join(base, "resourcesync", "mirrors", storage.FileName(loc)), nil
 }
