@@ -209,3 +209,46 @@ func TestNoSecretInBucketErrors(t *testing.T) {
 		t.Errorf("an output holds the secret key:\n%s", all.String())
 	}
 }
+
+// TestBucketTLSFlags: an HTTPS endpoint signed by a private CA, named by
+// --s3-endpoint: without --ca-cert publish fails naming the flag; with
+// --ca-cert (or --insecure, warned) publish writes into the bucket and
+// reads from it, and sync (whose --ca-cert serves the Source and the
+// endpoint alike) mirrors into it.
+func TestBucketTLSFlags(t *testing.T) {
+	srv, ca := s3test.StartTLS(t)
+	srv.SetEnv(t)
+	t.Setenv("AWS_ENDPOINT_URL", "")
+	t.Setenv("AWS_ENDPOINT_URL_S3", "")
+	syncLoopbackOnly(t)
+	bucket := srv.NewBucket(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha"), 0o644)
+	out := "s3://" + bucket + "/site"
+	publishTo := func(extra ...string) (int, string) {
+		args := append([]string{"publish", "--s3-endpoint", srv.Endpoint, "--base-url", "http://127.0.0.1:9/", "--out", out}, extra...)
+		code, o, e := runCLI(t, append(args, dir)...)
+		return code, o + e
+	}
+	if code, o := publishTo(); code != exitUsage || !strings.Contains(o, "--ca-cert") {
+		t.Fatalf("without --ca-cert: exit %d\n%s", code, o)
+	}
+	if code, o := publishTo("--ca-cert", ca); code != 0 {
+		t.Fatalf("with --ca-cert: exit %d\n%s", code, o)
+	}
+	if code, o := publishTo("--insecure"); code != 0 || !strings.Contains(o, "warning: --insecure") {
+		t.Fatalf("with --insecure: exit %d\n%s", code, o)
+	}
+	// The bucket as a Source: the documents publish put there are hidden
+	// (.well-known, .resourcesync), robots.txt is its one resource.
+	code, o, e := runCLI(t, "publish", "--s3-endpoint", srv.Endpoint, "--ca-cert", ca, "--state", t.TempDir(),
+		"--base-url", "http://127.0.0.1:9/", "--out", t.TempDir(), out)
+	if code != 0 || !strings.Contains(o, "published 1 resources") {
+		t.Fatalf("publish of the bucket: exit %d\n%s\n%s", code, o, e)
+	}
+	base, _ := serveDir(t, dir)
+	code, o, e = runCLI(t, "sync", "--progress", "quiet", "--s3-endpoint", srv.Endpoint, "--ca-cert", ca, "--state", t.TempDir(), base, "s3://"+bucket+"/m")
+	if code != 0 {
+		t.Fatalf("sync into the bucket: exit %d\n%s\n%s", code, o, e)
+	}
+}
