@@ -28,6 +28,12 @@ to read it in a browser, linked to the pages of the other documents
 (--no-html: none); a page is rewritten only when its document's bytes
 change. The layout is serve's (above).
 DIR may be a bucket, s3://BUCKET/PREFIX, scanned by listing; it needs --state or --store.
+OUT may be one too: the documents are written into STATE/out, then each new
+or rewritten one is uploaded with its Content-Type (application/xml, text/html,
+application/zip, text/plain for robots.txt); STATE/out.uploaded records what
+was uploaded, so that an unchanged document is not sent again and only
+objects publish wrote are ever overwritten or removed (--s3-endpoint URL
+names an S3-compatible server; --ca-cert and --insecure apply to it).
 
 OUT and the state directory are never scanned when they lie inside DIR
 (whatever the spelling), nor OUT's robots.txt when OUT is DIR itself.
