@@ -88,7 +88,11 @@ func Upload(ctx context.Context, dir string, tg storage.Target, record string, l
 	if err != nil {
 		return st, err
 	}
-	var files, last []string
+	type file struct {
+		rel string
+		fi  fs.FileInfo
+	}
+	var files []file
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -106,38 +110,49 @@ func Upload(ctx context.Context, dir string, tg storage.Target, record string, l
 		if err != nil {
 			return err
 		}
-		rel = filepath.ToSlash(rel)
-		if strings.HasPrefix(rel, docRoot+"/") {
-			files = append(files, rel)
-		} else {
-			last = append(last, rel)
+		fi, err := d.Info()
+		if err != nil {
+			return err
 		}
+		files = append(files, file{filepath.ToSlash(rel), fi})
 		return nil
 	})
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return st, fmt.Errorf("publish: upload: %w", err)
 	}
-	// The paths, not the keys: the paths of one tree are at most a few
+	// In the order Publish wrote them (a Resource List's parts before its
+	// index, the lists before the Capability List): a document is sent
+	// after those it names, as Publish renames them into place. The
+	// Source Description and robots.txt go last. The paths are a few
 	// per Change List and Resource List part, not per resource.
-	seen := make(map[string]bool, len(files)+len(last))
+	last := func(rel string) bool { return !strings.HasPrefix(rel, docRoot+"/") }
+	slices.SortStableFunc(files, func(a, b file) int {
+		if la, lb := last(a.rel), last(b.rel); la != lb {
+			if la {
+				return 1
+			}
+			return -1
+		}
+		if c := a.fi.ModTime().Compare(b.fi.ModTime()); c != 0 {
+			return c
+		}
+		return strings.Compare(a.rel, b.rel)
+	})
+	seen := make(map[string]bool, len(files))
 	save := func() error { return writeUploadRecord(record, rec) }
-	for _, rel := range append(files, last...) {
+	for _, f := range files {
+		rel, fi := f.rel, f.fi // as walked: unchanged if the record says so
 		seen[rel] = true
 		if err := ctx.Err(); err != nil {
 			save()
 			return st, err
-		}
-		fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(rel)))
-		if err != nil {
-			save()
-			return st, fmt.Errorf("publish: upload: %w", err)
 		}
 		old, had := rec[rel]
 		if had && old.Size == fi.Size() && old.Mtime == fi.ModTime().UnixNano() {
 			st.Unchanged++
 			continue
 		}
-		info, err := uploadFile(ctx, tg, filepath.Join(dir, filepath.FromSlash(rel)), rel, fi, old.Version, had)
+		info, sent, err := uploadFile(ctx, tg, filepath.Join(dir, filepath.FromSlash(rel)), rel, old.Version, had)
 		if errors.Is(err, storage.ErrExists) {
 			log.Warn("publish: an object not written by publish is in the way; left alone", "key", rel, "target", tg.Location())
 			delete(rec, rel)
@@ -148,7 +163,7 @@ func Upload(ctx context.Context, dir string, tg storage.Target, record string, l
 			save()
 			return st, err
 		}
-		rec[rel] = uploaded{Key: rel, Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Version: info.Version}
+		rec[rel] = uploaded{Key: rel, Size: sent.Size(), Mtime: sent.ModTime().UnixNano(), Version: info.Version}
 		st.Written++
 	}
 	var gone []string
@@ -175,13 +190,18 @@ func Upload(ctx context.Context, dir string, tg storage.Target, record string, l
 }
 
 // uploadFile writes the file at p under key: over the object Upload wrote
-// (version) when had, else only where there is none.
-func uploadFile(ctx context.Context, tg storage.Target, p, key string, fi fs.FileInfo, version string, had bool) (storage.Info, error) {
+// (version) when had, else only where there is none. The size and mtime
+// are the open file's, so that what is recorded is what was sent.
+func uploadFile(ctx context.Context, tg storage.Target, p, key string, version string, had bool) (storage.Info, fs.FileInfo, error) {
 	f, err := os.Open(p)
 	if err != nil {
-		return storage.Info{}, fmt.Errorf("publish: upload: %w", err)
+		return storage.Info{}, nil, fmt.Errorf("publish: upload: %w", err)
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return storage.Info{}, nil, fmt.Errorf("publish: upload: %w", err)
+	}
 	opt := storage.PutOptions{Size: fi.Size(), ModTime: fi.ModTime(), ContentType: ContentType(key)}
 	if had && version != "" {
 		opt.IfVersion = version
@@ -190,17 +210,17 @@ func uploadFile(ctx context.Context, tg storage.Target, p, key string, fi fs.Fil
 	}
 	w, err := tg.Create(ctx, key, opt)
 	if err != nil {
-		return storage.Info{}, fmt.Errorf("publish: upload %s: %w", key, err)
+		return storage.Info{}, nil, fmt.Errorf("publish: upload %s: %w", key, err)
 	}
 	if _, err := io.Copy(w, f); err != nil {
 		w.Abort()
-		return storage.Info{}, fmt.Errorf("publish: upload %s: %w", key, err)
+		return storage.Info{}, nil, fmt.Errorf("publish: upload %s: %w", key, err)
 	}
 	info, err := w.Commit(ctx)
 	if err != nil {
-		return storage.Info{}, fmt.Errorf("publish: upload %s: %w", key, err)
+		return storage.Info{}, nil, fmt.Errorf("publish: upload %s: %w", key, err)
 	}
-	return info, nil
+	return info, fi, nil
 }
 
 func readUploadRecord(p string) (map[string]uploaded, error) {

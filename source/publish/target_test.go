@@ -4,8 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/resourcesync-go/resourcesync/storage"
 
 	"github.com/resourcesync-go/resourcesync/source/publish"
 	"github.com/resourcesync-go/resourcesync/storage/mem"
@@ -89,5 +92,44 @@ func TestUpload(t *testing.T) {
 	}
 	if get(".resourcesync/a.xml") != "a2" || get(".resourcesync/gone.xml") != "<none>" || get(".well-known/resourcesync") != "someone's" {
 		t.Errorf("second run: a.xml %q, gone.xml %q, the Source Description %q", get(".resourcesync/a.xml"), get(".resourcesync/gone.xml"), get(".well-known/resourcesync"))
+	}
+}
+
+// orderTarget records the keys committed through a real Target, in order.
+type orderTarget struct {
+	storage.Target
+	keys *[]string
+}
+
+func (o orderTarget) Create(ctx context.Context, key string, opt storage.PutOptions) (storage.Writer, error) {
+	*o.keys = append(*o.keys, key)
+	return o.Target.Create(ctx, key, opt)
+}
+
+// TestUploadOrder: documents go in the order Publish wrote them (a part
+// before the index naming it, whatever their names), the Source
+// Description and robots.txt last.
+func TestUploadOrder(t *testing.T) {
+	dir := t.TempDir()
+	store := mem.Open(t.Name())
+	t.Cleanup(func() { mem.Forget(t.Name()) })
+	now := time.Now()
+	for i, rel := range []string{"robots.txt", ".well-known/resourcesync", ".resourcesync/a-caps.xml", ".resourcesync/b-index.xml", ".resourcesync/z-part.xml"} {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(rel), 0o644)
+		os.Chtimes(p, time.Time{}, now.Add(-time.Duration(i)*time.Minute))
+	}
+	var keys []string
+	if _, err := publish.Upload(context.Background(), dir, orderTarget{store.Target(""), &keys}, filepath.Join(t.TempDir(), "rec"), nil); err != nil {
+		t.Fatal(err)
+	}
+	// Oldest first: the part, its index, the Capability List; then the
+	// Source Description and robots.txt, by name.
+	want := []string{".resourcesync/a-caps.xml", ".resourcesync/b-index.xml", ".resourcesync/z-part.xml"}
+	slices.Reverse(want)
+	want = append(want, ".well-known/resourcesync", "robots.txt")
+	if !slices.Equal(keys, want) {
+		t.Errorf("uploaded in the order %q, want %q", keys, want)
 	}
 }
