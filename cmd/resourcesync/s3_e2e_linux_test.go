@@ -85,9 +85,10 @@ func TestBucketEndToEnd(t *testing.T) {
 
 	dir, state := t.TempDir(), t.TempDir()
 	loc := "s3://" + dst + "/m"
+	report := filepath.Join(t.TempDir(), "report.html")
 	syncBoth := func(what string) {
 		t.Helper()
-		for _, args := range [][]string{{base, dir}, {"--state", state, base, loc}} {
+		for _, args := range [][]string{{base, dir}, {"--report", report, "--state", state, base, loc}} {
 			code, out, errOut := runCLI(t, append([]string{"sync", "--progress", "quiet"}, args...)...)
 			outputs.WriteString(out + errOut)
 			if code != 0 {
@@ -219,7 +220,12 @@ func TestBucketEndToEnd(t *testing.T) {
 			t.Errorf("after a permanent fault: %s holds %d bytes, want %d", k, len(v), len(want[k]))
 		}
 	}
-	// serve's status page too.
+	// sync's HTML report and serve's status page too.
+	if b, err := os.ReadFile(report); err != nil || !bytes.Contains(b, []byte(dst)) {
+		t.Errorf("sync --report: %v, or it names no bucket", err)
+	} else {
+		outputs.Write(b)
+	}
 	resp, err := http.Get(base + ".resourcesync/")
 	if err != nil {
 		t.Fatal(err)
