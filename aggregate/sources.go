@@ -232,7 +232,7 @@ func unwrapURLError(err error) error {
 // checkDest cleans a DEST and checks it names a directory under the root
 // of its own, or a storage location (s3://BUCKET/PREFIX: see DestLocation).
 func checkDest(v string) (string, error) {
-	if scheme, rest, ok := strings.Cut(v, "://"); ok && scheme != "" && !strings.EqualFold(scheme, "file") && strings.Trim(scheme, "abcdefghijklmnopqrstuvwxyz0123456789+.-") == "" {
+	if scheme, rest, ok := strings.Cut(v, "://"); ok && scheme != "" && !strings.EqualFold(scheme, "file") && strings.Trim(strings.ToLower(scheme), "abcdefghijklmnopqrstuvwxyz0123456789+.-") == "" {
 		switch loc := strings.TrimRight(v, "/"); {
 		case strings.ContainsAny(v, "\t\\?#"):
 			return "", fmt.Errorf("DEST %q: a tab, backslash, ? or # in a location", v)
@@ -260,6 +260,9 @@ func checkDest(v string) (string, error) {
 		return "", fmt.Errorf("DEST %q: the root itself cannot be a mirror; name a directory under it", v)
 	case first == "..":
 		return "", fmt.Errorf("DEST %q: leaves --root", v)
+	case strings.HasSuffix(first, ":"):
+		// s3:/bucket, a location misspelt, must not become a directory.
+		return "", fmt.Errorf("DEST %q: a location is written SCHEME://…, a directory's name does not end with \":\"", v)
 	case strings.EqualFold(first, ".resourcesync") || strings.EqualFold(first, ".aggregate"):
 		return "", fmt.Errorf("DEST %q: inside %s, where state is kept", v, first)
 	}

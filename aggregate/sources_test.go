@@ -95,6 +95,7 @@ func TestParseSourcesErrors(t *testing.T) {
 		{"state DEST", "http://a.example/ .resourcesync/x", "", `1: DEST ".resourcesync/x": inside .resourcesync`, ""},
 		{"aggregate DEST", "http://a.example/ ./.Aggregate", "", `1: DEST "./.Aggregate": inside .Aggregate`, ""},
 		{"bucket DEST without a bucket", "http://a.example/ s3:///", "", `1: DEST "s3:///": want s3://BUCKET/PREFIX`, ""},
+		{"bucket DEST misspelt", "http://a.example/ s3:/b/p", "", `1: DEST "s3:/b/p": a location is written SCHEME://`, ""},
 		{"bucket DEST with a query", "http://a.example/ s3://b/p?x=1", "", `1: DEST "s3://b/p?x=1": a tab, backslash, ? or #`, ""},
 		{"same bucket DEST", "http://a.example/ s3://b/p\nhttp://b.example/ s3://b/p/", "", `2: DEST "s3://b/p" is already line 1's`, ""},
 		{"bucket DEST inside another", "http://a.example/ s3://b/p\nhttp://b.example/ s3://b/p/q", "", `2: DEST "s3://b/p/q" is inside line 1's DEST "s3://b/p"`, ""},
@@ -227,6 +228,7 @@ func FuzzParseSources(f *testing.F) {
 		"http://a.example/ a\nhttp://b.example/ A\n",
 		"http://a.example/ a --intervall 1h",
 		"\ufeffhttp://a.example/ ./x/../y\r\n",
+		"http://a.example/ s3://b/p/\nhttp://b.example/ s3:/b/q\nhttp://c.example/ S3://b/p/x\n",
 	} {
 		f.Add(s)
 	}
@@ -241,6 +243,9 @@ func FuzzParseSources(f *testing.F) {
 		for _, s := range ss {
 			if d, err := checkDest(s.Dest); err != nil || d != s.Dest || s.ID != s.Dest {
 				t.Fatalf("Source %+v: DEST not clean (%v)", s, err)
+			}
+			if DestLocation(s.Dest) && (strings.HasSuffix(s.Dest, "/") || strings.ContainsAny(s.Dest, "\t?#\\")) {
+				t.Fatalf("Source %+v: a location DEST not clean", s)
 			}
 			if s.Line < 1 {
 				t.Fatalf("Source %+v: no line", s)
