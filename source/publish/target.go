@@ -174,7 +174,14 @@ func Upload(ctx context.Context, dir string, tg storage.Target, record string, l
 	}
 	slices.Sort(gone)
 	for _, k := range gone {
-		err := tg.Remove(ctx, k, rec[k].Version)
+		var err error
+		if rec[k].Version == "" {
+			// No Version to tell the object is still the one Upload
+			// wrote (a record not Upload's): left alone.
+			err = storage.ErrExists
+		} else {
+			err = tg.Remove(ctx, k, rec[k].Version)
+		}
 		if errors.Is(err, storage.ErrExists) {
 			log.Warn("publish: an object publish wrote was changed by someone else; not removed", "key", k, "target", tg.Location())
 			st.NotOurs++
@@ -192,7 +199,7 @@ func Upload(ctx context.Context, dir string, tg storage.Target, record string, l
 // uploadFile writes the file at p under key: over the object Upload wrote
 // (version) when had, else only where there is none. The size and mtime
 // are the open file's, so that what is recorded is what was sent.
-func uploadFile(ctx context.Context, tg storage.Target, p, key string, version string, had bool) (storage.Info, fs.FileInfo, error) {
+func uploadFile(ctx context.Context, tg storage.Target, p, key, version string, had bool) (storage.Info, fs.FileInfo, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return storage.Info{}, nil, fmt.Errorf("publish: upload: %w", err)
@@ -205,7 +212,8 @@ func uploadFile(ctx context.Context, tg storage.Target, p, key string, version s
 	opt := storage.PutOptions{Size: fi.Size(), ModTime: fi.ModTime(), ContentType: ContentType(key)}
 	if had && version != "" {
 		opt.IfVersion = version
-	} else if !had {
+	} else {
+		// Nothing recorded, or no Version to prove the object is ours.
 		opt.NoReplace = true
 	}
 	w, err := tg.Create(ctx, key, opt)

@@ -133,3 +133,32 @@ func TestUploadOrder(t *testing.T) {
 		t.Errorf("uploaded in the order %q, want %q", keys, want)
 	}
 }
+
+// FuzzUploadRecord: whatever the record file holds (a torn or foreign
+// file), Upload either refuses it with an error or reads it, and never
+// removes or overwrites an object it did not write: here the bucket
+// holds one object of someone else's, and the tree one document.
+func FuzzUploadRecord(f *testing.F) {
+	f.Add([]byte(`{"k":"theirs.xml","s":5,"m":1,"v":"x"}` + "\n"))
+	f.Add([]byte(`{"k":".resourcesync/a.xml","s":1,"m":1,"v":""}` + "\n{"))
+	f.Add([]byte("\n\n"))
+	f.Add([]byte(`{"k":"theirs.xml","s":5,"m":1,"v":""}` + "\n"))
+	f.Fuzz(func(t *testing.T, rec []byte) {
+		dir, recPath := t.TempDir(), filepath.Join(t.TempDir(), "rec")
+		os.MkdirAll(filepath.Join(dir, ".resourcesync"), 0o755)
+		os.WriteFile(filepath.Join(dir, ".resourcesync", "a.xml"), []byte("a"), 0o644)
+		os.WriteFile(recPath, rec, 0o644)
+		name := "fuzz-upload"
+		mem.Forget(name)
+		store := mem.Open(name)
+		defer mem.Forget(name)
+		store.Put("theirs.xml", []byte("their"))
+		_, err := publish.Upload(context.Background(), dir, store.Target(""), recPath, nil)
+		if o, _, ok := store.Get("theirs.xml"); !ok || string(o.Data) != "their" {
+			t.Fatalf("someone else's object removed or overwritten (err %v)", err)
+		}
+		if o, _, ok := store.Get(".resourcesync/a.xml"); err == nil && (!ok || string(o.Data) != "a") && store.Len() == 2 {
+			t.Fatalf("a.xml not uploaded and no error")
+		}
+	})
+}
