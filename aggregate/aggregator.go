@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -299,7 +298,7 @@ func (a *Aggregator) newState(s Source) *srcState {
 	if s.Follow {
 		command += " (--follow)"
 	}
-	st.rec = status.New(status.Options{Source: s.URL, Dest: filepath.Join(a.opt.Root, filepath.FromSlash(s.Dest)), Command: command, Now: a.opt.Now})
+	st.rec = status.New(status.Options{Source: s.URL, Dest: a.destPath(s), Command: command, Now: a.opt.Now})
 	return st
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/internal/httpclient"
 	"github.com/resourcesync-go/resourcesync/internal/origin"
+	"github.com/resourcesync-go/resourcesync/storage"
 )
 
 // Limits of a sources file: a line longer than MaxSourcesLine or more
@@ -240,8 +241,18 @@ func unwrapURLError(err error) error {
 }
 
 // checkDest cleans a DEST and checks it names a directory under the root
-// of its own.
+// of its own, or a storage location (s3://BUCKET/PREFIX: see DestLocation).
 func checkDest(v string) (string, error) {
+	if scheme, rest, ok := strings.Cut(v, "://"); ok && scheme != "" && !strings.EqualFold(scheme, "file") && strings.Trim(strings.ToLower(scheme), "abcdefghijklmnopqrstuvwxyz0123456789+.-") == "" {
+		switch loc := strings.TrimRight(v, "/"); {
+		case strings.ContainsAny(v, "\t\\?#"):
+			return "", fmt.Errorf("DEST %q: a tab, backslash, ? or # in a location", v)
+		case strings.Trim(rest, "/") == "":
+			return "", fmt.Errorf("DEST %q: want %s://BUCKET/PREFIX", v, scheme)
+		default:
+			return loc, nil
+		}
+	}
 	switch {
 	case v == "":
 		return "", errors.New("empty DEST")
@@ -260,6 +271,9 @@ func checkDest(v string) (string, error) {
 		return "", fmt.Errorf("DEST %q: the root itself cannot be a mirror; name a directory under it", v)
 	case first == "..":
 		return "", fmt.Errorf("DEST %q: leaves --root", v)
+	case strings.HasSuffix(first, ":"):
+		// s3:/bucket, a location misspelt, must not become a directory.
+		return "", fmt.Errorf("DEST %q: a location is written SCHEME://…, a directory's name does not end with \":\"", v)
 	case strings.EqualFold(first, ".resourcesync") || strings.EqualFold(first, ".aggregate"):
 		return "", fmt.Errorf("DEST %q: inside %s, where state is kept", v, first)
 	}
@@ -337,6 +351,20 @@ func parseSources(r io.Reader, files filesPolicy) ([]Source, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// DestLocation reports whether a Source's DEST is a storage location
+// (s3://BUCKET/PREFIX) rather than a directory under the root: its mirror
+// is written through a storage.Target (storage.OpenTarget) and its state
+// kept under ROOT/.aggregate/targets/ (see TargetStateDir). A cleaned
+// directory DEST never holds "://" (path.Clean makes it ":/").
+func DestLocation(dest string) bool { return strings.Contains(dest, "://") }
+
+// TargetStateDir is the directory of the state of the mirror into the
+// location DEST dest, under the aggregator's root: named after the
+// location (storage.FileName), so that a line's state follows its DEST.
+func TargetStateDir(root, dest string) string {
+	return filepath.Join(root, ".aggregate", "targets", storage.FileName(dest))
 }
 
 // checkDests refuses two Sources sharing a directory: the same DEST, or

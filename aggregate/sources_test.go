@@ -37,6 +37,8 @@ func TestParseSourcesGood(t *testing.T) {
 		{"no final newline, CRLF, BOM", "\ufeffhttp://a.example/ a\r\nhttp://b.example/ b", []Source{rs("http://a.example/", "a", 1), rs("http://b.example/", "b", 2)}},
 		{"trailing comment", "http://a.example/ a # the catalogue\n", []Source{rs("http://a.example/", "a", 1)}},
 		{"# inside a field is not a comment", "http://a.example/x#frag a#1\n", []Source{rs("http://a.example/x#frag", "a#1", 1)}},
+		{"bucket DEST", "http://a.example/ s3://bkt/mirrors/a/\nhttp://b.example/ s3://bkt/mirrors/ab\n",
+			[]Source{rs("http://a.example/", "s3://bkt/mirrors/a", 1), rs("http://b.example/", "s3://bkt/mirrors/ab", 2)}},
 		{"DEST cleaned", "http://a.example/ ./libs//north/./ir/\n", []Source{rs("http://a.example/", "libs/north/ir", 1)}},
 		{"line numbers count comments", "# first\n\nhttp://a.example/ a\n# x\nhttp://b.example/ b\n", []Source{rs("http://a.example/", "a", 3), rs("http://b.example/", "b", 5)}},
 		{"siblings sharing a prefix", "http://a.example/ lib\nhttp://b.example/ library\nhttp://c.example/ lib-2/x\n", []Source{rs("http://a.example/", "lib", 1), rs("http://b.example/", "library", 2), rs("http://c.example/", "lib-2/x", 3)}},
@@ -101,6 +103,11 @@ func TestParseSourcesErrors(t *testing.T) {
 		{"dotdot DEST", "http://a.example/ a/../../b", "", `1: DEST "a/../../b": leaves --root`, ""},
 		{"state DEST", "http://a.example/ .resourcesync/x", "", `1: DEST ".resourcesync/x": inside .resourcesync`, ""},
 		{"aggregate DEST", "http://a.example/ ./.Aggregate", "", `1: DEST "./.Aggregate": inside .Aggregate`, ""},
+		{"bucket DEST without a bucket", "http://a.example/ s3:///", "", `1: DEST "s3:///": want s3://BUCKET/PREFIX`, ""},
+		{"bucket DEST misspelt", "http://a.example/ s3:/b/p", "", `1: DEST "s3:/b/p": a location is written SCHEME://`, ""},
+		{"bucket DEST with a query", "http://a.example/ s3://b/p?x=1", "", `1: DEST "s3://b/p?x=1": a tab, backslash, ? or #`, ""},
+		{"same bucket DEST", "http://a.example/ s3://b/p\nhttp://b.example/ s3://b/p/", "", `2: DEST "s3://b/p" is already line 1's`, ""},
+		{"bucket DEST inside another", "http://a.example/ s3://b/p\nhttp://b.example/ s3://b/p/q", "", `2: DEST "s3://b/p/q" is inside line 1's DEST "s3://b/p"`, ""},
 		{"stray field", "http://a.example/ a b", "", `1: unexpected field "b" after DEST`, ""},
 		{"unknown option, near", "http://a.example/ a --intervall 1h", "", `1: unknown option --intervall (did you mean --poll-interval?)`, ""},
 		{"unknown option, near 2", "http://a.example/ a --no-dump", "", `1: unknown option --no-dump (did you mean --no-dumps?)`, ""},
@@ -235,6 +242,7 @@ func FuzzParseSources(f *testing.F) {
 		"http://a.example/ a\nhttp://b.example/ A\n",
 		"http://a.example/ a --intervall 1h",
 		"\ufeffhttp://a.example/ ./x/../y\r\n",
+		"http://a.example/ s3://b/p/\nhttp://b.example/ s3:/b/q\nhttp://c.example/ S3://b/p/x\n",
 	} {
 		f.Add(s)
 	}
@@ -249,6 +257,9 @@ func FuzzParseSources(f *testing.F) {
 		for _, s := range ss {
 			if d, err := checkDest(s.Dest); err != nil || d != s.Dest || s.ID != s.Dest {
 				t.Fatalf("Source %+v: DEST not clean (%v)", s, err)
+			}
+			if DestLocation(s.Dest) && (strings.HasSuffix(s.Dest, "/") || strings.ContainsAny(s.Dest, "\t?#\\")) {
+				t.Fatalf("Source %+v: a location DEST not clean", s)
 			}
 			if s.Line < 1 {
 				t.Fatalf("Source %+v: no line", s)

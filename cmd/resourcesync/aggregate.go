@@ -46,7 +46,10 @@ store), --bearer-token-file FILE, --netrc-file FILE, --ca-cert FILE
 --allow-host HOST, --max-delete N|P%, --no-delete, --allow-reset,
 --no-dumps, --base-url URL, --workers N, --timeout D, --include GLOB,
 --exclude GLOB, --filter-from FILE (relative to the sources file, read at
-each run), --force: each as sync's. The file is read again when
+each run), --force: each as sync's.
+A DEST written s3://BUCKET/PREFIX mirrors into that bucket as sync does
+(--s3-endpoint, --ca-cert and --insecure of aggregate apply), its state in
+ROOT/.aggregate/targets/; an --sdshare line's DEST is a directory. The file is read again when
 it changes (checked every --reload), on SIGHUP, and (a URL) every
 --reload with If-None-Match; a file that does not parse is reported and
 the Sources in force stay. Adding, changing or removing a line takes
@@ -94,7 +97,8 @@ error.`
 // aggregateDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
 const aggregateDescription = `Keeps many Sources mirrored from one long-running process: the --sources
-file lists them, one a line (URL, DEST under --root, sync's options); each
+file lists them, one a line (URL, DEST under --root or s3://BUCKET/PREFIX,
+sync's options); each
 is synced on its schedule or followed, reported on one status page, and
 SDShare collections are merged into one graph store.
 
@@ -115,7 +119,7 @@ func aggregateCommand() *cli.Command {
 		Usage:       "keep many Sources mirrored from one process (scheduled, followed, reported; SDShare merged into one graph store)",
 		UsageText:   "resourcesync aggregate --sources FILE|URL [options]",
 		Description: aggregateDescription,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "sources", Usage: "the sources `FILE` or http(s) URL"},
 			&cli.BoolFlag{Name: "allow-http-sources", Usage: "accept a --sources URL over plain http"},
 			&cli.StringFlag{Name: "sources-files-dir", Usage: "`DIR` whose files a --sources URL may name"},
@@ -140,7 +144,7 @@ func aggregateCommand() *cli.Command {
 			&cli.StringFlag{Name: "sparql-update", Usage: "merge them through the SPARQL Update `URL` instead"},
 			&cli.StringFlag{Name: "sparql-query", Usage: "with --sparql-update: the SPARQL query `URL`"},
 			&cli.StringFlag{Name: "sparql-graph-store", Usage: "with --sparql-update: Graph Store Protocol `URL`"},
-		},
+		}, s3Flags(true)...),
 		Action: runAggregate,
 	}
 }
@@ -150,6 +154,10 @@ func aggregateCommand() *cli.Command {
 var aggregateClient func(s aggregate.Source) (*http.Client, error)
 
 func runAggregate(ctx context.Context, cmd *cli.Command) error {
+	// A line whose DEST is a bucket opens it with the command's
+	// --s3-endpoint, --ca-cert and --insecure.
+	ctx = storageContext(ctx, cmd)
+	warnInsecure(cmd)
 	if cmd.Args().Len() > 0 {
 		return usageError(cmd, "aggregate takes no arguments (the Sources are in --sources)")
 	}

@@ -80,8 +80,8 @@ var flagCategories = map[string]string{
 	"auth-token-file": catAuth, "basic-auth-file": catAuth,
 	// Clients.
 	"header": catClient, "bearer-token-file": catClient, "netrc-file": catClient, "ca-cert": catClient, "insecure": catClient,
-	"allow-host": catClient,
-	"workers":    catTransfer, "rate": catTransfer, "bwlimit": catTransfer, "verify": catTransfer, "fsync": catTransfer, "timeout": catTransfer,
+	"allow-host": catClient, "s3-endpoint": catClient,
+	"workers": catTransfer, "rate": catTransfer, "bwlimit": catTransfer, "verify": catTransfer, "fsync": catTransfer, "timeout": catTransfer,
 	"min-rate": catTransfer, "min-rate-window": catTransfer, "max-docs": catTransfer,
 	"no-delete": catSafety, "max-delete": catSafety, "allow-reset": catSafety, "force": catSafety,
 	"follow": catFollow, "listen": catFollow, "callback-url": catFollow, "poll-interval": catFollow,

@@ -122,7 +122,7 @@ func serveCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "listen on `HOST:PORT`", Value: "127.0.0.1:8080"},
 			&cli.StringFlag{Name: "base-url", Usage: "public `URL` of the Source", DefaultText: "http://ADDR/"},
-			&cli.BoolFlag{Name: "watch", Value: true, Usage: "update on file system events where DIR has them"},
+			&cli.BoolFlag{Name: "watch", Value: true, Usage: "watch DIR for changes"},
 			&cli.BoolFlag{Name: "no-watch", Usage: "only --rescan-interval sees changes"},
 			&cli.DurationFlag{Name: "debounce", Usage: "with --watch: wait `D` of quiet", Value: 20 * time.Millisecond},
 			&cli.DurationFlag{Name: "rescan-interval", Usage: "rescan every `D` (0: never)", Value: time.Minute},
@@ -142,7 +142,7 @@ func serveCommand() *cli.Command {
 			if base == "" {
 				base = "http://" + ln.Addr().String() + "/"
 			}
-			cfg, err := sourceConfig(cmd, base, cmd.Root().ErrWriter)
+			cfg, err := sourceConfig(ctx, cmd, base, cmd.Root().ErrWriter)
 			if err != nil {
 				return err
 			}

@@ -44,7 +44,7 @@ DOCUMENTS AND DISK
 
 // sourceFlags are the flags shared by serve and publish.
 func sourceFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "state", Usage: "state `DIR`", Value: "", DefaultText: "DIR/.resourcesync"},
 		storeFlag(),
 		// Hidden: tests split the Resource List of a small collection.
@@ -58,7 +58,7 @@ func sourceFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "dump-interval", Usage: "least time `D` between Resource Dumps", Value: 24 * time.Hour},
 		&cli.BoolFlag{Name: "allow-empty", Usage: "let a scan of an emptied DIR delete all"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log each scan and publish; publish: a line per set"},
-	}
+	}, s3Flags(true)...)
 }
 
 func storeFlag() cli.Flag {
@@ -66,7 +66,9 @@ func storeFlag() cli.Flag {
 }
 
 // sourceConfig builds a source.Config from the shared flags.
-func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Config, error) {
+func sourceConfig(ctx context.Context, cmd *cli.Command, baseURL string, stderr io.Writer) (source.Config, error) {
+	ctx = storageContext(ctx, cmd)
+	warnInsecure(cmd)
 	cfg := source.Config{
 		BaseURL:          baseURL,
 		StateDir:         cmd.String("state"),
@@ -84,7 +86,7 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 		if !ok || name == "" || dir == "" {
 			return cfg, cli.Exit(fmt.Sprintf("--set %q: want NAME=DIR", s), exitUsage)
 		}
-		sc, err := setConfig(name, dir)
+		sc, err := setConfig(ctx, name, dir)
 		if err != nil {
 			return cfg, err
 		}
@@ -94,7 +96,7 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 		return cfg, usageError(cmd, "at most one DIR (use --set NAME=DIR for several)")
 	}
 	if d := cmd.Args().First(); d != "" {
-		sc, err := setConfig("default", d)
+		sc, err := setConfig(ctx, "default", d)
 		if err != nil {
 			return cfg, err
 		}
@@ -125,7 +127,7 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 // setConfig is one set of the command line: a local directory (a path or
 // file:///path), read by the local scan's fast paths, or a location of
 // another registered storage (s3://BUCKET/PREFIX), opened as a Content.
-func setConfig(name, loc string) (source.SetConfig, error) {
+func setConfig(ctx context.Context, name, loc string) (source.SetConfig, error) {
 	if storage.IsLocal(loc) {
 		if strings.Contains(loc, "://") {
 			u, err := url.Parse(loc)
@@ -138,7 +140,7 @@ func setConfig(name, loc string) (source.SetConfig, error) {
 		}
 		return source.SetConfig{Name: name, Dir: loc}, nil
 	}
-	c, err := storage.OpenContent(context.Background(), loc)
+	c, err := storage.OpenContent(ctx, loc)
 	if err != nil {
 		return source.SetConfig{}, cli.Exit(redact.String(err.Error()), exitUsage)
 	}

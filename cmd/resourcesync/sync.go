@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,7 +26,6 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"github.com/resourcesync-go/resourcesync/storage"
 	"github.com/resourcesync-go/resourcesync/storage/local"
-	_ "github.com/resourcesync-go/resourcesync/storage/s3" // sync SOURCE s3://BUCKET/PREFIX
 )
 
 // syncHelp is the help topic mirroring (with syncMoreHelp).
@@ -185,7 +182,7 @@ func syncCommand() *cli.Command {
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "`HOW`: auto, bars, lines or quiet"},
 			&cli.StringFlag{Name: "status-addr", Usage: "serve a live status page on `HOST:PORT`"},
 			&cli.StringFlag{Name: "report", Usage: "write an HTML report to `FILE` at the end"},
-		}, append(filterFlags(), followFlags()...)...), clientFlags()...),
+		}, append(filterFlags(), followFlags()...)...), append(clientFlags(), s3Flags(false)...)...),
 		Action: runSync,
 	}
 }
@@ -527,7 +524,7 @@ func openSyncDest(ctx context.Context, cmd *cli.Command, loc string, stderr io.W
 		}
 		return loc, nil, nil
 	}
-	tg, err := storage.OpenTarget(ctx, loc)
+	tg, err := storage.OpenTarget(storageContext(ctx, cmd), loc)
 	if err != nil {
 		return "", nil, cli.Exit(fmt.Sprintf("DEST %s: %v", loc, err), exitUsage)
 	}
@@ -567,16 +564,5 @@ func defaultTargetState(loc string) (string, error) {
 			base = filepath.Join(home, ".local", "state")
 		}
 	}
-	name := strings.Map(func(r rune) rune {
-		if r < ' ' || strings.ContainsRune(`/\:?*<>|"`, r) { // not in a file name on Windows
-			return '_'
-		}
-		return r
-	}, strings.TrimRight(loc, "/"))
-	name = strings.TrimLeft(name, "._")
-	if len(name) > 100 {
-		name = name[:100]
-	}
-	sum := sha256.Sum256([]byte(loc))
-	return filepath.Join(base, "resourcesync", "mirrors", name+"-"+hex.EncodeToString(sum[:4])), nil
+	return filepath.Join(base, "resourcesync", "mirrors", storage.FileName(loc)), nil
 }
