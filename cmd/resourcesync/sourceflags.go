@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/source"
 	"github.com/resourcesync-go/resourcesync/storage"
-	"github.com/resourcesync-go/resourcesync/storage/local"
 )
 
 // documentsHelp is the part of the help topic dumps on what the documents
@@ -129,15 +127,12 @@ func sourceConfig(ctx context.Context, cmd *cli.Command, baseURL string, stderr 
 // another registered storage (s3://BUCKET/PREFIX), opened as a Content.
 func setConfig(ctx context.Context, name, loc string) (source.SetConfig, error) {
 	if storage.IsLocal(loc) {
-		if strings.Contains(loc, "://") {
-			u, err := url.Parse(loc)
-			if err == nil {
-				loc, err = local.Path(loc, u)
-			}
-			if err != nil {
-				return source.SetConfig{}, cli.Exit(err.Error(), exitUsage)
-			}
+		// A path, file:///path or file:path: one grammar (storage.LocalPath).
+		dir, err := storage.LocalPath(loc)
+		if err != nil {
+			return source.SetConfig{}, cli.Exit(err.Error(), exitUsage)
 		}
+		loc = dir
 		return source.SetConfig{Name: name, Dir: loc}, nil
 	}
 	c, err := storage.OpenContent(ctx, loc)

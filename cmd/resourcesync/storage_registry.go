@@ -6,12 +6,12 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	_ "github.com/resourcesync-go/resourcesync/storage/local" // file://
 	"github.com/resourcesync-go/resourcesync/storage/s3"
 )
 
 // The storages the command opens by location register themselves when
-// imported: storage/local (file://) by sourceflags.go and sync.go,
-// storage/s3 by this file's import (serve and publish read s3://BUCKET/PREFIX, sync and
+// imported, here: storage/local (file://) and storage/s3 (serve and publish read s3://BUCKET/PREFIX, sync and
 // aggregate write into it, publish --out writes its documents into it).
 
 // s3Flags are the flags of every command that opens a bucket. tls adds

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -25,7 +24,6 @@ import (
 	"github.com/resourcesync-go/resourcesync/destination/status"
 	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"github.com/resourcesync-go/resourcesync/storage"
-	"github.com/resourcesync-go/resourcesync/storage/local"
 )
 
 // syncHelp is the help topic mirroring (with syncMoreHelp).
@@ -508,17 +506,12 @@ var genericTarget bool
 // named after the location, said on stderr when it is made.
 func openSyncDest(ctx context.Context, cmd *cli.Command, loc string, stderr io.Writer) (string, storage.Target, error) {
 	if storage.IsLocal(loc) && !genericTarget {
-		if strings.Contains(loc, "://") { // file:///path
-			u, err := url.Parse(loc)
-			if err != nil {
-				return "", nil, cli.Exit(fmt.Sprintf("DEST %s: %v", loc, err), exitUsage)
-			}
-			dir, err := local.Path(loc, u)
-			if err != nil {
-				return "", nil, cli.Exit(fmt.Sprintf("DEST %s: %v", loc, err), exitUsage)
-			}
-			return dir, nil, nil
+		// A path, file:///path or file:path: one grammar (storage.LocalPath).
+		dir, err := storage.LocalPath(loc)
+		if err != nil {
+			return "", nil, cli.Exit(fmt.Sprintf("DEST %s: %v", loc, err), exitUsage)
 		}
+		loc = dir
 		if cmd.IsSet("state") {
 			return "", nil, cli.Exit("--state goes with a bucket DEST; a directory keeps its state in DEST/"+destination.StateDirName, exitUsage)
 		}
