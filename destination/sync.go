@@ -568,6 +568,12 @@ func (m *Mirror) mark(rep *Report) error {
 			rep.Cleaned = n
 		}
 	}
+	if e.tg != nil {
+		n := e.cleanUploads(context.Background())
+		if rep != nil {
+			rep.Cleaned += n
+		}
+	}
 	if err := e.st.putMeta("running", runMarkIntents+e.opt.Now().UTC().Format(time.RFC3339)); err != nil {
 		return fmt.Errorf("%w: %v", ErrState, err)
 	}

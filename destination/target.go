@@ -234,6 +234,31 @@ func (e *engine) cleanTarget() int {
 	return 0
 }
 
+// StaleUploadAge is how old an unfinished upload in a Target (an S3
+// multipart upload: invisible, but stored and billed) must be before a run
+// aborts it as abandoned. A killed run leaves one; a day is far longer
+// than any live upload of a resource takes, so another writer's upload in
+// progress under the same prefix is never aborted.
+const StaleUploadAge = 24 * time.Hour
+
+// cleanUploads aborts the Target's unfinished uploads older than
+// StaleUploadAge (a Target that has them: storage/s3), at the start of
+// every run. A failure is logged and the run goes on: what is left costs
+// storage, not correctness.
+func (e *engine) cleanUploads(ctx context.Context) int {
+	c, ok := e.tg.(interface {
+		CleanupUploads(ctx context.Context, before time.Time) (int, error)
+	})
+	if !ok || e.opt.DryRun {
+		return 0
+	}
+	n, err := c.CleanupUploads(ctx, e.opt.Now().Add(-StaleUploadAge))
+	if err != nil {
+		e.emit(Event{Kind: EventWarning, Message: "aborting abandoned uploads in " + e.tg.Location() + ": " + err.Error()})
+	}
+	return n
+}
+
 // destName names the mirror in reports: DEST, or the Target's location.
 func (e *engine) destName() string {
 	if e.tg != nil {
