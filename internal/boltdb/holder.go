@@ -3,6 +3,7 @@ package boltdb
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,10 +65,28 @@ func MarkHolder(path string) (release func()) {
 	}
 }
 
+// maxHolderRecord bounds what readHolder reads: a record is a pid, a
+// command line and a time.
+const maxHolderRecord = 64 << 10
+
+// readHolder reads a record. Whoever can write the state's directory can
+// put anything there, so only a regular file is read (a FIFO is opened
+// without waiting for a writer: holderOpenFlags), and at most
+// maxHolderRecord bytes of it: a record that is a FIFO hung the command
+// that only wanted to name the holder, and a sparse file of a terabyte,
+// read whole, killed it (out of memory).
 func readHolder(rec string) (holder, bool) {
 	var h holder
-	b, err := os.ReadFile(rec)
-	if err != nil || json.Unmarshal(b, &h) != nil || h.PID <= 0 {
+	f, err := os.OpenFile(rec, os.O_RDONLY|holderOpenFlags, 0)
+	if err != nil {
+		return holder{}, false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxHolderRecord {
+		return holder{}, false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxHolderRecord+1))
+	if err != nil || len(b) > maxHolderRecord || json.Unmarshal(b, &h) != nil || h.PID <= 0 {
 		return holder{}, false
 	}
 	return h, true
