@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/resourcesync-go/resourcesync/internal/redact"
 )
@@ -133,6 +135,15 @@ func describe(pid int, args []string, since time.Time, note string) string {
 	if len(args) > 0 {
 		a := maskFlags(args)
 		a[0] = filepath.Base(a[0])
+		for i, arg := range a {
+			// Another process's arguments, for a terminal: one with
+			// escape sequences, line breaks or bidi controls is shown
+			// quoted, so that it cannot retitle the terminal or forge a
+			// line of the message.
+			if strings.IndexFunc(arg, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0 {
+				a[i] = strconv.QuoteToGraphic(arg)
+			}
+		}
 		s += ": " + redact.String(strings.Join(a, " "))
 	}
 	if !since.IsZero() {

@@ -79,3 +79,22 @@ func TestHolderRedacts(t *testing.T) {
 		}
 	}
 }
+
+// TestHolderNoControlCharacters: the holder's command line is another
+// process's (anyone who can read the state can lock it, and /proc shows
+// that process's arguments) or a record anyone who can write the
+// directory wrote; the message goes to the user's terminal, so an
+// argument with escape sequences or line breaks is printed quoted, never
+// raw: a terminal's title, colours or a forged second line of the
+// message were the holder's to choose.
+func TestHolderNoControlCharacters(t *testing.T) {
+	got := describe(1, []string{"resourcesync", "serve", "\x1b]0;pwned\x07", "a\nerror: run rm -rf ~", "\u202eevil", "/data dir"}, time.Time{}, "")
+	for _, c := range got {
+		if c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u202e' {
+			t.Fatalf("describe = %q: holds the control character %U", got, c)
+		}
+	}
+	if !strings.Contains(got, "resourcesync serve ") {
+		t.Errorf("describe = %q, want the command line", got)
+	}
+}
