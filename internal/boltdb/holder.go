@@ -154,7 +154,8 @@ func describe(pid int, args []string, since time.Time, note string) string {
 
 // maskFlags is a copy of args with the values of secret-bearing flags
 // (--hub-admin-token T, --password=P: names ending in token, password,
-// secret or key) masked: the message may end up in a log.
+// secret or key; the value of a --header) masked: the message may end up
+// in a log, or on another user's terminal.
 func maskFlags(args []string) []string {
 	a := slices.Clone(args)
 	secret := func(flag string) bool {
@@ -166,16 +167,30 @@ func maskFlags(args []string) []string {
 		}
 		return false
 	}
+	// --header 'Name: value' is a credential whatever the name (an API
+	// key, a cookie): the name stays, the value is masked.
+	isHeader := func(flag string) bool { return strings.TrimLeft(flag, "-") == "header" }
+	header := func(v string) string {
+		if name, _, ok := strings.Cut(v, ":"); ok {
+			return name + ": " + redact.Mask
+		}
+		return redact.Mask
+	}
 	for i := 1; i < len(a); i++ {
 		if !strings.HasPrefix(a[i], "-") {
 			continue
 		}
-		if name, _, ok := strings.Cut(a[i], "="); ok {
+		if name, v, ok := strings.Cut(a[i], "="); ok {
 			if secret(name) {
 				a[i] = name + "=" + redact.Mask
+			} else if isHeader(name) {
+				a[i] = name + "=" + header(v)
 			}
 		} else if secret(a[i]) && i+1 < len(a) {
 			a[i+1] = redact.Mask
+			i++
+		} else if isHeader(a[i]) && i+1 < len(a) {
+			a[i+1] = header(a[i+1])
 			i++
 		}
 	}

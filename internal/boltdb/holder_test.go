@@ -72,6 +72,11 @@ func TestHolderRedacts(t *testing.T) {
 		{[]string{"resourcesync", "serve", "--hub-admin-token", "s3cret", "/data"}, "s3cret", "resourcesync serve --hub-admin-token REDACTED /data"},
 		{[]string{"resourcesync", "serve", "--hub-token=s3cret", "/data"}, "s3cret", "resourcesync serve --hub-token=REDACTED /data"},
 		{[]string{"resourcesync", "serve", "--bearer-token-file", "/etc/tok", "/data"}, "REDACTED", "--bearer-token-file /etc/tok /data"},
+		// Every --header is a credential to the tool (httpclient sends it
+		// to the Source only): an API key or a cookie is masked as well as
+		// an Authorization header.
+		{[]string{"resourcesync", "sync", "--header", "X-Api-Key: s3cretKEY1", "https://x/", "d"}, "s3cretKEY1", "sync --header X-Api-Key: REDACTED https://x/ d"},
+		{[]string{"resourcesync", "sync", "--header=Cookie: session=s3cretKEY1", "https://x/", "d"}, "s3cretKEY1", "sync --header=Cookie: REDACTED https://x/ d"},
 	} {
 		got := describe(1, tc.args, time.Time{}, "")
 		if strings.Contains(got, tc.secret) || !strings.Contains(got, tc.want) {
