@@ -1,6 +1,7 @@
 package destination
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -58,10 +59,11 @@ func (d localDir) KeepOld(abs string) (string, func(), error) {
 }
 
 // KeepOld for a Target: the object is copied to KEY.resourcesync-old
-// (only where nothing is: a bucket has no rename), streamed; the version
-// copied is returned, and the install overwrites only that version
-// (IfVersion), so that an object changed in between is not lost either.
-// undo removes the copy.
+// (only where nothing is: a bucket has no rename; a copy of the same
+// bytes there, left by a run killed before its install, is taken as
+// done), streamed; the version copied is returned, and the install
+// overwrites only that version (IfVersion), so that an object changed in
+// between is not lost either. undo removes the copy this run made.
 func (d *targetDir) KeepOld(abs string) (string, func(), error) {
 	key, err := d.key(abs)
 	if err != nil {
@@ -83,12 +85,53 @@ func (d *targetDir) KeepOld(abs string) (string, func(), error) {
 	}
 	kept, err := w.Commit(d.ctx)
 	if errors.Is(err, storage.ErrExists) {
+		if d.sameBytes(key, in.Version, old) {
+			// The copy of a run killed before its install: done, as a
+			// second name of the same file is in a directory. Left in
+			// place whatever happens next: it is the object's bytes.
+			return in.Version, func() {}, nil
+		}
 		return "", nil, errOldTaken
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("copying %s to %s: %w", key, old, toFS(err))
 	}
 	return in.Version, func() { d.tg.Remove(context.WithoutCancel(d.ctx), old, kept.Version) }, nil
+}
+
+// sameBytes reports whether the object at old holds the bytes of the
+// object at key, still at version (compared streaming, in bounded
+// memory).
+func (d *targetDir) sameBytes(key, version, old string) bool {
+	a, ai, err := d.tg.Open(d.ctx, key)
+	if err != nil {
+		return false
+	}
+	defer a.Close()
+	b, bi, err := d.tg.Open(d.ctx, old)
+	if err != nil {
+		return false
+	}
+	defer b.Close()
+	if ai.Version != version || ai.Size != bi.Size {
+		return false
+	}
+	ba, bb := make([]byte, 32<<10), make([]byte, 32<<10)
+	for {
+		n, errA := io.ReadFull(a, ba)
+		m, errB := io.ReadFull(b, bb)
+		if n != m || !bytes.Equal(ba[:n], bb[:m]) {
+			return false
+		}
+		endA := errA == io.EOF || errA == io.ErrUnexpectedEOF
+		endB := errB == io.EOF || errB == io.ErrUnexpectedEOF
+		if endA || endB {
+			return endA && endB
+		}
+		if errA != nil || errB != nil {
+			return false
+		}
+	}
 }
 
 // keepOld keeps the file at j's path that Options.Force replaces (see

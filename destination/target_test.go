@@ -328,3 +328,34 @@ func TestForceTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestForceTargetAfterKill: a --force run killed between its copy of an
+// object to KEY.resourcesync-old and the install leaves both keys with
+// the same bytes. The next --force run takes the copy as done, as it does
+// in a directory (a second name of the same file), instead of refusing
+// the key for good: nothing of the object is lost, its bytes are kept.
+// A copy of other bytes is still refused.
+func TestForceTargetAfterKill(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "x.txt", []byte("the Source's x"))
+	writeFile(t, dir, "y.txt", []byte("the Source's y"))
+	ts := startSource(t, dir, nil, nil)
+	st := newMem(t)
+	st.Put("x.txt", []byte("someone else's x"))
+	st.Put("x.txt.resourcesync-old", []byte("someone else's x"))
+	st.Put("y.txt", []byte("someone else's y"))
+	st.Put("y.txt.resourcesync-old", []byte("someone else's y, older"))
+	opt := targetOpts(t, t.TempDir(), st.Target(""))
+	opt.Force = true
+	sr := one(t, mustSync(t, ts.base, opt))
+	if sr.Replaced != 1 || sr.Failed != 1 || !strings.Contains(sr.Failures[0].Error, "y.txt.resourcesync-old is taken") {
+		t.Errorf("--force: %+v", sr)
+	}
+	want := map[string]string{"x.txt": "the Source's x", "x.txt.resourcesync-old": "someone else's x",
+		"y.txt": "someone else's y", "y.txt.resourcesync-old": "someone else's y, older"}
+	for k, v := range want {
+		if o, _, _ := st.Get(k); string(o.Data) != v {
+			t.Errorf("%s is %q, want %q", k, o.Data, v)
+		}
+	}
+}

@@ -75,7 +75,20 @@ func (a *Authenticator) challengePage(w http.ResponseWriter, r *http.Request, wr
 	web.Render(w, challengeView, web.Page{Title: "Sign-in required", Data: struct {
 		Basic, Token, Wrong bool
 		URL, Root           string
-	}{a.cfg.BasicFile != "", a.cfg.TokenFile != "" || len(a.cfg.Tokens) > 0, wrong, u, root}})
+	}{a.cfg.BasicFile != "", a.cfg.TokenFile != "" || len(a.cfg.Tokens) > 0, wrong, shellWord(u), shellWord(root)}})
+}
+
+// shellWord is s as one word of a POSIX shell command: the page's
+// commands are made to be copied into a shell, and the URL in them is
+// the one asked for, which whoever wrote a link chose: a path such as
+// /rs;id or /rs$(id) (sent and kept unescaped) made the command run
+// what follows. Plain URL characters stay as they are; anything else
+// single-quotes the word.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~/:%+=,@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // quote is an RFC 9110 quoted-string.

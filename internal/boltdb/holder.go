@@ -3,11 +3,14 @@ package boltdb
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/resourcesync-go/resourcesync/internal/redact"
 )
@@ -64,10 +67,28 @@ func MarkHolder(path string) (release func()) {
 	}
 }
 
+// maxHolderRecord bounds what readHolder reads: a record is a pid, a
+// command line and a time.
+const maxHolderRecord = 64 << 10
+
+// readHolder reads a record. Whoever can write the state's directory can
+// put anything there, so only a regular file is read (a FIFO is opened
+// without waiting for a writer: holderOpenFlags), and at most
+// maxHolderRecord bytes of it: a record that is a FIFO hung the command
+// that only wanted to name the holder, and a sparse file of a terabyte,
+// read whole, killed it (out of memory).
 func readHolder(rec string) (holder, bool) {
 	var h holder
-	b, err := os.ReadFile(rec)
-	if err != nil || json.Unmarshal(b, &h) != nil || h.PID <= 0 {
+	f, err := os.OpenFile(rec, os.O_RDONLY|holderOpenFlags, 0)
+	if err != nil {
+		return holder{}, false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxHolderRecord {
+		return holder{}, false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxHolderRecord+1))
+	if err != nil || len(b) > maxHolderRecord || json.Unmarshal(b, &h) != nil || h.PID <= 0 {
 		return holder{}, false
 	}
 	return h, true
@@ -114,6 +135,15 @@ func describe(pid int, args []string, since time.Time, note string) string {
 	if len(args) > 0 {
 		a := maskFlags(args)
 		a[0] = filepath.Base(a[0])
+		for i, arg := range a {
+			// Another process's arguments, for a terminal: one with
+			// escape sequences, line breaks or bidi controls is shown
+			// quoted, so that it cannot retitle the terminal or forge a
+			// line of the message.
+			if strings.IndexFunc(arg, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0 {
+				a[i] = strconv.QuoteToGraphic(arg)
+			}
+		}
 		s += ": " + redact.String(strings.Join(a, " "))
 	}
 	if !since.IsZero() {
@@ -124,7 +154,8 @@ func describe(pid int, args []string, since time.Time, note string) string {
 
 // maskFlags is a copy of args with the values of secret-bearing flags
 // (--hub-admin-token T, --password=P: names ending in token, password,
-// secret or key) masked: the message may end up in a log.
+// secret or key; the value of a --header) masked: the message may end up
+// in a log, or on another user's terminal.
 func maskFlags(args []string) []string {
 	a := slices.Clone(args)
 	secret := func(flag string) bool {
@@ -136,16 +167,30 @@ func maskFlags(args []string) []string {
 		}
 		return false
 	}
+	// --header 'Name: value' is a credential whatever the name (an API
+	// key, a cookie): the name stays, the value is masked.
+	isHeader := func(flag string) bool { return strings.TrimLeft(flag, "-") == "header" }
+	header := func(v string) string {
+		if name, _, ok := strings.Cut(v, ":"); ok {
+			return name + ": " + redact.Mask
+		}
+		return redact.Mask
+	}
 	for i := 1; i < len(a); i++ {
 		if !strings.HasPrefix(a[i], "-") {
 			continue
 		}
-		if name, _, ok := strings.Cut(a[i], "="); ok {
+		if name, v, ok := strings.Cut(a[i], "="); ok {
 			if secret(name) {
 				a[i] = name + "=" + redact.Mask
+			} else if isHeader(name) {
+				a[i] = name + "=" + header(v)
 			}
 		} else if secret(a[i]) && i+1 < len(a) {
 			a[i+1] = redact.Mask
+			i++
+		} else if isHeader(a[i]) && i+1 < len(a) {
+			a[i+1] = header(a[i+1])
 			i++
 		}
 	}

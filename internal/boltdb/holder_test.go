@@ -72,10 +72,34 @@ func TestHolderRedacts(t *testing.T) {
 		{[]string{"resourcesync", "serve", "--hub-admin-token", "s3cret", "/data"}, "s3cret", "resourcesync serve --hub-admin-token REDACTED /data"},
 		{[]string{"resourcesync", "serve", "--hub-token=s3cret", "/data"}, "s3cret", "resourcesync serve --hub-token=REDACTED /data"},
 		{[]string{"resourcesync", "serve", "--bearer-token-file", "/etc/tok", "/data"}, "REDACTED", "--bearer-token-file /etc/tok /data"},
+		// Every --header is a credential to the tool (httpclient sends it
+		// to the Source only): an API key or a cookie is masked as well as
+		// an Authorization header.
+		{[]string{"resourcesync", "sync", "--header", "X-Api-Key: s3cretKEY1", "https://x/", "d"}, "s3cretKEY1", "sync --header X-Api-Key: REDACTED https://x/ d"},
+		{[]string{"resourcesync", "sync", "--header=Cookie: session=s3cretKEY1", "https://x/", "d"}, "s3cretKEY1", "sync --header=Cookie: REDACTED https://x/ d"},
 	} {
 		got := describe(1, tc.args, time.Time{}, "")
 		if strings.Contains(got, tc.secret) || !strings.Contains(got, tc.want) {
 			t.Errorf("describe(%q) = %q, want %q and no %q", tc.args, got, tc.want, tc.secret)
 		}
+	}
+}
+
+// TestHolderNoControlCharacters: the holder's command line is another
+// process's (anyone who can read the state can lock it, and /proc shows
+// that process's arguments) or a record anyone who can write the
+// directory wrote; the message goes to the user's terminal, so an
+// argument with escape sequences or line breaks is printed quoted, never
+// raw: a terminal's title, colours or a forged second line of the
+// message were the holder's to choose.
+func TestHolderNoControlCharacters(t *testing.T) {
+	got := describe(1, []string{"resourcesync", "serve", "\x1b]0;pwned\x07", "a\nerror: run rm -rf ~", "\u202eevil", "/data dir"}, time.Time{}, "")
+	for _, c := range got {
+		if c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u202e' {
+			t.Fatalf("describe = %q: holds the control character %U", got, c)
+		}
+	}
+	if !strings.Contains(got, "resourcesync serve ") {
+		t.Errorf("describe = %q, want the command line", got)
 	}
 }

@@ -72,6 +72,11 @@ func parseBWRate(s string) (float64, error) {
 	if r < 0 {
 		return 0, fmt.Errorf("--bwlimit: %q: a rate is not negative", s)
 	}
+	if r == 0 && strings.ContainsAny(strings.TrimLeft(s, "+-0. "), "123456789") {
+		// "0.4" rounds to no byte, which would be "off": the slowest rate
+		// asked for would be no limit at all.
+		return 0, fmt.Errorf("--bwlimit: %q: less than one byte per second (give off for no limit)", s)
+	}
 	return r, nil
 }
 

@@ -109,3 +109,20 @@ func TestBWLimitPacesBodies(t *testing.T) {
 		t.Logf("unlimited: %v (a slow machine?)", d)
 	}
 }
+
+// TestParseBWLimitNoSilentOff: a rate that rounds to no byte per second
+// ("0.4", "0.0001KiB", in a timetable too) is refused: it was read as 0,
+// which is "off", so a user who asked for the slowest rate got none.
+// "0", "0B", "0KiB" and "off" are off as before.
+func TestParseBWLimitNoSilentOff(t *testing.T) {
+	for _, in := range []string{"0.4", "0.0001KiB", "0.4B/s", "08:00,0.3 19:00,off"} {
+		if b, err := ParseBWLimit(in); err == nil {
+			t.Errorf("ParseBWLimit(%q) = %v, want an error", in, b)
+		}
+	}
+	for _, in := range []string{"0", "0B", "0KiB", "off", "0.0MiB"} {
+		if b, err := ParseBWLimit(in); err != nil || !b.IsZero() {
+			t.Errorf("ParseBWLimit(%q) = %v, %v; want off", in, b, err)
+		}
+	}
+}

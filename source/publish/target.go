@@ -29,10 +29,18 @@ type UploadStats struct {
 	NotOurs int
 }
 
-// uploaded is one line of Upload's record: what it wrote under Key, from
-// a file of Size bytes modified at Mtime (Unix nanoseconds), answered
-// with Version.
+// uploaded is one line of Upload's record: what it wrote under Key of
+// the Target at Target (its Location), from a file of Size bytes
+// modified at Mtime (Unix nanoseconds), answered with Version.
+//
+// The record is in the Source's state, which stays when --out names
+// another bucket: each line names its Target, and a run reads only its
+// own Target's lines (and keeps the others'). A record that named none
+// sent the unchanged documents to no new bucket: they were "unchanged".
+// A line without a Target (a record written before lines had one) is
+// taken as the Target's of the run that reads it.
 type uploaded struct {
+	Target  string `json:"t,omitempty"`
 	Key     string `json:"k"`
 	Size    int64  `json:"s"`
 	Mtime   int64  `json:"m"`
@@ -64,8 +72,9 @@ func ContentType(rel string) string {
 
 // Upload copies the tree Publish wrote into dir to the Target tg (a
 // bucket a CDN serves), so that the Target becomes the static Source.
-// record is a file that remembers, between runs, which objects Upload
-// wrote (key, the file's size and mtime, the object's Version): a file
+// record is a file that remembers, between runs and for each Target
+// (uploaded), which objects Upload wrote (key, the file's size and
+// mtime, the object's Version): a file
 // unchanged since is not sent again, a rewritten one overwrites its
 // object (if it is still the one Upload wrote: IfVersion), a new one is
 // written only where no object is (NoReplace), and an object Upload wrote
@@ -84,7 +93,7 @@ func Upload(ctx context.Context, dir string, tg storage.Target, record string, l
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	rec, err := readUploadRecord(record)
+	rec, others, err := readUploadRecord(record, tg.Location())
 	if err != nil {
 		return st, err
 	}
@@ -139,7 +148,7 @@ func Upload(ctx context.Context, dir string, tg storage.Target, record string, l
 		return strings.Compare(a.rel, b.rel)
 	})
 	seen := make(map[string]bool, len(files))
-	save := func() error { return writeUploadRecord(record, rec) }
+	save := func() error { return writeUploadRecord(record, tg.Location(), rec, others) }
 	for _, f := range files {
 		rel, fi := f.rel, f.fi // as walked: unchanged if the record says so
 		seen[rel] = true
@@ -231,14 +240,16 @@ func uploadFile(ctx context.Context, tg storage.Target, p, key, version string, 
 	return info, fi, nil
 }
 
-func readUploadRecord(p string) (map[string]uploaded, error) {
-	rec := map[string]uploaded{}
+// readUploadRecord returns the lines of the record at p that are the
+// Target loc's, by key, and the other Targets' lines as they are.
+func readUploadRecord(p, loc string) (rec map[string]uploaded, others []uploaded, err error) {
+	rec = map[string]uploaded{}
 	f, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return rec, nil
+		return rec, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("publish: upload record: %w", err)
+		return nil, nil, fmt.Errorf("publish: upload record: %w", err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -246,17 +257,24 @@ func readUploadRecord(p string) (map[string]uploaded, error) {
 	for sc.Scan() {
 		var u uploaded
 		if err := json.Unmarshal(sc.Bytes(), &u); err != nil || u.Key == "" {
-			return nil, fmt.Errorf("publish: upload record %s: a line does not parse", p)
+			return nil, nil, fmt.Errorf("publish: upload record %s: a line does not parse", p)
 		}
+		if u.Target != "" && u.Target != loc {
+			others = append(others, u)
+			continue
+		}
+		u.Target = loc
 		rec[u.Key] = u
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("publish: upload record: %w", err)
+		return nil, nil, fmt.Errorf("publish: upload record: %w", err)
 	}
-	return rec, nil
+	return rec, others, nil
 }
 
-func writeUploadRecord(p string, rec map[string]uploaded) error {
+// writeUploadRecord writes the record: the other Targets' lines, then
+// loc's, by key.
+func writeUploadRecord(p, loc string, rec map[string]uploaded, others []uploaded) error {
 	keys := make([]string, 0, len(rec))
 	for k := range rec {
 		keys = append(keys, k)
@@ -264,8 +282,15 @@ func writeUploadRecord(p string, rec map[string]uploaded) error {
 	slices.Sort(keys)
 	return writeAtomic(p, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
+		for _, u := range others {
+			if err := enc.Encode(u); err != nil {
+				return err
+			}
+		}
 		for _, k := range keys {
-			if err := enc.Encode(rec[k]); err != nil {
+			u := rec[k]
+			u.Target = loc
+			if err := enc.Encode(u); err != nil {
 				return err
 			}
 		}

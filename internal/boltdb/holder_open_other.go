@@ -1,0 +1,6 @@
+//go:build !unix
+
+package boltdb
+
+// holderOpenFlags: no FIFO in a directory here.
+const holderOpenFlags = 0
