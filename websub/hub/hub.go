@@ -75,7 +75,8 @@ type Config struct {
 	// Retry-After. In-process Publish is not limited.
 	PublishRate float64
 
-	// MaxPayloadBytes bounds a fat ping and a fetched topic (default 8 MiB).
+	// MaxPayloadBytes bounds a fat ping and a fetched topic (default 8 MiB;
+	// at most MaxPayloadLimit).
 	MaxPayloadBytes int64
 	// MaxSubscriptionsPerTopic (default 10,000).
 	MaxSubscriptionsPerTopic int
@@ -139,6 +140,10 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// MaxPayloadLimit is the largest MaxPayloadBytes: a payload is held in
+// memory whole, and a larger bound would overflow the readers' limits.
+const MaxPayloadLimit = 1 << 30
+
 func (c *Config) defaults() error {
 	if c.StateDir == "" && c.Store == nil {
 		return errors.New("hub: Config.StateDir (or Config.Store) is required")
@@ -161,6 +166,9 @@ func (c *Config) defaults() error {
 	c.LeaseDefault = min(max(c.LeaseDefault, c.LeaseMin), c.LeaseMax)
 	if c.MaxPayloadBytes <= 0 {
 		c.MaxPayloadBytes = 8 << 20
+	}
+	if c.MaxPayloadBytes > MaxPayloadLimit {
+		return fmt.Errorf("hub: MaxPayloadBytes %d is over %d (1 GiB): a payload is held in memory", c.MaxPayloadBytes, int64(MaxPayloadLimit))
 	}
 	if c.MaxSubscriptionsPerTopic <= 0 {
 		c.MaxSubscriptionsPerTopic = 10000
