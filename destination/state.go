@@ -85,6 +85,7 @@ const layout = "2"
 type state struct {
 	db       *bolt.DB
 	readOnly bool
+	unmark   func() // removes the holder record (boltdb.MarkHolder)
 	rel      releaser
 	// fence is Options.Fence: asked before every write (update).
 	fence func(context.Context) error
@@ -137,6 +138,10 @@ func openState(dest string, readOnly bool) (*state, error) {
 	// writable open, and has it from then on (bbolt writes it then).
 	db, err := boltdb.Open(p, &bolt.Options{Timeout: 300 * time.Millisecond, ReadOnly: readOnly, FreelistType: bolt.FreelistMapType})
 	if errors.Is(err, boltdb.ErrLocked) {
+		// Say which command holds it and what to do (issue 32 item 3).
+		if h := boltdb.Holder(p); h != "" {
+			return nil, fmt.Errorf("%w: %s is locked by %s; stop it, or give this run another DEST (or --state)", ErrLocked, p, h)
+		}
 		return nil, fmt.Errorf("%w: %s is locked", ErrLocked, p)
 	}
 	if err != nil {
@@ -158,7 +163,11 @@ func openState(dest string, readOnly bool) (*state, error) {
 			return nil, fmt.Errorf("%w: %v", ErrState, err)
 		}
 	}
-	return &state{db: db, readOnly: readOnly}, nil
+	st := &state{db: db, readOnly: readOnly}
+	if !readOnly {
+		st.unmark = boltdb.MarkHolder(p)
+	}
+	return st, nil
 }
 
 // update runs fn in a write transaction once the fence allows it.
@@ -216,6 +225,10 @@ func migrate(tx *bolt.Tx) error {
 func (s *state) Close() error {
 	if s.db == nil {
 		return nil
+	}
+	if s.unmark != nil {
+		s.unmark()
+		s.unmark = nil
 	}
 	return s.db.Close()
 }
