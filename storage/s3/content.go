@@ -56,33 +56,34 @@ func (c *Content) Close() error { return c.b.close() }
 // listPage is the number of keys a ListObjectsV2 page asks for.
 const listPage = 1000
 
+// listed is a page of a listing, or the error that ends it.
+type listed struct {
+	out *s3.ListObjectsV2Output
+	err error
+}
+
+// list hands out the keys page by page while the next page is being
+// fetched: the caller's work on a page and the server's on the next
+// overlap, and at most two pages are held.
 func (b *bucket) list(ctx context.Context, after string, fn func(storage.Info) error) error {
 	start := ""
 	if after != "" {
 		start = b.full(after)
 	}
-	var token *string
+	ctx, cancel := context.WithCancel(ctx)
+	pages := make(chan listed, 1)
+	go b.pages(ctx, start, pages)
+	defer func() {
+		cancel()
+		for range pages { // the fetcher ends before List returns
+		}
+	}()
 	last := start
-	for {
-		in := &s3.ListObjectsV2Input{
-			Bucket:            aws.String(b.name),
-			Prefix:            aws.String(b.prefix),
-			MaxKeys:           aws.Int32(listPage),
-			ContinuationToken: token,
+	for pg := range pages {
+		if pg.err != nil {
+			return pg.err
 		}
-		if token == nil && start != "" {
-			in.StartAfter = aws.String(start)
-		}
-		var out *s3.ListObjectsV2Output
-		err := b.do(ctx, "LIST", "", func(ctx context.Context) error {
-			var err error
-			out, err = b.client.ListObjectsV2(ctx, in)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		for _, o := range out.Contents {
+		for _, o := range pg.out.Contents {
 			full := aws.ToString(o.Key)
 			if full <= last {
 				return b.wrap("LIST", "", fmt.Errorf("the server listed %q after %q: not in byte order", full, last), 0)
@@ -101,8 +102,40 @@ func (b *bucket) list(ctx context.Context, after string, fn func(storage.Info) e
 				return err
 			}
 		}
-		if !aws.ToBool(out.IsTruncated) || out.NextContinuationToken == nil {
-			return nil
+	}
+	// The fetcher stops without a word when ctx ends: a listing cut
+	// short must not read as a complete one.
+	return ctx.Err()
+}
+
+// pages fetches the pages of a listing after start into ch, which it
+// closes; it stops at the first error (sent) or when ctx ends.
+func (b *bucket) pages(ctx context.Context, start string, ch chan<- listed) {
+	defer close(ch)
+	var token *string
+	for {
+		in := &s3.ListObjectsV2Input{
+			Bucket:            aws.String(b.name),
+			Prefix:            aws.String(b.prefix),
+			MaxKeys:           aws.Int32(listPage),
+			ContinuationToken: token,
+		}
+		if token == nil && start != "" {
+			in.StartAfter = aws.String(start)
+		}
+		var out *s3.ListObjectsV2Output
+		err := b.do(ctx, "LIST", "", func(ctx context.Context) error {
+			var err error
+			out, err = b.client.ListObjectsV2(ctx, in)
+			return err
+		})
+		select {
+		case ch <- listed{out: out, err: err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil || !aws.ToBool(out.IsTruncated) || out.NextContinuationToken == nil {
+			return
 		}
 		token = out.NextContinuationToken
 	}
