@@ -4,26 +4,26 @@
 // versitygw (internal/testing/s3test, its posix backend) over loopback,
 // each figure beside a baseline measured in the same run (issue 31):
 //
-//	go run ./bench/s3bench                         # 20,000 and 200,000 objects
-//	go run ./bench/s3bench -sync 2000 -sizes 2000,20000
+//		go run ./bench/s3bench                         # 20,000 and 200,000 objects
+//		go run ./bench/s3bench -sync 2000 -sizes 2000,20000
 //
-//  1. sync rate: -sync files of 1 KiB in a local directory, published by
-//     `resourcesync serve DIR`, mirrored by `resourcesync sync URL
-//     s3://BUCKET/PREFIX --workers 16` into an empty prefix, against the
-//     same objects PUT by a plain aws-sdk-go-v2 client 16 at a time
-//     (before and after the sync; the faster is the baseline). The ratio
-//     is baseline time / sync time (target ≥ 0.5).
-//  2. for each of -sizes: that many objects of 1 KiB written straight
-//     into the bucket's directory of the posix backend (a PUT each would
-//     take minutes), published by `resourcesync serve s3://BUCKET/PREFIX`
-//     (its first scan reads every object once), then mirrored from it by
-//     `resourcesync sync URL s3://OTHER/PREFIX` into an empty bucket. The
-//     peak RSS of both processes (their rusage's maxrss) is reported
-//     (target: flat from 20,000 to 200,000, ≤ 128 MB). Then the Source's
-//     rescan of the unchanged objects (source/scan on storage/s3, the
-//     serve's own state: no object is read again) is timed against one
-//     plain ListObjectsV2 listing of them (1,000 keys a page), in the
-//     order listing, rescan, rescan, listing (target ≤ 1.2×).
+//	 1. sync rate: -sync files of 1 KiB in a local directory, published by
+//	    `resourcesync serve DIR`, mirrored by `resourcesync sync URL
+//	    s3://BUCKET/PREFIX --workers 16` into an empty prefix, against the
+//	    same objects PUT by a plain aws-sdk-go-v2 client 16 at a time
+//	    (before and after the sync; the faster is the baseline). The ratio
+//	    is baseline time / sync time (target ≥ 0.5).
+//	 2. for each of -sizes: that many objects of 1 KiB written straight
+//	    into the bucket's directory of the posix backend (a PUT each would
+//	    take minutes), published by `resourcesync serve s3://BUCKET/PREFIX`
+//	    (its first scan reads every object once), then mirrored from it by
+//	    `resourcesync sync URL s3://OTHER/PREFIX` into an empty bucket. The
+//	    peak RSS of both processes (their rusage's maxrss) is reported
+//	    (target: flat from 20,000 to 200,000, ≤ 128 MB). Then the Source's
+//	    rescan of the unchanged objects (source/scan on storage/s3, the
+//	    serve's own state: no object is read again) is timed against one
+//	    plain ListObjectsV2 listing of them (1,000 keys a page), in the
+//	    order listing, rescan, rescan, listing (target ≤ 1.2×).
 //
 // The command builds cmd/resourcesync (or takes -bin) and runs it as child
 // processes with the server's endpoint and keys in the standard AWS
@@ -71,12 +71,16 @@ func main() {
 	sizes := flag.String("sizes", "20000,200000", "collection sizes of the rescan and memory measurements (empty: skip)")
 	bin := flag.String("bin", "", "resourcesync binary (default: built from ./cmd/resourcesync)")
 	dir := flag.String("dir", "", "scratch directory (default: s3bench-* in the working directory)")
+	flag.BoolVar(&mirror, "mirror", true, "measure the sync from the bucket Source into another bucket")
 	flag.Parse()
 	if err := run(*syncN, *sizes, *bin, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "s3bench:", err)
 		os.Exit(1)
 	}
 }
+
+// mirror: measurement 2 includes the sync from the bucket Source.
+var mirror = true
 
 type bench struct {
 	srv     *s3test.Server
@@ -465,26 +469,13 @@ func (b *bench) bucketSource(ctx context.Context, n int) error {
 		return err
 	}
 	firstScan := time.Since(start)
-	dest, err := b.newBucket(fmt.Sprint("mirror-", n))
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(filepath.Join(b.srv.Root, dest))
-	start = time.Now()
-	c, err := b.start("sync", "--progress", "quiet", "--workers", "16", "--state", filepath.Join(b.scratch, fmt.Sprint("mstate-", n)), base, "s3://"+dest+"/m")
-	if err != nil {
-		srv.wait(true)
-		return err
-	}
-	syncRSS, err := c.wait(false)
-	if err != nil {
-		srv.wait(true)
-		return err
-	}
-	syncT := time.Since(start)
-	if got, err := b.count(ctx, dest, "m/"); err != nil || got != n {
-		srv.wait(true)
-		return fmt.Errorf("sync mirrored %d objects (%v), want %d", got, err, n)
+	var syncT time.Duration
+	var syncRSS float64
+	if mirror {
+		if syncT, syncRSS, err = b.mirror(ctx, base, n); err != nil {
+			srv.wait(true)
+			return err
+		}
 	}
 	// The Source rescans at least once more (every 20 s) before it stops.
 	time.Sleep(25 * time.Second)
@@ -541,8 +532,34 @@ func (b *bench) bucketSource(ctx context.Context, n int) error {
 	ratio := scanT.Seconds() / listT.Seconds()
 	fmt.Printf("\n## a bucket of %d objects of 1 KiB as a Source\n", n)
 	fmt.Printf("serve s3://: first scan (every object read once) and Resource List: %.1f s; peak RSS %.0f MiB (≤ 128: %s)\n", firstScan.Seconds(), serveRSS, verdict(serveRSS <= 128))
-	fmt.Printf("sync from it into another bucket (--workers 16): %.1f s, %.0f objects/s; peak RSS %.0f MiB (≤ 128: %s)\n", syncT.Seconds(), float64(n)/syncT.Seconds(), syncRSS, verdict(syncRSS <= 128))
+	if mirror {
+		fmt.Printf("sync from it into another bucket (--workers 16): %.1f s, %.0f objects/s; peak RSS %.0f MiB (≤ 128: %s)\n", syncT.Seconds(), float64(n)/syncT.Seconds(), syncRSS, verdict(syncRSS <= 128))
+	}
 	fmt.Printf("one plain ListObjectsV2 listing: %.2f s; the Source's rescan (0 read, %d unchanged): %.2f s\n", listT.Seconds()/2, st.Unchanged, scanT.Seconds()/2)
 	fmt.Printf("rescan/listing time: %.2f× (target ≤ 1.2×: %s)\n", ratio, verdict(ratio <= 1.2))
 	return nil
+}
+
+// mirror syncs the Source at base (n resources) into an empty bucket and
+// returns the time and the sync's peak RSS.
+func (b *bench) mirror(ctx context.Context, base string, n int) (time.Duration, float64, error) {
+	dest, err := b.newBucket(fmt.Sprint("mirror-", n))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(filepath.Join(b.srv.Root, dest))
+	start := time.Now()
+	c, err := b.start("sync", "--progress", "quiet", "--workers", "16", "--state", filepath.Join(b.scratch, fmt.Sprint("mstate-", n)), base, "s3://"+dest+"/m")
+	if err != nil {
+		return 0, 0, err
+	}
+	syncRSS, err := c.wait(false)
+	if err != nil {
+		return 0, 0, err
+	}
+	syncT := time.Since(start)
+	if got, err := b.count(ctx, dest, "m/"); err != nil || got != n {
+		return 0, 0, fmt.Errorf("sync mirrored %d objects (%v), want %d", got, err, n)
+	}
+	return syncT, syncRSS, nil
 }
