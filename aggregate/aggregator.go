@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/aggregate/aggstore"
 	"github.com/resourcesync-go/resourcesync/destination/status"
+	"github.com/resourcesync-go/resourcesync/internal/httpclient"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 )
 
@@ -51,6 +51,9 @@ type Options struct {
 	// files); default: the project's client (internal/httpclient) with
 	// the Source's files. Tests give one that dials loopback only.
 	Client func(s Source) (*http.Client, error)
+	// Bandwidth paces the response bodies of every Source's default
+	// client, all Sources together (--bwlimit; nil: no limit).
+	Bandwidth *httpclient.Bandwidth
 	// CallbackBase is the public URL at which Callbacks() is served (as
 	// the hubs reach it); "" makes --follow Sources poll only. HubClient
 	// makes the subscription requests (default: the Source's client).
@@ -245,9 +248,11 @@ func (a *Aggregator) setSources(ss []Source) (evs []Event) {
 	return evs
 }
 
-// sameSource compares two lines but for where they are.
+// sameSource compares two lines but for where they are and whether the
+// URL was written with its scheme.
 func sameSource(x, y Source) bool {
 	x.Line, y.Line = 0, 0
+	x.Typed, y.Typed = "", ""
 	return reflect.DeepEqual(x, y)
 }
 
@@ -293,7 +298,7 @@ func (a *Aggregator) newState(s Source) *srcState {
 	if s.Follow {
 		command += " (--follow)"
 	}
-	st.rec = status.New(status.Options{Source: s.URL, Dest: filepath.Join(a.opt.Root, filepath.FromSlash(s.Dest)), Command: command, Now: a.opt.Now})
+	st.rec = status.New(status.Options{Source: s.URL, Dest: a.destPath(s), Command: command, Now: a.opt.Now})
 	return st
 }
 

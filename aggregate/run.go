@@ -13,6 +13,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/destination/follow"
 	"github.com/resourcesync-go/resourcesync/internal/httpclient"
+	"github.com/resourcesync-go/resourcesync/storage"
 )
 
 func ev(kind, msg string) destination.Event { return destination.Event{Kind: kind, Message: msg} }
@@ -357,8 +358,11 @@ func errText(r result) string {
 	return ""
 }
 
-// options are the Destination options of st.
-func (a *Aggregator) options(st *srcState, hc *http.Client, redact func(string) string) (destination.Options, error) {
+// options are the Destination options of st. A DEST that is a storage
+// location is opened as opt.Target (the caller closes it: closeTarget),
+// its state in TargetStateDir; ctx carries the storage's options (the
+// command's --s3-endpoint).
+func (a *Aggregator) options(ctx context.Context, st *srcState, hc *http.Client, redact func(string) string) (destination.Options, error) {
 	s := st.src
 	workers := s.Workers
 	if workers <= 0 {
@@ -392,12 +396,40 @@ func (a *Aggregator) options(st *srcState, hc *http.Client, redact func(string) 
 		}
 		opt.MaxDelete = l
 	}
+	if DestLocation(s.Dest) {
+		tg, err := storage.OpenTarget(ctx, s.Dest)
+		if err != nil {
+			return opt, fmt.Errorf("DEST %s: %w", s.Dest, err)
+		}
+		opt.Target, opt.Dest = tg, TargetStateDir(a.opt.Root, s.Dest)
+	}
 	switch len(s.Sets) {
 	case 0:
 	case 1:
 		opt.Set = s.Sets[0]
 	}
+	include, err := s.Filter()
+	if err != nil {
+		return opt, err
+	}
+	opt.Include, opt.Force = include, s.Force
 	return opt, nil
+}
+
+// closeTarget closes the Target options opened, if any.
+func closeTarget(opt destination.Options) {
+	if opt.Target != nil {
+		opt.Target.Close()
+	}
+}
+
+// destPath is what the status and the events name as st's mirror: the
+// directory under the root, or the location.
+func (a *Aggregator) destPath(s Source) string {
+	if DestLocation(s.Dest) {
+		return s.Dest
+	}
+	return filepath.Join(a.opt.Root, filepath.FromSlash(s.Dest))
 }
 
 // client makes st's HTTP client and the redaction of its secrets.
@@ -406,7 +438,7 @@ func (a *Aggregator) client(st *srcState) (*http.Client, func(string) string, er
 		hc, err := a.opt.Client(st.src)
 		return hc, func(s string) string { return s }, err
 	}
-	auth, err := httpclient.New(httpclient.Options{BearerTokenFile: st.src.BearerTokenFile, NetrcFile: st.src.NetrcFile, CACertFile: st.src.CACertFile})
+	auth, err := httpclient.New(httpclient.Options{BearerTokenFile: st.src.BearerTokenFile, NetrcFile: st.src.NetrcFile, CACertFile: st.src.CACertFile, Bandwidth: a.opt.Bandwidth})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -425,10 +457,11 @@ func (a *Aggregator) syncRS(ctx context.Context, st *srcState) (*destination.Rep
 	if err != nil {
 		return nil, result{Err: err, Reason: ReasonConfig}
 	}
-	opt, err := a.options(st, hc, redact)
+	opt, err := a.options(ctx, st, hc, redact)
 	if err != nil {
-		return nil, result{Err: err, Reason: ReasonConfig}
+		return nil, result{Err: redactErr(err, redact), Reason: ReasonConfig}
 	}
+	defer closeTarget(opt)
 	sets := st.src.Sets
 	if len(sets) <= 1 {
 		rep, err := destination.Sync(ctx, st.src.URL, opt)
@@ -524,6 +557,9 @@ func (a *Aggregator) runSDShare(ctx context.Context, st *srcState) result {
 	if err != nil {
 		return result{Mode: "sdshare", Err: err, Reason: ReasonConfig}
 	}
+	if DestLocation(st.src.Dest) {
+		return result{Mode: "sdshare", Err: fmt.Errorf("DEST %s: an SDShare Source is merged into the graph store; its DEST is a directory under --root, not a bucket", st.src.Dest), Reason: ReasonConfig}
+	}
 	dest := filepath.Join(a.opt.Root, filepath.FromSlash(st.src.Dest))
 	store := fencedStore{a.opt.GraphStore, func(ctx context.Context) error { return a.fence(ctx, st) }}
 	r := syncSDShare(ctx, st.src, dest, store, hc, func(e destination.Event) {
@@ -542,8 +578,9 @@ func (a *Aggregator) follow(ctx context.Context, st *srcState) {
 	hc, redact, err := a.client(st)
 	var opt destination.Options
 	if err == nil {
-		opt, err = a.options(st, hc, redact)
+		opt, err = a.options(ctx, st, hc, redact)
 	}
+	defer closeTarget(opt)
 	if err == nil && len(st.src.Sets) > 1 {
 		err = errors.New("--follow follows one --set (or every set): give each set its own line and DEST")
 	}

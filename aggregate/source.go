@@ -44,6 +44,10 @@ var ErrSources = errors.New("sources")
 //	--base-url URL           as sync --base-url
 //	--workers N              concurrent downloads within this Source's runs, 1 to 256 (default: aggregate --source-workers)
 //	--timeout D              as sync --timeout
+//	--include GLOB           as sync --include (repeatable; with --exclude and --filter-from, in the order given)
+//	--exclude GLOB           as sync --exclude (repeatable)
+//	--filter-from FILE       as sync --filter-from (a file as --bearer-token-file's; read at each run)
+//	--force                  as sync --force: replace files not written by resourcesync, kept as NAME.resourcesync-old
 //
 // An unknown option, or one given twice (but the repeatable ones), is an
 // error. A URL with user information is refused (credentials belong in a
@@ -72,6 +76,15 @@ type Source struct {
 	BaseURL         string        `json:"base_url,omitempty"`
 	Workers         int           `json:"workers,omitempty"`
 	Timeout         time.Duration `json:"timeout_ns,omitempty"`
+	// Filters are the line's --include, --exclude and --filter-from, in
+	// their order, each "include GLOB", "exclude GLOB" or "filter-from
+	// FILE" (absolute after parsing): see Filter.
+	Filters []string `json:"filters,omitempty"`
+	Force   bool     `json:"force,omitempty"`
 	// Line is where the Source was defined (for messages).
 	Line int `json:"line,omitempty"`
+	// Typed is the URL as the line wrote it when it had no scheme
+	// ("example.org/rs", taken as https://example.org/rs in URL; see
+	// httpclient.AssumeHTTPS), for the command to say so; "" otherwise.
+	Typed string `json:"typed,omitempty"`
 }

@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination"
+	"github.com/resourcesync-go/resourcesync/internal/httpclient"
 	"github.com/resourcesync-go/resourcesync/internal/origin"
+	"github.com/resourcesync-go/resourcesync/storage"
 )
 
 // Limits of a sources file: a line longer than MaxSourcesLine or more
@@ -107,6 +109,16 @@ var sourceOptions = []sourceOption{
 		s.Timeout = d
 		return err
 	}},
+	{name: "include", repeat: true, set: func(s *Source, v string, _ filesPolicy) error { return s.addFilter("include", v) }},
+	{name: "exclude", repeat: true, set: func(s *Source, v string, _ filesPolicy) error { return s.addFilter("exclude", v) }},
+	{name: "filter-from", repeat: true, set: func(s *Source, v string, files filesPolicy) error {
+		p, err := files.path(v)
+		if err != nil {
+			return err
+		}
+		return s.addFilter("filter-from", p)
+	}},
+	{name: "force", flag: true, set: func(s *Source, _ string, _ filesPolicy) error { s.Force = true; return nil }},
 }
 
 // sourceAliases: other spellings a line may use. --interval is the word
@@ -116,7 +128,7 @@ var sourceAliases = map[string]string{"interval": "poll-interval"}
 
 // sdshareExcludes: the options meaningless for an SDShare collection
 // (no notifications, sets, dumps or deletion limits there).
-var sdshareExcludes = []string{"follow", "set", "no-dumps", "max-delete", "no-delete", "allow-reset"}
+var sdshareExcludes = []string{"follow", "set", "no-dumps", "max-delete", "no-delete", "allow-reset", "include", "exclude", "filter-from", "force"}
 
 func lookupOption(name string) *sourceOption {
 	if a, ok := sourceAliases[name]; ok {
@@ -229,8 +241,18 @@ func unwrapURLError(err error) error {
 }
 
 // checkDest cleans a DEST and checks it names a directory under the root
-// of its own.
+// of its own, or a storage location (s3://BUCKET/PREFIX: see DestLocation).
 func checkDest(v string) (string, error) {
+	if scheme, rest, ok := strings.Cut(v, "://"); ok && scheme != "" && !strings.EqualFold(scheme, "file") && strings.Trim(strings.ToLower(scheme), "abcdefghijklmnopqrstuvwxyz0123456789+.-") == "" {
+		switch loc := strings.TrimRight(v, "/"); {
+		case strings.ContainsAny(v, "\t\\?#"):
+			return "", fmt.Errorf("DEST %q: a tab, backslash, ? or # in a location", v)
+		case strings.Trim(rest, "/") == "":
+			return "", fmt.Errorf("DEST %q: want %s://BUCKET/PREFIX", v, scheme)
+		default:
+			return loc, nil
+		}
+	}
 	switch {
 	case v == "":
 		return "", errors.New("empty DEST")
@@ -249,6 +271,9 @@ func checkDest(v string) (string, error) {
 		return "", fmt.Errorf("DEST %q: the root itself cannot be a mirror; name a directory under it", v)
 	case first == "..":
 		return "", fmt.Errorf("DEST %q: leaves --root", v)
+	case strings.HasSuffix(first, ":"):
+		// s3:/bucket, a location misspelt, must not become a directory.
+		return "", fmt.Errorf("DEST %q: a location is written SCHEME://…, a directory's name does not end with \":\"", v)
 	case strings.EqualFold(first, ".resourcesync") || strings.EqualFold(first, ".aggregate"):
 		return "", fmt.Errorf("DEST %q: inside %s, where state is kept", v, first)
 	}
@@ -326,6 +351,20 @@ func parseSources(r io.Reader, files filesPolicy) ([]Source, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// DestLocation reports whether a Source's DEST is a storage location
+// (s3://BUCKET/PREFIX) rather than a directory under the root: its mirror
+// is written through a storage.Target (storage.OpenTarget) and its state
+// kept under ROOT/.aggregate/targets/ (see TargetStateDir). A cleaned
+// directory DEST never holds "://" (path.Clean makes it ":/").
+func DestLocation(dest string) bool { return strings.Contains(dest, "://") }
+
+// TargetStateDir is the directory of the state of the mirror into the
+// location DEST dest, under the aggregator's root: named after the
+// location (storage.FileName), so that a line's state follows its DEST.
+func TargetStateDir(root, dest string) string {
+	return filepath.Join(root, ".aggregate", "targets", storage.FileName(dest))
 }
 
 // checkDests refuses two Sources sharing a directory: the same DEST, or
@@ -433,6 +472,11 @@ func parseSourceLine(line string, files filesPolicy) (s Source, ok bool, err err
 		return s, false, errors.New("want URL DEST [--option ...]")
 	}
 	s.URL = toks[0].text
+	if u, ok := httpclient.AssumeHTTPS(s.URL); ok {
+		// "example.org/rs", as curl and wget take it: the command prints
+		// what it took (Source.Typed).
+		s.Typed, s.URL = s.URL, u
+	}
 	if err := checkHTTPURL(s.URL); err != nil {
 		return s, false, err
 	}
@@ -492,6 +536,10 @@ var sdshareLacks = map[string]string{
 	"max-delete":  "file deletions to limit: it is merged into the graph store",
 	"no-delete":   "file deletions: it is merged into the graph store",
 	"allow-reset": "file deletions: it is merged into the graph store",
+	"include":     "files to filter: it is merged into the graph store",
+	"exclude":     "files to filter: it is merged into the graph store",
+	"filter-from": "files to filter: it is merged into the graph store",
+	"force":       "files to replace: it is merged into the graph store",
 }
 
 // suggestOption names the known option a misspelt name most likely
@@ -597,6 +645,13 @@ func FormatSources(w io.Writer, ss []Source) error {
 		}
 		if s.Timeout != 0 {
 			opt("timeout", s.Timeout.String())
+		}
+		for _, x := range s.Filters {
+			name, v, _ := strings.Cut(x, " ")
+			opt(name, v)
+		}
+		if s.Force {
+			f = append(f, "--force")
 		}
 		bw.WriteString(strings.Join(f, " "))
 		bw.WriteByte('\n')

@@ -18,6 +18,9 @@ import (
 
 func TestParseSourcesGood(t *testing.T) {
 	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rules"), []byte("- *.tmp\n+ /docs/**\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	rs := func(url, dest string, line int) Source {
 		return Source{ID: dest, URL: url, Dest: dest, Kind: KindResourceSync, Line: line}
 	}
@@ -28,9 +31,14 @@ func TestParseSourcesGood(t *testing.T) {
 		{"empty", "", nil},
 		{"comments and blanks", "# a comment\n\n   \t# indented comment\n\t\n", nil},
 		{"one line", "https://ex.org/rs/ catalogue\n", []Source{rs("https://ex.org/rs/", "catalogue", 1)}},
+		{"no scheme: https, as curl takes it", "ex.org/rs/ catalogue\nlocalhost:8080 local\n", []Source{
+			{ID: "catalogue", URL: "https://ex.org/rs/", Typed: "ex.org/rs/", Dest: "catalogue", Kind: KindResourceSync, Line: 1},
+			{ID: "local", URL: "https://localhost:8080", Typed: "localhost:8080", Dest: "local", Kind: KindResourceSync, Line: 2}}},
 		{"no final newline, CRLF, BOM", "\ufeffhttp://a.example/ a\r\nhttp://b.example/ b", []Source{rs("http://a.example/", "a", 1), rs("http://b.example/", "b", 2)}},
 		{"trailing comment", "http://a.example/ a # the catalogue\n", []Source{rs("http://a.example/", "a", 1)}},
 		{"# inside a field is not a comment", "http://a.example/x#frag a#1\n", []Source{rs("http://a.example/x#frag", "a#1", 1)}},
+		{"bucket DEST", "http://a.example/ s3://bkt/mirrors/a/\nhttp://b.example/ s3://bkt/mirrors/ab\n",
+			[]Source{rs("http://a.example/", "s3://bkt/mirrors/a", 1), rs("http://b.example/", "s3://bkt/mirrors/ab", 2)}},
 		{"DEST cleaned", "http://a.example/ ./libs//north/./ir/\n", []Source{rs("http://a.example/", "libs/north/ir", 1)}},
 		{"line numbers count comments", "# first\n\nhttp://a.example/ a\n# x\nhttp://b.example/ b\n", []Source{rs("http://a.example/", "a", 3), rs("http://b.example/", "b", 5)}},
 		{"siblings sharing a prefix", "http://a.example/ lib\nhttp://b.example/ library\nhttp://c.example/ lib-2/x\n", []Source{rs("http://a.example/", "lib", 1), rs("http://b.example/", "library", 2), rs("http://c.example/", "lib-2/x", 3)}},
@@ -42,6 +50,9 @@ func TestParseSourcesGood(t *testing.T) {
 				BearerTokenFile: filepath.Join(dir, "secrets", "token"), NetrcFile: filepath.FromSlash("/etc/agg/netrc"),
 				CACertFile: filepath.Join(dir, "ca dir", "ca.pem"), AllowHosts: []string{"cdn.example", "[::1]:8443"},
 				MaxDelete: "10%", NoDelete: true, AllowReset: true, NoDumps: true, BaseURL: "https://ex.org/", Workers: 16, Timeout: 90 * time.Second, Line: 1}}},
+		{"filters in their order, and --force", `http://a.example/ a --exclude "/private/**" --filter-from rules --include=*.xml --force`,
+			[]Source{{ID: "a", URL: "http://a.example/", Dest: "a", Kind: KindResourceSync,
+				Filters: []string{"exclude /private/**", "filter-from " + filepath.Join(dir, "rules"), "include *.xml"}, Force: true, Line: 1}}},
 		{"--interval is --poll-interval", "http://a.example/ a --interval=2h\n", []Source{{ID: "a", URL: "http://a.example/", Dest: "a", Kind: KindResourceSync, Interval: 2 * time.Hour, Line: 1}}},
 		{"sdshare", "http://a.example/overview sd/a --sdshare --poll-interval 5m --workers 2 --allow-host cdn.example\n",
 			[]Source{{ID: "sd/a", URL: "http://a.example/overview", Dest: "sd/a", Kind: KindSDShare, Interval: 5 * time.Minute, Workers: 2, AllowHosts: []string{"cdn.example"}, Line: 1}}},
@@ -92,6 +103,11 @@ func TestParseSourcesErrors(t *testing.T) {
 		{"dotdot DEST", "http://a.example/ a/../../b", "", `1: DEST "a/../../b": leaves --root`, ""},
 		{"state DEST", "http://a.example/ .resourcesync/x", "", `1: DEST ".resourcesync/x": inside .resourcesync`, ""},
 		{"aggregate DEST", "http://a.example/ ./.Aggregate", "", `1: DEST "./.Aggregate": inside .Aggregate`, ""},
+		{"bucket DEST without a bucket", "http://a.example/ s3:///", "", `1: DEST "s3:///": want s3://BUCKET/PREFIX`, ""},
+		{"bucket DEST misspelt", "http://a.example/ s3:/b/p", "", `1: DEST "s3:/b/p": a location is written SCHEME://`, ""},
+		{"bucket DEST with a query", "http://a.example/ s3://b/p?x=1", "", `1: DEST "s3://b/p?x=1": a tab, backslash, ? or #`, ""},
+		{"same bucket DEST", "http://a.example/ s3://b/p\nhttp://b.example/ s3://b/p/", "", `2: DEST "s3://b/p" is already line 1's`, ""},
+		{"bucket DEST inside another", "http://a.example/ s3://b/p\nhttp://b.example/ s3://b/p/q", "", `2: DEST "s3://b/p/q" is inside line 1's DEST "s3://b/p"`, ""},
 		{"stray field", "http://a.example/ a b", "", `1: unexpected field "b" after DEST`, ""},
 		{"unknown option, near", "http://a.example/ a --intervall 1h", "", `1: unknown option --intervall (did you mean --poll-interval?)`, ""},
 		{"unknown option, near 2", "http://a.example/ a --no-dump", "", `1: unknown option --no-dump (did you mean --no-dumps?)`, ""},
@@ -123,6 +139,11 @@ func TestParseSourcesErrors(t *testing.T) {
 		{"sdshare max-delete", "http://a.example/ a --sdshare --max-delete 5", "", `1: --sdshare excludes --max-delete`, ""},
 		{"sdshare no-delete", "http://a.example/ a --sdshare --no-delete", "", `1: --sdshare excludes --no-delete`, ""},
 		{"sdshare allow-reset", "http://a.example/ a --sdshare --allow-reset", "", `1: --sdshare excludes --allow-reset`, ""},
+		{"sdshare include", "http://a.example/ a --sdshare --include x", "", `1: --sdshare excludes --include`, ""},
+		{"sdshare force", "http://a.example/ a --force --sdshare", "", `1: --sdshare excludes --force`, ""},
+		{"bad glob", "http://a.example/ a --exclude [", "", `1: --exclude: bad filter rule: "["`, ""},
+		{"bad filter file", "http://a.example/ a --filter-from missing", "/srv", `1: --filter-from: open ` + filepath.Join("/srv", "missing"), ""},
+		{"filter file from URL", "http://a.example/ a --filter-from rules", "", `1: --filter-from: "rules": a sources list read from a URL may not name local files`, ""},
 		{"same DEST", "http://a.example/ a/b\n#\nhttp://b.example/ ./a//b/", "", `3: DEST "a/b" is already line 1's ("a/b")`, ""},
 		{"same DEST but case", "http://a.example/ Lib\nhttp://b.example/ lib", "", `2: DEST "lib" is already line 1's ("Lib")`, ""},
 		{"DEST inside an earlier one", "http://a.example/ a\nhttp://b.example/ a/b/c", "", `2: DEST "a/b/c" is inside line 1's DEST "a": two mirrors cannot share a directory`, ""},
@@ -205,7 +226,7 @@ func roundTrip(t testing.TB, ss []Source) {
 		return
 	}
 	if d := cmp.Diff(ss, again, cmp.FilterPath(func(p cmp.Path) bool {
-		return p.Last().String() == ".Line"
+		return p.Last().String() == ".Line" || p.Last().String() == ".Typed" // where and how it was written
 	}, cmp.Ignore())); d != "" {
 		t.Fatalf("round trip (-parsed +formatted and parsed again):\n%s", d)
 	}
@@ -221,6 +242,7 @@ func FuzzParseSources(f *testing.F) {
 		"http://a.example/ a\nhttp://b.example/ A\n",
 		"http://a.example/ a --intervall 1h",
 		"\ufeffhttp://a.example/ ./x/../y\r\n",
+		"http://a.example/ s3://b/p/\nhttp://b.example/ s3:/b/q\nhttp://c.example/ S3://b/p/x\n",
 	} {
 		f.Add(s)
 	}
@@ -235,6 +257,9 @@ func FuzzParseSources(f *testing.F) {
 		for _, s := range ss {
 			if d, err := checkDest(s.Dest); err != nil || d != s.Dest || s.ID != s.Dest {
 				t.Fatalf("Source %+v: DEST not clean (%v)", s, err)
+			}
+			if DestLocation(s.Dest) && (strings.HasSuffix(s.Dest, "/") || strings.ContainsAny(s.Dest, "\t?#\\")) {
+				t.Fatalf("Source %+v: a location DEST not clean", s)
 			}
 			if s.Line < 1 {
 				t.Fatalf("Source %+v: no line", s)

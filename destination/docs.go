@@ -50,13 +50,18 @@ func (s *docSet) has(u string) bool {
 }
 
 // resourceRel is the path in DEST of a resource to install, or why it is
-// refused: one of the Source's documents, or a URI the Mapper refuses.
+// refused: one of the Source's documents, or a URI the Mapper refuses;
+// errExcluded for a path the filters leave out (not a failure).
 // Every entry of a list, change or dump package goes through it.
 func (e *engine) resourceRel(uri string) (string, error) {
 	if e.docs.has(uri) {
 		return "", fmt.Errorf("%w: %s", ErrSourceDocument, uri)
 	}
-	return e.m.Rel(uri)
+	rel, err := e.m.Rel(uri)
+	if err == nil && e.excluded(rel) {
+		return rel, errExcluded
+	}
+	return rel, err
 }
 
 // open downloads a document (retried, spooled, size-capped) and reads its head.

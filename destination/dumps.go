@@ -108,6 +108,9 @@ func (e *engine) installPackage(ctx context.Context, s setInfo, sr *SetReport, p
 		}
 		en.Loc = e.m.Key(en.Loc)
 		rel, err := e.resourceRel(en.Loc)
+		if errors.Is(err, errExcluded) {
+			return nil // the list pass counts it
+		}
 		if err != nil {
 			p.fail(en.Loc, "", rs.Time{}, err)
 			return nil

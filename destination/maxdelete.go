@@ -181,7 +181,7 @@ func (e *engine) countDeletes(en *rs.Entry, n *int) error {
 		return nil
 	}
 	rel, err := e.m.Rel(en.Loc)
-	if err != nil {
+	if err != nil || e.excluded(rel) {
 		return nil
 	}
 	rec, ok, err := e.st.get(en.Loc)

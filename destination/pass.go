@@ -38,6 +38,10 @@ type job struct {
 	foreign bool
 	// notOwned carries the record's NotOwned over to the new record.
 	notOwned bool
+	// forced: a foreign file replaced under Options.Force, kept first
+	// (keepOld); keptVersion is the Target's version of it.
+	forced      bool
+	keptVersion string
 }
 
 // ErrNotOwned is a file in DEST at a resource's path that resourcesync did
@@ -375,6 +379,7 @@ func (p *pass) auditResult(j job, status string) {
 
 func (p *pass) work(j job, dirs *fetch.Parents) {
 	abs := p.e.m.Path(j.rel)
+	force := false // a foreign file, replaced under Options.Force
 	if j.checkLocal {
 		status, rec, err := p.e.verifyLocal(abs, &j.e)
 		if err != nil {
@@ -407,13 +412,21 @@ func (p *pass) work(j job, dirs *fetch.Parents) {
 			if status == AuditUnverifiable {
 				why = "cannot be compared with the Source's (no hash, no length)"
 			}
-			p.fail(j.uri, j.rel, j.e.EventTime(), fmt.Errorf("%w: %s is here already and %s: not overwritten (move it away to mirror the Source's)", ErrNotOwned, j.rel, why))
-			return
+			if !p.e.opt.Force {
+				p.fail(j.uri, j.rel, j.e.EventTime(), fmt.Errorf("%w: %s is here already and %s: not overwritten (move it away, or sync with --force to keep it as %s%s and mirror the Source's)", ErrNotOwned, j.rel, why, j.rel, ForceSuffix))
+				return
+			}
+			force = true
 		}
 	}
 	if p.e.opt.DryRun {
+		msg := "dry run"
+		if force {
+			msg += "; would replace a file not written by resourcesync, kept as " + j.rel + ForceSuffix
+			p.count(func(sr *SetReport) { sr.Replaced++ })
+		}
 		p.count(func(sr *SetReport) { sr.Fetched++; sr.Bytes += j.e.MD.Length })
-		p.e.emit(Event{Kind: EventFetched, Set: p.set, URI: j.uri, Path: j.rel, Bytes: j.e.MD.Length, Message: "dry run",
+		p.e.emit(Event{Kind: EventFetched, Set: p.set, URI: j.uri, Path: j.rel, Bytes: j.e.MD.Length, Message: msg,
 			Change: string(j.e.MD.Change), DateTime: knownTime(changeTime(&j.e))})
 		return
 	}
@@ -422,10 +435,20 @@ func (p *pass) work(j job, dirs *fetch.Parents) {
 		p.fail(j.uri, j.rel, j.e.EventTime(), err)
 		return
 	}
+	undo := func() {}
+	if force {
+		u, err := p.keepOld(&j, abs)
+		if err != nil {
+			p.fail(j.uri, j.rel, j.e.EventTime(), err)
+			return
+		}
+		undo = u
+	}
 	req := fetch.Request{URLs: locations(&j.e), Length: j.e.MD.Length, HasLength: j.e.MD.HasLength,
 		Hashes: p.e.verifyHashes(j.e.MD.Hashes), Path: abs, Dir: p.e.local, ModTime: p.installTime(&j.e), NoSync: !p.e.opt.FsyncEach && !p.fsyncEach, Parents: dirs}
 	if p.e.tg != nil {
 		if err := p.targetRequest(&req, j); err != nil {
+			undo()
 			p.fail(j.uri, j.rel, j.e.EventTime(), err)
 			return
 		}
@@ -436,10 +459,16 @@ func (p *pass) work(j job, dirs *fetch.Parents) {
 	}
 	res, err := f.Fetch(p.ctx, req)
 	if err != nil {
+		undo() // what was there stays, under its own name only
 		if p.ctx.Err() == nil && !p.suspect(j, err) {
 			p.fail(j.uri, j.rel, j.e.EventTime(), err)
 		}
 		return
+	}
+	if j.forced {
+		p.count(func(sr *SetReport) { sr.Replaced++ })
+		p.e.emit(Event{Kind: EventWarning, Set: p.set, URI: j.uri, Path: j.rel,
+			Message: "replaced a file not written by resourcesync (--force); it is kept as " + j.rel + ForceSuffix})
 	}
 	p.installed(j, res)
 }

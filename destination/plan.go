@@ -122,6 +122,10 @@ func (e *engine) eachEntryEst(ctx context.Context, d *doc, depth int, est *estim
 // file here already has the bytes the entry describes.
 func (p *pass) planSync(en *rs.Entry, track bool) error {
 	rel, err := p.e.resourceRel(en.Loc)
+	if errors.Is(err, errExcluded) {
+		p.skipExcluded()
+		return nil
+	}
 	if err != nil {
 		// Refused URIs can never succeed: they are failures, but they do
 		// not hold the checkpoint back.
@@ -209,6 +213,10 @@ func (p *pass) deleteURI(en *rs.Entry) error {
 	rel, err := p.e.m.Rel(en.Loc)
 	if err != nil {
 		p.fail(en.Loc, "", rs.Time{}, err)
+		return nil
+	}
+	if p.e.excluded(rel) {
+		p.skipExcluded()
 		return nil
 	}
 	rec, ok, err := p.e.st.get(en.Loc)
@@ -429,7 +437,7 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	// What the state holds and neither the list nor a later change names
 	// was deleted.
 	swept := func(uri string, r Record) (bool, error) {
-		if e.seen.has(r.Path) {
+		if e.seen.has(r.Path) || e.excluded(r.Path) {
 			return false, nil
 		}
 		if c, err := cs.get(uri); err != nil {
@@ -871,6 +879,10 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 	p := e.newPass(ctx, s.Name, sr)
 	check := func(en *rs.Entry) error {
 		rel, err := e.resourceRel(en.Loc)
+		if errors.Is(err, errExcluded) {
+			p.skipExcluded()
+			return nil
+		}
 		if err != nil {
 			p.fail(en.Loc, "", rs.Time{}, err)
 			return e.stillListed(en.Loc)
@@ -951,7 +963,7 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 	if e.opt.Repair {
 		planned := 0
 		err := e.st.each(s.Name, func(uri string, r Record) error {
-			if !e.seen.has(r.Path) {
+			if !e.seen.has(r.Path) && !e.excluded(r.Path) {
 				if _, err := e.lstat(e.m.Path(r.Path)); err == nil {
 					planned++
 				}
@@ -970,7 +982,7 @@ func (e *engine) audit(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRe
 	}
 	p = e.newPass(ctx, s.Name, sr)
 	err = e.st.each(s.Name, func(uri string, r Record) error {
-		if e.seen.has(r.Path) {
+		if e.seen.has(r.Path) || e.excluded(r.Path) {
 			return nil
 		}
 		if _, err := e.lstat(e.m.Path(r.Path)); err != nil {
@@ -1043,7 +1055,7 @@ func (e *engine) auditExtras(ctx context.Context, sr *SetReport) error {
 					}
 					continue
 				}
-				if strings.HasPrefix(d.Name(), tempPrefix) || e.seen.has(r) {
+				if strings.HasPrefix(d.Name(), tempPrefix) || e.seen.has(r) || e.excluded(r) {
 					continue
 				}
 				if sr.Audit == nil {

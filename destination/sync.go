@@ -151,6 +151,21 @@ type Options struct {
 	// removal is conditional on the version that was checked). The Mirror
 	// does not close it.
 	Target storage.Target
+	// Include, when set, says which paths under the Source the mirror
+	// takes (the path relative to the Source's base, as in DEST, slash
+	// separated; an allowed host's resources are under _hosts/): sync's
+	// --include, --exclude and --filter-from (internal/filter). A path
+	// it leaves out is never fetched nor deleted, whatever the Source
+	// says of it (a file already in DEST stays), and the audit ignores
+	// it; Excluded counts the entries left out. nil takes every path.
+	Include func(path string) bool
+	// Force replaces a file (or a Target's object) that the tool did not
+	// write and that differs from the Source's, instead of refusing it
+	// (ErrNotOwned): the file is first kept as NAME.resourcesync-old
+	// (ForceSuffix), and a resource whose NAME.resourcesync-old exists
+	// already fails as before, so that nothing is lost. Replaced counts
+	// them.
+	Force bool
 }
 
 // Failure is one resource that could not be synchronized.
@@ -170,6 +185,13 @@ type SetReport struct {
 	Deleted int    `json:"deleted"`
 	Kept    int    `json:"kept"`
 	Failed  int    `json:"failed"`
+	// Excluded counts the Source's entries left out by Options.Include:
+	// neither fetched nor deleted.
+	Excluded int `json:"excluded,omitempty"`
+	// Replaced counts files the tool did not write that Options.Force
+	// replaced, each kept as NAME.resourcesync-old; they are in Fetched
+	// too.
+	Replaced int `json:"replaced,omitempty"`
 	// Vanished counts resources that changed or went away at the Source
 	// while the run read them, judged against the Source's later state
 	// (EventVanished): not failures. Their newer versions are in Fetched,
@@ -443,6 +465,26 @@ func Open(ctx context.Context, source string, opt Options) (_ *Mirror, rerr erro
 		m.Close()
 		return nil, fmt.Errorf("%w: %s mirrors %s, not %s (use another directory)", ErrState, opt.Dest, prev, e.m.Base())
 	}
+	// A state records the objects of one mirror: given with another
+	// Target (or a Target's with DEST itself), its records would make
+	// the other's objects of the same bytes ours to overwrite and delete,
+	// and its missing objects mirrored.
+	target := ""
+	if opt.Target != nil {
+		target = opt.Target.Location()
+	}
+	prevTarget, err := e.st.meta("target")
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("%w: %v", ErrState, err)
+	}
+	if prevTarget != "" && prevTarget != target {
+		m.Close()
+		if target == "" {
+			target = opt.Dest
+		}
+		return nil, fmt.Errorf("%w: the state in %s is the mirror %s's, not %s's (use another state directory)", ErrState, opt.Dest, prevTarget, target)
+	}
 	if err := e.probeMTime(filepath.Join(e.m.Root(), StateDirName, "tmp"), readOnly); err != nil {
 		m.Close()
 		return nil, fmt.Errorf("%w: finding how coarse the mtimes DEST's file system keeps are: %v", ErrState, err)
@@ -458,6 +500,12 @@ func Open(ctx context.Context, source string, opt Options) (_ *Mirror, rerr erro
 		if err := e.st.putMeta("base", e.m.Base()); err != nil {
 			m.Close()
 			return nil, fmt.Errorf("%w: %v", ErrState, err)
+		}
+		if target != "" && prevTarget == "" {
+			if err := e.st.putMeta("target", target); err != nil {
+				m.Close()
+				return nil, fmt.Errorf("%w: %v", ErrState, err)
+			}
 		}
 		writeMirrorBase(e.m.Root(), e.m.Base())
 		if e.fd, err = openSyncfs(e.m.Root()); err != nil {
@@ -521,6 +569,12 @@ func (m *Mirror) mark(rep *Report) error {
 		}
 		if rep != nil {
 			rep.Cleaned = n
+		}
+	}
+	if e.tg != nil {
+		n := e.cleanUploads(context.Background())
+		if rep != nil {
+			rep.Cleaned += n
 		}
 	}
 	if err := e.st.putMeta("running", runMarkIntents+e.opt.Now().UTC().Format(time.RFC3339)); err != nil {
@@ -720,6 +774,12 @@ func (sr *SetReport) Summary(dry bool) string {
 	if len(sr.Audit) > 0 {
 		fmt.Fprintf(&b, " %d in sync, %d missing, %d changed, %d extra, %d unverifiable",
 			sr.Audit[AuditInSync], sr.Audit[AuditMissing], sr.Audit[AuditChanged], sr.Audit[AuditExtra], sr.Audit[AuditUnverifiable])
+	}
+	if sr.Excluded > 0 {
+		fmt.Fprintf(&b, "; excluded %d (by the filters: neither fetched nor deleted)", sr.Excluded)
+	}
+	if sr.Replaced > 0 {
+		fmt.Fprintf(&b, "; replaced %d not written by resourcesync (--force; each kept as NAME%s)", sr.Replaced, ForceSuffix)
 	}
 	if sr.Vanished > 0 {
 		fmt.Fprintf(&b, "; vanished %d (changed or gone at the Source during the run: judged by its later state)", sr.Vanished)

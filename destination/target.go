@@ -29,6 +29,11 @@ type mirrorDir interface {
 	// Target removes only the version it looked at.
 	RemoveOwned(abs string, unchanged func(fs.FileInfo) bool) error
 	RemoveEmptyParents(abs string)
+	// KeepOld keeps the file at abs, which Options.Force is about to
+	// replace, as abs+ForceSuffix (errOldTaken when that is another
+	// file): the version kept (a Target's object's) and undo, which
+	// takes the kept copy back when the replacement did not happen.
+	KeepOld(abs string) (version string, undo func(), err error)
 }
 
 // errChangedHere: a Target's object changed between the check that it
@@ -164,6 +169,11 @@ func (p *pass) targetRequest(req *fetch.Request, j job) error {
 		}
 	}
 	mine := ok && rec.Path == j.rel && !j.foreign
+	if j.forced {
+		// --force: over the version kept as KEY.resourcesync-old only.
+		req.IfVersion = j.keptVersion
+		return nil
+	}
 	if !mine && owner == "" && !j.foreign && !j.checkLocal {
 		// The plan found nothing there: a new object, which must still
 		// find nothing (no request to look again; a bucket's HEAD costs).
@@ -242,7 +252,7 @@ func (e *engine) unchangedInfo(fi fs.FileInfo, r *Record) bool {
 // auditExtras does for a directory.
 func (e *engine) auditTargetExtras(ctx context.Context, sr *SetReport) error {
 	return e.tg.List(ctx, "", func(in storage.Info) error {
-		if e.seen.has(in.Key) {
+		if e.seen.has(in.Key) || e.excluded(in.Key) {
 			return nil
 		}
 		if sr.Audit == nil {
@@ -263,6 +273,31 @@ func (e *engine) cleanTarget() int {
 		return n
 	}
 	return 0
+}
+
+// StaleUploadAge is how old an unfinished upload in a Target (an S3
+// multipart upload: invisible, but stored and billed) must be before a run
+// aborts it as abandoned. A killed run leaves one; a day is far longer
+// than any live upload of a resource takes, so another writer's upload in
+// progress under the same prefix is never aborted.
+const StaleUploadAge = 24 * time.Hour
+
+// cleanUploads aborts the Target's unfinished uploads older than
+// StaleUploadAge (a Target that has them: storage/s3), at the start of
+// every run. A failure is logged and the run goes on: what is left costs
+// storage, not correctness.
+func (e *engine) cleanUploads(ctx context.Context) int {
+	c, ok := e.tg.(interface {
+		CleanupUploads(ctx context.Context, before time.Time) (int, error)
+	})
+	if !ok || e.opt.DryRun {
+		return 0
+	}
+	n, err := c.CleanupUploads(ctx, e.opt.Now().Add(-StaleUploadAge))
+	if err != nil {
+		e.emit(Event{Kind: EventWarning, Message: "aborting abandoned uploads in " + e.tg.Location() + ": " + err.Error()})
+	}
+	return n
 }
 
 // destName names the mirror in reports: DEST, or the Target's location.

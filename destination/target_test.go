@@ -397,3 +397,34 @@ func TestSyncIntoEmptyTargetNoStat(t *testing.T) {
 		t.Fatalf("someone's object overwritten: %q", o.Data)
 	}
 }
+
+// TestForceTarget: --force on a Target copies an object the tool did not
+// write to KEY.resourcesync-old before it replaces it, and refuses when
+// that key is taken.
+func TestForceTarget(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "theirs.txt", []byte("the Source's"))
+	writeFile(t, dir, "taken.txt", []byte("the Source's taken"))
+	ts := startSource(t, dir, nil, nil)
+	st := newMem(t)
+	st.Put("theirs.txt", []byte("someone else's object"))
+	st.Put("taken.txt", []byte("someone else's taken"))
+	st.Put("taken.txt.resourcesync-old", []byte("older"))
+	opt := targetOpts(t, t.TempDir(), st.Target(""))
+	if sr := one(t, mustSync(t, ts.base, opt)); sr.Failed != 2 || sr.Replaced != 0 {
+		t.Fatalf("without --force: %+v", sr)
+	}
+	opt.Force = true
+	sr := one(t, mustSync(t, ts.base, opt))
+	if sr.Replaced != 1 || sr.Failed != 1 || !strings.Contains(sr.Failures[0].Error, "taken.txt.resourcesync-old is taken") {
+		t.Fatalf("--force: %+v", sr)
+	}
+	want := map[string]string{"theirs.txt": "the Source's", "theirs.txt.resourcesync-old": "someone else's object",
+		"taken.txt": "someone else's taken", "taken.txt.resourcesync-old": "older"}
+	for k, v := range want {
+		o, _, _ := st.Get(k)
+		if string(o.Data) != v {
+			t.Errorf("%s is %q, want %q", k, o.Data, v)
+		}
+	}
+}

@@ -245,7 +245,14 @@ func (s *Source) ignored(p string) bool {
 	return strings.HasPrefix(filepath.Base(p), ".")
 }
 
+// watchTree watches root and the directories under it. The directories
+// it cannot watch (the inotify watches spent, most often: serve watches
+// by default) are logged once per call, with the first of them, rather
+// than once each: a large tree would log thousands of lines.
 func (s *Source) watchTree(w *fsnotify.Watcher, root string) {
+	failed := 0
+	var first string
+	var firstErr error
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return nil
@@ -254,8 +261,28 @@ func (s *Source) watchTree(w *fsnotify.Watcher, root string) {
 			return filepath.SkipDir
 		}
 		if err := w.Add(p); err != nil {
-			s.log.Warn("cannot watch directory; rely on --rescan-interval", "dir", p, "err", err)
+			if failed == 0 {
+				first, firstErr = p, err
+			}
+			failed++
 		}
 		return nil
 	})
+	if failed > 0 {
+		s.log.Warn("cannot watch directories; changes there are seen by the rescans (--rescan-interval); on Linux, raise fs.inotify.max_user_watches",
+			"dirs", failed, "dir", first, "err", firstErr)
+	}
+}
+
+// WatchBlind says why a watch (Source.Watch) would miss changes to the
+// Source's directories - "DIR is on nfs" - or "" when it sees them: a
+// network file system raises no event for a file another machine writes.
+// serve watches by default only where it is "".
+func (s *Source) WatchBlind() string {
+	for _, st := range s.sets {
+		if fs := networkFS(st.dir); fs != "" {
+			return st.dir + " is on " + fs + ", where changes made by other machines raise no event"
+		}
+	}
+	return ""
 }

@@ -4,7 +4,9 @@
 // A Source's collection is read through a Content: a listing in key order
 // (paged by the implementation, so memory stays flat in the collection),
 // a Stat, an Open with ranges, and change events where the storage has
-// them. A Destination's mirror is written through a Target: an object is
+// them (Watcher). A Content whose Versions are made of modification
+// times, not of the bytes, says so (MtimeVersioned): a scan trusts such a
+// Version only once the mtime is old enough. A Destination's mirror is written through a Target: an object is
 // staged, written and committed atomically (nothing partial is ever
 // visible under its key), removed, opened for an audit and listed for
 // adoption.

@@ -2,6 +2,8 @@ package storage
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -90,6 +92,11 @@ func parse(loc string) (location.Location, *url.URL, error) {
 			if errors.As(err, &ue) {
 				err = ue.Err // without the URL, which may hold a password
 			}
+			if strings.Contains(loc, "@") {
+				// The reason may quote a piece of a password that does
+				// not parse ("invalid port" of an unescaped "/" in it).
+				return l, nil, fmt.Errorf("storage: %s: not a valid URL (a password holding \"/\", \"?\" or \"#\" must be percent-encoded)", l)
+			}
 			return l, nil, fmt.Errorf("storage: %s: %w", l, err)
 		}
 	}
@@ -147,4 +154,24 @@ func LocalPath(loc string) (string, error) {
 		return "", fmt.Errorf("storage: %s is not a local path", l)
 	}
 	return l.Rest, nil
+}
+
+// FileName is a file name for the location loc, for a directory that
+// keeps its state (sync's default --state, an aggregate line's bucket
+// DEST): loc made a name (separators and control characters as "_", at
+// most 100 bytes of it) followed by a short digest of loc, so that two
+// locations never share a name.
+func FileName(loc string) string {
+	name := strings.Map(func(r rune) rune {
+		if r < ' ' || strings.ContainsRune(`/\:?*<>|"`, r) { // not in a file name on Windows
+			return '_'
+		}
+		return r
+	}, strings.TrimRight(loc, "/"))
+	name = strings.TrimLeft(name, "._")
+	if len(name) > 100 {
+		name = name[:100]
+	}
+	sum := sha256.Sum256([]byte(loc))
+	return name + "-" + hex.EncodeToString(sum[:4])
 }

@@ -65,3 +65,42 @@ func TestLocalPath(t *testing.T) {
 		}
 	}
 }
+
+// TestRegistryNoPasswordInParseError: a password holding "/" (as AWS
+// secret keys do), left unescaped, makes a location that does not parse
+// as a URL; the parse error must not quote any piece of it.
+func TestRegistryNoPasswordInParseError(t *testing.T) {
+	for _, loc := range []string{
+		"nosuch://AKIAX:wJalrXUtnFEMI/K7MDENG+bPxRfiCY@bucket/p",
+		"nosuch://AKIAX:wJalrXUtnFEMI%zz@bucket/p",
+	} {
+		_, err := OpenContent(context.Background(), loc)
+		if err == nil {
+			continue
+		}
+		for _, piece := range []string{"wJalrXUtnFEMI", "K7MDENG"} {
+			if strings.Contains(err.Error(), piece) {
+				t.Errorf("%s: the error shows the password: %v", loc, err)
+			}
+		}
+	}
+}
+
+// TestFileName: a location's state directory name is a file name (no
+// separator, not hidden, at most 100 bytes before its digest), and two
+// locations that read alike get different names.
+func TestFileName(t *testing.T) {
+	a, b := FileName("s3://bkt/a:b"), FileName("s3://bkt/a/b")
+	if a == b {
+		t.Errorf("s3://bkt/a:b and s3://bkt/a/b share the name %q", a)
+	}
+	for _, loc := range []string{"s3://bkt/a/b", "s3://bkt/" + strings.Repeat("p", 300), "..s3://x", `s3://b\c` + "\x01"} {
+		n := FileName(loc)
+		if strings.ContainsAny(n, `/\:`+"\x01") || strings.HasPrefix(n, ".") || len(n) > 100+1+8 {
+			t.Errorf("FileName(%q) = %q", loc, n)
+		}
+	}
+	if got := FileName("s3://bkt/m/"); !strings.HasPrefix(got, "s3___bkt_m-") {
+		t.Errorf("FileName(s3://bkt/m/) = %q", got)
+	}
+}

@@ -73,6 +73,18 @@ type Watcher interface {
 	Watch(ctx context.Context, fn func(keys []string)) error
 }
 
+// MtimeVersioned is implemented by a Content whose Versions are made of
+// a file's size and modification time (a local directory): a file written
+// again within one tick of its mtime keeps its Version, so a Version read
+// while the mtime is that recent cannot be trusted (racily clean). A
+// Content whose Versions come from the bytes (an S3 ETag, storage/mem's
+// MD5) does not implement it: its Versions are trusted whatever the
+// modification time, which any writer may set (S3 metadata "mtime").
+type MtimeVersioned interface {
+	Content
+	MtimeVersions()
+}
+
 // PutOptions describe an object being written.
 type PutOptions struct {
 	// Size, when >= 0, is the number of bytes that will be written; an

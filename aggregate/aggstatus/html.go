@@ -4,6 +4,7 @@ import (
 	"html/template"
 	"io"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/aggregate"
@@ -26,27 +27,24 @@ const content = `{{define "sorthead"}}<th scope="col"{{if .Num}} class="num"{{en
 <div class="card">Sources<b id="n-sources" data-value="{{len .Sources}}">{{len .Sources}}</b></div>
 <div class="card">OK<b id="n-ok" data-value="{{.OK}}"{{if .OK}} class="good"{{end}}>{{.OK}}</b></div>
 <div class="card">Failing<b id="n-failing" data-value="{{.Failing}}"{{if .Failing}} class="bad"{{end}}>{{.Failing}}</b></div>
-<div class="card">Running<b id="n-running" data-value="{{.Running}}">{{.Running}}</b></div>
+<div class="card">Running<b id="n-running" data-value="{{.Running}}">{{.Running}}</b>{{if gt .Running .Busy}}<span class="muted" id="n-running-note">{{.Busy}} in worker slots, {{sub .Running .Busy}} set off by notifications</span>{{end}}</div>
 <div class="card">Workers busy<b id="n-busy" data-value="{{.Busy}}">{{.Busy}} / {{.Workers}}</b></div>
 </div>
 <h2 id="sources">Sources</h2>
-{{if not .Sources}}<p class="muted">No Source.</p>{{else}}<p class="muted">Sorted by {{.SortText}}.</p>
-<div class="scroll"><table id="sources-table">
+{{if not .Sources}}<p class="muted">No Source.</p>{{else}}<p class="muted">Sorted by {{.SortText}}.{{if .Live}} Sort by{{range $i, $c := .Columns}}{{if .Href}}{{if $i}} ·{{end}} <a href="{{.Href}}">{{.Label}}</a>{{end}}{{end}}.{{end}}</p>
+<div class="scroll"><table id="sources-table" class="fit">
+<colgroup>{{range .Columns}}<col class="c-{{.Class}}">{{end}}</colgroup>
 <thead><tr>{{range .Columns}}{{if .Key}}{{template "sorthead" .}}{{else}}<th scope="col"{{if .Num}} class="num"{{end}}>{{.Label}}</th>{{end}}{{end}}</tr></thead>
 <tbody>{{range .Sources}}<tr data-source="{{.ID}}">
-<td class="id"><b>{{if $links}}<a href="source/{{pathesc .ID}}/">{{.ID}}</a>{{else}}{{.ID}}{{end}}</b>{{if .Dest}}<br><code class="muted">{{.Dest}}</code>{{end}}</td>
-<td class="url">{{.URL}}</td>
-<td>{{.Kind}}</td>
-<td class="state"><span class="tag {{state .State .Failures}}">{{.State}}</span></td>
-<td class="success">{{if .LastSuccess.IsZero}}<span class="muted">never</span>{{else}}<time datetime="{{rfc .LastSuccess}}">{{time .LastSuccess}}</time><br><span class="muted">{{dur ($now.Sub .LastSuccess)}} ago</span>{{end}}</td>
-<td class="lag num" data-value="{{if .LagKnown}}{{secs .Lag}}{{end}}">{{if .LagKnown}}{{if eq .Lag 0}}<span class="good">caught up</span>{{else}}{{dur .Lag}}{{end}}{{else}}<span class="muted">unknown</span>{{end}}</td>
-<td class="next">{{if .Next.IsZero}}<span class="muted">—</span>{{else}}<time datetime="{{rfc .Next}}">{{time .Next}}</time>{{if .Next.After $now}}<br><span class="muted">in {{dur (.Next.Sub $now)}}</span>{{end}}{{end}}</td>
-<td class="failures num" data-value="{{.Failures}}">{{if .Failures}}<span class="bad">{{.Failures}}</span>{{else}}0{{end}}</td>
-<td class="error url">{{if .Reason}}<span class="tag bad">{{.Reason}}</span> {{end}}{{.LastError}}</td>
-<td class="runs num">{{.Succeeded}} / {{.Runs}}</td>
-<td class="counts num">{{num .Fetched}} / {{num .Deleted}} / {{if .Failed}}<span class="bad">{{num .Failed}}</span>{{else}}0{{end}}<br><span class="muted" title="{{.Bytes}} bytes">{{bytes .Bytes}}</span></td>
-<td class="node">{{if .Node}}<code>{{.Node}}</code>{{else}}<span class="muted">—</span>{{end}}</td>
-<td class="follow">{{if .Notifications}}<span class="good">notifications</span>{{else if .Follow}}<span class="warn">polling</span> <span class="muted">(no subscription)</span>{{else}}polling{{end}}</td>
+<td class="id" data-label="Source"><b>{{if $links}}<a href="source/{{pathesc .ID}}/">{{.ID}}</a>{{else}}{{.ID}}{{end}}</b><span class="line url muted" title="{{.URL}}">{{.URL}}</span>{{if .Dest}}<code class="line muted" title="{{.Dest}}">{{.Dest}}</code>{{end}}</td>
+<td class="state" data-label="State"><span class="tag {{state .State .Failures}}">{{.State}}</span><span class="line muted">{{.Kind}}, {{if .Notifications}}<span class="good">notifications</span>{{else if .Follow}}<span class="warn" title="--follow, but no subscription">polling</span>{{else}}polling{{end}}</span>{{if .Node}}<code class="line muted" title="node {{.Node}}">{{.Node}}</code>{{end}}</td>
+<td class="success" data-label="Last success">{{if .LastSuccess.IsZero}}<span class="muted">never</span>{{else}}<time datetime="{{rfc .LastSuccess}}" title="{{time .LastSuccess}}">{{dur ($now.Sub .LastSuccess)}} ago</time>{{end}}</td>
+<td class="lag num" data-label="Lag" data-value="{{if .LagKnown}}{{secs .Lag}}{{end}}">{{if .LagKnown}}{{if eq .Lag 0}}<span class="good">caught up</span>{{else}}{{dur .Lag}}{{end}}{{else}}<span class="muted">unknown</span>{{end}}</td>
+<td class="next" data-label="Next run">{{if .Next.IsZero}}<span class="muted">—</span>{{else if .Next.After $now}}<time datetime="{{rfc .Next}}" title="{{time .Next}}">in {{dur (.Next.Sub $now)}}</time>{{else}}<time datetime="{{rfc .Next}}" title="{{time .Next}}">now</time>{{end}}</td>
+<td class="failures num" data-label="Failures" data-value="{{.Failures}}">{{if .Failures}}<span class="bad">{{.Failures}}</span>{{else}}0{{end}}</td>
+<td class="error" data-label="Reason, last error">{{if or .Reason .LastError}}<details><summary>{{if .Reason}}<span class="tag bad">{{.Reason}}</span> {{end}}{{firstline .LastError}}</summary><div class="chain url">{{.LastError}}</div></details>{{end}}</td>
+<td class="runs num" data-label="Succeeded / runs">{{.Succeeded}}<span class="line muted">of {{.Runs}}</span></td>
+<td class="counts num" data-label="Fetched / deleted / failed">{{num .Fetched}}<span class="line muted">{{num .Deleted}} deleted</span>{{if .Failed}}<span class="line bad">{{num .Failed}} failed</span>{{end}}<span class="line muted" title="{{.Bytes}} bytes">{{bytes .Bytes}}</span></td>
 </tr>
 {{end}}</tbody></table></div>{{end}}
 {{end}}{{end}}`
@@ -56,6 +54,13 @@ var view = web.New("aggregator", content, template.FuncMap{
 	"rfc":     func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"pathesc": url.PathEscape,
 	"secs":    func(d time.Duration) int64 { return int64(d / time.Second) },
+	"sub":     func(a, b int) int { return a - b },
+	// firstline is an error's summary: its first line (a chain of causes
+	// is often one per line), whole; the cell cuts it to its width.
+	"firstline": func(s string) string {
+		line, _, _ := strings.Cut(s, "\n")
+		return line
+	},
 	"state": func(state string, failures int) string {
 		switch {
 		case failures > 0 || state == aggregate.StateBackoff:
@@ -69,6 +74,7 @@ var view = web.New("aggregator", content, template.FuncMap{
 
 type column struct {
 	Key, Label, Href, Dir string
+	Class                 string // of its <col>: its width (web.Style, table.fit)
 	Num, Current          bool
 }
 
@@ -108,8 +114,8 @@ func writeHTML(w io.Writer, s aggregate.Snapshot, by string, live, links bool) e
 			p.Running++
 		}
 	}
-	col := func(key, label string, num bool) column {
-		c := column{Key: key, Label: label, Num: num, Current: key != "" && key == by}
+	col := func(key, class, label string, num bool) column {
+		c := column{Key: key, Class: class, Label: label, Num: num, Current: key != "" && key == by}
 		if key != "" && live {
 			c.Href = "?sort=" + key
 		}
@@ -119,11 +125,14 @@ func writeHTML(w io.Writer, s aggregate.Snapshot, by string, live, links bool) e
 		}
 		return c
 	}
+	// Nine columns of set widths (a fixed layout: the table fits the page
+	// at 1280 px; below 60rem each row becomes a card, see web.Style): a
+	// long URL or error is cut to its cell, whole on hover or on click.
 	p.Columns = []column{
-		col(SortName, "Source", false), col("", "URL", false), col("", "Kind", false), col("", "State", false),
-		col(SortSuccess, "Last success", false), col(SortLag, "Lag", true), col("", "Next run", false),
-		col(SortErrors, "Failures", true), col("", "Reason, last error", false), col("", "Succeeded / runs", true),
-		col("", "Fetched / deleted / failed, bytes", true), col("", "Node", false), col("", "Changes by", false),
+		col(SortName, "wide", "Source", false), col("", "mid", "State", false),
+		col(SortSuccess, "time", "Last success", false), col(SortLag, "narrow", "Lag", true), col("", "time", "Next run", false),
+		col(SortErrors, "narrow", "Failures", true), col("", "wide", "Reason, last error", false),
+		col("", "mid", "Succeeded / runs", true), col("", "mid", "Fetched, deleted, failed", true),
 	}
 	wp := web.Page{Title: "Aggregator status", Data: p}
 	if live {

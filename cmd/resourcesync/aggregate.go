@@ -44,7 +44,12 @@ change notifications when it offers a hub; poll meanwhile), --set NAME
 store), --bearer-token-file FILE, --netrc-file FILE, --ca-cert FILE
 (credentials only by reference to a file, relative to the sources file),
 --allow-host HOST, --max-delete N|P%, --no-delete, --allow-reset,
---no-dumps, --base-url URL, --workers N, --timeout D: each as sync's. The file is read again when
+--no-dumps, --base-url URL, --workers N, --timeout D, --include GLOB,
+--exclude GLOB, --filter-from FILE (relative to the sources file, read at
+each run), --force: each as sync's.
+A DEST written s3://BUCKET/PREFIX mirrors into that bucket as sync does
+(--s3-endpoint, --ca-cert and --insecure of aggregate apply), its state in
+ROOT/.aggregate/targets/; an --sdshare line's DEST is a directory. The file is read again when
 it changes (checked every --reload), on SIGHUP, and (a URL) every
 --reload with If-None-Match; a file that does not parse is reported and
 the Sources in force stay. Adding, changing or removing a line takes
@@ -92,7 +97,8 @@ error.`
 // aggregateDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
 const aggregateDescription = `Keeps many Sources mirrored from one long-running process: the --sources
-file lists them, one a line (URL, DEST under --root, sync's options); each
+file lists them, one a line (URL, DEST under --root or s3://BUCKET/PREFIX,
+sync's options); each
 is synced on its schedule or followed, reported on one status page, and
 SDShare collections are merged into one graph store.
 
@@ -113,7 +119,7 @@ func aggregateCommand() *cli.Command {
 		Usage:       "keep many Sources mirrored from one process (scheduled, followed, reported; SDShare merged into one graph store)",
 		UsageText:   "resourcesync aggregate --sources FILE|URL [options]",
 		Description: aggregateDescription,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "sources", Usage: "the sources `FILE` or http(s) URL"},
 			&cli.BoolFlag{Name: "allow-http-sources", Usage: "accept a --sources URL over plain http"},
 			&cli.StringFlag{Name: "sources-files-dir", Usage: "`DIR` whose files a --sources URL may name"},
@@ -123,6 +129,7 @@ func aggregateCommand() *cli.Command {
 			&cli.DurationFlag{Name: "lease", Value: 30 * time.Second, Usage: "a node's claim on a Source lasts `D`"},
 			&cli.IntFlag{Name: "workers", Value: 4, Usage: "`N` Sources synced at once"},
 			&cli.IntFlag{Name: "per-host", Value: 2, Usage: "at most `N` Sources of a host at once"},
+			newBWLimitFlag(),
 			&cli.IntFlag{Name: "source-workers", Value: 4, Usage: "`N` downloads at once within one Source"},
 			&cli.DurationFlag{Name: "poll-interval", Value: time.Hour, Usage: "default `D` between polls of a Source"},
 			&cli.DurationFlag{Name: "run-timeout", Value: time.Hour, Usage: "deadline `D` of one run"},
@@ -137,7 +144,7 @@ func aggregateCommand() *cli.Command {
 			&cli.StringFlag{Name: "sparql-update", Usage: "merge them through the SPARQL Update `URL` instead"},
 			&cli.StringFlag{Name: "sparql-query", Usage: "with --sparql-update: the SPARQL query `URL`"},
 			&cli.StringFlag{Name: "sparql-graph-store", Usage: "with --sparql-update: Graph Store Protocol `URL`"},
-		},
+		}, s3Flags(true)...),
 		Action: runAggregate,
 	}
 }
@@ -147,6 +154,10 @@ func aggregateCommand() *cli.Command {
 var aggregateClient func(s aggregate.Source) (*http.Client, error)
 
 func runAggregate(ctx context.Context, cmd *cli.Command) error {
+	// A line whose DEST is a bucket opens it with the command's
+	// --s3-endpoint, --ca-cert and --insecure.
+	ctx = storageContext(ctx, cmd)
+	warnInsecure(cmd)
 	if cmd.Args().Len() > 0 {
 		return usageError(cmd, "aggregate takes no arguments (the Sources are in --sources)")
 	}
@@ -176,13 +187,20 @@ func runAggregate(ctx context.Context, cmd *cli.Command) error {
 	}
 	stdout, stderr := cmd.Root().Writer, cmd.Root().ErrWriter
 	var outMu sync.Mutex
-	say := func(format string, args ...any) {
+	// warn is for what goes wrong (a failed run, a sources file that
+	// does not read), say for the rest, which -q silences.
+	warn := func(format string, args ...any) {
 		if cmd.Bool("json") {
 			return
 		}
 		outMu.Lock()
 		fmt.Fprintf(stderr, format+"\n", args...)
 		outMu.Unlock()
+	}
+	say := func(format string, args ...any) {
+		if !cmd.Bool("quiet") {
+			warn(format, args...)
+		}
 	}
 
 	// The sources: read once before anything starts, so that a bad file
@@ -194,6 +212,11 @@ func runAggregate(ctx context.Context, cmd *cli.Command) error {
 	srcs, _, err := loader.Load(ctx)
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
+	}
+	for _, s := range srcs {
+		if s.Typed != "" {
+			warn("%s:%d: taking %s as %s", spec, s.Line, s.Typed, s.URL)
+		}
 	}
 
 	store, storeName, err := aggstoreurl.Open(ctx, cmd.String("store"), root)
@@ -228,7 +251,7 @@ func runAggregate(ctx context.Context, cmd *cli.Command) error {
 		Root: root, Store: store, StoreName: storeName, Node: node, LeaseTTL: cmd.Duration("lease"),
 		Workers: int(cmd.Int("workers")), PerHost: int(cmd.Int("per-host")), SourceWorkers: int(cmd.Int("source-workers")),
 		Interval: cmd.Duration("poll-interval"), Jitter: 0.1, RunTimeout: cmd.Duration("run-timeout"),
-		Client: aggregateClient, GraphStore: gs, Once: cmd.Bool("once"),
+		Client: aggregateClient, Bandwidth: bandwidth(cmd), GraphStore: gs, Once: cmd.Bool("once"),
 		Events: func(e aggregate.Event) {
 			switch {
 			case enc != nil:
@@ -241,11 +264,15 @@ func runAggregate(ctx context.Context, cmd *cli.Command) error {
 					r.End.Sub(r.Start).Seconds(), r.Fetched, r.Deleted, r.Failed)
 				if r.Error != "" {
 					line += " (" + r.Reason + ": " + r.Error + ")"
+					warn("%s", line)
+					return
 				}
 				say("%s", line)
 			case e.Kind == aggregate.EventLease && strings.HasPrefix(e.Message, "taken by"):
 				// Every Source at the start: only changes of hands are news.
-			case e.Kind == aggregate.EventSourceAdded, e.Kind == aggregate.EventSourceRemoved, e.Kind == aggregate.EventSourcesError, e.Kind == aggregate.EventLease:
+			case e.Kind == aggregate.EventSourcesError:
+				warn("%s: %s %s%s", orDefault(e.Source, "sources"), e.Kind, e.Message, prefixed(": ", e.Error))
+			case e.Kind == aggregate.EventSourceAdded, e.Kind == aggregate.EventSourceRemoved, e.Kind == aggregate.EventLease:
 				say("%s: %s %s%s", orDefault(e.Source, "sources"), e.Kind, e.Message, prefixed(": ", e.Error))
 			}
 		},
@@ -315,7 +342,7 @@ func runAggregator(ctx context.Context, cmd *cli.Command, a *aggregate.Aggregato
 		srv := httpserver.New(h, httpserver.Options{ReadTimeout: time.Minute})
 		go srv.Serve(ln)
 		defer srv.Close()
-		fmt.Fprintf(stderr, "status page: http://%s/ (JSON: /status.json, metrics: /metrics)\n", ln.Addr())
+		say("status page: http://%s/ (JSON: /status.json, metrics: /metrics)", ln.Addr())
 	}
 
 	// Reports every minute and at exit.

@@ -56,6 +56,8 @@ func TestAggregateExitCodes(t *testing.T) {
 	badFile := file("bad.txt", good+" one --no-such-option\n")
 	dupFile := file("dup.txt", good+" one\n"+good+" one\n")
 	followFile := file("follow.txt", good+" one --follow\n")
+	bare := strings.TrimPrefix(down, "http://")
+	schemelessFile := file("schemeless.txt", bare+" two\n")
 	tests := []struct {
 		name string
 		args []string
@@ -77,6 +79,8 @@ func TestAggregateExitCodes(t *testing.T) {
 		{"once in sync", []string{"aggregate", "--once", "--sources", okFile, "--root", t.TempDir()}, 0, "one: "},
 		{"once with a Source down", []string{"aggregate", "--once", "--sources", downFile, "--root", t.TempDir()}, 1, "two (unreachable)"},
 		{"once with a follow line", []string{"aggregate", "--once", "--sources", followFile, "--root", t.TempDir()}, 0, "one: baseline ok"},
+		{"once with a line without scheme", []string{"aggregate", "--once", "--sources", schemelessFile, "--root", t.TempDir()}, 1,
+			schemelessFile + ":1: taking " + bare + " as https://" + bare},
 		{"once json", []string{"aggregate", "--once", "--json", "--sources", okFile, "--root", t.TempDir()}, 0, `"source":"one"`},
 	}
 	for _, tc := range tests {
@@ -94,6 +98,15 @@ func TestAggregateExitCodes(t *testing.T) {
 			}
 		})
 	}
+	t.Run("quiet", func(t *testing.T) {
+		// -q: nothing on stderr when all is well; a failed run still says so.
+		if code, out, errOut := runCLI(t, "aggregate", "-q", "--once", "--sources", okFile, "--root", t.TempDir()); code != 0 || errOut != "" {
+			t.Errorf("-q: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+		}
+		if code, _, errOut := runCLI(t, "aggregate", "-q", "--once", "--sources", downFile, "--root", t.TempDir()); code != 1 || !strings.Contains(errOut, "two: ") || strings.Contains(errOut, "one: ") {
+			t.Errorf("-q, a Source down: exit %d\nstderr:\n%s", code, errOut)
+		}
+	})
 	t.Run("json lines", func(t *testing.T) {
 		root := t.TempDir()
 		code, out, errOut := runCLI(t, "aggregate", "--once", "--json", "--sources", okFile, "--root", root)

@@ -10,7 +10,9 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/resourcesync-go/resourcesync/destination"
+	"github.com/resourcesync-go/resourcesync/httperr"
 	"github.com/resourcesync-go/resourcesync/internal/httpclient"
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 )
 
 // clientHelp is the clients' part of the help topic authentication (sync,
@@ -73,6 +75,7 @@ func clientAuth(cmd *cli.Command) (*httpclient.Auth, error) {
 		NetrcFile:       netrc,
 		CACertFile:      cmd.String("ca-cert"),
 		Insecure:        cmd.Bool("insecure"),
+		Bandwidth:       bandwidth(cmd), // --bwlimit where the command has it
 	})
 	if err != nil {
 		return nil, cli.Exit(err.Error(), exitUsage)
@@ -81,6 +84,21 @@ func clientAuth(cmd *cli.Command) (*httpclient.Auth, error) {
 		fmt.Fprintln(cmd.Root().ErrWriter, "warning: --insecure: server certificates are not verified; anyone on the path can read and alter what is fetched")
 	}
 	return a, nil
+}
+
+// sourceArg takes a SOURCE typed without its scheme as https://, as curl
+// and wget do (the rule is httpclient.AssumeHTTPS's), and says so on
+// stderr; a name that exists here as a file or directory stays as typed.
+func sourceArg(cmd *cli.Command, arg string) string {
+	u, ok := httpclient.AssumeHTTPS(arg)
+	if !ok {
+		return arg
+	}
+	if _, err := os.Lstat(arg); err == nil {
+		return arg
+	}
+	fmt.Fprintf(cmd.Root().ErrWriter, "taking %s as %s\n", redact.String(arg), redact.String(u))
+	return u
 }
 
 // redactEvent removes secrets from the texts of a sync event before it
@@ -125,11 +143,21 @@ func (r redactWriter) Write(p []byte) (int, error) {
 }
 
 // credentialsHint returns, for an error that is (or holds) a 401 or 403
-// answer, a sentence saying how to give credentials; "" otherwise.
-func credentialsHint(err error) string {
+// answer, a sentence that says which credentials the server refused, or
+// that none were given and how to give them; "" for another error. target
+// is the URL asked for when the error does not name one.
+func credentialsHint(a *httpclient.Auth, err error, target string) string {
 	var se interface{ StatusCode() int }
 	if err == nil || !errors.As(err, &se) || (se.StatusCode() != http.StatusUnauthorized && se.StatusCode() != http.StatusForbidden) {
 		return ""
 	}
-	return "\n(the server refused the request: give credentials with --header 'Name: value', --bearer-token-file FILE, a .netrc entry or user:password@ in the URL; see --help)"
+	var st *httperr.StatusError
+	if errors.As(err, &st) && st.URL != "" {
+		target = st.URL
+	}
+	if given := a.Given(target); given != "" {
+		return "\n(the server refused the credentials given (" + given + "): check them; see --help for the other ways to give credentials)"
+	}
+	return "\n(no credentials given; give them with --header 'Name: value', --bearer-token-file FILE (or $" + httpclient.EnvBearerToken +
+		"), a .netrc entry (--netrc-file FILE, default ~/.netrc) or user:password@ in the URL)"
 }

@@ -106,6 +106,18 @@ http {
 	// SIGINT: nginx's fast shutdown, the workers with it.
 	startServer(t, prefix, exec.Command(nginx, "-p", prefix, "-c", filepath.Join(prefix, "nginx.conf")))
 	checkPublishedSite(t, base, dir, prefix)
+
+	// The root redirects to the Source Description (a browser lands on
+	// its page), rather than answering a bare 404.
+	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusFound || !strings.HasSuffix(loc, "/.well-known/resourcesync") {
+		t.Errorf("GET /: %d, Location %q; want 302 to the Source Description", resp.StatusCode, loc)
+	}
 }
 
 // TestPublishApache: the same with the Apache block of the recipe, run by

@@ -3,6 +3,10 @@ package main
 // flagDetails are the flags' long descriptions, which --help shortens to
 // a line: each is in the help topic it belongs to (FLAGS IN DETAIL).
 var flagDetails = []flagDetail{
+	{"connections", "sync, aggregate, sdshare sync --bwlimit", "read response bodies at most at RATE bytes per second in all (512KiB, 4MiB, off; or a timetable \"08:00,512KiB 19:00,off\"); --rate stays requests per second"},
+	{"mirroring", "sync, sdshare sync --min-rate", "give up on a download (retried) whose body averages less than RATE bytes per second (1KiB, 1MiB) over --min-rate-window (0: no limit)"},
+	{"exit-status", "--log-format", "write log records as FORMAT: text (key=value) or json (one object a line)"},
+	{"layout", "serve --watch, --no-watch", "update on filesystem events (debounced); by default where DIR's file system raises them (not NFS, SMB, FUSE): rescans there; --no-watch (or --watch=false): only --rescan-interval sees changes"},
 	{"state", "serve, publish --state", "state directory (inventory, change journal unless --store says otherwise; documents for serve)"},
 	{"layout", "serve, publish --set", "publish DIR as the set NAME (repeatable; resources then live under BASE/NAME/)"},
 	{"layout", "serve, publish --skip", "skip files and directories matching this path.Match pattern (repeatable)"},
@@ -32,6 +36,10 @@ var flagDetails = []flagDetail{
 	{"mirroring", "sync --audit", "only compare DEST with the Source and report (exit 1 on differences)"},
 	{"safety", "sync --max-delete", "delete at most N files (-1: no limit) or P% of a set's files (100%: no limit) per set in one run; beyond, none and exit 1 (see above; default: 50% of sets of more than 100 files)"},
 	{"safety", "sync --allow-reset", "let the run delete the mirror's files when the Source started afresh (its Change Lists begin after the mirror's checkpoint and it names under half of the mirror's files: an emptied or unmounted DIR served again); without it nothing is deleted and the run exits 1"},
+	{"mirroring", "sync --include", "take only the paths under the Source that match GLOB (repeatable); the first rule (--include, --exclude, --filter-from, in the order given) that matches a path decides, and with an --include a path no rule matches is left out (see FILTERS AND --force)"},
+	{"mirroring", "sync --exclude", "leave out the paths under the Source that match GLOB (repeatable): never fetched nor deleted, not audited"},
+	{"mirroring", "sync --filter-from", "read rules from FILE, one a line: \"+ GLOB\" takes, \"- GLOB\" leaves out; # and ; start comments"},
+	{"mirroring", "sync --force", "replace a file in DEST that resourcesync did not write and that differs from the Source's, after keeping it as NAME.resourcesync-old (refused when that name is taken); into a bucket, the object is copied to KEY.resourcesync-old first"},
 	{"mirroring", "sync --dry-run", "touch nothing; list on stdout each path that would be fetched, deleted or kept (\"would fetch PATH (SIZE)\"), then the summary"},
 	{"mirroring", "sync --verify", "digests to verify while downloading besides the length: the strongest offered (sha-256 > sha-1 > md5), or all offered (md5 makes large files about twice as slow)"},
 	{"mirroring", "sync --fsync", "fsync every file before its rename (default on Linux: one syncfs per batch, before the state records it; elsewhere always per file)"},

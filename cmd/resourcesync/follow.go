@@ -60,7 +60,7 @@ func runFollow(ctx context.Context, cmd *cli.Command, source string, opt destina
 		if rerr := writeReport(cmd, rec); rerr != nil {
 			fmt.Fprintln(cmd.Root().ErrWriter, rerr)
 		}
-		return cli.Exit(auth.Redact(err.Error())+credentialsHint(err), exitUsage)
+		return cli.Exit(auth.Redact(err.Error())+credentialsHint(auth, err, source), exitUsage)
 	}
 	defer m.Close()
 	if rec != nil {
@@ -131,7 +131,7 @@ func runFollow(ctx context.Context, cmd *cli.Command, source string, opt destina
 	}
 	err = follow.Run(ctx, m, follow.Options{Mux: mux, CallbackBase: cb, Client: hubClient,
 		PollInterval: cmd.Duration("poll-interval"), Lease: cmd.Duration("lease"), Say: say,
-		Logger: slog.New(slog.NewTextHandler(redactWriter{auth, cmd.Root().ErrWriter}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		Logger: commandLogger(cmd, redactWriter{auth, cmd.Root().ErrWriter}, slog.LevelWarn)})
 	if err != nil {
 		return cli.Exit(auth.Redact(err.Error()), exitUsage)
 	}

@@ -58,14 +58,14 @@ var categoryOrder = []string{catSource, catDest, catServer, catState, catDocumen
 // its command's first group (see flagGroups).
 var flagCategories = map[string]string{
 	// Output and logging, on every command.
-	"verbose": catOutput, "quiet": catOutput, "log-file": catOutput, "help": catOutput, "json": catOutput,
+	"verbose": catOutput, "log-format": catOutput, "quiet": catOutput, "log-file": catOutput, "help": catOutput, "json": catOutput,
 	"progress": catOutput, "status-addr": catOutput, "report": catOutput, "version": catOutput,
 	// Servers.
 	"addr": catServer, "base-url": catServer, "max-conns": catServer, "url": catServer, "endpoint-url": catServer,
 	// State.
 	"state": catState, "store": catState, "node": catState, "claim-ttl": catState, "import-state": catState, "lease": catState,
 	// A Source's collection and its documents.
-	"set": catSource, "skip": catSource, "watch": catSource, "debounce": catSource, "rescan-interval": catSource,
+	"set": catSource, "skip": catSource, "watch": catSource, "no-watch": catSource, "debounce": catSource, "rescan-interval": catSource,
 	"out": catSource, "no-html": catSource,
 	"changelist-period": catDocuments, "changelist-index": catDocuments, "no-dumps": catDocuments,
 	"dump-part-size": catDocuments, "dump-interval": catDocuments, "dump-files": catDocuments,
@@ -80,10 +80,10 @@ var flagCategories = map[string]string{
 	"auth-token-file": catAuth, "basic-auth-file": catAuth,
 	// Clients.
 	"header": catClient, "bearer-token-file": catClient, "netrc-file": catClient, "ca-cert": catClient, "insecure": catClient,
-	"allow-host": catClient,
-	"workers":    catTransfer, "rate": catTransfer, "verify": catTransfer, "fsync": catTransfer, "timeout": catTransfer,
+	"allow-host": catClient, "s3-endpoint": catClient,
+	"workers": catTransfer, "rate": catTransfer, "bwlimit": catTransfer, "verify": catTransfer, "fsync": catTransfer, "timeout": catTransfer,
 	"min-rate": catTransfer, "min-rate-window": catTransfer, "max-docs": catTransfer,
-	"no-delete": catSafety, "max-delete": catSafety, "allow-reset": catSafety,
+	"no-delete": catSafety, "max-delete": catSafety, "allow-reset": catSafety, "force": catSafety,
 	"follow": catFollow, "listen": catFollow, "callback-url": catFollow, "poll-interval": catFollow,
 	// RDF stores.
 	"sparql-update": catRDF, "sparql-query": catRDF, "sparql-graph-store": catRDF, "graph-store": catRDF,

@@ -28,8 +28,9 @@ var helpLongPages = map[string]struct {
 	lines  int
 	reason string
 }{
-	"serve": {70, "40 flags in 6 groups: a directory, a server, documents, notifications, OAI-PMH harvesting and output"},
-	"sync":  {69, "39 flags in 8 groups: modes, state (a bucket's), safety, transfers, --follow, credentials and TLS, output"},
+	"serve":     {74, "44 flags in 7 groups: a directory, a server, documents, notifications, OAI-PMH harvesting, a bucket's endpoint and TLS, output"},
+	"sync":      {77, "45 flags in 8 groups: modes and filters (--include, --exclude, --filter-from), state (a bucket's), safety, transfers (with --bwlimit), --follow, credentials and TLS (a bucket's endpoint too), output (with --log-format)"},
+	"aggregate": {66, "36 flags in 8 groups: the sources, the mirrors, state, transfers (with --bwlimit), --follow, RDF stores, a bucket's endpoint and TLS, output"},
 }
 
 // commandPaths are the argument paths of every command of the tree but

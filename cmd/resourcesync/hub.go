@@ -116,7 +116,7 @@ func hubCommand() *cli.Command {
 			&cli.DurationFlag{Name: "lease-default", Usage: "lease `D` granted when none is asked for", Value: 10 * 24 * time.Hour},
 			&cli.DurationFlag{Name: "lease-min", Usage: "shortest lease `D` granted", Value: 5 * time.Minute},
 			&cli.DurationFlag{Name: "lease-max", Usage: "longest lease `D` granted", Value: 30 * 24 * time.Hour},
-			&cli.Int64Flag{Name: "max-payload", DefaultText: "8 MiB", Usage: "largest notification, `N` bytes", Value: 8 << 20},
+			&SizeFlag{Name: "max-payload", Usage: "largest notification, `SIZE`", Value: 8 << 20},
 			&cli.IntFlag{Name: "max-subscriptions-per-topic", Usage: "at most `N` subscriptions per topic", Value: 10000},
 			&cli.StringFlag{Name: "signature-alg", Usage: "`ALG` of X-Hub-Signature: sha256, sha384, sha512, sha1", Value: "sha256"},
 			&cli.FloatFlag{Name: "publish-rate", Usage: "`R` publishes a second, then 429", Value: 100},
@@ -135,12 +135,6 @@ func hubCommand() *cli.Command {
 			u := cmd.String("url")
 			if u == "" {
 				u = "http://" + ln.Addr().String() + "/"
-			}
-			level := slog.LevelWarn
-			if cmd.Bool("verbose") {
-				level = slog.LevelInfo
-			} else if cmd.Bool("quiet") {
-				level = slog.LevelError
 			}
 			st, where, err := openHubStore(ctx, cmd)
 			if err != nil {
@@ -175,7 +169,7 @@ func hubCommand() *cli.Command {
 				PublishRate:              cmd.Float("publish-rate"),
 				SignatureAlg:             cmd.String("signature-alg"),
 				GiveUpAfter:              cmd.Duration("give-up-after"),
-				Logger:                   slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: level})),
+				Logger:                   commandLogger(cmd, cmd.Root().ErrWriter, slog.LevelWarn),
 			})
 			if err != nil {
 				return cli.Exit(err.Error(), exitUsage)

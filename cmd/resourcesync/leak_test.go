@@ -105,9 +105,10 @@ func TestNoSecretInOutput(t *testing.T) {
 	run(exitUsage, append(sd, withUser+"/overview.xml?token="+query)...)
 	run(exitUsage, append(sd, "--json", withUser+"/overview.xml?token="+query)...)
 
-	// Without the header: a 401, and how to give credentials.
+	// Without the header: a 401, and which credentials were refused (the
+	// URL's user and password, which this server does not take).
 	code, _, errOut := runCLI(t, "sdshare", "sync", "--store", store, withUser+"/overview.xml")
-	if code != exitUsage || !strings.Contains(errOut, "give credentials with --header") {
+	if code != exitUsage || !strings.Contains(errOut, "the server refused the credentials given (basic, from the URL)") {
 		t.Errorf("sdshare sync, 401: exit %d\n%s", code, errOut)
 	}
 	all.WriteString(errOut)

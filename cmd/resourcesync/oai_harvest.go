@@ -82,7 +82,7 @@ func oaiFlags(serve bool) []cli.Flag {
 		&cli.DurationFlag{Name: "oai-full-every", Usage: "list all records every `D` (0: never)", Value: 24 * time.Hour},
 		&cli.Int64Flag{Name: "oai-max-records", DefaultText: "20,000,000", Usage: "keep at most `N` records", Value: harvest.DefaultMaxRecords},
 		&cli.IntFlag{Name: "oai-max-delete", Usage: "a full pass removes at most `PCT`%", Value: harvest.DefaultFullMaxRemove},
-		&cli.Int64Flag{Name: "oai-min-free", DefaultText: "1 GiB", Usage: "leave `N` bytes free on DIR's disk", Value: harvest.DefaultMinFree},
+		&SizeFlag{Name: "oai-min-free", Usage: "leave `SIZE` free on DIR's disk", Value: harvest.DefaultMinFree},
 	}
 	if serve {
 		fl = append(fl, &cli.DurationFlag{Name: "oai-interval", Usage: "harvest every `D`", Value: 10 * time.Minute})
@@ -124,7 +124,7 @@ func checkOAIArgs(cmd *cli.Command) error {
 	if len(cmd.StringSlice("set")) > 0 {
 		return usageError(cmd, "--oai-pmh publishes one directory: no --set (use --oai-set to harvest a repository's sets)")
 	}
-	if cmd.Bool("watch") {
+	if cmd.IsSet("watch") && cmd.Bool("watch") {
 		return usageError(cmd, "--watch with --oai-pmh: the harvester names the files it changes (see OAI-PMH REPOSITORY)")
 	}
 	dir := cmd.Args().First()

@@ -244,7 +244,12 @@ func oaiServe(ctx context.Context, cmd *cli.Command) error {
 			return cli.Exit(fmt.Sprintf("set %s: %v: a serve or publish is using this state; run serve --oai-pmh-endpoint PATH to offer OAI-PMH from that serve", s.name, err), exitUsage)
 		}
 		if err != nil {
-			return cli.Exit(fmt.Sprintf("set %s: %v", s.name, err), exitUsage)
+			msg := fmt.Sprintf("set %s: %v", s.name, err)
+			if _, serr := os.Stat(filepath.Join(s.dir, destination.StateDirName, "state.db")); serr == nil && len(sets) == 1 {
+				// A sync's state: DIR is a mirror, which has no Source state.
+				msg += fmt.Sprintf("\n%s is a mirror made by sync: serve it with 'oai serve --mirror --records %s' (--records when its Source harvests an OAI-PMH repository; --mirror alone offers every file as oai_dc)", s.dir, s.dir)
+			}
+			return cli.Exit(msg, exitUsage)
 		}
 		rb := base
 		if len(sets) > 1 {
@@ -323,7 +328,7 @@ func oaiServeMirror(ctx context.Context, cmd *cli.Command, ln net.Listener, dest
 		// The mirror's own state, and the files sync is writing.
 		Exclude: []string{filepath.Join(dest, destination.StateDirName)},
 		Skip:    []string{fetch.TempPrefix + "*"},
-		Logger:  slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:  commandLogger(cmd, cmd.Root().ErrWriter, slog.LevelWarn),
 	}
 	src, err := source.Open(cfg)
 	if err != nil {

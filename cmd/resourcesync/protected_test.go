@@ -203,7 +203,7 @@ func TestSyncBehindNginx(t *testing.T) {
 	for _, addr := range []string{basicAddr, bearerAddr} {
 		dest := filepath.Join(t.TempDir(), "mirror")
 		code, out, errOut := runCLI(t, "sync", "--progress", "quiet", "--netrc-file", noNetrc, "http://"+addr+"/", dest)
-		if code != exitUsage || !strings.Contains(errOut, "Unauthorized (401)") || !strings.Contains(errOut, "give credentials with --header") {
+		if code != exitUsage || !strings.Contains(errOut, "Unauthorized (401)") || !strings.Contains(errOut, "no credentials given; give them with --header") {
 			t.Errorf("%s without credentials: exit %d, want %d and a 401\n%s\n%s", addr, code, exitUsage, out, errOut)
 		}
 	}

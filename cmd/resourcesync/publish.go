@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -12,6 +13,8 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/oai/harvest"
 	"github.com/resourcesync-go/resourcesync/source"
+	"github.com/resourcesync-go/resourcesync/source/publish"
+	"github.com/resourcesync-go/resourcesync/storage"
 )
 
 // publishHelp is publish's part of the help topic layout.
@@ -25,6 +28,12 @@ to read it in a browser, linked to the pages of the other documents
 (--no-html: none); a page is rewritten only when its document's bytes
 change. The layout is serve's (above).
 DIR may be a bucket, s3://BUCKET/PREFIX, scanned by listing; it needs --state or --store.
+OUT may be one too: the documents are written into STATE/out, then each new
+or rewritten one is uploaded with its Content-Type (application/xml, text/html,
+application/zip, text/plain for robots.txt); STATE/out.uploaded records what
+was uploaded, so that an unchanged document is not sent again and only
+objects publish wrote are ever overwritten or removed (--s3-endpoint URL
+names an S3-compatible server; --ca-cert and --insecure apply to it).
 
 OUT and the state directory are never scanned when they lie inside DIR
 (whatever the spelling), nor OUT's robots.txt when OUT is DIR itself.
@@ -59,23 +68,33 @@ func publishCommand() *cli.Command {
 		Description: publishDescription,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "base-url", Usage: "public `URL` of the Source", Required: true},
-			&cli.StringFlag{Name: "out", Usage: "`OUT` directory to write the documents into", Required: true, TakesFile: true},
+			&cli.StringFlag{Name: "out", Usage: "`OUT` directory (or s3://BUCKET/PREFIX) to write into", Required: true, TakesFile: true},
 			&cli.BoolFlag{Name: "no-html", Usage: "write no NAME.html page beside each document"},
 		}, append(sourceFlags(), oaiFlags(false)...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := checkOAIArgs(cmd); err != nil {
 				return err
 			}
-			cfg, err := sourceConfig(cmd, cmd.String("base-url"), cmd.Root().ErrWriter)
+			cfg, err := sourceConfig(ctx, cmd, cmd.String("base-url"), cmd.Root().ErrWriter)
 			if err != nil {
 				return err
 			}
 			defer closeContents(cfg)
 			cfg.Out = cmd.String("out")
+			var outTarget storage.Target
+			if !storage.IsLocal(cfg.Out) {
+				// A bucket: the documents are written into a directory of
+				// the state, then uploaded (publish.Upload).
+				if outTarget, err = storage.OpenTarget(storageContext(ctx, cmd), cfg.Out); err != nil {
+					return cli.Exit(fmt.Sprintf("--out %s: %s", cfg.Out, redact.String(err.Error())), exitUsage)
+				}
+				defer outTarget.Close()
+				cfg.Out = filepath.Join(cfg.StateDir, "out")
+			}
 			cfg.NoCompanions = cmd.Bool("no-html")
 			if !cmd.Bool("verbose") {
 				// Quiet by default: warnings and errors, then the result line.
-				cfg.Logger = slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
+				cfg.Logger = commandLogger(cmd, cmd.Root().ErrWriter, slog.LevelWarn)
 			}
 			oai, err := newOAISource(cmd, &cfg, false)
 			if err != nil {
@@ -162,8 +181,20 @@ func publishCommand() *cli.Command {
 					what += fmt.Sprintf(", %d refused (identifier differs only in case from another's)", hs.Collided)
 				}
 			}
+			out := src.Out()
+			if outTarget != nil {
+				st, uerr := publish.Upload(ctx, cfg.Out, outTarget, filepath.Join(cfg.StateDir, "out.uploaded"), cfg.Logger)
+				if uerr != nil {
+					return cli.Exit(fmt.Sprintf("--out %s: the upload failed (the next run sends what is missing): %s", outTarget.Location(), redact.String(uerr.Error())), exitUsage)
+				}
+				out = fmt.Sprintf("%s (%d objects written, %d unchanged, %d removed", outTarget.Location(), st.Written, st.Unchanged, st.Removed)
+				if st.NotOurs > 0 {
+					out += fmt.Sprintf(", %d not ours left alone", st.NotOurs)
+				}
+				out += ")"
+			}
 			fmt.Fprintf(w, "published %d resources (%s) to %s in %s; Source Description: %s.well-known/resourcesync\n",
-				resources, what, src.Out(), time.Since(start).Round(time.Millisecond), src.BaseURL())
+				resources, what, out, time.Since(start).Round(time.Millisecond), src.BaseURL())
 			if refused {
 				return cli.Exit(err.Error(), exitProblems)
 			}

@@ -114,7 +114,9 @@ func runSDShareExport(ctx context.Context, cmd *cli.Command) error {
 	if err := bw.Flush(); err != nil {
 		return cli.Exit(fmt.Sprintf("writing: %v", err), exitUsage)
 	}
-	fmt.Fprintf(stderr, "exported %d triples of %d graphs from %s\n", total, len(graphs), path)
+	if !cmd.Bool("quiet") {
+		fmt.Fprintf(stderr, "exported %d triples of %d graphs from %s\n", total, len(graphs), path)
+	}
 	return nil
 }
 

@@ -49,6 +49,13 @@ _:b1 <http://e/p> "2"^^<http://www.w3.org/2001/XMLSchema#integer> .
 	}
 	s.Close()
 
+	t.Run("quiet", func(t *testing.T) {
+		// -q: the triples on stdout, nothing on stderr.
+		code, out, errOut := runCLI(t, "sdshare", "export", "-q", "--store", dir, "--format", "nq")
+		if code != 0 || out == "" || errOut != "" {
+			t.Errorf("-q: exit %d, %d bytes out, stderr %q", code, len(out), errOut)
+		}
+	})
 	t.Run("nq, all graphs", func(t *testing.T) {
 		code, out, errOut := runCLI(t, "sdshare", "export", "--store", dir, "--format", "nq")
 		if code != 0 {

@@ -109,8 +109,8 @@ func sdshareReceiveCommand() *cli.Command {
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8950", Usage: "listen on `HOST:PORT`"},
 			&cli.StringFlag{Name: "graph", Usage: "graph `IRI` of requests without a graph"},
 			&cli.StringFlag{Name: "state", Usage: "state `DIR`: each resource's order"},
-			&cli.Int64Flag{Name: "max-bytes", Value: push.DefaultMaxBytes, Usage: "refuse bodies over `N` bytes (413)"},
-			&cli.Int64Flag{Name: "max-memory", Value: push.DefaultMemoryBudget, Usage: "bound the pushes' memory to about `N` bytes"},
+			&SizeFlag{Name: "max-bytes", Value: push.DefaultMaxBytes, Usage: "refuse bodies over `SIZE` (413)"},
+			&SizeFlag{Name: "max-memory", Value: push.DefaultMemoryBudget, Usage: "bound the pushes' memory to about `SIZE`"},
 			&cli.DurationFlag{Name: "max-clock-skew", Value: push.DefaultMaxClockSkew, Usage: "refuse SDShare-Updated over `D` ahead (400)"},
 			&cli.Uint64Flag{Name: "max-sequence-gap", Value: push.DefaultMaxSequenceGap, Usage: "refuse SDShare-Sequence over `N` past the highest"},
 			&cli.BoolFlag{Name: "allow-text-plain", Usage: "take text/plain as N-Triples without a token"},
@@ -185,7 +185,9 @@ func runSDShareReceive(ctx context.Context, cmd *cli.Command) error {
 	// Only the pushes change the store; GET and HEAD answer a fixed text.
 	readOnly := func(r *http.Request) bool { return r.Method == http.MethodGet || r.Method == http.MethodHead }
 	srv := httpserver.New(au.Handler(rv, readOnly), serverOptions(cmd, receiveServerOptions(cmd.Int64("max-bytes"))))
-	fmt.Fprintf(stderr, "sdshare receive: listening on http://%s/\n", ln.Addr())
+	if !cmd.Bool("quiet") {
+		fmt.Fprintf(stderr, "sdshare receive: listening on http://%s/\n", ln.Addr())
+	}
 	if au == nil && !httpserver.ListensOnLoopback(ln) {
 		fmt.Fprintf(stderr, "sdshare receive: WARNING: %s is not a loopback address and no --auth-token-file is given: anyone who can reach it can replace or delete any statement in the store (see SAFETY in --help)\n", ln.Addr())
 	}

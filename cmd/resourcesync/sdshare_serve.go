@@ -167,12 +167,6 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 	if base == "" {
 		base = "http://" + ln.Addr().String() + "/"
 	}
-	level := slog.LevelWarn
-	if cmd.Bool("verbose") {
-		level = slog.LevelInfo
-	} else if cmd.Bool("quiet") {
-		level = slog.LevelError
-	}
 	rescan := cmd.Duration("rescan")
 	if rescan == 0 {
 		rescan = -1
@@ -209,7 +203,7 @@ func sdshareServe(ctx context.Context, cmd *cli.Command) error {
 		CanonicalSteps: int64(cmd.Int("max-canonical-steps")),
 		// The push failures quote the receivers' URLs: redacted (a token in
 		// a --push URL's query).
-		Log: slog.New(slog.NewTextHandler(redactWriter{pushCreds, cmd.Root().ErrWriter}, &slog.HandlerOptions{Level: level})),
+		Log: commandLogger(cmd, redactWriter{pushCreds, cmd.Root().ErrWriter}, slog.LevelWarn),
 	})
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)

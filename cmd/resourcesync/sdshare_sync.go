@@ -105,10 +105,11 @@ func sdshareSyncCommand() *cli.Command {
 			&cli.BoolFlag{Name: "follow", Usage: "keep running, polling every --poll-interval"},
 			&cli.DurationFlag{Name: "poll-interval", Value: time.Minute, Usage: "with --follow: poll every `D`"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "retry a request silent for `D`"},
-			&cli.FloatFlag{Name: "min-rate", Value: 1024, Usage: "retry a download below `BYTES` a second"},
+			newBWLimitFlag(),
+			&RateFlag{Name: "min-rate", Value: 1024, Usage: "retry a download below `RATE` bytes/s"},
 			&cli.DurationFlag{Name: "min-rate-window", Value: 30 * time.Second, Usage: "average --min-rate over `D`"},
 			&cli.DurationFlag{Name: "max-wait", Value: client.DefaultMaxWait, Usage: "wait at most `D` for a document being prepared"},
-			&cli.Int64Flag{Name: "max-snapshot-bytes", Value: client.DefaultMaxSnapshotBytes, Usage: "refuse a snapshot longer than `N` bytes"},
+			&SizeFlag{Name: "max-snapshot-bytes", Value: client.DefaultMaxSnapshotBytes, Usage: "refuse a snapshot longer than `SIZE`"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON events, one a line, and a summary"},
 			&cli.StringSliceFlag{Name: "allow-host", Usage: "also fetch from `HOST[:PORT]` (repeatable)"},
 		),
@@ -132,7 +133,7 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 	if cmd.Args().Len() != 1 {
 		return usageError(cmd, "sdshare sync needs OVERVIEW_URL")
 	}
-	overview := cmd.Args().First()
+	overview := sourceArg(cmd, cmd.Args().First())
 	if cmd.Duration("poll-interval") <= 0 || cmd.Duration("max-wait") <= 0 {
 		return cli.Exit("--poll-interval and --max-wait must be positive", exitUsage)
 	}
@@ -176,7 +177,7 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 
 	// Every line and JSON object is one Write: redacted whole.
 	stdout, stderr := io.Writer(redactWriter{auth, cmd.Root().Writer}), io.Writer(redactWriter{auth, cmd.Root().ErrWriter})
-	asJSON := cmd.Bool("json")
+	asJSON, quiet := cmd.Bool("json"), cmd.Bool("quiet")
 	var mu sync.Mutex
 	cfg := client.Config{
 		Overview:   overview,
@@ -206,7 +207,9 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 				}{"progress", e})
 				return
 			}
-			if line := sdshareEventLine(e); line != "" {
+			// -q: only the failures and warnings.
+			quietKind := e.Kind == "discovered" || e.Kind == "snapshot" || e.Kind == "page"
+			if line := sdshareEventLine(e); line != "" && !(quiet && quietKind) {
 				fmt.Fprintln(stderr, line)
 			}
 		},
@@ -231,7 +234,7 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 	rep, err := client.Sync(ctx, cfg)
 	interrupted := ctx.Err() != nil
 	printSDShareSummary(stdout, stderr, asJSON, rep, err, interrupted)
-	if h := credentialsHint(err); h != "" && !asJSON {
+	if h := credentialsHint(auth, err, overview); h != "" && !asJSON {
 		fmt.Fprintln(stderr, strings.TrimPrefix(h, "\n"))
 	}
 	switch {

@@ -102,9 +102,8 @@ const serveEmptyHelp = `AN UNMOUNTED OR EMPTIED DIR
 // serveDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
 const serveDescription = `Publishes DIR (or several --set directories) as a ResourceSync Source over
-HTTP and keeps it current: each change a rescan or --watch finds is journaled
-and the documents are published again, with change notifications. DIR may be
-a bucket, s3://BUCKET/PREFIX (rescanned by listing; needs --state or --store).
+HTTP, kept current by rescans and --watch, with change notifications. DIR may
+be a bucket, s3://BUCKET/PREFIX (rescanned by listing; needs --state or --store).
 
 Examples:
   resourcesync serve --watch ./collection
@@ -123,7 +122,8 @@ func serveCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "listen on `HOST:PORT`", Value: "127.0.0.1:8080"},
 			&cli.StringFlag{Name: "base-url", Usage: "public `URL` of the Source", DefaultText: "http://ADDR/"},
-			&cli.BoolFlag{Name: "watch", Usage: "rescan on filesystem events (debounced)"},
+			&cli.BoolFlag{Name: "watch", Value: true, Usage: "watch DIR for changes"},
+			&cli.BoolFlag{Name: "no-watch", Usage: "only --rescan-interval sees changes"},
 			&cli.DurationFlag{Name: "debounce", Usage: "with --watch: wait `D` of quiet", Value: 20 * time.Millisecond},
 			&cli.DurationFlag{Name: "rescan-interval", Usage: "rescan every `D` (0: never)", Value: time.Minute},
 			maxConnsFlag(),
@@ -142,7 +142,7 @@ func serveCommand() *cli.Command {
 			if base == "" {
 				base = "http://" + ln.Addr().String() + "/"
 			}
-			cfg, err := sourceConfig(cmd, base, cmd.Root().ErrWriter)
+			cfg, err := sourceConfig(ctx, cmd, base, cmd.Root().ErrWriter)
 			if err != nil {
 				return err
 			}
@@ -188,11 +188,15 @@ func serveCommand() *cli.Command {
 				})
 			}
 			return serveSource(ctx, cmd, ln, cfg, source.RunOptions{
-				RescanInterval: cmd.Duration("rescan-interval"), Watch: cmd.Bool("watch"), Debounce: cmd.Duration("debounce"),
+				RescanInterval: cmd.Duration("rescan-interval"), Watch: cmd.Bool("watch") && !cmd.Bool("no-watch"), Debounce: cmd.Duration("debounce"),
 			}, nil)
 		},
 	}
 }
+
+// watchBlind is Source.WatchBlind; a test makes a directory read as on
+// a network file system.
+var watchBlind = (*source.Source).WatchBlind
 
 // serveSource opens the Source, brings it up to date, serves it on ln and
 // keeps it updated until ctx is done. before, if set, runs after the first
@@ -234,13 +238,29 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 	start := time.Now()
 	if ro.Watch && ro.Watcher == nil {
 		// Watch before the first scan, so that a change made while it
-		// runs (or before Run starts) is not missed.
-		w, err := src.Watch()
-		if err != nil {
-			return cli.Exit(err.Error(), exitUsage)
+		// runs (or before Run starts) is not missed. By default only
+		// where a watch sees the changes; an explicit --watch watches
+		// anyway.
+		asked := cmd.IsSet("watch")
+		fallBack := func(why string) {
+			then := "rescanning every " + ro.RescanInterval.String()
+			if ro.RescanInterval <= 0 {
+				then = "and --rescan-interval 0: changes are published only on restart"
+			}
+			cfg.Logger.Warn("not watching: " + why + "; " + then + " (--watch to watch anyway, --no-watch to silence this)")
+			ro.Watch = false
 		}
-		defer w.Close()
-		ro.Watcher = w
+		if why := watchBlind(src); why != "" && !asked {
+			fallBack(why)
+		} else if w, err := src.Watch(); err != nil {
+			if asked {
+				return cli.Exit(err.Error(), exitUsage)
+			}
+			fallBack(err.Error()) // e.g. the inotify instances spent
+		} else {
+			defer w.Close()
+			ro.Watcher = w
+		}
 	}
 	rep, err := src.Update(ctx)
 	if source.Refused(err) {

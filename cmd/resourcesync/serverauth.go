@@ -106,7 +106,7 @@ func serverAuth(cmd *cli.Command, realm string) (*authn.Authenticator, error) {
 		return nil, nil
 	}
 	cfg := authn.Config{TokenFile: cmd.String("auth-token-file"), Realm: realm,
-		Logger: slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, nil))}
+		Logger: commandLogger(cmd, cmd.Root().ErrWriter, slog.LevelInfo)}
 	if hasFlag(cmd, "basic-auth-file") {
 		cfg.BasicFile = cmd.String("basic-auth-file")
 	}

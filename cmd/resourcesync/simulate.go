@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -79,6 +80,7 @@ func simulateCommand() *cli.Command {
 				StateDir: filepath.Join(dir, "state"), ChangeListPeriod: cmd.Duration("changelist-period"),
 				Dumps: !cmd.Bool("no-dumps"), Archives: true,
 			}
+			cfg.Logger = commandLogger(cmd, cmd.Root().ErrWriter, slog.LevelInfo)
 			if err := applyStore(cmd, &cfg); err != nil {
 				return err
 			}

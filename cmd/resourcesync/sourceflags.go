@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"github.com/resourcesync-go/resourcesync/source"
 	"github.com/resourcesync-go/resourcesync/storage"
-	"github.com/resourcesync-go/resourcesync/storage/local"
 )
 
 // documentsHelp is the part of the help topic dumps on what the documents
@@ -44,7 +42,7 @@ DOCUMENTS AND DISK
 
 // sourceFlags are the flags shared by serve and publish.
 func sourceFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "state", Usage: "state `DIR`", Value: "", DefaultText: "DIR/.resourcesync"},
 		storeFlag(),
 		// Hidden: tests split the Resource List of a small collection.
@@ -54,11 +52,11 @@ func sourceFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after `D`", Value: time.Hour},
 		&cli.BoolFlag{Name: "changelist-index", Value: true, HideDefault: true, Usage: "list the Change List Index (=false: the open list)"},
 		&cli.BoolFlag{Name: "no-dumps", Usage: "do not write Resource Dumps and Change Dumps"},
-		&cli.Int64Flag{Name: "dump-part-size", DefaultText: "256 MiB", Usage: "largest dump package, `N` bytes", Value: 256 << 20},
+		&SizeFlag{Name: "dump-part-size", Usage: "largest dump package, `SIZE`", Value: 256 << 20},
 		&cli.DurationFlag{Name: "dump-interval", Usage: "least time `D` between Resource Dumps", Value: 24 * time.Hour},
 		&cli.BoolFlag{Name: "allow-empty", Usage: "let a scan of an emptied DIR delete all"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log each scan and publish; publish: a line per set"},
-	}
+	}, s3Flags(true)...)
 }
 
 func storeFlag() cli.Flag {
@@ -66,7 +64,9 @@ func storeFlag() cli.Flag {
 }
 
 // sourceConfig builds a source.Config from the shared flags.
-func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Config, error) {
+func sourceConfig(ctx context.Context, cmd *cli.Command, baseURL string, stderr io.Writer) (source.Config, error) {
+	ctx = storageContext(ctx, cmd)
+	warnInsecure(cmd)
 	cfg := source.Config{
 		BaseURL:          baseURL,
 		StateDir:         cmd.String("state"),
@@ -84,7 +84,7 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 		if !ok || name == "" || dir == "" {
 			return cfg, cli.Exit(fmt.Sprintf("--set %q: want NAME=DIR", s), exitUsage)
 		}
-		sc, err := setConfig(name, dir)
+		sc, err := setConfig(ctx, name, dir)
 		if err != nil {
 			return cfg, err
 		}
@@ -94,7 +94,7 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 		return cfg, usageError(cmd, "at most one DIR (use --set NAME=DIR for several)")
 	}
 	if d := cmd.Args().First(); d != "" {
-		sc, err := setConfig("default", d)
+		sc, err := setConfig(ctx, "default", d)
 		if err != nil {
 			return cfg, err
 		}
@@ -118,33 +118,24 @@ func sourceConfig(cmd *cli.Command, baseURL string, stderr io.Writer) (source.Co
 		cfg.StateDir = filepath.Join(cfg.Sets[0].Dir, ".resourcesync")
 	}
 	cfg.OpenChangeList = !cmd.Bool("changelist-index")
-	level := slog.LevelInfo
-	if cmd.Bool("verbose") {
-		level = slog.LevelDebug
-	} else if cmd.Bool("quiet") {
-		level = slog.LevelWarn
-	}
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Logger = commandLogger(cmd, stderr, slog.LevelInfo)
 	return cfg, nil
 }
 
 // setConfig is one set of the command line: a local directory (a path or
 // file:///path), read by the local scan's fast paths, or a location of
 // another registered storage (s3://BUCKET/PREFIX), opened as a Content.
-func setConfig(name, loc string) (source.SetConfig, error) {
+func setConfig(ctx context.Context, name, loc string) (source.SetConfig, error) {
 	if storage.IsLocal(loc) {
-		if strings.Contains(loc, "://") {
-			u, err := url.Parse(loc)
-			if err == nil {
-				loc, err = local.Path(loc, u)
-			}
-			if err != nil {
-				return source.SetConfig{}, cli.Exit(err.Error(), exitUsage)
-			}
+		// A path, file:///path or file:path: one grammar (storage.LocalPath).
+		dir, err := storage.LocalPath(loc)
+		if err != nil {
+			return source.SetConfig{}, cli.Exit(err.Error(), exitUsage)
 		}
+		loc = dir
 		return source.SetConfig{Name: name, Dir: loc}, nil
 	}
-	c, err := storage.OpenContent(context.Background(), loc)
+	c, err := storage.OpenContent(ctx, loc)
 	if err != nil {
 		return source.SetConfig{}, cli.Exit(redact.String(err.Error()), exitUsage)
 	}

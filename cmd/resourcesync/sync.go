@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +9,6 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -27,8 +24,6 @@ import (
 	"github.com/resourcesync-go/resourcesync/destination/status"
 	"github.com/resourcesync-go/resourcesync/internal/httpserver"
 	"github.com/resourcesync-go/resourcesync/storage"
-	"github.com/resourcesync-go/resourcesync/storage/local"
-	_ "github.com/resourcesync-go/resourcesync/storage/s3" // sync SOURCE s3://BUCKET/PREFIX
 )
 
 // syncHelp is the help topic mirroring (with syncMoreHelp).
@@ -168,6 +163,7 @@ func syncCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-delete", Usage: "keep files whose resources the Source deleted"},
 			&cli.StringFlag{Name: "max-delete", Usage: "delete at most `N` (or P%) files of a set in a run"},
 			&cli.BoolFlag{Name: "allow-reset", Usage: "follow a Source that started afresh (help safety)"},
+			&cli.BoolFlag{Name: "force", Usage: "replace files not written here (help mirroring)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "touch nothing; list what would be done"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON events, one a line, and a summary"},
 			&cli.StringFlag{Name: "set", Usage: "synchronize only the set `NAME`"},
@@ -177,13 +173,14 @@ func syncCommand() *cli.Command {
 			&cli.StringFlag{Name: "verify", Value: "strongest", Usage: "`WHICH` digests to check: strongest or all"},
 			&cli.BoolFlag{Name: "fsync", Usage: "fsync every file before its rename"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "retry a request silent for `D`"},
-			&cli.FloatFlag{Name: "min-rate", Value: 1024, Usage: "retry a download below `BYTES` a second"},
+			newBWLimitFlag(),
+			&RateFlag{Name: "min-rate", Value: 1024, Usage: "retry a download below `RATE` bytes/s"},
 			&cli.DurationFlag{Name: "min-rate-window", Value: 30 * time.Second, Usage: "average --min-rate over `D`"},
 			&cli.StringSliceFlag{Name: "allow-host", Usage: "also fetch from `HOST[:PORT]` (repeatable)"},
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "`HOW`: auto, bars, lines or quiet"},
 			&cli.StringFlag{Name: "status-addr", Usage: "serve a live status page on `HOST:PORT`"},
 			&cli.StringFlag{Name: "report", Usage: "write an HTML report to `FILE` at the end"},
-		}, followFlags()...), clientFlags()...),
+		}, append(filterFlags(), followFlags()...)...), append(clientFlags(), s3Flags(false)...)...),
 		Action: runSync,
 	}
 }
@@ -234,7 +231,7 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	}
 	// The credentials travel in the client from here on; SOURCE keeps no
 	// password that could be printed.
-	args[0] = auth.Source(args[0])
+	args[0] = auth.Source(sourceArg(cmd, args[0]))
 	client, err := auth.Client(syncClient(workers, cmd.Duration("timeout")))
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
@@ -256,6 +253,11 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 			r.Close()
 			return cli.Exit(err.Error(), exitUsage)
 		}
+	}
+	include, err := commandFilter(cmd)
+	if err != nil {
+		r.Close()
+		return err
 	}
 	var dry *dryRunList
 	if cmd.Bool("dry-run") && !cmd.Bool("json") {
@@ -295,6 +297,8 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 		MinRate:       cmd.Float("min-rate"),
 		MinRateWindow: cmd.Duration("min-rate-window"),
 		AllowHosts:    cmd.StringSlice("allow-host"),
+		Include:       include,
+		Force:         cmd.Bool("force"),
 		Events: func(e destination.Event) {
 			e = redactEvent(auth, e)
 			r.Handle(e)
@@ -356,7 +360,7 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	case interrupted:
 		return cli.Exit("interrupted; the next run resumes where this one stopped", exitProblems)
 	case err != nil:
-		return cli.Exit(auth.Redact(err.Error())+credentialsHint(err), exitUsage)
+		return cli.Exit(auth.Redact(err.Error())+credentialsHint(auth, err, args[0]), exitUsage)
 	case reportErr != nil:
 		return cli.Exit(reportErr.Error(), exitUsage)
 	case !ok:
@@ -502,23 +506,18 @@ var genericTarget bool
 // named after the location, said on stderr when it is made.
 func openSyncDest(ctx context.Context, cmd *cli.Command, loc string, stderr io.Writer) (string, storage.Target, error) {
 	if storage.IsLocal(loc) && !genericTarget {
-		if strings.Contains(loc, "://") { // file:///path
-			u, err := url.Parse(loc)
-			if err != nil {
-				return "", nil, cli.Exit(fmt.Sprintf("DEST %s: %v", loc, err), exitUsage)
-			}
-			dir, err := local.Path(loc, u)
-			if err != nil {
-				return "", nil, cli.Exit(fmt.Sprintf("DEST %s: %v", loc, err), exitUsage)
-			}
-			return dir, nil, nil
+		// A path, file:///path or file:path: one grammar (storage.LocalPath).
+		dir, err := storage.LocalPath(loc)
+		if err != nil {
+			return "", nil, cli.Exit(fmt.Sprintf("DEST %s: %v", loc, err), exitUsage)
 		}
+		loc = dir
 		if cmd.IsSet("state") {
 			return "", nil, cli.Exit("--state goes with a bucket DEST; a directory keeps its state in DEST/"+destination.StateDirName, exitUsage)
 		}
 		return loc, nil, nil
 	}
-	tg, err := storage.OpenTarget(ctx, loc)
+	tg, err := storage.OpenTarget(storageContext(ctx, cmd), loc)
 	if err != nil {
 		return "", nil, cli.Exit(fmt.Sprintf("DEST %s: %v", loc, err), exitUsage)
 	}
@@ -558,16 +557,5 @@ func defaultTargetState(loc string) (string, error) {
 			base = filepath.Join(home, ".local", "state")
 		}
 	}
-	name := strings.Map(func(r rune) rune {
-		if r == '/' || r == ':' || r == '\\' || r < ' ' {
-			return '_'
-		}
-		return r
-	}, strings.TrimRight(loc, "/"))
-	name = strings.TrimLeft(name, "._")
-	if len(name) > 100 {
-		name = name[:100]
-	}
-	sum := sha256.Sum256([]byte(loc))
-	return filepath.Join(base, "resourcesync", "mirrors", name+"-"+hex.EncodeToString(sum[:4])), nil
+	return filepath.Join(base, "resourcesync", "mirrors", storage.FileName(loc)), nil
 }

@@ -102,7 +102,7 @@ func helpTopics() []helpTopic {
 		{"state", "where serve, publish, simulate, oai serve and hub keep their state: bolt or PostgreSQL",
 			join(storeHelp, hubStoreHelp)},
 		{"mirroring", "how sync mirrors a Source: discovery, baseline, Change Lists, verification, --follow",
-			section("SYNC", join(syncHelp, syncMoreHelp))},
+			join(section("SYNC", join(syncHelp, syncMoreHelp)), section("FILTERS AND --force", filterHelp))},
 		{"validation", "what validate checks, its targets and its output",
 			validateHelp},
 		{"authentication", "credentials: what the servers require, what the clients send, TLS",

@@ -95,6 +95,9 @@ func conventionsAt(cmd *cli.Command, path string) {
 			}
 			cmd.Flags = append(cmd.Flags, &cli.BoolFlag{Name: "quiet", Usage: usage})
 		}
+		if !hasLocalFlag(cmd, "log-format") {
+			cmd.Flags = append(cmd.Flags, logFormatFlag())
+		}
 	}
 	for _, f := range cmd.Flags {
 		name := f.Names()[0]

@@ -155,7 +155,7 @@ func runValidate(ctx context.Context, cmd *cli.Command) error {
 		}
 		if err != nil {
 			// Not validated: no count line (it would say "0 errors").
-			fmt.Fprintf(stderr, "resourcesync validate: %s: not validated: %s%s\n", s.Target, auth.Redact(err.Error()), credentialsHint(err))
+			fmt.Fprintf(stderr, "resourcesync validate: %s: not validated: %s%s\n", s.Target, auth.Redact(err.Error()), credentialsHint(auth, err, target))
 			total.Failed++
 			continue
 		}

@@ -184,6 +184,64 @@ func (d *Dir) Remove(abs string) error {
 	return d.root.Remove(rel)
 }
 
+// Link gives the file at abs the second name to (a hard link), where
+// nothing is yet: an existing to is an error wrapping fs.ErrExist,
+// unless it is that file already (nil). A
+// symbolic link among the components of either is a *SymlinkError.
+// sync --force keeps a file it replaces this way.
+func (d *Dir) Link(abs, to string) error {
+	rel, err := d.Rel(abs)
+	if err != nil {
+		return err
+	}
+	toRel, err := d.Rel(to)
+	if err != nil {
+		return err
+	}
+	if err := d.check(rel, "read", true); err != nil {
+		return err
+	}
+	if err := d.check(toRel, "write", true); err != nil {
+		return err
+	}
+	err = d.root.Link(rel, toRel)
+	if errors.Is(err, fs.ErrExist) {
+		// The second name made already, by a run killed before it
+		// replaced the first: done.
+		a, aerr := d.root.Lstat(rel)
+		b, berr := d.root.Lstat(toRel)
+		if aerr == nil && berr == nil && os.SameFile(a, b) {
+			return nil
+		}
+	}
+	return err
+}
+
+// Rename moves the file at abs to to, only where nothing is at to (an
+// error wrapping fs.ErrExist otherwise; checked just before the rename,
+// so a file created in between would be replaced). For file systems
+// without hard links (Link).
+func (d *Dir) Rename(abs, to string) error {
+	rel, err := d.Rel(abs)
+	if err != nil {
+		return err
+	}
+	toRel, err := d.Rel(to)
+	if err != nil {
+		return err
+	}
+	if err := d.check(rel, "write", true); err != nil {
+		return err
+	}
+	if err := d.check(toRel, "write", true); err != nil {
+		return err
+	}
+	if _, err := d.root.Lstat(toRel); err == nil {
+		return &fs.PathError{Op: "rename", Path: to, Err: fs.ErrExist}
+	}
+	return d.root.Rename(rel, toRel)
+}
+
 // RemoveEmptyParents removes the directories between abs and the Dir that
 // are empty, deepest first, and stops at the first that is not (or is a
 // symbolic link).

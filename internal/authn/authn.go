@@ -286,13 +286,13 @@ func (a *Authenticator) Check(w http.ResponseWriter, r *http.Request) bool {
 	case strings.EqualFold(scheme, "Basic") && len(c.users) > 0:
 		var ok bool
 		if user, pass, ok = r.BasicAuth(); !ok {
-			a.challenge(w, "")
+			a.challenge(w, r, "")
 			return false
 		}
 		basic, cred = true, strconv.Itoa(len(user))+":"+user+pass // unambiguous
 	default:
 		// None, or a scheme not configured: no check spent.
-		a.challenge(w, "")
+		a.challenge(w, r, "")
 		return false
 	}
 	key := a.digest(basic, cred)
@@ -324,7 +324,7 @@ func (a *Authenticator) Check(w http.ResponseWriter, r *http.Request) bool {
 		good = c.verifyToken(cred)
 	}
 	if !good {
-		a.challenge(w, map[bool]string{false: "Bearer", true: "Basic"}[basic])
+		a.challenge(w, r, map[bool]string{false: "Bearer", true: "Basic"}[basic])
 		return false
 	}
 	give()

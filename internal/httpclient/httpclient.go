@@ -7,11 +7,13 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/textproto"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -39,6 +41,9 @@ type Options struct {
 	CACertFile string
 	// Insecure skips the verification of server certificates.
 	Insecure bool
+	// Bandwidth, if not nil, paces every response body (--bwlimit); one
+	// Bandwidth may be shared by several Options to bound their total.
+	Bandwidth *Bandwidth
 }
 
 // Auth holds the credentials and TLS settings of one command and makes
@@ -53,11 +58,15 @@ type Auth struct {
 	redactor func(string) string // made from secrets on first use
 	tls      *tls.Config         // nil: the transport's own
 	insecure bool
+	bw       *Bandwidth // nil: no --bwlimit
+	// bearerFrom and netrcFile say where the credentials came from, for
+	// Given.
+	bearerFrom, netrcFile string
 }
 
 // New reads the files o names and checks the headers.
 func New(o Options) (*Auth, error) {
-	a := &Auth{sources: map[string]*url.Userinfo{}, headers: http.Header{}, insecure: o.Insecure}
+	a := &Auth{sources: map[string]*url.Userinfo{}, headers: http.Header{}, insecure: o.Insecure, bw: o.Bandwidth}
 	for _, h := range o.Headers {
 		name, value, ok := strings.Cut(h, ":")
 		name = strings.TrimSpace(name)
@@ -85,11 +94,13 @@ func New(o Options) (*Auth, error) {
 		if a.bearer == "" || strings.ContainsAny(a.bearer, "\r\n\x00") {
 			return nil, fmt.Errorf("--bearer-token-file %s: want one line holding the token", o.BearerTokenFile)
 		}
+		a.bearerFrom = "--bearer-token-file"
 	case o.BearerToken != "":
 		a.bearer = strings.TrimSpace(o.BearerToken)
 		if strings.ContainsAny(a.bearer, "\r\n\x00") {
 			return nil, fmt.Errorf("$%s: want one line holding the token", EnvBearerToken)
 		}
+		a.bearerFrom = "$" + EnvBearerToken
 	}
 	if a.bearer != "" {
 		a.secrets = append(a.secrets, a.bearer)
@@ -99,6 +110,7 @@ func New(o Options) (*Auth, error) {
 		return nil, fmt.Errorf("netrc: %w", err)
 	}
 	a.netrc = n
+	a.netrcFile = o.NetrcFile
 	if n != nil {
 		for _, e := range n.machines {
 			a.secrets = append(a.secrets, e.Password)
@@ -265,6 +277,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
 	switch {
 	case err == nil:
+		// --bwlimit: every body the commands read comes through here.
+		resp.Body = t.a.bw.Reader(req.Context(), resp.Body)
 	case IsCertError(err):
 		err = &CertError{Err: err}
 	case notTLS(err):
@@ -279,6 +293,45 @@ func (t *transport) CloseIdleConnections() {
 	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
+}
+
+// Given says which credentials a request to raw carries, as a user
+// would name them - "basic, from the URL", "bearer token, from
+// --bearer-token-file", "header X-Api-Key, from --header" - or "" for
+// none: a 401 then means "give some", not "the ones given are wrong".
+func (a *Auth) Given(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	o := Origin(u)
+	a.mu.RLock()
+	ui, isSource := a.sources[o]
+	a.mu.RUnlock()
+	var given []string
+	if isSource {
+		for _, k := range slices.Sorted(maps.Keys(a.headers)) {
+			given = append(given, "header "+k+", from --header")
+		}
+		if a.bearer != "" && a.headers.Get("Authorization") == "" {
+			given = append(given, "bearer token, from "+a.bearerFrom)
+		}
+	}
+	// Basic, unless a bearer token or an Authorization header replaces
+	// it (as in headersFor).
+	if !isSource || (a.bearer == "" && a.headers.Get("Authorization") == "") {
+		e, ok := a.netrc.Lookup(u.Hostname())
+		d, dok := a.netrc.Default()
+		switch {
+		case isSource && ui != nil:
+			given = append(given, "basic, from the URL")
+		case ok && (e.Login != "" || e.Password != ""):
+			given = append(given, "basic, from "+a.netrcFile)
+		case isSource && dok && (d.Login != "" || d.Password != ""):
+			given = append(given, "basic, from the default entry of "+a.netrcFile)
+		}
+	}
+	return strings.Join(given, "; ")
 }
 
 // headersFor returns the headers to set on a request to u: none unless

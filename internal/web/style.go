@@ -46,5 +46,14 @@ form.inline{display:inline}
 button,input{font:inherit;padding:.3rem .7rem;border:1px solid var(--line);border-radius:.4rem;background:var(--soft);color:var(--fg)}
 button{cursor:pointer}
 footer{margin-top:2rem;color:var(--muted);font-size:.85rem;border-top:1px solid var(--line);padding-top:.75rem}
+table.fit{table-layout:fixed;font-size:.85rem}
+table.fit th,table.fit td{overflow-wrap:anywhere;padding:.3rem .4rem;white-space:normal}
+table.fit col.c-wide{width:18.75%}table.fit col.c-mid{width:10%}table.fit col.c-time{width:9%}table.fit col.c-narrow{width:7.25%}
+table.fit .line{display:block;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+table.fit time{white-space:nowrap}
+table.fit summary{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;cursor:pointer}
+table.fit details[open] summary{white-space:normal}
+table.fit .chain{white-space:pre-wrap;font-size:.8rem;margin-top:.25rem}
+@media (max-width:60rem){table.fit,table.fit tbody,table.fit td{display:block;width:auto}table.fit colgroup,table.fit thead{display:none}table.fit tr{display:grid;grid-template-columns:repeat(auto-fill,minmax(8.5rem,1fr));border-bottom:2px solid var(--line)}table.fit td{border:0;text-align:left}table.fit td.id,table.fit td.error{grid-column:1/-1}table.fit td[data-label]:before{content:attr(data-label);display:block;color:var(--muted);font-size:.75rem}}
 @media (max-width:40rem){html{font-size:15px}body{padding:0 .6rem 1.5rem}th,td{padding:.3rem .4rem}}
 `

@@ -170,10 +170,12 @@ func (s *Scanner) hashContent(ctx context.Context, j job, w *worker) (store.Reso
 			r.Type = http.DetectContentType(w.head[:hn])
 		}
 	}
-	if inf.Version == "" || !inf.ModTime.Before(start.Add(-RacyWindow)) {
+	_, racy := s.opt.Content.(storage.MtimeVersioned)
+	if inf.Version == "" || racy && !inf.ModTime.Before(start.Add(-RacyWindow)) {
 		// No version to trust, or a racily clean one (a local file
 		// written again within its mtime tick keeps its Version): read
-		// it again next time.
+		// it again next time. A Version made from the bytes (an ETag)
+		// is trusted whatever the mtime a writer gave.
 		r.Inode = 0
 	}
 	return r, nil

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/storage"
+	"github.com/resourcesync-go/resourcesync/storage/local"
 	"github.com/resourcesync-go/resourcesync/storage/mem"
 )
 
@@ -129,17 +132,25 @@ func TestContentScan(t *testing.T) {
 	}
 }
 
-// A recent object's Version is not trusted (a local file rewritten within
-// its mtime tick keeps it): it is read again by the next scan, once.
+// A recent object's Version is not trusted where it is made of the mtime
+// (a local file rewritten within its mtime tick keeps it: a Content that
+// is storage.MtimeVersioned): it is read again by the next scan, once.
+// (A Version made from the bytes is trusted: TestContentFutureMtime.)
 func TestContentScanRacy(t *testing.T) {
 	ctx := context.Background()
-	ms, c := memContent(t)
+	dir := t.TempDir()
+	c, err := local.NewContent(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	db := openDB(t, t.TempDir()+"/state.db")
 	sc, err := scan.New(scan.Options{Content: c, Store: db})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms.Put("now", []byte("x")) // ModTime: now
+	if err := os.WriteFile(filepath.Join(dir, "now"), []byte("x"), 0o644); err != nil { // mtime: now
+		t.Fatal(err)
+	}
 	if _, err := sc.Scan(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -28,10 +28,11 @@ func init() {
 }
 
 // Path returns the directory a "file" location names: the location
-// itself when it has no scheme, else the URL's path.
+// itself when it has no scheme, PATH of "file:PATH" (storage.LocalPath),
+// else the URL's path.
 func Path(loc string, u *url.URL) (string, error) {
 	if u == nil {
-		return loc, nil
+		return storage.LocalPath(loc)
 	}
 	if u.Host != "" && u.Host != "localhost" {
 		return "", fmt.Errorf("local: %q: a file location names no host", loc)
@@ -69,6 +70,12 @@ func (c *Content) Root() string { return c.root }
 
 // Location returns the directory.
 func (c *Content) Location() string { return c.root }
+
+// MtimeVersions marks the Content as storage.MtimeVersioned: a Version is
+// "size:mtime_ns:inode".
+func (c *Content) MtimeVersions() {}
+
+var _ storage.MtimeVersioned = (*Content)(nil)
 
 // Close does nothing: a Content holds no descriptor between calls.
 func (c *Content) Close() error { return nil }

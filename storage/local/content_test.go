@@ -171,3 +171,27 @@ ready:
 		t.Fatal(err)
 	}
 }
+
+// TestOpenFileOpaque: "file:PATH" names the directory PATH, as
+// storage.LocalPath and the package documentation of storage say, for
+// the Content and the Target alike; not a directory named "file:PATH".
+func TestOpenFileOpaque(t *testing.T) {
+	dir := t.TempDir()
+	dirFiller{dir}.Put(t, "x", []byte("x"))
+	ctx := context.Background()
+	c, err := storage.OpenContent(ctx, "file:"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Stat(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	tg, err := storage.OpenTarget(ctx, "file:"+dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	if _, err := tg.Stat(ctx, "x"); err != nil {
+		t.Errorf("Target of file:%s: %v (at %s)", dir, err, tg.Location())
+	}
+}

@@ -191,6 +191,10 @@ func (t *Target) Create(ctx context.Context, key string, opt storage.PutOptions)
 			if err != nil {
 				return nil, fmt.Errorf("local: %w", err)
 			}
+			if err := t.sameDir(w.parent, dirRel); err != nil {
+				w.closeParent()
+				return nil, err
+			}
 		}
 		w.f, w.tmp, err = createTemp(w.parent)
 		if err == nil {
@@ -211,6 +215,25 @@ func (t *Target) Create(ctx context.Context, key string, opt storage.PutOptions)
 		w.sha = sha256.New()
 	}
 	return w, nil
+}
+
+// sameDir checks that dir, a handle just opened on dirRel, is the
+// directory at dirRel reached through no symbolic link: os.Root follows
+// a link that stays inside the root, so a directory swapped for one
+// between the check and the open would have been followed.
+func (t *Target) sameDir(dir *os.Root, dirRel string) error {
+	if err := t.check(dirRel, "write", true); err != nil {
+		return err
+	}
+	hfi, err := dir.Stat(".")
+	if err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	lfi, err := t.root.Lstat(dirRel)
+	if err != nil || !os.SameFile(hfi, lfi) {
+		return fmt.Errorf("local: %w: %s changed while it was opened; refusing to write through it", storage.ErrRefused, filepath.Join(t.path, filepath.FromSlash(dirRel)))
+	}
+	return nil
 }
 
 // createTemp creates a new temporary file in dir, FilePerm less the umask

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/storage"
@@ -56,6 +58,10 @@ func (c *Content) Close() error { return c.b.close() }
 // listPage is the number of keys a ListObjectsV2 page asks for.
 const listPage = 1000
 
+// maxEmptyPages is the number of truncated pages in a row without a key
+// after which a listing is taken for one that never ends.
+const maxEmptyPages = 1000
+
 // listed is a page of a listing, or the error that ends it.
 type listed struct {
 	out *s3.ListObjectsV2Output
@@ -83,8 +89,16 @@ func (b *bucket) list(ctx context.Context, after string, fn func(storage.Info) e
 		if pg.err != nil {
 			return pg.err
 		}
-		for _, o := range pg.out.Contents {
+		out := pg.out
+		for _, o := range out.Contents {
 			full := aws.ToString(o.Key)
+			if out.EncodingType == types.EncodingTypeUrl {
+				// A server that does not encode does not say it does.
+				var err error
+				if full, err = url.QueryUnescape(full); err != nil {
+					return b.wrap("LIST", "", fmt.Errorf("the server listed the URL-encoded key %q: %w", aws.ToString(o.Key), err), 0)
+				}
+			}
 			if full <= last {
 				return b.wrap("LIST", "", fmt.Errorf("the server listed %q after %q: not in byte order", full, last), 0)
 			}
@@ -112,13 +126,27 @@ func (b *bucket) list(ctx context.Context, after string, fn func(storage.Info) e
 // closes; it stops at the first error (sent) or when ctx ends.
 func (b *bucket) pages(ctx context.Context, start string, ch chan<- listed) {
 	defer close(ch)
+	send := func(pg listed) bool {
+		select {
+		case ch <- pg:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 	var token *string
+	empty := 0 // truncated pages in a row without a key
 	for {
 		in := &s3.ListObjectsV2Input{
 			Bucket:            aws.String(b.name),
 			Prefix:            aws.String(b.prefix),
 			MaxKeys:           aws.Int32(listPage),
 			ContinuationToken: token,
+			// A key may hold any character, but XML 1.0 cannot carry a
+			// control character: one such object would make every
+			// listing undecodable (aws-sdk-go#1914). URL-encoded keys
+			// always decode.
+			EncodingType: types.EncodingTypeUrl,
 		}
 		if token == nil && start != "" {
 			in.StartAfter = aws.String(start)
@@ -129,12 +157,18 @@ func (b *bucket) pages(ctx context.Context, start string, ch chan<- listed) {
 			out, err = b.client.ListObjectsV2(ctx, in)
 			return err
 		})
-		select {
-		case ch <- listed{out: out, err: err}:
-		case <-ctx.Done():
+		if !send(listed{out: out, err: err}) || err != nil || !aws.ToBool(out.IsTruncated) || out.NextContinuationToken == nil {
 			return
 		}
-		if err != nil || !aws.ToBool(out.IsTruncated) || out.NextContinuationToken == nil {
+		// A listing whose pages bring no key and hand back the token
+		// they were asked with, or a new one for ever, would never end
+		// (the byte-order check catches one that repeats keys). Empty
+		// truncated pages happen (many keys removed), not maxEmptyPages
+		// in a row.
+		if len(out.Contents) > 0 {
+			empty = 0
+		} else if empty++; empty >= maxEmptyPages || (token != nil && *out.NextContinuationToken == *token) {
+			send(listed{err: b.wrap("LIST", "", fmt.Errorf("the server's listing does not end: %d pages in a row without a key, continuation token %q", empty, *out.NextContinuationToken), 0)})
 			return
 		}
 		token = out.NextContinuationToken
@@ -192,7 +226,12 @@ func parseMtime(s string) (time.Time, bool) {
 			ns = -ns
 		}
 	}
-	return time.Unix(n, ns).UTC(), true
+	t := time.Unix(n, ns).UTC()
+	if y := t.Year(); y < 1 || y > 9999 {
+		// Any writer sets "mtime"; a lastmod is a W3C datetime (YYYY).
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // infoOf makes an Info from a HEAD or GET answer's fields.
@@ -310,6 +349,12 @@ func (r *reader) get(ctx context.Context) error {
 		out.Body.Close()
 		return retry.Permanent(fmt.Errorf("%w (ETag %s, first read %s)", ErrChanged, version(aws.ToString(out.ETag)), r.info.Version))
 	}
+	if r.off > 0 && !strings.HasPrefix(aws.ToString(out.ContentRange), "bytes "+strconv.FormatInt(r.off, 10)+"-") {
+		// A server (or a proxy) that ignores Range answers with the
+		// object from its first byte: those are not the bytes at r.off.
+		out.Body.Close()
+		return retry.Permanent(fmt.Errorf("asked for the bytes from %d, the server answered Content-Range %q", r.off, aws.ToString(out.ContentRange)))
+	}
 	if !r.pinned {
 		size := aws.ToInt64(out.ContentLength)
 		if cr := aws.ToString(out.ContentRange); cr != "" {
@@ -318,6 +363,20 @@ func (r *reader) get(ctx context.Context) error {
 					size = n
 				}
 			}
+		}
+		if out.ContentLength == nil && aws.ToString(out.ContentRange) == "" {
+			// Chunked (a proxy's doing): the answer does not say how
+			// long the object is, which a HEAD of the same ETag does.
+			in, err := r.b.stat(ctx, r.key)
+			if err != nil {
+				out.Body.Close()
+				return retry.Permanent(err)
+			}
+			if in.Version != version(aws.ToString(out.ETag)) {
+				out.Body.Close()
+				return fmt.Errorf("%w (a GET without Content-Length of ETag %s, a HEAD of %s)", ErrChanged, version(aws.ToString(out.ETag)), in.Version)
+			}
+			size = in.Size
 		}
 		r.info = infoOf(r.key, size, out.LastModified, out.ETag, out.ContentType, out.Metadata)
 		r.pinned = true

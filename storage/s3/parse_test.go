@@ -128,3 +128,42 @@ func TestPartSize(t *testing.T) {
 		}
 	}
 }
+
+// TestParseLocationNoSecret: an endpoint whose password holds an
+// unescaped "/" (an AWS secret key pasted as it is) is refused without
+// showing any piece of it.
+func TestParseLocationNoSecret(t *testing.T) {
+	for _, loc := range []string{
+		"s3://bkt/p?endpoint=http://u:wJalrXUtnFEMI/K7MDENGbPxRfiCY@127.0.0.1:1",
+		"s3://bkt/p?endpoint=ftp://u:wJalrXUtnFEMI/K7MDENGbPxRfiCY@127.0.0.1:1",
+		"s3://AKIAX:wJalrXUtnFEMI/K7MDENGbPxRfiCY@bkt/p",
+	} {
+		_, err := parseLocation(loc)
+		if err == nil {
+			t.Errorf("%s: no error", loc)
+			continue
+		}
+		for _, piece := range []string{"wJalrXUtnFEMI", "K7MDENG"} {
+			if strings.Contains(err.Error(), piece) {
+				t.Errorf("%s: the error shows the password: %v", loc, err)
+			}
+		}
+	}
+}
+
+// TestMtimeOutOfRange: an "mtime" any writer of the bucket may set is
+// refused (the object's LastModified stands) when its year has not four
+// digits: a resource list writes a W3C datetime, YYYY, and a year 33658
+// or -1 would be published as a wrong or broken lastmod.
+func TestMtimeOutOfRange(t *testing.T) {
+	for _, in := range []string{"999999999999", "-99999999999", "253402300800" /* 10000-01-01 */, "-62135596801" /* year 0 */} {
+		if got, ok := parseMtime(in); ok {
+			t.Errorf("parseMtime(%q) = %v, want refused", in, got)
+		}
+	}
+	for _, in := range []string{"253402300799" /* 9999-12-31T23:59:59 */, "-62135596800" /* 0001-01-01 */} {
+		if _, ok := parseMtime(in); !ok {
+			t.Errorf("parseMtime(%q) refused", in)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -88,42 +89,53 @@ func parseLocation(loc string) (location, error) {
 	var l location
 	rest, ok := cutPrefixFold(loc, "s3://")
 	if !ok {
-		return l, fmt.Errorf("s3: %q: want s3://BUCKET/PREFIX", redact.String(loc))
+		return l, fmt.Errorf("s3: %q: want s3://BUCKET/PREFIX", hide(loc))
 	}
 	rest, query, hasQuery := strings.Cut(rest, "?")
 	bucket, prefix, _ := strings.Cut(rest, "/")
 	if bucket == "" || strings.ContainsAny(bucket, " \\:@#\x00") {
-		return l, fmt.Errorf("s3: %q: want s3://BUCKET/PREFIX with a bucket name", redact.String(loc))
+		return l, fmt.Errorf("s3: %q: want s3://BUCKET/PREFIX with a bucket name", hide(loc))
 	}
 	l.bucket = bucket
 	prefix = strings.Trim(prefix, "/")
 	if prefix != "" {
 		if !storage.ValidKey(prefix) {
-			return l, fmt.Errorf("s3: %q: the prefix %q has an empty, \".\" or \"..\" component", redact.String(loc), prefix)
+			return l, fmt.Errorf("s3: %q: the prefix %q has an empty, \".\" or \"..\" component", hide(loc), prefix)
 		}
 		l.prefix = prefix + "/"
 	}
 	if hasQuery {
 		q, err := url.ParseQuery(query)
 		if err != nil {
-			return l, fmt.Errorf("s3: %q: %w", redact.String(loc), err)
+			return l, fmt.Errorf("s3: %q: %w", hide(loc), err)
 		}
 		for k, v := range q {
 			switch k {
 			case "endpoint":
 				u, err := url.Parse(v[0])
 				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					return l, fmt.Errorf("s3: %q: endpoint %q is not an http(s) URL", redact.String(loc), redact.String(v[0]))
+					return l, fmt.Errorf("s3: %q: endpoint %q is not an http(s) URL", hide(loc), hide(v[0]))
 				}
 				l.endpoint = v[0]
 			case "region":
 				l.region = v[0]
 			default:
-				return l, fmt.Errorf("s3: %q: unknown option %q (known: endpoint, region)", redact.String(loc), k)
+				return l, fmt.Errorf("s3: %q: unknown option %q (known: endpoint, region)", hide(loc), k)
 			}
 		}
 	}
 	return l, nil
+}
+
+// userinfoSlash is the userinfo of a URL whose password holds an
+// unescaped "/" (an AWS secret key pasted as it is), which
+// redact.String, ending a password where a path may start, leaves.
+var userinfoSlash = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^\s/?#@:"'<>]*):[^\s?#"'<>]*@`)
+
+// hide is redact.String with such passwords hidden too: what a location
+// becomes in messages.
+func hide(s string) string {
+	return redact.String(userinfoSlash.ReplaceAllString(s, "${1}:"+redact.Mask+"@"))
 }
 
 func cutPrefixFold(s, prefix string) (string, bool) {
@@ -163,7 +175,7 @@ func open(ctx context.Context, loc string, o Options) (*bucket, error) {
 		o.Region = l.region
 	}
 	b := &bucket{
-		name: l.bucket, prefix: l.prefix, loc: redact.String(loc),
+		name: l.bucket, prefix: l.prefix, loc: hide(loc),
 		policy: o.Retry, partSize: o.PartSize, onRetry: o.OnRetry,
 		redact: redact.String,
 	}
@@ -240,6 +252,18 @@ func open(ctx context.Context, loc string, o Options) (*bucket, error) {
 		// and some S3-compatible servers mishandle it.
 		so.ContinueHeaderThresholdBytes = -1
 	})
+	// Location names the bucket one way whatever the spelling, with the
+	// endpoint that serves it (one bucket name may live on two): a
+	// mirror's default state is named after it.
+	b.loc = "s3://" + b.name + "/" + strings.TrimSuffix(b.prefix, "/")
+	if ep := aws.ToString(b.client.Options().BaseEndpoint); ep != "" {
+		if u, err := url.Parse(ep); err == nil {
+			u.User = nil // a password is no part of a name
+			ep = u.String()
+		}
+		b.loc += "?endpoint=" + ep
+	}
+	b.loc = hide(b.loc)
 	// One listing of a key at most proves the bucket, the credentials and
 	// the endpoint now rather than at the first object: a HEAD's answer
 	// has no body, and some servers (versitygw) answer an unknown key

@@ -128,6 +128,12 @@ func (t *Target) CleanupUploads(ctx context.Context, before time.Time) (int, err
 // maxParts is S3's limit of parts in one upload.
 const maxParts = 10000
 
+// MaxObjectSize is the largest object S3 takes (5 TiB). A larger size
+// given to Create is refused at once: the part size grows with the size
+// given, and a part is buffered in memory, so a size a Source declares
+// must not be able to make a writer buffer without bound.
+const MaxObjectSize = 5 << 40
+
 // Create implements storage.Target. The Writer keeps up to the part size
 // in memory; a larger object becomes a multipart upload as it is written
 // (ctx bounds those part uploads too).
@@ -137,6 +143,9 @@ func (t *Target) Create(ctx context.Context, key string, opt storage.PutOptions)
 	}
 	if opt.NoReplace && opt.IfVersion != "" {
 		return nil, fmt.Errorf("s3: %s: NoReplace and IfVersion together", t.b.uri(key))
+	}
+	if opt.Size > MaxObjectSize {
+		return nil, fmt.Errorf("s3: %s: %d bytes: S3 takes objects of %d bytes at most: %w", t.b.uri(key), opt.Size, int64(MaxObjectSize), storage.ErrRefused)
 	}
 	mt := opt.ModTime
 	if mt.IsZero() {
@@ -361,7 +370,7 @@ func (w *writer) Commit(ctx context.Context) (storage.Info, error) {
 	w.done = true
 	w.buf = nil
 	if !sse && !b.etagNotMD5.Load() && tag != want {
-		if tag, err = w.checkStored(ctx, want, sum); err != nil {
+		if tag, err = w.checkStored(ctx, tag, want, sum); err != nil {
 			return storage.Info{}, err
 		}
 	}
@@ -475,14 +484,15 @@ func (w *writer) ours(ctx context.Context, want string) (string, bool) {
 	return rin.Version, true
 }
 
-// checkStored is called when the write's answer named an ETag other than
-// the one its bytes make (want). A HEAD that names want means the answer
-// was garbled: the object is right. Otherwise the object is read back and
-// hashed: the same bytes mean the server makes its ETags otherwise (a
-// checksum-derived ETag): the server's ETag is the Version, and this
-// bucket's ETags are not checked again. Other bytes are removed (If-Match
-// their ETag) and the commit fails.
-func (w *writer) checkStored(ctx context.Context, want string, sum []byte) (string, error) {
+// checkStored is called when the write's answer named an ETag (tag)
+// other than the one its bytes make (want). A HEAD that names want means
+// the answer was garbled: the object is right. Otherwise the object is
+// read back and hashed: the same bytes mean the server makes its ETags
+// otherwise (a checksum-derived ETag): the server's ETag is the Version,
+// and this bucket's ETags are not checked again. Other bytes are removed
+// only if they are the object the write made (If-Match tag): another
+// writer's object put there meanwhile is left alone; the commit fails.
+func (w *writer) checkStored(ctx context.Context, tag, want string, sum []byte) (string, error) {
 	b := w.t.b
 	in, err := b.stat(ctx, w.key)
 	if err == nil && in.Version == want {
@@ -499,11 +509,13 @@ func (w *writer) checkStored(ctx context.Context, want string, sum []byte) (stri
 		b.etagNotMD5.Store(true)
 		return rin.Version, nil
 	}
-	msg := fmt.Sprintf("the server answered ETag %q for bytes whose ETag is %q, and holds other bytes", rin.Version, want)
+	msg := fmt.Sprintf("the server answered ETag %q for bytes whose ETag is %q, and holds other bytes (ETag %q)", tag, want, rin.Version)
 	if err != nil {
-		msg = fmt.Sprintf("the server answered ETag %q for bytes whose ETag is %q, and reading it back failed (%v)", rin.Version, want, err)
+		msg = fmt.Sprintf("the server answered ETag %q for bytes whose ETag is %q, and reading it back failed (%v)", tag, want, err)
 	}
-	if rerr := w.t.Remove(ctx, w.key, rin.Version); rerr != nil {
+	if rin.Version != tag {
+		msg += "; not the object the write made (another writer's?): left alone"
+	} else if rerr := w.t.Remove(ctx, w.key, tag); rerr != nil {
 		msg += fmt.Sprintf("; removing it failed: %v", rerr)
 	} else {
 		msg += "; the object was removed"
