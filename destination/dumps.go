@@ -182,8 +182,8 @@ type memberBatch struct {
 // extractor installs a package's small members on a few goroutines while
 // the package is read: an install is mostly system calls, and reading
 // the next member (inflate, CRC-32) goes on meanwhile. Members are routed
-// by directory: two entries for one path are installed in manifest order
-// by one goroutine (the second finds the first's file and leaves it to the
+// by directory (into a Target, by path): two entries for one path are
+// installed in manifest order by one goroutine (the second finds the first's file and leaves it to the
 // list pass, as a sequential extraction did), and the workers do not
 // queue on one directory's lock (a creation and a rename take it) while
 // each keeps its directory open (fetch.Parents).
@@ -198,11 +198,21 @@ type extractor struct {
 	pending sync.WaitGroup
 	mu      sync.Mutex
 	stop    error
+	// byKey routes members by path instead of directory (a Target's).
+	byKey bool
 }
 
 func newExtractor(e *engine, p *pass) *extractor {
 	n := min(max(e.opt.Workers, 1), 4)
-	x := &extractor{e: e, p: p, fill: make([]*memberBatch, n)}
+	_, local := e.dir.(localDir)
+	if !local {
+		// A Target's install is a request (a PUT), mostly waiting on
+		// the network: as many at a time as the sync's downloads, and
+		// members routed by key, since a Target has no directory to
+		// keep open or to queue on.
+		n = max(e.opt.Workers, 1)
+	}
+	x := &extractor{e: e, p: p, fill: make([]*memberBatch, n), byKey: !local}
 	for range n {
 		ch := make(chan *memberBatch, 1)
 		x.chs = append(x.chs, ch)
@@ -234,7 +244,11 @@ func newExtractor(e *engine, p *pass) *extractor {
 // submit queues a small member; data is copied.
 func (x *extractor) submit(en rs.Entry, rel string, data []byte) {
 	h := fnv.New32a()
-	h.Write([]byte(path.Dir(rel)))
+	if x.byKey {
+		h.Write([]byte(rel))
+	} else {
+		h.Write([]byte(path.Dir(rel)))
+	}
 	i := h.Sum32() % uint32(len(x.chs))
 	b := x.fill[i]
 	if b == nil {

@@ -450,6 +450,14 @@ func (e *engine) prior(rel string, parents *fetch.Parents, missing *string) (fi 
 	if e.dir == nil || dir == *missing {
 		return nil, true
 	}
+	if e.emptyTarget {
+		// Nothing was there when the run began: only an object this run
+		// wrote and recorded can be there now (the write's NoReplace
+		// refuses anyone else's).
+		if owner, err := e.st.pathOwner(rel); err == nil && owner == "" {
+			return nil, true
+		}
+	}
 	fi, err := e.dir.LstatIn(e.m.Path(rel), parents)
 	if err == nil {
 		return fi, false

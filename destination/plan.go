@@ -174,7 +174,7 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 		return nil
 	}
 	abs := p.e.m.Path(rel)
-	if ok && rec.Path == rel && sameRemote(en, &rec) && p.e.unchangedIn(abs, &rec, &p.stats) {
+	if ok && rec.Path == rel && sameRemote(en, &rec) && (p.e.madeThisRun(&rec) || p.e.unchangedIn(abs, &rec, &p.stats)) {
 		p.count(func(sr *SetReport) { sr.Skipped++ })
 		p.e.emit(Event{Kind: EventSkipped, Set: p.set, URI: en.Loc, Path: rel, Bytes: rec.Length})
 		return nil
@@ -187,6 +187,10 @@ func (p *pass) planSync(en *rs.Entry, track bool) error {
 		if fi, err := p.lstat(abs); err == nil && fi.Mode().IsRegular() && (!en.MD.HasLength || fi.Size() == en.MD.Length) && hasDigest(en) {
 			j.checkLocal = true
 		}
+	} else if owner == "" && p.e.emptyTarget {
+		// The Target held nothing when the run began: nothing to look
+		// at (on a bucket, a HEAD each); the write's NoReplace refuses
+		// whatever appeared since.
 	} else if _, err := p.lstat(abs); err == nil && owner == "" {
 		// A file the state does not name: left by a run that was killed
 		// before recording it, or someone else's. It is hashed, adopted

@@ -289,6 +289,9 @@ type engine struct {
 	// not finish: files it installed but had not recorded may be here,
 	// and only then is a file the state does not name taken as ours.
 	crashed bool
+	// emptyTarget is set, for one Sync, when the Target listed no
+	// object and the state recorded none as it began (emptyAtStart).
+	emptyTarget bool
 	// mtimeGrain is the granularity of the mtimes DEST's file system
 	// keeps, 0 for nanoseconds (probed per Mirror: mtime.go).
 	mtimeGrain time.Duration
@@ -645,6 +648,11 @@ func (m *Mirror) Sync(ctx context.Context) (_ *Report, rerr error) {
 	if err != nil {
 		return nil, err
 	}
+	if e.emptyTarget, err = e.emptyAtStart(ctx); err != nil {
+		end()
+		return nil, err
+	}
+	defer func() { e.emptyTarget = false }()
 	// Scratch databases go and the run mark is cleared however the run
 	// ends (an error too: nothing is left half-done that a crash would
 	// not also leave).

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
 	"github.com/resourcesync-go/resourcesync/storage"
 )
@@ -196,6 +198,45 @@ func (p *pass) targetRequest(req *fetch.Request, j job) error {
 	}
 	return fmt.Errorf("%w: %s is here already and %s: not overwritten (move it away to mirror the Source's)", ErrNotOwned, j.rel, why)
 }
+
+// emptyAtStart reports whether this run may skip looking at the Target
+// before each write (emptyTarget): a run that writes, into a Target that
+// lists no object, with a state that records none: a first baseline
+// into an empty prefix. One listing replaces a Stat (a bucket's HEAD)
+// per entry.
+func (e *engine) emptyAtStart(ctx context.Context) (bool, error) {
+	if e.tg == nil || e.st.readOnly || e.opt.Mode == ModeAudit {
+		return false, nil
+	}
+	recorded := false
+	if err := e.st.view(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketRes); b != nil {
+			k, _ := b.Cursor().First()
+			recorded = k != nil
+		}
+		return nil
+	}); err != nil || recorded {
+		return false, err
+	}
+	empty := true
+	err := e.tg.List(ctx, "", func(storage.Info) error {
+		empty = false
+		return errStopList
+	})
+	if err != nil && !errors.Is(err, errStopList) {
+		return false, toFS(err)
+	}
+	return empty, nil
+}
+
+var errStopList = errors.New("stop listing")
+
+// madeThisRun reports whether r describes an object this very run wrote
+// into a Target that was empty when it began (emptyTarget): its Version
+// is the one its commit returned, and no Stat is needed to tell it is
+// still ours. (An object changed since by someone else is found by the
+// next run, as one changed after a Stat would be.)
+func (e *engine) madeThisRun(r *Record) bool { return e.emptyTarget && r.Version != "" }
 
 // unchangedInfo reports whether fi is the file r records as installed: a
 // Target's object by the Version recorded, where there is one (an ETag

@@ -10,8 +10,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination"
+	"github.com/resourcesync-go/resourcesync/source"
 	"github.com/resourcesync-go/resourcesync/storage"
 	"github.com/resourcesync-go/resourcesync/storage/local"
 	"github.com/resourcesync-go/resourcesync/storage/mem"
@@ -295,6 +297,104 @@ func TestSyncIntoTargetVersionOwns(t *testing.T) {
 		if o, _, _ := st.Get(k); string(o.Data) != "ZZZZ" {
 			t.Errorf("%s, replaced in the Target, now %q", k, o.Data)
 		}
+	}
+}
+
+// statCounter is a Target that counts its Stats (its HEADs, on a bucket)
+// and the most Commits under way at once (each held 5 ms).
+type statCounter struct {
+	storage.Target
+	n             atomic.Int64
+	now, mostBusy atomic.Int64
+}
+
+func (s *statCounter) Stat(ctx context.Context, key string) (storage.Info, error) {
+	s.n.Add(1)
+	return s.Target.Stat(ctx, key)
+}
+
+func (s *statCounter) Create(ctx context.Context, key string, opt storage.PutOptions) (storage.Writer, error) {
+	w, err := s.Target.Create(ctx, key, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &busyWriter{Writer: w, s: s}, nil
+}
+
+type busyWriter struct {
+	storage.Writer
+	s *statCounter
+}
+
+func (w *busyWriter) Commit(ctx context.Context) (storage.Info, error) {
+	n := w.s.now.Add(1)
+	defer w.s.now.Add(-1)
+	for {
+		m := w.s.mostBusy.Load()
+		if n <= m || w.s.mostBusy.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	time.Sleep(5 * time.Millisecond)
+	return w.Writer.Commit(ctx)
+}
+
+// TestSyncIntoEmptyTargetNoStat: a first baseline into an empty Target
+// (no object under it, no record in the state) asks nothing per entry
+// before writing it: one listing showed nothing there, and each write's
+// NoReplace refuses whatever appears meanwhile (on a bucket a Stat is a
+// HEAD, one request per file). From a Resource Dump, its members are
+// written as many at a time as the sync's workers, whatever their
+// directories. An object someone put there first, or a state that names
+// objects, keeps the Stats; the mirror is exact either way.
+func TestSyncIntoEmptyTargetNoStat(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 60 {
+		writeFile(t, dir, fmt.Sprintf("d%d/f%02d.txt", i%2, i), []byte(fmt.Sprintf("file %d", i)))
+	}
+	ts := startSource(t, dir, nil, func(c *source.Config) { c.Dumps = true })
+	for _, noDump := range []bool{false, true} {
+		t.Run(fmt.Sprint("nodump=", noDump), func(t *testing.T) {
+			st := newMem(t)
+			tg := &statCounter{Target: st.Target("")}
+			state := t.TempDir()
+			opt := targetOpts(t, state, tg)
+			opt.NoDump = noDump
+			sr := one(t, mustSync(t, ts.base, opt))
+			if sr.Failed != 0 || (sr.FromDump == 60) == noDump {
+				t.Fatalf("baseline: %+v", sr)
+			}
+			sameObjects(t, dir, st, nil)
+			if n := tg.n.Load(); n != 0 {
+				t.Errorf("a first baseline into an empty Target made %d Stats, want 0", n)
+			}
+			if m := tg.mostBusy.Load(); m < 6 {
+				t.Errorf("at most %d objects written at once by 8 workers", m)
+			}
+			// Not empty any more: the next run looks at what is there.
+			writeFile(t, dir, "d0/f00.txt", []byte("edited"))
+			ts.update(t)
+			if sr := one(t, mustSync(t, ts.base, opt)); sr.Fetched != 1 || sr.Failed != 0 {
+				t.Fatalf("incremental: %+v", sr)
+			}
+			sameObjects(t, dir, st, nil)
+			if tg.n.Load() == 0 {
+				t.Error("an incremental sync into a Target did not Stat its objects")
+			}
+			writeFile(t, dir, "d0/f00.txt", []byte("file 0"))
+			ts.update(t)
+		})
+	}
+	// Someone's object there first: the baseline looks, and leaves it.
+	st := newMem(t)
+	st.Put("d1/f01.txt", []byte("someone else's"))
+	tg := &statCounter{Target: st.Target("")}
+	sr := one(t, mustSync(t, ts.base, targetOpts(t, t.TempDir(), tg)))
+	if sr.Failed != 1 || tg.n.Load() == 0 {
+		t.Fatalf("baseline over someone's object: %d Stats, %+v", tg.n.Load(), sr)
+	}
+	if o, _, _ := st.Get("d1/f01.txt"); string(o.Data) != "someone else's" {
+		t.Fatalf("someone's object overwritten: %q", o.Data)
 	}
 }
 

@@ -58,10 +58,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/resourcesync-go/resourcesync/aggregate"
 	"github.com/resourcesync-go/resourcesync/destination"
+	"github.com/resourcesync-go/resourcesync/internal/testing/s3test"
 	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
@@ -73,6 +78,7 @@ var (
 	modelSteps = flag.Int("model.steps", 25, "TestModel: steps per history")
 	// TestModelTarget runs fewer histories by default: CI's budget.
 	modelTargetN = flag.Int("model.target.n", 2, "TestModelTarget: number of histories (seeds model.first, ...)")
+	modelBucketN = flag.Int("model.bucket.n", 2, "TestModelBucket: number of histories (seeds model.first, ...)")
 )
 
 // genericTargetArg, first among a child's arguments, makes it write DEST
@@ -132,7 +138,7 @@ func TestModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("model-based test of real processes: runs without -short")
 	}
-	runModel(t, *modelN, false)
+	runModel(t, *modelN, nil)
 }
 
 // TestModelTarget is TestModel with DEST written through the generic
@@ -147,10 +153,108 @@ func TestModelTarget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("model-based test of real processes: runs without -short")
 	}
-	runModel(t, *modelTargetN, true)
+	runModel(t, *modelTargetN, func(h *history) {
+		h.generic, h.tstate = true, filepath.Join(h.t.TempDir(), "tstate")
+	})
 }
 
-func runModel(t *testing.T, n int, generic bool) {
+// TestModelBucket is TestModel with DEST a bucket: sync's children mirror
+// into s3://BUCKET/m on versitygw (internal/testing/s3test), reached
+// through the standard AWS chain from their environment (AWS_ENDPOINT_URL,
+// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION), the state in a
+// --state DIR. Every step (kill -9 included) is TestModel's; after each
+// complete sync the bucket's objects, listed and read by a plain SDK
+// client, must equal the model byte for byte (no extra object, nothing
+// staged left visible, a user's objects untouched), and the state must
+// own exactly the objects there, each record naming the object's ETag.
+// A fresh DEST empties the prefix and drops the state; a user's file is
+// an object PUT under the prefix by the plain client.
+//
+//	go test ./cmd/resourcesync -run '^TestModelBucket$' -count=1 -model.bucket.n=20 -timeout=0
+func TestModelBucket(t *testing.T) {
+	if testing.Short() {
+		t.Skip("model-based test of real processes: runs without -short")
+	}
+	srv := s3test.Shared(t)
+	srv.SetEnv(t) // inherited by the children
+	runModel(t, *modelBucketN, func(h *history) {
+		h.bkt = &bucketDest{srv: srv, name: srv.NewBucket(h.t), prefix: "m/", client: s3.New(s3.Options{
+			Region:       srv.Region,
+			BaseEndpoint: aws.String(srv.Endpoint),
+			UsePathStyle: true,
+			Credentials:  credentials.NewStaticCredentialsProvider(srv.AccessKey, srv.SecretKey, ""),
+		})}
+		h.tstate = filepath.Join(h.t.TempDir(), "tstate")
+	})
+}
+
+// bucketDest is TestModelBucket's DEST: a prefix of a bucket, read and
+// written by a plain SDK client (no code of storage/s3).
+type bucketDest struct {
+	srv    *s3test.Server
+	name   string
+	prefix string // ends in "/"
+	client *s3.Client
+}
+
+func (b *bucketDest) loc() string { return "s3://" + b.name + "/" + strings.TrimSuffix(b.prefix, "/") }
+
+// objects lists the prefix and reads every object: key (below the
+// prefix) -> bytes and ETag (unquoted, as storage.Info.Version).
+func (b *bucketDest) objects(ctx context.Context) (map[string]file, error) {
+	m := map[string]file{}
+	p := s3.NewListObjectsV2Paginator(b.client, &s3.ListObjectsV2Input{Bucket: aws.String(b.name), Prefix: aws.String(b.prefix)})
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range out.Contents {
+			key := aws.ToString(o.Key)
+			r, err := b.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(b.name), Key: o.Key})
+			var gone *types.NoSuchKey
+			if errors.As(err, &gone) {
+				continue // removed since the listing (a follower at work)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("GET %s: %w", key, err)
+			}
+			body, err := io.ReadAll(r.Body)
+			r.Body.Close()
+			if err != nil {
+				return nil, fmt.Errorf("GET %s: %w", key, err)
+			}
+			m[strings.TrimPrefix(key, b.prefix)] = file{b: body, version: strings.Trim(aws.ToString(r.ETag), `"`)}
+		}
+	}
+	return m, nil
+}
+
+func (b *bucketDest) put(ctx context.Context, key string, body []byte) error {
+	_, err := b.client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(b.name), Key: aws.String(b.prefix + key), Body: bytes.NewReader(body)})
+	return err
+}
+
+// empty removes every object under the prefix.
+func (b *bucketDest) empty(ctx context.Context) error {
+	p := s3.NewListObjectsV2Paginator(b.client, &s3.ListObjectsV2Input{Bucket: aws.String(b.name), Prefix: aws.String(b.prefix)})
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return err
+		}
+		for _, o := range out.Contents {
+			if _, err := b.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(b.name), Key: o.Key}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// runModel runs the histories; setup, if not nil, chooses the DEST of
+// each before it starts.
+func runModel(t *testing.T, n int, setup func(*history)) {
 	seeds := []uint64{*modelSeed}
 	if *modelSeed == 0 {
 		seeds = nil
@@ -166,8 +270,8 @@ func runModel(t *testing.T, n int, generic bool) {
 	for _, seed := range seeds {
 		ok := t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			h := newHistory(t, seed, *modelSteps)
-			if generic {
-				h.generic, h.tstate = true, filepath.Join(t.TempDir(), "tstate")
+			if setup != nil {
+				setup(h)
 			}
 			h.run()
 		})
@@ -304,6 +408,8 @@ type history struct {
 	// in tstate (TestModelTarget).
 	generic bool
 	tstate  string
+	// bkt: DEST is a bucket, the state in tstate (TestModelBucket).
+	bkt *bucketDest
 }
 
 func newHistory(t *testing.T, seed uint64, steps int) *history {
@@ -344,6 +450,9 @@ func newHistory(t *testing.T, seed uint64, steps int) *history {
 			test := "TestModel"
 			if h.generic {
 				test = "TestModelTarget"
+			}
+			if h.bkt != nil {
+				test = "TestModelBucket"
 			}
 			t.Logf("reproduce: %sgo test ./cmd/resourcesync -run '^%s$' -count=1 -v -model.seed=%d -model.steps=%d", env, test, h.seed, h.steps)
 		}
@@ -862,7 +971,12 @@ func (h *history) freshDest() {
 	if err := os.RemoveAll(h.dest); err != nil {
 		h.fatalf("%v", err)
 	}
-	if h.generic { // the mirror and its state lost together, as a DIR's
+	if h.bkt != nil {
+		if err := h.bkt.empty(context.Background()); err != nil {
+			h.fatalf("empty the bucket: %v", err)
+		}
+	}
+	if h.generic || h.bkt != nil { // the mirror and its state lost together, as a DIR's
 		if err := os.RemoveAll(h.tstate); err != nil {
 			h.fatalf("%v", err)
 		}
@@ -878,6 +992,15 @@ func (h *history) addForeign() {
 	h.counter++
 	p := fmt.Sprintf("local-%d.note", h.counter)
 	b := []byte(fmt.Sprintf("a user's file %d\n", h.counter))
+	if h.bkt != nil {
+		if err := h.bkt.put(context.Background(), p, b); err != nil {
+			h.fatalf("put %s: %v", p, err)
+		}
+		h.foreign[p] = b
+		h.logf("  a user puts %q into the bucket", p)
+		h.stats["foreign files"]++
+		return
+	}
 	if err := os.MkdirAll(h.dest, 0o755); err != nil {
 		h.fatalf("%v", err)
 	}
@@ -896,6 +1019,10 @@ func (h *history) syncArgs(extra []string) []string {
 // withDest ends the sync command line args with DEST (and, through the
 // Target path, the marker and --state before them).
 func (h *history) withDest(args []string) []string {
+	if h.bkt != nil {
+		src := args[len(args)-1]
+		return append(args[:len(args)-1:len(args)-1], "--state", h.tstate, src, h.bkt.loc())
+	}
 	if !h.generic {
 		return append(args, h.dest)
 	}
@@ -907,7 +1034,7 @@ func (h *history) withDest(args []string) []string {
 // stateDB is the file of the sync state.
 func (h *history) stateDB() string {
 	dir := h.dest
-	if h.generic {
+	if h.generic || h.bkt != nil {
 		dir = h.tstate
 	}
 	return filepath.Join(dir, destination.StateDirName, "state.db")
@@ -1137,6 +1264,9 @@ func (h *history) follow() {
 			p.interrupt(20 * time.Second)
 			h.fatalf("%s: DEST did not catch up with the Source in 30s: %s\n%s", p, diffTrees(h.tree(), h.model), p.tail())
 		}
+		if h.bkt != nil {
+			time.Sleep(100 * time.Millisecond) // a bucket's tree is a listing and a GET each
+		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	h.logf("  follow: DEST caught up in %s", time.Since(start).Round(time.Millisecond))
@@ -1157,6 +1287,8 @@ type file struct {
 	b    []byte
 	mode os.FileMode
 	mt   int64
+	// version is a bucket's object's ETag (TestModelBucket).
+	version string
 }
 
 // tree reads DEST's files (not the state directory) as path -> bytes.
@@ -1171,6 +1303,13 @@ func (h *history) tree() map[string][]byte {
 }
 
 func (h *history) files() map[string]file {
+	if h.bkt != nil {
+		m, err := h.bkt.objects(context.Background())
+		if err != nil {
+			h.fatalf("list the bucket: %v", err)
+		}
+		return m
+	}
 	m := map[string]file{}
 	filepath.WalkDir(h.dest, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -1303,9 +1442,14 @@ func (h *history) check(what string) {
 	if !equalTrees(got, h.model) {
 		h.fatalf("after %s: DEST differs from the Source: %s", what, diffTrees(got, h.model))
 	}
-	// No empty directory left behind; directories made with the umask.
+	// No empty directory left behind; directories made with the umask
+	// (a bucket has none).
 	var badDirs []string
-	filepath.WalkDir(h.dest, func(p string, d fs.DirEntry, err error) error {
+	walkDirs := h.dest
+	if h.bkt != nil {
+		walkDirs = ""
+	}
+	filepath.WalkDir(walkDirs, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() || p == h.dest {
 			return nil
 		}
@@ -1333,7 +1477,10 @@ func (h *history) check(what string) {
 			problems = append(problems, fmt.Sprintf("%s: record length %d, file %d", p, r.Length, len(f.b)))
 		case r.SHA256 != "" && r.SHA256 != sha(f.b):
 			problems = append(problems, fmt.Sprintf("%s: record sha-256 %s, file %s", p, r.SHA256, sha(f.b)))
-		case r.MTime != f.mt:
+		case h.bkt != nil && r.Version != f.version:
+			// A bucket's object is ours by its ETag (what IfVersion sends).
+			problems = append(problems, fmt.Sprintf("%s: record version %q, object's ETag %q", p, r.Version, f.version))
+		case h.bkt == nil && r.MTime != f.mt:
 			problems = append(problems, fmt.Sprintf("%s: record mtime %d, file %d", p, r.MTime, f.mt))
 		case r.NotOwned:
 			problems = append(problems, fmt.Sprintf("%s: written by resourcesync, recorded as not owned", p))
@@ -1357,6 +1504,9 @@ func (h *history) check(what string) {
 	want := 0o666 &^ h.umask
 	var bad []string
 	for p, f := range files {
+		if h.bkt != nil {
+			break // objects have no mode
+		}
 		if f.mode.Perm() != want {
 			bad = append(bad, fmt.Sprintf("%s %v", p, f.mode.Perm()))
 		}

@@ -62,13 +62,79 @@ const listPage = 1000
 // after which a listing is taken for one that never ends.
 const maxEmptyPages = 1000
 
+// listed is a page of a listing, or the error that ends it.
+type listed struct {
+	out *s3.ListObjectsV2Output
+	err error
+}
+
+// list hands out the keys page by page while the next page is being
+// fetched: the caller's work on a page and the server's on the next
+// overlap, and at most two pages are held.
 func (b *bucket) list(ctx context.Context, after string, fn func(storage.Info) error) error {
 	start := ""
 	if after != "" {
 		start = b.full(after)
 	}
-	var token *string
+	ctx, cancel := context.WithCancel(ctx)
+	pages := make(chan listed, 1)
+	go b.pages(ctx, start, pages)
+	defer func() {
+		cancel()
+		for range pages { // the fetcher ends before List returns
+		}
+	}()
 	last := start
+	for pg := range pages {
+		if pg.err != nil {
+			return pg.err
+		}
+		out := pg.out
+		for _, o := range out.Contents {
+			full := aws.ToString(o.Key)
+			if out.EncodingType == types.EncodingTypeUrl {
+				// A server that does not encode does not say it does.
+				var err error
+				if full, err = url.QueryUnescape(full); err != nil {
+					return b.wrap("LIST", "", fmt.Errorf("the server listed the URL-encoded key %q: %w", aws.ToString(o.Key), err), 0)
+				}
+			}
+			if full <= last {
+				return b.wrap("LIST", "", fmt.Errorf("the server listed %q after %q: not in byte order", full, last), 0)
+			}
+			last = full
+			key, ok := strings.CutPrefix(full, b.prefix)
+			if !ok || !storage.ValidKey(key) {
+				continue // a folder marker "dir/", or a key no storage can hold
+			}
+			if err := fn(storage.Info{
+				Key:     key,
+				Size:    aws.ToInt64(o.Size),
+				ModTime: aws.ToTime(o.LastModified),
+				Version: version(aws.ToString(o.ETag)),
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	// The fetcher stops without a word when ctx ends: a listing cut
+	// short must not read as a complete one.
+	return ctx.Err()
+}
+
+// pages fetches the pages of a listing after start into ch, which it
+// closes; it stops at the first error (sent) or when ctx ends.
+func (b *bucket) pages(ctx context.Context, start string, ch chan<- listed) {
+	defer close(ch)
+	send := func(pg listed) bool {
+		select {
+		case ch <- pg:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	var token *string
 	empty := 0 // truncated pages in a row without a key
 	for {
 		in := &s3.ListObjectsV2Input{
@@ -91,46 +157,19 @@ func (b *bucket) list(ctx context.Context, after string, fn func(storage.Info) e
 			out, err = b.client.ListObjectsV2(ctx, in)
 			return err
 		})
-		if err != nil {
-			return err
-		}
-		for _, o := range out.Contents {
-			full := aws.ToString(o.Key)
-			if out.EncodingType == types.EncodingTypeUrl {
-				// A server that does not encode does not say it does.
-				if full, err = url.QueryUnescape(full); err != nil {
-					return b.wrap("LIST", "", fmt.Errorf("the server listed the URL-encoded key %q: %w", aws.ToString(o.Key), err), 0)
-				}
-			}
-			if full <= last {
-				return b.wrap("LIST", "", fmt.Errorf("the server listed %q after %q: not in byte order", full, last), 0)
-			}
-			last = full
-			key, ok := strings.CutPrefix(full, b.prefix)
-			if !ok || !storage.ValidKey(key) {
-				continue // a folder marker "dir/", or a key no storage can hold
-			}
-			if err := fn(storage.Info{
-				Key:     key,
-				Size:    aws.ToInt64(o.Size),
-				ModTime: aws.ToTime(o.LastModified),
-				Version: version(aws.ToString(o.ETag)),
-			}); err != nil {
-				return err
-			}
-		}
-		if !aws.ToBool(out.IsTruncated) || out.NextContinuationToken == nil {
-			return nil
+		if !send(listed{out: out, err: err}) || err != nil || !aws.ToBool(out.IsTruncated) || out.NextContinuationToken == nil {
+			return
 		}
 		// A listing whose pages bring no key and hand back the token
 		// they were asked with, or a new one for ever, would never end
-		// (the byte-order check above catches one that repeats keys).
-		// Empty truncated pages happen (many keys removed), not
-		// maxEmptyPages in a row.
+		// (the byte-order check catches one that repeats keys). Empty
+		// truncated pages happen (many keys removed), not maxEmptyPages
+		// in a row.
 		if len(out.Contents) > 0 {
 			empty = 0
 		} else if empty++; empty >= maxEmptyPages || (token != nil && *out.NextContinuationToken == *token) {
-			return b.wrap("LIST", "", fmt.Errorf("the server's listing does not end: %d pages in a row without a key, continuation token %q", empty, *out.NextContinuationToken), 0)
+			send(listed{err: b.wrap("LIST", "", fmt.Errorf("the server's listing does not end: %d pages in a row without a key, continuation token %q", empty, *out.NextContinuationToken), 0)})
+			return
 		}
 		token = out.NextContinuationToken
 	}

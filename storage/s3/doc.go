@@ -53,8 +53,9 @@
 //
 // # Reading (Content)
 //
-// List pages through ListObjectsV2 (1,000 keys a page, memory flat) in
-// the server's order, UTF-8 binary order, which is byte order; a server
+// List pages through ListObjectsV2 (1,000 keys a page, the next one
+// fetched while the caller works on the current one: two pages at most,
+// memory flat) in the server's order, UTF-8 binary order, which is byte order; a server
 // that lists out of order is an error. Keys that are not storage keys
 // (folder markers "dir/", "a//b", "." or ".." components) are skipped.
 // Version is the ETag without its quotes. ModTime is the "mtime" metadata
