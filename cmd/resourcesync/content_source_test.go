@@ -9,13 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/storage"
 	"github.com/resourcesync-go/resourcesync/storage/mem"
 )
 
 // TestPublishContent: publish takes a location of a registered storage
-// (mem:// here, s3://BUCKET/PREFIX in use) as DIR; without --state or
-// --store it says why instead of writing into a DIR/.resourcesync that
-// does not exist; an emptied one is refused as an empty DIR is.
+// (mem:// here, s3://BUCKET/PREFIX in use) as DIR; without --state its
+// state goes under the user's state directory (named after the location,
+// said on the first run), never into a DIR/.resourcesync that does not
+// exist; an emptied one is refused as an empty DIR is.
 func TestPublishContent(t *testing.T) {
 	name := "cli-publish"
 	mem.Forget(name)
@@ -27,9 +29,18 @@ func TestPublishContent(t *testing.T) {
 	out, state := t.TempDir(), t.TempDir()
 	args := []string{"publish", "--base-url", "http://127.0.0.1:1/", "--out", out}
 
+	xdg := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", xdg)
 	code, _, stderr := runCLI(t, append(args, "mem://"+name)...)
-	if code != exitUsage || !strings.Contains(stderr, "--state") || !strings.Contains(stderr, "not a local directory") {
+	defState := filepath.Join(xdg, "resourcesync", "sources", storage.FileName("mem://"+name))
+	if code != 0 || !strings.Contains(stderr, "kept in "+defState) {
 		t.Fatalf("no --state: exit %d, %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(defState, "default")); err != nil {
+		t.Fatalf("no state in the default place: %v", err)
+	}
+	if code, _, stderr = runCLI(t, append(args, "mem://"+name)...); code != 0 || strings.Contains(stderr, "kept in") {
+		t.Fatalf("second run without --state: exit %d, %s (the default is said on the first run only)", code, stderr)
 	}
 	code, _, stderr = runCLI(t, append(args, "--state", state, "mem://"+name)...)
 	if code != 0 {
@@ -84,8 +95,7 @@ func TestPublishContent(t *testing.T) {
 }
 
 // TestServeContent: serve publishes a storage location (mem:// here) as it
-// does a DIR, and sync mirrors it byte for byte; without --state it says
-// why.
+// does a DIR, and sync mirrors it byte for byte.
 func TestServeContent(t *testing.T) {
 	name := "cli-serve"
 	mem.Forget(name)
@@ -94,10 +104,6 @@ func TestServeContent(t *testing.T) {
 	want := map[string]string{"a.txt": "alpha", "sub/b c.txt": "beta", "ü/x": strings.Repeat("x", 300<<10)}
 	for k, v := range want {
 		ms.PutObject(k, mem.Object{Data: []byte(v), ModTime: time.Now().Add(-time.Hour)})
-	}
-	code, _, stderr := runCLI(t, "serve", "--addr", freeAddr(t), "--no-hub", "mem://"+name)
-	if code != exitUsage || !strings.Contains(stderr, "--state") {
-		t.Fatalf("serve without --state: exit %d, %s", code, stderr)
 	}
 	base, _ := startServe(t, "mem://"+name)
 	dest := t.TempDir()

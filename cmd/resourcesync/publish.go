@@ -27,7 +27,9 @@ NAME.xml it writes NAME.html (NAME.2.html, … beyond 1,000 entries), a page
 to read it in a browser, linked to the pages of the other documents
 (--no-html: none); a page is rewritten only when its document's bytes
 change. The layout is serve's (above).
-DIR may be a bucket, s3://BUCKET/PREFIX, scanned by listing; it needs --state or --store.
+DIR may be a bucket, s3://BUCKET/PREFIX, scanned by listing; its state is then
+kept under the user's state directory (~/.local/state/resourcesync/sources/)
+unless --state says where.
 OUT may be one too: the documents are written into STATE/out, then each new
 or rewritten one is uploaded with its Content-Type (application/xml, text/html,
 application/zip, text/plain for robots.txt); STATE/out.uploaded records what
@@ -51,7 +53,7 @@ var leadWait = 30 * time.Second
 const publishDescription = `Writes DIR's ResourceSync documents as static files into OUT, for any web
 server or object store that serves DIR's files at --base-url; a browser page
 NAME.html beside each. Run it again to record and publish what changed. DIR
-may be a bucket, s3://BUCKET/PREFIX (scanned by listing; needs --state).
+may be a bucket, s3://BUCKET/PREFIX (scanned by listing; state: --state).
 
 Examples:
   resourcesync publish --base-url https://data.example.org/ --out ./out ./data

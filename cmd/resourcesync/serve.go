@@ -20,7 +20,9 @@ const serveHelp = `Publishes DIR (or several named sets) as a ResourceSync Sourc
 keeps it up to date: every change found by a rescan (--rescan-interval) or a
 filesystem event (--watch) is recorded in a durable change journal, and the
 documents are published again.
-DIR may be a bucket, s3://BUCKET/PREFIX, rescanned by listing; it needs --state or --store.`
+DIR may be a bucket, s3://BUCKET/PREFIX, rescanned by listing; its state is then
+kept under the user's state directory (~/.local/state/resourcesync/sources/)
+unless --state says where.`
 
 // serveLayoutHelp is the help topic "layout": the URLs of a Source and
 // what a browser sees.
@@ -103,7 +105,7 @@ const serveEmptyHelp = `AN UNMOUNTED OR EMPTIED DIR
 // help topics (topics.go).
 const serveDescription = `Publishes DIR (or several --set directories) as a ResourceSync Source over
 HTTP, kept current by rescans and --watch, with change notifications. DIR may
-be a bucket, s3://BUCKET/PREFIX (rescanned by listing; needs --state or --store).
+be a bucket, s3://BUCKET/PREFIX (rescanned by listing; state: --state).
 
 Examples:
   resourcesync serve --watch ./collection

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -110,12 +113,21 @@ func sourceConfig(ctx context.Context, cmd *cli.Command, baseURL string, stderr 
 		return cfg, err
 	}
 	if cfg.StateDir == "" {
-		for _, sc := range cfg.Sets {
-			if sc.Content != nil {
-				return cfg, cli.Exit(fmt.Sprintf("%s is not a local directory (it has no DIR/.resourcesync): give --state DIR or --store bolt:PATH for its state", sc.Content.Location()), exitUsage)
+		if c := cfg.Sets[0].Content; c != nil {
+			// A bucket has no DIR/.resourcesync: the state (and serve's
+			// documents) go under the user's state directory, named after
+			// the first set's location, as a bucket mirror's do.
+			dir, err := userStateDir("sources", c.Location())
+			if err != nil {
+				return cfg, cli.Exit(fmt.Sprintf("%s is not a local directory and there is no user state directory (%v): give --state DIR", c.Location(), err), exitUsage)
 			}
+			if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+				fmt.Fprintf(stderr, "state of the Source %s kept in %s (--state DIR to choose)\n", c.Location(), dir)
+			}
+			cfg.StateDir = dir
+		} else {
+			cfg.StateDir = filepath.Join(cfg.Sets[0].Dir, ".resourcesync")
 		}
-		cfg.StateDir = filepath.Join(cfg.Sets[0].Dir, ".resourcesync")
 	}
 	cfg.OpenChangeList = !cmd.Bool("changelist-index")
 	cfg.Logger = commandLogger(cmd, stderr, slog.LevelInfo)

@@ -539,7 +539,15 @@ func openSyncDest(ctx context.Context, cmd *cli.Command, loc string, stderr io.W
 // where it is not set; the user's configuration directory on macOS and
 // Windows), NAME the location made a file name and a short digest of it,
 // so that two locations never share a state.
-func defaultTargetState(loc string) (string, error) {
+func defaultTargetState(loc string) (string, error) { return userStateDir("mirrors", loc) }
+
+// userStateDir is $XDG_STATE_HOME/resourcesync/KIND/NAME (~/.local/state
+// where it is not set; the user's configuration directory on macOS and
+// Windows), NAME the location made a file name and a short digest of it
+// (storage.FileName): where the state of a location that has no directory
+// of its own is kept by default (a bucket mirror: "mirrors"; a bucket
+// Source: "sources").
+func userStateDir(kind, loc string) (string, error) {
 	base := os.Getenv("XDG_STATE_HOME")
 	if base == "" {
 		switch runtime.GOOS {
@@ -557,5 +565,5 @@ func defaultTargetState(loc string) (string, error) {
 			base = filepath.Join(home, ".local", "state")
 		}
 	}
-	return filepath.Join(base, "resourcesync", "mirrors", storage.FileName(loc)), nil
+	return filepath.Join(base, "resourcesync", kind, storage.FileName(loc)), nil
 }
