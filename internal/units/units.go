@@ -79,6 +79,11 @@ func ParseBytes(s string) (int64, error) {
 	if v >= math.MaxInt64 || v <= math.MinInt64 {
 		return 0, fmt.Errorf("%q: too large", s)
 	}
+	if v == 0 && f != 0 {
+		// "0.4" or "0.0001KiB" would round to 0, which a limit reads as
+		// "none": refuse it rather than lift the limit silently.
+		return 0, fmt.Errorf("%q: less than one byte: give at least 1 (or 0)", s)
+	}
 	return int64(v), nil
 }
 

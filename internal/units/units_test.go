@@ -2,6 +2,7 @@ package units
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -73,4 +74,23 @@ func FuzzParseBytes(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseBytesBelowOne: a size or rate that is not zero but rounds to
+// zero bytes ("--min-rate 0.4", "0.0001KiB") is refused, never read as 0
+// (which the limits take as "no limit"); a written zero stays zero.
+func TestParseBytesBelowOne(t *testing.T) {
+	for _, s := range []string{"0.4", "0.0001KiB", "0.3/s", "-0.2"} {
+		if n, err := ParseBytes(strings.TrimSuffix(s, "/s")); err == nil {
+			t.Errorf("ParseBytes(%q) = %d, want an error", s, n)
+		}
+		if n, err := ParseRate(s); err == nil {
+			t.Errorf("ParseRate(%q) = %v, want an error", s, n)
+		}
+	}
+	for _, s := range []string{"0", "0.0", "0KiB", "0.0MiB", "0.6"} {
+		if _, err := ParseBytes(s); err != nil {
+			t.Errorf("ParseBytes(%q): %v", s, err)
+		}
+	}
 }
