@@ -51,8 +51,9 @@ type Options struct {
 
 // Store is an aggstore.Store on one bbolt file.
 type Store struct {
-	db  *bbolt.DB
-	now func() time.Time
+	db     *bbolt.DB
+	unmark func() // removes the holder record (boltdb.MarkHolder)
+	now    func() time.Time
 	// instance tells this handle's heartbeats from an earlier one's (a
 	// process that was killed and restarted with the same node name).
 	instance []byte
@@ -77,6 +78,9 @@ func Open(path string, opts *Options) (*Store, error) {
 	db, err := boltdb.Open(path, &bbolt.Options{Timeout: o.LockTimeout, FreelistType: bbolt.FreelistMapType})
 	switch {
 	case errors.Is(err, boltdb.ErrLocked):
+		if h := boltdb.Holder(path); h != "" {
+			return nil, fmt.Errorf("boltstore: %s is held open by %s (stop it, or give this aggregator another --store): %w", path, h, ErrLocked)
+		}
 		return nil, fmt.Errorf("boltstore: %s: %w", path, ErrLocked)
 	case errors.Is(err, boltdb.ErrCorrupt):
 		return nil, fmt.Errorf("boltstore: open %s: %w: %v", path, ErrCorrupt, err)
@@ -101,13 +105,17 @@ func Open(path string, opts *Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("boltstore: init %s: %w", path, mapErr(err))
 	}
-	return &Store{db: db, now: o.Now, instance: []byte(rand.Text())}, nil
+	// The holder record, so that "locked" can say by whom.
+	return &Store{db: db, now: o.Now, instance: []byte(rand.Text()), unmark: boltdb.MarkHolder(path)}, nil
 }
 
 // Close closes the file; leases stay until they expire.
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
+	}
+	if s.unmark != nil {
+		s.unmark()
 	}
 	return s.db.Close()
 }

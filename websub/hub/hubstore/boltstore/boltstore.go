@@ -46,6 +46,7 @@ type Options struct {
 // Store is a hubstore.Store on one bbolt file.
 type Store struct {
 	db     *bbolt.DB
+	unmark func() // removes the holder record (boltdb.MarkHolder)
 	w      shared.Watchers
 	closed atomic.Bool
 
@@ -73,6 +74,9 @@ func Open(path string, opts *Options) (*Store, error) {
 	}
 	db, err := boltdb.Open(path, &bbolt.Options{Timeout: 2 * time.Second, FreelistType: bbolt.FreelistMapType})
 	if errors.Is(err, boltdb.ErrLocked) {
+		if h := boltdb.Holder(path); h != "" {
+			return nil, fmt.Errorf("boltstore: %s is held open by %s (stop it, or give this hub another --state): %w", path, h, hubstore.ErrLocked)
+		}
 		return nil, fmt.Errorf("boltstore: %s is held open by another process: %w", path, hubstore.ErrLocked)
 	}
 	if err != nil {
@@ -120,6 +124,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("boltstore: init %s: %w", path, err)
 	}
+	s.unmark = boltdb.MarkHolder(path) // so that "locked" can say by whom
 	return s, nil
 }
 
@@ -830,5 +835,8 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.w.Close()
+	if s.unmark != nil {
+		s.unmark()
+	}
 	return s.db.Close()
 }
