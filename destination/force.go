@@ -134,6 +134,32 @@ func (d *targetDir) sameBytes(key, version, old string) bool {
 	}
 }
 
+// oldTaken reports whether abs+ForceSuffix holds something other than
+// the file at abs, which makes --force refuse the resource: for a dry
+// run to say so. Not taken: a second name of the same file (a local
+// DEST's hard link, left by a killed run), or, in a Target, an object of
+// the same size and version (the copy a killed run made; what the real
+// run compares byte for byte).
+func (p *pass) oldTaken(abs string) bool {
+	if p.e.dir == nil {
+		return false
+	}
+	old, err := p.e.dir.Lstat(abs + ForceSuffix)
+	if err != nil {
+		return false
+	}
+	if d, ok := p.e.dir.(localDir); ok {
+		return !d.Dir.SameFile(abs, abs+ForceSuffix)
+	}
+	cur, err := p.e.dir.Lstat(abs)
+	if err != nil {
+		return true
+	}
+	a, aok := cur.Sys().(storage.Info)
+	b, bok := old.Sys().(storage.Info)
+	return !aok || !bok || a.Size != b.Size || a.Version == "" || a.Version != b.Version
+}
+
 // keepOld keeps the file at j's path that Options.Force replaces (see
 // the KeepOld methods); the error, a failure of that resource, says why
 // it is not replaced.

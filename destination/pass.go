@@ -422,6 +422,13 @@ func (p *pass) work(j job, dirs *fetch.Parents) {
 	if p.e.opt.DryRun {
 		msg := "dry run"
 		if force {
+			if p.oldTaken(abs) {
+				// The real run would refuse it: say so now (a copy a
+				// killed run left of the same bytes, which the real run
+				// takes as done, is the one case this overstates).
+				p.fail(j.uri, j.rel, j.e.EventTime(), fmt.Errorf("dry run: %w: %s is here already and differs from the Source's, and %s%s is taken too: would not be replaced with --force (move one of them away)", ErrNotOwned, j.rel, j.rel, ForceSuffix))
+				return
+			}
 			msg += "; would replace a file not written by resourcesync, kept as " + j.rel + ForceSuffix
 			p.count(func(sr *SetReport) { sr.Replaced++ })
 		}

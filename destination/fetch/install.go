@@ -217,6 +217,22 @@ func (d *Dir) Link(abs, to string) error {
 	return err
 }
 
+// SameFile reports whether abs and to are two names of one file (neither
+// reached through a symbolic link).
+func (d *Dir) SameFile(abs, to string) bool {
+	rel, err := d.Rel(abs)
+	if err != nil {
+		return false
+	}
+	toRel, err := d.Rel(to)
+	if err != nil || d.check(rel, "read", true) != nil || d.check(toRel, "read", true) != nil {
+		return false
+	}
+	a, aerr := d.root.Lstat(rel)
+	b, berr := d.root.Lstat(toRel)
+	return aerr == nil && berr == nil && os.SameFile(a, b)
+}
+
 // Rename moves the file at abs to to, only where nothing is at to (an
 // error wrapping fs.ErrExist otherwise; checked just before the rename,
 // so a file created in between would be replaced). For file systems
