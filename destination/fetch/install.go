@@ -208,9 +208,7 @@ func (d *Dir) Link(abs, to string) error {
 	if errors.Is(err, fs.ErrExist) {
 		// The second name made already, by a run killed before it
 		// replaced the first: done.
-		a, aerr := d.root.Lstat(rel)
-		b, berr := d.root.Lstat(toRel)
-		if aerr == nil && berr == nil && os.SameFile(a, b) {
+		if d.SameFile(abs, to) {
 			return nil
 		}
 	}
