@@ -202,12 +202,14 @@ func (s *Stream) JournalPage(ctx context.Context, st store.Store, n int64, loc f
 
 // Baseline begins a stream: it reads the journal's last seq and then every
 // resource of st's inventory, and calls emit with each baseline page, in
-// order (page 0 starts with the Refresh). Memory holds one page. The
+// order (page 0 starts with the Refresh), and the stream as far as it is
+// known, enough to render that page (WritePage, WriteNode with the
+// stream's BaseSeq as last). Memory holds one page. The
 // returned Stream (with BaseURL and PageSize as given) is to be kept with
 // the pages. A resource created after the seq was read may be in the
 // inventory too: its journal record follows in a journal page, which a
 // consumer applies after the baseline's Create.
-func Baseline(ctx context.Context, st store.Store, s Stream, loc func(string) string, emit func(n int64, items []Item) error) (Stream, error) {
+func Baseline(ctx context.Context, st store.Store, s Stream, loc func(string) string, emit func(s *Stream, n int64, items []Item) error) (Stream, error) {
 	ss, err := st.Stats(ctx)
 	if err != nil {
 		return s, fmt.Errorf("feed: %w", err)
@@ -234,7 +236,8 @@ func Baseline(ctx context.Context, st store.Store, s Stream, loc func(string) st
 			return s, fmt.Errorf("feed: %w", err)
 		}
 		if len(items) == size {
-			if err := emit(n, items); err != nil {
+			s.BaseItems = count + 1 // more to come: page n is not the last
+			if err := emit(&s, n, items); err != nil {
 				return s, err
 			}
 			n++
@@ -246,7 +249,7 @@ func Baseline(ctx context.Context, st store.Store, s Stream, loc func(string) st
 		count++
 	}
 	s.BaseItems = count
-	if err := emit(n, items); err != nil {
+	if err := emit(&s, n, items); err != nil {
 		return s, err
 	}
 	return s, nil

@@ -89,7 +89,7 @@ func TestStreamPages(t *testing.T) {
 	st := memstore.New().Open("s")
 	fill(t, st, 6, 9)
 	base := map[int64][]Item{}
-	s, err := Baseline(ctx, st, Stream{BaseURL: "http://127.0.0.1/feed/", PageSize: 4}, loc, func(n int64, items []Item) error {
+	s, err := Baseline(ctx, st, Stream{BaseURL: "http://127.0.0.1/feed/", PageSize: 4}, loc, func(_ *Stream, n int64, items []Item) error {
 		base[n] = append([]Item(nil), items...)
 		return nil
 	})
