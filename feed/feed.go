@@ -27,6 +27,17 @@ const (
 	StreamFile     = "ldes.ttl"
 )
 
+// ViewFile is the LDES view's file name (the root node), and
+// DefaultSegmentSize the number of pages a segment node links.
+const (
+	ViewFile           = "view.ttl"
+	DefaultSegmentSize = 100
+)
+
+// SegmentFile is the file name of LDES segment node k: the node linking
+// pages k·SegmentSize … (k+1)·SegmentSize-1.
+func SegmentFile(k int64) string { return "seg-" + strconv.FormatInt(k, 10) + ".ttl" }
+
 // PageFile is the file name of Change Discovery page n.
 func PageFile(n int64) string { return "page-" + strconv.FormatInt(n, 10) + ".json" }
 
@@ -52,6 +63,9 @@ type Stream struct {
 	BaseURL string
 	// PageSize is the number of items per page; DefaultPageSize if 0.
 	PageSize int
+	// SegmentSize is the number of pages an LDES segment node links;
+	// DefaultSegmentSize if 0.
+	SegmentSize int
 	// BaseSeq is the journal's last seq when the stream began: journal
 	// pages hold the records after it.
 	BaseSeq uint64
@@ -68,6 +82,38 @@ func (s *Stream) size() int64 {
 		return DefaultPageSize
 	}
 	return int64(s.PageSize)
+}
+
+// Segment returns the number of pages per segment.
+func (s *Stream) Segment() int64 {
+	if s.SegmentSize <= 0 {
+		return DefaultSegmentSize
+	}
+	return int64(s.SegmentSize)
+}
+
+// FirstTime returns the least time of page n's items: the baseline's
+// time, the time of the page's first journal record, or, for a page
+// still empty, the journal's last time (later items are not earlier).
+func (s *Stream) FirstTime(ctx context.Context, st store.Store, n int64) (time.Time, error) {
+	if n < s.BasePages() {
+		return s.BaseTime, nil
+	}
+	from, _ := s.SeqRange(n)
+	for c, err := range st.Journal(ctx, from) {
+		if err != nil {
+			return time.Time{}, fmt.Errorf("feed: %w", err)
+		}
+		return c.Time.UTC(), nil
+	}
+	ss, err := st.Stats(ctx)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("feed: %w", err)
+	}
+	if ss.LastTime.After(s.BaseTime) {
+		return ss.LastTime.UTC(), nil
+	}
+	return s.BaseTime, nil
 }
 
 // BasePages is the number of baseline pages.

@@ -55,7 +55,7 @@ func dateTime(t time.Time) string { return `"` + t.UTC().Format(time.RFC3339Nano
 func (s *Stream) writeStreamTurtle(w *bufio.Writer, members []string) {
 	w.WriteString(iri(s.StreamURL()))
 	w.WriteString(" a ldes:EventStream ;\n  ldes:timestampPath as:published ;\n  ldes:versionOfPath dcterms:isVersionOf ;\n  tree:view ")
-	w.WriteString(iri(s.NodeURL(0)))
+	w.WriteString(iri(s.ViewURL()))
 	for i, m := range members {
 		if i == 0 {
 			w.WriteString(" ;\n  tree:member ")
@@ -68,7 +68,7 @@ func (s *Stream) writeStreamTurtle(w *bufio.Writer, members []string) {
 }
 
 // WriteStream writes the ldes:EventStream document (Turtle, or JSON-LD
-// when jsonld): the stream's paths and its view, node 0.
+// when jsonld): the stream's paths and its view (see WriteView).
 func (s *Stream) WriteStream(w io.Writer, jsonld bool) error {
 	if jsonld {
 		return encodeJSON(w, map[string]any{"@context": jsonldContext, "@graph": []any{s.streamJSON(nil)}})
@@ -202,7 +202,7 @@ type jsonMember struct {
 
 func (s *Stream) streamJSON(members []idRef) jsonStream {
 	return jsonStream{ID: s.StreamURL(), Type: "ldes:EventStream", Timestamp: idRef{"as:published"},
-		VersionOf: idRef{"dcterms:isVersionOf"}, View: idRef{s.NodeURL(0)}, Member: members}
+		VersionOf: idRef{"dcterms:isVersionOf"}, View: idRef{s.ViewURL()}, Member: members}
 }
 
 func jsonTime(t time.Time) typed { return typed{t.UTC().Format(time.RFC3339Nano), "xsd:dateTime"} }
@@ -236,4 +236,59 @@ func (s *Stream) writeNodeJSON(w io.Writer, n int64, items []Item, hasNext bool)
 		graph = append(graph, m)
 	}
 	return encodeJSON(w, map[string]any{"@context": jsonldContext, "@graph": graph})
+}
+
+// Bound is a relation's target: a node (a page or a segment) and the
+// least as:published of its members.
+type Bound struct {
+	URL  string
+	From time.Time
+}
+
+// ViewURL is the IRI of the stream's view, the root node (ViewFile).
+func (s *Stream) ViewURL() string { return s.BaseURL + ViewFile }
+
+// SegmentURL is the IRI of segment node k (SegmentFile).
+func (s *Stream) SegmentURL(k int64) string { return s.BaseURL + SegmentFile(k) }
+
+// WriteView writes the view: the root tree:Node, with a
+// tree:GreaterThanOrEqualToRelation to every segment (bounds, oldest
+// first). It changes with every new segment, and it is the one document
+// a client that resumes must fetch again: ldes-client does not fetch a
+// page it saw immutable again, so it reaches the new pages through the
+// view and the last segment, never through the chain of pages alone.
+func (s *Stream) WriteView(w io.Writer, segments []Bound, jsonld bool) error {
+	return s.writeIndex(w, s.ViewURL(), segments, jsonld)
+}
+
+// WriteSegment writes segment node k: a tree:Node with a relation to each
+// of its pages (at most SegmentSize; bounds oldest first). A segment
+// whose pages are all full never changes.
+func (s *Stream) WriteSegment(w io.Writer, k int64, pages []Bound, jsonld bool) error {
+	return s.writeIndex(w, s.SegmentURL(k), pages, jsonld)
+}
+
+func (s *Stream) writeIndex(w io.Writer, self string, to []Bound, jsonld bool) error {
+	if jsonld {
+		node := jsonNode{ID: self, Type: "tree:Node"}
+		for _, b := range to {
+			node.Relation = append(node.Relation, jsonRelation{Type: "tree:GreaterThanOrEqualToRelation", Node: idRef{b.URL},
+				Path: idRef{"as:published"}, Value: jsonTime(b.From)})
+		}
+		return encodeJSON(w, map[string]any{"@context": jsonldContext, "@graph": []any{s.streamJSON(nil), node}})
+	}
+	bw := bufio.NewWriter(w)
+	bw.WriteString(turtlePrefixes)
+	s.writeStreamTurtle(bw, nil)
+	bw.WriteString(iri(self))
+	bw.WriteString(" a tree:Node")
+	for _, b := range to {
+		bw.WriteString(" ;\n  tree:relation [ a tree:GreaterThanOrEqualToRelation ;\n    tree:node ")
+		bw.WriteString(iri(b.URL))
+		bw.WriteString(" ;\n    tree:path as:published ;\n    tree:value ")
+		bw.WriteString(dateTime(b.From))
+		bw.WriteString(" ]")
+	}
+	bw.WriteString(" .\n")
+	return bw.Flush()
 }

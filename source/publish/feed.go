@@ -31,6 +31,8 @@ type feedState struct {
 	Final int64 `json:"final"`
 	// Last is the journal's last seq the last page was written with.
 	Last uint64 `json:"last"`
+	// FinalSeg: LDES segments 0 … FinalSeg-1 are written and never change.
+	FinalSeg int64 `json:"final_seg"`
 }
 
 func (f *feedState) stream() feed.Stream {
@@ -69,6 +71,9 @@ func (p *publisher) feeds(ctx context.Context, s *Set) error {
 		if err != nil {
 			return err
 		}
+		if err := syncFS(p.cfg.Out); err != nil {
+			return err
+		}
 		fs = feedState{BaseURL: base, PageSize: p.cfg.FeedPageSize, BaseSeq: st.BaseSeq, BaseItems: st.BaseItems,
 			BaseTime: st.BaseTime, Final: st.BasePages(), Last: ^uint64(0)}
 		if err := putMeta(ctx, s.Store, metaFeed, fs); err != nil {
@@ -93,7 +98,11 @@ func (p *publisher) feeds(ctx context.Context, s *Set) error {
 			return err
 		}
 	}
-	if err := writeAtomic(p.file(dir+feed.CollectionFile), func(w io.Writer) error { return st.WriteCollection(w, last) }); err != nil {
+	finalSeg, err := p.feedIndex(ctx, s, dir, &st, fs.FinalSeg, pages)
+	if err != nil {
+		return err
+	}
+	if err := writeAtomicLater(p.file(dir+feed.CollectionFile), func(w io.Writer) error { return st.WriteCollection(w, last) }); err != nil {
 		return err
 	}
 	for _, jsonld := range []bool{false, true} {
@@ -101,11 +110,14 @@ func (p *publisher) feeds(ctx context.Context, s *Set) error {
 		if jsonld {
 			name = feed.JSONLDName(name)
 		}
-		if err := writeAtomic(p.file(dir+name), func(w io.Writer) error { return st.WriteStream(w, jsonld) }); err != nil {
+		if err := writeAtomicLater(p.file(dir+name), func(w io.Writer) error { return st.WriteStream(w, jsonld) }); err != nil {
 			return err
 		}
 	}
-	fs.Final, fs.Last = pages-1, last
+	if err := syncFS(p.cfg.Out); err != nil {
+		return err
+	}
+	fs.Final, fs.Last, fs.FinalSeg = pages-1, last, finalSeg
 	if err := putMeta(ctx, s.Store, metaFeed, fs); err != nil {
 		return err
 	}
@@ -115,14 +127,14 @@ func (p *publisher) feeds(ctx context.Context, s *Set) error {
 // writeFeedPage writes page n in its three files: Change Discovery JSON,
 // LDES Turtle and JSON-LD.
 func (p *publisher) writeFeedPage(dir string, st *feed.Stream, n int64, items []feed.Item, last uint64) error {
-	if err := writeAtomic(p.file(dir+feed.PageFile(n)), func(w io.Writer) error { return st.WritePage(w, n, items, last) }); err != nil {
+	if err := writeAtomicLater(p.file(dir+feed.PageFile(n)), func(w io.Writer) error { return st.WritePage(w, n, items, last) }); err != nil {
 		return err
 	}
 	node := feed.NodeFile(n)
-	if err := writeAtomic(p.file(dir+node), func(w io.Writer) error { return st.WriteNode(w, n, items, last, false) }); err != nil {
+	if err := writeAtomicLater(p.file(dir+node), func(w io.Writer) error { return st.WriteNode(w, n, items, last, false) }); err != nil {
 		return err
 	}
-	return writeAtomic(p.file(dir+feed.JSONLDName(node)), func(w io.Writer) error { return st.WriteNode(w, n, items, last, true) })
+	return writeAtomicLater(p.file(dir+feed.JSONLDName(node)), func(w io.Writer) error { return st.WriteNode(w, n, items, last, true) })
 }
 
 // feedLinks returns the links to a set's feeds: rs:ln rel="alternate"
@@ -137,4 +149,57 @@ func (p *publisher) feedLinks(set string) []rs.Link {
 		{Rel: "alternate", Type: activity.MediaType, Href: dir + feed.CollectionFile},
 		{Rel: "alternate", Type: feed.Turtle, Href: dir + feed.StreamFile},
 	}
+}
+
+// feedIndex writes the LDES segments from segment from on (each links
+// its pages; the ones written before are final) and the view linking
+// every segment, and returns the number of leading final segments. It
+// reads one journal record per page of the segments it writes and per
+// segment: bounded by the segment size and the number of segments, not
+// by the journal.
+func (p *publisher) feedIndex(ctx context.Context, s *Set, dir string, st *feed.Stream, from, pages int64) (int64, error) {
+	per := st.Segment()
+	segs := (pages-1)/per + 1
+	final := from
+	for k := from; k < segs; k++ {
+		var bounds []feed.Bound
+		for n := k * per; n < min((k+1)*per, pages); n++ {
+			t, err := st.FirstTime(ctx, s.Store, n)
+			if err != nil {
+				return 0, err
+			}
+			bounds = append(bounds, feed.Bound{URL: st.NodeURL(n), From: t})
+		}
+		name := feed.SegmentFile(k)
+		for _, jsonld := range []bool{false, true} {
+			f := name
+			if jsonld {
+				f = feed.JSONLDName(name)
+			}
+			if err := writeAtomicLater(p.file(dir+f), func(w io.Writer) error { return st.WriteSegment(w, k, bounds, jsonld) }); err != nil {
+				return 0, err
+			}
+		}
+		if (k+1)*per <= pages-1 {
+			final = k + 1
+		}
+	}
+	var view []feed.Bound
+	for k := range segs {
+		t, err := st.FirstTime(ctx, s.Store, k*per)
+		if err != nil {
+			return 0, err
+		}
+		view = append(view, feed.Bound{URL: st.SegmentURL(k), From: t})
+	}
+	for _, jsonld := range []bool{false, true} {
+		f := feed.ViewFile
+		if jsonld {
+			f = feed.JSONLDName(f)
+		}
+		if err := writeAtomicLater(p.file(dir+f), func(w io.Writer) error { return st.WriteView(w, view, jsonld) }); err != nil {
+			return 0, err
+		}
+	}
+	return final, nil
 }

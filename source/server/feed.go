@@ -41,13 +41,23 @@ func feedDoc(rel string) (name string, ok bool) {
 // pageNumber returns N of "page-N.json" or "ldes-N.ttl"/".jsonld".
 func pageNumber(name string) (int64, bool) {
 	base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, ".json"), ".ttl"), ".jsonld")
-	for _, p := range []string{"page-", "ldes-"} {
+	for _, p := range []string{"page-", "ldes-", "seg-"} {
 		if s, ok := strings.CutPrefix(base, p); ok {
 			n, err := strconv.ParseInt(s, 10, 64)
 			return n, err == nil && n >= 0
 		}
 	}
 	return 0, false
+}
+
+// nextFile names the document after name in its sequence (page N+1 for a
+// page or LDES node, segment N+1 for a segment): publish writes it only
+// once name is complete, and never rewrites name then.
+func nextFile(name string, n int64) string {
+	if strings.HasPrefix(name, "seg-") {
+		return feed.SegmentFile(n + 1)
+	}
+	return feed.PageFile(n + 1)
 }
 
 // ldesFormat picks the representation of an LDES document for an Accept
@@ -138,11 +148,10 @@ func (h *Handler) serveFeed(w http.ResponseWriter, r *http.Request, rel string) 
 		http.NotFound(w, r)
 		return true
 	}
-	// A page is full once the page after it exists: publish writes page
-	// N+1 only when page N is complete, and never rewrites it then.
+	// A page is full once the page after it exists (nextFile).
 	cc := feedGrowing
 	if n, ok := pageNumber(name); ok {
-		if g, err := openInside(h.Docs, dir+feed.PageFile(n+1)); err == nil {
+		if g, err := openInside(h.Docs, dir+nextFile(name, n)); err == nil {
 			g.Close()
 			cc = feedImmutable
 		}
