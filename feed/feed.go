@@ -19,9 +19,9 @@ const DefaultPageSize = 1000
 
 // File names of the documents, relative to Stream.BaseURL (and to the
 // directory they are written in). The LDES documents' IRIs are their
-// Turtle files' URLs, so that a static web server serves the stream; the
-// JSON-LD file beside each is the other representation of the same IRI,
-// which a server that negotiates gives to a client asking for JSON-LD.
+// Turtle files' URLs, so that a static web server serves the stream; a
+// server that negotiates gives the JSON-LD of the same IRI (ToJSONLD) to
+// a client asking for it.
 const (
 	CollectionFile = "collection.json"
 	StreamFile     = "ldes.ttl"
@@ -43,10 +43,6 @@ func PageFile(n int64) string { return "page-" + strconv.FormatInt(n, 10) + ".js
 
 // NodeFile is the file name of LDES node n (its Turtle representation).
 func NodeFile(n int64) string { return "ldes-" + strconv.FormatInt(n, 10) + ".ttl" }
-
-// JSONLDName returns the file name of the JSON-LD representation of the
-// LDES document whose Turtle file is name ("x.ttl" → "x.jsonld").
-func JSONLDName(name string) string { return strings.TrimSuffix(name, ".ttl") + ".jsonld" }
 
 // Media types of the LDES representations.
 const (

@@ -73,10 +73,10 @@ func render(t *testing.T, st store.Store, s Stream, base map[int64][]Item) (page
 		if err := s.WritePage(&b1, n, items, last); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.WriteNode(&b2, n, items, last, false); err != nil {
+		if err := s.WriteNode(&b2, n, items, last); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.WriteNode(&b3, n, items, last, true); err != nil {
+		if err := ToJSONLD(&b3, strings.NewReader(b2.String()), s.NodeURL(n)); err != nil {
 			t.Fatal(err)
 		}
 		pages[n], ttl[n], jld[n] = b1.String(), b2.String(), b3.String()
@@ -172,4 +172,45 @@ func TestStreamPages(t *testing.T) {
 	if c.TotalItems != 10+12 || c.First.ID != s.BaseURL+"page-0.json" || c.Last.ID != s.BaseURL+"page-6.json" {
 		t.Errorf("collection %s", b.String())
 	}
+}
+
+// TestWritePageIsJSON: the hand-written page equals encoding/json's
+// encoding of the same activity.Page, for strings that need escaping.
+func TestWritePageIsJSON(t *testing.T) {
+	s := Stream{BaseURL: "http://127.0.0.1/f\"eed/", PageSize: 3, BaseItems: 1, BaseSeq: 0, BaseTime: t0}
+	items := []Item{
+		{Key: "s1", Type: activity.Create, Object: "http://127.0.0.1/a\"b\\c\x01\u2028\xff<>&", Time: t0, Size: 3, MediaType: "text/plain; x=\"y\""},
+		{Key: "s2", Type: activity.Delete, Object: "http://127.0.0.1/é", Time: t0.Add(1500 * time.Millisecond), MediaType: "image/png"},
+	}
+	var got bytes.Buffer
+	if err := s.WritePage(&got, 1, items, 5); err != nil {
+		t.Fatal(err)
+	}
+	p := activity.Page{Context: activity.DiscoveryContext, ID: s.BaseURL + PageFile(1), Type: "OrderedCollectionPage",
+		PartOf: &activity.Ref{ID: s.CollectionURL(), Type: "OrderedCollection"}, StartIndex: 1,
+		Prev: s.pageRef(0), Next: s.pageRef(2)}
+	for i := range items {
+		p.OrderedItems = append(p.OrderedItems, s.activityOf(&items[i], 1))
+	}
+	var want bytes.Buffer
+	if err := encodeJSON(&want, p); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Errorf("got\n%s\nwant\n%s", got.String(), want.String())
+	}
+}
+
+// FuzzAppendString: appendString is encoding/json's string encoding.
+func FuzzAppendString(f *testing.F) {
+	f.Add("a\"b\\c\x01\u2028\xff")
+	f.Fuzz(func(t *testing.T, s string) {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		enc.Encode(s)
+		if got := string(appendString(nil, s)) + "\n"; got != want.String() {
+			t.Errorf("%q: got %s want %s", s, got, want.String())
+		}
+	})
 }

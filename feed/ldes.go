@@ -38,13 +38,6 @@ const turtlePrefixes = "@prefix tree: <" + TreeNS + "> .\n" +
 	"@prefix rs: <" + RSNS + "> .\n" +
 	"@prefix xsd: <" + xsdNS + "> .\n\n"
 
-// jsonldContext is the inline context of the JSON-LD documents: the same
-// prefixes as the Turtle.
-var jsonldContext = map[string]string{
-	"tree": TreeNS, "ldes": LDESNS, "as": ASNS, "dcterms": DCTermsNS,
-	"schema": SchemaNS, "rs": RSNS, "xsd": xsdNS,
-}
-
 func iri(s string) string { return rdf.IRI(s).String() }
 
 func literal(s string) string { return rdf.Literal(s).String() }
@@ -67,12 +60,10 @@ func (s *Stream) writeStreamTurtle(w *bufio.Writer, members []string) {
 	w.WriteString(" .\n\n")
 }
 
-// WriteStream writes the ldes:EventStream document (Turtle, or JSON-LD
-// when jsonld): the stream's paths and its view (see WriteView).
-func (s *Stream) WriteStream(w io.Writer, jsonld bool) error {
-	if jsonld {
-		return encodeJSON(w, map[string]any{"@context": jsonldContext, "@graph": []any{s.streamJSON(nil)}})
-	}
+// WriteStream writes the ldes:EventStream document in Turtle: the
+// stream's paths and its view (see WriteView). Every LDES document is
+// written in Turtle only; ToJSONLD gives the JSON-LD of any of them.
+func (s *Stream) WriteStream(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString(turtlePrefixes)
 	s.writeStreamTurtle(bw, nil)
@@ -92,16 +83,12 @@ func relationValue(items []Item, s *Stream) time.Time {
 }
 
 // WriteNode writes LDES node n, whose items (oldest first) are given, of
-// the stream whose journal's last seq is last, in Turtle (or JSON-LD when
-// jsonld): the stream with its members, the node with a
+// the stream whose journal's last seq is last, in Turtle: the stream with its members, the node with a
 // tree:GreaterThanOrEqualToRelation on as:published to the next node
 // (none on the last), and one member per change (the Refresh that begins
 // the baseline is no member).
-func (s *Stream) WriteNode(w io.Writer, n int64, items []Item, last uint64, jsonld bool) error {
+func (s *Stream) WriteNode(w io.Writer, n int64, items []Item, last uint64) error {
 	hasNext := n < s.Pages(last)-1
-	if jsonld {
-		return s.writeNodeJSON(w, n, items, hasNext)
-	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.WriteString(turtlePrefixes)
 	members := make([]string, 0, len(items))
@@ -157,87 +144,6 @@ func (s *Stream) WriteNode(w io.Writer, n int64, items []Item, last uint64, json
 	return bw.Flush()
 }
 
-type idRef struct {
-	ID string `json:"@id"`
-}
-
-type typed struct {
-	Value string `json:"@value"`
-	Type  string `json:"@type"`
-}
-
-type jsonStream struct {
-	ID        string  `json:"@id"`
-	Type      string  `json:"@type"`
-	Timestamp idRef   `json:"ldes:timestampPath"`
-	VersionOf idRef   `json:"ldes:versionOfPath"`
-	View      idRef   `json:"tree:view"`
-	Member    []idRef `json:"tree:member,omitempty"`
-}
-
-type jsonRelation struct {
-	Type  string `json:"@type"`
-	Node  idRef  `json:"tree:node"`
-	Path  idRef  `json:"tree:path"`
-	Value typed  `json:"tree:value"`
-}
-
-type jsonNode struct {
-	ID       string         `json:"@id"`
-	Type     string         `json:"@type"`
-	Relation []jsonRelation `json:"tree:relation,omitempty"`
-}
-
-type jsonMember struct {
-	ID        string `json:"@id"`
-	Type      string `json:"@type"`
-	Object    idRef  `json:"as:object"`
-	VersionOf idRef  `json:"dcterms:isVersionOf"`
-	Published typed  `json:"as:published"`
-	Size      *typed `json:"schema:contentSize,omitempty"`
-	Format    string `json:"schema:encodingFormat,omitempty"`
-	SHA256    string `json:"schema:sha256,omitempty"`
-	Hash      string `json:"rs:hash,omitempty"`
-}
-
-func (s *Stream) streamJSON(members []idRef) jsonStream {
-	return jsonStream{ID: s.StreamURL(), Type: "ldes:EventStream", Timestamp: idRef{"as:published"},
-		VersionOf: idRef{"dcterms:isVersionOf"}, View: idRef{s.ViewURL()}, Member: members}
-}
-
-func jsonTime(t time.Time) typed { return typed{t.UTC().Format(time.RFC3339Nano), "xsd:dateTime"} }
-
-func (s *Stream) writeNodeJSON(w io.Writer, n int64, items []Item, hasNext bool) error {
-	graph := make([]any, 0, len(items)+2)
-	var members []idRef
-	for i := range items {
-		if items[i].Object != "" {
-			members = append(members, idRef{s.VersionIRI(n, &items[i])})
-		}
-	}
-	graph = append(graph, s.streamJSON(members))
-	node := jsonNode{ID: s.NodeURL(n), Type: "tree:Node"}
-	if hasNext {
-		node.Relation = []jsonRelation{{Type: "tree:GreaterThanOrEqualToRelation", Node: idRef{s.NodeURL(n + 1)},
-			Path: idRef{"as:published"}, Value: jsonTime(relationValue(items, s))}}
-	}
-	graph = append(graph, node)
-	for i := range items {
-		it := &items[i]
-		if it.Object == "" {
-			continue
-		}
-		m := jsonMember{ID: s.VersionIRI(n, it), Type: "as:" + it.Type, Object: idRef{it.Object},
-			VersionOf: idRef{it.Object}, Published: jsonTime(it.Time)}
-		if it.hasBytes() {
-			m.Size = &typed{strconv.FormatInt(it.Size, 10), "xsd:integer"}
-			m.Format, m.SHA256, m.Hash = it.MediaType, hex.EncodeToString(it.SHA256[:]), it.digest()
-		}
-		graph = append(graph, m)
-	}
-	return encodeJSON(w, map[string]any{"@context": jsonldContext, "@graph": graph})
-}
-
 // Bound is a relation's target: a node (a page or a segment) and the
 // least as:published of its members.
 type Bound struct {
@@ -257,26 +163,18 @@ func (s *Stream) SegmentURL(k int64) string { return s.BaseURL + SegmentFile(k) 
 // a client that resumes must fetch again: ldes-client does not fetch a
 // page it saw immutable again, so it reaches the new pages through the
 // view and the last segment, never through the chain of pages alone.
-func (s *Stream) WriteView(w io.Writer, segments []Bound, jsonld bool) error {
-	return s.writeIndex(w, s.ViewURL(), segments, jsonld)
+func (s *Stream) WriteView(w io.Writer, segments []Bound) error {
+	return s.writeIndex(w, s.ViewURL(), segments)
 }
 
 // WriteSegment writes segment node k: a tree:Node with a relation to each
 // of its pages (at most SegmentSize; bounds oldest first). A segment
 // whose pages are all full never changes.
-func (s *Stream) WriteSegment(w io.Writer, k int64, pages []Bound, jsonld bool) error {
-	return s.writeIndex(w, s.SegmentURL(k), pages, jsonld)
+func (s *Stream) WriteSegment(w io.Writer, k int64, pages []Bound) error {
+	return s.writeIndex(w, s.SegmentURL(k), pages)
 }
 
-func (s *Stream) writeIndex(w io.Writer, self string, to []Bound, jsonld bool) error {
-	if jsonld {
-		node := jsonNode{ID: self, Type: "tree:Node"}
-		for _, b := range to {
-			node.Relation = append(node.Relation, jsonRelation{Type: "tree:GreaterThanOrEqualToRelation", Node: idRef{b.URL},
-				Path: idRef{"as:published"}, Value: jsonTime(b.From)})
-		}
-		return encodeJSON(w, map[string]any{"@context": jsonldContext, "@graph": []any{s.streamJSON(nil), node}})
-	}
+func (s *Stream) writeIndex(w io.Writer, self string, to []Bound) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString(turtlePrefixes)
 	s.writeStreamTurtle(bw, nil)

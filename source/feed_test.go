@@ -84,7 +84,7 @@ func TestServeFeeds(t *testing.T) {
 		if !strings.Contains(resp.Header.Get("Cache-Control"), tc.cache) || resp.Header.Get("Content-Type") != activity.MediaType {
 			t.Errorf("%s: %v", tc.page, resp.Header)
 		}
-		if tc.page == "page-0.json" && !strings.Contains(body, `"type": "Refresh"`) {
+		if tc.page == "page-0.json" && !strings.Contains(body, `"type":"Refresh"`) {
 			t.Errorf("page 0 does not begin with a Refresh:\n%s", body)
 		}
 	}
@@ -92,7 +92,7 @@ func TestServeFeeds(t *testing.T) {
 		{"", "text/turtle", "ldes:EventStream"},
 		{"*/*", "text/turtle", "tree:GreaterThanOrEqualToRelation"},
 		{"application/ld+json", "application/ld+json", `"@graph"`},
-		{"text/turtle;q=0.5, application/ld+json", "application/ld+json", `"tree:relation"`},
+		{"text/turtle;q=0.5, application/ld+json", "application/ld+json", `"https://w3id.org/tree#relation"`},
 		{"application/n-triples", "application/n-triples", "<https://w3id.org/tree#relation>"},
 		// Java's default Accept names text/html: still no HTML.
 		{"text/html, image/gif, image/jpeg, *; q=.2, */*; q=.2", "text/turtle", "tree:Node"},
@@ -106,6 +106,10 @@ func TestServeFeeds(t *testing.T) {
 	resp, body = get(feedDir+"page-1.json", "Accept", "text/html", "Sec-Fetch-Dest", "document", "Sec-Fetch-Mode", "navigate")
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(body, "f.png") || !strings.Contains(body, `rel="prev"`) {
 		t.Errorf("HTML view: %v\n%s", resp.Header, body)
+	}
+	_, body = get(base+".resourcesync/", "Accept", "text/html", "Sec-Fetch-Dest", "document", "Sec-Fetch-Mode", "navigate")
+	if !strings.Contains(body, `href="`+feedDir+`collection.json"`) || !strings.Contains(body, `href="`+feedDir+`ldes.ttl"`) {
+		t.Errorf("the status page does not link the feeds:\n%s", body)
 	}
 	resp, body = get(feedDir+"ldes-1.ttl", "Accept", "text/html", "Sec-Fetch-Dest", "document", "Sec-Fetch-Mode", "navigate")
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(body, "LDES node") {

@@ -675,6 +675,9 @@ func (s *Source) Handler(extra map[string]http.Handler) http.Handler {
 	for _, st := range s.sets {
 		h.Sets = append(h.Sets, server.Set{Prefix: st.prefix, Dir: st.dir, Content: st.content, Store: st.st, CapabilityList: s.CapabilityListURL(st.name)})
 		ss := status.Set{Name: st.name, Store: st.st, ResourceBase: st.base, CapabilityList: s.CapabilityListURL(st.name), Problem: st.problem}
+		if !s.cfg.NoFeeds && !s.shared {
+			ss.Feeds = s.cfg.BaseURL + publish.FeedDir(st.name)
+		}
 		if s.cfg.Notification != nil {
 			ss.Topic, sc.HubURL = s.cfg.Notification(st.name)
 		}

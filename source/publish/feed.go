@@ -105,14 +105,8 @@ func (p *publisher) feeds(ctx context.Context, s *Set) error {
 	if err := writeAtomicLater(p.file(dir+feed.CollectionFile), func(w io.Writer) error { return st.WriteCollection(w, last) }); err != nil {
 		return err
 	}
-	for _, jsonld := range []bool{false, true} {
-		name := feed.StreamFile
-		if jsonld {
-			name = feed.JSONLDName(name)
-		}
-		if err := writeAtomicLater(p.file(dir+name), func(w io.Writer) error { return st.WriteStream(w, jsonld) }); err != nil {
-			return err
-		}
+	if err := writeAtomicLater(p.file(dir+feed.StreamFile), st.WriteStream); err != nil {
+		return err
 	}
 	if err := syncFS(p.cfg.Out); err != nil {
 		return err
@@ -124,17 +118,13 @@ func (p *publisher) feeds(ctx context.Context, s *Set) error {
 	return nil
 }
 
-// writeFeedPage writes page n in its three files: Change Discovery JSON,
-// LDES Turtle and JSON-LD.
+// writeFeedPage writes page n in its two files: Change Discovery JSON and
+// LDES Turtle (the server derives JSON-LD and N-Triples from it).
 func (p *publisher) writeFeedPage(dir string, st *feed.Stream, n int64, items []feed.Item, last uint64) error {
 	if err := writeAtomicLater(p.file(dir+feed.PageFile(n)), func(w io.Writer) error { return st.WritePage(w, n, items, last) }); err != nil {
 		return err
 	}
-	node := feed.NodeFile(n)
-	if err := writeAtomicLater(p.file(dir+node), func(w io.Writer) error { return st.WriteNode(w, n, items, last, false) }); err != nil {
-		return err
-	}
-	return writeAtomicLater(p.file(dir+feed.JSONLDName(node)), func(w io.Writer) error { return st.WriteNode(w, n, items, last, true) })
+	return writeAtomicLater(p.file(dir+feed.NodeFile(n)), func(w io.Writer) error { return st.WriteNode(w, n, items, last) })
 }
 
 // feedLinks returns the links to a set's feeds: rs:ln rel="alternate"
@@ -170,15 +160,8 @@ func (p *publisher) feedIndex(ctx context.Context, s *Set, dir string, st *feed.
 			}
 			bounds = append(bounds, feed.Bound{URL: st.NodeURL(n), From: t})
 		}
-		name := feed.SegmentFile(k)
-		for _, jsonld := range []bool{false, true} {
-			f := name
-			if jsonld {
-				f = feed.JSONLDName(name)
-			}
-			if err := writeAtomicLater(p.file(dir+f), func(w io.Writer) error { return st.WriteSegment(w, k, bounds, jsonld) }); err != nil {
-				return 0, err
-			}
+		if err := writeAtomicLater(p.file(dir+feed.SegmentFile(k)), func(w io.Writer) error { return st.WriteSegment(w, k, bounds) }); err != nil {
+			return 0, err
 		}
 		if (k+1)*per <= pages-1 {
 			final = k + 1
@@ -192,14 +175,8 @@ func (p *publisher) feedIndex(ctx context.Context, s *Set, dir string, st *feed.
 		}
 		view = append(view, feed.Bound{URL: st.SegmentURL(k), From: t})
 	}
-	for _, jsonld := range []bool{false, true} {
-		f := feed.ViewFile
-		if jsonld {
-			f = feed.JSONLDName(f)
-		}
-		if err := writeAtomicLater(p.file(dir+f), func(w io.Writer) error { return st.WriteView(w, view, jsonld) }); err != nil {
-			return 0, err
-		}
+	if err := writeAtomicLater(p.file(dir+feed.ViewFile), func(w io.Writer) error { return st.WriteView(w, view) }); err != nil {
+		return 0, err
 	}
 	return final, nil
 }

@@ -119,13 +119,15 @@ func (h *Handler) serveFeed(w http.ResponseWriter, r *http.Request, rel string) 
 	switch {
 	case strings.HasSuffix(name, ".json"):
 		ctype = activity.MediaType
-	case strings.HasSuffix(name, ".jsonld"):
-		ctype = feed.JSONLD
 	case strings.HasSuffix(name, ".ttl"):
-		w.Header().Set("Vary", "Accept")
 		ctype = ldesFormat(r.Header.Get("Accept"))
-		if ctype == feed.JSONLD {
-			file = feed.JSONLDName(name)
+		switch r.URL.Query().Get("format") { // a link's choice (the HTML view's)
+		case "jsonld":
+			ctype = feed.JSONLD
+		case "ttl":
+			ctype = feed.Turtle
+		case "nt":
+			ctype = "application/n-triples"
 		}
 	default:
 		return false
@@ -134,9 +136,7 @@ func (h *Handler) serveFeed(w http.ResponseWriter, r *http.Request, rel string) 
 		web.Vary(w.Header())
 		return h.serveFeedHTML(w, r, dir, name)
 	}
-	if strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".ttl") {
-		web.Vary(w.Header())
-	}
+	web.Vary(w.Header())
 	f, err := openInside(h.Docs, dir+file)
 	if err != nil {
 		http.NotFound(w, r)
@@ -158,8 +158,8 @@ func (h *Handler) serveFeed(w http.ResponseWriter, r *http.Request, rel string) 
 	}
 	w.Header().Set("Cache-Control", cc)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if ctype == "application/n-triples" {
-		h.serveNTriples(w, r, f, dir+file)
+	if ctype != feed.Turtle && ctype != activity.MediaType {
+		h.serveConverted(w, r, f, dir+file, ctype)
 		return true
 	}
 	w.Header().Set("Content-Type", ctype)
@@ -167,23 +167,41 @@ func (h *Handler) serveFeed(w http.ResponseWriter, r *http.Request, rel string) 
 	return true
 }
 
-// serveNTriples converts a Turtle document to N-Triples: a page is at
-// most PageSize members, so it is read whole.
-func (h *Handler) serveNTriples(w http.ResponseWriter, r *http.Request, f *os.File, rel string) {
+// serveConverted answers an LDES document in JSON-LD or N-Triples,
+// converted from its Turtle file: a page is at most PageSize members, so
+// it is converted whole.
+func (h *Handler) serveConverted(w http.ResponseWriter, r *http.Request, f *os.File, rel, ctype string) {
 	var out bytes.Buffer
-	nw, _ := rdf.NewWriter(&out, rdf.NTriples)
-	for tr, err := range rdf.Parse(f, rdf.Turtle, "") {
-		if err != nil {
-			h.log().Error("server: feed document does not parse", "doc", rel, "err", err)
-			http.Error(w, "feed document unreadable", http.StatusInternalServerError)
-			return
+	base := "http://" + r.Host + h.mountOr() + rel // @base in the file makes this unused for our documents
+	var err error
+	if ctype == feed.JSONLD {
+		err = feed.ToJSONLD(&out, f, base)
+	} else {
+		nw, _ := rdf.NewWriter(&out, rdf.NTriples)
+		for tr, perr := range rdf.Parse(f, rdf.Turtle, base) {
+			if perr != nil {
+				err = perr
+				break
+			}
+			nw.Write(tr)
 		}
-		nw.Write(tr)
+		nw.Close()
 	}
-	nw.Close()
-	w.Header().Set("Content-Type", "application/n-triples")
+	if err != nil {
+		h.log().Error("server: feed document does not parse", "doc", rel, "err", err)
+		http.Error(w, "feed document unreadable", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", ctype)
 	w.Header().Set("Content-Length", strconv.Itoa(out.Len()))
 	if r.Method != http.MethodHead {
 		w.Write(out.Bytes())
 	}
+}
+
+func (h *Handler) mountOr() string {
+	if h.Mount == "" {
+		return "/"
+	}
+	return h.Mount
 }

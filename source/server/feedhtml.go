@@ -35,7 +35,7 @@ func (h *Handler) serveFeedHTML(w http.ResponseWriter, r *http.Request, dir, nam
 	switch {
 	case name == feed.CollectionFile:
 		kind = "IIIF Change Discovery 1.0 collection"
-	case name == feed.StreamFile || name == feed.JSONLDName(feed.StreamFile):
+	case name == feed.StreamFile:
 		src, kind = feed.CollectionFile, "Linked Data Event Stream (ldes:EventStream); its nodes hold the changes of the Change Discovery pages"
 	case strings.HasPrefix(name, "ldes-"):
 		n, ok := pageNumber(name)
@@ -89,7 +89,7 @@ func (h *Handler) serveFeedHTML(w http.ResponseWriter, r *http.Request, dir, nam
 	defer release()
 	footer := []web.Link{{Href: name + "?format=json", Text: "machine representation"}}
 	if strings.HasSuffix(name, ".ttl") {
-		footer = append(footer, web.Link{Href: feed.JSONLDName(name), Text: "JSON-LD"})
+		footer = append(footer, web.Link{Href: name + "?format=jsonld", Text: "JSON-LD"})
 	}
 	web.Render(w, feedView, web.Page{Title: name, Footer: footer, Data: d})
 	return true
