@@ -26,7 +26,7 @@ func feedSource(t *testing.T) (*Source, string, string) {
 	}
 	ln, base := listen(t)
 	src, err := Open(Config{BaseURL: base, Sets: []SetConfig{{Name: "default", Dir: dir}},
-		StateDir: filepath.Join(tmp, "state"), Logger: slog.New(slog.DiscardHandler), FeedPageSize: 3})
+		StateDir: filepath.Join(tmp, "state"), Logger: slog.New(slog.DiscardHandler), FeedPageSize: 3, PlainSitemap: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +64,13 @@ func TestServeFeeds(t *testing.T) {
 	}
 	_, sd := get(base + ".well-known/resourcesync")
 	feedDir := base + ".resourcesync/default/feed/"
+	// serve --plain-sitemap: robots.txt names the plain index, served.
+	if _, robots := get(base + "robots.txt"); !strings.Contains(robots, "Sitemap: "+base+".resourcesync/sitemap.xml\n") {
+		t.Errorf("robots.txt:\n%s", robots)
+	}
+	if resp, idx := get(base + ".resourcesync/sitemap.xml"); !strings.Contains(idx, "<sitemapindex") || !strings.Contains(resp.Header.Get("Content-Type"), "xml") {
+		t.Errorf("plain sitemap index: %v\n%s", resp.Header, idx)
+	}
 	if !strings.Contains(sd, feedDir+"collection.json") || !strings.Contains(sd, feedDir+"ldes.ttl") {
 		t.Fatalf("the Source Description does not link the feeds:\n%s", sd)
 	}

@@ -91,6 +91,9 @@ type Config struct {
 	// also published as an IIIF Change Discovery 1.0 collection and an
 	// LDES (publish.Config.Feeds, package feed).
 	NoFeeds bool
+	// PlainSitemap also writes plain sitemaps.org sitemaps of every set,
+	// named by robots.txt (publish.Config.PlainSitemap).
+	PlainSitemap bool
 	// FeedPageSize is the number of activities per feed page
 	// (publish.Config.FeedPageSize); default feed.DefaultPageSize.
 	FeedPageSize int
@@ -631,7 +634,7 @@ func (s *Source) publishConfig() publish.Config {
 		BaseURL: s.cfg.BaseURL, Out: s.out, DumpsOnDemand: s.cfg.DumpsOnDemand,
 		ChangeListPeriod: s.cfg.ChangeListPeriod, MaxEntries: s.cfg.MaxEntries, Dumps: s.cfg.Dumps, DumpPartBytes: s.cfg.DumpPartBytes,
 		DumpInterval: s.cfg.DumpInterval, Archives: s.cfg.Archives, Notification: s.cfg.Notification,
-		OpenChangeList: s.cfg.OpenChangeList, Feeds: !s.cfg.NoFeeds, FeedPageSize: s.cfg.FeedPageSize,
+		OpenChangeList: s.cfg.OpenChangeList, Feeds: !s.cfg.NoFeeds, FeedPageSize: s.cfg.FeedPageSize, PlainSitemap: s.cfg.PlainSitemap,
 		Now: s.cfg.Now, Logger: s.log, Replicas: s.shared,
 		// HTML companions are for static hosting (publish's OUT); serve
 		// negotiates the HTML view of each document instead.

@@ -104,9 +104,7 @@ const serveEmptyHelp = `AN UNMOUNTED OR EMPTIED DIR
 
 // serveDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
-const serveDescription = `Publishes DIR (or several --set directories) as a ResourceSync Source over
-HTTP, kept current by rescans and --watch, with change notifications. DIR may
-be a bucket, s3://BUCKET/PREFIX (rescanned by listing; state: --state).
+const serveDescription = `Serves DIR (or --set, s3://BUCKET/PREFIX) as a ResourceSync Source and feeds.
 
 Examples:
   resourcesync serve --watch ./collection

@@ -130,6 +130,11 @@ type Config struct {
 	// FeedPageSize is the number of activities per feed page; default
 	// feed.DefaultPageSize. Changing it begins the feeds again.
 	FeedPageSize int
+	// PlainSitemap also writes plain sitemaps.org documents of every set
+	// (no ResourceSync element: search engines flag rs:md and rs:ln),
+	// an index at PlainSitemapPath named by robots.txt; see
+	// plainsitemap.go. Off with Replicas.
+	PlainSitemap bool
 	// NoCompanions turns off the HTML companions: by default every
 	// document NAME.xml gets a readable page NAME.html beside it (paged as
 	// NAME.2.html, … beyond 1,000 entries) for static hosting; see
@@ -242,11 +247,22 @@ func Publish(ctx context.Context, cfg Config) (Report, error) {
 			os.Remove(o)
 		}
 	}
+	plain := map[string]plainState{}
 	for i := range cfg.Sets {
 		sr, err := p.publishSet(ctx, &cfg.Sets[i])
 		rep.Sets = append(rep.Sets, sr)
 		if err != nil {
 			return rep, fmt.Errorf("publish: set %q: %w", cfg.Sets[i].Name, err)
+		}
+		if cfg.PlainSitemap {
+			if plain[cfg.Sets[i].Name], err = p.plainSitemap(ctx, &cfg.Sets[i]); err != nil {
+				return rep, fmt.Errorf("publish: set %q: %w", cfg.Sets[i].Name, err)
+			}
+		}
+	}
+	if cfg.PlainSitemap {
+		if err := p.writePlainIndex(plain); err != nil {
+			return rep, err
 		}
 	}
 	if err := p.writeSourceDescription(); err != nil {
@@ -299,7 +315,7 @@ func (c *Config) defaults() error {
 		}
 	}
 	if c.Replicas {
-		c.Dumps, c.Archives, c.Feeds = false, false, false
+		c.Dumps, c.Archives, c.Feeds, c.PlainSitemap = false, false, false, false
 	}
 	if c.FeedPageSize <= 0 {
 		c.FeedPageSize = feed.DefaultPageSize
@@ -465,8 +481,14 @@ func (p *publisher) writeSourceDescription() error {
 func (p *publisher) writeRobots() (string, error) {
 	var b strings.Builder
 	b.WriteString(robotsMarker + "\nUser-agent: *\nDisallow:\n")
-	for _, s := range p.cfg.Sets {
-		fmt.Fprintf(&b, "Sitemap: %s\n", p.url(setDoc(s.Name, "resourcelist.xml")))
+	if p.cfg.PlainSitemap {
+		// Only the plain index: crawlers flag the rs: elements of the
+		// Resource Lists.
+		fmt.Fprintf(&b, "Sitemap: %s\n", p.url(plainIndexPath))
+	} else {
+		for _, s := range p.cfg.Sets {
+			fmt.Fprintf(&b, "Sitemap: %s\n", p.url(setDoc(s.Name, "resourcelist.xml")))
+		}
 	}
 	fill := func(w io.Writer) error { _, err := io.WriteString(w, b.String()); return err }
 	if err := writeAtomic(p.file(docRoot+"/robots.txt"), fill); err != nil {
