@@ -1,7 +1,10 @@
 package feed
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"strconv"
 	"time"
@@ -27,9 +30,7 @@ func (s *Stream) WriteCollection(w io.Writer, last uint64) error {
 
 // WritePage writes Change Discovery page n, whose items (oldest first)
 // are given, of the stream whose journal's last seq is last. A page that
-// is not the last has a next link; since the page after a full page
-// always exists (the last page may be empty), a full page's bytes never
-// change. The JSON is the encoding of an activity.Page, written by hand:
+// is not the last has a next link. The JSON is the encoding of an activity.Page, written by hand:
 // it is the feeds' hot path (see bench/feedbench).
 func (s *Stream) WritePage(w io.Writer, n int64, items []Item, last uint64) error {
 	b := make([]byte, 0, 64<<10)
@@ -153,6 +154,41 @@ func appendString(b []byte, s string) []byte {
 }
 
 const hexDigit = "0123456789abcdef"
+
+// ErrNotOurs is returned by AddNext for a document this package did not
+// write.
+var ErrNotOurs = errors.New("feed: not a page of this package")
+
+// AddNext returns page n's Change Discovery JSON and LDES Turtle (as
+// WritePage and WriteNode wrote them while n was the last page) with
+// their links to page n+1, whose items are not earlier than from. The
+// bytes are those WritePage and WriteNode give once page n+1 exists.
+func (s *Stream) AddNext(page, node []byte, n int64, from time.Time) ([]byte, []byte, error) {
+	// A JSON string never holds `,"orderedItems":[` (its quote would be
+	// escaped), so the first one is the key's.
+	key := []byte(`,"orderedItems":[`)
+	i := bytes.Index(page, key)
+	if i < 0 || bytes.Contains(page[:i], []byte(`"next":`)) {
+		return nil, nil, ErrNotOurs
+	}
+	next := []byte(`,"next":{"id":`)
+	next = appendString(next, s.BaseURL+PageFile(n+1))
+	next = append(next, `,"type":"OrderedCollectionPage"}`...)
+	p := append(append(append([]byte(nil), page[:i]...), next...), page[i:]...)
+	mark := []byte("\n<> a tree:Node .\n")
+	j := bytes.Index(node, mark)
+	if j < 0 {
+		return nil, nil, ErrNotOurs
+	}
+	var rel bytes.Buffer
+	w := bufio.NewWriter(&rel)
+	w.WriteString("\n<> a tree:Node")
+	writeRelation(w, s.NodeURL(n+1), from)
+	w.WriteString(" .\n")
+	w.Flush()
+	nd := append(append(append([]byte(nil), node[:j]...), rel.Bytes()...), node[j+len(mark):]...)
+	return p, nd, nil
+}
 
 func encodeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

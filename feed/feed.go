@@ -122,14 +122,15 @@ func (s *Stream) BasePages() int64 {
 }
 
 // Pages returns the number of pages when the journal's last seq is last:
-// the baseline pages, the full journal pages and the last one (possibly
-// empty).
+// the baseline pages and the journal pages that hold a record (Change
+// Discovery 1.0 wants at least one item a page). Every page but the last
+// links the next one.
 func (s *Stream) Pages(last uint64) int64 {
 	var j uint64
 	if last > s.BaseSeq {
 		j = last - s.BaseSeq
 	}
-	return s.BasePages() + int64(j/uint64(s.size())) + 1
+	return s.BasePages() + int64((j+uint64(s.size())-1)/uint64(s.size()))
 }
 
 // Total returns the number of items of the stream when the journal's last

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -161,15 +163,27 @@ func TestStreamPages(t *testing.T) {
 			t.Errorf("full page %d changed", n)
 		}
 	}
-	if pages2[4] == pages[4] || len(pages2) != 7 {
+	if pages2[4] == pages[4] || len(pages2) != 6 {
 		t.Errorf("the last page did not grow (%d pages)", len(pages2))
+	}
+	// The last baseline page, written before the journal had a record,
+	// gains its links by AddNext: the same bytes as rendered with them.
+	var p0, n0 bytes.Buffer
+	s.WritePage(&p0, 2, base[2], s.BaseSeq)
+	s.WriteNode(&n0, 2, base[2], s.BaseSeq)
+	if strings.Contains(p0.String(), `"next"`) || strings.Contains(n0.String(), "tree:relation") {
+		t.Fatalf("the last page links a next one:\n%s\n%s", p0.String(), n0.String())
+	}
+	gp, gn, err := s.AddNext(p0.Bytes(), n0.Bytes(), 2, s.BaseTime)
+	if err != nil || string(gp) != pages2[2] || string(gn) != ttl2[2] {
+		t.Errorf("AddNext: %v\n%s\n%s\nwant\n%s\n%s", err, gp, gn, pages2[2], ttl2[2])
 	}
 	var c activity.Collection
 	var b bytes.Buffer
 	if err := s.WriteCollection(&b, 21); err != nil || json.Unmarshal(b.Bytes(), &c) != nil {
 		t.Fatal(err)
 	}
-	if c.TotalItems != 10+12 || c.First.ID != s.BaseURL+"page-0.json" || c.Last.ID != s.BaseURL+"page-6.json" {
+	if c.TotalItems != 10+12 || c.First.ID != s.BaseURL+"page-0.json" || c.Last.ID != s.BaseURL+"page-5.json" {
 		t.Errorf("collection %s", b.String())
 	}
 }
@@ -213,4 +227,69 @@ func FuzzAppendString(f *testing.F) {
 			t.Errorf("%q: got %s want %s", s, got, want.String())
 		}
 	})
+}
+
+// keys returns the keys of a JSON object and of its objects, as "a.b".
+func keys(t *testing.T, b []byte) map[string]bool {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				out[prefix+k] = true
+				walk(prefix+k+".", x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(prefix, x)
+			}
+		}
+	}
+	walk("", m)
+	return out
+}
+
+// TestSpecExamples: our collection and pages have every key of the IIIF
+// Change Discovery 1.0 specification's examples (testdata), with the same
+// shapes, and a page never has an empty orderedItems (the spec's MUST).
+func TestSpecExamples(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New().Open("s")
+	fill(t, st, 3, 0)
+	s, err := Baseline(ctx, st, Stream{BaseURL: "http://127.0.0.1/feed/", PageSize: 2}, loc, func(*Stream, int64, []Item) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	addChanges(t, st, 0, 5)
+	var c, p bytes.Buffer
+	s.WriteCollection(&c, 5)
+	items, err := s.JournalPage(ctx, st, 3, loc, nil)
+	if err != nil || len(items) != 2 {
+		t.Fatalf("%v %d", err, len(items))
+	}
+	s.WritePage(&p, 3, items, 5)
+	for _, tc := range []struct {
+		example string
+		ours    []byte
+	}{{"collection.json", c.Bytes()}, {"page.json", p.Bytes()}} {
+		ex, err := os.ReadFile(filepath.Join("testdata", "iiif-discovery-1.0", tc.example))
+		if err != nil {
+			t.Fatal(err)
+		}
+		have := keys(t, tc.ours)
+		for k := range keys(t, ex) {
+			if !have[k] {
+				t.Errorf("%s: our document has no %q:\n%s", tc.example, k, tc.ours)
+			}
+		}
+	}
+	if s.Pages(s.BaseSeq) != s.BasePages() {
+		t.Errorf("a page without items: %d pages, %d baseline pages", s.Pages(s.BaseSeq), s.BasePages())
+	}
 }

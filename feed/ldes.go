@@ -70,6 +70,16 @@ func (s *Stream) WriteStream(w io.Writer) error {
 	return bw.Flush()
 }
 
+// writeRelation writes a node's relation to the node at url, whose
+// members are not earlier than from.
+func writeRelation(bw *bufio.Writer, url string, from time.Time) {
+	bw.WriteString(" ;\n  tree:relation [ a tree:GreaterThanOrEqualToRelation ;\n    tree:node ")
+	bw.WriteString(iri(url))
+	bw.WriteString(" ;\n    tree:path as:published ;\n    tree:value ")
+	bw.WriteString(dateTime(from))
+	bw.WriteString(" ]")
+}
+
 // relationValue returns the tree:value of node n's relation to node n+1:
 // the time of its last item. Every item of later nodes is at least as
 // late (journal times never go backwards, and the baseline's time is the
@@ -103,11 +113,7 @@ func (s *Stream) WriteNode(w io.Writer, n int64, items []Item, last uint64) erro
 	s.writeStreamTurtle(bw, members)
 	bw.WriteString("<> a tree:Node")
 	if hasNext {
-		bw.WriteString(" ;\n  tree:relation [ a tree:GreaterThanOrEqualToRelation ;\n    tree:node ")
-		bw.WriteString(iri(s.NodeURL(n + 1)))
-		bw.WriteString(" ;\n    tree:path as:published ;\n    tree:value ")
-		bw.WriteString(dateTime(relationValue(items, s)))
-		bw.WriteString(" ]")
+		writeRelation(bw, s.NodeURL(n+1), relationValue(items, s))
 	}
 	bw.WriteString(" .\n")
 	for i := range items {

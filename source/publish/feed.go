@@ -1,9 +1,12 @@
 package publish
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/feed"
@@ -27,7 +30,8 @@ type feedState struct {
 	BaseSeq   uint64    `json:"base_seq"`
 	BaseItems int64     `json:"base_items"`
 	BaseTime  time.Time `json:"base_time"`
-	// Final pages 0 … Final-1 are written and never change.
+	// Final pages 0 … Final-1 are written, with their next links, and
+	// never change; page Final is the last one written.
 	Final int64 `json:"final"`
 	// Last is the journal's last seq the last page was written with.
 	Last uint64 `json:"last"`
@@ -75,7 +79,7 @@ func (p *publisher) feeds(ctx context.Context, s *Set) error {
 			return err
 		}
 		fs = feedState{BaseURL: base, PageSize: p.cfg.FeedPageSize, BaseSeq: st.BaseSeq, BaseItems: st.BaseItems,
-			BaseTime: st.BaseTime, Final: st.BasePages(), Last: ^uint64(0)}
+			BaseTime: st.BaseTime, Final: st.BasePages() - 1, Last: ^uint64(0)} // the collection and index are not written yet
 		if err := putMeta(ctx, s.Store, metaFeed, fs); err != nil {
 			return err
 		}
@@ -90,6 +94,16 @@ func (p *publisher) feeds(ctx context.Context, s *Set) error {
 	}
 	var buf []feed.Item
 	for n := fs.Final; n < pages; n++ {
+		if n < st.BasePages() {
+			// The last baseline page gains its next links; it cannot be
+			// rendered again (the inventory moved on).
+			if n < pages-1 {
+				if err := p.linkBaseline(dir, &st, n); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		buf, err = st.JournalPage(ctx, s.Store, n, s.loc, buf)
 		if err != nil {
 			return fmt.Errorf("publish: set %s: %w", s.Name, err)
@@ -116,6 +130,31 @@ func (p *publisher) feeds(ctx context.Context, s *Set) error {
 		return err
 	}
 	return nil
+}
+
+// linkBaseline adds to the last baseline page n its links to page n+1
+// (feed.Stream.AddNext). A killed run may have done it already: a page
+// that has its link is left as it is.
+func (p *publisher) linkBaseline(dir string, st *feed.Stream, n int64) error {
+	page, err := os.ReadFile(p.file(dir + feed.PageFile(n)))
+	if err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	node, err := os.ReadFile(p.file(dir + feed.NodeFile(n)))
+	if err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	page2, node2, err := st.AddNext(page, node, n, st.BaseTime)
+	if errors.Is(err, feed.ErrNotOurs) && bytes.Contains(page, []byte(`"next":`)) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("publish: page %d: %w", n, err)
+	}
+	if err := writeAtomicLater(p.file(dir+feed.PageFile(n)), func(w io.Writer) error { _, err := w.Write(page2); return err }); err != nil {
+		return err
+	}
+	return writeAtomicLater(p.file(dir+feed.NodeFile(n)), func(w io.Writer) error { _, err := w.Write(node2); return err })
 }
 
 // writeFeedPage writes page n in its two files: Change Discovery JSON and

@@ -119,6 +119,11 @@ func (h *Handler) serveFeed(w http.ResponseWriter, r *http.Request, rel string) 
 	switch {
 	case strings.HasSuffix(name, ".json"):
 		ctype = activity.MediaType
+		// IIIF Change Discovery 1.0 §4.1 names its own profile: a client
+		// that asks for it gets it (the bytes are the same).
+		if strings.Contains(r.Header.Get("Accept"), activity.DiscoveryContext) {
+			ctype = `application/ld+json;profile="` + activity.DiscoveryContext + `"`
+		}
 	case strings.HasSuffix(name, ".ttl"):
 		ctype = ldesFormat(r.Header.Get("Accept"))
 		switch r.URL.Query().Get("format") { // a link's choice (the HTML view's)
@@ -158,7 +163,7 @@ func (h *Handler) serveFeed(w http.ResponseWriter, r *http.Request, rel string) 
 	}
 	w.Header().Set("Cache-Control", cc)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if ctype != feed.Turtle && ctype != activity.MediaType {
+	if strings.HasSuffix(name, ".ttl") && ctype != feed.Turtle {
 		h.serveConverted(w, r, f, dir+file, ctype)
 		return true
 	}
