@@ -247,7 +247,8 @@ func (s *Stream) JournalPage(ctx context.Context, st store.Store, n int64, loc f
 // resource of st's inventory, and calls emit with each baseline page, in
 // order (page 0 starts with the Refresh), and the stream as far as it is
 // known, enough to render that page (WritePage, WriteNode with the
-// stream's BaseSeq as last). Memory holds one page. The
+// stream's BaseSeq as last). Memory holds one page; the inventory is read
+// in pages (store.ResourcesIn), no transaction held while emit writes. The
 // returned Stream (with BaseURL and PageSize as given) is to be kept with
 // the pages. A resource created after the seq was read may be in the
 // inventory too: its journal record follows in a journal page, which a
@@ -274,7 +275,7 @@ func Baseline(ctx context.Context, st store.Store, s Stream, loc func(string) st
 	var n, count int64 = 0, 1
 	// A page is emitted once the next item exists, so the last baseline
 	// page is known to be the last when it is written.
-	for r, err := range st.Resources(ctx) {
+	for r, err := range st.ResourcesIn(ctx, "", "") {
 		if err != nil {
 			return s, fmt.Errorf("feed: %w", err)
 		}

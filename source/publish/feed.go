@@ -68,6 +68,12 @@ func (p *publisher) feeds(ctx context.Context, s *Set) error {
 	}
 	last := ss.LastSeq
 	if !ok {
+		// A stream that begins again leaves nothing of the previous one
+		// (or of a killed first attempt): a stale page N+1 would make
+		// page N look final.
+		if err := os.RemoveAll(p.file(dir)); err != nil {
+			return fmt.Errorf("publish: %w", err)
+		}
 		st := feed.Stream{BaseURL: base, PageSize: p.cfg.FeedPageSize}
 		st, err = feed.Baseline(ctx, s.Store, st, s.loc, func(st *feed.Stream, n int64, items []feed.Item) error {
 			return p.writeFeedPage(dir, st, n, items, st.BaseSeq)

@@ -135,3 +135,35 @@ func TestFeeds(t *testing.T) {
 		t.Error("the last page was rewritten without a change")
 	}
 }
+
+// TestFeedsBeginAgain: a stream that begins again (the page size changed)
+// keeps no page of the previous one.
+func TestFeedsBeginAgain(t *testing.T) {
+	out := t.TempDir()
+	base := server(t, out)
+	st := openStore(t, "")
+	t0 := time.Date(2026, 3, 1, 10, 10, 0, 0, time.UTC)
+	for i := range 6 {
+		apply(t, st, "", rs.Created, fmt.Sprint("f", i), "x", t0.Add(time.Duration(i)*time.Second))
+	}
+	cfg := publish.Config{BaseURL: base, Out: out, Logger: quiet, Now: func() time.Time { return t0.Add(time.Minute) }, Feeds: true, FeedPageSize: 2,
+		Sets: []publish.Set{{Name: "s", Store: st, ResourceBase: base + "r/"}}}
+	if _, err := publish.Publish(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(out, publish.FeedDir("s"))
+	if _, err := os.Stat(filepath.Join(dir, "page-3.json")); err != nil {
+		t.Fatal(err) // Refresh + 6 Creates in pages of 2
+	}
+	cfg.FeedPageSize = 10
+	if _, err := publish.Publish(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "page-1.json")); err == nil {
+		t.Error("a page of the previous stream is left")
+	}
+	acts, _ := readFeed(t, out, base)
+	if len(acts) != 6 {
+		t.Errorf("%d activities: %q", len(acts), acts)
+	}
+}
