@@ -24,6 +24,11 @@
 //	.resourcesync/<set>/changedump.xml            Change Dump (Config.Dumps)
 //	.resourcesync/<set>/changedumps/<from>-<seq>.zip           one package per closed Change List
 //	.resourcesync/<set>/changedumps/<from>-<seq>.manifest.xml  copy of its manifest
+//	.resourcesync/<set>/feed/collection.json      IIIF Change Discovery 1.0 collection (Config.Feeds; see package feed)
+//	.resourcesync/<set>/feed/page-<n>.json        its pages
+//	.resourcesync/<set>/feed/ldes.ttl             the LDES event stream; view.ttl, seg-<k>.ttl, ldes-<n>.ttl its nodes
+//	.resourcesync/sitemap.xml                     plain sitemap index (Config.PlainSitemap)
+//	.resourcesync/<set>/sitemap/part-<n>.xml      plain sitemaps of the set's resources
 //
 // Beside every document NAME.xml (and the Source Description) is its HTML
 // companion NAME.html, a page to read it in a browser (NAME.2.html, … for
