@@ -128,7 +128,8 @@ type Config struct {
 	// media types, which ResourceSync clients ignore). Off with Replicas.
 	Feeds bool
 	// FeedPageSize is the number of activities per feed page; default
-	// feed.DefaultPageSize. Changing it begins the feeds again.
+	// feed.DefaultPageSize, at most 10,000. Changing it begins the feeds
+	// again.
 	FeedPageSize int
 	// PlainSitemap also writes plain sitemaps.org documents of every set
 	// (no ResourceSync element: search engines flag rs:md and rs:ln),
@@ -320,6 +321,8 @@ func (c *Config) defaults() error {
 	if c.FeedPageSize <= 0 {
 		c.FeedPageSize = feed.DefaultPageSize
 	}
+	// A page is held in memory while it is written.
+	c.FeedPageSize = min(c.FeedPageSize, 10000)
 	if c.ChangeListPeriod <= 0 {
 		c.ChangeListPeriod = time.Hour
 	}
