@@ -57,15 +57,12 @@ func (s *Stream) WritePage(w io.Writer, n int64, items []Item, last uint64) erro
 		b = ref(b, "next", n+1)
 	}
 	b = append(b, `,"orderedItems":[`...)
-	pageURL := s.BaseURL + PageFile(n) + "#"
 	for i := range items {
 		it := &items[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"id":`...)
-		b = appendString(b, pageURL+it.Key)
-		b = append(b, `,"type":`...)
+		b = append(b, `{"type":`...)
 		b = appendString(b, it.Type)
 		if it.Object != "" {
 			b = append(b, `,"object":{"id":`...)
@@ -73,12 +70,6 @@ func (s *Stream) WritePage(w io.Writer, n int64, items []Item, last uint64) erro
 			b = append(b, `,"type":`...)
 			b = appendString(b, ObjectType(it.MediaType))
 			if it.hasBytes() {
-				if it.MediaType != "" {
-					b = append(b, `,"format":`...)
-					b = appendString(b, it.MediaType)
-				}
-				b = append(b, `,"size":`...)
-				b = strconv.AppendInt(b, it.Size, 10)
 				b = append(b, `,"digest":`...)
 				b = appendString(b, it.digest())
 			}

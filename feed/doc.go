@@ -36,9 +36,10 @@
 // with a fragment naming the change ("#s" and the journal seq, "#b" and
 // the baseline index), dcterms:isVersionOf the resource URL, its type the
 // activity (as:Create, as:Update, as:Delete), as:published its time
-// (ldes:timestampPath), schema:contentSize, schema:encodingFormat,
-// schema:sha256 and rs:hash ("md5:… sha-256:…", the ResourceSync
-// spelling, as in activity.Ref.Digest) for what the change left.
+// (ldes:timestampPath), schema:contentSize, schema:encodingFormat and
+// rs:hash ("md5:… sha-256:…", the ResourceSync spelling, as in
+// activity.Ref.Digest) for what the change left. A Change Discovery
+// activity has its object's id, type and digest.
 //
 // Package feed only renders (io.Writer in, no files, no HTTP): package
 // source/publish writes the pages with its atomic writer and package

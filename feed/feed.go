@@ -299,14 +299,17 @@ func Baseline(ctx context.Context, st store.Store, s Stream, loc func(string) st
 	return s, nil
 }
 
-// activityOf returns the Change Discovery activity of it on page n.
+// activityOf returns the Change Discovery activity of it on page n: no
+// id (the spec's MAY; a page is what is published), the object's id and
+// type, and its digest where the change left bytes (what a consumer can
+// check a fetched object against; the LDES member has the length and
+// media type too). Pages stay small: the baseline has one per resource.
 func (s *Stream) activityOf(it *Item, n int64) activity.Activity {
-	a := activity.Activity{ID: s.BaseURL + PageFile(n) + "#" + it.Key, Type: it.Type, EndTime: it.Time}
+	a := activity.Activity{Type: it.Type, EndTime: it.Time}
 	if it.Object != "" {
 		ref := &activity.Ref{ID: it.Object, Type: ObjectType(it.MediaType)}
 		if it.hasBytes() {
-			size := it.Size
-			ref.Format, ref.Size, ref.Digest = it.MediaType, &size, it.digest()
+			ref.Digest = it.digest()
 		}
 		a.Object = ref
 	}

@@ -2,7 +2,6 @@ package feed
 
 import (
 	"bufio"
-	"encoding/hex"
 	"io"
 	"strconv"
 	"time"
@@ -139,9 +138,7 @@ func (s *Stream) WriteNode(w io.Writer, n int64, items []Item, last uint64) erro
 				bw.WriteString(" ;\n  schema:encodingFormat ")
 				bw.WriteString(literal(it.MediaType))
 			}
-			bw.WriteString(" ;\n  schema:sha256 \"")
-			bw.WriteString(hex.EncodeToString(it.SHA256[:]))
-			bw.WriteString("\" ;\n  rs:hash \"")
+			bw.WriteString(" ;\n  rs:hash \"")
 			bw.WriteString(it.digest())
 			bw.WriteString("\"")
 		}
