@@ -314,7 +314,37 @@ func (b *bench) side(n int) error {
 		}
 		b.res.Side = append(b.res.Side, tool)
 	}
+	b.res.Rows = append(b.res.Rows, curlRows(b.res.Side, n)...)
+	b.syscallsPerFile(t, srv.base)
 	return nil
+}
+
+// curlRows are issue 33's rows against curl --parallel in the same
+// side-by-side run: sync from the dump at least twice curl's rate, sync
+// from the list at least curl's rate.
+func curlRows(side []Tool, n int) []Row {
+	wi := fmt.Sprintf("%s small files from one default `serve`: `sync` (from the Resource Dump) against `curl --parallel --parallel-max 16`", commas(float64(n)))
+	wj := fmt.Sprintf("%s small files from one default `serve`: `sync --no-dump` (every file its own GET) against `curl --parallel --parallel-max 16`", commas(float64(n)))
+	ti, tj := ">= 2x curl's rate", ">= curl's rate"
+	if len(side) < 3 || side[2].Step == nil || side[2].Step.Verified != "yes" {
+		why := "curl did not run"
+		if len(side) >= 3 {
+			why = "curl: " + side[2].Status + " " + side[2].Note
+		}
+		return []Row{notRun("i", wi, ti, why), notRun("j", wj, tj, why)}
+	}
+	curl := side[2].Step
+	row := func(id, w, target string, t Tool, want float64) Row {
+		if t.Step == nil || t.Step.Verified != "yes" {
+			return notRun(id, w, target, t.Status+" "+t.Note)
+		}
+		r := curl.Seconds / t.Step.Seconds
+		return Row{ID: id, Workload: w, Ratio: r / want, Status: verdict(r >= want), Target: target,
+			Figure:   fmt.Sprintf("%.2f s, %s files/s (%.2fx curl)", t.Step.Seconds, commas(t.Step.FilesPerSec), r),
+			Baseline: fmt.Sprintf("curl %.2f s, %s files/s", curl.Seconds, commas(curl.FilesPerSec)),
+			Note:     "curl writes no digests and keeps no state; sync verifies sha-256 and records every file"}
+	}
+	return []Row{row("i", wi, ti, side[0], 2), row("j", wj, tj, side[1], 1)}
 }
 
 func firstLine(s string) string {
