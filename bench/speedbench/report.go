@@ -128,7 +128,7 @@ bytes). The machine has 2 cores, often shared: compare the ratios within a run.
 	}
 	w("\n| tree | step | wall | files/s | peak RSS | CPU | DEST verified |\n|---|---|---:|---:|---:|---:|---|\n")
 	for _, t := range r.Trees {
-		for _, k := range []string{"sync-list", "serve-ready", "sync-dump", "sync", "py-resync", "publish", "py-resync-build"} {
+		for _, k := range []string{"sync-list", "serve-ready", "sync-dump", "sync", "py-resync", "publish", "publish-dumps", "py-resync-build"} {
 			s := t.Steps[k]
 			if s == nil {
 				continue
@@ -188,6 +188,8 @@ func stepName(tree, k string) string {
 		return "py-resync resync-sync --baseline"
 	case "publish":
 		return "resourcesync publish (default)"
+	case "publish-dumps":
+		return "resourcesync publish --dumps (dump ZIPs too)"
 	case "py-resync-build":
 		return "py-resync resync-build --write-resourcelist"
 	}

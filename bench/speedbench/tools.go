@@ -179,6 +179,15 @@ func (b *bench) rowD() (Row, error) {
 	pub := &Step{proc: *p, FilesPerSec: float64(t.n) / p.Seconds, argv: argv("-profile")}
 	tr.Steps["publish"] = pub
 	syscall.Sync()
+	// The opt-in dumps (issue 33 made them so), for the record: what a
+	// second read of every file into the ZIPs costs.
+	if pd, err := b.run("pub-publish-dumps", b.scratch, nil, append(argv("-dumps")[:2], append([]string{"--dumps"}, argv("-dumps")[2:]...)...)...); err != nil {
+		b.logf("  publish --dumps: %v", err)
+	} else {
+		tr.Steps["publish-dumps"] = &Step{proc: *pd, FilesPerSec: float64(t.n) / pd.Seconds}
+		b.logf("  publish --dumps %.2f s (default publish %.2f s)", pd.Seconds, p.Seconds)
+		syscall.Sync()
+	}
 	py, err := b.run("pub-resync-build", filepath.Join(b.scratch, "pub-py-cwd"), b.py.env, b.py.python, filepath.Join(b.py.dir, "resync-build"),
 		"--write-resourcelist", "--outfile", filepath.Join(b.scratch, "pub-py-resourcelist.xml"), base+"="+t.dir)
 	if err != nil {
