@@ -430,6 +430,11 @@ func (b *bench) kbTree(tr *TreeResult) error {
 	}
 	tr.Steps["serve-disk"] = &Step{Note: fmt.Sprintf("%d/%d", state, data)}
 	b.logf("  serve disk use: DIR/.resourcesync %s of DIR's %s (%.1f%%)", human(state), human(data), 100*float64(state)/float64(data))
+	// Where it goes: the state store, the documents (the Resource List
+	// and its parts above all), anything else.
+	st, _ := diskUse(filepath.Join(t.dir, ".resourcesync", "default"), false)
+	docs, _ := diskUse(filepath.Join(t.dir, ".resourcesync", "docs"), false)
+	b.logf("    of which state %s, documents %s, other %s", human(st), human(docs), human(state-st-docs))
 	return nil
 }
 

@@ -201,7 +201,7 @@ func (r *Result) trees(w func(string, ...any), names ...string) {
 	}
 	w("\n| tree | step | wall | files/s | peak RSS | CPU | DEST verified |\n|---|---|---:|---:|---:|---:|---|\n")
 	for _, t := range ts {
-		for _, k := range []string{"sync-list", "serve-ready", "sync-dump", "sync", "py-resync", "publish", "py-resync-build"} {
+		for _, k := range []string{"sync-list", "serve-ready", "sync-dump", "sync", "py-resync", "publish", "publish-dumps", "py-resync-build"} {
 			s := t.Steps[k]
 			if s == nil {
 				continue
@@ -257,6 +257,8 @@ func stepName(tree, k string) string {
 		return "py-resync resync-sync --baseline"
 	case "publish":
 		return "resourcesync publish (default)"
+	case "publish-dumps":
+		return "resourcesync publish --dumps (dump ZIPs too)"
 	case "py-resync-build":
 		return "py-resync resync-build --write-resourcelist"
 	}
