@@ -701,6 +701,9 @@ func (e *engine) runSet(ctx context.Context, s setInfo) (*SetReport, error) {
 	}
 	var modes []string
 	switch {
+	case s.Feed != "":
+		modes = append(modes, "feed")
+		err = e.feed(ctx, s, &cp, sr)
 	case e.opt.Mode == ModeAudit:
 		modes = append(modes, "audit")
 		err = e.audit(ctx, s, &cp, sr)

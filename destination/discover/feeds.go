@@ -1,0 +1,51 @@
+package discover
+
+import (
+	"context"
+	"io"
+
+	"github.com/resourcesync-go/resourcesync/destination/feedsync/iiif"
+	"github.com/resourcesync-go/resourcesync/internal/redact"
+)
+
+// feedHead is how much of a document is read to recognise a feed.
+const feedHead = 8 << 10
+
+// feedKind tells which change feed b is (a FeedKind), "" when none: the
+// one place where a document that is not ResourceSync is recognised as a
+// feed, from its first bytes (the parsers decide the rest).
+func feedKind(b *body) string {
+	h, err := b.head(feedHead)
+	if err != nil {
+		return ""
+	}
+	if iiif.Sniff(h) {
+		return FeedIIIF
+	}
+	return ""
+}
+
+// Raw is one downloaded document that is not ResourceSync (a feed's
+// page): its body spooled, as Open spools a ResourceSync document.
+type Raw struct {
+	Requested, URL string
+	io.Reader
+	b *body
+}
+
+// Close removes the spooled copy.
+func (r *Raw) Close() error { return r.b.close() }
+
+// Get downloads u as Open does (retries, size limit, origin policy,
+// spooling) without decoding it.
+func (g *Getter) Get(ctx context.Context, u string) (*Raw, error) {
+	b, err := g.get(ctx, u, g.maxBytes(), false)
+	if err != nil {
+		return nil, redact.Error(err)
+	}
+	if _, err := b.f.Seek(0, io.SeekStart); err != nil {
+		b.close()
+		return nil, err
+	}
+	return &Raw{Requested: u, URL: b.url, Reader: b.f, b: b}, nil
+}

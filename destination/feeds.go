@@ -1,0 +1,100 @@
+package destination
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/resourcesync-go/resourcesync/destination/feedsync"
+)
+
+// ErrFeed wraps a change feed that could not be read to the end (a page
+// unreadable, malformed, looping, or beyond the limits).
+var ErrFeed = errors.New("change feed unreadable")
+
+// feed brings a set whose SOURCE is a change feed up to date: the changes
+// since the checkpoint, read newest first from the feed
+// (destination/feedsync), applied oldest first as a Change List's are,
+// the checkpoint moving to the newest change read. There is no baseline:
+// a first run reads the feed from its start (or from its newest Refresh).
+func (e *engine) feed(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetReport) error {
+	if e.opt.Mode == ModeAudit {
+		return fmt.Errorf("%w: an audit needs a Resource List; %s is a change feed", ErrFeed, s.Feed)
+	}
+	from := cp.Until
+	if e.opt.Mode == ModeBaseline {
+		from = time.Time{}
+	}
+	if from.IsZero() {
+		e.phase(s.Name, "every change from the feed %s", s.Feed)
+	} else {
+		e.phase(s.Name, "changes since %s from the feed %s", fmtTime(from), s.Feed)
+	}
+	cs, err := e.changesSince(ctx, s, from)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	defer cs.close()
+	cp.Baseline = true
+	return e.apply(ctx, s, cp, sr, cs, "feed")
+}
+
+// changesSince collects the changes at or after from: a feed's, else the
+// Change Lists'.
+func (e *engine) changesSince(ctx context.Context, s setInfo, from time.Time) (_ *changeSet, err error) {
+	if s.Feed == "" {
+		return e.collectChanges(ctx, s, from)
+	}
+	cs := e.newChangeSet(from)
+	cs.keepFirst = true // read newest first
+	defer func() {
+		if err == nil {
+			err = cs.flush()
+		}
+		if err != nil {
+			cs.close()
+		}
+	}()
+	get := func(ctx context.Context, u string) (io.ReadCloser, string, error) {
+		e.docs.add(u)
+		r, err := e.g.Get(ctx, u)
+		if err != nil {
+			return nil, "", err
+		}
+		e.docs.add(r.URL)
+		return r, r.URL, nil
+	}
+	opt := feedsync.Options{Since: from, Now: e.opt.Now, Warn: func(msg string) {
+		e.emit(Event{Kind: EventWarning, Set: s.Name, URI: s.Feed, Message: msg})
+	}}
+	var stateErr error
+	res, err := feedsync.Walk(ctx, get, s.Feed, opt, func(c feedsync.Change) error {
+		en := c.Entry()
+		en.Loc = e.m.Key(en.Loc)
+		if err := cs.add(en); err != nil {
+			stateErr = fmt.Errorf("%w: %v", ErrState, err)
+			return stateErr
+		}
+		return nil
+	})
+	switch {
+	case stateErr != nil:
+		return nil, stateErr
+	case err != nil && ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", ErrFeed, err)
+	}
+	cs.lists = res.Pages
+	cs.until = res.Until
+	if !res.Refresh.IsZero() && !from.IsZero() {
+		e.phase(s.Name, "the feed was refreshed at %s: its objects since then are read again, and only deletions before it", fmtTime(res.Refresh))
+	}
+	return cs, nil
+}
+
