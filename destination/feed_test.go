@@ -96,7 +96,7 @@ func (fs *feedSource) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		hi := min((i+1)*fs.pageSize, len(fs.items))
 		doc = map[string]any{"@context": activity.DiscoveryContext, "id": page(i), "type": "OrderedCollectionPage",
-			"partOf": map[string]any{"id": fs.collection(), "type": "OrderedCollection"},
+			"partOf":       map[string]any{"id": fs.collection(), "type": "OrderedCollection"},
 			"orderedItems": fs.items[i*fs.pageSize : hi]}
 		if i > 0 {
 			doc["prev"] = map[string]any{"id": page(i - 1), "type": "OrderedCollectionPage"}

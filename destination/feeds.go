@@ -97,4 +97,3 @@ func (e *engine) changesSince(ctx context.Context, s setInfo, from time.Time) (_
 	}
 	return cs, nil
 }
-

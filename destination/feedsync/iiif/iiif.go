@@ -65,14 +65,14 @@ type Doc struct {
 // raw is the union of both documents' properties. Links are decoded
 // loosely: a string or an object with an id, as JSON-LD allows.
 type raw struct {
-	ID           string          `json:"id"`
-	Type         json.RawMessage `json:"type"`
-	TotalItems   int64           `json:"totalItems"`
-	First        link            `json:"first"`
-	Last         link            `json:"last"`
-	PartOf       link            `json:"partOf"`
-	Prev         link            `json:"prev"`
-	Next         link            `json:"next"`
+	ID         string          `json:"id"`
+	Type       json.RawMessage `json:"type"`
+	TotalItems int64           `json:"totalItems"`
+	First      link            `json:"first"`
+	Last       link            `json:"last"`
+	PartOf     link            `json:"partOf"`
+	Prev       link            `json:"prev"`
+	Next       link            `json:"next"`
 }
 
 // link is the id of a reference given as {"id": ...}, "..." or an array
