@@ -355,3 +355,46 @@ func TestFeedHostile(t *testing.T) {
 		}
 	})
 }
+
+// TestFeedSpecExamples syncs the IIIF Change Discovery 1.0 specification's
+// examples (testdata/iiif-discovery, see its README) served from loopback
+// with their URLs rewritten, and matches the expected object set.
+func TestFeedSpecExamples(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	docs := map[string]string{"/activity/all-changes": "collection.json", "/activity/page-0": "page-0.json", "/activity/page-1": "page-1.json"}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f, ok := docs[r.URL.Path]; ok {
+			b, err := os.ReadFile(filepath.Join("testdata", "iiif-discovery", f))
+			if err != nil {
+				t.Error(err)
+			}
+			w.Header().Set("Content-Type", `application/ld+json;profile="http://iiif.io/api/discovery/1/context.json"`)
+			w.Write([]byte(strings.ReplaceAll(string(b), "https://example.org", base)))
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, "/iiif/") {
+			w.Write([]byte(`{"id":"` + base + r.URL.Path + `"}`))
+			return
+		}
+		http.NotFound(w, r)
+	})}}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	dest := t.TempDir()
+	rep, err := feedSync(t, base+"/activity/all-changes", dest, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK(false, false) {
+		t.Fatalf("not OK: %+v", rep.Sets)
+	}
+	want := map[string]string{}
+	for _, p := range []string{"/iiif/1/manifest", "/iiif/2/manifest", "/iiif/9/manifest"} {
+		want[p] = `{"id":"` + base + p + `"}`
+	}
+	sameFiles(t, destFiles(t, dest), want)
+}
