@@ -52,6 +52,7 @@ func (e *engine) changesSince(ctx context.Context, s setInfo, from time.Time) (_
 	}
 	cs := e.newChangeSet(from)
 	cs.keepFirst = true // read newest first
+	cs.batch = feedSpoolBatch
 	defer func() {
 		if err == nil {
 			err = cs.flush()
@@ -97,3 +98,10 @@ func (e *engine) changesSince(ctx context.Context, s setInfo, from time.Time) (_
 	}
 	return cs, nil
 }
+
+// feedSpoolBatch is how many of a feed's changes are merged into the
+// spool at once. A merge touches the spool's pages of as many random
+// URIs, and a transaction holds each page it touches: with the spool's
+// batch the peak grows with the feed up to ~16 MB; with this it stays
+// within a few.
+var feedSpoolBatch = 512
