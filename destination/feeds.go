@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/destination/discover"
 	"github.com/resourcesync-go/resourcesync/destination/feedsync"
 )
 
@@ -32,7 +32,11 @@ func (e *engine) feed(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRep
 	} else {
 		e.phase(s.Name, "changes since %s from the feed %s", fmtTime(from), s.Feed)
 	}
-	cs, err := e.changesSince(ctx, s, from)
+	var resume []string
+	if !from.IsZero() {
+		resume = cp.Resume
+	}
+	cs, err := e.changesSince(ctx, s, from, resume)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -41,12 +45,21 @@ func (e *engine) feed(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetRep
 	}
 	defer cs.close()
 	cp.Baseline = true
-	return e.apply(ctx, s, cp, sr, cs, "feed")
+	if err := e.apply(ctx, s, cp, sr, cs, "feed"); err != nil {
+		return err
+	}
+	if cp.Until.Equal(cs.until) {
+		// Everything read is applied: the next run may start from the
+		// nodes that can still change. Else the nodes of what failed
+		// must be read again.
+		cp.Resume = cs.resume
+	}
+	return nil
 }
 
 // changesSince collects the changes at or after from: a feed's, else the
 // Change Lists'.
-func (e *engine) changesSince(ctx context.Context, s setInfo, from time.Time) (_ *changeSet, err error) {
+func (e *engine) changesSince(ctx context.Context, s setInfo, from time.Time, resume []string) (_ *changeSet, err error) {
 	if s.Feed == "" {
 		return e.collectChanges(ctx, s, from)
 	}
@@ -61,20 +74,27 @@ func (e *engine) changesSince(ctx context.Context, s setInfo, from time.Time) (_
 			cs.close()
 		}
 	}()
-	get := func(ctx context.Context, u string) (io.ReadCloser, string, error) {
+	g := e.g
+	walk := feedsync.Walk
+	if s.FeedKind == discover.FeedLDES {
+		lg := *e.g
+		lg.Accept = feedsync.AcceptLDES
+		g, walk = &lg, feedsync.WalkLDES
+	}
+	get := func(ctx context.Context, u string) (feedsync.Fetched, error) {
 		e.docs.add(u)
-		r, err := e.g.Get(ctx, u)
+		r, err := g.Get(ctx, u)
 		if err != nil {
-			return nil, "", err
+			return feedsync.Fetched{}, err
 		}
 		e.docs.add(r.URL)
-		return r, r.URL, nil
+		return feedsync.Fetched{ReadCloser: r, URL: r.URL, Header: r.Header}, nil
 	}
-	opt := feedsync.Options{Since: from, Now: e.opt.Now, Warn: func(msg string) {
+	opt := feedsync.Options{Since: from, Now: e.opt.Now, Resume: resume, Warn: func(msg string) {
 		e.emit(Event{Kind: EventWarning, Set: s.Name, URI: s.Feed, Message: msg})
 	}}
 	var stateErr error
-	res, err := feedsync.Walk(ctx, get, s.Feed, opt, func(c feedsync.Change) error {
+	res, err := walk(ctx, get, s.Feed, opt, func(c feedsync.Change) error {
 		en := c.Entry()
 		en.Loc = e.m.Key(en.Loc)
 		if err := cs.add(en); err != nil {
@@ -93,6 +113,7 @@ func (e *engine) changesSince(ctx context.Context, s setInfo, from time.Time) (_
 	}
 	cs.lists = res.Pages
 	cs.until = res.Until
+	cs.resume = res.Frontier
 	if !res.Refresh.IsZero() && !from.IsZero() {
 		e.phase(s.Name, "the feed was refreshed at %s: its objects since then are read again, and only deletions before it", fmtTime(res.Refresh))
 	}

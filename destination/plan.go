@@ -567,6 +567,8 @@ type changeSet struct {
 	// not a missing list or a hole between lists.
 	begins bool
 	lists  int
+	// resume: a feed's nodes the next run may start from (Checkpoint.Resume).
+	resume []string
 }
 
 func (e *engine) newChangeSet(until time.Time) *changeSet {

@@ -318,6 +318,13 @@ func (e *engine) emit(ev Event) {
 // token.
 func (cp Checkpoint) redacted() Checkpoint {
 	cp.CapabilityList = redact.String(cp.CapabilityList)
+	if cp.Resume != nil {
+		r := make([]string, len(cp.Resume))
+		for i, u := range cp.Resume {
+			r[i] = redact.String(u)
+		}
+		cp.Resume = r
+	}
 	return cp
 }
 

@@ -200,7 +200,7 @@ func sameEntry(a, b *rs.Entry) bool {
 func (e *engine) sourceNow(ctx context.Context, s setInfo, since time.Time, sus []suspect) (map[string]*rs.Entry, error) {
 	now := make(map[string]*rs.Entry, len(sus))
 	if (s.ChangeList != "" || s.Feed != "") && !since.IsZero() {
-		cs, err := e.changesSince(ctx, s, since)
+		cs, err := e.changesSince(ctx, s, since, nil)
 		if err == nil {
 			defer cs.close()
 			if cs.gap == "" {

@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -58,12 +57,12 @@ func main() {
 
 func bareWalk(u string) float64 {
 	start := time.Now()
-	get := func(ctx context.Context, u string) (io.ReadCloser, string, error) {
+	get := func(ctx context.Context, u string) (feedsync.Fetched, error) {
 		resp, err := http.Get(u)
 		if err != nil {
-			return nil, "", err
+			return feedsync.Fetched{}, err
 		}
-		return resp.Body, u, nil
+		return feedsync.Fetched{ReadCloser: resp.Body, URL: u, Header: resp.Header}, nil
 	}
 	if _, err := feedsync.Walk(context.Background(), get, u, feedsync.Options{}, func(feedsync.Change) error { return nil }); err != nil {
 		fmt.Fprintln(os.Stderr, "feedbench:", err)

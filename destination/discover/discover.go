@@ -114,6 +114,9 @@ const (
 	// FeedIIIF is an IIIF Change Discovery 1.0 OrderedCollection or
 	// OrderedCollectionPage.
 	FeedIIIF = "iiif-change-discovery"
+	// FeedLDES is a Linked Data Event Stream: its ldes:EventStream or
+	// one of its tree:Nodes.
+	FeedLDES = "ldes"
 )
 
 // maxSets bounds the Capability Lists one discovery follows; maxCandidates

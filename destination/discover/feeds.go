@@ -3,8 +3,10 @@ package discover
 import (
 	"context"
 	"io"
+	"net/http"
 
 	"github.com/resourcesync-go/resourcesync/destination/feedsync/iiif"
+	"github.com/resourcesync-go/resourcesync/destination/feedsync/ldes"
 	"github.com/resourcesync-go/resourcesync/internal/redact"
 )
 
@@ -22,6 +24,9 @@ func feedKind(b *body) string {
 	if iiif.Sniff(h) {
 		return FeedIIIF
 	}
+	if ldes.Sniff(h) {
+		return FeedLDES
+	}
 	return ""
 }
 
@@ -29,6 +34,7 @@ func feedKind(b *body) string {
 // page): its body spooled, as Open spools a ResourceSync document.
 type Raw struct {
 	Requested, URL string
+	Header         http.Header
 	io.Reader
 	b *body
 }
@@ -47,5 +53,5 @@ func (g *Getter) Get(ctx context.Context, u string) (*Raw, error) {
 		b.close()
 		return nil, err
 	}
-	return &Raw{Requested: u, URL: b.url, Reader: b.f, b: b}, nil
+	return &Raw{Requested: u, URL: b.url, Header: b.header, Reader: b.f, b: b}, nil
 }

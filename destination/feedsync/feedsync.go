@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -40,10 +41,18 @@ func (c Change) Entry() *rs.Entry {
 	return en
 }
 
-// Getter fetches one feed document. The caller closes the body. It is
-// the mirror's document Getter: size limits, retries, credentials and
-// the origin policy are applied there.
-type Getter func(ctx context.Context, u string) (body io.ReadCloser, final string, err error)
+// Fetched is one downloaded feed document; the caller closes it.
+type Fetched struct {
+	io.ReadCloser
+	// URL is where the document was found, after redirects.
+	URL    string
+	Header http.Header
+}
+
+// Getter fetches one feed document. It is the mirror's document Getter:
+// size limits, retries, credentials and the origin policy are applied
+// there.
+type Getter func(ctx context.Context, u string) (Fetched, error)
 
 // Options bounds and observes a walk.
 type Options struct {
@@ -59,6 +68,9 @@ type Options struct {
 	MaxPages int
 	// Warn receives what the walk tolerated (a future date); may be nil.
 	Warn func(msg string)
+	// Resume, for an LDES, are the nodes to start from instead of the
+	// stream: the Frontier of the previous walk.
+	Resume []string
 }
 
 // DefaultMaxPages is the pages one walk reads at most: 1,000,000
@@ -80,6 +92,11 @@ type Result struct {
 	Refresh time.Time
 	// Clamped counts activities dated in the future.
 	Clamped int
+	// Frontier, for an LDES, are the nodes read that may still change
+	// (not served as immutable): every later member is in them or in
+	// nodes they will lead to. nil when the next walk must start from the
+	// stream.
+	Frontier []string
 }
 
 // ErrLoop is returned when prev leads back to a page already read.
@@ -170,11 +187,12 @@ func (w *walker) fetch(ctx context.Context, u string) (*iiif.Doc, string, error)
 		return nil, u, fmt.Errorf("%s: %w (%d)", u, ErrTooManyPages, w.opt.MaxPages)
 	}
 	w.seen[u] = true
-	body, final, err := w.get(ctx, u)
+	fd, err := w.get(ctx, u)
 	if err != nil {
 		return nil, u, err
 	}
-	defer body.Close()
+	defer fd.Close()
+	final := fd.URL
 	if final == "" {
 		final = u
 	}
@@ -184,7 +202,7 @@ func (w *walker) fetch(ctx context.Context, u string) (*iiif.Doc, string, error)
 		}
 		w.seen[final] = true
 	}
-	d, err := iiif.Decode(body, final)
+	d, err := iiif.Decode(fd, final)
 	if err != nil {
 		return nil, final, err
 	}

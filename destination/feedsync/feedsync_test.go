@@ -17,12 +17,12 @@ import (
 // destination (TestFeedSync, TestFeedHostile).
 type pages map[string]string
 
-func (p pages) get(_ context.Context, u string) (io.ReadCloser, string, error) {
+func (p pages) get(_ context.Context, u string) (Fetched, error) {
 	d, ok := p[u]
 	if !ok {
-		return nil, "", fmt.Errorf("GET %s: 404", u)
+		return Fetched{}, fmt.Errorf("GET %s: 404", u)
 	}
-	return io.NopCloser(strings.NewReader(d)), u, nil
+	return Fetched{ReadCloser: io.NopCloser(strings.NewReader(d)), URL: u}, nil
 }
 
 const coll = `{"type":"OrderedCollection","id":"https://e.org/c","last":{"id":"https://e.org/p1"}}`
@@ -111,11 +111,11 @@ func TestWalkBounds(t *testing.T) {
 		t.Errorf("loop: %v", err)
 	}
 	// An endless chain of pages, each naming a new prev.
-	endless := func(_ context.Context, u string) (io.ReadCloser, string, error) {
+	endless := func(_ context.Context, u string) (Fetched, error) {
 		if u == "https://e.org/c" {
-			return io.NopCloser(strings.NewReader(coll)), u, nil
+			return Fetched{ReadCloser: io.NopCloser(strings.NewReader(coll)), URL: u}, nil
 		}
-		return io.NopCloser(strings.NewReader(page(u, u+"x", act("Create", "a", 1, "")))), u, nil
+		return Fetched{ReadCloser: io.NopCloser(strings.NewReader(page(u, u+"x", act("Create", "a", 1, "")))), URL: u}, nil
 	}
 	if _, err := Walk(context.Background(), endless, "https://e.org/c", Options{MaxPages: 50}, func(Change) error { return nil }); !errors.Is(err, ErrTooManyPages) {
 		t.Errorf("endless: %v", err)
