@@ -69,6 +69,7 @@ func Decode(r io.Reader, f rdf.Format, base, url string) (*Doc, error) {
 	seenMember := map[string]bool{}
 	n := 0
 	d := &Doc{}
+	implied, isNode := "", false
 	for t, err := range rdf.Parse(r, f, base) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", url, err)
@@ -88,7 +89,19 @@ func Decode(r io.Reader, f rdf.Format, base, url string) (*Doc, error) {
 			if t.O.Value == LDESNS+"EventStream" && d.Stream == "" {
 				d.Stream = t.S.Value
 			}
+			if t.O.Value == TreeNS+"Node" {
+				isNode = true
+			}
+		case LDESNS + "timestampPath", TreeNS + "view":
+			// A stream that does not say its class (ldes-client's
+			// test streams) is known by its properties.
+			if implied == "" && t.S.IsIRI() {
+				implied = t.S.Value
+			}
 		}
+	}
+	if d.Stream == "" {
+		d.Stream = implied
 	}
 	if d.Stream != "" {
 		for _, t := range bySubj[key(rdf.IRI(d.Stream))] {
@@ -131,7 +144,7 @@ func Decode(r io.Reader, f rdf.Format, base, url string) (*Doc, error) {
 			}
 		}
 	}
-	if d.Stream == "" && len(memberIDs) == 0 && len(d.Relations) == 0 {
+	if d.Stream == "" && !isNode && len(memberIDs) == 0 && len(d.Relations) == 0 {
 		return nil, fmt.Errorf("%s: %w", url, ErrNotLDES)
 	}
 	for _, mk := range memberIDs {
@@ -217,7 +230,7 @@ func Sniff(head []byte) bool {
 	if strings.Contains(s, "EventStream") && (strings.Contains(s, LDESNS) || strings.Contains(s, "ldes:")) {
 		return true
 	}
-	return strings.Contains(s, TreeNS) && (strings.Contains(s, "member") || strings.Contains(s, "relation"))
+	return strings.Contains(s, TreeNS) && (strings.Contains(s, "member") || strings.Contains(s, "relation") || strings.Contains(s, "view"))
 }
 
 // parseTime reads an xsd:dateTime; one without a zone is taken as UTC.
