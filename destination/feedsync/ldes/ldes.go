@@ -81,6 +81,9 @@ func Decode(r io.Reader, f rdf.Format, base, url string) (*Doc, error) {
 		bySubj[k] = append(bySubj[k], t)
 		switch t.P.Value {
 		case TreeNS + "member":
+			if t.O.IsLiteral() {
+				continue // a member is a node, not a value
+			}
 			if mk := key(t.O); !seenMember[mk] {
 				seenMember[mk] = true
 				memberIDs = append(memberIDs, mk)
