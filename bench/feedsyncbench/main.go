@@ -1,4 +1,4 @@
-// Command feedbench measures how fast sync consumes an IIIF Change
+// Command feedsyncbench measures how fast sync consumes an IIIF Change
 // Discovery feed (issue 34: 100,000 activities at ≥ 20,000 activities/s,
 // objects not fetched, memory flat). A loopback server renders the pages
 // of N Create activities on the fly (nothing held per activity); a child
@@ -8,7 +8,7 @@
 // the same pages fetched and decoded by destination/feedsync with the
 // changes dropped.
 //
-//	go run ./bench/feedbench [-n 100000] [-page 100] [-repeat 3]
+//	go run ./bench/feedsyncbench [-n 100000] [-page 100] [-repeat 3]
 package main
 
 import (
@@ -83,12 +83,12 @@ func runChild(u string) (float64, int) {
 		lastCPU = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "feedbench: child:", err)
+		fmt.Fprintln(os.Stderr, "feedsyncbench: child:", err)
 		os.Exit(1)
 	}
 	f := strings.Fields(string(out))
 	if len(f) != 2 {
-		fmt.Fprintf(os.Stderr, "feedbench: child said %q\n", out)
+		fmt.Fprintf(os.Stderr, "feedsyncbench: child said %q\n", out)
 		os.Exit(1)
 	}
 	secs, _ := strconv.ParseFloat(f[0], 64)
@@ -97,17 +97,17 @@ func runChild(u string) (float64, int) {
 }
 
 func consume(u string) {
-	dest, err := os.MkdirTemp("", "feedbench-")
+	dest, err := os.MkdirTemp("", "feedsyncbench-")
 	if err != nil {
 		panic(err)
 	}
 	defer os.RemoveAll(dest)
-	if pf := os.Getenv("FEEDBENCH_CPUPROFILE"); pf != "" {
+	if pf := os.Getenv("FEEDSYNCBENCH_CPUPROFILE"); pf != "" {
 		f, _ := os.Create(pf)
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	if os.Getenv("FEEDBENCH_MEM") != "" {
+	if os.Getenv("FEEDSYNCBENCH_MEM") != "" {
 		go func() {
 			peak := 0
 			for {
@@ -125,7 +125,7 @@ func consume(u string) {
 			}
 		}()
 	}
-	if pf := os.Getenv("FEEDBENCH_HEAPPROFILE"); pf != "" {
+	if pf := os.Getenv("FEEDSYNCBENCH_HEAPPROFILE"); pf != "" {
 		go func() {
 			var peak uint64
 			for {
@@ -149,7 +149,7 @@ func consume(u string) {
 	}
 	secs := time.Since(start).Seconds()
 	_ = rep
-	if os.Getenv("FEEDBENCH_MEM") != "" {
+	if os.Getenv("FEEDSYNCBENCH_MEM") != "" {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		st, _ := os.ReadFile("/proc/self/status")
