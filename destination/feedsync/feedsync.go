@@ -11,6 +11,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/destination/feedsync/iiif"
 	"github.com/resourcesync-go/resourcesync/feed/activity"
+	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/rs"
 )
 
@@ -22,6 +23,9 @@ type Change struct {
 	Length int64     // -1 when unknown
 	Type   string    // media type, "" when unknown
 	Hashes rs.Hashes // nil when none (or malformed: a digest is a hint)
+	// Triples, for an LDES member, are its statements (with the blank
+	// nodes they reach): what a graph store keeps of the version.
+	Triples []rdf.Triple
 }
 
 // Entry is c as a Change List entry.

@@ -47,6 +47,9 @@ type Member struct {
 	Format   string
 	SHA256   string // hex, "" when not given
 	VersionO string // the versionOf value, "" when none (Object is then the member or its as:object)
+	// Triples are the member's statements with those of the blank nodes
+	// they reach (its SDShare fragment), as written in the document.
+	Triples []rdf.Triple
 }
 
 // Doc is what one document says.
@@ -170,6 +173,7 @@ func key(t rdf.Term) string {
 
 func (d *Doc) member(mk string, bySubj map[string][]rdf.Triple) (Member, error) {
 	m := Member{ID: mk, Length: -1}
+	m.Triples = closure(mk, bySubj)
 	var asObject, isVersionOf string
 	var times []string
 	for _, t := range bySubj[mk] {
@@ -246,4 +250,26 @@ func parseTime(s string) (time.Time, error) {
 		}
 	}
 	return t, err
+}
+
+// closure is the statements of subject k and, recursively, of the blank
+// nodes they reach, each once (cycle-safe).
+func closure(k string, bySubj map[string][]rdf.Triple) []rdf.Triple {
+	var out []rdf.Triple
+	seen := map[string]bool{k: true}
+	todo := []string{k}
+	for len(todo) > 0 {
+		s := todo[0]
+		todo = todo[1:]
+		for _, t := range bySubj[s] {
+			out = append(out, t)
+			if t.O.IsBlank() {
+				if ok := key(t.O); !seen[ok] {
+					seen[ok] = true
+					todo = append(todo, ok)
+				}
+			}
+		}
+	}
+	return out
 }
