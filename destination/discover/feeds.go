@@ -10,8 +10,12 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/redact"
 )
 
-// feedHead is how much of a document is read to recognise a feed.
+// feedHead is how much of a document is read to recognise a feed
+// (FeedHead for callers of FeedKind).
 const feedHead = 8 << 10
+
+// FeedHead is how many of a document's first bytes FeedKind needs.
+const FeedHead = feedHead
 
 // feedKind tells which change feed b is (a FeedKind), "" when none: the
 // one place where a document that is not ResourceSync is recognised as a
@@ -21,6 +25,14 @@ func feedKind(b *body) string {
 	if err != nil {
 		return ""
 	}
+	return FeedKind(h)
+}
+
+// FeedKind tells which change feed a document whose first bytes are head
+// is (a Set.FeedKind), "" when none: the one place where a feed is
+// recognised (Discover, and sdshare sync for an LDES).
+func FeedKind(head []byte) string {
+	h := head
 	if iiif.Sniff(h) {
 		return FeedIIIF
 	}
