@@ -324,6 +324,34 @@ func TestFeedHostile(t *testing.T) {
 		}
 		sameFiles(t, destFiles(t, dest), fs.objects)
 	})
+	t.Run("paths", func(t *testing.T) {
+		fs := startFeed(t, 10)
+		fs.do(activity.Create, "/a", "a", t0)
+		for i, p := range []string{"/.resourcesync/state.db", "/%2e%2e/escape", "/x/../../escape2"} {
+			fs.mu.Lock()
+			fs.items = append(fs.items, map[string]any{"type": "Create", "endTime": t0.Add(time.Duration(i+1) * time.Second).Format(time.RFC3339),
+				"object": map[string]any{"id": fs.base + p}})
+			fs.objects[p] = "hostile"
+			fs.mu.Unlock()
+		}
+		parent := t.TempDir()
+		dest := filepath.Join(parent, "dest")
+		if _, err := feedSync(t, fs.collection(), dest, nil); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(filepath.Join(dest, destination.StateDirName, "state.db")); err == nil && string(b) == "hostile" {
+			t.Error("the feed overwrote the state")
+		}
+		for _, p := range []string{"escape", "escape2"} {
+			if _, err := os.Stat(filepath.Join(parent, p)); err == nil {
+				t.Errorf("%s written outside DEST", p)
+			}
+		}
+		// The state still works: a second run reads it.
+		if _, err := feedSync(t, fs.collection(), dest, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("off-origin", func(t *testing.T) {
 		fs := startFeed(t, 10)
 		other := startFeed(t, 10)
