@@ -87,6 +87,13 @@ type Config struct {
 	DumpPartBytes int64
 	DumpInterval  time.Duration
 	Archives      bool
+	// NoFeeds turns off the change feeds: by default each set's journal is
+	// also published as an IIIF Change Discovery 1.0 collection and an
+	// LDES (publish.Config.Feeds, package feed).
+	NoFeeds bool
+	// FeedPageSize is the number of activities per feed page
+	// (publish.Config.FeedPageSize); default feed.DefaultPageSize.
+	FeedPageSize int
 	// OpenChangeList: each Capability List names the open Change List
 	// instead of the Change List Index (publish.Config.OpenChangeList).
 	OpenChangeList bool
@@ -624,8 +631,8 @@ func (s *Source) publishConfig() publish.Config {
 		BaseURL: s.cfg.BaseURL, Out: s.out, DumpsOnDemand: s.cfg.DumpsOnDemand,
 		ChangeListPeriod: s.cfg.ChangeListPeriod, MaxEntries: s.cfg.MaxEntries, Dumps: s.cfg.Dumps, DumpPartBytes: s.cfg.DumpPartBytes,
 		DumpInterval: s.cfg.DumpInterval, Archives: s.cfg.Archives, Notification: s.cfg.Notification,
-		OpenChangeList: s.cfg.OpenChangeList,
-		Now:            s.cfg.Now, Logger: s.log, Replicas: s.shared,
+		OpenChangeList: s.cfg.OpenChangeList, Feeds: !s.cfg.NoFeeds, FeedPageSize: s.cfg.FeedPageSize,
+		Now: s.cfg.Now, Logger: s.log, Replicas: s.shared,
 		// HTML companions are for static hosting (publish's OUT); serve
 		// negotiates the HTML view of each document instead.
 		NoCompanions: s.cfg.Out == "" || s.cfg.NoCompanions,

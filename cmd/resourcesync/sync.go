@@ -34,7 +34,10 @@ Description, a Capability List, or a Resource List / Change List given
 directly. Discovery also follows Link headers, <link rel="resourcesync"> in
 HTML and Sitemap: lines in robots.txt. A document named explicitly (a
 .xml/.gz file or a .well-known/resourcesync) that cannot be fetched is an
-error: only a base URL or a web page is searched beside.
+error: only a base URL or a web page is searched beside. SOURCE may also be
+an IIIF Change Discovery collection or page, or an LDES (its EventStream or
+a node): the objects its activities or members name are mirrored, and each
+run reads only what is newer than the last.
 
 The first run makes a baseline copy (from a Resource Dump when one is
 offered, then the Resource List, caught up with the Change Lists written

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -219,7 +220,11 @@ func Run(ctx context.Context, m *destination.Mirror, opt Options) error {
 	defer stopRuns()
 	for _, s := range m.Sets() {
 		if s.ChangeNotification == "" || s.ChangeNotificationHub == "" {
-			f.say("set %s offers no change notifications: polling its Change Lists every %s", s.Name, opt.PollInterval)
+			what := "its Change Lists"
+			if s.Feed != "" {
+				what = "its feed " + redact.String(s.Feed)
+			}
+			f.say("set %s offers no change notifications: polling %s every %s", s.Name, what, opt.PollInterval)
 			f.down[s.Name] = true
 			m.Emit(destination.Event{Kind: destination.EventSubscription, Set: s.Name, Status: destination.SubPolling,
 				Message: "the set offers no change notifications"})

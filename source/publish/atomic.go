@@ -89,7 +89,10 @@ func (a *atomicFile) Write(p []byte) (int, error) {
 }
 
 // finish flushes, fsyncs and closes the temporary file without renaming it.
-func (a *atomicFile) finish() error {
+func (a *atomicFile) finish() error { return a.finishSync(true) }
+
+// finishSync is finish, with the fsync only when sync is set.
+func (a *atomicFile) finishSync(sync bool) error {
 	if a.done {
 		return a.err
 	}
@@ -98,7 +101,7 @@ func (a *atomicFile) finish() error {
 	if err == nil {
 		err = a.bw.Flush()
 	}
-	if err == nil {
+	if err == nil && sync {
 		err = a.f.Sync()
 	}
 	if cerr := a.f.Close(); err == nil {
@@ -147,6 +150,34 @@ func syncDir(dir string) error {
 	defer d.Close()
 	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
 		return fmt.Errorf("publish: sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// writeAtomicLater writes the file at path with fill, atomically (a
+// reader sees the old file or the new one, also after kill -9) but
+// without fsync where the file system can be flushed whole (syncfs):
+// the caller calls syncFS once after a batch of them, before it records
+// the files in the meta. Elsewhere it is writeAtomic.
+func writeAtomicLater(path string, fill func(w io.Writer) error) error {
+	if !haveSyncfs {
+		return writeAtomic(path, fill)
+	}
+	a, err := createAtomic(path, false)
+	if err != nil {
+		return err
+	}
+	if err := fill(a); err != nil {
+		a.abort()
+		return err
+	}
+	if err := a.finishSync(false); err != nil {
+		a.abort()
+		return err
+	}
+	if err := os.Rename(a.f.Name(), a.final); err != nil {
+		a.abort()
+		return fmt.Errorf("publish: %w", err)
 	}
 	return nil
 }

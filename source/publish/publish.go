@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/feed"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/store"
@@ -120,6 +121,15 @@ type Config struct {
 	// followed closed looks in its rel="index" or the Change List Archive
 	// for the lists in between (RS-CHL-7).
 	OpenChangeList bool
+	// Feeds also writes each set's changes as an IIIF Change Discovery
+	// 1.0 collection and an LDES (package feed) under FeedDir(set), built
+	// from the journal incrementally, and links them from the Capability
+	// List and the Source Description (rs:ln rel="alternate" with their
+	// media types, which ResourceSync clients ignore). Off with Replicas.
+	Feeds bool
+	// FeedPageSize is the number of activities per feed page; default
+	// feed.DefaultPageSize. Changing it begins the feeds again.
+	FeedPageSize int
 	// NoCompanions turns off the HTML companions: by default every
 	// document NAME.xml gets a readable page NAME.html beside it (paged as
 	// NAME.2.html, … beyond 1,000 entries) for static hosting; see
@@ -289,7 +299,10 @@ func (c *Config) defaults() error {
 		}
 	}
 	if c.Replicas {
-		c.Dumps, c.Archives = false, false
+		c.Dumps, c.Archives, c.Feeds = false, false, false
+	}
+	if c.FeedPageSize <= 0 {
+		c.FeedPageSize = feed.DefaultPageSize
 	}
 	if c.ChangeListPeriod <= 0 {
 		c.ChangeListPeriod = time.Hour
@@ -352,6 +365,11 @@ func (p *publisher) publishSet(ctx context.Context, s *Set) (SetReport, error) {
 	if err != nil {
 		return sr, err
 	}
+	if p.cfg.Feeds {
+		if err := p.feeds(ctx, s); err != nil {
+			return sr, err
+		}
+	}
 	if p.cfg.Dumps {
 		if err := p.resourceDump(ctx, s, &sr); err != nil {
 			return sr, err
@@ -401,7 +419,7 @@ func (p *publisher) ensureBaseline(ctx context.Context, s *Set) error {
 // names has been written before it.
 func (p *publisher) writeCapabilityList(s *Set, rlURL string) error {
 	h := rs.Head{MD: rs.Metadata{Capability: rs.CapCapabilityList},
-		Links: []rs.Link{{Rel: rs.RelUp, Href: p.url(wellKnownPath)}}}
+		Links: append([]rs.Link{{Rel: rs.RelUp, Href: p.url(wellKnownPath)}}, p.feedLinks(s.Name)...)}
 	ent := func(c rs.Capability, rel string) rs.Entry {
 		return rs.Entry{Loc: p.url(setDoc(s.Name, rel)), MD: rs.Metadata{Capability: c}}
 	}
@@ -435,7 +453,8 @@ func (p *publisher) writeSourceDescription() error {
 	h := rs.Head{MD: rs.Metadata{Capability: rs.CapDescription}}
 	var es []rs.Entry
 	for _, s := range p.cfg.Sets {
-		es = append(es, rs.Entry{Loc: p.capListURL(s.Name), MD: rs.Metadata{Capability: rs.CapCapabilityList}})
+		es = append(es, rs.Entry{Loc: p.capListURL(s.Name), MD: rs.Metadata{Capability: rs.CapCapabilityList},
+			Links: p.feedLinks(s.Name)})
 	}
 	return writeDoc(p.file(wellKnownPath), &h, es)
 }
