@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/publish"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/server"
@@ -93,6 +94,9 @@ type Config struct {
 	// Notification, if set, gives each set's change-notification channel
 	// (see publish.Config.Notification).
 	Notification func(set string) (topicURL, hubURL string)
+	// CapabilityLinks, if set, adds root links to each set's Capability
+	// List (see publish.Config.CapabilityLinks).
+	CapabilityLinks func(set string) []rs.Link
 	// OnUpdate, if set, runs during every Update that committed journal
 	// records, with the journal's last sequence number per set before and
 	// after the update. It runs once the records are durable and before
@@ -624,8 +628,9 @@ func (s *Source) publishConfig() publish.Config {
 		BaseURL: s.cfg.BaseURL, Out: s.out, DumpsOnDemand: s.cfg.DumpsOnDemand,
 		ChangeListPeriod: s.cfg.ChangeListPeriod, MaxEntries: s.cfg.MaxEntries, Dumps: s.cfg.Dumps, DumpPartBytes: s.cfg.DumpPartBytes,
 		DumpInterval: s.cfg.DumpInterval, Archives: s.cfg.Archives, Notification: s.cfg.Notification,
-		OpenChangeList: s.cfg.OpenChangeList,
-		Now:            s.cfg.Now, Logger: s.log, Replicas: s.shared,
+		CapabilityLinks: s.cfg.CapabilityLinks,
+		OpenChangeList:  s.cfg.OpenChangeList,
+		Now:             s.cfg.Now, Logger: s.log, Replicas: s.shared,
 		// HTML companions are for static hosting (publish's OUT); serve
 		// negotiates the HTML view of each document instead.
 		NoCompanions: s.cfg.Out == "" || s.cfg.NoCompanions,

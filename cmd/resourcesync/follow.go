@@ -129,7 +129,9 @@ func runFollow(ctx context.Context, cmd *cli.Command, source string, opt destina
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
 	}
-	err = follow.Run(ctx, m, follow.Options{Mux: mux, CallbackBase: cb, Client: hubClient,
+	// Without a public callback URL, a Source's live push (WebSocket)
+	// replaces its hub: it needs no callback.
+	err = follow.Run(ctx, m, follow.Options{Mux: mux, CallbackBase: cb, Client: hubClient, Push: cmd.String("callback-url") == "",
 		PollInterval: cmd.Duration("poll-interval"), Lease: cmd.Duration("lease"), Say: say,
 		Logger: commandLogger(cmd, redactWriter{auth, cmd.Root().ErrWriter}, slog.LevelWarn)})
 	if err != nil {
