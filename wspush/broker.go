@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime"
@@ -196,6 +197,30 @@ type Description struct {
 	EndAt       string `json:"endAt,omitempty"`
 }
 
+// errNotJSON is a request that is not JSON (400); others are 422.
+var errNotJSON = errors.New("subscription request is not JSON")
+
+// channelType reports whether t names WebSocketChannel2023.
+func channelType(t string) bool {
+	return t == ChannelType || t == ChannelTypeShort || t == "notify:"+ChannelTypeShort
+}
+
+// parseRequest reads a subscription request: a JSON object naming the
+// channel type and a topic.
+func parseRequest(body []byte) (*request, error) {
+	var req request
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, fmt.Errorf("%w: %v", errNotJSON, err)
+	}
+	if !channelType(req.Type) {
+		return nil, fmt.Errorf("unsupported channel type %q: this endpoint offers %s", req.Type, ChannelType)
+	}
+	if req.Topic == "" {
+		return nil, errors.New("no topic: name a Capability List, the Source's base URL or one of its resources")
+	}
+	return &req, nil
+}
+
 // maxRequest bounds a subscription request's body.
 const maxRequest = 16 << 10
 
@@ -221,16 +246,16 @@ func (b *Broker) SubscribeHandler() http.Handler {
 			http.Error(w, "subscription request too large", http.StatusRequestEntityTooLarge)
 			return
 		}
-		var req request
-		if err := json.Unmarshal(body, &req); err != nil {
-			http.Error(w, "subscription request is not JSON: "+err.Error(), http.StatusBadRequest)
+		req, err := parseRequest(body)
+		if err != nil {
+			code := http.StatusUnprocessableEntity
+			if errors.Is(err, errNotJSON) {
+				code = http.StatusBadRequest
+			}
+			http.Error(w, err.Error(), code)
 			return
 		}
-		if req.Type != ChannelType && req.Type != ChannelTypeShort && req.Type != "notify:"+ChannelTypeShort {
-			http.Error(w, "unsupported channel type "+strings.TrimSpace(req.Type)+": this endpoint offers "+ChannelType, http.StatusUnprocessableEntity)
-			return
-		}
-		if req.Topic == "" || (b.cfg.TopicAllowed != nil && !b.cfg.TopicAllowed(req.Topic)) {
+		if b.cfg.TopicAllowed != nil && !b.cfg.TopicAllowed(req.Topic) {
 			http.Error(w, "no such topic: name a Capability List, the Source's base URL or one of its resources", http.StatusUnprocessableEntity)
 			return
 		}

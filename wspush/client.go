@@ -54,7 +54,7 @@ func Subscribe(ctx context.Context, client *http.Client, endpoint, topic string)
 	if err := json.Unmarshal(b, &d); err != nil {
 		return nil, fmt.Errorf("wspush: subscribe at %s: channel description: %w", endpoint, err)
 	}
-	if d.Type != ChannelType && d.Type != ChannelTypeShort && d.Type != "notify:"+ChannelTypeShort {
+	if !channelType(d.Type) {
 		return nil, fmt.Errorf("wspush: subscribe at %s: channel type %q, want %s", endpoint, d.Type, ChannelTypeShort)
 	}
 	if err := sameAuthority(endpoint, d.ReceiveFrom); err != nil {
@@ -136,6 +136,11 @@ func (r *Receiver) Next(ctx context.Context) (*activity.Activity, error) {
 	if typ != websocket.MessageText {
 		return nil, fmt.Errorf("%w: binary frame", ErrBadFrame)
 	}
+	return parseActivity(b)
+}
+
+// parseActivity reads one frame's activity.
+func parseActivity(b []byte) (*activity.Activity, error) {
 	var a activity.Activity
 	if err := json.Unmarshal(b, &a); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadFrame, err)
