@@ -102,6 +102,13 @@ type Config struct {
 	// after the update. It runs once the records are durable and before
 	// the documents are published again.
 	OnUpdate func(ctx context.Context, set string, st store.Store, fromSeq, toSeq uint64)
+	// OnPublished, if set, runs after every update whose documents were
+	// published, per set this process leads, with the journal's last
+	// sequence number the published documents cover. The live push
+	// (source/notify.Push) sends changes here: a subscriber that connects
+	// and then reads the Change Lists finds each change in one or the
+	// other.
+	OnPublished func(ctx context.Context, set string, st store.Store, toSeq uint64)
 	// OnLead, if set, runs each time this process takes a shared set's
 	// scanner role, before its first scan as the leader (a set whose store
 	// is not shared is led from Open on and never calls it). The change
@@ -609,6 +616,17 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 		}
 	}
 
+	published := map[string]uint64{}
+	if s.cfg.OnPublished != nil {
+		for _, st := range s.sets {
+			if _, ok := st.leads(); !ok {
+				continue
+			}
+			if stt, err := st.st.Stats(ctx); err == nil {
+				published[st.name] = stt.LastSeq
+			}
+		}
+	}
 	pc := s.publishConfig()
 	for _, st := range s.sets {
 		_, led := st.leads()
@@ -618,6 +636,11 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 	rep.Publish = pr
 	if err != nil {
 		return rep, errors.Join(err, refused)
+	}
+	for _, st := range s.sets {
+		if to, ok := published[st.name]; ok {
+			s.cfg.OnPublished(ctx, st.name, st.st, to)
+		}
 	}
 	return rep, refused
 }

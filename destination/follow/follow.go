@@ -134,7 +134,9 @@ func (f *follower) around(ctx context.Context, kind, why string, do func(context
 	return f.opt.Around(ctx, kind, why, do)
 }
 
-func (f *follower) sync(ctx context.Context, why string) {
+// sync catches up; each of then, if any, sees the report of a sync that
+// did not fail.
+func (f *follower) sync(ctx context.Context, why string, then ...func(*destination.Report)) {
 	rep, err := f.around(ctx, "sync", why, f.m.Sync)
 	failed := err != nil
 	if rep != nil {
@@ -154,6 +156,11 @@ func (f *follower) sync(ctx context.Context, why string) {
 	for _, s := range rep.Sets {
 		if s.Fetched+s.Deleted+s.Failed+s.Kept+s.DeleteRefused > 0 || s.Gap != "" {
 			f.say("catch-up (%s): set %s: %s", why, s.Set, s.Summary(false))
+		}
+	}
+	for _, fn := range then {
+		if rep != nil {
+			fn(rep)
 		}
 	}
 }

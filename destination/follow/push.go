@@ -2,6 +2,7 @@ package follow
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strings"
 	"time"
@@ -38,12 +39,24 @@ func pushEndpoint(s discover.Set) string {
 	return ""
 }
 
-// epoch is the from of the notifications made of pushed activities: a
-// connection's stream has no gap from the catch-up that followed its
-// opening (the Source registers the connection before it answers the
-// handshake, and a subscriber that falls behind is disconnected), so each
-// activity continues from the checkpoint, whatever it is.
-var epoch = time.Unix(1, 0).UTC()
+// syncFrom catches up and returns where the pushed stream continues
+// from: how far the Source's Change Lists reached (else the checkpoint).
+// ok is false when the catch-up failed outright.
+func (f *follower) syncFrom(ctx context.Context, set string) (time.Time, bool) {
+	var from time.Time
+	ok := false
+	f.sync(ctx, "push connected", func(rep *destination.Report) {
+		for _, sr := range rep.Sets {
+			if sr.Set == set {
+				from, ok = sr.SourceUntil, true
+				if from.IsZero() {
+					from = sr.Checkpoint.Until
+				}
+			}
+		}
+	})
+	return from, ok && !from.IsZero()
+}
 
 // maxSkew is how far in the future an activity's endTime may be: one
 // beyond it would move the checkpoint past changes still to come.
@@ -59,9 +72,12 @@ func (f *follower) pushLoop(ctx context.Context, s discover.Set, endpoint string
 	apply := f.apply(name)
 	fails := 0
 	for ctx.Err() == nil {
-		err := f.pushOnce(ctx, s, endpoint, apply)
+		connected, err := f.pushOnce(ctx, s, endpoint, apply)
 		if ctx.Err() != nil {
 			return
+		}
+		if connected {
+			fails = 0 // a dropped connection, not a Source that refuses
 		}
 		f.mu.Lock()
 		f.down[name] = true
@@ -69,7 +85,7 @@ func (f *follower) pushLoop(ctx context.Context, s discover.Set, endpoint string
 		f.m.Emit(destination.Event{Kind: destination.EventSubscription, Set: name, URI: endpoint, Status: destination.SubPolling,
 			Message: "live push unavailable: " + errString(err)})
 		fails++
-		d := retry.HalfJitter(retry.Backoff(fails, time.Second, time.Minute))
+		d := retry.HalfJitter(retry.Backoff(fails, pushBackoff, time.Minute))
 		f.say("live push for set %s ended (%v): catching up from the Change Lists, reconnecting in %s", name, err, d.Round(time.Millisecond))
 		f.requestCatchup("push reconnect")
 		t := time.NewTimer(d)
@@ -89,22 +105,31 @@ func errString(err error) string {
 	return err.Error()
 }
 
-func (f *follower) pushOnce(ctx context.Context, s discover.Set, endpoint string, apply func(context.Context, subscriber.Notification) error) error {
+// pushBackoff is the first wait before reconnecting.
+var pushBackoff = time.Second
+
+// pushOnce runs one connection; connected says whether it opened.
+func (f *follower) pushOnce(ctx context.Context, s discover.Set, endpoint string, apply func(context.Context, subscriber.Notification) error) (connected bool, _ error) {
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	d, err := wspush.Subscribe(sctx, f.opt.Client, endpoint, s.CapabilityList)
 	if err != nil {
 		cancel()
-		return err
+		return false, err
 	}
 	r, err := wspush.Dial(sctx, f.opt.Client, d.ReceiveFrom)
 	cancel()
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer r.Close()
-	// Connected: what the Source journals from now on is pushed; what
-	// came before is in the Change Lists.
-	f.sync(ctx, "push connected")
+	// Connected: what the Source publishes from now on is pushed; what
+	// it published before is in the Change Lists. The stream continues
+	// from where they end: if the catch-up did not get there (failures),
+	// the first activity is not contiguous and Apply asks for another.
+	last, ok := f.syncFrom(ctx, s.Name)
+	if !ok {
+		return true, errors.New("the catch-up after connecting failed")
+	}
 	f.mu.Lock()
 	f.down[s.Name] = false
 	f.mu.Unlock()
@@ -131,7 +156,6 @@ func (f *follower) pushOnce(ctx context.Context, s discover.Set, endpoint string
 			}
 		}
 	}()
-	var last time.Time // the until of the last batch applied
 	var batch []rs.Entry
 	var received time.Time
 	for {
@@ -143,7 +167,7 @@ func (f *follower) pushOnce(ctx context.Context, s discover.Set, endpoint string
 			select {
 			case fr = <-frames:
 			case <-ctx.Done():
-				return ctx.Err()
+				return true, ctx.Err()
 			}
 			received = time.Now()
 		} else {
@@ -155,11 +179,11 @@ func (f *follower) pushOnce(ctx context.Context, s discover.Set, endpoint string
 				fr.a = nil
 			case <-ctx.Done():
 				t.Stop()
-				return ctx.Err()
+				return true, ctx.Err()
 			}
 		}
 		if fr.err != nil {
-			return fr.err
+			return true, fr.err
 		}
 		if fr.a != nil {
 			en, why := pushEntry(fr.a, base, time.Now())
@@ -196,14 +220,14 @@ func (f *follower) pushOnce(ctx context.Context, s discover.Set, endpoint string
 			f.requestCatchup("push straggler")
 			continue
 		}
-		last = until.Time()
 		n := subscriber.Notification{Topic: s.CapabilityList, Received: received,
-			Head:    rs.Head{MD: rs.Metadata{Capability: rs.CapChangeNotification, From: rs.NewTime(epoch), Until: until}},
+			Head:    rs.Head{MD: rs.Metadata{Capability: rs.CapChangeNotification, From: rs.NewTime(last), Until: until}},
 			Entries: batch}
+		last = until.Time()
 		err := apply(ctx, n)
 		batch = nil
 		if err != nil && ctx.Err() != nil {
-			return ctx.Err()
+			return true, ctx.Err()
 		}
 	}
 }

@@ -25,14 +25,17 @@ const (
 // Push streams a served Source's changes over WebSocket (package wspush):
 // each journal record becomes an Activity on the topics of its set's
 // Capability List, the Source's base URL and the resource itself, at the
-// moment the WebSub notifications are sent (Config.OnUpdate: the records
-// are durable, the documents not rewritten yet).
+// moment the documents that list it are published (Config.OnPublished),
+// not before: a subscriber that connects, then catches up from the Change
+// Lists, finds every change in one or the other, since a change pushed
+// before it connected was published before it read them.
 type Push struct {
 	b    *wspush.Broker
 	base string
 
-	mu  sync.Mutex
-	src *source.Source
+	mu     sync.Mutex
+	src    *source.Source
+	pushed map[string]uint64 // per set, the last journal record pushed
 }
 
 // SetupPush configures cfg (before source.Open) to advertise the
@@ -61,12 +64,12 @@ func SetupPush(cfg *source.Config, pc wspush.Config) (*Push, error) {
 		}
 		return append(ls, rs.Link{Rel: wspush.SubscriptionRel, Href: p.SubscribeURL(), Type: wspush.ContentType})
 	}
-	prev := cfg.OnUpdate
-	cfg.OnUpdate = func(ctx context.Context, set string, st store.Store, from, to uint64) {
+	prev := cfg.OnPublished
+	cfg.OnPublished = func(ctx context.Context, set string, st store.Store, to uint64) {
 		if prev != nil {
-			prev(ctx, set, st, from, to)
+			prev(ctx, set, st, to)
 		}
-		p.push(ctx, set, st, from, to)
+		p.push(ctx, set, st, to)
 	}
 	return p, nil
 }
@@ -74,8 +77,16 @@ func SetupPush(cfg *source.Config, pc wspush.Config) (*Push, error) {
 // Bind gives Push the opened Source (its sets' URLs).
 func (p *Push) Bind(src *source.Source) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.src = src
-	p.mu.Unlock()
+	p.pushed = map[string]uint64{}
+	for _, set := range src.SetNames() {
+		if st := src.Store(set); st != nil {
+			if stt, err := st.Stats(context.Background()); err == nil {
+				p.pushed[set] = stt.LastSeq // older records are in the Change Lists
+			}
+		}
+	}
 }
 
 // Broker returns the broker (its connections, for the status).
@@ -113,12 +124,19 @@ func (p *Push) topicAllowed(t string) bool {
 	return false
 }
 
-// push sends the journal records (from, to] of set.
-func (p *Push) push(ctx context.Context, set string, st store.Store, from, to uint64) {
+// push sends the journal records of set after the last one pushed, up to
+// to (published).
+func (p *Push) push(ctx context.Context, set string, st store.Store, to uint64) {
 	p.mu.Lock()
 	src := p.src
+	from, ok := p.pushed[set]
+	if src == nil || !ok || to <= from {
+		p.mu.Unlock()
+		return
+	}
+	p.pushed[set] = to
 	p.mu.Unlock()
-	if src == nil || p.b.Conns() == 0 {
+	if p.b.Conns() == 0 {
 		return // nobody listens: the journal is not read for nothing
 	}
 	ps := &publish.Set{ResourceBase: src.ResourceBase(set)}
