@@ -26,7 +26,7 @@ func notificationFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "allow-private-callbacks", Usage: "let the embedded hub call private addresses"},
 		&cli.StringFlag{Name: "hub-admin-token", Usage: "serve the embedded hub's admin pages to `TOKEN`", Sources: cli.EnvVars("RESOURCESYNC_HUB_ADMIN_TOKEN")},
 		&cli.BoolFlag{Name: "no-push", Usage: "offer no live push of changes over WebSocket"},
-		&cli.StringSliceFlag{Name: "push-origin", Usage: "let web pages of `HOST` open the live push (repeatable; host patterns)"},
+		&cli.StringSliceFlag{Name: "push-origin", Usage: "pages of `HOST` may use the live push (repeatable)"},
 	}
 }
 
