@@ -74,9 +74,27 @@ type Broker struct {
 	mu      sync.Mutex
 	pending map[string]pending
 	topics  map[string]map[*conn]struct{}
+	streams map[string]*stream
 	conns   int
 	closed  bool
 	done    chan struct{}
+}
+
+// stream holds the frames of one journal published but not settled yet:
+// sent before the documents that list them exist, they are replayed to a
+// connection that opens before those documents do.
+type stream struct {
+	frames []retained
+	// missed is the last sequence number not retained (nobody listened,
+	// or more than SendBuffer were waiting): until it is settled, a new
+	// connection cannot be told everything and is refused.
+	missed uint64
+}
+
+type retained struct {
+	seq    uint64
+	frame  []byte
+	topics []string
 }
 
 type pending struct {
@@ -119,7 +137,7 @@ func New(cfg Config) (*Broker, error) {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 10 * time.Second
 	}
-	b := &Broker{cfg: cfg, log: cfg.Logger, pending: map[string]pending{}, topics: map[string]map[*conn]struct{}{}, done: make(chan struct{})}
+	b := &Broker{cfg: cfg, log: cfg.Logger, pending: map[string]pending{}, topics: map[string]map[*conn]struct{}{}, streams: map[string]*stream{}, done: make(chan struct{})}
 	if b.log == nil {
 		b.log = slog.Default()
 	}
@@ -159,6 +177,12 @@ func (b *Broker) Publish(a *activity.Activity, topics ...string) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.fanOut(frame, topics)
+	return nil
+}
+
+// fanOut queues frame for the connections of topics; b.mu is held.
+func (b *Broker) fanOut(frame []byte, topics []string) {
 	var sent map[*conn]bool
 	if len(topics) > 1 {
 		sent = map[*conn]bool{}
@@ -178,7 +202,77 @@ func (b *Broker) Publish(a *activity.Activity, topics ...string) error {
 			}
 		}
 	}
+}
+
+// PublishRetained publishes a, record seq of journal name, and keeps it
+// until Settle(name, seq or later): a connection that opens meanwhile
+// gets it first. A Source pushes a change as soon as it is durable and
+// settles it once the Change Lists name it, so that a subscriber that
+// connects, then reads the Change Lists, finds every change in one or the
+// other.
+func (b *Broker) PublishRetained(name string, seq uint64, a *activity.Activity, topics ...string) error {
+	frame, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := b.stream(name)
+	if len(st.frames) < b.cfg.SendBuffer {
+		st.frames = append(st.frames, retained{seq: seq, frame: frame, topics: topics})
+	} else {
+		st.missed = max(st.missed, seq)
+	}
+	b.fanOut(frame, topics)
 	return nil
+}
+
+// Missed records that journal name's records up to seq were not
+// published (they could not be read): until they are settled, new
+// connections are refused (503), since they could not be told about them.
+func (b *Broker) Missed(name string, seq uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := b.stream(name)
+	st.missed = max(st.missed, seq)
+}
+
+// SkipIfIdle is Missed when no connection is open, and reports whether
+// it was: the caller then need not read the records at all.
+func (b *Broker) SkipIfIdle(name string, seq uint64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.conns > 0 {
+		return false
+	}
+	st := b.stream(name)
+	st.missed = max(st.missed, seq)
+	return true
+}
+
+// Settle forgets the retained records of journal name up to seq: the
+// Change Lists now name them.
+func (b *Broker) Settle(name string, seq uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := b.stream(name)
+	i := 0
+	for i < len(st.frames) && st.frames[i].seq <= seq {
+		i++
+	}
+	st.frames = append(st.frames[:0], st.frames[i:]...)
+	if st.missed <= seq {
+		st.missed = 0
+	}
+}
+
+func (b *Broker) stream(name string) *stream {
+	st := b.streams[name]
+	if st == nil {
+		st = &stream{}
+		b.streams[name] = st
+	}
+	return st
 }
 
 // request is a subscription request; description, the answer.
@@ -331,6 +425,11 @@ func (b *Broker) take(tok string) (*conn, int) {
 	if b.conns >= b.cfg.MaxConns {
 		return nil, http.StatusServiceUnavailable // the token stays: try again
 	}
+	for _, st := range b.streams {
+		if st.missed != 0 {
+			return nil, http.StatusServiceUnavailable // until the documents are published
+		}
+	}
 	delete(b.pending, tok)
 	c := &conn{topic: p.topic, send: make(chan []byte, b.cfg.SendBuffer)}
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
@@ -341,6 +440,20 @@ func (b *Broker) take(tok string) (*conn, int) {
 	}
 	cs[c] = struct{}{}
 	b.conns++
+	for _, st := range b.streams {
+		for _, r := range st.frames {
+			for _, t := range r.topics {
+				if t == p.topic {
+					select {
+					case c.send <- r.frame:
+					default:
+						c.cancel(errSlow)
+					}
+					break
+				}
+			}
+		}
+	}
 	return c, 0
 }
 
@@ -383,7 +496,7 @@ func (b *Broker) ReceiveHandler() http.Handler {
 		if c == nil {
 			msg := "unknown, used or expired token: subscribe again"
 			if code == http.StatusServiceUnavailable {
-				msg = "too many connections: try again later"
+				msg = "too many connections, or changes being published: try again later"
 				w.Header().Set("Retry-After", "10")
 			}
 			http.Error(w, msg, code)

@@ -25,10 +25,12 @@ const (
 // Push streams a served Source's changes over WebSocket (package wspush):
 // each journal record becomes an Activity on the topics of its set's
 // Capability List, the Source's base URL and the resource itself, at the
-// moment the documents that list it are published (Config.OnPublished),
-// not before: a subscriber that connects, then catches up from the Change
-// Lists, finds every change in one or the other, since a change pushed
-// before it connected was published before it read them.
+// moment the WebSub notifications are sent (Config.OnUpdate: the records
+// are durable, the documents not rewritten yet). Each is retained by the
+// broker until the documents that list it are published
+// (Config.OnPublished), and replayed to a connection that opens
+// meanwhile: a subscriber that connects, then catches up from the Change
+// Lists, finds every change in one or the other.
 type Push struct {
 	b    *wspush.Broker
 	base string
@@ -64,12 +66,22 @@ func SetupPush(cfg *source.Config, pc wspush.Config) (*Push, error) {
 		}
 		return append(ls, rs.Link{Rel: wspush.SubscriptionRel, Href: p.SubscribeURL(), Type: wspush.ContentType})
 	}
+	prevUpdate := cfg.OnUpdate
+	cfg.OnUpdate = func(ctx context.Context, set string, st store.Store, from, to uint64) {
+		// First: the push costs a few microseconds per record, a WebSub
+		// publish a commit to the hub's store.
+		p.push(ctx, set, st, to)
+		if prevUpdate != nil {
+			prevUpdate(ctx, set, st, from, to)
+		}
+	}
 	prev := cfg.OnPublished
 	cfg.OnPublished = func(ctx context.Context, set string, st store.Store, to uint64) {
 		if prev != nil {
 			prev(ctx, set, st, to)
 		}
-		p.push(ctx, set, st, to)
+		p.push(ctx, set, st, to) // what OnUpdate did not see (ScanPaths before a restart)
+		p.b.Settle(set, to)
 	}
 	return p, nil
 }
@@ -136,18 +148,23 @@ func (p *Push) push(ctx context.Context, set string, st store.Store, to uint64) 
 	}
 	p.pushed[set] = to
 	p.mu.Unlock()
-	if p.b.Conns() == 0 {
-		return // nobody listens: the journal is not read for nothing
+	if p.b.SkipIfIdle(set, to) {
+		// Nobody listens: the journal is not read for nothing, and a
+		// connection is refused until these records are published.
+		return
 	}
 	ps := &publish.Set{ResourceBase: src.ResourceBase(set)}
 	cl := src.CapabilityListURL(set)
 	for c, err := range st.Journal(ctx, from+1) {
-		if err != nil || c.Seq > to {
+		if err != nil {
+			p.b.Missed(set, to)
+			return
+		}
+		if c.Seq > to {
 			return
 		}
 		e := publish.SetChangeEntry(ps, &c)
-		a := Activity(&e)
-		p.b.Publish(a, cl, p.base, e.Loc)
+		p.b.PublishRetained(set, c.Seq, Activity(&e), cl, p.base, e.Loc)
 	}
 }
 
