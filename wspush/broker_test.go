@@ -264,8 +264,12 @@ func TestHostileServer(t *testing.T) {
 		send func(context.Context, *websocket.Conn)
 		bad  bool // ErrBadFrame rather than a read error
 	}{
-		{"garbage", func(ctx context.Context, c *websocket.Conn) { c.Write(ctx, websocket.MessageText, []byte("\x00garbage{")) }, true},
-		{"no type", func(ctx context.Context, c *websocket.Conn) { c.Write(ctx, websocket.MessageText, []byte(`{"object":{"id":"x"}}`)) }, true},
+		{"garbage", func(ctx context.Context, c *websocket.Conn) {
+			c.Write(ctx, websocket.MessageText, []byte("\x00garbage{"))
+		}, true},
+		{"no type", func(ctx context.Context, c *websocket.Conn) {
+			c.Write(ctx, websocket.MessageText, []byte(`{"object":{"id":"x"}}`))
+		}, true},
 		{"binary", func(ctx context.Context, c *websocket.Conn) { c.Write(ctx, websocket.MessageBinary, []byte(`{}`)) }, true},
 		{"huge", func(ctx context.Context, c *websocket.Conn) {
 			c.Write(ctx, websocket.MessageText, bytes.Repeat([]byte(" "), 10<<20))

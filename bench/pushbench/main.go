@@ -94,8 +94,8 @@ type clock struct {
 	journal  map[string]time.Time
 	got      [2]map[string]time.Duration
 	fromJrnl [2]map[string]time.Duration
-	all     [2]chan struct{}
-	want    int
+	all      [2]chan struct{}
+	want     int
 }
 
 func (c *clock) arrived(ch int, url string, at time.Time) {
@@ -197,7 +197,6 @@ func Bench(ctx context.Context, changes int, rate float64, files int, client *ht
 	defer ssrv.Close()
 	svc.Run(ctx, src)
 	go src.Run(ctx, source.RunOptions{Watch: true, Debounce: 10 * time.Millisecond})
-
 
 	// The WebSub subscriber.
 	fln, err := net.Listen("tcp", "127.0.0.1:0")
