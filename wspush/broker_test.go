@@ -327,3 +327,56 @@ func FuzzParseRequest(f *testing.F) {
 		}
 	})
 }
+
+// TestRetained: a record pushed before its documents are published is
+// replayed to a connection opened meanwhile, and forgotten once settled;
+// records nobody received (SkipIfIdle) make new connections wait (503)
+// until they are settled. A subscriber that connects and then reads the
+// Change Lists thus finds every change in one or the other.
+func TestRetained(t *testing.T) {
+	b, srv := server(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	connect := func() (*Receiver, error) {
+		d, err := Subscribe(ctx, srv.Client(), srv.URL+"/sub", topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Dial(ctx, srv.Client(), d.ReceiveFrom)
+	}
+	if !b.SkipIfIdle("default", 3) {
+		t.Fatal("SkipIfIdle with no connection did not skip")
+	}
+	if _, err := connect(); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("connection while records were skipped: %v, want 503", err)
+	}
+	b.Settle("default", 3)
+	r, err := connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.PublishRetained("default", 4, act("http://127.0.0.1/four"), topic)
+	b.PublishRetained("default", 5, act("http://127.0.0.1/five"), "http://127.0.0.1/other-topic")
+	r2, err := connect() // opened before 4 and 5 are settled: 4 is replayed
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rr := range []*Receiver{r, r2} {
+		a, err := rr.Next(ctx)
+		if err != nil || a.Object.ID != "http://127.0.0.1/four" {
+			t.Fatalf("got %v %v, want four", a, err)
+		}
+	}
+	b.Settle("default", 5)
+	b.PublishRetained("default", 6, act("http://127.0.0.1/six"), topic)
+	r3, err := connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := r3.Next(ctx); err != nil || a.Object.ID != "http://127.0.0.1/six" {
+		t.Fatalf("after settling 5: %v %v, want six only", a, err)
+	}
+	for _, rr := range []*Receiver{r, r2, r3} {
+		rr.Close()
+	}
+}
