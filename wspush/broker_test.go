@@ -380,3 +380,16 @@ func TestRetained(t *testing.T) {
 		rr.Close()
 	}
 }
+
+func FuzzFromNotification(f *testing.F) {
+	f.Add([]byte(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="change-notification" from="2026-11-29T08:00:00Z" until="2026-11-29T08:00:01Z"/><url><loc>http://127.0.0.1/a</loc><rs:md change="deleted"/></url></urlset>`))
+	f.Add([]byte(`<urlset/>`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		acts, _ := FromNotification(b)
+		for _, a := range acts {
+			if a.Object == nil || a.Type == "" {
+				t.Fatalf("activity %+v", a)
+			}
+		}
+	})
+}

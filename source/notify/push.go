@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/resourcesync-go/resourcesync/feed/activity"
 	"github.com/resourcesync-go/resourcesync/internal/web"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source"
@@ -164,27 +163,8 @@ func (p *Push) push(ctx context.Context, set string, st store.Store, to uint64) 
 			return
 		}
 		e := publish.SetChangeEntry(ps, &c)
-		p.b.PublishRetained(set, c.Seq, Activity(&e), cl, p.base, e.Loc)
+		p.b.PublishRetained(set, c.Seq, wspush.FromEntry(&e), cl, p.base, e.Loc)
 	}
-}
-
-// Activity maps a Change List entry to the Activity pushed for it: the
-// object is the resource with its length, media type and digests after
-// the change (none for a deletion).
-func Activity(e *rs.Entry) *activity.Activity {
-	a := &activity.Activity{Type: activity.FromChange(e.MD.Change), Object: &activity.Ref{ID: e.Loc, Type: "Document"}}
-	if t := e.EventTime(); !t.IsZero() {
-		a.EndTime = t.Time().UTC()
-	}
-	if e.MD.Change != rs.Deleted {
-		a.Object.Format = e.MD.Type
-		if e.MD.HasLength {
-			n := e.MD.Length
-			a.Object.Size = &n
-		}
-		a.Object.Digest = e.MD.Hashes.String()
-	}
-	return a
 }
 
 // Handlers returns the handlers to mount under the Source's base URL:
