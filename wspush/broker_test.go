@@ -404,3 +404,33 @@ func FuzzFromNotification(f *testing.F) {
 		}
 	})
 }
+
+// TestOriginPatterns: a page of an origin named in OriginPatterns may
+// connect; others may not.
+func TestOriginPatterns(t *testing.T) {
+	_, srv := server(t, func(c *Config) { c.OriginPatterns = []string{"*.trusted.example"} })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, c := range []struct {
+		origin string
+		want   int
+	}{{"https://app.trusted.example", 101}, {"https://trusted.example.evil", 403}, {"null", 403}} {
+		d, err := Subscribe(ctx, srv.Client(), srv.URL+"/sub", topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest(http.MethodGet, "http"+strings.TrimPrefix(d.ReceiveFrom, "ws"), nil)
+		for k, v := range map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+			"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Origin": c.origin} {
+			req.Header.Set(k, v)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("Origin %s: %d, want %d", c.origin, resp.StatusCode, c.want)
+		}
+	}
+}
