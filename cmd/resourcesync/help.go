@@ -73,6 +73,7 @@ var flagCategories = map[string]string{
 	// Notifications.
 	"hub": catNotifications, "no-hub": catNotifications, "hub-token": catNotifications,
 	"allow-private-callbacks": catNotifications, "hub-admin-token": catNotifications,
+	"no-push": catNotifications, "push-origin": catNotifications,
 	// OAI-PMH.
 	"oai-pmh": catOAI, "metadata-prefix": catOAI, "oai-set": catOAI, "oai-full-every": catOAI, "oai-max-records": catOAI,
 	"oai-max-delete": catOAI, "oai-min-free": catOAI, "oai-interval": catOAI, "oai-pmh-endpoint": catOAI, "oai-metadata-format": catOAI,

@@ -114,7 +114,10 @@ hub is unreachable (every --poll-interval), renews the lease, and
 unsubscribes on Ctrl-C. A hub that refuses the callback address (hub and
 serve refuse loopback and private ones unless started with
 --allow-private-callbacks) is reported as such, with that remedy or a
-public --callback-url; the Change Lists are polled meanwhile.
+public --callback-url; the Change Lists are polled meanwhile. Without
+--callback-url and --listen, a set whose Source offers the live push over
+WebSocket (serve does) is followed through it instead: no callback, so a
+mirror behind NAT gets push too; it reconnects and catches up after a drop.
 
 --status-addr HOST:PORT serves a live status page while the command runs
 (most useful with --follow): per set the checkpoint the state records, the

@@ -69,6 +69,11 @@ type Config struct {
 	// TopicAllowed, if set, decides which topics may be subscribed and
 	// published (the embedded hub accepts only its Source's channels).
 	TopicAllowed func(topic string) bool
+	// OnPublished, if set, is called with every notification this node
+	// appended (not with other nodes' of a cluster), after the append is
+	// committed: the standalone hub's live push (package wspush) sends it
+	// on over WebSocket. It must not block.
+	OnPublished func(topic, contentType string, body []byte)
 
 	// PublishRate bounds publish requests over HTTP (per second, default
 	// 100, bursts of as many); beyond it the hub answers 429 with
