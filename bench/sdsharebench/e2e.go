@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/sdshare"
@@ -130,6 +131,11 @@ func endToEnd(ctx context.Context, sp Spec) ([]Result, error) {
 	}
 	ssp := sp
 	ssp.Step, ssp.CPUProfile = stepE2EServer, ""
+	if sp.CPUProfile != "" {
+		// The server's own profile beside the client's: which side an
+		// end-to-end rate waits on.
+		ssp.CPUProfile = strings.TrimSuffix(sp.CPUProfile, ".pprof") + "-server.pprof"
+	}
 	js, err := json.Marshal(ssp)
 	if err != nil {
 		return nil, err

@@ -130,6 +130,19 @@ func (c *Collection) fragment(iri string, f rdf.Format) ([]byte, error) {
 		}
 		return b.Bytes(), nil
 	}
+	if f == rdf.NTriples {
+		// Without blank nodes a subject's lines are its canonical form
+		// already (sorted, distinct, as form hashed them for the
+		// inventory): served as they are, not parsed, sorted and written
+		// again per request.
+		ls, err := v.gf.lines(termKey(rdf.IRI(iri)))
+		if err != nil {
+			return nil, err
+		}
+		if !slices.ContainsFunc(ls, hasBlankLine) {
+			return []byte(strings.Join(ls, "")), nil
+		}
+	}
 	fts, err := v.gf.fragment(rdf.IRI(iri))
 	if err != nil {
 		return nil, err
@@ -149,8 +162,13 @@ func (c *Collection) fragment(iri string, f rdf.Format) ([]byte, error) {
 }
 
 // label returns r's rdfs:label in v (the least, for determinism), or "".
+//
+// Only the label lines are parsed: a fragments feed page looks up the
+// label of every entry.
 func labelOf(v *version, iri string) string {
-	ts, _ := v.gf.bySubject(rdf.IRI(iri))
+	ls, _ := v.gf.lines(termKey(rdf.IRI(iri)))
+	ls = slices.DeleteFunc(ls, func(l string) bool { return !strings.Contains(l, " <"+rdfsLabel+"> ") })
+	ts, _ := parseLines(ls)
 	best := ""
 	for _, t := range ts {
 		if t.P.IsIRI() && t.P.Value == rdfsLabel && t.O.IsLiteral() && (best == "" || t.O.Value < best) {
