@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/resourcesync-go/resourcesync/rdf"
 )
@@ -241,6 +242,8 @@ type indexEntry struct {
 // graphFile is one version's graph on disk, read-only once written.
 type graphFile struct {
 	f     *os.File
+	name  string       // removed with the last reference (unref)
+	refs  atomic.Int32 // the graphs holding it
 	size  int64
 	index []indexEntry
 	// triples, subjects and resources (IRI subjects) it holds.
@@ -261,7 +264,9 @@ func newGraphWriter(name string, hash io.Writer) (*graphWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &graphWriter{gf: &graphFile{f: f}, w: bufio.NewWriterSize(f, 256<<10), hash: hash}, nil
+	gf := &graphFile{f: f, name: name}
+	gf.refs.Store(1)
+	return &graphWriter{gf: gf, w: bufio.NewWriterSize(f, 256<<10), hash: hash}, nil
 }
 
 func (gw *graphWriter) add(rec string) error {
@@ -396,45 +401,6 @@ func (g *graphFile) linesStream(key string, off int64) ([]string, error) {
 			return out, nil
 		}
 	}
-}
-
-// bySubject returns s's statements.
-func (g *graphFile) bySubject(s rdf.Term) ([]rdf.Triple, error) {
-	ls, err := g.lines(termKey(s))
-	if err != nil || len(ls) == 0 {
-		return nil, err
-	}
-	return parseLines(ls)
-}
-
-// fragment returns r's fragment (SD-SRV-26): its statements and those of
-// the blank nodes they reach (rdf.Closure).
-func (g *graphFile) fragment(r rdf.Term) ([]rdf.Triple, error) {
-	return rdf.Closure(r, g.bySubject)
-}
-
-// closureLines returns the lines of a fragment, as rdf.Closure collects
-// its statements, from its subject's lines: those and the lines of every
-// blank node they reach, each once.
-func (g *graphFile) closureLines(lines []string) ([]string, error) {
-	out := slices.Clone(lines)
-	var seen map[string]bool
-	for i := 0; i < len(out); i++ {
-		b, ok := blankObject(out[i])
-		if !ok || seen[b] {
-			continue
-		}
-		if seen == nil {
-			seen = map[string]bool{}
-		}
-		seen[b] = true
-		more, err := g.lines(string(kindBlank) + b)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, more...)
-	}
-	return out, nil
 }
 
 // parseLines parses N-Triples lines the loader wrote (ntLine's: one
