@@ -192,13 +192,19 @@ func groupSeq(gf *graphFile, off int64) iter.Seq2[group, error] {
 	}
 }
 
-// overlayMax is the share of a collection's subjects (and at least
-// overlayMin) an overlay masks before a load merges everything into one
-// graph file again: the overlay is rewritten at every small change, so
-// its size is what each costs.
+// An overlay masks at most 1/overlayMax of a collection's subjects (at
+// least overlayMin, at most overlayCap: its keys are held in memory)
+// before a load merges everything into one graph file again: the
+// overlay is rewritten at every small change, so its size is what each
+// costs. The changed files' runs may hold up to changedMax bytes (their
+// new groups are sorted in memory), and the affected subjects are
+// looked up in the unchanged runs at most lookupMax times.
 const (
-	overlayMax = 16 // 1/16th
+	overlayMax = 16
 	overlayMin = 4096
+	overlayCap = 65536
+	changedMax = 8 << 20
+	lookupMax  = 65536
 )
 
 // layer builds the graph of this load as the current graph plus an
@@ -235,9 +241,19 @@ func (c *Collection) layer(ctx context.Context, runs map[string]fileRun, names [
 		prefixes = append(prefixes, string(kindBlank)+r.prefix)
 	}
 	g := cur.gf
+	if len(changed) == 0 {
+		// Nothing changed (a forced reload): the same graph, the same
+		// version hash, so the snapshot is not written again.
+		ng := *g
+		g.base.ref()
+		if g.over != nil {
+			g.over.ref()
+		}
+		return &ng, nil
+	}
 	masked := len(g.mask) + len(affected)
-	limit := max(overlayMin, g.subjects/overlayMax)
-	if masked > limit || changedBytes > max(g.base.size/overlayMax, 1<<20) || len(affected)*len(same) > 64*overlayMin {
+	limit := min(max(overlayMin, g.subjects/overlayMax), overlayCap)
+	if masked > limit || changedBytes > min(max(g.base.size/overlayMax, 1<<20), changedMax) || len(affected)*len(same) > lookupMax {
 		return nil, nil
 	}
 

@@ -144,6 +144,9 @@ func TestOverlayEqualsFullMerge(t *testing.T) {
 				if lr != mr {
 					t.Fatalf("step %d (%s): layered load %+v, merged %+v", step, name, lr, mr)
 				}
+				if step%3 != 2 {
+					continue // a fresh server every third change: the layers chain in between
+				}
 				fresh := open(true)
 				want := layerState(t, fresh)
 				if got := layerState(t, layered); got != want {
@@ -177,7 +180,6 @@ func diffLines(got, want string) string {
 	}
 	return "(equal)"
 }
-
 
 // TestSmallChangeKeepsTheGraphFile: a one-resource change of a
 // directory collection writes a graph file the size of the change, and
