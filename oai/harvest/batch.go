@@ -18,7 +18,7 @@ var batchLimits = struct {
 	bytes   int64
 	age     time.Duration
 	pages   int // 0: any number
-}{records: 10_000, bytes: 64 << 20, age: 2 * time.Second}
+}{records: 10_000, bytes: 64 << 20, age: 5 * time.Second}
 
 // batch is pages read and staged, not yet committed.
 type batch struct {

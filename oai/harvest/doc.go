@@ -40,7 +40,7 @@
 // either is written.
 //
 // A harvest goes in batches of pages (up to 10,000 records, 64 MiB staged
-// or 2 seconds, whichever comes first). A page's changed records are
+// or 5 seconds, whichever comes first). A page's changed records are
 // written to hidden temporary files beside their places (the Source
 // ignores hidden files); when the batch is complete its files are made
 // durable together (one syncfs on Linux, an fsync per file elsewhere),
