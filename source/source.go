@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/publish"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/server"
@@ -103,11 +104,21 @@ type Config struct {
 	// Notification, if set, gives each set's change-notification channel
 	// (see publish.Config.Notification).
 	Notification func(set string) (topicURL, hubURL string)
+	// CapabilityLinks, if set, adds root links to each set's Capability
+	// List (see publish.Config.CapabilityLinks).
+	CapabilityLinks func(set string) []rs.Link
 	// OnUpdate, if set, runs during every Update that committed journal
 	// records, with the journal's last sequence number per set before and
 	// after the update. It runs once the records are durable and before
 	// the documents are published again.
 	OnUpdate func(ctx context.Context, set string, st store.Store, fromSeq, toSeq uint64)
+	// OnPublished, if set, runs after every update whose documents were
+	// published, per set this process leads, with the journal's last
+	// sequence number the published documents cover. The live push
+	// (source/notify.Push) sends changes here: a subscriber that connects
+	// and then reads the Change Lists finds each change in one or the
+	// other.
+	OnPublished func(ctx context.Context, set string, st store.Store, toSeq uint64)
 	// OnLead, if set, runs each time this process takes a shared set's
 	// scanner role, before its first scan as the leader (a set whose store
 	// is not shared is led from Open on and never calls it). The change
@@ -615,6 +626,17 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 		}
 	}
 
+	published := map[string]uint64{}
+	if s.cfg.OnPublished != nil {
+		for _, st := range s.sets {
+			if _, ok := st.leads(); !ok {
+				continue
+			}
+			if stt, err := st.st.Stats(ctx); err == nil {
+				published[st.name] = stt.LastSeq
+			}
+		}
+	}
 	pc := s.publishConfig()
 	for _, st := range s.sets {
 		_, led := st.leads()
@@ -624,6 +646,11 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 	rep.Publish = pr
 	if err != nil {
 		return rep, errors.Join(err, refused)
+	}
+	for _, st := range s.sets {
+		if to, ok := published[st.name]; ok {
+			s.cfg.OnPublished(ctx, st.name, st.st, to)
+		}
 	}
 	return rep, refused
 }
@@ -635,7 +662,8 @@ func (s *Source) publishConfig() publish.Config {
 		ChangeListPeriod: s.cfg.ChangeListPeriod, MaxEntries: s.cfg.MaxEntries, Dumps: s.cfg.Dumps, DumpPartBytes: s.cfg.DumpPartBytes,
 		DumpInterval: s.cfg.DumpInterval, Archives: s.cfg.Archives, Notification: s.cfg.Notification,
 		OpenChangeList: s.cfg.OpenChangeList, Feeds: !s.cfg.NoFeeds, FeedPageSize: s.cfg.FeedPageSize, PlainSitemap: s.cfg.PlainSitemap,
-		Now: s.cfg.Now, Logger: s.log, Replicas: s.shared,
+		CapabilityLinks: s.cfg.CapabilityLinks,
+		Now:             s.cfg.Now, Logger: s.log, Replicas: s.shared,
 		// HTML companions are for static hosting (publish's OUT); serve
 		// negotiates the HTML view of each document instead.
 		NoCompanions: s.cfg.Out == "" || s.cfg.NoCompanions,

@@ -28,8 +28,8 @@ DOCUMENTS AND DISK
    of at most 50,000 by path range; an update rewrites only the parts whose
    range holds a change (and the index). Closed Change Lists are never
    rewritten.
-   Dumps (unless --no-dumps) take disk beside the documents when their packages
-   are files (publish; serve --dump-files; serve's default writes none):
+   Dumps take disk beside the documents when their packages are files
+   (publish --dumps; serve --dump-files; serve's default writes none):
    - the Resource Dump is a full copy of the collection (ZIP packages of at
      most --dump-part-size, stored uncompressed, plus a manifest of about 350
      bytes per resource). It is rebuilt only when the collection changed since

@@ -221,3 +221,22 @@ func removeTemps(root string) error {
 	}
 	return nil
 }
+
+// linkAtomic makes dst a hard link to src, atomically (a link under a
+// temporary name renamed into place, then the directory fsynced): dst is
+// the old file or src, never absent. src must be complete and durable and
+// never written in place afterwards, since the two names share its
+// bytes. It fails where the file system has no hard links (the caller
+// then copies).
+func linkAtomic(src, dst string) error {
+	dir := filepath.Dir(dst)
+	tmp := filepath.Join(dir, tmpPrefix+filepath.Base(dst)+"-"+strconv.FormatUint(rand.Uint64(), 36))
+	if err := os.Link(src, tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(dir)
+}

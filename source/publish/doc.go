@@ -89,8 +89,10 @@
 //
 // Every part's rel="index" names resourcelist.xml, which the Capability
 // List names. With Config.Archives, every list or index is also written as
-// resourcelists/<at>/resourcelist.xml (resourcelist.xml is a byte copy of
-// the current one), and the Resource List Archive names the previous
+// resourcelists/<at>/resourcelist.xml (resourcelist.xml is a hard link to
+// the current one, one copy on disk under two names, or a byte copy where
+// the file system has no hard links; neither name is ever written in
+// place), and the Resource List Archive names the previous
 // ArchivedResourceLists generations, which are kept with the parts they
 // name; older ones are removed. Parts are shared by the generations that
 // name them, so a part of an archived index has its rel="index" at the

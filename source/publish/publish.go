@@ -104,6 +104,11 @@ type Config struct {
 	// set's change notification channel; the Capability List then carries
 	// a change-notification entry. Empty strings mean no channel.
 	Notification func(set string) (topicURL, hubURL string)
+	// CapabilityLinks, if set, returns more root links (rs:ln) of a set's
+	// Capability List, such as the WebSocket subscription endpoint
+	// (wspush.SubscriptionRel): ResourceSync clients ignore relations
+	// they do not know.
+	CapabilityLinks func(set string) []rs.Link
 	// Replicas: the stores are shared by several processes (Source
 	// replicas), each with its own Out. Publish then records in the meta
 	// what a replica needs to render identical documents (each Resource
@@ -439,6 +444,9 @@ func (p *publisher) ensureBaseline(ctx context.Context, s *Set) error {
 func (p *publisher) writeCapabilityList(s *Set, rlURL string) error {
 	h := rs.Head{MD: rs.Metadata{Capability: rs.CapCapabilityList},
 		Links: append([]rs.Link{{Rel: rs.RelUp, Href: p.url(wellKnownPath)}}, p.feedLinks(s.Name)...)}
+	if p.cfg.CapabilityLinks != nil {
+		h.Links = append(h.Links, p.cfg.CapabilityLinks(s.Name)...)
+	}
 	ent := func(c rs.Capability, rel string) rs.Entry {
 		return rs.Entry{Loc: p.url(setDoc(s.Name, rel)), MD: rs.Metadata{Capability: c}}
 	}
