@@ -90,3 +90,57 @@ func killAt(t *testing.T, src, dest string, d time.Duration) {
 	cmd.Process.Kill()
 	cmd.Wait()
 }
+
+// TestFeedThousandChanges: a mirror made through each feed (Change
+// Discovery and LDES) of our own Source equals the Source, and still does
+// after 1,000 random changes (creations, new bytes, deletions) journaled
+// over several rescans, each feed read by one incremental sync.
+func TestFeedThousandChanges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1000, 34))
+	dir := t.TempDir()
+	for i := range 200 {
+		writeFile(t, dir, fmt.Sprintf("d%d/f%03d.txt", i%8, i), []byte(fmt.Sprint("first ", i, rng.Uint64())))
+	}
+	ts := startSource(t, dir, nil, nil)
+	feeds := map[string]string{
+		"iiif": ts.base + ".resourcesync/default/feed/collection.json",
+		"ldes": ts.base + ".resourcesync/default/feed/ldes.ttl",
+	}
+	dests := map[string]string{"iiif": t.TempDir(), "ldes": t.TempDir()}
+	syncAll := func(when string) {
+		t.Helper()
+		for _, kind := range []string{"iiif", "ldes"} {
+			opts := syncOpts(t, dests[kind])
+			opts.MaxDelete = destination.NoDeleteLimit
+			rep, err := destination.Sync(context.Background(), feeds[kind], opts)
+			if err != nil {
+				t.Fatalf("%s, %s: %v", when, kind, err)
+			}
+			if rep.Sets[0].Mode != "feed" || !rep.OK(false, false) {
+				t.Fatalf("%s, %s: mode %q, %+v", when, kind, rep.Sets[0].Mode, rep.Sets[0])
+			}
+			sameTree(t, dir, dests[kind])
+			if t.Failed() {
+				t.Fatalf("%s, %s: the mirror differs from the Source", when, kind)
+			}
+		}
+	}
+	syncAll("before")
+	changes := 0
+	for batch := range 4 {
+		for range 250 {
+			p := fmt.Sprintf("d%d/f%03d.txt", rng.IntN(10), rng.IntN(300))
+			if _, err := os.Stat(filepath.Join(dir, p)); err == nil && rng.IntN(3) == 0 {
+				os.Remove(filepath.Join(dir, p))
+			} else {
+				writeFile(t, dir, p, []byte(fmt.Sprint("batch ", batch, " ", rng.Uint64())))
+			}
+			changes++
+		}
+		ts.update(t)
+	}
+	if changes != 1000 {
+		t.Fatalf("%d changes", changes)
+	}
+	syncAll("after 1,000 changes")
+}
