@@ -343,10 +343,19 @@ func (t *fastTemp) link(noReplace bool) error {
 			t.d.noTmpfile.Store(true)
 			return &os.LinkError{Op: "link", Old: proc, New: t.path, Err: serr}
 		}
-		if t.dir == "" || t.d.root.MkdirAll(strings.TrimSuffix(t.dir, "/"), DirPerm) != nil {
-			break // DEST itself is gone, or the directory cannot be made
+		if t.dir == "" {
+			break // DEST itself is gone
+		}
+		if merr := t.d.root.MkdirAll(strings.TrimSuffix(t.dir, "/"), DirPerm); merr != nil {
+			if errors.Is(merr, fs.ErrNotExist) {
+				continue // a parent removed meanwhile: again
+			}
+			break
 		}
 		pfd, perr := t.d.openBeneath(t.dir, unix.O_PATH|unix.O_DIRECTORY)
+		if perr == unix.ENOENT {
+			continue
+		}
 		if perr != nil {
 			break // a link swapped in: the caller refuses it by name
 		}
