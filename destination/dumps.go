@@ -138,8 +138,8 @@ func (p *pass) memberRel(en *rs.Entry) (rel string, ok bool) {
 	return rel, true
 }
 
-// extractLocal installs a package's members into a local DEST on a
-// goroutine per core, each reading its own share of the members and
+// extractLocal installs a package's members into a local DEST on a few
+// goroutines (two per core, at most maxExtractors), each reading its own share of the members and
 // installing each itself, from the package's bytes to the file's final
 // name: no member passes between goroutines (a hand-off per member, or
 // per batch, cost about as much as the install). Members are shared out
@@ -149,7 +149,7 @@ func (p *pass) memberRel(en *rs.Entry) (rel string, ok bool) {
 // keeps its directory open (fetch.Parents), and two do not queue on one
 // directory's lock.
 func (p *pass) extractLocal(ctx context.Context, pkg *dump.Package) error {
-	n := min(max(p.e.opt.Workers, 1), runtime.GOMAXPROCS(0), maxExtractors)
+	n := min(max(p.e.opt.Workers, 1), 2*runtime.GOMAXPROCS(0), maxExtractors)
 	dirs := make([]fetch.Parents, n)
 	defer func() {
 		for i := range dirs {
@@ -174,8 +174,10 @@ func (p *pass) extractLocal(ctx context.Context, pkg *dump.Package) error {
 	})
 }
 
-// maxExtractors bounds extractLocal's goroutines: installs are system
-// calls, mostly the kernel's; more goroutines than cores only queue.
+// maxExtractors bounds extractLocal's goroutines. An install is mostly
+// the kernel's work (on ext4, most of it finding a free inode), which
+// waits now and then (an inode table block, a directory's lock): two
+// goroutines per core keep the cores busy meanwhile; more only queue.
 const maxExtractors = 4
 
 // extractTarget installs a package's members into a Target: small ones
