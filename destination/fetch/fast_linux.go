@@ -199,6 +199,7 @@ func (d *Dir) createFast(rel string, c *Parents) (*fastTemp, error) {
 		return nil, errNoFast // missing (created by the portable path), a link, …
 	}
 	t := &fastTemp{pfd: pfd, ownPfd: owned, base: base, path: filepath.Join(d.path, rel), d: d, dir: dir}
+	d.tmpfileOnce.Do(func() { d.probeTmpfile(pfd) })
 	if !d.noTmpfile.Load() {
 		// The mode is FilePerm less the umask, as for a named file.
 		fd, err := retryEINTRFd(func() (int, error) {
@@ -242,6 +243,61 @@ func (d *Dir) createFast(rel string, c *Parents) (*fastTemp, error) {
 		unix.Close(pfd)
 	}
 	return nil, errNoFast
+}
+
+// probeTmpfile tries, once per Dir, what every install will do with an
+// unnamed file (in the directory pfd): create one, link it to a
+// temporary name through /proc/self/fd, remove that name. Where any step
+// fails (no O_TMPFILE, no /proc, a sandbox that refuses the link), or
+// the file does not get the mode a named file gets (FilePerm less the
+// umask, which some kernels did not apply to O_TMPFILE), files are
+// written under temporary names instead: never a download that fails
+// because of the way it is written.
+func (d *Dir) probeTmpfile(pfd int) {
+	ok := false
+	defer func() {
+		if !ok {
+			d.noTmpfile.Store(true)
+		}
+	}()
+	fd, err := retryEINTRFd(func() (int, error) {
+		return unix.Openat(pfd, ".", unix.O_WRONLY|unix.O_TMPFILE|unix.O_CLOEXEC, FilePerm)
+	})
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&0o777 != uint32(FilePerm&^processUmask()) {
+		return
+	}
+	name := tempName()
+	if retryEINTR(func() error {
+		return unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), pfd, name, unix.AT_SYMLINK_FOLLOW)
+	}) != nil {
+		return
+	}
+	unix.Unlinkat(pfd, name, 0)
+	ok = true
+}
+
+// processUmask reads the umask from /proc/self/status (Linux 4.7 and
+// later; setting it to read it would race with other threads' creations).
+// An unreadable one is taken as 0777: no mode matches it, so the probe
+// falls back to named temporary files.
+func processUmask() uint32 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0o777
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+			if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+				return uint32(m)
+			}
+		}
+	}
+	return 0o777
 }
 
 func (t *fastTemp) Write(b []byte) (int, error) {

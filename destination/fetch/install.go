@@ -67,7 +67,8 @@ type Dir struct {
 	fd   int // the same directory for the fast path (Linux), or -1
 	// noTmpfile: its file system refused O_TMPFILE once (fast_linux.go);
 	// files are written under temporary names from then on.
-	noTmpfile atomic.Bool
+	noTmpfile   atomic.Bool
+	tmpfileOnce sync.Once // probeTmpfile
 }
 
 // OpenDir opens the directory at path.
