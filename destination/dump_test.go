@@ -9,9 +9,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/source"
 )
 
@@ -209,4 +212,37 @@ func TestDumpLeavesForeignFiles(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dest, "f03.txt")); string(b) != "file 3" {
 		t.Errorf("f03: %q", b)
 	}
+}
+
+// TestDumpMemberInstalledByItsReader: into a local DEST, a member is
+// installed by the goroutine that read it from the package (its stack
+// holds the package's reading loop), not handed to another: a hand-off
+// per member (or per batch) cost about as much as the install itself.
+func TestDumpMemberInstalledByItsReader(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 60 {
+		writeFile(t, dir, fmt.Sprintf("d%d/f%03d.txt", i%5, i), []byte(strings.Repeat(fmt.Sprint(i), 10+i)))
+	}
+	ts := startSource(t, dir, nil, func(c *source.Config) { c.Dumps = true })
+	dest := t.TempDir()
+	var mu sync.Mutex
+	var handed []string
+	destination.SetTestAfterInstall(func(rel string) {
+		buf := make([]byte, 64<<10)
+		st := string(buf[:runtime.Stack(buf, false)])
+		if !strings.Contains(st, "destination/dump.(*Package).each") {
+			mu.Lock()
+			handed = append(handed, rel)
+			mu.Unlock()
+		}
+	})
+	defer destination.SetTestAfterInstall(nil)
+	sr := one(t, mustSync(t, ts.base, syncOpts(t, dest)))
+	if sr.FromDump != 60 || sr.Failed != 0 {
+		t.Fatalf("%+v", sr)
+	}
+	if len(handed) > 0 {
+		t.Errorf("%d members installed by another goroutine than their reader's, such as %s", len(handed), handed[0])
+	}
+	sameTree(t, dir, dest)
 }

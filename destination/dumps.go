@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sync"
 
 	"github.com/resourcesync-go/resourcesync/destination/dump"
@@ -98,25 +99,103 @@ func (e *engine) installPackage(ctx context.Context, s setInfo, sr *SetReport, p
 		e.packageFailed(s, sr, pk.Loc, err)
 		return nil
 	}
+	if _, local := e.dir.(localDir); local {
+		err = p.extractLocal(ctx, pkg)
+	} else {
+		err = p.extractTarget(ctx, pkg)
+	}
+	if ferr := p.finish(); ferr != nil {
+		return ferr
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		e.packageFailed(s, sr, pk.Loc, err)
+	}
+	return nil
+}
+
+// memberRel returns where a member goes, or ok false when it is not
+// installed from the package (the list pass judges it).
+func (p *pass) memberRel(en *rs.Entry) (rel string, ok bool) {
+	e := p.e
+	if en.MD.Change == rs.Deleted {
+		return "", false
+	}
+	en.Loc = e.m.Key(en.Loc)
+	rel, err := e.resourceRel(en.Loc)
+	if errors.Is(err, errExcluded) {
+		return "", false // the list pass counts it
+	}
+	if err != nil {
+		p.fail(en.Loc, "", rs.Time{}, err)
+		return "", false
+	}
+	if _, err := rs.DecodeDigests(en.MD.Hashes); err != nil {
+		return "", false // not trusted; the list pass reports it (or fetches it, if the list's digests are fine)
+	}
+	return rel, true
+}
+
+// extractLocal installs a package's members into a local DEST on a few
+// goroutines (two per core, at most maxExtractors), each reading its own share of the members and
+// installing each itself, from the package's bytes to the file's final
+// name: no member passes between goroutines (a hand-off per member, or
+// per batch, cost about as much as the install). Members are shared out
+// by directory, so two entries for one path are installed in manifest
+// order by one goroutine (the second finds the first's file and leaves
+// it to the list pass, as a sequential extraction does), each goroutine
+// keeps its directory open (fetch.Parents), and two do not queue on one
+// directory's lock.
+func (p *pass) extractLocal(ctx context.Context, pkg *dump.Package) error {
+	n := min(max(p.e.opt.Workers, 1), 2*runtime.GOMAXPROCS(0), maxExtractors)
+	dirs := make([]fetch.Parents, n)
+	defer func() {
+		for i := range dirs {
+			dirs[i].Close()
+		}
+	}()
+	return pkg.EachParallel(ctx, n, func(en *rs.Entry) int {
+		// By the directory of the resource's URI as the state keys
+		// it: one URI (whatever its spelling) is always one goroutine's.
+		h := fnv.New32a()
+		h.Write([]byte(path.Dir(p.e.m.Key(en.Loc))))
+		return int(h.Sum32() % uint32(n))
+	}, func(w int, en rs.Entry, r io.Reader) error {
+		if r == nil {
+			return nil
+		}
+		rel, ok := p.memberRel(&en)
+		if !ok {
+			return nil
+		}
+		return p.installMember(en, rel, r, &dirs[w])
+	})
+}
+
+// maxExtractors bounds extractLocal's goroutines. An install is mostly
+// the kernel's work (on ext4, most of it finding a free inode), which
+// waits now and then (an inode table block, a directory's lock): two
+// goroutines per core keep the cores busy meanwhile; more only queue.
+const maxExtractors = 4
+
+// extractTarget installs a package's members into a Target: small ones
+// by the extractor's workers (a Target's install is a request, mostly
+// waiting on the network), large ones streamed by the reading goroutine.
+func (p *pass) extractTarget(ctx context.Context, pkg *dump.Package) error {
+	e := p.e
 	x := newExtractor(e, p)
-	err = pkg.Each(ctx, func(en rs.Entry, r io.Reader) error {
+	err := pkg.Each(ctx, func(en rs.Entry, r io.Reader) error {
 		if err := x.stopped(); err != nil {
 			return err
 		}
-		if r == nil || en.MD.Change == rs.Deleted {
+		if r == nil {
 			return nil
 		}
-		en.Loc = e.m.Key(en.Loc)
-		rel, err := e.resourceRel(en.Loc)
-		if errors.Is(err, errExcluded) {
-			return nil // the list pass counts it
-		}
-		if err != nil {
-			p.fail(en.Loc, "", rs.Time{}, err)
+		rel, ok := p.memberRel(&en)
+		if !ok {
 			return nil
-		}
-		if _, err := rs.DecodeDigests(en.MD.Hashes); err != nil {
-			return nil // not trusted; the list pass reports it (or fetches it, if the list's digests are fine)
 		}
 		// A small member is read here (the package's checks: size,
 		// CRC-32) and installed by the extractor's workers; a large one
@@ -139,16 +218,7 @@ func (e *engine) installPackage(ctx context.Context, s setInfo, sr *SetReport, p
 	if xerr := x.finish(); err == nil {
 		err = xerr
 	}
-	if ferr := p.finish(); ferr != nil {
-		return ferr
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		e.packageFailed(s, sr, pk.Loc, err)
-	}
-	return nil
+	return err
 }
 
 // smallMember is the largest member a package's reader hands to the
@@ -302,7 +372,13 @@ func (x *extractor) finish() error {
 // install installs one member's bytes. A non-nil error refuses the rest
 // of the package.
 func (x *extractor) install(en rs.Entry, rel string, r io.Reader, dirs *fetch.Parents) error {
-	e, p := x.e, x.p
+	return x.p.installMember(en, rel, r, dirs)
+}
+
+// installMember installs one member's bytes. A non-nil error refuses the
+// rest of the package.
+func (p *pass) installMember(en rs.Entry, rel string, r io.Reader, dirs *fetch.Parents) error {
+	e := p.e
 	// Nothing is replaced: a file there is one the state does not name
 	// (a baseline from a dump starts with none of the set's), which the
 	// list pass judges.

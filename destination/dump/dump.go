@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/resourcesync-go/resourcesync/rs"
 )
@@ -497,12 +499,81 @@ func (p *Package) EachEntry(ctx context.Context, fn func(e *rs.Entry) error) err
 // returns it. Each stops at the first error, fn's included, which it
 // returns as is, or when ctx is done.
 func (p *Package) Each(ctx context.Context, fn func(e rs.Entry, r io.Reader) error) error {
+	return p.each(ctx, p.r, p.budget(), nil, fn)
+}
+
+// budget is what the members of one pass over the package may deliver.
+func (p *Package) budget() *atomic.Int64 {
+	left := new(atomic.Int64)
+	left.Store(int64(min(p.declared+p.slack(), math.MaxInt64)))
+	return left
+}
+
+// EachParallel is Each on n goroutines at once, each reading and
+// handing out its own share of the members: entry e goes to goroutine
+// shard(e) (in [0, n); out of range: not delivered), and each goroutine
+// calls fn(worker, e, r) for its entries in manifest order, so entries
+// that shard puts together (say, by directory) are delivered by one
+// goroutine, one after the other. No entry nor byte passes from one
+// goroutine to another: each decodes the manifest itself and reads the
+// members through its own buffer, so a consumer that installs what it
+// is handed (decompression, CRC-32, its own hashing and writing) keeps n
+// cores busy with no hand-off per member. Together the goroutines deliver
+// at most what Each would. The first error (fn's included) stops them
+// all and is returned.
+func (p *Package) EachParallel(ctx context.Context, n int, shard func(e *rs.Entry) int, fn func(worker int, e rs.Entry, r io.Reader) error) error {
+	if n <= 1 {
+		return p.Each(ctx, func(e rs.Entry, r io.Reader) error {
+			if shard(&e) != 0 {
+				return nil
+			}
+			return fn(0, e, r)
+		})
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	left := p.budget()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for w := range n {
+		var r io.ReaderAt = p.r
+		if p.file != nil {
+			// Its own block buffer: two goroutines alternating in one
+			// would each make the other read a block again.
+			r = newBlockReader(p.file, p.size)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[w] = p.each(ctx, r, left, func(e *rs.Entry) bool { return shard(e) == w },
+				func(e rs.Entry, r io.Reader) error { return fn(w, e, r) })
+			if errs[w] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	// The error that stopped the others, not the cancellation they saw.
+	var first error
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// each is Each over the entries take accepts (nil: all), reading through
+// r with the shared budget left.
+func (p *Package) each(ctx context.Context, r io.ReaderAt, left *atomic.Int64, take func(*rs.Entry) bool, fn func(e rs.Entry, r io.Reader) error) error {
 	d, err := p.openManifest()
 	if err != nil {
 		return err
 	}
 	var fr io.ReadCloser // one decompressor for all members
-	left := p.declared + p.slack()
 	if _, err := d.Head(); err != nil {
 		return p.manifestErr(err)
 	}
@@ -522,17 +593,20 @@ func (p *Package) Each(ctx context.Context, fn func(e rs.Entry, r io.Reader) err
 		if err != nil {
 			return err
 		}
+		if take != nil && !take(e) {
+			continue
+		}
 		if i < 0 {
 			if err := fn(*e, nil); err != nil {
 				return err
 			}
 			continue
 		}
-		m, err := p.openMember(i, &fr)
+		m, err := p.openMemberAt(r, i, &fr)
 		if err != nil {
 			return err
 		}
-		m.left = &left
+		m.left = left
 		if err := fn(*e, m); err != nil {
 			return err
 		}

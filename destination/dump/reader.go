@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"strconv"
+	"sync/atomic"
 )
 
 // member reads one member's data. It decompresses the raw data itself
@@ -31,16 +32,23 @@ type member struct {
 	err    error
 	probed bool
 	// left, when set, is what all members of the package may still
-	// deliver (the manifest's declared total and a slack).
-	left *uint64
+	// deliver (the manifest's declared total and a slack), shared by the
+	// goroutines of EachParallel.
+	left *atomic.Int64
 }
 
 // openMember reads the data range Open checked (rather than asking
 // archive/zip, which would read the local header again). A deflated
 // member reuses *fr, the decompressor (about 40 KB) of the previous one.
 func (p *Package) openMember(i int, fr *io.ReadCloser) (*member, error) {
+	return p.openMemberAt(p.r, i, fr)
+}
+
+// openMemberAt is openMember reading through r (a goroutine's own block
+// reader in EachParallel).
+func (p *Package) openMemberAt(r io.ReaderAt, i int, fr *io.ReadCloser) (*member, error) {
 	f := p.zr.File[i]
-	raw := io.NewSectionReader(p.r, p.offsets[i], int64(f.CompressedSize64))
+	raw := io.NewSectionReader(r, p.offsets[i], int64(f.CompressedSize64))
 	m := &member{p: p, f: f, src: raw, size: f.UncompressedSize64, crc: crc32.NewIEEE(),
 		noCRC: f.CRC32 == 0 && f.Flags&0x8 != 0}
 	switch f.Method {
@@ -74,17 +82,20 @@ func (m *member) Read(b []byte) (int, error) {
 		b = b[:rest]
 	}
 	if m.left != nil {
-		if *m.left == 0 {
+		// Concurrent readers may each take what is left: the total is
+		// passed by at most one read per goroutine, within the slack.
+		left := m.left.Load()
+		if left <= 0 {
 			return 0, m.fail(ErrTooLarge, "members deliver more than the manifest's lengths declare in total", nil)
 		}
-		if uint64(len(b)) > *m.left {
-			b = b[:*m.left]
+		if int64(len(b)) > left {
+			b = b[:left]
 		}
 	}
 	k, err := m.src.Read(b)
 	m.n += uint64(k)
 	if m.left != nil {
-		*m.left -= uint64(k)
+		m.left.Add(-int64(k))
 	}
 	m.crc.Write(b[:k])
 	switch {

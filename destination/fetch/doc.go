@@ -8,10 +8,15 @@
 // exponential backoff and full jitter (internal/retry), and falls back to
 // the alternative locations a Source offers (rel="duplicate" links) when
 // the primary location fails. With an Origin policy, locations and
-// redirects that leave the Source's authority are refused (ErrOffOrigin). A file is written to a temporary file beside
-// its destination, fsynced, given its lastmod as mtime, and renamed into
-// place: a reader never sees a half-written or unverified file, and a crash
-// leaves at most a temporary file that CleanTemp removes. New files are
+// redirects that leave the Source's authority are refused (ErrOffOrigin). A file is written where nobody sees it,
+// fsynced, given its lastmod as mtime (on the descriptor), and only then
+// given its name: on Linux an unnamed file (O_TMPFILE) in the target
+// directory, linked to its name (a new file takes no rename; an update is
+// linked to a temporary name and renamed over the old file, atomic), where
+// O_TMPFILE is missing a temporary file beside the destination, renamed
+// into place. A reader never sees a half-written or unverified file, and a
+// crash leaves nothing, or at most a temporary file that CleanTemp
+// removes. New files are
 // 0666 and directories 0777 less the umask.
 //
 // Digests are decoded with rs.DecodeDigests: any spelling Sources use is

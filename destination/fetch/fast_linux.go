@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -168,17 +170,25 @@ func (d *Dir) openFast(rel string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), filepath.Join(d.path, rel)), nil
 }
 
-// fastTemp is a temporary file created on the fast path, in the
-// directory pfd, to be renamed to base.
+// fastTemp is a file being written on the fast path, in the directory
+// pfd, to be given the name base. On file systems that have O_TMPFILE
+// (ext4, xfs, btrfs, tmpfs, …) it has no name at all until it is
+// complete: linkat gives it its final name, so a run killed meanwhile
+// leaves nothing behind, and a new file costs no rename (the temporary
+// name's directory entry is never made nor removed). Elsewhere it is a
+// temporary name beside base, renamed into place.
 type fastTemp struct {
 	pfd, fd    int
-	ownPfd     bool // pfd is closed by release (not a Parents')
-	name, base string
+	ownPfd     bool   // pfd is closed by release (not a Parents')
+	unnamed    bool   // O_TMPFILE: name stays "" until finish links it
+	name, base string // name: the temporary name, "" when none exists
 	path       string // for errors
+	d          *Dir
+	dir        string // base's directory relative to the Dir ("" or ending in "/")
 }
 
-// createFast opens the parent directory of rel and creates a temporary
-// file in it. errNoFast: take the portable path (nothing was created).
+// createFast opens the parent directory of rel and creates the file to
+// write in it. errNoFast: take the portable path (nothing was created).
 func (d *Dir) createFast(rel string, c *Parents) (*fastTemp, error) {
 	if d.fd < 0 || noOpenat2.Load() {
 		return nil, errNoFast
@@ -187,6 +197,30 @@ func (d *Dir) createFast(rel string, c *Parents) (*fastTemp, error) {
 	pfd, owned, err := d.parent(dir, c)
 	if err != nil {
 		return nil, errNoFast // missing (created by the portable path), a link, …
+	}
+	t := &fastTemp{pfd: pfd, ownPfd: owned, base: base, path: filepath.Join(d.path, rel), d: d, dir: dir}
+	d.tmpfileOnce.Do(func() { d.probeTmpfile(pfd) })
+	if !d.noTmpfile.Load() {
+		// The mode is FilePerm less the umask, as for a named file.
+		fd, err := retryEINTRFd(func() (int, error) {
+			return unix.Openat(pfd, ".", unix.O_WRONLY|unix.O_TMPFILE|unix.O_CLOEXEC, FilePerm)
+		})
+		switch err {
+		case nil:
+			t.fd, t.unnamed = fd, true
+			return t, nil
+		case unix.EOPNOTSUPP, unix.EISDIR, unix.EINVAL:
+			// This file system (or an old kernel: EISDIR) has no
+			// O_TMPFILE: named temporary files for this Dir from now on.
+			d.noTmpfile.Store(true)
+		default:
+			if owned {
+				unix.Close(pfd)
+			} else if err == unix.ENOENT {
+				c.close() // the directory was removed since: resolved again next time
+			}
+			return nil, errNoFast
+		}
 	}
 	for range 10000 {
 		name := tempName()
@@ -202,12 +236,68 @@ func (d *Dir) createFast(rel string, c *Parents) (*fastTemp, error) {
 			}
 			return nil, errNoFast
 		}
-		return &fastTemp{pfd: pfd, ownPfd: owned, fd: fd, name: name, base: base, path: filepath.Join(d.path, rel)}, nil
+		t.fd, t.name = fd, name
+		return t, nil
 	}
 	if owned {
 		unix.Close(pfd)
 	}
 	return nil, errNoFast
+}
+
+// probeTmpfile tries, once per Dir, what every install will do with an
+// unnamed file (in the directory pfd): create one, link it to a
+// temporary name through /proc/self/fd, remove that name. Where any step
+// fails (no O_TMPFILE, no /proc, a sandbox that refuses the link), or
+// the file does not get the mode a named file gets (FilePerm less the
+// umask, which some kernels did not apply to O_TMPFILE), files are
+// written under temporary names instead: never a download that fails
+// because of the way it is written.
+func (d *Dir) probeTmpfile(pfd int) {
+	ok := false
+	defer func() {
+		if !ok {
+			d.noTmpfile.Store(true)
+		}
+	}()
+	fd, err := retryEINTRFd(func() (int, error) {
+		return unix.Openat(pfd, ".", unix.O_WRONLY|unix.O_TMPFILE|unix.O_CLOEXEC, FilePerm)
+	})
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&0o777 != uint32(FilePerm&^processUmask()) {
+		return
+	}
+	name := tempName()
+	if retryEINTR(func() error {
+		return unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), pfd, name, unix.AT_SYMLINK_FOLLOW)
+	}) != nil {
+		return
+	}
+	unix.Unlinkat(pfd, name, 0)
+	ok = true
+}
+
+// processUmask reads the umask from /proc/self/status (Linux 4.7 and
+// later; setting it to read it would race with other threads' creations).
+// An unreadable one is taken as 0777: no mode matches it, so the probe
+// falls back to named temporary files.
+func processUmask() uint32 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0o777
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+			if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+				return uint32(m)
+			}
+		}
+	}
+	return 0o777
 }
 
 func (t *fastTemp) Write(b []byte) (int, error) {
@@ -225,9 +315,9 @@ func (t *fastTemp) Write(b []byte) (int, error) {
 	return n, nil
 }
 
-// finish sets the mtime, fsyncs unless noSync, closes and renames the
-// temporary file into place. A symbolic link at the final name is not
-// replaced: errNoFast, for the portable path to refuse it by name.
+// finish sets the mtime on the descriptor, fsyncs unless noSync, and
+// gives the file its name. A symbolic link at the final name is not
+// replaced: errLinkAtName, for the caller to refuse it by name.
 func (t *fastTemp) finish(mtime time.Time, noSync, noReplace bool) error {
 	if !mtime.IsZero() {
 		// futimens(2): utimensat on the descriptor itself (no path).
@@ -247,16 +337,23 @@ func (t *fastTemp) finish(mtime time.Time, noSync, noReplace bool) error {
 			return &os.PathError{Op: "sync", Path: t.path, Err: err}
 		}
 	}
+	if t.unnamed {
+		return t.link(noReplace)
+	}
 	err := unix.Close(t.fd)
 	t.fd = -1
 	if err != nil && err != unix.EINTR {
 		return &os.PathError{Op: "close", Path: t.path, Err: err}
 	}
-	// A new file (a baseline's) takes one renameat2 that refuses to
-	// replace anything; only when something is there already is it
-	// looked at: a regular file is replaced, a link is left to the
-	// portable path, which refuses it by name.
-	err = retryEINTR(func() error { return unix.Renameat2(t.pfd, t.name, t.pfd, t.base, unix.RENAME_NOREPLACE) })
+	return t.rename(noReplace)
+}
+
+// rename moves the temporary name to base. A new file (a baseline's)
+// takes one renameat2 that refuses to replace anything; only when
+// something is there already is it looked at: a regular file is
+// replaced, a link is left to the caller, which refuses it by name.
+func (t *fastTemp) rename(noReplace bool) error {
+	err := retryEINTR(func() error { return unix.Renameat2(t.pfd, t.name, t.pfd, t.base, unix.RENAME_NOREPLACE) })
 	if noReplace && err == unix.EEXIST {
 		return errExistsAtName
 	}
@@ -279,8 +376,91 @@ func (t *fastTemp) finish(mtime time.Time, noSync, noReplace bool) error {
 	return nil
 }
 
-// release removes the temporary file unless it was renamed, and closes
-// the descriptors.
+// link gives the unnamed file its name. linkat never replaces: a new
+// file (every file of a baseline) is one linkat and done. When a file is
+// at the name already, an update must still replace it atomically: the
+// complete file is linked to a temporary name and renamed over it, one
+// system call more than a named temporary file costs, paid only by
+// updates. The file is linked through /proc/self/fd (AT_EMPTY_PATH would
+// need CAP_DAC_READ_SEARCH), as open(2) describes for O_TMPFILE.
+func (t *fastTemp) link(noReplace bool) error {
+	proc := "/proc/self/fd/" + strconv.Itoa(t.fd)
+	linkAt := func(pfd int, name string) error {
+		return retryEINTR(func() error { return unix.Linkat(unix.AT_FDCWD, proc, pfd, name, unix.AT_SYMLINK_FOLLOW) })
+	}
+	err := linkAt(t.pfd, t.base)
+	for try := 0; err == unix.ENOENT && try < createTries; try++ {
+		// The directory was removed while the file was written (empty
+		// meanwhile: RemoveEmptyParents for a deletion in the same
+		// pass); or /proc is not mounted, which the portable path
+		// cannot help either. The directory is made again and looked up
+		// afresh, as the portable path does, and the file linked there.
+		if _, serr := os.Stat(proc); serr != nil {
+			t.d.noTmpfile.Store(true)
+			return &os.LinkError{Op: "link", Old: proc, New: t.path, Err: serr}
+		}
+		if t.dir == "" {
+			break // DEST itself is gone
+		}
+		if merr := t.d.root.MkdirAll(strings.TrimSuffix(t.dir, "/"), DirPerm); merr != nil {
+			if errors.Is(merr, fs.ErrNotExist) {
+				continue // a parent removed meanwhile: again
+			}
+			break
+		}
+		pfd, perr := t.d.openBeneath(t.dir, unix.O_PATH|unix.O_DIRECTORY)
+		if perr == unix.ENOENT {
+			continue
+		}
+		if perr != nil {
+			break // a link swapped in: the caller refuses it by name
+		}
+		if t.ownPfd {
+			unix.Close(t.pfd)
+		}
+		t.pfd, t.ownPfd = pfd, true
+		err = linkAt(t.pfd, t.base)
+	}
+	if err == unix.EEXIST {
+		if noReplace {
+			return errExistsAtName
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(t.pfd, t.base, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			return errLinkAtName
+		}
+		for range 10000 {
+			name := tempName()
+			err = linkAt(t.pfd, name)
+			if err == unix.EEXIST {
+				continue
+			}
+			if err == nil {
+				t.name = name // removed by release if the rename fails
+				err = retryEINTR(func() error { return unix.Renameat(t.pfd, t.name, t.pfd, t.base) })
+				if err == nil {
+					t.name = ""
+				}
+			}
+			break
+		}
+	}
+	if err != nil {
+		return &os.LinkError{Op: "link", Old: proc, New: t.path, Err: err}
+	}
+	cerr := unix.Close(t.fd)
+	t.fd = -1
+	if cerr != nil && cerr != unix.EINTR {
+		// The name is there with every byte written (a close of a
+		// local file system's file reports nothing more); said anyway.
+		return &os.PathError{Op: "close", Path: t.path, Err: cerr}
+	}
+	return nil
+}
+
+// release removes the temporary name unless it was renamed, and closes
+// the descriptors. An unnamed file that was never linked vanishes with
+// its descriptor.
 func (t *fastTemp) release() {
 	if t.fd >= 0 {
 		unix.Close(t.fd)
@@ -290,6 +470,14 @@ func (t *fastTemp) release() {
 	}
 	if t.ownPfd {
 		unix.Close(t.pfd)
+	}
+}
+
+func retryEINTRFd(f func() (int, error)) (int, error) {
+	for {
+		if fd, err := f(); err != unix.EINTR {
+			return fd, err
+		}
 	}
 }
 

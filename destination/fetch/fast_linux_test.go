@@ -190,3 +190,125 @@ func TestInstallNoReplace(t *testing.T) {
 	}
 	noTemp(t, dest)
 }
+
+// peekReader calls peek before handing out its bytes: what another
+// process sees in DEST while the body streams.
+type peekReader struct {
+	r    *bytes.Reader
+	peek func()
+	done bool
+}
+
+func (p *peekReader) Read(b []byte) (int, error) {
+	if !p.done {
+		p.done = true
+		p.peek()
+	}
+	return p.r.Read(b)
+}
+
+// On a file system with O_TMPFILE (ext4, xfs, btrfs, tmpfs) a file being
+// written has no name at all: nothing a kill -9 could leave behind, and
+// a new file costs no rename. Installs, new and over an existing file,
+// with and without NoReplace, show no temporary name while the body
+// streams, end with the bytes and mtime asked, and leave nothing behind.
+func TestInstallUnnamedWhileWriting(t *testing.T) {
+	dest := t.TempDir()
+	d, err := OpenDir(dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	probe, err := d.createFast("probe", nil)
+	if err != nil {
+		t.Skipf("no fast path here: %v", err)
+	}
+	unnamed := probe.unnamed
+	probe.release()
+	if !unnamed {
+		t.Skip("this file system has no O_TMPFILE: named temporary files are the way here")
+	}
+	os.MkdirAll(filepath.Join(dest, "d"), 0o755)
+	os.WriteFile(filepath.Join(dest, "d", "old"), []byte("old bytes"), 0o644)
+	mt := time.Date(2021, 3, 4, 5, 6, 7, 8, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		rel       string
+		noReplace bool
+		want      string
+		wantErr   error
+	}{
+		{"new", "d/new", false, "new bytes", nil},
+		{"new, NoReplace", "d/new2", true, "new bytes", nil},
+		{"over a file", "d/old", false, "new bytes", nil},
+		{"over a file, NoReplace", "d/old", true, "new bytes", ErrExists},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var seen []string
+			body := &peekReader{r: bytes.NewReader([]byte("new bytes")), peek: func() {
+				es, _ := os.ReadDir(filepath.Join(dest, "d"))
+				for _, e := range es {
+					seen = append(seen, e.Name())
+				}
+			}}
+			p := filepath.Join(dest, filepath.FromSlash(tc.rel))
+			_, err := Install(body, Request{Path: p, Dir: d, ModTime: mt, NoReplace: tc.noReplace, Length: 9, HasLength: true})
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("Install: %v, want %v", err, tc.wantErr)
+			}
+			for _, n := range seen {
+				if n != "old" && n != "new" && n != "new2" {
+					t.Errorf("while the body streamed, the directory held %q", n)
+				}
+			}
+			if tc.wantErr != nil {
+				return
+			}
+			got, err := os.ReadFile(p)
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("%s holds %q, %v", tc.rel, got, err)
+			}
+			if fi, _ := os.Stat(p); !fi.ModTime().Equal(mt) {
+				t.Errorf("mtime %v, want %v", fi.ModTime(), mt)
+			}
+		})
+	}
+	if got, _ := os.ReadFile(filepath.Join(dest, "d", "old")); string(got) != "new bytes" {
+		t.Errorf("d/old holds %q after the NoReplace install was refused", got)
+	}
+	noTemp(t, dest)
+}
+
+// An unnamed file keeps no directory from being removed while it is
+// written (a deletion's RemoveEmptyParents in the same pass): the install
+// makes the directory again and links the file there.
+func TestInstallDirectoryRemovedWhileWriting(t *testing.T) {
+	dest := t.TempDir()
+	d, err := OpenDir(dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	os.MkdirAll(filepath.Join(dest, "a", "b"), 0o755)
+	for _, withParents := range []bool{false, true} {
+		var c *Parents
+		if withParents {
+			c = new(Parents)
+			defer c.Close()
+		}
+		os.MkdirAll(filepath.Join(dest, "a", "b"), 0o755)
+		body := &peekReader{r: bytes.NewReader([]byte("bytes")), peek: func() {
+			os.Remove(filepath.Join(dest, "a", "b")) // fails while a temporary name is in it
+			os.Remove(filepath.Join(dest, "a"))
+		}}
+		p := filepath.Join(dest, "a", "b", "f")
+		if _, err := Install(body, Request{Path: p, Dir: d, Parents: c}); err != nil {
+			t.Fatalf("Parents %v: %v", withParents, err)
+		}
+		if got, err := os.ReadFile(p); err != nil || string(got) != "bytes" {
+			t.Fatalf("Parents %v: %q, %v", withParents, got, err)
+		}
+		os.Remove(p)
+	}
+	noTemp(t, dest)
+}

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/resourcesync-go/resourcesync/internal/retry"
 	"github.com/resourcesync-go/resourcesync/rs"
@@ -64,6 +65,10 @@ type Dir struct {
 	root *os.Root
 	path string
 	fd   int // the same directory for the fast path (Linux), or -1
+	// noTmpfile: its file system refused O_TMPFILE once (fast_linux.go);
+	// files are written under temporary names from then on.
+	noTmpfile   atomic.Bool
+	tmpfileOnce sync.Once // probeTmpfile
 }
 
 // OpenDir opens the directory at path.
