@@ -150,6 +150,17 @@ bytes). The machine has 2 cores, often shared: compare the ratios within a run.
 			w("| %s | `%s` | %.2f s | %s | %s | %s | %.2f | %s | %s |\n", t.Name, t.Command, s.Seconds, rate(s.FilesPerSec), rss(s.RSSKiB), cpu(s.CPU), t.Ratio, s.Verified, t.Note)
 		}
 	}
+	if ls := r.ListSide; ls != nil && len(ls.Reps) > 0 {
+		w("\n### The list path against curl: %s files of 512–1536 bytes from `serve --no-dumps`\n\n", commas(float64(ls.Files)))
+		w("curl -sS -f --parallel --parallel-max 16 --create-dirs -K LIST (url/output pairs), then `resourcesync sync --no-dumps BASE DEST`, alternating; load average at the start %s. Ratio: curl's time over sync's (>= 1: at least curl's rate); median %.2fx.\n\n", ls.Load, ls.Ratio)
+		w("| rep | curl | sync --no-dumps | ratio |\n|---:|---:|---:|---:|\n")
+		for i, rp := range ls.Reps {
+			w("| %d | %.2f s | %.2f s | %.2fx |\n", i+1, rp.Curl, rp.Sync, rp.Ratio)
+		}
+		if ls.Profile != "" {
+			w("\nThe serve process under one more sync (perf record -g; self time):\n\n```\n%s\n```\n", ls.Profile)
+		}
+	}
 	header := false
 	for _, row := range r.Rows {
 		if row.Profile == "" {
