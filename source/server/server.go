@@ -60,6 +60,9 @@ type Handler struct {
 	// RetryAfter is sent with the 503 answer for a resource whose file
 	// changed since the last scan; default 10s.
 	RetryAfter time.Duration
+	// NoBulk turns the bulk GET off (bulk.go): no endpoint, no Link
+	// header advertising it.
+	NoBulk bool
 }
 
 func (h *Handler) log() *slog.Logger {
@@ -76,6 +79,10 @@ func IsDocumentPath(rel string) bool {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.isBulk(r) {
+		h.serveBulk(w, r)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		if hh := h.extra(r); hh != nil {
 			hh.ServeHTTP(w, r)
@@ -252,6 +259,7 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/xml")
+		h.bulkLink(w.Header())
 	}
 	// Documents change in place (the open Change List, the Capability
 	// List): let clients revalidate cheaply with If-Modified-Since.
