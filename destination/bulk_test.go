@@ -1,18 +1,26 @@
 package destination_test
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination"
 	"github.com/resourcesync-go/resourcesync/internal/bulk"
+	"github.com/resourcesync-go/resourcesync/source"
 )
 
 // bulkCounts counts the requests a baseline makes.
@@ -73,6 +81,9 @@ func hostileBulk(w http.ResponseWriter, r *http.Request, mode, dir string) {
 	w.Write(append(out, bulk.End...))
 }
 
+// withBulk keeps the bulk GET on under startSource's wrapper.
+func withBulk(c *source.Config) { c.NoBulk = false }
+
 func bulkTree(t *testing.T, n int) string {
 	dir := t.TempDir()
 	for i := range n {
@@ -90,7 +101,7 @@ func TestBulkBaseline(t *testing.T) {
 	const n = 300
 	dir := bulkTree(t, n)
 	var c bulkCounts
-	ts := startSource(t, dir, c.wrap("", dir), nil)
+	ts := startSource(t, dir, c.wrap("", dir), withBulk)
 	dest := t.TempDir()
 	rep := mustSync(t, ts.base, syncOpts(t, dest))
 	sameTree(t, dir, dest)
@@ -112,7 +123,7 @@ func TestBulkHostile(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			dir := bulkTree(t, n)
 			var c bulkCounts
-			ts := startSource(t, dir, c.wrap(mode, dir), nil)
+			ts := startSource(t, dir, c.wrap(mode, dir), withBulk)
 			parent := t.TempDir()
 			dest := filepath.Join(parent, "mirror")
 			var warned atomic.Bool
@@ -157,7 +168,7 @@ func TestBulkOtherOrigin(t *testing.T) {
 			}
 			h.ServeHTTP(w, r)
 		})
-	}, nil)
+	}, withBulk)
 	dest := t.TempDir()
 	mustSync(t, ts.base, syncOpts(t, dest))
 	sameTree(t, dir, dest)
@@ -191,4 +202,111 @@ func (l *linkDropper) Write(b []byte) (int, error) {
 		l.WriteHeader(200)
 	}
 	return l.ResponseWriter.Write(b)
+}
+
+// TestKill9Bulk is TestKill9 through the bulk GET: a baseline killed
+// after a random number of bulk requests leaves no partial file under a
+// final name and no temporary file once rerun, and the rerun fetches
+// none of the files that were complete (the intents and the state tell
+// them from a user's). Each bulk response is held back a little so that
+// the kills land mid-run.
+func TestKill9Bulk(t *testing.T) {
+	trials := 8
+	if testing.Short() {
+		trials = 3
+	}
+	dir := t.TempDir()
+	for i := range 600 {
+		writeFile(t, dir, fmt.Sprintf("s/%02d/f%04d.txt", i%20, i), []byte(strings.Repeat(fmt.Sprint(i, " "), 20+i%200)))
+	}
+	var posts atomic.Int64
+	var mu sync.Mutex
+	var asked map[string]bool // paths asked for during a rerun, by GET or in bulk
+	note := func(p string) {
+		mu.Lock()
+		if asked != nil {
+			asked[p] = true
+		}
+		mu.Unlock()
+	}
+	ts := startSource(t, dir, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case r.URL.Path == "/"+bulk.Path:
+				posts.Add(1)
+				b, _ := io.ReadAll(r.Body)
+				for _, p := range strings.Fields(string(b)) {
+					note(p)
+				}
+				r.Body = io.NopCloser(bytes.NewReader(b))
+				time.Sleep(3 * time.Millisecond)
+			case isResource(r):
+				note(strings.TrimPrefix(r.URL.Path, "/"))
+			}
+			h.ServeHTTP(w, r)
+		})
+	}, withBulk)
+	want := tree(t, dir)
+	rng := rand.New(rand.NewPCG(3, 4))
+	killed := 0
+	for trial := range trials {
+		dest := t.TempDir()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "RS_CRASH_SOURCE="+ts.base, "RS_CRASH_DEST="+dest)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		start := posts.Load()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		var err error
+		go func() { err = cmd.Wait(); close(exited) }()
+		at := 1 + rng.Int64N(8)
+	poll:
+		for posts.Load()-start < at {
+			select {
+			case <-exited:
+				break poll
+			case <-time.After(200 * time.Microsecond):
+			}
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		<-exited
+		if err != nil {
+			killed++
+		}
+		complete := map[string]bool{}
+		for k, v := range tree(t, dest) {
+			if w, ok := want[k]; ok && bytes.Equal(v, w) {
+				complete[k] = true
+			} else if ok {
+				t.Errorf("trial %d: %s is under its final name with other bytes", trial, k)
+			}
+		}
+		mu.Lock()
+		asked = map[string]bool{}
+		mu.Unlock()
+		sr := one(t, mustSync(t, ts.base, syncOpts(t, dest)))
+		mu.Lock()
+		again := asked
+		asked = nil
+		mu.Unlock()
+		if sr.Failed != 0 {
+			t.Fatalf("trial %d: rerun failed: %+v", trial, sr)
+		}
+		sameTree(t, dir, dest)
+		if n := leftovers(t, dest); n > 0 {
+			t.Fatalf("trial %d: %d temporary files left", trial, n)
+		}
+		for p := range again {
+			if complete[p] {
+				t.Errorf("trial %d: %s was complete before the rerun and was downloaded again", trial, p)
+			}
+		}
+		t.Logf("trial %d: killed after %d bulk requests: %d/%d files complete, rerun fetched %d, adopted %d", trial, posts.Load()-start, len(complete), len(want), sr.Fetched, sr.Adopted)
+	}
+	if killed < trials/2 {
+		t.Errorf("only %d of %d trials were killed mid-run", killed, trials)
+	}
 }
