@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/resourcesync-go/resourcesync/internal/bulk"
-	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/store"
 )
 
@@ -93,11 +92,8 @@ func (h *Handler) bulkMember(ctx context.Context, p string, buf []byte) (int, []
 	if set == nil {
 		return http.StatusNotFound, nil
 	}
-	rel, err := scan.UnescapePath(escaped[len(set.Prefix):])
-	if err != nil || rel == "" || strings.HasSuffix(rel, "/") {
-		return http.StatusNotFound, nil
-	}
-	if _, err := splitRel(rel); err != nil {
+	rel, err := unescape(escaped[len(set.Prefix):])
+	if err != nil || rel == "" || strings.HasSuffix(rel, "/") || !descends(rel) {
 		return http.StatusNotFound, nil
 	}
 	lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
