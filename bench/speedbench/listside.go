@@ -30,7 +30,32 @@ type Rep struct {
 	Curl  float64 `json:"curl_seconds"`
 	Sync  float64 `json:"sync_seconds"`
 	Ratio float64 `json:"ratio"` // curl's time over the sync's: >= 1 is at least curl's rate
-	Conns int     `json:"sync_connections,omitempty"`
+	// CPU seconds of the serve process while curl and the sync ran:
+	// the Source's own cost of each way of fetching.
+	ServeCPUCurl float64 `json:"serve_cpu_seconds_curl"`
+	ServeCPUSync float64 `json:"serve_cpu_seconds_sync"`
+	SyncCPU      float64 `json:"sync_cpu_seconds"`
+}
+
+// procCPU is the user+system CPU seconds of process pid so far (Linux
+// /proc; USER_HZ is 100 on every Linux ABI Go supports), or 0.
+func procCPU(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		s = s[i+1:]
+	}
+	f := strings.Fields(s)
+	if len(f) < 13 {
+		return 0
+	}
+	var u, k float64
+	fmt.Sscan(f[11], &u)
+	fmt.Sscan(f[12], &k)
+	return (u + k) / 100
 }
 
 func (b *bench) listSide() {
@@ -73,6 +98,8 @@ func (b *bench) listSideRun(n int) (*ListSide, error) {
 		if _, err := exec.LookPath("curl"); err != nil {
 			return ls, fmt.Errorf("curl: %w", err)
 		}
+		pid := srv.cmd.Process.Pid
+		cpu0 := procCPU(pid)
 		c, err := b.run(fmt.Sprintf("listside-curl-%d", r), dest("curl")+"-cwd", nil, "curl", "-sS", "-f", "--parallel", "--parallel-max", "16", "--create-dirs", "-K", cfgPath)
 		if err != nil {
 			return ls, err
@@ -80,23 +107,26 @@ func (b *bench) listSideRun(n int) (*ListSide, error) {
 		if _, err := t.verify(dest("curl")); err != nil {
 			return ls, fmt.Errorf("curl DEST: %w", err)
 		}
+		cpu1 := procCPU(pid)
 		syscall.Sync()
 		argv := []string{b.bin, "sync", "--progress", "quiet", "--no-dumps"}
 		if workers > 0 {
 			argv = append(argv, "--workers", fmt.Sprint(workers))
 		}
+		cpu2 := procCPU(pid)
 		s, err := b.run(fmt.Sprintf("listside-sync-%d", r), dest("sync")+"-cwd", nil, append(argv, srv.base, dest("sync"))...)
 		if err != nil {
 			return ls, err
 		}
+		cpu3 := procCPU(pid)
 		if _, err := t.verify(dest("sync")); err != nil {
 			return ls, fmt.Errorf("sync DEST: %w", err)
 		}
 		syscall.Sync()
-		rep := Rep{Curl: c.Seconds, Sync: s.Seconds, Ratio: c.Seconds / s.Seconds}
+		rep := Rep{Curl: c.Seconds, Sync: s.Seconds, Ratio: c.Seconds / s.Seconds, ServeCPUCurl: cpu1 - cpu0, ServeCPUSync: cpu3 - cpu2, SyncCPU: s.CPU}
 		ls.Reps = append(ls.Reps, rep)
-		b.logf("  rep %d: curl %.2f s (%s files/s), sync --no-dumps %.2f s (%s files/s, CPU %.2f s): %.2fx curl's rate",
-			r+1, c.Seconds, commas(float64(n)/c.Seconds), s.Seconds, commas(float64(n)/s.Seconds), s.CPU, rep.Ratio)
+		b.logf("  rep %d: curl %.2f s (%s files/s; serve CPU %.2f s), sync --no-dumps %.2f s (%s files/s, CPU %.2f s; serve CPU %.2f s): %.2fx curl's rate",
+			r+1, c.Seconds, commas(float64(n)/c.Seconds), rep.ServeCPUCurl, s.Seconds, commas(float64(n)/s.Seconds), s.CPU, rep.ServeCPUSync, rep.Ratio)
 	}
 	rs := make([]float64, len(ls.Reps))
 	for i, r := range ls.Reps {

@@ -153,9 +153,9 @@ bytes). The machine has 2 cores, often shared: compare the ratios within a run.
 	if ls := r.ListSide; ls != nil && len(ls.Reps) > 0 {
 		w("\n### The list path against curl: %s files of 512–1536 bytes from `serve --no-dumps`\n\n", commas(float64(ls.Files)))
 		w("curl -sS -f --parallel --parallel-max 16 --create-dirs -K LIST (url/output pairs), then `resourcesync sync --no-dumps BASE DEST`, alternating; load average at the start %s. Ratio: curl's time over sync's (>= 1: at least curl's rate); median %.2fx.\n\n", ls.Load, ls.Ratio)
-		w("| rep | curl | sync --no-dumps | ratio |\n|---:|---:|---:|---:|\n")
+		w("| rep | curl | sync --no-dumps | ratio | sync CPU | serve CPU under curl | serve CPU under sync |\n|---:|---:|---:|---:|---:|---:|---:|\n")
 		for i, rp := range ls.Reps {
-			w("| %d | %.2f s | %.2f s | %.2fx |\n", i+1, rp.Curl, rp.Sync, rp.Ratio)
+			w("| %d | %.2f s | %.2f s | %.2fx | %.2f s | %.2f s | %.2f s |\n", i+1, rp.Curl, rp.Sync, rp.Ratio, rp.SyncCPU, rp.ServeCPUCurl, rp.ServeCPUSync)
 		}
 		if ls.Profile != "" {
 			w("\nThe serve process under one more sync (perf record -g; self time):\n\n```\n%s\n```\n", ls.Profile)
