@@ -28,6 +28,9 @@ type changeSpool struct {
 	n       int // URIs stored
 	batch   int
 	rel     releaser
+	// keepFirst: of two changes at the same time the one added first
+	// wins (a feed read newest first); else the one added last.
+	keepFirst bool
 }
 
 var (
@@ -45,8 +48,10 @@ func newChangeSpool(dir string) *changeSpool {
 // add keeps en unless a later change to the same URI is kept already;
 // of two changes at the same time the one added last wins.
 func (s *changeSpool) add(en *rs.Entry) error {
-	if old := s.pending[en.Loc]; old != nil && old.EventTime().After(en.EventTime()) {
-		return nil
+	if old := s.pending[en.Loc]; old != nil {
+		if c := old.EventTime().Compare(en.EventTime()); c > 0 || c == 0 && s.keepFirst {
+			return nil
+		}
 	}
 	s.pending[en.Loc] = en
 	if len(s.pending) >= s.batch {
@@ -101,7 +106,7 @@ func (s *changeSpool) flush() error {
 		for uri, en := range s.pending {
 			k := timeKey(en.EventTime(), uri)
 			if old := bytes.Clone(last.Get([]byte(uri))); old != nil {
-				if bytes.Compare(old[:12], k[:12]) > 0 {
+				if c := bytes.Compare(old[:12], k[:12]); c > 0 || c == 0 && s.keepFirst {
 					continue // a later change is kept already
 				}
 				if err := byTime.Delete(old); err != nil {

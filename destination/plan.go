@@ -568,6 +568,8 @@ type changeSet struct {
 	// not a missing list or a hole between lists.
 	begins bool
 	lists  int
+	// resume: a feed's nodes the next run may start from (Checkpoint.Resume).
+	resume []string
 }
 
 func (e *engine) newChangeSet(until time.Time) *changeSet {
@@ -806,15 +808,23 @@ func (e *engine) incremental(ctx context.Context, s setInfo, cp *Checkpoint, sr 
 	if cs.gap != "" {
 		return cs.gap, nil
 	}
+	return "", e.apply(ctx, s, cp, sr, cs, "incremental")
+}
+
+// apply makes DEST take the changes of cs, oldest first, and moves the
+// checkpoint as far as they were applied: to cs.until, or before the
+// first that failed.
+func (e *engine) apply(ctx context.Context, s setInfo, cp *Checkpoint, sr *SetReport, cs *changeSet, mode string) error {
+	from := cp.Until
 	planned := 0
 	if err := cs.each(func(en *rs.Entry) error { return e.countDeletes(en, &planned) }); err != nil {
-		return "", err
+		return err
 	}
 	allowed, err := e.deletesAllowed(s.Name, planned, -1, cp, sr)
 	if err != nil {
-		return "", err
+		return err
 	}
-	e.emit(Event{Kind: EventPlan, Set: s.Name, Mode: "incremental", Total: int64(cs.len()), TotalBytes: -1})
+	e.emit(Event{Kind: EventPlan, Set: s.Name, Mode: mode, Total: int64(cs.len()), TotalBytes: -1})
 	sus := &suspects{}
 	p := e.newPass(ctx, s.Name, sr).watchVanished(sus)
 	p.refuse = !allowed
@@ -832,7 +842,7 @@ func (e *engine) incremental(ctx context.Context, s setInfo, cp *Checkpoint, sr 
 		err = e.settle(ctx, s, p, sus, cs.until)
 	}
 	if err != nil {
-		return "", err
+		return err
 	}
 	if cs.until.After(sr.SourceUntil) {
 		sr.SourceUntil = cs.until
@@ -844,7 +854,7 @@ func (e *engine) incremental(ctx context.Context, s setInfo, cp *Checkpoint, sr 
 	} else if cs.until.After(cp.Until) {
 		cp.Until = cs.until
 	}
-	return "", nil
+	return nil
 }
 
 // audit re-hashes DEST against the current Resource List and the changes

@@ -67,6 +67,9 @@ type Checkpoint struct {
 	// refused (Options.MaxDelete), until a run allows them: the size
 	// later runs measure those deletions against, at most.
 	DeleteRefusedOf int `json:"delete_refused_of,omitempty"`
+	// Resume, for an LDES, are the nodes the next run starts from: those
+	// the last run read that may still change (feedsync.Result.Frontier).
+	Resume []string `json:"resume,omitempty"`
 }
 
 var (

@@ -318,6 +318,13 @@ func (e *engine) emit(ev Event) {
 // token.
 func (cp Checkpoint) redacted() Checkpoint {
 	cp.CapabilityList = redact.String(cp.CapabilityList)
+	if cp.Resume != nil {
+		r := make([]string, len(cp.Resume))
+		for i, u := range cp.Resume {
+			r[i] = redact.String(u)
+		}
+		cp.Resume = r
+	}
 	return cp
 }
 
@@ -701,6 +708,9 @@ func (e *engine) runSet(ctx context.Context, s setInfo) (*SetReport, error) {
 	}
 	var modes []string
 	switch {
+	case s.Feed != "":
+		modes = append(modes, "feed")
+		err = e.feed(ctx, s, &cp, sr)
 	case e.opt.Mode == ModeAudit:
 		modes = append(modes, "audit")
 		err = e.audit(ctx, s, &cp, sr)

@@ -199,8 +199,8 @@ func sameEntry(a, b *rs.Entry) bool {
 // absent.
 func (e *engine) sourceNow(ctx context.Context, s setInfo, since time.Time, sus []suspect) (map[string]*rs.Entry, error) {
 	now := make(map[string]*rs.Entry, len(sus))
-	if s.ChangeList != "" && !since.IsZero() {
-		cs, err := e.collectChanges(ctx, s, since)
+	if (s.ChangeList != "" || s.Feed != "") && !since.IsZero() {
+		cs, err := e.changesSince(ctx, s, since, nil)
 		if err == nil {
 			defer cs.close()
 			if cs.gap == "" {

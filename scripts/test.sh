@@ -68,6 +68,22 @@ if ! command -v versitygw >/dev/null 2>&1 && [ ! -x "$(go env GOPATH)/bin/versit
   (cd / && GOBIN="$(go env GOPATH)/bin" go install "github.com/versity/versitygw/cmd/versitygw@${VERSITYGW_VERSION}")
 fi
 
+# npm tools the tests run as real peers, pinned, each in its own directory
+# of the cache internal/testing/npmtest reads ($RESOURCESYNC_NPM_DIR, else
+# ~/.cache/resourcesync-npm/NAME-VERSION): ldes-client (replicates our
+# LDES, source/ldesclient_test.go) and sitemapper (reads our plain
+# sitemaps, source/publish/plainsitemap_test.go). Under CI=true a missing
+# one fails its test.
+NPM_DIR="${RESOURCESYNC_NPM_DIR:-$HOME/.cache/resourcesync-npm}"
+for pkg in ldes-client@0.3.0 sitemapper@4.1.6; do
+  name="${pkg%@*}"; version="${pkg##*@}"
+  if [ ! -f "$NPM_DIR/$name-$version/node_modules/$name/package.json" ]; then
+    echo "== installing npm $pkg"
+    mkdir -p "$NPM_DIR/$name-$version"
+    (cd "$NPM_DIR/$name-$version" && npm install --no-audit --no-fund --silent "$pkg" >/dev/null)
+  fi
+done
+
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then echo "gofmt needed:"; echo "$unformatted"; exit 1; fi

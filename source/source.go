@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/publish"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/server"
@@ -87,17 +88,37 @@ type Config struct {
 	DumpPartBytes int64
 	DumpInterval  time.Duration
 	Archives      bool
+	// NoFeeds turns off the change feeds: by default each set's journal is
+	// also published as an IIIF Change Discovery 1.0 collection and an
+	// LDES (publish.Config.Feeds, package feed).
+	NoFeeds bool
+	// PlainSitemap also writes plain sitemaps.org sitemaps of every set,
+	// named by robots.txt (publish.Config.PlainSitemap).
+	PlainSitemap bool
+	// FeedPageSize is the number of activities per feed page
+	// (publish.Config.FeedPageSize); default feed.DefaultPageSize.
+	FeedPageSize int
 	// OpenChangeList: each Capability List names the open Change List
 	// instead of the Change List Index (publish.Config.OpenChangeList).
 	OpenChangeList bool
 	// Notification, if set, gives each set's change-notification channel
 	// (see publish.Config.Notification).
 	Notification func(set string) (topicURL, hubURL string)
+	// CapabilityLinks, if set, adds root links to each set's Capability
+	// List (see publish.Config.CapabilityLinks).
+	CapabilityLinks func(set string) []rs.Link
 	// OnUpdate, if set, runs during every Update that committed journal
 	// records, with the journal's last sequence number per set before and
 	// after the update. It runs once the records are durable and before
 	// the documents are published again.
 	OnUpdate func(ctx context.Context, set string, st store.Store, fromSeq, toSeq uint64)
+	// OnPublished, if set, runs after every update whose documents were
+	// published, per set this process leads, with the journal's last
+	// sequence number the published documents cover. The live push
+	// (source/notify.Push) sends changes here: a subscriber that connects
+	// and then reads the Change Lists finds each change in one or the
+	// other.
+	OnPublished func(ctx context.Context, set string, st store.Store, toSeq uint64)
 	// OnLead, if set, runs each time this process takes a shared set's
 	// scanner role, before its first scan as the leader (a set whose store
 	// is not shared is led from Open on and never calls it). The change
@@ -608,6 +629,17 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 		}
 	}
 
+	published := map[string]uint64{}
+	if s.cfg.OnPublished != nil {
+		for _, st := range s.sets {
+			if _, ok := st.leads(); !ok {
+				continue
+			}
+			if stt, err := st.st.Stats(ctx); err == nil {
+				published[st.name] = stt.LastSeq
+			}
+		}
+	}
 	pc := s.publishConfig()
 	for _, st := range s.sets {
 		_, led := st.leads()
@@ -618,6 +650,11 @@ func (s *Source) publish(ctx context.Context, scanFn func(context.Context) (map[
 	if err != nil {
 		return rep, errors.Join(err, refused)
 	}
+	for _, st := range s.sets {
+		if to, ok := published[st.name]; ok {
+			s.cfg.OnPublished(ctx, st.name, st.st, to)
+		}
+	}
 	return rep, refused
 }
 
@@ -627,8 +664,9 @@ func (s *Source) publishConfig() publish.Config {
 		BaseURL: s.cfg.BaseURL, Out: s.out, DumpsOnDemand: s.cfg.DumpsOnDemand,
 		ChangeListPeriod: s.cfg.ChangeListPeriod, MaxEntries: s.cfg.MaxEntries, Dumps: s.cfg.Dumps, DumpPartBytes: s.cfg.DumpPartBytes,
 		DumpInterval: s.cfg.DumpInterval, Archives: s.cfg.Archives, Notification: s.cfg.Notification,
-		OpenChangeList: s.cfg.OpenChangeList,
-		Now:            s.cfg.Now, Logger: s.log, Replicas: s.shared,
+		OpenChangeList: s.cfg.OpenChangeList, Feeds: !s.cfg.NoFeeds, FeedPageSize: s.cfg.FeedPageSize, PlainSitemap: s.cfg.PlainSitemap,
+		CapabilityLinks: s.cfg.CapabilityLinks,
+		Now:             s.cfg.Now, Logger: s.log, Replicas: s.shared,
 		// HTML companions are for static hosting (publish's OUT); serve
 		// negotiates the HTML view of each document instead.
 		NoCompanions: s.cfg.Out == "" || s.cfg.NoCompanions,
@@ -671,6 +709,9 @@ func (s *Source) Handler(extra map[string]http.Handler) http.Handler {
 	for _, st := range s.sets {
 		h.Sets = append(h.Sets, server.Set{Prefix: st.prefix, Dir: st.dir, Content: st.content, Store: st.st, CapabilityList: s.CapabilityListURL(st.name)})
 		ss := status.Set{Name: st.name, Store: st.st, ResourceBase: st.base, CapabilityList: s.CapabilityListURL(st.name), Problem: st.problem}
+		if !s.cfg.NoFeeds && !s.shared {
+			ss.Feeds = s.cfg.BaseURL + publish.FeedDir(st.name)
+		}
 		if s.cfg.Notification != nil {
 			ss.Topic, sc.HubURL = s.cfg.Notification(st.name)
 		}

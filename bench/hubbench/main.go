@@ -27,6 +27,9 @@
 // verification GETs: at 10,000 subscriptions verification takes minutes
 // on a loaded 2-core machine), to repeat and profile the fan-out quickly.
 // -subprofile writes a CPU profile of the subscribe and verify phase.
+// -tls serves the subscriber over TLS offering h2 (httptest's test
+// certificate, trusted through hub.Config.RootCAs): the hub's deliveries
+// and the baseline's POSTs then share HTTP/2 connections.
 //
 // Publishes are fsync'd unless -nosync (bolt). PostgreSQL is a throwaway
 // server started here (internal/testing/pgtest: Debian's postgresql package,
@@ -38,6 +41,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"io"
@@ -68,6 +73,8 @@ import (
 )
 
 type options struct {
+	tls                        bool           // the subscriber server over TLS, offering h2
+	roots                      *x509.CertPool // trusting its certificate
 	subs, notes, perHost, size int
 	noSync, preload            bool
 	cpuprofile, subprofile     string
@@ -99,8 +106,16 @@ func main() {
 	flag.BoolVar(&o.preload, "preload", false, "bolt: write the subscriptions into the store directly (no verification) before measuring")
 	flag.StringVar(&o.subprofile, "subprofile", "", "write a CPU profile of the subscribe and verify phase (the last store's) to this file")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the fan-out phases (the last store's) to this file")
+	flag.BoolVar(&o.tls, "tls", false, "the subscriber server over TLS offering h2 (a test certificate), for the hub and the baseline")
 	stores := flag.String("stores", "bolt,pg1,pg2", "what to measure: bolt (1 node), pg1 and pg2 (PostgreSQL, 1 and 2 nodes)")
 	flag.Parse()
+	if o.tls {
+		// Every httptest TLS server presents the same test certificate.
+		s := httptest.NewTLSServer(http.NotFoundHandler())
+		o.roots = x509.NewCertPool()
+		o.roots.AddCert(s.Certificate())
+		s.Close()
+	}
 
 	ctx := context.Background()
 	var pg *pgtest.Server
@@ -177,9 +192,9 @@ type sink struct {
 	lastAt    time.Time
 }
 
-func newSink() *sink {
+func newSink(o options) *sink {
 	s := &sink{}
-	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			io.WriteString(w, r.URL.Query().Get("hub.challenge"))
 			return
@@ -195,6 +210,12 @@ func newSink() *sink {
 		s.delivered.Add(1)
 		w.WriteHeader(http.StatusNoContent)
 	}))
+	if o.tls {
+		s.srv.EnableHTTP2 = true
+		s.srv.StartTLS()
+	} else {
+		s.srv.Start()
+	}
 	return s
 }
 
@@ -226,6 +247,7 @@ func startNode(o options, cfg hub.Config) (*node, error) {
 	srv := httptest.NewUnstartedServer(nil)
 	cfg.URL = "http://hub.invalid/" // the nodes' common public URL
 	cfg.AllowPrivateCallbacks = true
+	cfg.RootCAs = o.roots
 	cfg.MaxConcurrentPerHost = o.perHost
 	cfg.MaxSubscriptionsPerTopic = o.subs
 	cfg.MaxPendingPerHost = o.subs
@@ -263,7 +285,7 @@ func runBolt(ctx context.Context, o options) (result, error) {
 		// Written before the hub opens the state, without fsync (one
 		// transaction each); the hub then opens it with the options
 		// measured.
-		sk = newSink()
+		sk = newSink(o)
 		defer sk.srv.Close()
 		bs, err := boltstore.Open(filepath.Join(dir, "hub.db"), &boltstore.Options{NoSync: true})
 		if err != nil {
@@ -357,10 +379,10 @@ func measure(ctx context.Context, o options, store string, ns []*node, subscribe
 	r := result{store: store, nodes: len(ns), note: note}
 	sk := pre
 	if sk == nil {
-		sk = newSink()
+		sk = newSink(o)
 		defer sk.srv.Close()
 	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, TLSClientConfig: &tls.Config{RootCAs: o.roots}}}
 	if o.subprofile != "" {
 		f, err := os.Create(o.subprofile)
 		if err != nil {
@@ -488,6 +510,9 @@ func measure(ctx context.Context, o options, store string, ns []*node, subscribe
 // deliveries to one host), and returns when the last was answered.
 func baseline(ctx context.Context, o options, sk *sink, body []byte) (time.Duration, time.Duration, error) {
 	tr := &http.Transport{MaxIdleConnsPerHost: o.perHost, MaxConnsPerHost: o.perHost}
+	if o.tls {
+		tr.TLSClientConfig, tr.ForceAttemptHTTP2 = &tls.Config{RootCAs: o.roots}, true
+	}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
 	// Warm the connections as the hub's are after verification.

@@ -15,6 +15,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/sdshare"
@@ -40,6 +42,7 @@ type serverMsg struct {
 	ReloadSec   float64 `json:",omitempty"`
 	PeakRSSKiB  int64   `json:",omitempty"`
 	PeakAnonKiB int64   `json:",omitempty"`
+	CPUSec      float64 `json:",omitempty"` // the process's CPU so far, answering "cpu"
 	Err         string  `json:",omitempty"`
 }
 
@@ -95,6 +98,10 @@ func serverChild(sp Spec, in io.Reader, out io.Writer) int {
 
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
+		if sc.Text() == "cpu" {
+			enc.Encode(serverMsg{CPUSec: selfCPU()})
+			continue
+		}
 		if sc.Text() != "reload" {
 			return fail(fmt.Errorf("unknown command %q", sc.Text()))
 		}
@@ -130,6 +137,11 @@ func endToEnd(ctx context.Context, sp Spec) ([]Result, error) {
 	}
 	ssp := sp
 	ssp.Step, ssp.CPUProfile = stepE2EServer, ""
+	if sp.CPUProfile != "" {
+		// The server's own profile beside the client's: which side an
+		// end-to-end rate waits on.
+		ssp.CPUProfile = strings.TrimSuffix(sp.CPUProfile, ".pprof") + "-server.pprof"
+	}
 	js, err := json.Marshal(ssp)
 	if err != nil {
 		return nil, err
@@ -223,8 +235,29 @@ func endToEnd(ctx context.Context, sp Spec) ([]Result, error) {
 	if reloaded.Updated != want {
 		return nil, fmt.Errorf("server journalled %d updates, want %d", reloaded.Updated, want)
 	}
+	// The CPU both processes spend on the fragments (server: the feed
+	// pages and fragment GETs; client: the rest): on a shared machine the
+	// wall time waits for a CPU, the CPU per fragment does not.
+	serverCPU := func() (float64, error) {
+		if _, err := io.WriteString(cmdIn, "cpu\n"); err != nil {
+			return 0, err
+		}
+		m, err := recv()
+		return m.CPUSec, err
+	}
+	srvCPU0, err := serverCPU()
+	if err != nil {
+		return nil, err
+	}
+	cliCPU0 := selfCPU()
 	t = time.Now()
 	rep, err = client.Sync(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	fragWall := time.Since(t)
+	cliCPU := selfCPU() - cliCPU0
+	srvCPU1, err := serverCPU()
 	if err != nil {
 		return nil, err
 	}
@@ -234,8 +267,10 @@ func endToEnd(ctx context.Context, sp Spec) ([]Result, error) {
 	}
 	frag.Fragments = rep.Collections[0].Applied
 	frag.Triples = int64(frag.Fragments * perResource)
-	frag.finish(time.Since(t))
-	frag.Note = fmt.Sprintf("%d feed pages", rep.Collections[0].Pages)
+	frag.finish(fragWall)
+	nf := float64(max(rep.Collections[0].Applied, 1))
+	frag.Note = fmt.Sprintf("%d feed pages; CPU a fragment: client %.0f µs, server %.0f µs (both processes' CPU in this phase)",
+		rep.Collections[0].Pages, cliCPU/nf*1e6, (srvCPU1-srvCPU0)/nf*1e6)
 	if frag.Fragments != want {
 		return nil, fmt.Errorf("client applied %d fragments, want %d", frag.Fragments, want)
 	}
@@ -320,4 +355,13 @@ func get(ctx context.Context, hc *http.Client, u string) (io.ReadCloser, error) 
 		return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
 	}
 	return resp.Body, nil
+}
+
+// selfCPU is this process's user+system CPU time so far, in seconds.
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }

@@ -85,9 +85,6 @@ func childMain(specJSON string, out io.Writer) int {
 		fmt.Fprintln(os.Stderr, "sdsharebench child:", err)
 		return 2
 	}
-	if sp.Step == stepE2EServer {
-		return serverChild(sp, os.Stdin, out)
-	}
 	if sp.CPUProfile != "" {
 		f, err := os.Create(sp.CPUProfile)
 		if err == nil {
@@ -95,6 +92,9 @@ func childMain(specJSON string, out io.Writer) int {
 			defer f.Close()
 			defer pprof.StopCPUProfile()
 		}
+	}
+	if sp.Step == stepE2EServer {
+		return serverChild(sp, os.Stdin, out)
 	}
 	anon := sampleAnon()
 	rs, err := runStep(context.Background(), sp)

@@ -400,6 +400,9 @@ func (s *server) stop() {
 // skipHidden, names starting with '.' (the Source's own state) are left out.
 func diskUse(dir string, skipHidden bool) (int64, error) {
 	var total int64
+	// A file with several names (publish hard-links the current Resource
+	// List to its archived generation) is counted once, as du does.
+	seen := map[[2]uint64]bool{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -418,6 +421,13 @@ func diskUse(dir string, skipHidden bool) (int64, error) {
 			return err
 		}
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			if st.Nlink > 1 && !fi.IsDir() {
+				id := [2]uint64{uint64(st.Dev), st.Ino}
+				if seen[id] {
+					return nil
+				}
+				seen[id] = true
+			}
 			total += st.Blocks * 512
 		}
 		return nil

@@ -1,8 +1,9 @@
 //go:build linux
 
-// Command speedbench measures every row of issue 23's table in one run, on
-// one disk, each beside a baseline measured in the same run, and reports
-// each as met or missed:
+// Command speedbench measures every row of issues 23's and 33's tables in
+// one run, on one disk, each beside a baseline measured in the same run,
+// and reports each as met or missed, one section per component of
+// BENCHMARKS.md (Destination, Source, SDShare, hub, OAI-PMH):
 //
 //	go run ./bench/speedbench -md BENCHMARKS.md
 //	go run ./bench/speedbench -quick -json
@@ -32,7 +33,11 @@
 //     >= 5,000 fragments/s;
 //   - (h) delegated to bench/hubbench: -subs subscribers on the embedded
 //     store, last delivery of one notification <= 1 s, sustained
-//     >= 50,000 deliveries/s.
+//     >= 50,000 deliveries/s;
+//   - (i) and (j) from the side-by-side below: `sync` from the dump at
+//     least 2x curl --parallel's rate, `sync --no-dump` at least curl's;
+//   - (k) delegated to bench/oaibench: OAI-PMH harvest + publish of -oai-n
+//     records, >= 5,000 records/s, beside the raw ListRecords download.
 //
 // Beside them the same-run baselines for each tree: the creation ceiling,
 // the raw download (plain GETs, 8 at a time, into io.Discard, from the
@@ -47,13 +52,16 @@
 //
 // No generated tree is deleted before the end of the run (on ext4 files
 // created soon after a mass deletion cost far more, see bench/syncbench);
-// leave some minutes between runs. With -profile each missed row says why:
+// leave some minutes between runs. The side-by-side tree's syncs (from the
+// dump and --no-dump) also run under strace -c -f, for the system calls
+// per file of the write path. With -profile each missed row says why:
 // its resourcesync command run again under strace -c -f (against the same
 // Source, kept serving for it), or the top of the CPU profile of the
 // delegated bench (sdshare sync; the hub when bench/hubbench has
-// -cpuprofile). -md FILE replaces the "# Issue 23"
-// section of FILE (or appends one) and keeps the rest; -json prints the
-// result as JSON on stdout.
+// -cpuprofile). -md FILE rewrites the blocks between FILE's
+// <!-- speedbench:NAME --> markers (run, destination, source, sdshare,
+// hub, oai) and adds the run's rows to its history block, keeping
+// everything else; -json prints the result as JSON on stdout.
 package main
 
 import (
@@ -78,6 +86,7 @@ type Config struct {
 	NListSide, Reps, SyncWorkers       int
 	Triples, Fragments, FragTriples    int
 	Subs, Notes                        int
+	NOAI                               int
 	Workdir, Bin, PyResync, Python     string
 	Skip                               map[string]bool
 	Keep, Profile                      bool
@@ -154,6 +163,8 @@ type Result struct {
 	PyNote   string        `json:"py_resync,omitempty"`
 	Seconds  float64       `json:"seconds"`
 	Errors   []string      `json:"errors,omitempty"`
+	// Syscalls are the side-by-side tree's syncs run again under strace -c.
+	Syscalls []SyscallStep `json:"syscalls_per_file,omitempty"`
 }
 
 func main() {
@@ -171,13 +182,14 @@ func main() {
 	flag.IntVar(&cfg.FragTriples, "fragment-triples", 150000, "(g) triples of the collection the fragments change")
 	flag.IntVar(&cfg.Subs, "subs", 10000, "(h) hub subscribers (bench/hubbench)")
 	flag.IntVar(&cfg.Notes, "notes", 5, "(h) notifications for the sustained rate")
+	flag.IntVar(&cfg.NOAI, "oai-n", 100000, "(k) OAI-PMH records harvested (bench/oaibench)")
 	flag.StringVar(&cfg.Workdir, "workdir", ".speedbench", "work directory on the disk to measure (not a tmpfs); a run-* directory is made in it")
 	flag.StringVar(&cfg.Bin, "bin", "", "resourcesync binary to measure (default: build ./cmd/resourcesync)")
 	flag.StringVar(&cfg.PyResync, "pyresync", "/tmp/pyresync", "a checkout of py-resync 2.0.1 (its resync-sync and resync-build scripts); missing: its rows say not run")
 	flag.StringVar(&cfg.Python, "python", "", "Python 3 interpreter for py-resync (default: the first of python3, /usr/bin/python3 that imports it)")
-	skip := flag.String("skip", "", "comma-separated parts to leave out: list, dump72, py, publish, side, listside, sdshare, hub")
+	skip := flag.String("skip", "", "comma-separated parts to leave out: list, dump72, py, publish, side, listside, sdshare, hub, oai")
 	quick := flag.Bool("quick", false, "a smoke test with small sizes (2,000 files, 20,000 triples, 200 subscribers, ...)")
-	md := flag.String("md", "", "replace (or append) the \"# Issue 23\" section of `FILE` with the report")
+	md := flag.String("md", "", "replace the speedbench blocks of `FILE` (BENCHMARKS.md: one per component, between <!-- speedbench:NAME --> markers) with the report, and add the run to its history table")
 	asJSON := flag.Bool("json", false, "print the result as JSON on stdout (progress goes to stderr)")
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep the work directory")
 	flag.BoolVar(&cfg.Profile, "profile", false, "for each missed row, say why: run its command again under strace -c -f (resourcesync rows) or with the delegated bench's -cpuprofile (sdshare sync, hub), and put the top lines in the report")
@@ -185,6 +197,7 @@ func main() {
 	if *quick {
 		cfg.NList, cfg.NDump, cfg.NPy, cfg.NPublish, cfg.NSide, cfg.NListSide, cfg.Reps = 2000, 2000, 500, 1000, 1000, 1000, 1
 		cfg.Triples, cfg.Fragments, cfg.FragTriples, cfg.Subs, cfg.Notes = 20000, 500, 15000, 200, 3
+		cfg.NOAI = 2000
 	}
 	cfg.Skip = map[string]bool{}
 	for _, s := range strings.Split(*skip, ",") {
@@ -199,12 +212,11 @@ func main() {
 	}
 	res, err := Run(context.Background(), cfg)
 	if res != nil {
-		md0 := res.Markdown()
 		if !*asJSON {
-			fmt.Fprint(cfg.Log, "\n"+md0)
+			fmt.Fprint(cfg.Log, "\n"+res.Markdown())
 		}
 		if *md != "" {
-			if werr := replaceSection(*md, md0); werr != nil {
+			if werr := replaceBlocks(*md, res.Blocks()); werr != nil {
 				log.Print(werr)
 			}
 		}
@@ -305,6 +317,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	b.listSide()
 	b.sdshare(root)
 	b.hub(root)
+	b.oai(root)
 	if cfg.Profile {
 		b.profileMissed()
 	}
@@ -423,6 +436,11 @@ func (b *bench) kbTree(tr *TreeResult) error {
 	}
 	tr.Steps["serve-disk"] = &Step{Note: fmt.Sprintf("%d/%d", state, data)}
 	b.logf("  serve disk use: DIR/.resourcesync %s of DIR's %s (%.1f%%)", human(state), human(data), 100*float64(state)/float64(data))
+	// Where it goes: the state store, the documents (the Resource List
+	// and its parts above all), anything else.
+	st, _ := diskUse(filepath.Join(t.dir, ".resourcesync", "default"), false)
+	docs, _ := diskUse(filepath.Join(t.dir, ".resourcesync", "docs"), false)
+	b.logf("    of which state %s, documents %s, other %s", human(st), human(docs), human(state-st-docs))
 	return nil
 }
 

@@ -23,7 +23,7 @@ func TestQuick(t *testing.T) {
 		py = "/tmp/pyresync"
 	}
 	cfg := Config{NList: 300, NDump: 300, NPy: 100, NPublish: 200, NSide: 200,
-		Triples: 3000, Fragments: 20, FragTriples: 1500, Subs: 20, Notes: 2,
+		Triples: 3000, Fragments: 20, FragTriples: 1500, Subs: 20, Notes: 2, NOAI: 500,
 		Workdir: t.TempDir(), PyResync: py, Log: testWriter{t}}
 	_, err := exec.LookPath("strace")
 	cfg.Profile = err == nil
@@ -50,6 +50,9 @@ func TestQuick(t *testing.T) {
 			if (r.ID == "c" || r.ID == "d") && !pyOK {
 				continue
 			}
+			if _, err := exec.LookPath("curl"); err != nil && (r.ID == "i" || r.ID == "j") {
+				continue
+			}
 			t.Errorf("row %s (%s) not run: %s", r.ID, r.Workload, r.Note)
 		default:
 			t.Errorf("row %s: status %q", r.ID, r.Status)
@@ -58,7 +61,7 @@ func TestQuick(t *testing.T) {
 			t.Errorf("row %s missed, its profile: %q", r.ID, r.Profile)
 		}
 	}
-	for id, want := range map[string]int{"a": 1, "b": 2, "c": 1, "d": 1, "e": 1, "f": 2, "g": 1, "h": 1} {
+	for id, want := range map[string]int{"a": 1, "b": 2, "c": 1, "d": 1, "e": 1, "f": 2, "g": 1, "h": 1, "i": 1, "j": 1, "k": 1} {
 		if seen[id] != want {
 			t.Errorf("row %s reported %d times, want %d", id, seen[id], want)
 		}
@@ -95,33 +98,63 @@ func TestQuick(t *testing.T) {
 		}
 	}
 	md := res.Markdown()
-	if !strings.HasPrefix(md, sectionTitle+"\n") || !strings.Contains(md, "| a |") || !strings.Contains(md, "curl --parallel") {
-		t.Errorf("markdown:\n%s", md)
+	for _, want := range []string{"## Destination", "| a |", "| i |", "| k |", "curl --parallel", "## WebSub hub"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown has no %q:\n%s", want, md)
+		}
 	}
 }
 
-func TestReplaceSection(t *testing.T) {
-	const sec = "# Issue 23: new\n\nbody\n"
-	for _, c := range []struct{ name, in, want string }{
-		{"missing file", "", sec},
-		{"append", "# Other\n\ntext\n", "# Other\n\ntext\n\n" + sec},
-		{"replace in the middle", "# A\n\na\n\n# Issue 23: old\n\nold\n## sub\n\n# Issue 24\n\nz\n", "# A\n\na\n\n" + sec + "\n# Issue 24\n\nz\n"},
-		{"replace at the end", "# A\n\n# Issue 23: old\nold\n", "# A\n\n" + sec},
-		{"replace at the start", "# Issue 23: old\nold\n# B\nb\n", sec + "\n# B\nb\n"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "B.md")
-			if c.in != "" {
-				os.WriteFile(p, []byte(c.in), 0o644)
-			}
-			if err := replaceSection(p, sec); err != nil {
-				t.Fatal(err)
-			}
-			got, _ := os.ReadFile(p)
-			if string(got) != c.want {
-				t.Errorf("got\n%q\nwant\n%q", got, c.want)
-			}
-		})
+func TestReplaceBlocks(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "B.md")
+	in := "# B\n\n## Destination\n\nby hand\n\n<!-- speedbench:destination -->\nold\n<!-- /speedbench:destination -->\n\nkept\n\n" +
+		"<!-- speedbench:history -->\n" + historyHeader + "| 2026-11-27 | abc | hub | x | y | missed |\n<!-- /speedbench:history -->\n"
+	os.WriteFile(p, []byte(in), 0o644)
+	if err := replaceBlocks(p, map[string]string{"destination": "new\n", "history": "| 2026-11-29 | def | hub | x | z | met |\n"}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(p)
+	want := "# B\n\n## Destination\n\nby hand\n\n<!-- speedbench:destination -->\nnew\n<!-- /speedbench:destination -->\n\nkept\n\n" +
+		"<!-- speedbench:history -->\n" + historyHeader + "| 2026-11-29 | def | hub | x | z | met |\n| 2026-11-27 | abc | hub | x | y | missed |\n<!-- /speedbench:history -->\n"
+	if string(got) != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	// A block without markers: an error naming it, the file unchanged.
+	if err := replaceBlocks(p, map[string]string{"oai": "x"}); err == nil || !strings.Contains(err.Error(), "oai") {
+		t.Errorf("missing marker: %v", err)
+	}
+	if again, _ := os.ReadFile(p); string(again) != want {
+		t.Error("file changed although a marker was missing")
+	}
+}
+
+func TestParseStraceC(t *testing.T) {
+	const out = `% time     seconds  usecs/call     calls    errors syscall
+------ ----------- ----------- --------- --------- ----------------
+ 40.00    0.400000          20     20000           write
+ 30.00    0.300000          15     20000      1000 openat
+ 30.00    0.300000          30     10000           linkat
+------ ----------- ----------- --------- --------- ----------------
+100.00    1.000000          20     50000      1000 total
+`
+	total, kinds := parseStraceC(out)
+	if total != 50000 || kinds["write"] != 20000 || kinds["openat"] != 20000 || kinds["linkat"] != 10000 || len(kinds) != 3 {
+		t.Errorf("got %d %v", total, kinds)
+	}
+}
+
+func TestParseOAI(t *testing.T) {
+	out := "oaibench: 100000 records, pages of 500, Go go1.26.8\n" +
+		"raw ListRecords download:              0.64 s     157337 records/s   95.1 MB/s\n" +
+		"harvest + publish (first):            27.93 s       3580 records/s  peak RSS   43 MB  (0.02× the raw download)\n" +
+		"incremental, 1000 changed:            10.10 s       9901 records/s  peak RSS   43 MB  (0.06× the raw download)\n" +
+		"Destination baseline (sync):          29.98 s       3335 records/s  peak RSS   38 MB  (0.02× the raw download)\n"
+	o, err := parseOAI(out)
+	if err != nil || o.raw != 157337 || o.harvest != 3580 || o.incremental != 9901 || o.sync != 3335 {
+		t.Errorf("got %+v %v", o, err)
+	}
+	if _, err := parseOAI("nothing"); err == nil {
+		t.Error("no rates: no error")
 	}
 }
 

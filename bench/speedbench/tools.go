@@ -88,7 +88,7 @@ func (p *pyResync) sync(base, dest, logf string) []string {
 // pyRows measures rows (c) and (d).
 func (b *bench) pyRows() {
 	wc, tc := "baseline of %s small files, whole command, against py-resync 2.0.1", ">= 10x"
-	wd, td := "default `publish` (dumps and HTML pages on) of %s files against py-resync's resource-list writer", ">= 3x"
+	wd, td := "default `publish` (HTML pages on; dumps opt-in, --dumps) of %s files against py-resync's resource-list writer", ">= 3x"
 	if b.cfg.Skip["py"] || b.cfg.NPy <= 0 {
 		b.res.Rows = append(b.res.Rows, notRun("c", fmt.Sprintf(wc, "N"), tc, "skipped"))
 	} else if b.py.missing != "" {
@@ -179,6 +179,15 @@ func (b *bench) rowD() (Row, error) {
 	pub := &Step{proc: *p, FilesPerSec: float64(t.n) / p.Seconds, argv: argv("-profile")}
 	tr.Steps["publish"] = pub
 	syscall.Sync()
+	// The opt-in dumps (issue 33 made them so), for the record: what a
+	// second read of every file into the ZIPs costs.
+	if pd, err := b.run("pub-publish-dumps", b.scratch, nil, append(argv("-dumps")[:2], append([]string{"--dumps"}, argv("-dumps")[2:]...)...)...); err != nil {
+		b.logf("  publish --dumps: %v", err)
+	} else {
+		tr.Steps["publish-dumps"] = &Step{proc: *pd, FilesPerSec: float64(t.n) / pd.Seconds}
+		b.logf("  publish --dumps %.2f s (default publish %.2f s)", pd.Seconds, p.Seconds)
+		syscall.Sync()
+	}
 	py, err := b.run("pub-resync-build", filepath.Join(b.scratch, "pub-py-cwd"), b.py.env, b.py.python, filepath.Join(b.py.dir, "resync-build"),
 		"--write-resourcelist", "--outfile", filepath.Join(b.scratch, "pub-py-resourcelist.xml"), base+"="+t.dir)
 	if err != nil {
@@ -190,7 +199,7 @@ func (b *bench) rowD() (Row, error) {
 	return Row{ID: "d", Ratio: r, Status: verdict(r >= 3), rerun: pub,
 		Figure:   fmt.Sprintf("%.2f s (%s files/s), %.2fx", p.Seconds, commas(float64(t.n)/p.Seconds), r),
 		Baseline: fmt.Sprintf("resync-build --write-resourcelist %.2f s; md5sum %s files/s", py.Seconds, commas(tr.Baselines.Md5sum)),
-		Note:     "publish writes md5 and sha-256, Resource Dump, Change List and HTML pages; resync-build with its defaults (no digests)"}, nil
+		Note:     "publish writes md5 and sha-256, Change List, archives and HTML pages (no dump: opt-in since issue 33); resync-build with its defaults (no digests)"}, nil
 }
 
 // sideBySide syncs the same files with what users would pick instead.
@@ -314,7 +323,37 @@ func (b *bench) side(n int) error {
 		}
 		b.res.Side = append(b.res.Side, tool)
 	}
+	b.res.Rows = append(b.res.Rows, curlRows(b.res.Side, n)...)
+	b.syscallsPerFile(t, srv.base)
 	return nil
+}
+
+// curlRows are issue 33's rows against curl --parallel in the same
+// side-by-side run: sync from the dump at least twice curl's rate, sync
+// from the list at least curl's rate.
+func curlRows(side []Tool, n int) []Row {
+	wi := fmt.Sprintf("%s small files from one default `serve`: `sync` (from the Resource Dump) against `curl --parallel --parallel-max 16`", commas(float64(n)))
+	wj := fmt.Sprintf("%s small files from one default `serve`: `sync --no-dump` (every file its own GET) against `curl --parallel --parallel-max 16`", commas(float64(n)))
+	ti, tj := ">= 2x curl's rate", ">= curl's rate"
+	if len(side) < 3 || side[2].Step == nil || side[2].Step.Verified != "yes" {
+		why := "curl did not run"
+		if len(side) >= 3 {
+			why = "curl: " + side[2].Status + " " + side[2].Note
+		}
+		return []Row{notRun("i", wi, ti, why), notRun("j", wj, tj, why)}
+	}
+	curl := side[2].Step
+	row := func(id, w, target string, t Tool, want float64) Row {
+		if t.Step == nil || t.Step.Verified != "yes" {
+			return notRun(id, w, target, t.Status+" "+t.Note)
+		}
+		r := curl.Seconds / t.Step.Seconds
+		return Row{ID: id, Workload: w, Ratio: r / want, Status: verdict(r >= want), Target: target,
+			Figure:   fmt.Sprintf("%.2f s, %s files/s (%.2fx curl)", t.Step.Seconds, commas(t.Step.FilesPerSec), r),
+			Baseline: fmt.Sprintf("curl %.2f s, %s files/s", curl.Seconds, commas(curl.FilesPerSec)),
+			Note:     "curl writes no digests and keeps no state; sync verifies sha-256 and records every file"}
+	}
+	return []Row{row("i", wi, ti, side[0], 2), row("j", wj, tj, side[1], 1)}
 }
 
 func firstLine(s string) string {

@@ -27,7 +27,7 @@ func TestPublishContent(t *testing.T) {
 		ms.PutObject(k, mem.Object{Data: []byte("bytes of " + k), ModTime: time.Now().Add(-time.Hour)})
 	}
 	out, state := t.TempDir(), t.TempDir()
-	args := []string{"publish", "--base-url", "http://127.0.0.1:1/", "--out", out}
+	args := []string{"publish", "--dumps", "--base-url", "http://127.0.0.1:1/", "--out", out}
 
 	xdg := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", xdg)

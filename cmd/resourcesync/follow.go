@@ -129,7 +129,11 @@ func runFollow(ctx context.Context, cmd *cli.Command, source string, opt destina
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
 	}
-	err = follow.Run(ctx, m, follow.Options{Mux: mux, CallbackBase: cb, Client: hubClient,
+	// Without a callback set up for the hub (--callback-url, or --listen
+	// on an address the hub reaches), a Source's live push (WebSocket)
+	// replaces its hub: it needs no callback, so it works behind NAT.
+	push := cmd.String("callback-url") == "" && !cmd.IsSet("listen")
+	err = follow.Run(ctx, m, follow.Options{Mux: mux, CallbackBase: cb, Client: hubClient, Push: push,
 		PollInterval: cmd.Duration("poll-interval"), Lease: cmd.Duration("lease"), Say: say,
 		Logger: commandLogger(cmd, redactWriter{auth, cmd.Root().ErrWriter}, slog.LevelWarn)})
 	if err != nil {

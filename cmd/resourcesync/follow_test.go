@@ -158,7 +158,8 @@ func TestFollowEphemeralPorts(t *testing.T) {
 	var callbacks []string
 	for i, out := range outs {
 		waitFor(t, fmt.Sprintf("follower %d's subscription", i), 15*time.Second, func() bool {
-			return strings.Contains(out.String(), "subscribed to") || strings.Contains(out.String(), "resourcesync: ")
+			// Without --listen, serve's live push replaces the hub.
+			return strings.Contains(out.String(), "live push for set") || strings.Contains(out.String(), "resourcesync: ")
 		})
 		m := cbRE.FindStringSubmatch(out.String())
 		if m == nil || m[2] == "8091" {

@@ -67,12 +67,13 @@ var flagCategories = map[string]string{
 	// A Source's collection and its documents.
 	"set": catSource, "skip": catSource, "watch": catSource, "no-watch": catSource, "debounce": catSource, "rescan-interval": catSource,
 	"out": catSource, "no-html": catSource,
-	"changelist-period": catDocuments, "changelist-index": catDocuments, "no-dumps": catDocuments,
-	"dump-part-size": catDocuments, "dump-interval": catDocuments, "dump-files": catDocuments,
+	"changelist-period": catDocuments, "changelist-index": catDocuments, "no-dumps": catDocuments, "no-feeds": catDocuments, "plain-sitemap": catDocuments,
+	"dump-part-size": catDocuments, "dump-interval": catDocuments, "dump-files": catDocuments, "dumps": catDocuments,
 	"allow-empty": catSafety,
 	// Notifications.
 	"hub": catNotifications, "no-hub": catNotifications, "hub-token": catNotifications,
 	"allow-private-callbacks": catNotifications, "hub-admin-token": catNotifications,
+	"no-push": catNotifications, "push-origin": catNotifications,
 	// OAI-PMH.
 	"oai-pmh": catOAI, "metadata-prefix": catOAI, "oai-set": catOAI, "oai-full-every": catOAI, "oai-max-records": catOAI,
 	"oai-max-delete": catOAI, "oai-min-free": catOAI, "oai-interval": catOAI, "oai-pmh-endpoint": catOAI, "oai-metadata-format": catOAI,

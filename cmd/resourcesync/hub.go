@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -19,6 +21,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/boltstore"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/hubstoreurl"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/pgstore"
+	"github.com/resourcesync-go/resourcesync/wspush"
 )
 
 // hubHelp is the help topic notifications.
@@ -29,6 +32,9 @@ ENDPOINTS (BASE is --url)
                    unsubscribe), thin pings (hub.mode=publish with hub.url or
                    hub.topic) and ResourceSync publishes (the notification as
                    the body, Link rel="self" = topic and rel="hub" = BASE)
+   /push           the live push: POST a WebSocketChannel2023 subscription
+                   naming a topic; its receiveFrom streams each change that
+                   is published to it as an Activity Streams activity
    /metrics        Prometheus metrics
    /healthz        200 while the hub runs
    /admin/         with --admin-token: the admin pages for a browser (log in
@@ -151,7 +157,13 @@ func hubCommand() *cli.Command {
 			if au != nil {
 				subAuth = au.Check
 			}
+			push, err := hubPush(u, commandLogger(cmd, cmd.Root().ErrWriter, slog.LevelWarn))
+			if err != nil {
+				return cli.Exit(err.Error(), exitUsage)
+			}
+			defer push.Close()
 			h, err := hub.Open(hub.Config{
+				OnPublished:              hubPushPublished(push),
 				SubscriberAuth:           subAuth,
 				StateDir:                 cmd.String("state"),
 				Store:                    st,
@@ -175,15 +187,43 @@ func hubCommand() *cli.Command {
 				return cli.Exit(err.Error(), exitUsage)
 			}
 			defer h.Close()
-			return serveHub(ctx, cmd, ln, h, u, where, au)
+			return serveHub(ctx, cmd, ln, h, push, u, where, au)
 		},
+	}
+}
+
+// hubPush is the standalone hub's live push, at /push of its origin.
+func hubPush(hubURL string, log *slog.Logger) (*wspush.Broker, error) {
+	pu, err := url.Parse(hubURL)
+	if err != nil {
+		return nil, fmt.Errorf("--url: %w", err)
+	}
+	return wspush.New(wspush.Config{ReceiveURL: pu.Scheme + "://" + pu.Host + "/push/receive", Logger: log,
+		TopicAllowed: func(t string) bool { return strings.HasPrefix(t, "http://") || strings.HasPrefix(t, "https://") }})
+}
+
+// hubPushPublished sends each notification published to the hub on to
+// the push's subscribers of its topic, one activity per entry.
+func hubPushPublished(push *wspush.Broker) func(topic, ct string, body []byte) {
+	return func(topic, _ string, body []byte) {
+		if push.Conns() == 0 {
+			return
+		}
+		acts, _ := wspush.FromNotification(body) // what decoded; a fat ping of another kind has none
+		for _, a := range acts {
+			push.Publish(a, topic)
+		}
 	}
 }
 
 // serveHub serves h on ln (hub at /, metrics at /metrics) and runs it
 // until ctx is done, then shuts down gracefully.
-func serveHub(ctx context.Context, cmd *cli.Command, ln net.Listener, h *hub.Hub, u, where string, au *authn.Authenticator) error {
+func serveHub(ctx context.Context, cmd *cli.Command, ln net.Listener, h *hub.Hub, push *wspush.Broker, u, where string, au *authn.Authenticator) error {
 	mux := http.NewServeMux()
+	// The subscription takes the subscribers' credentials; the WebSocket
+	// its token.
+	mux.Handle("/push", au.Handler(push.SubscribeHandler(), nil))
+	mux.Handle("/push/receive", push.ReceiveHandler())
 	mux.Handle("/metrics", au.Handler(h.Metrics(), nil))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
 	if tok := cmd.String("admin-token"); tok != "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/source/notify"
 	"github.com/resourcesync-go/resourcesync/websub/hub"
 	"github.com/resourcesync-go/resourcesync/websub/hub/hubstore/hubstoreurl"
+	"github.com/resourcesync-go/resourcesync/wspush"
 )
 
 // notificationFlags configure a served Source's change notifications.
@@ -24,6 +25,31 @@ func notificationFlags() []cli.Flag {
 		&cli.StringFlag{Name: "hub-token", Usage: "`TOKEN` the hub takes publishes with"},
 		&cli.BoolFlag{Name: "allow-private-callbacks", Usage: "let the embedded hub call private addresses"},
 		&cli.StringFlag{Name: "hub-admin-token", Usage: "serve the embedded hub's admin pages to `TOKEN`", Sources: cli.EnvVars("RESOURCESYNC_HUB_ADMIN_TOKEN")},
+		&cli.BoolFlag{Name: "no-push", Usage: "offer no live push of changes over WebSocket"},
+		&cli.StringSliceFlag{Name: "push-origin", Usage: "pages of `HOST` may use the live push (repeatable)"},
+	}
+}
+
+// setupPush configures cfg to push every change over WebSocket
+// (source/notify.Push), unless --no-push.
+func setupPush(cmd *cli.Command, cfg *source.Config) (*notify.Push, error) {
+	if cmd.Bool("no-push") {
+		return nil, nil
+	}
+	p, err := notify.SetupPush(cfg, wspush.Config{OriginPatterns: cmd.StringSlice("push-origin"), Logger: cfg.Logger})
+	if err != nil {
+		return nil, cli.Exit("push: "+err.Error(), exitUsage)
+	}
+	return p, nil
+}
+
+// pushOpen: the WebSocket of the live push is opened with the token its
+// subscription (which needed the credentials) handed out; a browser
+// cannot send an Authorization header on a WebSocket.
+func pushOpen(base string) func(*http.Request) bool {
+	mount := basePath(base)
+	return func(r *http.Request) bool {
+		return r.URL.Path == mount+notify.PushReceivePath
 	}
 }
 

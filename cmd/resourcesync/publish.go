@@ -72,7 +72,8 @@ func publishCommand() *cli.Command {
 			&cli.StringFlag{Name: "base-url", Usage: "public `URL` of the Source", Required: true},
 			&cli.StringFlag{Name: "out", Usage: "`OUT` directory (or s3://BUCKET/PREFIX) to write into", Required: true, TakesFile: true},
 			&cli.BoolFlag{Name: "no-html", Usage: "write no NAME.html page beside each document"},
-		}, append(sourceFlags(), oaiFlags(false)...)...),
+			&cli.BoolFlag{Name: "dumps", Usage: "also write dump ZIPs (a second read of every file)"},
+		}, append(publishSourceFlags(), oaiFlags(false)...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := checkOAIArgs(cmd); err != nil {
 				return err
@@ -82,6 +83,11 @@ func publishCommand() *cli.Command {
 				return err
 			}
 			defer closeContents(cfg)
+			if cmd.Bool("dumps") && cmd.Bool("no-dumps") {
+				return usageError(cmd, "--dumps and --no-dumps: give one")
+			}
+			// Static dumps are opt-in: see publishSourceFlags.
+			cfg.Dumps = cmd.Bool("dumps")
 			cfg.Out = cmd.String("out")
 			var outTarget storage.Target
 			if !storage.IsLocal(cfg.Out) {
@@ -206,4 +212,21 @@ func publishCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// publishSourceFlags are serve's source flags for publish, where dumps are
+// opt-in (--dumps): a static dump is a ZIP copy of every file, written by
+// reading each file a second time after the scan hashed it, which doubled
+// the cost of a default publish (issue 33), for a tree any web server
+// serves file by file anyway. serve offers them by default at no such
+// cost (produced on request). --no-dumps, publish's old way to turn them
+// off, is still accepted, hidden: it is now the default.
+func publishSourceFlags() []cli.Flag {
+	fs := sourceFlags()
+	for i, f := range fs {
+		if b, ok := f.(*cli.BoolFlag); ok && b.Name == "no-dumps" {
+			fs[i] = &cli.BoolFlag{Name: "no-dumps", Hidden: true, Usage: b.Usage}
+		}
+	}
+	return fs
 }

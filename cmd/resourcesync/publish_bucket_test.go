@@ -83,7 +83,7 @@ func TestPublishIntoBucket(t *testing.T) {
 	state := t.TempDir()
 	publishRun := func(what string) string {
 		t.Helper()
-		code, out, errOut := runCLI(t, "publish", "--s3-endpoint", srv.Endpoint, "--state", state,
+		code, out, errOut := runCLI(t, "publish", "--dumps", "--s3-endpoint", srv.Endpoint, "--state", state,
 			"--base-url", site.URL+"/", "--out", "s3://"+bucket+"/site", "s3://"+bucket+"/data")
 		if code != 0 {
 			t.Fatalf("%s: publish: exit %d\n%s\n%s", what, code, out, errOut)

@@ -67,6 +67,10 @@ a gzip Content-Encoding is decoded; a gzip body may expand at most
 RDF readers refuse a document that makes them keep more than 64 MiB of
 prefixes, namespaces, base IRIs or open statements.
 
+OVERVIEW_URL may instead be an LDES (its EventStream or a node): each
+member's latest version goes into the named graph of what it is a version
+of, a deletion drops that graph, and the next run reads only newer members.
+
 --follow keeps running and polls every --poll-interval. Progress goes to stderr,
 one line per collection step; --json prints one JSON event per line and a
 final summary object on stdout.
@@ -169,14 +173,17 @@ func runSDShareSync(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	defer store.Close()
+	// Every line and JSON object is one Write: redacted whole.
+	stdout, stderr := io.Writer(redactWriter{auth, cmd.Root().Writer}), io.Writer(redactWriter{auth, cmd.Root().ErrWriter})
+	if lg, err := ldesGetter(cmd, httpClient, overview); err == nil && isLDES(ctx, lg, overview) {
+		return runSDShareLDES(ctx, cmd, lg, store, stateDir, overview, stdout, stderr)
+	}
 	state, err := client.OpenState(stateDir)
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
 	}
 	defer state.Close()
 
-	// Every line and JSON object is one Write: redacted whole.
-	stdout, stderr := io.Writer(redactWriter{auth, cmd.Root().Writer}), io.Writer(redactWriter{auth, cmd.Root().ErrWriter})
 	asJSON, quiet := cmd.Bool("json"), cmd.Bool("quiet")
 	var mu sync.Mutex
 	cfg := client.Config{

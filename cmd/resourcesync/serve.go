@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/resourcesync-go/resourcesync/feed"
 	"net"
 	"net/http"
 	"time"
@@ -103,9 +104,7 @@ const serveEmptyHelp = `AN UNMOUNTED OR EMPTIED DIR
 
 // serveDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
-const serveDescription = `Publishes DIR (or several --set directories) as a ResourceSync Source over
-HTTP, kept current by rescans and --watch, with change notifications. DIR may
-be a bucket, s3://BUCKET/PREFIX (rescanned by listing; state: --state).
+const serveDescription = `Serves DIR (or --set, s3://BUCKET/PREFIX) as a ResourceSync Source and feeds.
 
 Examples:
   resourcesync serve --watch ./collection
@@ -215,6 +214,13 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 		return err
 	}
 	defer nt.Close()
+	push, err := setupPush(cmd, &cfg)
+	if err != nil {
+		return err
+	}
+	if push != nil {
+		defer push.Close()
+	}
 	if nt != nil && nt.Hub() != nil {
 		cfg.StatusHub = nt.Hub() // the status page shows its subscribers
 	}
@@ -233,6 +239,15 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 			return cli.Exit("notifications: "+err.Error(), exitUsage)
 		}
 		extra = nt.Handlers()
+	}
+	if push != nil {
+		push.Bind(src)
+		if extra == nil {
+			extra = map[string]http.Handler{}
+		}
+		for k, h := range push.Handlers() {
+			extra[k] = h
+		}
 	}
 	if extra, err = mountOAI(cmd, src, extra); err != nil {
 		return err
@@ -290,12 +305,22 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 	if nt != nil && nt.Hub() != nil {
 		open = embeddedHubOpen(src.BaseURL(), cmd.String("hub-token") != "", cmd.String("hub-admin-token") != "")
 	}
-	srv := httpserver.New(au.Handler(src.Handler(extra), open), serverOptions(cmd, httpserver.Options{ReadTimeout: time.Minute}))
+	var h http.Handler = src.Handler(extra)
+	if push != nil {
+		h = push.Link(basePath(src.BaseURL()), h)
+		hubOpen, pOpen := open, pushOpen(src.BaseURL())
+		open = func(r *http.Request) bool { return pOpen(r) || (hubOpen != nil && hubOpen(r)) }
+	}
+	srv := httpserver.New(au.Handler(h, open), serverOptions(cmd, httpserver.Options{ReadTimeout: time.Minute}))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	fmt.Fprintf(cmd.Root().Writer, "serving %d resources at %s (Source Description: %s.well-known/resourcesync; ready in %s)\n",
 		n, src.BaseURL(), src.BaseURL(), time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(cmd.Root().Writer, "status page: %s.resourcesync/\n", src.BaseURL())
+	if !cmd.Bool("no-feeds") {
+		fmt.Fprintf(cmd.Root().Writer, "change feeds: IIIF Change Discovery %s.resourcesync/SET/feed/%s, LDES %s.resourcesync/SET/feed/%s\n",
+			src.BaseURL(), feed.CollectionFile, src.BaseURL(), feed.StreamFile)
+	}
 	if nt != nil {
 		nt.Run(ctx, src)
 		where := "embedded hub " + nt.HubURL()
@@ -303,6 +328,9 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 			where = "hub " + nt.HubURL()
 		}
 		fmt.Fprintf(cmd.Root().Writer, "change notifications: %s, topics %s.resourcesync/SET/notifications\n", where, src.BaseURL())
+	}
+	if push != nil {
+		fmt.Fprintf(cmd.Root().Writer, "live push over WebSocket: subscribe at %s (WebSocketChannel2023), browser view %s\n", push.SubscribeURL(), push.LiveURL())
 	}
 	var wait func()
 	if before != nil {

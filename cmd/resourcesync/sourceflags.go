@@ -28,8 +28,8 @@ DOCUMENTS AND DISK
    of at most 50,000 by path range; an update rewrites only the parts whose
    range holds a change (and the index). Closed Change Lists are never
    rewritten.
-   Dumps (unless --no-dumps) take disk beside the documents when their packages
-   are files (publish; serve --dump-files; serve's default writes none):
+   Dumps take disk beside the documents when their packages are files
+   (publish --dumps; serve --dump-files; serve's default writes none):
    - the Resource Dump is a full copy of the collection (ZIP packages of at
      most --dump-part-size, stored uncompressed, plus a manifest of about 350
      bytes per resource). It is rebuilt only when the collection changed since
@@ -55,6 +55,8 @@ func sourceFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after `D`", Value: time.Hour},
 		&cli.BoolFlag{Name: "changelist-index", Value: true, HideDefault: true, Usage: "list the Change List Index (=false: the open list)"},
 		&cli.BoolFlag{Name: "no-dumps", Usage: "do not write Resource Dumps and Change Dumps"},
+		&cli.BoolFlag{Name: "no-feeds", Usage: "do not write IIIF Change Discovery and LDES feeds"},
+		&cli.BoolFlag{Name: "plain-sitemap", Usage: "also write plain sitemaps.org sitemaps"},
 		&SizeFlag{Name: "dump-part-size", Usage: "largest dump package, `SIZE`", Value: 256 << 20},
 		&cli.DurationFlag{Name: "dump-interval", Usage: "least time `D` between Resource Dumps", Value: 24 * time.Hour},
 		&cli.BoolFlag{Name: "allow-empty", Usage: "let a scan of an emptied DIR delete all"},
@@ -77,6 +79,8 @@ func sourceConfig(ctx context.Context, cmd *cli.Command, baseURL string, stderr 
 		ChangeListPeriod: cmd.Duration("changelist-period"),
 		MaxEntries:       int(cmd.Int("max-entries")),
 		Dumps:            !cmd.Bool("no-dumps"),
+		NoFeeds:          cmd.Bool("no-feeds"),
+		PlainSitemap:     cmd.Bool("plain-sitemap"),
 		DumpPartBytes:    cmd.Int64("dump-part-size"),
 		DumpInterval:     cmd.Duration("dump-interval"),
 		Archives:         true,

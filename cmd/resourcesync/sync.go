@@ -34,7 +34,10 @@ Description, a Capability List, or a Resource List / Change List given
 directly. Discovery also follows Link headers, <link rel="resourcesync"> in
 HTML and Sitemap: lines in robots.txt. A document named explicitly (a
 .xml/.gz file or a .well-known/resourcesync) that cannot be fetched is an
-error: only a base URL or a web page is searched beside.
+error: only a base URL or a web page is searched beside. SOURCE may also be
+an IIIF Change Discovery collection or page, or an LDES (its EventStream or
+a node): the objects its activities or members name are mirrored, and each
+run reads only what is newer than the last.
 
 The first run makes a baseline copy (from a Resource Dump when one is
 offered, then the Resource List, caught up with the Change Lists written
@@ -111,7 +114,10 @@ hub is unreachable (every --poll-interval), renews the lease, and
 unsubscribes on Ctrl-C. A hub that refuses the callback address (hub and
 serve refuse loopback and private ones unless started with
 --allow-private-callbacks) is reported as such, with that remedy or a
-public --callback-url; the Change Lists are polled meanwhile.
+public --callback-url; the Change Lists are polled meanwhile. Without
+--callback-url and --listen, a set whose Source offers the live push over
+WebSocket (serve does) is followed through it instead: no callback, so a
+mirror behind NAT gets push too; it reconnects and catches up after a drop.
 
 --status-addr HOST:PORT serves a live status page while the command runs
 (most useful with --follow): per set the checkpoint the state records, the

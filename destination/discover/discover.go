@@ -102,7 +102,22 @@ type Set struct {
 	// DirectCapability its capability.
 	Direct           string
 	DirectCapability rs.Capability
+	// Feed is the URL of a change feed given as SOURCE instead of a
+	// ResourceSync document, and FeedKind its kind (FeedIIIF); "" for a
+	// ResourceSync set. A feed set offers nothing else: the mirror reads
+	// its changes as it reads a Change List's (destination/feedsync).
+	Feed, FeedKind string
 }
+
+// Kinds of change feed Discover recognises (Set.FeedKind).
+const (
+	// FeedIIIF is an IIIF Change Discovery 1.0 OrderedCollection or
+	// OrderedCollectionPage.
+	FeedIIIF = "iiif-change-discovery"
+	// FeedLDES is a Linked Data Event Stream: its ldes:EventStream or
+	// one of its tree:Nodes.
+	FeedLDES = "ldes"
+)
 
 // maxSets bounds the Capability Lists one discovery follows; maxCandidates
 // the documents probed from robots.txt or Link headers.
@@ -193,6 +208,13 @@ func (d *discoverer) run(ctx context.Context, su *url.URL) (bool, error) {
 		doc, derr := d.g.decode(b)
 		if derr == nil {
 			return true, d.fromDoc(ctx, doc, true)
+		}
+		if kind := feedKind(b); kind != "" {
+			// A change feed of another framework, named directly: one
+			// set that reads it (issue 34 §2).
+			b.close()
+			d.res.Sets = append(d.res.Sets, Set{Feed: b.requested, FeedKind: kind})
+			return true, nil
 		}
 		d.tried(source, derr)
 		found, err := d.fromPage(ctx, b)
@@ -610,7 +632,7 @@ func (d *discoverer) finish() {
 	used := map[string]bool{}
 	for i := range d.res.Sets {
 		s := &d.res.Sets[i]
-		name := setName(s.CapabilityList, s.Direct)
+		name := setName(s.CapabilityList, s.Direct, s.Feed)
 		n := name
 		for k := 2; used[n]; k++ {
 			n = name + "-" + strconv.Itoa(k)
@@ -647,6 +669,9 @@ func firstSetURL(sets []Set) string {
 		if s.Direct != "" {
 			return s.Direct
 		}
+		if s.Feed != "" {
+			return s.Feed
+		}
 	}
 	return ""
 }
@@ -663,10 +688,13 @@ var genericNames = map[string]bool{
 // setName derives a name from a Capability List's URL (the <set> of
 // BASE/.resourcesync/<set>/capabilitylist.xml), or from the path of the
 // document given directly.
-func setName(capList, direct string) string {
+func setName(capList, direct, feed string) string {
 	u := capList
 	if u == "" {
 		u = direct
+	}
+	if u == "" {
+		u = feed
 	}
 	pu, err := url.Parse(u)
 	if err != nil {

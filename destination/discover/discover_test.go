@@ -423,7 +423,7 @@ func TestSetName(t *testing.T) {
 		{"", "http://h/resourcelist.xml", "default"},
 		{"http://h/" + strings.Repeat("n", 100) + "/capabilitylist.xml", "", strings.Repeat("n", 64)},
 	} {
-		if got := setName(tc.cl, tc.direct); got != tc.want {
+		if got := setName(tc.cl, tc.direct, ""); got != tc.want {
 			t.Errorf("setName(%q, %q) = %q, want %q", tc.cl, tc.direct, got, tc.want)
 		}
 	}

@@ -126,6 +126,9 @@ type Getter struct {
 	// say).
 	Origin    Origin
 	CheckURLs bool
+	// Accept, when set, is sent as the Accept header: a feed's reader
+	// asks for the syntax it parses (LDES servers negotiate).
+	Accept string
 }
 
 // Open downloads the document at url with a Getter using c and lim; see
@@ -320,6 +323,9 @@ func (g *Getter) once1(ctx context.Context, u string, maxBytes int64, cut bool, 
 	}
 	if g.UserAgent != "" {
 		req.Header.Set("User-Agent", g.UserAgent)
+	}
+	if g.Accept != "" {
+		req.Header.Set("Accept", g.Accept)
 	}
 	c := g.client()
 	if g.Origin != nil {

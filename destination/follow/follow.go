@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/resourcesync-go/resourcesync/internal/redact"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -32,6 +33,12 @@ type Options struct {
 	CallbackBase string
 	// Client subscribes (not the Mirror's fetching client).
 	Client *http.Client
+	// Push: a set whose Capability List offers the live push over
+	// WebSocket (package wspush) is followed through it instead of
+	// WebSub: no callback, so a mirror behind NAT gets push. Set it when
+	// no public callback URL is given. Mux and CallbackBase are then
+	// needed only for the sets without it.
+	Push bool
 	// PollInterval polls the Change Lists while a hub is unreachable (and
 	// every tenth interval anyway); default 1 minute.
 	PollInterval time.Duration
@@ -128,7 +135,9 @@ func (f *follower) around(ctx context.Context, kind, why string, do func(context
 	return f.opt.Around(ctx, kind, why, do)
 }
 
-func (f *follower) sync(ctx context.Context, why string) {
+// sync catches up; each of then, if any, sees the report of a sync that
+// did not fail.
+func (f *follower) sync(ctx context.Context, why string, then ...func(*destination.Report)) {
 	rep, err := f.around(ctx, "sync", why, f.m.Sync)
 	failed := err != nil
 	if rep != nil {
@@ -148,6 +157,11 @@ func (f *follower) sync(ctx context.Context, why string) {
 	for _, s := range rep.Sets {
 		if s.Fetched+s.Deleted+s.Failed+s.Kept+s.DeleteRefused > 0 || s.Gap != "" {
 			f.say("catch-up (%s): set %s: %s", why, s.Set, s.Summary(false))
+		}
+	}
+	for _, fn := range then {
+		if rep != nil {
+			fn(rep)
 		}
 	}
 }
@@ -203,7 +217,13 @@ func Run(ctx context.Context, m *destination.Mirror, opt Options) error {
 	if opt.Lease <= 0 {
 		opt.Lease = 24 * time.Hour
 	}
-	if opt.Mux == nil || opt.CallbackBase == "" {
+	needHub := false
+	for _, s := range m.Sets() {
+		if s.ChangeNotification != "" && s.ChangeNotificationHub != "" && !(opt.Push && pushEndpoint(s) != "") {
+			needHub = true
+		}
+	}
+	if needHub && (opt.Mux == nil || opt.CallbackBase == "") {
 		return errors.New("follow: Mux and CallbackBase are required")
 	}
 	cb := opt.CallbackBase
@@ -218,8 +238,25 @@ func Run(ctx context.Context, m *destination.Mirror, opt Options) error {
 	runCtx, stopRuns := context.WithCancel(ctx)
 	defer stopRuns()
 	for _, s := range m.Sets() {
+		if ep := pushEndpoint(s); opt.Push && ep != "" {
+			f.mu.Lock()
+			f.down[s.Name] = true // until connected
+			f.mu.Unlock()
+			m.Emit(destination.Event{Kind: destination.EventSubscription, Set: s.Name, Status: destination.SubPolling, URI: ep,
+				Message: "connecting to the live push"})
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				f.pushLoop(runCtx, s, ep)
+			}()
+			continue
+		}
 		if s.ChangeNotification == "" || s.ChangeNotificationHub == "" {
-			f.say("set %s offers no change notifications: polling its Change Lists every %s", s.Name, opt.PollInterval)
+			what := "its Change Lists"
+			if s.Feed != "" {
+				what = "its feed " + redact.String(s.Feed)
+			}
+			f.say("set %s offers no change notifications: polling %s every %s", s.Name, what, opt.PollInterval)
 			f.down[s.Name] = true
 			m.Emit(destination.Event{Kind: destination.EventSubscription, Set: s.Name, Status: destination.SubPolling,
 				Message: "the set offers no change notifications"})

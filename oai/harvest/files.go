@@ -26,6 +26,11 @@ type change struct {
 	mtime         time.Time
 	existed       bool
 	missed        bool // counted in shard.missed
+	// recheck: an earlier page not yet renamed into place (of this
+	// batch, or of the batch being committed) changes rel too, so
+	// existed, read from the disk at staging, may be stale: the rename
+	// looks again.
+	recheck bool
 }
 
 // pageWriter stages a page's files so that they appear (and vanish) only
@@ -41,9 +46,14 @@ type change struct {
 type pageWriter struct {
 	dir     string
 	shards  []*shard
-	seed    maphash.Seed
 	wg      sync.WaitGroup
 	running bool
+	// pending reports whether an earlier page whose files are not yet
+	// renamed into place changes rel: the file on disk is not what it is
+	// about to be, so a record equal to it is written all the same (the
+	// earlier page's version would otherwise win) and a removal is
+	// staged even if no file is there yet. nil: none.
+	pending func(rel string) bool
 	// fold is how Dir's file system compares names; where it folds, a
 	// record whose file would reach another record's (its name differs
 	// only in case) is refused: collide reports it, and collided counts.
@@ -54,6 +64,11 @@ type pageWriter struct {
 }
 
 const stagers = 4
+
+// shardSeed places each path in the same shard of every page (one seed
+// for the process): the pages of a batch are renamed shard by shard, and
+// a path changed by two of them must meet itself in one shard.
+var shardSeed = maphash.MakeSeed()
 
 // tmpPrefix starts the names of staged files (hidden: the Source skips
 // them; New removes those a killed harvest left).
@@ -68,6 +83,7 @@ type shard struct {
 	byKey   map[string]string // folded name → the path staged with it (only where names fold)
 	buf     []byte
 	written int
+	bytes   int64 // staged
 	same    int
 	missed  int // changes staged for jobs marked missed
 	err     error
@@ -81,8 +97,8 @@ type job struct {
 	missed bool // a full pass's change the incremental lists missed
 }
 
-func newPageWriter(dir string, fold casefold.Folding, collide func(rel, other string)) *pageWriter {
-	w := &pageWriter{dir: dir, seed: maphash.MakeSeed(), fold: fold, collide: collide}
+func newPageWriter(dir string, fold casefold.Folding, collide func(rel, other string), pending func(rel string) bool) *pageWriter {
+	w := &pageWriter{dir: dir, fold: fold, collide: collide, pending: pending}
 	for range stagers {
 		w.shards = append(w.shards, &shard{w: w, made: map[string]bool{}, byRel: map[string]int{}, byKey: map[string]string{}})
 	}
@@ -107,7 +123,11 @@ func (w *pageWriter) send(j job) {
 	}
 	// By the folded name: two paths that name one file are staged by
 	// one worker, in order.
-	w.shards[maphash.String(w.seed, w.fold.Key(j.rel))%stagers].jobs <- j
+	w.shards[shardOf(w.fold, j.rel)].jobs <- j
+}
+
+func shardOf(fold casefold.Folding, rel string) uint64 {
+	return maphash.String(shardSeed, fold.Key(rel)) % stagers
 }
 
 // put stages b as the content of rel, unless the file has these bytes
@@ -170,8 +190,21 @@ func (w *pageWriter) wait() (written, unchanged int, err error) {
 func (s *shard) do(j job) error {
 	s.drop(j.rel)
 	abs := filepath.Join(s.w.dir, filepath.FromSlash(j.rel))
+	pending := s.w.pending != nil && s.w.pending(j.rel)
 	if j.remove {
 		if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
+			if !pending {
+				return nil
+			}
+			// An earlier page creates it: the removal must follow.
+			if err := s.w.ownDirs(filepath.Dir(abs)); err != nil {
+				return err
+			}
+			s.byRel[j.rel] = len(s.changes)
+			s.changes = append(s.changes, change{rel: j.rel, abs: abs, existed: true, missed: j.missed, recheck: true})
+			if j.missed {
+				s.missed++
+			}
 			return nil
 		} else if err != nil {
 			return err
@@ -183,7 +216,7 @@ func (s *shard) do(j job) error {
 			return err
 		}
 		s.byRel[j.rel] = len(s.changes)
-		s.changes = append(s.changes, change{rel: j.rel, abs: abs, existed: true, missed: j.missed})
+		s.changes = append(s.changes, change{rel: j.rel, abs: abs, existed: true, missed: j.missed, recheck: pending})
 		if j.missed {
 			s.missed++
 		}
@@ -215,7 +248,7 @@ func (s *shard) do(j job) error {
 	if key != "" {
 		s.byKey[key] = j.rel // accepted: a later spelling in this page is refused
 	}
-	if same {
+	if same && !pending {
 		s.same++
 		return nil
 	}
@@ -252,8 +285,9 @@ func (s *shard) do(j job) error {
 		return err
 	}
 	s.byRel[j.rel] = len(s.changes)
-	s.changes = append(s.changes, change{rel: j.rel, abs: abs, tmp: tmp, mtime: j.mtime, existed: existed, missed: j.missed})
+	s.changes = append(s.changes, change{rel: j.rel, abs: abs, tmp: tmp, mtime: j.mtime, existed: existed, missed: j.missed, recheck: pending})
 	s.written++
+	s.bytes += int64(len(j.b))
 	if j.missed {
 		s.missed++
 	}
@@ -341,7 +375,7 @@ func (w *pageWriter) reset() {
 		s.changes = s.changes[:0]
 		clear(s.byRel)
 		clear(s.byKey)
-		s.written, s.same, s.missed, s.err = 0, 0, 0, nil
+		s.written, s.same, s.missed, s.err, s.bytes = 0, 0, 0, nil, 0
 	}
 }
 
@@ -362,31 +396,51 @@ func (w *pageWriter) planned() []string {
 	return out
 }
 
-// commit makes the staged changes durable and visible, and returns the
-// paths changed and how many record files it created and removed.
-func (w *pageWriter) commit() (paths []string, created, removed int, err error) {
-	if _, _, err := w.wait(); err != nil {
-		w.abort()
-		return nil, 0, 0, err
-	}
+// changes counts the staged changes (after wait).
+func (w *pageWriter) changes() int {
 	n := 0
 	for _, s := range w.shards {
-		n += len(s.changes)
+		for _, c := range s.changes {
+			if c.rel != "" {
+				n++
+			}
+		}
 	}
-	if n == 0 {
-		w.reset()
-		return nil, 0, 0, nil
+	return n
+}
+
+// staged returns the bytes of the staged files (after wait).
+func (w *pageWriter) staged() int64 {
+	var n int64
+	for _, s := range w.shards {
+		n += s.bytes
 	}
-	// The new contents reach the disk before any rename does.
-	if err := syncData(w.dir); err != nil {
+	return n
+}
+
+// renamed is what the renames of a batch's pages did.
+type renamed struct {
+	paths            []string
+	created, removed int
+	dirs             map[string]bool // holding a renamed or removed file
+}
+
+// rename moves the staged changes into place (their contents made durable
+// before, their directories after, by the caller, once for a batch of
+// pages). touched, one map per shard, holds whether each path changed by
+// an earlier page of the batch now exists: a page staged before the
+// earlier one was renamed read a stale existed, and the batch counts a
+// record file it creates once. On a failure the page's remaining staged
+// files are removed, and what was renamed is returned with the error.
+func (w *pageWriter) rename(touched *[stagers]map[string]bool, out *renamed) error {
+	if _, _, err := w.wait(); err != nil {
 		w.abort()
-		return nil, 0, 0, err
+		return err
 	}
 	var mu sync.Mutex
-	dirs := map[string]bool{}
 	var wg sync.WaitGroup
 	var firstErr error
-	for _, s := range w.shards {
+	for si, s := range w.shards {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -394,7 +448,8 @@ func (w *pageWriter) commit() (paths []string, created, removed int, err error) 
 			var cr, rm int
 			var err error
 			d := map[string]bool{}
-			for i, c := range s.changes {
+			seen := touched[si]
+			for _, c := range s.changes {
 				if c.rel == "" {
 					continue
 				}
@@ -404,7 +459,15 @@ func (w *pageWriter) commit() (paths []string, created, removed int, err error) 
 					}
 					continue
 				}
-				if c.tmp != "" && !c.existed && w.fold.Folds() {
+				existed, known := seen[c.rel]
+				if !known {
+					existed = c.existed
+					if c.recheck {
+						_, lerr := os.Lstat(c.abs)
+						existed = lerr == nil
+					}
+				}
+				if c.tmp != "" && !existed && w.fold.Folds() {
 					// Staged while the page before was committed: that
 					// page may have made a file of another spelling.
 					var other string
@@ -424,7 +487,7 @@ func (w *pageWriter) commit() (paths []string, created, removed int, err error) 
 				}
 				if c.tmp != "" {
 					err = os.Rename(c.tmp, c.abs)
-					if err == nil && !c.existed {
+					if err == nil && !existed {
 						cr++
 					}
 				} else {
@@ -439,19 +502,19 @@ func (w *pageWriter) commit() (paths []string, created, removed int, err error) 
 					if c.tmp != "" {
 						os.Remove(c.tmp)
 					}
-					_ = i
 					continue
 				}
+				seen[c.rel] = c.tmp != ""
 				d[filepath.Dir(c.abs)] = true
 				ps = append(ps, c.rel)
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			paths = append(paths, ps...)
-			created += cr
-			removed += rm
+			out.paths = append(out.paths, ps...)
+			out.created += cr
+			out.removed += rm
 			for k := range d {
-				dirs[k] = true
+				out.dirs[k] = true
 			}
 			if firstErr == nil {
 				firstErr = err
@@ -460,12 +523,7 @@ func (w *pageWriter) commit() (paths []string, created, removed int, err error) 
 	}
 	wg.Wait()
 	w.reset()
-	if firstErr != nil {
-		// What was renamed is in place; the page is harvested again
-		// and finds those files unchanged, so report them too.
-		return paths, created, removed, firstErr
-	}
-	return paths, created, removed, syncDirs(w.dir, dirs)
+	return firstErr
 }
 
 // otherSpelling returns the name of the file at abs when it is not abs's

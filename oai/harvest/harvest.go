@@ -80,14 +80,15 @@ type Config struct {
 	FullMaxRemove int
 	// Log receives warnings (malformed records, retries); nil discards.
 	Log *slog.Logger
-	// Committed is called after each page's files are written and
-	// durable, with the slash-separated paths (relative to Dir) written
-	// or removed, before the harvest state moves past the page. serve
-	// passes them to source.Source.UpdatePaths, so the journal records a
-	// page at once. An error stops the harvest; the next Harvest
-	// reports the page's paths again before going on. It is not called
-	// for pages that changed nothing, and after a kill -9 the last
-	// page's paths may be reported a second time.
+	// Committed is called after each batch of pages' files are written
+	// and durable, with the slash-separated paths (relative to Dir)
+	// written or removed, each once; the harvest state, which moved past
+	// the batch with the paths saved in it, forgets them when the next
+	// batch is saved. serve passes them to source.Source.ScanPaths, so
+	// the journal records a batch at once. An error stops the harvest;
+	// the next Harvest reports the batch's paths again before going on.
+	// It is not called for batches that changed nothing, and after a
+	// kill -9 the last batch's paths may be reported a second time.
 	Committed func(ctx context.Context, paths []string) error
 	// FoldsCase tells whether Dir's file system takes names that differ
 	// only in case for one file; nil probes Dir once, in New (macOS and
@@ -557,8 +558,9 @@ type page struct {
 }
 
 // fetch asks for one page of list l (its first when token is "") and
-// stages its files.
-func (h *Harvester) fetch(ctx context.Context, l *list, start time.Time, token string) *page {
+// stages its files. pending says which paths earlier pages not yet
+// renamed into place change (pageWriter.pending).
+func (h *Harvester) fetch(ctx context.Context, l *list, start time.Time, token string, pending func(string) bool) *page {
 	verb, prefix, set, from := l.Verb, l.Prefix, l.Set, l.From
 	q := url.Values{"verb": {verb}}
 	if token != "" {
@@ -572,7 +574,7 @@ func (h *Harvester) fetch(ctx context.Context, l *list, start time.Time, token s
 			q.Set("from", from)
 		}
 	}
-	p := &page{w: newPageWriter(h.cfg.Dir, h.fold, h.collided)}
+	p := &page{w: newPageWriter(h.cfg.Dir, h.fold, h.collided, pending)}
 	onItem := func(it *item) error {
 		return h.item(ctx, p.w, l, start, it, &p.ps, &p.seen)
 	}
@@ -590,11 +592,14 @@ func (h *Harvester) fetch(ctx context.Context, l *list, start time.Time, token s
 	return p
 }
 
-// list harvests one list of the run from where it stopped, page by page.
-// The next page is read and staged while the last one is committed (its
-// files made durable and renamed, Committed called, the state saved), so
-// that the repository, the parser and the disk work at once.
-func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
+// list harvests one list of the run from where it stopped, in batches of
+// pages (batchLimits): a batch's files are made durable together, renamed
+// into place, reported to Committed and the list's state moved past its
+// last page in one transaction, so that a few syncfs and one state commit
+// serve thousands of records. The next batch's pages are read and staged
+// while the last batch is committed, so that the repository, the parser
+// and the disk work at once.
+func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) (err error) {
 	l := &r.Lists[i]
 	t0, n0, restarts := time.Now(), 0, 0
 	// A repository whose tokens go round in a cycle, or that sends page
@@ -602,8 +607,32 @@ func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 	// listing (hashed: bounded memory per page) and the run of empty
 	// pages stop it.
 	tokens, empty := map[[32]byte]bool{}, 0
-	cur := h.fetch(ctx, l, r.Start, l.Token)
+	// tok is the token of the next page to ask for, pages how many were
+	// read: ahead of l's, which move only when a batch is committed. The
+	// batch being committed (in a goroutine) alone touches r, l and st
+	// until waitCommit.
+	tok, pages := l.Token, l.Pages
+	b := &batch{}
+	var committing *batch
+	var inflight chan error
+	waitCommit := func() error {
+		if inflight == nil {
+			return nil
+		}
+		err := <-inflight
+		inflight, committing = nil, nil
+		return err
+	}
+	defer func() {
+		if cerr := waitCommit(); cerr != nil && err == nil {
+			err = cerr
+		}
+		if err != nil {
+			b.abort()
+		}
+	}()
 	for {
+		cur := h.fetch(ctx, l, r.Start, tok, b.pending(committing))
 		if cur.err != nil {
 			return cur.err
 		}
@@ -611,31 +640,44 @@ func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 		if resp.Err != nil {
 			switch {
 			case resp.Err.Code == oai.NoRecordsMatch:
+				// The list ends here (a first page with nothing, or a
+				// repository rebuilding its index): what the batch
+				// holds is committed first.
+				if err := waitCommit(); err != nil {
+					return err
+				}
+				if err := h.commitBatch(ctx, r, l, b, st); err != nil {
+					return err
+				}
 				l.Done = true
 				return h.saveRun(r, nil)
-			case resp.Err.Code == oai.BadResumptionToken && l.Token != "":
+			case resp.Err.Code == oai.BadResumptionToken && tok != "":
 				// The token expired (or the repository restarted):
 				// list again from the start; the pages already
-				// committed come back unchanged and write nothing.
+				// committed come back unchanged and write nothing, and
+				// those of the batch (not committed) are staged again.
+				if err := waitCommit(); err != nil {
+					return err
+				}
+				b.abort()
 				h.log.Warn("oai-pmh: resumption token refused; listing again from the start",
 					"endpoint", h.cfg.Endpoint, "verb", l.Verb, "prefix", l.Prefix, "set", l.Set, "from", l.From, "pages", l.Pages, "error", resp.Err.Message)
 				if restarts++; restarts > 5 {
 					return fmt.Errorf("resumption tokens keep expiring (%d restarts): %w", restarts-1, resp.Err)
 				}
-				l.Token = ""
+				l.Token, tok, pages = "", "", l.Pages
 				clear(tokens)
 				empty = 0
 				if err := h.saveRun(r, nil); err != nil {
 					return err
 				}
-				cur = h.fetch(ctx, l, r.Start, "")
 				continue
 			}
 			return retry.Permanent(resp.Err)
 		}
-		if resp.Token != "" && resp.Token == l.Token {
+		if resp.Token != "" && resp.Token == tok {
 			cur.w.abort()
-			return fmt.Errorf("%w: the repository answered resumption token %q with itself", errResponse, l.Token)
+			return fmt.Errorf("%w: the repository answered resumption token %q with itself", errResponse, tok)
 		}
 		if resp.Token != "" {
 			k := sha256.Sum256([]byte(resp.Token))
@@ -652,21 +694,11 @@ func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 				return fmt.Errorf("%w: %d pages in a row without records, each with a new resumption token", errResponse, empty)
 			}
 		}
-		var next chan *page
-		if resp.Token != "" {
-			next = make(chan *page, 1)
-			go func(tok string) { next <- h.fetch(ctx, l, r.Start, tok) }(resp.Token)
-		}
-		if err := h.commitPage(ctx, r, l, cur, st); err != nil {
-			if next != nil {
-				if p := <-next; p.err == nil {
-					p.w.abort()
-				}
-			}
-			return err
-		}
+		b.add(cur)
+		tok = resp.Token
+		pages++
 		n0 += resp.Items
-		args := []any{"endpoint", h.cfg.Endpoint, "verb", l.Verb, "prefix", l.Prefix, "set", l.Set, "page", l.Pages, "items", resp.Items}
+		args := []any{"endpoint", h.cfg.Endpoint, "verb", l.Verb, "prefix", l.Prefix, "set", l.Set, "page", pages, "items", resp.Items}
 		if resp.CompleteListSize >= 0 {
 			args = append(args, "completeListSize", resp.CompleteListSize)
 		}
@@ -679,83 +711,181 @@ func (h *Harvester) list(ctx context.Context, r *run, i int, st *Stats) error {
 		if d := time.Since(t0); d > 0 {
 			args = append(args, "perSecond", int(float64(n0)/d.Seconds()))
 		}
-		if l.Done || l.Pages%50 == 1 {
+		if tok == "" || pages%50 == 1 {
 			h.log.Info("oai-pmh: page", args...)
 		} else {
 			h.log.Debug("oai-pmh: page", args...)
 		}
-		if l.Done {
-			return nil
+		over := h.overBound(b)
+		if tok != "" && !b.full() && !over {
+			continue
 		}
-		cur = <-next
+		if err := waitCommit(); err != nil {
+			return err
+		}
+		cb := b
+		b = &batch{}
+		if tok == "" || over {
+			// The last batch; or one crossing MaxRecords, which stops
+			// the harvest: no page is read past it.
+			if err := h.commitBatch(ctx, r, l, cb, st); err != nil || tok == "" {
+				return err
+			}
+			continue
+		}
+		committing, inflight = cb, make(chan error, 1)
+		go func() { inflight <- h.commitBatch(ctx, r, l, cb, st) }()
 	}
 }
 
-// commitPage makes a staged page durable and visible, reports its paths
-// to Committed and moves the list's state past it.
-func (h *Harvester) commitPage(ctx context.Context, r *run, l *list, p *page, st *Stats) error {
+// overBound reports whether the records the batch creates would cross
+// Config.MaxRecords: it is committed at once (the pages under the bound),
+// and the harvest stops, rather than reading on.
+func (h *Harvester) overBound(b *batch) bool {
+	max := h.cfg.MaxRecords
+	if max <= 0 || b.creations == 0 {
+		return false
+	}
+	h.mu.Lock()
+	n := h.records
+	h.mu.Unlock()
+	return n+int64(b.creations) > max
+}
+
+// commitBatch makes a batch of staged pages durable and visible, reports
+// their paths to Committed and moves the list's state past the last page,
+// in one state transaction.
+func (h *Harvester) commitBatch(ctx context.Context, r *run, l *list, b *batch, st *Stats) error {
+	if len(b.pages) == 0 {
+		return nil
+	}
 	// Write ahead: the paths about to change are in the state before the
 	// first rename. Killed between the renames and the state's move past
-	// the page, the harvester lists the page again after a restart, finds
-	// those files unchanged and would report nothing: the journal would
-	// never learn of them. Reported from the state instead (a path whose
-	// rename did not happen is reread and found unchanged: harmless).
+	// the batch, the harvester lists its pages again after a restart,
+	// finds those files unchanged and would report nothing: the journal
+	// would never learn of them. Reported from the state instead (a path
+	// whose rename did not happen is reread and found unchanged:
+	// harmless).
 	if max := h.cfg.MaxRecords; max > 0 {
 		h.mu.Lock()
 		n := h.records
 		h.mu.Unlock()
-		if c := p.w.creations(); c > 0 && n+int64(c) > max {
-			p.w.abort()
-			return fmt.Errorf("%w: the repository lists more than %d records (%d record files, %d more in this page): the harvest stops before writing them, as a repository listing endless records would fill the disk", ErrTooManyRecords, max, n, c)
+		// The pages under the bound are committed; the harvest stops
+		// before the first page that would cross it.
+		c, k := 0, 0
+		for _, p := range b.pages {
+			if n+int64(c+p.w.creations()) > max {
+				break
+			}
+			c += p.w.creations()
+			k++
 		}
-	}
-	if floor := h.cfg.MinFree; floor > 0 && p.ps.Written > 0 {
-		// Measured with the page's files staged: what is left after it.
-		if free, ok, err := freeBytes(h.cfg.Dir); err == nil && ok && free < floor {
-			p.w.abort()
-			return fmt.Errorf("%w: %s free on the file system of %s with this page's %d files staged, less than the %s to keep free: the harvest stops before writing them", ErrLowDiskSpace, units.Bytes(free), h.cfg.Dir, p.ps.Written, units.Bytes(floor))
-		}
-	}
-	if planned := p.w.planned(); len(planned) > 0 && h.cfg.Committed != nil {
-		r.Pending = planned
-		if err := h.saveRun(r, nil); err != nil {
+		if k < len(b.pages) {
+			c = b.pages[k].w.creations()
+			for _, q := range b.pages[k:] {
+				q.w.abort()
+			}
+			b.pages = b.pages[:k]
+			err := fmt.Errorf("%w: the repository lists more than %d records (%d record files, %d more in the next page): the harvest stops before writing them, as a repository listing endless records would fill the disk", ErrTooManyRecords, max, n, c)
+			if k == 0 {
+				return err
+			}
+			if cerr := h.commitBatch(ctx, r, l, b, st); cerr != nil {
+				return errors.Join(err, cerr)
+			}
 			return err
 		}
 	}
-	paths, created, removed, err := p.w.commit()
+	written := 0
+	for _, p := range b.pages {
+		written += p.ps.Written
+	}
+	if floor := h.cfg.MinFree; floor > 0 && written > 0 {
+		// Measured with the batch's files staged: what is left after it.
+		if free, ok, err := freeBytes(h.cfg.Dir); err == nil && ok && free < floor {
+			b.abort()
+			return fmt.Errorf("%w: %s free on the file system of %s with %d files staged, less than the %s to keep free: the harvest stops before writing them", ErrLowDiskSpace, units.Bytes(free), h.cfg.Dir, written, units.Bytes(floor))
+		}
+	}
+	changes := 0
+	for _, p := range b.pages {
+		changes += p.w.changes()
+	}
+	if changes > 0 && h.cfg.Committed != nil {
+		r.Pending = b.planned()
+		if err := h.saveRun(r, nil); err != nil {
+			b.abort()
+			return err
+		}
+	}
+	out := renamed{dirs: map[string]bool{}}
+	if changes > 0 {
+		// The new contents reach the disk before any rename does.
+		if err := syncData(h.cfg.Dir); err != nil {
+			b.abort()
+			return err
+		}
+		var touched [stagers]map[string]bool
+		for i := range touched {
+			touched[i] = map[string]bool{}
+		}
+		for k, p := range b.pages {
+			if err := p.w.rename(&touched, &out); err != nil {
+				for _, q := range b.pages[k+1:] {
+					q.w.abort()
+				}
+				if len(out.paths) > 0 {
+					// Some renames happened: they must reach the journal.
+					r.Pending = dedupe(out.paths)
+					if serr := h.saveRun(r, nil); serr != nil {
+						return errors.Join(err, serr)
+					}
+				}
+				return err
+			}
+		}
+	}
 	if testAfterRenames != nil {
 		testAfterRenames()
 	}
-	if err != nil {
-		if len(paths) > 0 {
-			// Some renames happened: they must reach the journal.
-			r.Pending = paths
+	if changes > 0 {
+		if err := syncDirs(h.cfg.Dir, out.dirs); err != nil {
+			r.Pending = dedupe(out.paths)
 			if serr := h.saveRun(r, nil); serr != nil {
 				return errors.Join(err, serr)
 			}
+			return err
 		}
-		return err
 	}
-	st.Pages++
-	st.Written += p.ps.Written
-	st.Unchanged += p.ps.Unchanged
-	st.Malformed += p.ps.Malformed
-	st.Collided += int(p.w.collided.Load())
-	st.Written -= int(p.w.unstaged.Load())
-	st.Deleted += removed
-	if l.Pass || l.Verb == oai.ListIdentifiers {
-		r.Missed += p.ps.Missed
-		r.Listed += int64(p.resp.Items)
+	var seen [][]byte
+	for _, p := range b.pages {
+		st.Pages++
+		st.Written += p.ps.Written
+		st.Unchanged += p.ps.Unchanged
+		st.Malformed += p.ps.Malformed
+		st.Collided += int(p.w.collided.Load())
+		st.Written -= int(p.w.unstaged.Load())
+		if l.Pass || l.Verb == oai.ListIdentifiers {
+			r.Missed += p.ps.Missed
+			r.Listed += int64(p.resp.Items)
+		}
+		seen = append(seen, p.seen...)
 	}
+	st.Deleted += out.removed
 	h.mu.Lock()
-	h.records += int64(created - removed)
+	h.records += int64(out.created - out.removed)
 	h.mu.Unlock()
-	l.Token = p.resp.Token
-	l.Pages++
-	l.Done = p.resp.Token == ""
-	r.Pending = paths
-	if err := h.saveRun(r, p.seen); err != nil {
+	last := b.pages[len(b.pages)-1]
+	l.Token = last.resp.Token
+	l.Pages += len(b.pages)
+	l.Done = last.resp.Token == ""
+	r.Pending = dedupe(out.paths)
+	b.pages = nil
+	if err := h.saveRun(r, seen); err != nil {
 		return err
+	}
+	if testAfterSave != nil {
+		testAfterSave()
 	}
 	return h.commitPending(ctx, r)
 }
@@ -772,9 +902,10 @@ func (h *Harvester) collided(rel, other string) {
 		"endpoint", h.cfg.Endpoint, "identifier", short(id), "other", short(oid), "prefix", prefix, "file", other)
 }
 
-// testAfterRenames, set by a test, runs after a page's renames and before
-// the state moves past the page: the window a kill -9 must survive.
-var testAfterRenames func()
+// testAfterRenames, set by a test, runs after a batch's renames and
+// before the state moves past it: the window a kill -9 must survive;
+// testAfterSave after the state moved, before Committed.
+var testAfterRenames, testAfterSave func()
 
 // commitPending reports the paths of the last page saved to Committed.
 // They stay in the state until the next page replaces them (a second

@@ -189,6 +189,7 @@ func TestHarvestFirstAndIncremental(t *testing.T) {
 	for _, g := range []oai.Granularity{oai.Second, oai.Day} {
 		t.Run(g.String(), func(t *testing.T) {
 			// The incremental harvests only: the full pass is off.
+			setBatch(t, 3)
 			r := newRig(t, oaitest.Options{PageSize: 40, Granularity: g}, func(c *Config) { c.FullEvery = -1 })
 			r.s.Generate(250)
 			r.s.Put("oai:x:a/b?c", []string{"x"}, dc("slash &amp; query"))
@@ -206,8 +207,8 @@ func TestHarvestFirstAndIncremental(t *testing.T) {
 			if n := len(r.committed()); n != 251 {
 				t.Errorf("committed %d paths, want 251", n)
 			}
-			if len(r.commits) != 7 {
-				t.Errorf("Committed called %d times, want once per page (7)", len(r.commits))
+			if len(r.commits) != 3 {
+				t.Errorf("Committed called %d times, want once per batch of 3 pages (3)", len(r.commits))
 			}
 			// mtime is the datestamp.
 			rec, _ := r.s.Get("oai:x:a/b?c")
@@ -324,6 +325,7 @@ func TestNamespacePlacement(t *testing.T) {
 // harvester list again from the saved from; nothing is lost or written
 // twice.
 func TestTokenExpiry(t *testing.T) {
+	setBatch(t, 2) // pages 1 and 2 committed before the expiry
 	r := newRig(t, oaitest.Options{PageSize: 10}, nil)
 	r.s.Generate(55)
 	n := 0
@@ -462,6 +464,7 @@ func TestResume(t *testing.T) {
 		{"repository fails", false, 3, "Not Found", 3, 30},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			setBatch(t, 1) // TestKillBatch covers batches of pages
 			r := newRig(t, oaitest.Options{PageSize: 10}, nil)
 			r.s.Generate(60)
 			if tc.journal {

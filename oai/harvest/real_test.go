@@ -442,6 +442,7 @@ func TestRealReplayResume(t *testing.T) {
 	r := oaireal.StartReplay(t, oaireal.Recorded("dspace-eur-2003"), oaireal.Recorded("dspace-eur-2004"))
 	r.SetPageSize(10)
 	r.SetDeletedRecord("persistent")
+	harvest.SetBatch(t, 2)
 	rh := newReal(t, r.URL, nil)
 	rh.failAt = 3
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

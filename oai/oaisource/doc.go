@@ -1,8 +1,8 @@
 // Package oaisource publishes an OAI-PMH 2.0 repository as a ResourceSync
 // Source: a Repository harvests the repository's records into the
 // directory a source.Source publishes (package oai/harvest writes the
-// record files and keeps the harvest state), journals each page in the
-// Source as soon as the harvester has made it durable, publishes the
+// record files and keeps the harvest state), journals each batch of pages
+// in the Source as soon as the harvester has made it durable, publishes the
 // Source's documents as a long harvest goes on, and shows the harvest on
 // the Source's status page. It is the engine behind resourcesync serve
 // --oai-pmh and publish --oai-pmh, kept out of the command so that a Go
@@ -11,7 +11,7 @@
 // # Why the harvester names the files
 //
 // The Source is not asked to rescan the directory after a harvest: the
-// harvester reports the paths of each page it committed (Committed in
+// harvester reports the paths of each batch of pages it committed (Committed in
 // harvest.Config), and Repository journals exactly those (Source.ScanPaths),
 // so a harvest of a few changed records costs a few stats, not a walk of
 // millions of files. Watching the directory would only see the same

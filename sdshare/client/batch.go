@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"iter"
+	"slices"
 	"sync"
+	"time"
 
+	"github.com/resourcesync-go/resourcesync/sdshare"
 	"github.com/resourcesync-go/resourcesync/sdshare/atom"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
 )
@@ -36,56 +39,177 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10
 type fetched struct {
 	frag graphstore.Fragment
 	err  error
+	mem  int64 // what it holds (sdshare.TripleMemory a statement)
 }
 
-// prefetch yields the fragment of each entry, in order, by index: up to
-// Config.Fetchers GETs run at once, and no more fragments than that are
-// held beyond the one yielded. Stopping the loop cancels the rest.
-func (s *syncer) prefetch(ctx context.Context, entries []atom.Entry) iter.Seq2[int, fetched] {
-	return func(yield func(int, fetched) bool) {
-		n := s.cfg.Fetchers
-		if n <= 1 {
-			for i, e := range entries {
-				f, err := s.fetchEntry(ctx, e)
-				if !yield(i, fetched{f, err}) {
-					return
-				}
-			}
-			return
-		}
+// pagesAhead is how many fragments feed pages are read ahead of the one
+// being applied, and aheadMemory what their fetched fragments may hold
+// (beyond the Config.Fetchers in flight): while a page's last batch
+// commits, the next page's fragments are already on their way.
+const (
+	pagesAhead  = 2
+	aheadMemory = maxBatchMemory
+)
+
+// feedPage is one page of the fragments feed, its entries in the order
+// they are applied (by updated) and their fragments as they arrive
+// (take), or why the feed stops here (err).
+type feedPage struct {
+	url     string
+	feed    *atom.Feed
+	entries []atom.Entry
+	future  []futureEntry // entries clamped by clampTime, for the report
+	results []chan fetched
+	err     error
+	p       *pipeline
+}
+
+// futureEntry is an entry whose updated was in the future.
+type futureEntry struct {
+	link     string
+	id       string
+	from, to time.Time
+}
+
+// take waits for the fragment of entry i.
+func (fp *feedPage) take(ctx context.Context, i int) fetched {
+	select {
+	case r := <-fp.results[i]:
+		fp.p.release(r.mem)
+		return r
+	case <-ctx.Done():
+		return fetched{err: ctx.Err()}
+	}
+}
+
+// pipeline bounds the fragments read ahead: inflight GETs at once, and
+// the memory of those fetched and not yet taken.
+type pipeline struct {
+	inflight chan struct{}
+	mu       sync.Mutex
+	cond     *sync.Cond
+	held     int64
+	heldN    int
+}
+
+func (p *pipeline) release(mem int64) {
+	p.mu.Lock()
+	p.held -= mem
+	p.heldN--
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// reserve waits until another fragment may be fetched ahead.
+func (p *pipeline) reserve(ctx context.Context) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for (p.held >= aheadMemory || p.heldN >= maxBatchFragments) && ctx.Err() == nil {
+		p.cond.Wait()
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	p.heldN++
+	return true
+}
+
+// feedPages yields the fragments feed's pages from first on, following
+// rel="next" (loops and Config.MaxPages refused), each with its
+// fragments fetched ahead: up to Config.Fetchers GETs at once, across
+// page boundaries, up to pagesAhead pages and aheadMemory of fragments
+// ahead of the consumer. A page with err ends the feed. Stopping the
+// loop cancels the rest. The consumer alone touches the report and the
+// state, so t never passes what it has applied.
+func (s *syncer) feedPages(ctx context.Context, first string) iter.Seq[*feedPage] {
+	return func(yield func(*feedPage) bool) {
 		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		p := &pipeline{inflight: make(chan struct{}, max(s.cfg.Fetchers, 1))}
+		p.cond = sync.NewCond(&p.mu)
+		stopWake := context.AfterFunc(ctx, func() {
+			p.mu.Lock()
+			p.cond.Broadcast()
+			p.mu.Unlock()
+		})
+		defer stopWake()
 		var wg sync.WaitGroup
 		defer wg.Wait()
 		defer cancel()
-		results := make([]chan fetched, len(entries))
-		for i := range results {
-			results[i] = make(chan fetched, 1)
-		}
-		credit := make(chan struct{}, n) // a slot per fragment fetched and not yet yielded
+		pages := make(chan *feedPage, pagesAhead-1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i, e := range entries {
+			defer close(pages)
+			seen := pageSet{}
+			send := func(fp *feedPage) bool {
 				select {
-				case credit <- struct{}{}:
+				case pages <- fp:
+					return true
 				case <-ctx.Done():
-					for _, r := range results[i:] {
-						r <- fetched{err: ctx.Err()}
-					}
+					return false
+				}
+			}
+			for u := first; u != ""; {
+				u = withoutFragment(u)
+				fp := &feedPage{url: u, p: p}
+				if err := seen.add(u, s.cfg.MaxPages); err != nil {
+					fp.err = err
+					send(fp)
 					return
 				}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					f, err := s.fetchEntry(ctx, e)
-					results[i] <- fetched{f, err}
-				}()
+				page, err := s.f.feed(ctx, u)
+				if err != nil {
+					fp.err = err
+					send(fp)
+					return
+				}
+				fp.feed = page
+				fp.entries = slices.Clone(page.Entries)
+				for i := range fp.entries {
+					e := &fp.entries[i]
+					if t, ok := s.clampTime(page.Updated, e.Updated); !ok {
+						fp.future = append(fp.future, futureEntry{link: entryLink(*e), id: e.ID, from: e.Updated, to: t})
+						e.Updated = t
+					}
+				}
+				slices.SortStableFunc(fp.entries, func(a, b atom.Entry) int { return a.Updated.Compare(b.Updated) })
+				fp.results = make([]chan fetched, len(fp.entries))
+				for i := range fp.results {
+					fp.results[i] = make(chan fetched, 1)
+				}
+				if !send(fp) {
+					return
+				}
+				for i, e := range fp.entries {
+					if !p.reserve(ctx) {
+						return // the consumer stopped: nobody takes the rest
+					}
+					select {
+					case p.inflight <- struct{}{}:
+					case <-ctx.Done():
+						return
+					}
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						f, err := s.fetchEntry(ctx, e)
+						<-p.inflight
+						var mem int64
+						if err == nil {
+							mem = int64(len(f.Triples)) * sdshare.TripleMemory
+							p.mu.Lock()
+							p.held += mem
+							p.mu.Unlock()
+						}
+						fp.results[i] <- fetched{f, err, mem}
+					}()
+				}
+				u = page.Next()
 			}
 		}()
-		for i := range entries {
-			r := <-results[i]
-			<-credit
-			if !yield(i, r) {
+		for fp := range pages {
+			if !yield(fp) {
 				return
 			}
 		}

@@ -11,7 +11,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -128,9 +127,11 @@ type Config struct {
 	Events func(Event)
 	// UserAgent is sent with every request.
 	UserAgent string
-	// Fetchers is how many fragments of a page are fetched at once
-	// (default DefaultFetchers; 1: one after another). Up to this many
-	// fragments are held in memory besides the batch being applied.
+	// Fetchers is how many fragments are fetched at once, from one page
+	// or the next (default DefaultFetchers; 1: one after another).
+	// Fragments fetched ahead of the store hold at most 32 MiB
+	// (sdshare.TripleMemory a statement) besides these in flight and the
+	// batch being applied.
 	Fetchers int
 }
 
@@ -173,7 +174,7 @@ type CollectionReport struct {
 	Applied         int       `json:"applied"`
 	Deleted         int       `json:"deleted"`
 	OutOfOrder      int       `json:"outOfOrder,omitempty"`
-	FutureUpdated   int       `json:"futureUpdated,omitempty"` // entries dated past the clamp (see clampFuture)
+	FutureUpdated   int       `json:"futureUpdated,omitempty"` // entries dated past the clamp (see clampTime)
 	TBefore         time.Time `json:"tBefore,omitzero"`
 	T               time.Time `json:"t,omitzero"`
 	Failures        []Failure `json:"failures,omitempty"`
@@ -517,7 +518,7 @@ func (s *syncer) snapshot(ctx context.Context, c Collection, graph string) (time
 		return time.Time{}, 0, nil
 	}
 	// A snapshot dated in the future would set t there, as a fragment
-	// entry would (clampFuture).
+	// entry would (clampTime).
 	updated, ok := s.clampTime(sf.Updated, newest.Updated)
 	if !ok {
 		s.emit(Event{Collection: c.name(), Kind: "future-updated", URL: c.SnapshotsFeed,
@@ -715,81 +716,80 @@ func SinceURL(u string, t time.Time) string {
 }
 
 // fragments applies the fragments feed of c from st.T on (SD-CLI-7..11).
+// Pages and their fragments are read ahead (feedPages); each page is
+// applied, in batches, before t moves to it.
 func (s *syncer) fragments(ctx context.Context, c Collection, graph string, st *CollectionState, cr *CollectionReport) error {
-	seen := pageSet{}
 	// Once an entry failed, t goes no further than the oldest failed
 	// entry's updated (heldAt; since is inclusive, so the next run asks
 	// for it again), and stays where it is when that entry has no updated
 	// (holdHere).
 	holdHere, heldAt := false, time.Time{}
 	var newest time.Time // newest updated applied in this run
-	for u := SinceURL(c.FragmentsFeed, st.T); u != ""; {
-		u = withoutFragment(u)
-		if err := seen.add(u, s.cfg.MaxPages); err != nil {
-			return fmt.Errorf("fragments feed: %w", err)
+	failed := func(e atom.Entry, err error) {
+		err = redact.Error(err)
+		f := Failure{URL: entryLink(e), Updated: e.Updated, Err: err.Error(), Cause: err}
+		if len(e.Resources) == 1 {
+			f.Resource = e.Resources[0]
 		}
-		page, err := s.f.feed(ctx, u)
-		if err != nil {
-			return fmt.Errorf("fragments feed: %w", err)
+		s.failed(cr, f)
+		s.emit(Event{Collection: c.name(), Kind: "fragment-failed", URL: shortenTo(f.URL, maxFailureText), Err: shortenTo(f.Err, maxFailureText)})
+		switch {
+		case e.Updated.IsZero():
+			holdHere = true
+		case heldAt.IsZero() || e.Updated.Before(heldAt):
+			heldAt = e.Updated
+		}
+	}
+	// Fragments are applied in batches: one write (one commit) each.
+	var (
+		batch    []graphstore.Fragment
+		batchOf  []atom.Entry
+		batchMem int64
+	)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		errs := graphstore.ApplyFragments(ctx, s.cfg.Store, graph, batch)
+		for i, e := range batchOf {
+			if errs != nil && errs[i] != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				failed(e, fmt.Errorf("applying %s: %w", batch[i].Resource.Value, errs[i]))
+				continue
+			}
+			cr.Applied++
+			if len(batch[i].Triples) == 0 {
+				cr.Deleted++
+			}
+			if e.Updated.After(newest) {
+				newest = e.Updated
+			}
+		}
+		clear(batch)
+		batch, batchOf, batchMem = batch[:0], batchOf[:0], 0
+		return nil
+	}
+	for fp := range s.feedPages(ctx, SinceURL(c.FragmentsFeed, st.T)) {
+		if fp.err != nil {
+			return fmt.Errorf("fragments feed: %w", fp.err)
 		}
 		cr.Pages++
-		entries := slices.Clone(page.Entries)
-		s.clampFuture(c, page, entries, cr)
-		slices.SortStableFunc(entries, func(a, b atom.Entry) int { return a.Updated.Compare(b.Updated) })
+		for _, fe := range fp.future {
+			cr.FutureUpdated++
+			s.emit(Event{Collection: c.name(), Kind: "future-updated", URL: fe.link,
+				Err: fmt.Sprintf("entry %q is dated %s, in the future: taken as %s", fe.id, fe.from.Format(time.RFC3339), fe.to.Format(time.RFC3339))})
+		}
+		entries := fp.entries
 		outOfOrder := false
 		for _, e := range entries {
 			if !e.Updated.IsZero() && !st.T.IsZero() && e.Updated.Before(st.T) && cr.Pages > 1 {
 				outOfOrder = true
 			}
 		}
-		failed := func(e atom.Entry, err error) {
-			err = redact.Error(err)
-			f := Failure{URL: entryLink(e), Updated: e.Updated, Err: err.Error(), Cause: err}
-			if len(e.Resources) == 1 {
-				f.Resource = e.Resources[0]
-			}
-			s.failed(cr, f)
-			s.emit(Event{Collection: c.name(), Kind: "fragment-failed", URL: shortenTo(f.URL, maxFailureText), Err: shortenTo(f.Err, maxFailureText)})
-			switch {
-			case e.Updated.IsZero():
-				holdHere = true
-			case heldAt.IsZero() || e.Updated.Before(heldAt):
-				heldAt = e.Updated
-			}
-		}
-		// The page's fragments are fetched a few at a time ahead of the
-		// store, and applied in batches: one write (one commit) each.
-		var (
-			batch    []graphstore.Fragment
-			batchOf  []atom.Entry
-			batchMem int64
-		)
-		flush := func() error {
-			if len(batch) == 0 {
-				return nil
-			}
-			errs := graphstore.ApplyFragments(ctx, s.cfg.Store, graph, batch)
-			for i, e := range batchOf {
-				if errs != nil && errs[i] != nil {
-					if ctx.Err() != nil {
-						return ctx.Err()
-					}
-					failed(e, fmt.Errorf("applying %s: %w", batch[i].Resource.Value, errs[i]))
-					continue
-				}
-				cr.Applied++
-				if len(batch[i].Triples) == 0 {
-					cr.Deleted++
-				}
-				if e.Updated.After(newest) {
-					newest = e.Updated
-				}
-			}
-			batch, batchOf, batchMem = batch[:0], batchOf[:0], 0
-			return nil
-		}
-		for i, p := range s.prefetch(ctx, entries) {
-			e := entries[i]
+		for i, e := range entries {
+			p := fp.take(ctx, i)
 			if p.err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
@@ -798,7 +798,7 @@ func (s *syncer) fragments(ctx context.Context, c Collection, graph string, st *
 				continue
 			}
 			batch, batchOf = append(batch, p.frag), append(batchOf, e)
-			batchMem += int64(len(p.frag.Triples)) * sdshare.TripleMemory
+			batchMem += p.mem
 			if len(batch) >= maxBatchFragments || batchMem >= maxBatchMemory {
 				if err := flush(); err != nil {
 					return err
@@ -826,31 +826,20 @@ func (s *syncer) fragments(ctx context.Context, c Collection, graph string, st *
 				return fmt.Errorf("%w: %w", errStateWrite, err)
 			}
 		}
-		s.emit(Event{Collection: c.name(), Kind: "page", URL: u, Fragments: len(entries), T: st.T})
-		u = page.Next()
+		s.emit(Event{Collection: c.name(), Kind: "page", URL: fp.url, Fragments: len(entries), T: st.T})
 	}
-	return nil
+	return ctx.Err()
 }
 
-// clampFuture moves the updated of entries dated in the future back to
-// the limit: the page's own updated when that is not in the future, else
-// now. t follows the entries' updated, and since is inclusive, so an
-// entry dated 9999-12-31 would otherwise move t there and no later change
-// would ever be asked for again; clamped, the entry is still applied, is
-// asked for again next run (and reported again), and genuine changes
-// after the limit still arrive.
-func (s *syncer) clampFuture(c Collection, page *atom.Feed, entries []atom.Entry, cr *CollectionReport) {
-	for i := range entries {
-		e := &entries[i]
-		if t, ok := s.clampTime(page.Updated, e.Updated); !ok {
-			cr.FutureUpdated++
-			s.emit(Event{Collection: c.name(), Kind: "future-updated", URL: entryLink(*e),
-				Err: fmt.Sprintf("entry %q is dated %s, in the future: taken as %s", e.ID, e.Updated.Format(time.RFC3339), t.Format(time.RFC3339))})
-			e.Updated = t
-		}
-	}
-}
-
+// clampTime is how entries dated in the future are moved back to the
+// limit (feedPages; the report's FutureUpdated): the page's own updated
+// when that is not in the future, else now. t follows the entries'
+// updated, and since is inclusive, so an entry dated 9999-12-31 would
+// otherwise move t there and no later change would ever be asked for
+// again; clamped, the entry is still applied, is asked for again next
+// run (and reported again), and genuine changes after the limit still
+// arrive.
+//
 // clampTime returns t, and true, when t is no later than now plus
 // MaxSkew; else the feed's updated when that is not in the future
 // either, or now, and false.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -29,6 +30,7 @@ type history struct {
 	changes  []change
 
 	snaps, served atomic.Int64 // snapshot and fragment requests answered
+	maxServed     atomic.Int64 // 1 + the highest change index whose fragment was served
 }
 
 type change struct {
@@ -121,6 +123,8 @@ func (h *history) serve(t *testing.T, pageSize int, delay time.Duration) *fixtur
 		w.Header().Set("Content-Type", nt)
 		w.Write([]byte(h.changes[i].doc))
 		h.served.Add(1)
+		for m := h.maxServed.Load(); int64(i+1) > m && !h.maxServed.CompareAndSwap(m, int64(i+1)); m = h.maxServed.Load() {
+		}
 	})
 	return fs
 }
@@ -232,6 +236,16 @@ func TestKillMidBatch(t *testing.T) {
 	killTest(t, "", 150, 1500, 6, 50, 0)
 }
 
+// TestKillMidPipeline kills the client while it fetches the fragments
+// of later pages ahead of the page it applies (pages of 10): some kill
+// must find a fragment served from a page past the one t stands in, and
+// after every kill t is not ahead of the store.
+func TestKillMidPipeline(t *testing.T) {
+	if ahead := killTest(t, "", 150, 1500, 6, 10, 0); ahead == 0 {
+		t.Error("no kill found fragments fetched from a later page than the one being applied")
+	}
+}
+
 // killMidApply runs the kill test into the embedded store, or into the
 // SPARQL endpoints sparqlEnv names (see syncDir).
 func killMidApply(t *testing.T, sparqlEnv string, resources, changes, kills int) {
@@ -239,8 +253,10 @@ func killMidApply(t *testing.T, sparqlEnv string, resources, changes, kills int)
 }
 
 // killTest serves a history in pages of pageSize, each fragment after
-// delay, and kills the client kills times.
-func killTest(t *testing.T, sparqlEnv string, resources, changes, kills, pageSize int, delay time.Duration) {
+// delay, and kills the client kills times. ahead counts the kills that
+// found a fragment served a page or more past the first change t does
+// not cover: fetched across pages, ahead of the store.
+func killTest(t *testing.T, sparqlEnv string, resources, changes, kills, pageSize int, delay time.Duration) (ahead int) {
 	if testing.Short() {
 		resources, changes, kills = resources/3, changes/4, kills/2
 	}
@@ -271,6 +287,10 @@ func killTest(t *testing.T, sparqlEnv string, resources, changes, kills, pageSiz
 		}
 		if cs.T.After(mustTime(t, snapAt)) && cs.T.Before(last) {
 			midway++
+			u := slices.IndexFunc(h.changes, func(c change) bool { return c.updated.After(cs.T) })
+			if u >= 0 && h.maxServed.Load() > int64(u+pageSize) {
+				ahead++
+			}
 		}
 		t.Logf("kill %d (%v): t = %v", k+1, err, cs.T)
 	}
@@ -308,7 +328,8 @@ func killTest(t *testing.T, sparqlEnv string, resources, changes, kills, pageSiz
 	if st, _, _ := state.Get(fs.URL() + "/c"); !st.T.Equal(h.changes[len(h.changes)-1].updated) {
 		t.Errorf("t = %v, want %v", st.T, h.changes[len(h.changes)-1].updated)
 	}
-	t.Logf("%d triples, %d changes, %d kills", len(got), len(h.changes), kills)
+	t.Logf("%d triples, %d changes, %d kills (%d with fragments fetched a page ahead)", len(got), len(h.changes), kills, ahead)
+	return ahead
 }
 
 // checkNotAhead checks, after a kill, that the client's t is not ahead of

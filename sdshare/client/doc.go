@@ -8,8 +8,10 @@
 // snapshot (chunked when offered, waiting on 202) into the collection's
 // graph with Store.ReplaceGraph and sets t to the snapshot's updated
 // (SD-CLI-3..6). Then it reads the fragments feed with since=t, page by
-// page (rel="next", loops refused), fetches each page's fragments a few
-// at a time (Config.Fetchers), applies them in updated order in batches
+// page (rel="next", loops refused), fetches fragments a few at a time
+// (Config.Fetchers) across page boundaries, up to two pages and 32 MiB
+// of fragments ahead of the store, so that a page's commit does not
+// stall the fetching (feedPages), applies them in updated order in batches
 // of up to 1,000 (graphstore.ApplyFragments: one transaction, so one
 // fsync, per batch in the embedded store; one ApplyFragment each in a
 // store without batches), and advances t to the newest updated of the

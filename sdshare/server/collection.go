@@ -42,6 +42,7 @@ type Collection struct {
 	snapDir      string
 	graphDir     string // the graph files (index.go)
 	loadNo       int    // names a load's graph files
+	noLayer      bool   // tests: merge every run at every load, as before overlays
 
 	// mu is held for writing across Apply and the swap of cur, so that a
 	// fragment read after its journal record is visible sees the new

@@ -365,7 +365,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func resourcesOf(t testing.TB, v *version) []rdf.Term {
 	t.Helper()
 	var out []rdf.Term
-	if err := v.gf.groups(0, func(g group) error {
+	if err := v.gf.groups(false, func(g group) error {
 		if g.key[0] == kindIRI {
 			out = append(out, rdf.IRI(g.key[1:]))
 		}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"container/heap"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/resourcesync-go/resourcesync/rdf"
 )
@@ -240,6 +242,8 @@ type indexEntry struct {
 // graphFile is one version's graph on disk, read-only once written.
 type graphFile struct {
 	f     *os.File
+	name  string       // removed with the last reference (unref)
+	refs  atomic.Int32 // the graphs holding it
 	size  int64
 	index []indexEntry
 	// triples, subjects and resources (IRI subjects) it holds.
@@ -260,7 +264,9 @@ func newGraphWriter(name string, hash io.Writer) (*graphWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &graphWriter{gf: &graphFile{f: f}, w: bufio.NewWriterSize(f, 256<<10), hash: hash}, nil
+	gf := &graphFile{f: f, name: name}
+	gf.refs.Store(1)
+	return &graphWriter{gf: gf, w: bufio.NewWriterSize(f, 256<<10), hash: hash}, nil
 }
 
 func (gw *graphWriter) add(rec string) error {
@@ -305,19 +311,73 @@ func (g *graphFile) reader(off int64, bufSize int) *bufio.Reader {
 	return bufio.NewReaderSize(io.NewSectionReader(g.f, off, g.size-off), bufSize)
 }
 
-// lookupReaders are the small readers of lookups (lines): a lookup
-// reads a few KB, and a load does one per blank node.
+// lookupReaders are the small readers of lookups (lines) whose span is
+// too large to read at once.
 var lookupReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+
+// spanMax is the largest span between two index entries that lines
+// reads with one ReadAt: a few KB for ordinary subjects; a subject of
+// very many statements is streamed instead.
+const spanMax = 256 << 10
+
+// spans are lines' buffers: a fragment request and a feed entry's label
+// each read one span, so they are not allocated per request.
+var spans = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 // lines returns the N-Triples lines (with newlines) of the subject whose
 // record key is key, in order; none when it has no statements.
+//
+// It reads the span between two sparse index entries (up to indexEvery
+// subjects) with one ReadAt and copies out only the key's lines: read
+// record by record through a small buffer, every record of the span was
+// a string of its own, most of a fragment request's CPU on the server.
 func (g *graphFile) lines(key string) ([]string, error) {
 	i := sort.Search(len(g.index), func(i int) bool { return g.index[i].key > key }) - 1
 	if i < 0 {
 		return nil, nil
 	}
+	start, end := g.index[i].off, g.size
+	if i+1 < len(g.index) {
+		end = g.index[i+1].off
+	}
+	if end-start > spanMax {
+		return g.linesStream(key, start)
+	}
+	bp := spans.Get().(*[]byte)
+	defer spans.Put(bp)
+	buf := slices.Grow((*bp)[:0], int(end-start))[:end-start]
+	*bp = buf
+	if _, err := g.f.ReadAt(buf, start); err != nil && !(err == io.EOF && len(buf) == 0) {
+		return nil, err
+	}
+	var out []string
+	for len(buf) > 0 {
+		nl := bytes.IndexByte(buf, '\n')
+		if nl < 0 {
+			return nil, fmt.Errorf("sdshare/server: graph file: record without a newline at offset %d", end-int64(len(buf)))
+		}
+		rec := buf[:nl+1]
+		buf = buf[nl+1:]
+		k, line, ok := bytes.Cut(rec, []byte{0})
+		if !ok {
+			return nil, fmt.Errorf("sdshare/server: graph file: record without a key at offset %d", end-int64(len(buf))-int64(len(rec)))
+		}
+		switch c := strings.Compare(string(k), key); {
+		case c < 0:
+			continue
+		case c == 0:
+			out = append(out, string(line))
+		default:
+			return out, nil
+		}
+	}
+	return out, nil
+}
+
+// linesStream is lines for a span too large to read at once.
+func (g *graphFile) linesStream(key string, off int64) ([]string, error) {
 	r := lookupReaders.Get().(*bufio.Reader)
-	r.Reset(io.NewSectionReader(g.f, g.index[i].off, g.size-g.index[i].off))
+	r.Reset(io.NewSectionReader(g.f, off, g.size-off))
 	defer func() {
 		r.Reset(nil)
 		lookupReaders.Put(r)
@@ -341,45 +401,6 @@ func (g *graphFile) lines(key string) ([]string, error) {
 			return out, nil
 		}
 	}
-}
-
-// bySubject returns s's statements.
-func (g *graphFile) bySubject(s rdf.Term) ([]rdf.Triple, error) {
-	ls, err := g.lines(termKey(s))
-	if err != nil || len(ls) == 0 {
-		return nil, err
-	}
-	return parseLines(ls)
-}
-
-// fragment returns r's fragment (SD-SRV-26): its statements and those of
-// the blank nodes they reach (rdf.Closure).
-func (g *graphFile) fragment(r rdf.Term) ([]rdf.Triple, error) {
-	return rdf.Closure(r, g.bySubject)
-}
-
-// closureLines returns the lines of a fragment, as rdf.Closure collects
-// its statements, from its subject's lines: those and the lines of every
-// blank node they reach, each once.
-func (g *graphFile) closureLines(lines []string) ([]string, error) {
-	out := slices.Clone(lines)
-	var seen map[string]bool
-	for i := 0; i < len(out); i++ {
-		b, ok := blankObject(out[i])
-		if !ok || seen[b] {
-			continue
-		}
-		if seen == nil {
-			seen = map[string]bool{}
-		}
-		seen[b] = true
-		more, err := g.lines(string(kindBlank) + b)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, more...)
-	}
-	return out, nil
 }
 
 // parseLines parses N-Triples lines the loader wrote (ntLine's: one

@@ -27,8 +27,8 @@ func TestExternalSort(t *testing.T) {
 		}
 		t.Cleanup(func() { s.Close() })
 		v := s.Collection("c").version()
-		b := make([]byte, v.gf.size)
-		if _, err := v.gf.f.ReadAt(b, 0); err != nil {
+		b := make([]byte, v.gf.base.size)
+		if _, err := v.gf.base.f.ReadAt(b, 0); err != nil {
 			t.Fatal(err)
 		}
 		return s, b

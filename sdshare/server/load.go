@@ -33,7 +33,7 @@ import (
 // published. Its files are closed and removed when it is superseded and
 // no request holds it (acquire, release).
 type version struct {
-	gf      *graphFile
+	gf      *graph
 	seq     uint64    // the journal's last seq when it was loaded
 	updated time.Time // datetime of the newest change it includes, or the baseline
 	key     string    // names its snapshot files: seq and a hash of the whole graph
@@ -71,7 +71,7 @@ func (v *version) keptNT(k keptRef) ([]byte, error) {
 func (v *version) done() {
 	if v.retired.Load() && v.users.Load() == 0 {
 		v.once.Do(func() {
-			v.gf.close() // keptF is the collection's
+			v.gf.release() // keptF is the collection's
 			for _, f := range v.files {
 				os.Remove(f)
 			}
@@ -130,6 +130,19 @@ func (c *Collection) fragment(iri string, f rdf.Format) ([]byte, error) {
 		}
 		return b.Bytes(), nil
 	}
+	if f == rdf.NTriples {
+		// Without blank nodes a subject's lines are its canonical form
+		// already (sorted, distinct, as form hashed them for the
+		// inventory): served as they are, not parsed, sorted and written
+		// again per request.
+		ls, err := v.gf.lines(termKey(rdf.IRI(iri)))
+		if err != nil {
+			return nil, err
+		}
+		if !slices.ContainsFunc(ls, hasBlankLine) {
+			return []byte(strings.Join(ls, "")), nil
+		}
+	}
 	fts, err := v.gf.fragment(rdf.IRI(iri))
 	if err != nil {
 		return nil, err
@@ -149,8 +162,13 @@ func (c *Collection) fragment(iri string, f rdf.Format) ([]byte, error) {
 }
 
 // label returns r's rdfs:label in v (the least, for determinism), or "".
+//
+// Only the label lines are parsed: a fragments feed page looks up the
+// label of every entry.
 func labelOf(v *version, iri string) string {
-	ts, _ := v.gf.bySubject(rdf.IRI(iri))
+	ls, _ := v.gf.lines(termKey(rdf.IRI(iri)))
+	ls = slices.DeleteFunc(ls, func(l string) bool { return !strings.Contains(l, " <"+rdfsLabel+"> ") })
+	ts, _ := parseLines(ls)
 	best := ""
 	for _, t := range ts {
 		if t.P.IsIRI() && t.P.Value == rdfsLabel && t.O.IsLiteral() && (best == "" || t.O.Value < best) {
@@ -181,11 +199,10 @@ type fileRun struct {
 // racyWindow is how recent an mtime makes a run racy.
 var racyWindow = 2 * time.Second
 
-// readGraph stream-parses the files of the collection that changed into
-// sorted runs, merges every file's run into the graph file name
-// (index.go) and returns it with the version hash (of every statement,
-// in the file's order). runs are the files' runs for the next load.
-func (c *Collection) readGraph(ctx context.Context, names []string, stamps map[string]stamp, name string, read *int) (_ *graphFile, _ [32]byte, runs map[string]fileRun, err error) {
+// readRuns stream-parses the files of the collection that changed into
+// sorted runs (the others' runs are the last load's). runs are the
+// files' runs for the next load.
+func (c *Collection) readRuns(ctx context.Context, names []string, stamps map[string]stamp, read *int) (runs map[string]fileRun, err error) {
 	runs = map[string]fileRun{}
 	defer func() {
 		if err != nil {
@@ -211,15 +228,22 @@ func (c *Collection) readGraph(ctx context.Context, names []string, stamps map[s
 		r := fileRun{stamp: stamps[p], prefix: prefix, name: filepath.Join(c.graphDir, fmt.Sprintf("f-%d.dat", c.runNo)),
 			racy: time.Since(time.Unix(0, stamps[p].mtime)) < racyWindow}
 		if err := c.readFile(ctx, p, prefix, r.name); err != nil {
-			return nil, [32]byte{}, nil, err
+			return nil, err
 		}
 		*read++
 		runs[p] = r
 	}
+	return runs, nil
+}
+
+// mergeRuns merges every file's run into the graph file name (index.go)
+// and returns it with the version hash (of every statement, in the
+// file's order).
+func (c *Collection) mergeRuns(names []string, runs map[string]fileRun, name string) (*graph, error) {
 	h := sha256.New()
 	gw, err := newGraphWriter(name, h)
 	if err != nil {
-		return nil, [32]byte{}, nil, err
+		return nil, err
 	}
 	var files []string
 	for _, p := range names {
@@ -227,10 +251,15 @@ func (c *Collection) readGraph(ctx context.Context, names []string, stamps map[s
 	}
 	if err := mergeFiles(c.graphDir, files, gw.add); err != nil {
 		gw.gf.f.Close()
-		return nil, [32]byte{}, nil, err
+		os.Remove(name)
+		return nil, err
 	}
 	gf, err := gw.finish()
-	return gf, [32]byte(h.Sum(nil)), runs, err
+	if err != nil {
+		os.Remove(name)
+		return nil, err
+	}
+	return wholeGraph(gf, [32]byte(h.Sum(nil))), nil
 }
 
 // readFile parses the collection file p into the sorted run name.
@@ -457,7 +486,7 @@ func (c *Collection) Load(ctx context.Context, force bool) (rep LoadReport, err 
 	nv := &version{kept: map[string]keptRef{}}
 	gname := filepath.Join(c.graphDir, fmt.Sprintf("g-%d.dat", c.loadNo))
 	nv.cache = filepath.Join(c.graphDir, fmt.Sprintf("c-%d.dat", c.loadNo))
-	nv.files = []string{gname, nv.cache}
+	nv.files = []string{nv.cache}
 	published := false
 	defer func() {
 		if !published {
@@ -466,7 +495,7 @@ func (c *Collection) Load(ctx context.Context, force bool) (rep LoadReport, err 
 		}
 	}()
 	names := slices.Sorted(maps.Keys(stamps))
-	gf, vh, runs, err := c.readGraph(ctx, names, stamps, gname, &rep.FilesRead)
+	runs, err := c.readRuns(ctx, names, stamps, &rep.FilesRead)
 	if err != nil {
 		return rep, fmt.Errorf("sdshare/server: collection %s: %w", c.name, err)
 	}
@@ -485,7 +514,18 @@ func (c *Collection) Load(ctx context.Context, force bool) (rep LoadReport, err 
 		}
 		c.runs = keep
 	}()
+	// A small change is an overlay over the current graph (layer.go),
+	// else every run is merged into a new graph file.
+	affected := c.affected(runs, names)
+	gf, err := c.layer(ctx, runs, names, affected, gname)
+	if err == nil && gf == nil {
+		gf, err = c.mergeRuns(names, runs, gname)
+	}
+	if err != nil {
+		return rep, fmt.Errorf("sdshare/server: collection %s: %w", c.name, err)
+	}
 	nv.gf = gf
+	vh := gf.hash
 	rep.Resources, rep.Triples = gf.resources, gf.triples
 
 	base, haveBase, err := store.BaselineTime(ctx, c.st)
@@ -507,7 +547,7 @@ func (c *Collection) Load(ctx context.Context, force bool) (rep LoadReport, err 
 		return rep, fmt.Errorf("%w: collection %s has a journal but no baseline", store.ErrCorrupt, c.name)
 	}
 
-	changes, err := c.diff(ctx, nv, c.affected(runs, names), now, &rep)
+	changes, err := c.diff(ctx, nv, affected, now, &rep)
 	if err != nil {
 		return rep, fmt.Errorf("sdshare/server: collection %s: %w", c.name, err)
 	}
@@ -759,7 +799,7 @@ func (c *Collection) diffAll(ctx context.Context, nv *version, change func(strin
 	}
 	n := 0
 	errStop := errors.New("stop")
-	err := nv.gf.groups(0, func(g group) error {
+	err := nv.gf.groups(false, func(g group) error {
 		if g.key[0] != kindIRI {
 			return errStop // the blank nodes follow every resource
 		}

@@ -101,7 +101,7 @@ func (c *Collection) buildSnapshot(ctx context.Context, v *version) error {
 		var w *chunkWriter
 		i, inChunk := 0, 0
 		errStop := errors.New("stop")
-		err := v.gf.groups(0, func(g group) error {
+		err := v.gf.groups(false, func(g group) error {
 			if g.key[0] != kindIRI {
 				return errStop
 			}
@@ -138,15 +138,12 @@ func (c *Collection) buildSnapshot(ctx context.Context, v *version) error {
 		}
 		// Blank-node subjects no resource reaches belong to the snapshot
 		// too: the last chunk carries them.
-		off, err := v.gf.blankStart()
-		if err == nil {
-			err = v.gf.groups(off, func(g group) error {
-				if reached[g.key[1:]] {
-					return nil
-				}
-				return w.fragment(g.key, g.lines)
-			})
-		}
+		err = v.gf.groups(true, func(g group) error {
+			if reached[g.key[1:]] {
+				return nil
+			}
+			return w.fragment(g.key, g.lines)
+		})
 		if err != nil {
 			w.abort()
 			return err
@@ -156,7 +153,7 @@ func (c *Collection) buildSnapshot(ctx context.Context, v *version) error {
 		}
 	}
 	return writeFileAtomic(c.snapFile(v.key), func(w *bufio.Writer) error {
-		return v.gf.groups(0, func(g group) error {
+		return v.gf.groups(false, func(g group) error {
 			for _, l := range g.lines {
 				if _, err := w.WriteString(l); err != nil {
 					return err

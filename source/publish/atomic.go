@@ -89,7 +89,10 @@ func (a *atomicFile) Write(p []byte) (int, error) {
 }
 
 // finish flushes, fsyncs and closes the temporary file without renaming it.
-func (a *atomicFile) finish() error {
+func (a *atomicFile) finish() error { return a.finishSync(true) }
+
+// finishSync is finish, with the fsync only when sync is set.
+func (a *atomicFile) finishSync(sync bool) error {
 	if a.done {
 		return a.err
 	}
@@ -98,7 +101,7 @@ func (a *atomicFile) finish() error {
 	if err == nil {
 		err = a.bw.Flush()
 	}
-	if err == nil {
+	if err == nil && sync {
 		err = a.f.Sync()
 	}
 	if cerr := a.f.Close(); err == nil {
@@ -151,6 +154,34 @@ func syncDir(dir string) error {
 	return nil
 }
 
+// writeAtomicLater writes the file at path with fill, atomically (a
+// reader sees the old file or the new one, also after kill -9) but
+// without fsync where the file system can be flushed whole (syncfs):
+// the caller calls syncFS once after a batch of them, before it records
+// the files in the meta. Elsewhere it is writeAtomic.
+func writeAtomicLater(path string, fill func(w io.Writer) error) error {
+	if !haveSyncfs {
+		return writeAtomic(path, fill)
+	}
+	a, err := createAtomic(path, false)
+	if err != nil {
+		return err
+	}
+	if err := fill(a); err != nil {
+		a.abort()
+		return err
+	}
+	if err := a.finishSync(false); err != nil {
+		a.abort()
+		return err
+	}
+	if err := os.Rename(a.f.Name(), a.final); err != nil {
+		a.abort()
+		return fmt.Errorf("publish: %w", err)
+	}
+	return nil
+}
+
 // writeAtomic writes the file at path with fill, atomically.
 func writeAtomic(path string, fill func(w io.Writer) error) error {
 	a, err := createAtomic(path, false)
@@ -189,4 +220,23 @@ func removeTemps(root string) error {
 		return fmt.Errorf("publish: remove temporary files: %w", err)
 	}
 	return nil
+}
+
+// linkAtomic makes dst a hard link to src, atomically (a link under a
+// temporary name renamed into place, then the directory fsynced): dst is
+// the old file or src, never absent. src must be complete and durable and
+// never written in place afterwards, since the two names share its
+// bytes. It fails where the file system has no hard links (the caller
+// then copies).
+func linkAtomic(src, dst string) error {
+	dir := filepath.Dir(dst)
+	tmp := filepath.Join(dir, tmpPrefix+filepath.Base(dst)+"-"+strconv.FormatUint(rand.Uint64(), 36))
+	if err := os.Link(src, tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(dir)
 }

@@ -24,6 +24,11 @@
 //	.resourcesync/<set>/changedump.xml            Change Dump (Config.Dumps)
 //	.resourcesync/<set>/changedumps/<from>-<seq>.zip           one package per closed Change List
 //	.resourcesync/<set>/changedumps/<from>-<seq>.manifest.xml  copy of its manifest
+//	.resourcesync/<set>/feed/collection.json      IIIF Change Discovery 1.0 collection (Config.Feeds; see package feed)
+//	.resourcesync/<set>/feed/page-<n>.json        its pages
+//	.resourcesync/<set>/feed/ldes.ttl             the LDES event stream; view.ttl, seg-<k>.ttl, ldes-<n>.ttl its nodes
+//	.resourcesync/sitemap.xml                     plain sitemap index (Config.PlainSitemap)
+//	.resourcesync/<set>/sitemap/part-<n>.xml      plain sitemaps of the set's resources
 //
 // Beside every document NAME.xml (and the Source Description) is its HTML
 // companion NAME.html, a page to read it in a browser (NAME.2.html, … for
@@ -84,8 +89,10 @@
 //
 // Every part's rel="index" names resourcelist.xml, which the Capability
 // List names. With Config.Archives, every list or index is also written as
-// resourcelists/<at>/resourcelist.xml (resourcelist.xml is a byte copy of
-// the current one), and the Resource List Archive names the previous
+// resourcelists/<at>/resourcelist.xml (resourcelist.xml is a hard link to
+// the current one, one copy on disk under two names, or a byte copy where
+// the file system has no hard links; neither name is ever written in
+// place), and the Resource List Archive names the previous
 // ArchivedResourceLists generations, which are kept with the parts they
 // name; older ones are removed. Parts are shared by the generations that
 // name them, so a part of an archived index has its rel="index" at the

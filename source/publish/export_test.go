@@ -12,3 +12,11 @@ func RenderCompanions(cfg Config) error {
 	p := &publisher{cfg: cfg, log: cfg.Logger, now: cfg.Now().UTC()}
 	return p.companions()
 }
+
+// SetPlainMaxURLs sets the URLs per plain sitemap part, for the tests; it
+// returns a function that restores it.
+func SetPlainMaxURLs(n int) func() {
+	old := plainMaxURLs
+	plainMaxURLs = n
+	return func() { plainMaxURLs = old }
+}

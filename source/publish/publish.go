@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/feed"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source/scan"
 	"github.com/resourcesync-go/resourcesync/source/store"
@@ -103,6 +104,11 @@ type Config struct {
 	// set's change notification channel; the Capability List then carries
 	// a change-notification entry. Empty strings mean no channel.
 	Notification func(set string) (topicURL, hubURL string)
+	// CapabilityLinks, if set, returns more root links (rs:ln) of a set's
+	// Capability List, such as the WebSocket subscription endpoint
+	// (wspush.SubscriptionRel): ResourceSync clients ignore relations
+	// they do not know.
+	CapabilityLinks func(set string) []rs.Link
 	// Replicas: the stores are shared by several processes (Source
 	// replicas), each with its own Out. Publish then records in the meta
 	// what a replica needs to render identical documents (each Resource
@@ -120,6 +126,21 @@ type Config struct {
 	// followed closed looks in its rel="index" or the Change List Archive
 	// for the lists in between (RS-CHL-7).
 	OpenChangeList bool
+	// Feeds also writes each set's changes as an IIIF Change Discovery
+	// 1.0 collection and an LDES (package feed) under FeedDir(set), built
+	// from the journal incrementally, and links them from the Capability
+	// List and the Source Description (rs:ln rel="alternate" with their
+	// media types, which ResourceSync clients ignore). Off with Replicas.
+	Feeds bool
+	// FeedPageSize is the number of activities per feed page; default
+	// feed.DefaultPageSize, at most 10,000. Changing it begins the feeds
+	// again.
+	FeedPageSize int
+	// PlainSitemap also writes plain sitemaps.org documents of every set
+	// (no ResourceSync element: search engines flag rs:md and rs:ln),
+	// an index at PlainSitemapPath named by robots.txt; see
+	// plainsitemap.go. Off with Replicas.
+	PlainSitemap bool
 	// NoCompanions turns off the HTML companions: by default every
 	// document NAME.xml gets a readable page NAME.html beside it (paged as
 	// NAME.2.html, … beyond 1,000 entries) for static hosting; see
@@ -232,11 +253,22 @@ func Publish(ctx context.Context, cfg Config) (Report, error) {
 			os.Remove(o)
 		}
 	}
+	plain := map[string]plainState{}
 	for i := range cfg.Sets {
 		sr, err := p.publishSet(ctx, &cfg.Sets[i])
 		rep.Sets = append(rep.Sets, sr)
 		if err != nil {
 			return rep, fmt.Errorf("publish: set %q: %w", cfg.Sets[i].Name, err)
+		}
+		if cfg.PlainSitemap {
+			if plain[cfg.Sets[i].Name], err = p.plainSitemap(ctx, &cfg.Sets[i]); err != nil {
+				return rep, fmt.Errorf("publish: set %q: %w", cfg.Sets[i].Name, err)
+			}
+		}
+	}
+	if cfg.PlainSitemap {
+		if err := p.writePlainIndex(plain); err != nil {
+			return rep, err
 		}
 	}
 	if err := p.writeSourceDescription(); err != nil {
@@ -289,8 +321,13 @@ func (c *Config) defaults() error {
 		}
 	}
 	if c.Replicas {
-		c.Dumps, c.Archives = false, false
+		c.Dumps, c.Archives, c.Feeds, c.PlainSitemap = false, false, false, false
 	}
+	if c.FeedPageSize <= 0 {
+		c.FeedPageSize = feed.DefaultPageSize
+	}
+	// A page is held in memory while it is written.
+	c.FeedPageSize = min(c.FeedPageSize, 10000)
 	if c.ChangeListPeriod <= 0 {
 		c.ChangeListPeriod = time.Hour
 	}
@@ -352,6 +389,11 @@ func (p *publisher) publishSet(ctx context.Context, s *Set) (SetReport, error) {
 	if err != nil {
 		return sr, err
 	}
+	if p.cfg.Feeds {
+		if err := p.feeds(ctx, s); err != nil {
+			return sr, err
+		}
+	}
 	if p.cfg.Dumps {
 		if err := p.resourceDump(ctx, s, &sr); err != nil {
 			return sr, err
@@ -401,7 +443,10 @@ func (p *publisher) ensureBaseline(ctx context.Context, s *Set) error {
 // names has been written before it.
 func (p *publisher) writeCapabilityList(s *Set, rlURL string) error {
 	h := rs.Head{MD: rs.Metadata{Capability: rs.CapCapabilityList},
-		Links: []rs.Link{{Rel: rs.RelUp, Href: p.url(wellKnownPath)}}}
+		Links: append([]rs.Link{{Rel: rs.RelUp, Href: p.url(wellKnownPath)}}, p.feedLinks(s.Name)...)}
+	if p.cfg.CapabilityLinks != nil {
+		h.Links = append(h.Links, p.cfg.CapabilityLinks(s.Name)...)
+	}
 	ent := func(c rs.Capability, rel string) rs.Entry {
 		return rs.Entry{Loc: p.url(setDoc(s.Name, rel)), MD: rs.Metadata{Capability: c}}
 	}
@@ -435,7 +480,8 @@ func (p *publisher) writeSourceDescription() error {
 	h := rs.Head{MD: rs.Metadata{Capability: rs.CapDescription}}
 	var es []rs.Entry
 	for _, s := range p.cfg.Sets {
-		es = append(es, rs.Entry{Loc: p.capListURL(s.Name), MD: rs.Metadata{Capability: rs.CapCapabilityList}})
+		es = append(es, rs.Entry{Loc: p.capListURL(s.Name), MD: rs.Metadata{Capability: rs.CapCapabilityList},
+			Links: p.feedLinks(s.Name)})
 	}
 	return writeDoc(p.file(wellKnownPath), &h, es)
 }
@@ -446,8 +492,14 @@ func (p *publisher) writeSourceDescription() error {
 func (p *publisher) writeRobots() (string, error) {
 	var b strings.Builder
 	b.WriteString(robotsMarker + "\nUser-agent: *\nDisallow:\n")
-	for _, s := range p.cfg.Sets {
-		fmt.Fprintf(&b, "Sitemap: %s\n", p.url(setDoc(s.Name, "resourcelist.xml")))
+	if p.cfg.PlainSitemap {
+		// Only the plain index: crawlers flag the rs: elements of the
+		// Resource Lists.
+		fmt.Fprintf(&b, "Sitemap: %s\n", p.url(plainIndexPath))
+	} else {
+		for _, s := range p.cfg.Sets {
+			fmt.Fprintf(&b, "Sitemap: %s\n", p.url(setDoc(s.Name, "resourcelist.xml")))
+		}
 	}
 	fill := func(w io.Writer) error { _, err := io.WriteString(w, b.String()); return err }
 	if err := writeAtomic(p.file(docRoot+"/robots.txt"), fill); err != nil {

@@ -261,6 +261,9 @@ func (p *publisher) resourceList(ctx context.Context, s *Set, sr *SetReport) (st
 		// The stable copy (the URL the Capability List and robots.txt
 		// name, and the parts' rel="index"), then the archive naming the
 		// previous generations (kept, so they still exist).
+		// A hard link where the file system has them: the two names
+		// share one copy on disk (neither is ever written in place: a new
+		// list is a new file renamed over the name).
 		if err := copyAtomic(p.file(genDoc(gen)), p.file(listRel)); err != nil {
 			return "", nil, err
 		}
@@ -596,6 +599,9 @@ func (p *publisher) writeResourceListArchive(s *Set, gens []rlGen, doc func(stri
 
 // copyAtomic copies the file src to dst atomically.
 func copyAtomic(src, dst string) error {
+	if linkAtomic(src, dst) == nil {
+		return nil
+	}
 	f, err := os.Open(src)
 	if err != nil {
 		return fmt.Errorf("publish: %w", err)

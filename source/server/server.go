@@ -221,6 +221,9 @@ func (h *Handler) extra(r *http.Request) http.Handler {
 func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 	// rel is still escaped; documents have plain names, so an escaped
 	// name is not one of them.
+	if h.serveFeed(w, r, rel) {
+		return
+	}
 	f, err := openInside(h.Docs, rel)
 	if err != nil {
 		if errors.Is(err, ErrLink) {

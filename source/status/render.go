@@ -34,7 +34,7 @@ const content = `{{define "content"}}{{with .Data}}
 {{range .Sets}}
 <section id="set-{{.Name}}" aria-labelledby="set-{{.Name}}-h">
 <h2 id="set-{{.Name}}-h">Set {{.Name}}</h2>
-<p><a class="caplist" href="{{.CapabilityList}}">Capability List</a>{{if .Topic}} · channel <code>{{.Topic}}</code>{{end}}</p>
+<p><a class="caplist" href="{{.CapabilityList}}">Capability List</a>{{if .Feeds}} · feeds: <a class="feed" href="{{.Feeds}}collection.json">IIIF Change Discovery</a>, <a class="feed" href="{{.Feeds}}ldes.ttl">LDES</a>{{end}}{{if .Topic}} · channel <code>{{.Topic}}</code>{{end}}</p>
 {{if .ProblemText}}<p class="bad" data-figure="problem">{{.ProblemText}}</p>{{end}}
 {{if .Err}}<p class="bad">{{.Err}}; the figures below may be missing.</p>{{end}}
 <div class="cards">

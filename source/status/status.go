@@ -23,6 +23,10 @@ type Set struct {
 	// Topic is the URL of the set's change-notification channel, "" when
 	// there is none.
 	Topic string
+	// Feeds is the URL of the directory of the set's change feeds
+	// (publish.FeedDir), "" when there are none: the page links the IIIF
+	// Change Discovery collection and the LDES in it.
+	Feeds string
 	// Problem, if set, says what is wrong with the set now ("" nothing),
 	// such as a refused scan of an emptied directory; the page shows it
 	// at the top of the set's section. It is public: no file path.

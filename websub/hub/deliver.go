@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -40,10 +41,10 @@ type sub struct {
 	wakeC   chan struct{}
 	ts      *topicState // its topic's state (set by adopt; never removed from h.topics)
 
-	// Used by the delivery goroutine only: the callback's host semaphore,
+	// Used by the delivery goroutine only: the callback's host slots,
 	// looked up again only when the callback changes.
 	semFor string
-	sem    chan struct{}
+	sem    *hostSlots
 }
 
 func newSub(r hubstore.Subscription) *sub {
@@ -197,14 +198,18 @@ func (h *Hub) deliverLoop(ctx context.Context, s *sub) {
 		if s.sem == nil || s.semFor != rec.Callback {
 			s.sem, s.semFor = h.hostSemaphore(hostOf(rec.Callback)), rec.Callback
 		}
-		if !h.acquireSem(ctx, s.sem) {
+		if !h.acquireSem(ctx, s.sem.sem) {
 			return
 		}
+		warming := s.sem.warmUp(ctx)
 		s.mu.Lock()
 		s.last = h.now()
 		s.mu.Unlock()
 		res := h.deliver(ctx, &rec, e, rec.Attempt+1)
-		h.releaseSem(s.sem)
+		if warming {
+			s.sem.warmed()
+		}
+		h.releaseSem(s.sem.sem)
 		if ctx.Err() != nil {
 			return // shutting down: the attempt does not count
 		}
@@ -237,21 +242,57 @@ func authorityOf(u string) string {
 	return net.JoinHostPort(strings.ToLower(p.Hostname()), port)
 }
 
-// hostSemaphore returns the semaphore bounding the deliveries in flight
-// to host (MaxConcurrentPerHost).
-func (h *Hub) hostSemaphore(host string) chan struct{} {
+// hostSlots bound the deliveries in flight to one host
+// (MaxConcurrentPerHost), and let the first delivery to it go alone: a
+// burst of first requests to a host would each dial (and, over TLS,
+// shake hands) before any connection exists, while over HTTP/2 the first
+// connection carries them all. After it, the transport's kept-alive
+// connections (h2, or HTTP/1.1 up to MaxConcurrentPerHost) serve the
+// host.
+type hostSlots struct {
+	sem  chan struct{}
+	warm atomic.Bool
+	gate chan struct{} // held by the first delivery
+}
+
+// warmUp waits, before the host's first delivery is done, for the one
+// under way; it reports whether this delivery is the first (the caller
+// then calls warmed after it).
+func (hs *hostSlots) warmUp(ctx context.Context) bool {
+	if hs.warm.Load() {
+		return false
+	}
+	select {
+	case hs.gate <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	if hs.warm.Load() {
+		<-hs.gate
+		return false
+	}
+	return true
+}
+
+func (hs *hostSlots) warmed() {
+	hs.warm.Store(true)
+	<-hs.gate
+}
+
+// hostSemaphore returns the slots of host.
+func (h *Hub) hostSemaphore(host string) *hostSlots {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	sem := h.hostSem[host]
-	if sem == nil {
-		sem = make(chan struct{}, h.cfg.MaxConcurrentPerHost)
-		h.hostSem[host] = sem
+	hs := h.hostSem[host]
+	if hs == nil {
+		hs = &hostSlots{sem: make(chan struct{}, h.cfg.MaxConcurrentPerHost), gate: make(chan struct{}, 1)}
+		h.hostSem[host] = hs
 	}
-	return sem
+	return hs
 }
 
 func (h *Hub) acquire(ctx context.Context, host string) bool {
-	return h.acquireSem(ctx, h.hostSemaphore(host))
+	return h.acquireSem(ctx, h.hostSemaphore(host).sem)
 }
 
 // acquireSem takes a slot of the host's semaphore, then one of the
@@ -271,7 +312,7 @@ func (h *Hub) acquireSem(ctx context.Context, sem chan struct{}) bool {
 	}
 }
 
-func (h *Hub) release(host string) { h.releaseSem(h.hostSemaphore(host)) }
+func (h *Hub) release(host string) { h.releaseSem(h.hostSemaphore(host).sem) }
 
 func (h *Hub) releaseSem(sem chan struct{}) {
 	<-h.global

@@ -2,6 +2,8 @@ package hub
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -69,6 +71,11 @@ type Config struct {
 	// TopicAllowed, if set, decides which topics may be subscribed and
 	// published (the embedded hub accepts only its Source's channels).
 	TopicAllowed func(topic string) bool
+	// OnPublished, if set, is called with every notification this node
+	// appended (not with other nodes' of a cluster), after the append is
+	// committed: the standalone hub's live push (package wspush) sends it
+	// on over WebSocket. It must not block.
+	OnPublished func(topic, contentType string, body []byte)
 
 	// PublishRate bounds publish requests over HTTP (per second, default
 	// 100, bursts of as many); beyond it the hub answers 429 with
@@ -133,6 +140,12 @@ type Config struct {
 	// SignatureAlg is the X-Hub-Signature algorithm: sha256 (default),
 	// sha1, sha384 or sha512.
 	SignatureAlg string
+	// RootCAs are the certificate authorities trusted for HTTPS callbacks
+	// and topics (default: the system's): subscribers inside an
+	// organisation often present certificates of a private CA. Over TLS
+	// the deliveries to a host share HTTP/2 connections where the
+	// subscriber offers h2 (ALPN), HTTP/1.1 kept-alive ones otherwise.
+	RootCAs *x509.CertPool
 	// NoSync skips fsync on commit (benchmarks only).
 	NoSync bool
 
@@ -235,7 +248,7 @@ type Hub struct {
 	subs    map[string]*sub // by subscription key
 	runCtx  context.Context // set while Run runs
 	runWG   sync.WaitGroup
-	hostSem map[string]chan struct{}
+	hostSem map[string]*hostSlots
 	global  chan struct{}
 
 	cache   *entryCache
@@ -284,7 +297,7 @@ func Open(cfg Config) (*Hub, error) {
 		cfg: cfg, st: st, ownStore: own, node: cfg.Node + "~" + challenge()[:6], log: cfg.Logger,
 		topics:     map[string]*topicState{},
 		subs:       map[string]*sub{},
-		hostSem:    map[string]chan struct{}{},
+		hostSem:    map[string]*hostSlots{},
 		global:     make(chan struct{}, cfg.MaxConcurrentDeliveries),
 		cache:      newEntryCache(64 << 20),
 		verifyWake: make(chan struct{}, 1),
@@ -301,7 +314,11 @@ func Open(cfg Config) (*Hub, error) {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   cfg.ConnectTimeout,
 		ResponseHeaderTimeout: cfg.RequestTimeout,
-		ForceAttemptHTTP2:     true,
+		// Over TLS, h2 where the subscriber offers it: one connection
+		// carries the host's deliveries at once. Plain http:// stays on
+		// HTTP/1.1 (no server offers h2c unasked).
+		ForceAttemptHTTP2: true,
+		TLSClientConfig:   &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12},
 	}
 	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	h.client = &http.Client{Transport: h.tr, CheckRedirect: noRedirect, Timeout: cfg.RequestTimeout}

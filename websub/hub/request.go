@@ -520,5 +520,8 @@ func (h *Hub) publish(ctx context.Context, topic, ct, hubURL string, body []byte
 	for _, s := range subs {
 		s.wake()
 	}
+	if h.cfg.OnPublished != nil {
+		h.cfg.OnPublished(topic, ct, body)
+	}
 	return e.Seq, nil
 }

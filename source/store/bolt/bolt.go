@@ -100,6 +100,12 @@ type DB struct {
 	// each page fault maps up to 16 neighbouring pages; over a baseline
 	// sync of the whole collection that would map the whole file.
 	gets atomic.Int64
+	// passed counts the records read by passes (ResourcesIn, Journal)
+	// since the last release, over all of them: a server producing dump
+	// packages on request reads many short ranges (a package's, at most
+	// 10,000 records), none of which alone reaches releaseEvery, and over
+	// a baseline sync they map the whole file.
+	passed atomic.Int64
 }
 
 var _ store.Store = (*DB)(nil)
@@ -446,6 +452,15 @@ func (d *DB) release() {
 	}
 }
 
+// passRead counts n records read by a pass and releases the mapped pages
+// once passes read releaseEvery records since the last release.
+func (d *DB) passRead(n int) {
+	if d.passed.Add(int64(n)) >= releaseEvery {
+		d.passed.Store(0)
+		d.release()
+	}
+}
+
 // getsPerRelease is how many lookups run between two releases: at most
 // ~64 KiB mapped per lookup, so ~32 MiB, and a release (a few hundred µs
 // on a large state) every 512 requests costs well under 1% of serving.
@@ -463,7 +478,6 @@ func (d *DB) ResourcesIn(ctx context.Context, from, to string) iter.Seq2[store.R
 		page := make([]store.Resource, 0, resourcesPage)
 		next := []byte(from)
 		inclusive := true // next itself is still to be yielded
-		read := 0
 		for {
 			page = page[:0]
 			done := false
@@ -502,10 +516,7 @@ func (d *DB) ResourcesIn(ctx context.Context, from, to string) iter.Seq2[store.R
 					return
 				}
 			}
-			if read += len(page); read >= releaseEvery {
-				read = 0
-				d.release()
-			}
+			d.passRead(len(page))
 			if done || len(page) == 0 {
 				return
 			}
@@ -602,6 +613,7 @@ func (d *DB) journal(ctx context.Context, start func(*bbolt.Tx) (uint64, error),
 					return
 				}
 			}
+			d.passRead(len(chunk))
 			if done {
 				return
 			}
