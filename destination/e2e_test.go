@@ -42,6 +42,10 @@ func startSource(t testing.TB, dir string, wrap func(http.Handler) http.Handler,
 	// refusal of an emptied directory is tested in package source).
 	c := source.Config{BaseURL: base, Sets: []source.SetConfig{{Name: "default", Dir: dir}}, StateDir: t.TempDir(),
 		ChangeListPeriod: time.Hour, AllowEmpty: true}
+	// A wrapper injects faults into the resources' GETs, or counts
+	// them: the bulk GET would go round it. The tests of the bulk GET
+	// turn it back on.
+	c.NoBulk = wrap != nil
 	if cfg != nil {
 		cfg(&c)
 	}

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination/fetch"
@@ -74,6 +75,8 @@ type pass struct {
 
 	// fetcher, if set, replaces the engine's (notifications retry less).
 	fetcher *fetch.Fetcher
+	// bulk is the Source's bulk GET when the pass uses it (bulk.go).
+	bulk atomic.Pointer[bulkGet]
 	// fsyncEach fsyncs each file instead of one syncfs per batch: cheaper
 	// for the few files of a notification (syncfs flushes the whole file
 	// system).
@@ -135,19 +138,14 @@ const maxFailuresListed = 100
 
 func (e *engine) newPass(ctx context.Context, set string, sr *SetReport) *pass {
 	p := &pass{e: e, set: set, sr: sr, ctx: ctx, stamp: e.opt.Now().UTC().Truncate(2 * time.Second),
-		jobs: make(chan job, 4*e.opt.Workers), ops: make(chan []stateOp, commitBacklog/opBatch), done: make(chan struct{})}
+		jobs: make(chan job, max(4*e.opt.Workers, bulkBatch)), ops: make(chan []stateOp, commitBacklog/opBatch), done: make(chan struct{})}
 	for range e.opt.Workers {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
 			var dirs fetch.Parents // lists are mostly sorted: files come a directory at a time
 			defer dirs.Close()
-			for j := range p.jobs {
-				if ctx.Err() != nil {
-					continue // drain
-				}
-				p.work(j, &dirs)
-			}
+			p.runWorker(ctx, &dirs) // bulk.go
 		}()
 	}
 	go p.committer()

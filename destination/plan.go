@@ -405,6 +405,7 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	e.phase(s.Name, "baseline from %s", s.ResourceList)
 	sus := &suspects{}
 	p := e.newPass(ctx, s.Name, sr).watchVanished(sus)
+	p.useBulk(d)
 	err = e.eachEntryEst(ctx, d, 0, &estimator{e: e, set: s.Name}, func(en *rs.Entry) error {
 		c, err := cs.get(en.Loc)
 		if err != nil {

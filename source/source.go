@@ -137,6 +137,9 @@ type Config struct {
 	// sandbox" (server.Handler.SandboxResources): set when admin pages share
 	// the Source's origin.
 	SandboxResources bool
+	// NoBulk turns off the bulk GET of small resources
+	// (server.Handler.NoBulk).
+	NoBulk bool
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -694,7 +697,7 @@ func (s *Source) dumpsHandler() func(w http.ResponseWriter, r *http.Request, rel
 // Extra); when extra[".resourcesync/metrics"] is set the status page links
 // to the metrics. It shows the subscribers of Config.StatusHub.
 func (s *Source) Handler(extra map[string]http.Handler) http.Handler {
-	h := &server.Handler{Docs: s.out, Mount: s.mount, Extra: extra, Logger: s.log, SandboxResources: s.cfg.SandboxResources, Dumps: s.dumpsHandler()}
+	h := &server.Handler{Docs: s.out, Mount: s.mount, Extra: extra, Logger: s.log, SandboxResources: s.cfg.SandboxResources, NoBulk: s.cfg.NoBulk, Dumps: s.dumpsHandler()}
 	sc := status.Config{BaseURL: s.cfg.BaseURL, Docs: s.out, Logger: s.log, Now: s.cfg.Now}
 	sc.Sections = s.cfg.StatusSections
 	if s.cfg.StatusHub != nil {

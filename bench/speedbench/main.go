@@ -83,6 +83,7 @@ import (
 // Config is one run.
 type Config struct {
 	NList, NDump, NPy, NPublish, NSide int
+	NListSide, Reps, SyncWorkers       int
 	Triples, Fragments, FragTriples    int
 	Subs, Notes                        int
 	NOAI                               int
@@ -151,16 +152,17 @@ type Tool struct {
 
 // Result is the outcome of Run.
 type Result struct {
-	Command string        `json:"command"`
-	Machine Machine       `json:"machine"`
-	Scratch string        `json:"scratch"`
-	Trees   []*TreeResult `json:"trees"`
-	Rows    []Row         `json:"rows"`
-	Side    []Tool        `json:"side_by_side"`
-	SideN   int           `json:"side_by_side_files"`
-	PyNote  string        `json:"py_resync,omitempty"`
-	Seconds float64       `json:"seconds"`
-	Errors  []string      `json:"errors,omitempty"`
+	Command  string        `json:"command"`
+	Machine  Machine       `json:"machine"`
+	Scratch  string        `json:"scratch"`
+	Trees    []*TreeResult `json:"trees"`
+	Rows     []Row         `json:"rows"`
+	Side     []Tool        `json:"side_by_side"`
+	ListSide *ListSide     `json:"list_side_by_side,omitempty"`
+	SideN    int           `json:"side_by_side_files"`
+	PyNote   string        `json:"py_resync,omitempty"`
+	Seconds  float64       `json:"seconds"`
+	Errors   []string      `json:"errors,omitempty"`
 	// Syscalls are the side-by-side tree's syncs run again under strace -c.
 	Syscalls []SyscallStep `json:"syscalls_per_file,omitempty"`
 }
@@ -172,6 +174,9 @@ func main() {
 	flag.IntVar(&cfg.NPy, "n-py", 5000, "(c) files of the whole-command comparison with py-resync")
 	flag.IntVar(&cfg.NPublish, "n-publish", 20000, "(d) files of the publish comparison with py-resync's list writer")
 	flag.IntVar(&cfg.NSide, "n-side", 10000, "files of the side-by-side with curl, aria2c, wget, py-resync")
+	flag.IntVar(&cfg.NListSide, "n-listside", 20000, "files of the list path against curl (serve --no-dumps; issue 33)")
+	flag.IntVar(&cfg.Reps, "reps", 3, "repetitions of the list path against curl")
+	flag.IntVar(&cfg.SyncWorkers, "sync-workers", 0, "--workers of the list path's sync (0: its default)")
 	flag.IntVar(&cfg.Triples, "triples", 1000000, "(f) triples served by sdshare/server (bench/sdsharebench)")
 	flag.IntVar(&cfg.Fragments, "fragments", 10000, "(g) fragments the sdshare client applies (bench/sdsharebench)")
 	flag.IntVar(&cfg.FragTriples, "fragment-triples", 150000, "(g) triples of the collection the fragments change")
@@ -182,7 +187,7 @@ func main() {
 	flag.StringVar(&cfg.Bin, "bin", "", "resourcesync binary to measure (default: build ./cmd/resourcesync)")
 	flag.StringVar(&cfg.PyResync, "pyresync", "/tmp/pyresync", "a checkout of py-resync 2.0.1 (its resync-sync and resync-build scripts); missing: its rows say not run")
 	flag.StringVar(&cfg.Python, "python", "", "Python 3 interpreter for py-resync (default: the first of python3, /usr/bin/python3 that imports it)")
-	skip := flag.String("skip", "", "comma-separated parts to leave out: list, dump72, py, publish, side, sdshare, hub, oai")
+	skip := flag.String("skip", "", "comma-separated parts to leave out: list, dump72, py, publish, side, listside, sdshare, hub, oai")
 	quick := flag.Bool("quick", false, "a smoke test with small sizes (2,000 files, 20,000 triples, 200 subscribers, ...)")
 	md := flag.String("md", "", "replace the speedbench blocks of `FILE` (BENCHMARKS.md: one per component, between <!-- speedbench:NAME --> markers) with the report, and add the run to its history table")
 	asJSON := flag.Bool("json", false, "print the result as JSON on stdout (progress goes to stderr)")
@@ -190,7 +195,7 @@ func main() {
 	flag.BoolVar(&cfg.Profile, "profile", false, "for each missed row, say why: run its command again under strace -c -f (resourcesync rows) or with the delegated bench's -cpuprofile (sdshare sync, hub), and put the top lines in the report")
 	flag.Parse()
 	if *quick {
-		cfg.NList, cfg.NDump, cfg.NPy, cfg.NPublish, cfg.NSide = 2000, 2000, 500, 1000, 1000
+		cfg.NList, cfg.NDump, cfg.NPy, cfg.NPublish, cfg.NSide, cfg.NListSide, cfg.Reps = 2000, 2000, 500, 1000, 1000, 1000, 1
 		cfg.Triples, cfg.Fragments, cfg.FragTriples, cfg.Subs, cfg.Notes = 20000, 500, 15000, 200, 3
 		cfg.NOAI = 2000
 	}
@@ -309,6 +314,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	b.smallFiles()
 	b.pyRows()
 	b.sideBySide()
+	b.listSide()
 	b.sdshare(root)
 	b.hub(root)
 	b.oai(root)

@@ -141,6 +141,7 @@ func (r *Result) Blocks() map[string]string {
 		case "destination":
 			r.trees(w, "kb", "b72", "py", "side")
 			r.side(w)
+			r.listSide(w)
 			r.syscalls(w)
 		case "source":
 			r.trees(w, "pub")
@@ -226,6 +227,23 @@ func (r *Result) side(w func(string, ...any)) {
 		}
 		s := t.Step
 		w("| %s | `%s` | %.2f s | %s | %s | %s | %.2f | %s | %s |\n", t.Name, t.Command, s.Seconds, rate(s.FilesPerSec), rss(s.RSSKiB), cpu(s.CPU), t.Ratio, s.Verified, t.Note)
+	}
+}
+
+// listSide is the list path against curl (listside.go).
+func (r *Result) listSide(w func(string, ...any)) {
+	ls := r.ListSide
+	if ls == nil || len(ls.Reps) == 0 {
+		return
+	}
+	w("\nThe list path against curl: %s files of 512–1536 bytes from `serve --no-dumps`; ", commas(float64(ls.Files)))
+	w("curl -sS -f --parallel --parallel-max 16 --create-dirs -K LIST (url/output pairs), then `resourcesync sync --no-dumps BASE DEST`, alternating; load average at the start %s. Ratio: curl's time over sync's (>= 1: at least curl's rate); median %.2fx.\n\n", ls.Load, ls.Ratio)
+	w("| rep | curl | sync --no-dumps | ratio | sync CPU | serve CPU under curl | serve CPU under sync |\n|---:|---:|---:|---:|---:|---:|---:|\n")
+	for i, rp := range ls.Reps {
+		w("| %d | %.2f s | %.2f s | %.2fx | %.2f s | %.2f s | %.2f s |\n", i+1, rp.Curl, rp.Sync, rp.Ratio, rp.SyncCPU, rp.ServeCPUCurl, rp.ServeCPUSync)
+	}
+	if ls.Profile != "" {
+		w("\nThe serve process under one more sync (perf record -g; self time):\n\n```\n%s\n```\n", ls.Profile)
 	}
 }
 

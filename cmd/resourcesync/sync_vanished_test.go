@@ -66,7 +66,8 @@ func TestSyncVanished(t *testing.T) {
 			}
 			base := "http://" + ln.Addr().String() + "/"
 			src, err := source.Open(source.Config{BaseURL: base, Sets: []source.SetConfig{{Name: "default", Dir: dir}}, StateDir: filepath.Join(root, "state"),
-				ChangeListPeriod: time.Hour, Logger: discardLogger(), AllowEmpty: true})
+				ChangeListPeriod: time.Hour, Logger: discardLogger(), AllowEmpty: true,
+				NoBulk: true}) // the faults are injected into the resources' GETs
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -51,4 +51,9 @@
 // else the Source Description's page), and every other client gets 404
 // with a line naming BASE/.well-known/resourcesync, where a ResourceSync
 // client given the base URL looks next.
+//
+// POST BASE/.resourcesync/bulk is the bulk GET (bulk.go, format in
+// internal/bulk): up to 1,000 small resources in one response, each the
+// bytes its GET gives, advertised by a Link header on the XML documents
+// (never in them); Handler.NoBulk turns both off.
 package server

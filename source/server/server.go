@@ -60,6 +60,9 @@ type Handler struct {
 	// RetryAfter is sent with the 503 answer for a resource whose file
 	// changed since the last scan; default 10s.
 	RetryAfter time.Duration
+	// NoBulk turns the bulk GET off (bulk.go): no endpoint, no Link
+	// header advertising it.
+	NoBulk bool
 }
 
 func (h *Handler) log() *slog.Logger {
@@ -76,6 +79,10 @@ func IsDocumentPath(rel string) bool {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.isBulk(r) {
+		h.serveBulk(w, r)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		if hh := h.extra(r); hh != nil {
 			hh.ServeHTTP(w, r)
@@ -255,6 +262,7 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/xml")
+		h.bulkLink(w.Header())
 	}
 	// Documents change in place (the open Change List, the Capability
 	// List): let clients revalidate cheaply with If-Modified-Since.
@@ -277,7 +285,7 @@ func (h *Handler) serveResourceLink(w http.ResponseWriter, r *http.Request, esca
 		http.NotFound(w, r)
 		return
 	}
-	rel, err := scan.UnescapePath(escaped[len(set.Prefix):])
+	rel, err := unescape(escaped[len(set.Prefix):])
 	if err != nil || rel == "" || strings.HasSuffix(rel, "/") {
 		http.NotFound(w, r)
 		return
@@ -352,8 +360,37 @@ func (h *Handler) serveResourceLink(w http.ResponseWriter, r *http.Request, esca
 // noFastPath makes every resource take the general path (for tests).
 var noFastPath bool
 
-// etag is a resource's entity tag: its sha-256.
-func etag(res *store.Resource) string { return `"` + hex.EncodeToString(res.SHA256[:]) + `"` }
+// etag is a resource's entity tag: its sha-256 (built in one allocation).
+func etag(res *store.Resource) string {
+	var b [2 + 2*len(res.SHA256)]byte
+	b[0], b[len(b)-1] = '"', '"'
+	hex.Encode(b[1:len(b)-1], res.SHA256[:])
+	return string(b[:])
+}
+
+// unescape is scan.UnescapePath without its allocations for a path with
+// nothing escaped (the common case), which it returns as it is.
+func unescape(escaped string) (string, error) {
+	if !strings.Contains(escaped, "%") {
+		return escaped, nil
+	}
+	return scan.UnescapePath(escaped)
+}
+
+// descends is splitRel's check without its allocation: no empty, "." or
+// ".." segment, no NUL, no OS separator in a segment.
+func descends(rel string) bool {
+	for rest := rel; ; {
+		seg, after, more := strings.Cut(rest, "/")
+		if seg == "" || seg == "." || seg == ".." || strings.IndexByte(seg, 0) >= 0 || strings.ContainsRune(seg, os.PathSeparator) {
+			return false
+		}
+		if !more {
+			return true
+		}
+		rest = after
+	}
+}
 
 // sameAsScanned reports whether the opened file fi is the one the
 // inventory record res describes: same size, same mtime (the scanner

@@ -273,7 +273,7 @@ func TestSandboxResources(t *testing.T) {
 
 // scannedStore is a bolt state in a temporary directory holding one scan
 // of dir (closed when the test ends).
-func scannedStore(t *testing.T, dir string) *bolt.DB {
+func scannedStore(t testing.TB, dir string) *bolt.DB {
 	t.Helper()
 	st, err := bolt.Open(filepath.Join(t.TempDir(), "state.db"), nil)
 	if err != nil {
