@@ -249,7 +249,14 @@ type Hub struct {
 	runCtx  context.Context // set while Run runs
 	runWG   sync.WaitGroup
 	hostSem map[string]*hostSlots
-	global  chan struct{}
+
+	hqMu   sync.Mutex
+	hostQs map[string]*hostQueue // delivery queues by callback host
+
+	workMu       sync.Mutex
+	workWG       sync.WaitGroup // the delivery workers
+	workStopping bool
+	global       chan struct{}
 
 	cache   *entryCache
 	pubRate *rate.Limiter
@@ -298,6 +305,7 @@ func Open(cfg Config) (*Hub, error) {
 		topics:     map[string]*topicState{},
 		subs:       map[string]*sub{},
 		hostSem:    map[string]*hostSlots{},
+		hostQs:     map[string]*hostQueue{},
 		global:     make(chan struct{}, cfg.MaxConcurrentDeliveries),
 		cache:      newEntryCache(64 << 20),
 		verifyWake: make(chan struct{}, 1),
@@ -413,6 +421,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	go func() { defer h.runWG.Done(); h.housekeeping(ctx) }()
 	<-ctx.Done()
 	h.runWG.Wait()
+	h.stopWorkers()
 	// A clean stop: persist the cursors, then hand the claims over at
 	// once (a crash leaves them to expire).
 	h.flush()
