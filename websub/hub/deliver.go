@@ -523,11 +523,19 @@ func (h *Hub) entryAfter(ctx context.Context, topic string, seq uint64) (*outEnt
 type outEntry struct {
 	*hubstore.Entry
 	link, id string
+	hdr      struct{ ct, link, id []string } // the same, as header values
 }
 
 func newOutEntry(topic string, e *hubstore.Entry) *outEntry {
-	return &outEntry{Entry: e, link: linkHeader(topic, e), id: deliveryID(topic, e.Seq)}
+	o := &outEntry{Entry: e, link: linkHeader(topic, e), id: deliveryID(topic, e.Seq)}
+	o.hdr.ct, o.hdr.link, o.hdr.id = []string{e.ContentType}, []string{o.link}, []string{o.id}
+	return o
 }
+
+var (
+	firstAttempt    = []string{"1"}
+	userAgentHeader = []string{userAgent}
+)
 
 type result struct {
 	ok, gone   bool
@@ -562,14 +570,22 @@ func (h *Hub) deliver(ctx context.Context, rec *hubstore.Subscription, e *outEnt
 	if err != nil {
 		return result{err: boundError(err.Error())}
 	}
-	req.Header["Content-Type"] = []string{e.ContentType} // byte for byte
-	req.Header.Set("Link", e.link)
+	// The entry's headers are made once and shared, read-only, by its
+	// deliveries (neither the client nor the transport writes them).
+	hdr := make(http.Header, 6)
+	hdr["Content-Type"] = e.hdr.ct // byte for byte
+	hdr["Link"] = e.hdr.link
 	if rec.Secret != "" {
-		req.Header.Set("X-Hub-Signature", h.signFor(s, rec.Secret, e.Body))
+		hdr["X-Hub-Signature"] = []string{h.signFor(s, rec.Secret, e.Body)}
 	}
-	req.Header.Set("X-Hub-Delivery-Id", e.id)
-	req.Header.Set("X-Hub-Attempt", strconv.Itoa(attempt))
-	req.Header.Set("User-Agent", userAgent)
+	hdr["X-Hub-Delivery-Id"] = e.hdr.id
+	if attempt == 1 {
+		hdr["X-Hub-Attempt"] = firstAttempt
+	} else {
+		hdr["X-Hub-Attempt"] = []string{strconv.Itoa(attempt)}
+	}
+	hdr["User-Agent"] = userAgentHeader
+	req.Header = hdr
 	start := time.Now()
 	resp, err := h.client.Do(req)
 	h.m.latency.Observe(time.Since(start).Seconds())

@@ -315,10 +315,14 @@ func Open(cfg Config) (*Hub, error) {
 	}
 	h.m = newMetrics(h)
 	h.tr = &http.Transport{
-		Proxy:                 nil, // a proxy would bypass the address check
-		DialContext:           h.dialContext,
-		MaxIdleConns:          1024,
-		MaxIdleConnsPerHost:   cfg.MaxConcurrentPerHost,
+		Proxy:               nil, // a proxy would bypass the address check
+		DialContext:         h.dialContext,
+		MaxIdleConns:        1024,
+		MaxIdleConnsPerHost: cfg.MaxConcurrentPerHost,
+		// And no more open: a worker starts its next delivery as soon as
+		// its last answer is read, often before the transport has put
+		// that connection back; without the cap it would dial another.
+		MaxConnsPerHost:       cfg.MaxConcurrentPerHost,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   cfg.ConnectTimeout,
 		ResponseHeaderTimeout: cfg.RequestTimeout,
