@@ -56,7 +56,6 @@ type sub struct {
 	stopped bool
 	queued  bool // waiting in a host queue
 	busy    bool // a worker is taking a step for it
-	again   bool // woken while queued or busy: look again after the step
 	timer   *time.Timer
 	timerAt time.Time // when timer fires (zero: not armed)
 	hq      *hostQueue
@@ -168,13 +167,12 @@ func (h *Hub) leaseLive() bool { return time.Now().UnixNano() < h.leaseUntil.Loa
 // It is called on every wake, by s's timer and after each step.
 func (h *Hub) schedule(s *sub) {
 	s.mu.Lock()
-	if s.stopped || s.removed || s.ctx == nil {
+	if s.stopped || s.removed || s.ctx == nil || s.ctx.Err() != nil {
 		s.mu.Unlock()
 		return
 	}
 	if s.queued || s.busy {
-		s.again = true
-		s.mu.Unlock()
+		s.mu.Unlock() // the worker schedules it again after the step
 		return
 	}
 	rec := &s.rec
@@ -323,10 +321,12 @@ func (h *Hub) worker(hq *hostQueue) {
 			s.mu.Unlock()
 			continue
 		}
-		s.busy, s.again = true, false
+		s.busy = true
 		ctx := s.ctx
 		s.mu.Unlock()
-		h.step(ctx, s)
+		if ctx.Err() == nil {
+			h.step(ctx, s)
+		}
 		s.mu.Lock()
 		s.busy = false
 		if s.stopped {
@@ -345,6 +345,14 @@ func (h *Hub) step(ctx context.Context, s *sub) {
 	s.mu.Lock()
 	rec := s.rec
 	s.mu.Unlock()
+	// Checked again: it may have waited in the queue.
+	if !h.now().Before(rec.Expires) {
+		h.dropSub(s, "expired")
+		return
+	}
+	if !h.leaseLive() || !rec.NextAt.IsZero() && rec.NextAt.After(h.now()) {
+		return // schedule makes it wait
+	}
 	var headSeq uint64
 	if s.ts != nil {
 		headSeq = s.ts.head.Load()
