@@ -103,7 +103,7 @@ func TestDeliveryErrorBounded(t *testing.T) {
 	}()
 	h, _ := openHub(t)
 	r := h.deliver(context.Background(), &hubstore.Subscription{Topic: topicA, Callback: "http://" + ln.Addr().String() + "/cb"},
-		newOutEntry(topicA, &hubstore.Entry{Seq: 1, ContentType: "application/xml", Body: []byte("<x/>")}), 1)
+		newOutEntry(topicA, &hubstore.Entry{Seq: 1, ContentType: "application/xml", Body: []byte("<x/>")}), 1, nil)
 	if r.ok || r.status != 500 || len(r.err) > 1024 || !utf8.ValidString(r.err) || !strings.HasPrefix(r.err, "callback answered 500 éé") {
 		t.Errorf("ok %v, status %d, error of %d bytes (valid UTF-8 %v): %.60q", r.ok, r.status, len(r.err), utf8.ValidString(r.err), r.err)
 	}

@@ -15,6 +15,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
@@ -28,33 +29,57 @@ import (
 )
 
 // sub is a subscription this node holds and its delivery state.
+//
+// A subscription has no goroutine of its own: when it has something to
+// deliver it waits in its callback host's queue (hostQueue), whose
+// workers (at most MaxConcurrentPerHost) take one delivery step for it at
+// a time and queue it again at the back. So 10,000 subscriptions cost
+// 10,000 small structs and one timer each, not 10,000 goroutine stacks for
+// the garbage collector to scan, a slow host ties up only its own
+// workers, and a subscription's notifications still go one at a time and
+// in order (busy: at most one step in flight per subscription).
 type sub struct {
 	key     string
+	h       *Hub // set by startSubLocked
 	mu      sync.Mutex
 	rec     hubstore.Subscription
 	dirty   bool // rec's delivery state changed since the last flush
 	removed bool
 	running bool
-	last    time.Time // when this node last began a delivery attempt (admin pages)
-	stop    context.CancelFunc
-	done    chan struct{} // closed when the delivery goroutine has returned
-	wakeC   chan struct{}
+	last    time.Time   // when this node last began a delivery attempt (admin pages)
 	ts      *topicState // its topic's state (set by adopt; never removed from h.topics)
 
-	// Used by the delivery goroutine only: the callback's host slots,
-	// looked up again only when the callback changes.
+	// Scheduling state, under mu.
+	ctx     context.Context    // ends when the subscription stops here
+	stop    context.CancelFunc // stops it: done closes once no step is in flight
+	done    chan struct{}
+	stopped bool
+	queued  bool // waiting in a host queue
+	busy    bool // a worker is taking a step for it
+	timer   *time.Timer
+	timerAt time.Time // when timer fires (zero: not armed)
+	hq      *hostQueue
+	hqFor   string
+
+	// Used only by the worker holding busy: the callback's host slots,
+	// and the keyed hash state of the secret (hmac.New per delivery would
+	// allocate and hash the key each time), looked up again only when the
+	// callback, secret or algorithm changes.
 	semFor string
 	sem    *hostSlots
+	mac    hash.Hash
+	macFor string
 }
 
 func newSub(r hubstore.Subscription) *sub {
-	return &sub{key: r.Key, rec: r, wakeC: make(chan struct{}, 1)}
+	return &sub{key: r.Key, rec: r}
 }
 
+// wake looks at s again (a publish, a renewal): it is queued for a step
+// if it has something to deliver.
 func (s *sub) wake() {
-	select {
-	case s.wakeC <- struct{}{}:
-	default:
+	if s.h != nil {
+		s.h.schedule(s)
 	}
 }
 
@@ -64,26 +89,38 @@ func (s *sub) update() hubstore.CursorUpdate {
 	return hubstore.CursorUpdate{Key: s.key, Cursor: r.Cursor, Attempt: r.Attempt, FirstFail: r.FirstFail, LastError: r.LastError, NextAt: r.NextAt}
 }
 
-// startSubLocked starts s's delivery goroutine if Run is running. h.mu
-// must be held.
+// startSubLocked starts delivering s if Run is running. h.mu must be
+// held.
 func (h *Hub) startSubLocked(s *sub) {
 	if h.runCtx == nil || h.runCtx.Err() != nil || s.running {
 		return
 	}
 	ctx, cancel := context.WithCancel(h.runCtx)
 	done := make(chan struct{})
-	s.running, s.stop, s.done = true, cancel, done
-	h.runWG.Add(1)
-	go func() {
-		defer h.runWG.Done()
-		defer close(done)
-		h.deliverLoop(ctx, s)
-	}()
+	s.mu.Lock()
+	s.h, s.running, s.ctx, s.done = h, true, ctx, done
+	s.stop = func() {
+		cancel()
+		s.mu.Lock()
+		if !s.stopped {
+			s.stopped = true
+			if s.timer != nil {
+				s.timer.Stop()
+			}
+			if !s.busy {
+				close(done)
+			}
+		}
+		s.mu.Unlock()
+	}
+	s.mu.Unlock()
+	h.schedule(s) // takes s.mu and the host queue's lock, never h.mu
+
 }
 
-// removeSubLocked forgets s in memory and stops its goroutine (without
-// waiting for it). h.mu must be held; the caller deletes the record or
-// has lost the claim.
+// removeSubLocked forgets s in memory and stops its delivery (without
+// waiting for the step in flight). h.mu must be held; the caller deletes
+// the record or has lost the claim.
 func (h *Hub) removeSubLocked(s *sub) {
 	s.mu.Lock()
 	s.removed = true
@@ -125,96 +162,247 @@ func (h *Hub) dropSub(s *sub, reason string) {
 // the wall clock, as the store's leases).
 func (h *Hub) leaseLive() bool { return time.Now().UnixNano() < h.leaseUntil.Load() }
 
-// deliverLoop delivers s's notifications in order, one at a time.
-func (h *Hub) deliverLoop(ctx context.Context, s *sub) {
-	for ctx.Err() == nil {
-		s.mu.Lock()
-		rec, removed := s.rec, s.removed
+// schedule decides what s waits for: nothing to deliver (its lease end),
+// a retry's time, the claim's renewal, or a worker of its host (queued).
+// It is called on every wake, by s's timer and after each step.
+func (h *Hub) schedule(s *sub) {
+	s.mu.Lock()
+	if s.stopped || s.removed || s.ctx == nil || s.ctx.Err() != nil {
 		s.mu.Unlock()
-		if removed {
-			return
-		}
-		now := h.now()
-		if !now.Before(rec.Expires) {
-			h.dropSub(s, "expired")
-			return
-		}
-		var headSeq uint64
-		if s.ts != nil {
-			headSeq = s.ts.head.Load()
-		} else {
-			h.mu.Lock()
-			headSeq = h.topic(rec.Topic).head.Load()
-			h.mu.Unlock()
-		}
-		if rec.Cursor >= headSeq {
-			t := time.NewTimer(min(rec.Expires.Sub(now), time.Hour) + time.Millisecond)
-			select {
-			case <-ctx.Done():
-			case <-s.wakeC:
-			case <-t.C:
-			}
-			t.Stop()
-			continue
-		}
-		if wait := rec.NextAt.Sub(now); wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-			case <-t.C:
-			}
-			t.Stop()
-			continue
-		}
-		if !h.leaseLive() {
-			// The claim may have passed to another node: deliver
-			// nothing until it is renewed (or taken from us).
-			t := time.NewTimer(h.cfg.ClaimTTL / 10)
-			select {
-			case <-ctx.Done():
-			case <-s.wakeC:
-			case <-t.C:
-			}
-			t.Stop()
-			continue
-		}
-		e, err := h.entryAfter(ctx, rec.Topic, rec.Cursor)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			h.log.Error("reading the log", "topic", rec.Topic, "err", err)
-			s.mu.Lock()
-			s.rec.NextAt = h.now().Add(time.Second)
-			s.mu.Unlock()
-			continue
-		}
-		if e == nil { // pruned or damaged past the cursor: skip to the head
-			s.mu.Lock()
-			s.rec.Cursor, s.dirty = max(s.rec.Cursor, headSeq), true
-			s.mu.Unlock()
-			continue
-		}
-		if s.sem == nil || s.semFor != rec.Callback {
-			s.sem, s.semFor = h.hostSemaphore(hostOf(rec.Callback)), rec.Callback
-		}
-		if !h.acquireSem(ctx, s.sem.sem) {
-			return
-		}
-		warming := s.sem.warmUp(ctx)
-		s.mu.Lock()
-		s.last = h.now()
-		s.mu.Unlock()
-		res := h.deliver(ctx, &rec, e, rec.Attempt+1)
-		if warming {
-			s.sem.warmed()
-		}
-		h.releaseSem(s.sem.sem)
-		if ctx.Err() != nil {
-			return // shutting down: the attempt does not count
-		}
-		h.settle(s, e, res)
+		return
 	}
+	if s.queued || s.busy {
+		s.mu.Unlock() // the worker schedules it again after the step
+		return
+	}
+	rec := &s.rec
+	now := h.now()
+	if !now.Before(rec.Expires) {
+		s.mu.Unlock()
+		go h.dropSub(s, "expired")
+		return
+	}
+	var headSeq uint64
+	if s.ts != nil {
+		headSeq = s.ts.head.Load()
+	}
+	switch {
+	case rec.Cursor >= headSeq:
+		s.armLocked(now, min(rec.Expires.Sub(now), time.Hour)+time.Millisecond)
+	case rec.NextAt.After(now):
+		s.armLocked(now, rec.NextAt.Sub(now))
+	case !h.leaseLive():
+		// The claim may have passed to another node: deliver nothing
+		// until it is renewed (or taken from us).
+		s.armLocked(now, h.cfg.ClaimTTL/10)
+	default:
+		if s.hq == nil || s.hqFor != rec.Callback {
+			s.hq, s.hqFor = h.hostQueue(hostOf(rec.Callback)), rec.Callback
+		}
+		s.queued = true
+		hq := s.hq
+		s.mu.Unlock()
+		hq.push(h, s)
+		return
+	}
+	s.mu.Unlock()
+}
+
+// armLocked makes s's timer call schedule after d (one timer per
+// subscription, reset rather than made anew). s.mu must be held.
+func (s *sub) armLocked(now time.Time, d time.Duration) {
+	at := now.Add(d)
+	if !s.timerAt.IsZero() && !s.timerAt.After(at) && s.timerAt.After(now) {
+		return // armed for sooner already
+	}
+	s.timerAt = at
+	if s.timer == nil {
+		h := s.h
+		s.timer = time.AfterFunc(d, func() {
+			s.mu.Lock()
+			s.timerAt = time.Time{}
+			s.mu.Unlock()
+			h.schedule(s)
+		})
+		return
+	}
+	s.timer.Reset(d)
+}
+
+// hostQueue is the subscriptions of one callback host waiting for a
+// delivery step, and its workers: started as subscriptions are queued, at
+// most MaxConcurrentPerHost, each ending when the queue is empty.
+type hostQueue struct {
+	mu      sync.Mutex
+	q       []*sub
+	head    int
+	workers int
+	max     int
+}
+
+// hostQueue returns the queue of host, creating it.
+func (h *Hub) hostQueue(host string) *hostQueue {
+	h.hqMu.Lock()
+	defer h.hqMu.Unlock()
+	hq := h.hostQs[host]
+	if hq == nil {
+		hq = &hostQueue{max: h.cfg.MaxConcurrentPerHost}
+		h.hostQs[host] = hq
+	}
+	return hq
+}
+
+func (hq *hostQueue) push(h *Hub, s *sub) {
+	hq.mu.Lock()
+	hq.q = append(hq.q, s)
+	start := hq.workers < hq.max && hq.workers < len(hq.q)-hq.head
+	if start && h.addWorker() {
+		hq.workers++
+	} else {
+		start = false
+	}
+	hq.mu.Unlock()
+	if start {
+		go h.worker(hq)
+	}
+}
+
+// pop returns the next subscription, or nil (and the worker ends) when
+// the queue is empty.
+func (hq *hostQueue) pop() *sub {
+	hq.mu.Lock()
+	defer hq.mu.Unlock()
+	if hq.head == len(hq.q) {
+		hq.workers--
+		hq.q, hq.head = hq.q[:0], 0
+		return nil
+	}
+	s := hq.q[hq.head]
+	hq.q[hq.head] = nil
+	hq.head++
+	if hq.head > 1024 && hq.head*2 > len(hq.q) { // reuse the front
+		n := copy(hq.q, hq.q[hq.head:])
+		clear(hq.q[n:])
+		hq.q, hq.head = hq.q[:n], 0
+	}
+	return s
+}
+
+// addWorker counts a new worker unless Run is ending (Run waits for them).
+func (h *Hub) addWorker() bool {
+	h.workMu.Lock()
+	defer h.workMu.Unlock()
+	if h.workStopping {
+		return false
+	}
+	h.workWG.Add(1)
+	return true
+}
+
+// stopWorkers refuses new workers and waits for those running.
+func (h *Hub) stopWorkers() {
+	h.workMu.Lock()
+	h.workStopping = true
+	h.workMu.Unlock()
+	h.workWG.Wait()
+}
+
+// worker takes delivery steps for its host's queued subscriptions.
+func (h *Hub) worker(hq *hostQueue) {
+	defer h.workWG.Done()
+	for {
+		s := hq.pop()
+		if s == nil {
+			return
+		}
+		s.mu.Lock()
+		s.queued = false
+		if s.stopped || s.removed {
+			s.mu.Unlock()
+			continue
+		}
+		s.busy = true
+		ctx := s.ctx
+		s.mu.Unlock()
+		if ctx.Err() == nil {
+			h.step(ctx, s)
+		}
+		s.mu.Lock()
+		s.busy = false
+		if s.stopped {
+			close(s.done)
+			s.mu.Unlock()
+			continue
+		}
+		s.mu.Unlock()
+		h.schedule(s)
+	}
+}
+
+// step delivers s's next notification once (or moves its cursor past a
+// pruned log), the only step in flight for s.
+func (h *Hub) step(ctx context.Context, s *sub) {
+	s.mu.Lock()
+	rec := s.rec
+	s.mu.Unlock()
+	// Checked again: it may have waited in the queue.
+	if !h.now().Before(rec.Expires) {
+		h.dropSub(s, "expired")
+		return
+	}
+	if !h.leaseLive() || !rec.NextAt.IsZero() && rec.NextAt.After(h.now()) {
+		return // schedule makes it wait
+	}
+	var headSeq uint64
+	if s.ts != nil {
+		headSeq = s.ts.head.Load()
+	}
+	e, err := h.entryAfter(ctx, rec.Topic, rec.Cursor)
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		h.log.Error("reading the log", "topic", rec.Topic, "err", err)
+		s.mu.Lock()
+		s.rec.NextAt = h.now().Add(time.Second)
+		s.mu.Unlock()
+		return
+	}
+	if e == nil { // pruned or damaged past the cursor: skip to the head
+		s.mu.Lock()
+		s.rec.Cursor, s.dirty = max(s.rec.Cursor, headSeq), true
+		s.mu.Unlock()
+		return
+	}
+	if s.sem == nil || s.semFor != rec.Callback {
+		s.sem, s.semFor = h.hostSemaphore(hostOf(rec.Callback)), rec.Callback
+	}
+	if !h.acquireSem(ctx, s.sem.sem) {
+		return
+	}
+	dctx := ctx
+	var warmOnce sync.Once
+	warming := s.sem.warmUp(ctx)
+	if warming {
+		// The others wait only until this delivery has its connection,
+		// not for its answer: a slow subscriber must not hold up the
+		// other subscriptions of its host.
+		dctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			GotConn: func(httptrace.GotConnInfo) { warmOnce.Do(s.sem.warmed) },
+		})
+	}
+	s.mu.Lock()
+	s.last = h.now()
+	s.mu.Unlock()
+	res := h.deliver(dctx, &rec, e, rec.Attempt+1, s)
+	if warming {
+		warmOnce.Do(s.sem.warmed)
+	}
+	h.releaseSem(s.sem.sem)
+	if ctx.Err() != nil {
+		return // shutting down: the attempt does not count
+	}
+	h.settle(s, e, res)
 }
 
 func hostOf(u string) string {
@@ -343,11 +531,19 @@ func (h *Hub) entryAfter(ctx context.Context, topic string, seq uint64) (*outEnt
 type outEntry struct {
 	*hubstore.Entry
 	link, id string
+	hdr      struct{ ct, link, id []string } // the same, as header values
 }
 
 func newOutEntry(topic string, e *hubstore.Entry) *outEntry {
-	return &outEntry{Entry: e, link: linkHeader(topic, e), id: deliveryID(topic, e.Seq)}
+	o := &outEntry{Entry: e, link: linkHeader(topic, e), id: deliveryID(topic, e.Seq)}
+	o.hdr.ct, o.hdr.link, o.hdr.id = []string{e.ContentType}, []string{o.link}, []string{o.id}
+	return o
 }
+
+var (
+	firstAttempt    = []string{"1"}
+	userAgentHeader = []string{userAgent}
+)
 
 type result struct {
 	ok, gone   bool
@@ -375,19 +571,29 @@ func boundError(s string) string {
 }
 
 // deliver POSTs e to the subscription's callback (WS-HUB-21..26).
-func (h *Hub) deliver(ctx context.Context, rec *hubstore.Subscription, e *outEntry, attempt int) result {
+// s, if not nil, keeps the keyed hash state of rec's secret for the next
+// delivery (the caller holds s busy).
+func (h *Hub) deliver(ctx context.Context, rec *hubstore.Subscription, e *outEntry, attempt int, s *sub) result {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.Callback, bytes.NewReader(e.Body))
 	if err != nil {
 		return result{err: boundError(err.Error())}
 	}
-	req.Header["Content-Type"] = []string{e.ContentType} // byte for byte
-	req.Header.Set("Link", e.link)
+	// The entry's headers are made once and shared, read-only, by its
+	// deliveries (neither the client nor the transport writes them).
+	hdr := make(http.Header, 6)
+	hdr["Content-Type"] = e.hdr.ct // byte for byte
+	hdr["Link"] = e.hdr.link
 	if rec.Secret != "" {
-		req.Header.Set("X-Hub-Signature", sign(h.cfg.SignatureAlg, rec.Secret, e.Body))
+		hdr["X-Hub-Signature"] = []string{h.signFor(s, rec.Secret, e.Body)}
 	}
-	req.Header.Set("X-Hub-Delivery-Id", e.id)
-	req.Header.Set("X-Hub-Attempt", strconv.Itoa(attempt))
-	req.Header.Set("User-Agent", userAgent)
+	hdr["X-Hub-Delivery-Id"] = e.hdr.id
+	if attempt == 1 {
+		hdr["X-Hub-Attempt"] = firstAttempt
+	} else {
+		hdr["X-Hub-Attempt"] = []string{strconv.Itoa(attempt)}
+	}
+	hdr["User-Agent"] = userAgentHeader
+	req.Header = hdr
 	start := time.Now()
 	resp, err := h.client.Do(req)
 	h.m.latency.Observe(time.Since(start).Seconds())
@@ -426,6 +632,41 @@ func linkHeader(topic string, e *hubstore.Entry) string {
 func deliveryID(topic string, seq uint64) string {
 	sum := sha256.Sum256([]byte(topic))
 	return hex.EncodeToString(sum[:8]) + "-" + strconv.FormatUint(seq, 10)
+}
+
+// signFor signs body with secret, reusing s's keyed hash state when the
+// secret is the one it was made for.
+func (h *Hub) signFor(s *sub, secret string, body []byte) string {
+	if s == nil {
+		return sign(h.cfg.SignatureAlg, secret, body)
+	}
+	if s.mac == nil || s.macFor != secret {
+		_, f := macAlg(h.cfg.SignatureAlg)
+		s.mac, s.macFor = hmac.New(f, []byte(secret)), secret
+	}
+	alg, _ := macAlg(h.cfg.SignatureAlg)
+	s.mac.Reset()
+	s.mac.Write(body)
+	var sum [sha512.Size]byte
+	b := s.mac.Sum(sum[:0])
+	out := make([]byte, 0, len(alg)+1+2*len(b))
+	out = append(out, alg...)
+	out = append(out, '=')
+	out = hex.AppendEncode(out, b)
+	return string(out)
+}
+
+func macAlg(alg string) (string, func() hash.Hash) {
+	switch alg {
+	case "sha1":
+		return alg, sha1.New
+	case "sha384":
+		return alg, sha512.New384
+	case "sha512":
+		return alg, sha512.New
+	default:
+		return "sha256", sha256.New
+	}
 }
 
 func sign(alg, secret string, body []byte) string {
@@ -662,7 +903,7 @@ func (h *Hub) Replay(ctx context.Context, id uint64) error {
 	if !h.acquire(ctx, host) {
 		return ctx.Err()
 	}
-	r := h.deliver(ctx, &rec, newOutEntry(rec.Topic, e), d.Attempts+1)
+	r := h.deliver(ctx, &rec, newOutEntry(rec.Topic, e), d.Attempts+1, nil)
 	h.release(host)
 	if !r.ok {
 		if r.gone {

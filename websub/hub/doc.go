@@ -12,10 +12,15 @@
 // Config.Store (in memory, PostgreSQL). Every notification is appended once
 // to its topic's append-only log, numbered per topic; Publish and the
 // publish endpoint answer only after that append is committed. Each
-// subscription keeps a cursor: the last sequence number delivered. One
-// goroutine per active subscription delivers the entries after its cursor,
-// one at a time and in order, so a slow or failing subscriber only ever
-// delays itself. On a 2xx the cursor advances in memory and is persisted
+// subscription keeps a cursor: the last sequence number delivered. A
+// subscription with entries after its cursor waits in its callback host's
+// queue; that host's workers (at most MaxConcurrentPerHost goroutines,
+// started on demand, gone when the queue is empty) take one delivery for
+// it at a time and queue it again at the back. So its entries go one at a
+// time and in order, a slow or failing subscriber delays only itself and
+// its host's other subscriptions by at most the share of one worker, a
+// slow host never delays another, and 10,000 subscriptions are not 10,000
+// goroutines. On a 2xx the cursor advances in memory and is persisted
 // by a flusher every FlushInterval (or ten times the last flush's
 // duration, if longer: with many subscriptions), in one batch, so a crash
 // redelivers at most that window: delivery is at-least-once and FIFO per

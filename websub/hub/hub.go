@@ -249,7 +249,14 @@ type Hub struct {
 	runCtx  context.Context // set while Run runs
 	runWG   sync.WaitGroup
 	hostSem map[string]*hostSlots
-	global  chan struct{}
+
+	hqMu   sync.Mutex
+	hostQs map[string]*hostQueue // delivery queues by callback host
+
+	workMu       sync.Mutex
+	workWG       sync.WaitGroup // the delivery workers
+	workStopping bool
+	global       chan struct{}
 
 	cache   *entryCache
 	pubRate *rate.Limiter
@@ -298,6 +305,7 @@ func Open(cfg Config) (*Hub, error) {
 		topics:     map[string]*topicState{},
 		subs:       map[string]*sub{},
 		hostSem:    map[string]*hostSlots{},
+		hostQs:     map[string]*hostQueue{},
 		global:     make(chan struct{}, cfg.MaxConcurrentDeliveries),
 		cache:      newEntryCache(64 << 20),
 		verifyWake: make(chan struct{}, 1),
@@ -307,10 +315,14 @@ func Open(cfg Config) (*Hub, error) {
 	}
 	h.m = newMetrics(h)
 	h.tr = &http.Transport{
-		Proxy:                 nil, // a proxy would bypass the address check
-		DialContext:           h.dialContext,
-		MaxIdleConns:          1024,
-		MaxIdleConnsPerHost:   cfg.MaxConcurrentPerHost,
+		Proxy:               nil, // a proxy would bypass the address check
+		DialContext:         h.dialContext,
+		MaxIdleConns:        1024,
+		MaxIdleConnsPerHost: cfg.MaxConcurrentPerHost,
+		// And no more open: a worker starts its next delivery as soon as
+		// its last answer is read, often before the transport has put
+		// that connection back; without the cap it would dial another.
+		MaxConnsPerHost:       cfg.MaxConcurrentPerHost,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   cfg.ConnectTimeout,
 		ResponseHeaderTimeout: cfg.RequestTimeout,
@@ -413,6 +425,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	go func() { defer h.runWG.Done(); h.housekeeping(ctx) }()
 	<-ctx.Done()
 	h.runWG.Wait()
+	h.stopWorkers()
 	// A clean stop: persist the cursors, then hand the claims over at
 	// once (a crash leaves them to expire).
 	h.flush()
