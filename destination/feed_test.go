@@ -35,6 +35,7 @@ type feedSource struct {
 	pages    atomic.Int64
 	// hooks for hostile variants
 	pageHook func(n int, p map[string]any)
+	redirect string // where the collection redirects, when set
 }
 
 func startFeed(t testing.TB, pageSize int) *feedSource {
@@ -84,6 +85,9 @@ func (fs *feedSource) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	page := func(i int) string { return fs.base + "/activity/page-" + strconv.Itoa(i) }
 	var doc map[string]any
 	switch {
+	case r.URL.Path == "/activity/all-changes" && fs.redirect != "":
+		http.Redirect(w, r, fs.redirect, http.StatusFound)
+		return
 	case r.URL.Path == "/activity/all-changes":
 		doc = map[string]any{"@context": activity.DiscoveryContext, "id": fs.collection(), "type": "OrderedCollection",
 			"totalItems": len(fs.items), "first": map[string]any{"id": page(0), "type": "OrderedCollectionPage"},
