@@ -26,6 +26,8 @@ type Change struct {
 	// Triples, for an LDES member, are its statements (with the blank
 	// nodes they reach): what a graph store keeps of the version.
 	Triples []rdf.Triple
+	// Member, for an LDES member, is its IRI (a version's own name).
+	Member string
 }
 
 // Entry is c as a Change List entry.

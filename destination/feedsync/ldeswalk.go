@@ -139,7 +139,7 @@ func walkLDES(ctx context.Context, get Getter, start string, opt Options, resume
 			if t.After(res.Until) {
 				res.Until = t
 			}
-			c := Change{URI: obj, Change: rs.Updated, Time: t, Length: m.Length, Type: m.Format, Triples: m.Triples}
+			c := Change{URI: obj, Change: rs.Updated, Time: t, Length: m.Length, Type: m.Format, Triples: m.Triples, Member: m.ID}
 			if m.Deleted {
 				c.Change, c.Length, c.Type = rs.Deleted, -1, ""
 			} else if m.SHA256 != "" {
