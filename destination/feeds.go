@@ -8,6 +8,7 @@ import (
 
 	"github.com/resourcesync-go/resourcesync/destination/discover"
 	"github.com/resourcesync-go/resourcesync/destination/feedsync"
+	"github.com/resourcesync-go/resourcesync/rs"
 )
 
 // ErrFeed wraps a change feed that could not be read to the end (a page
@@ -94,9 +95,33 @@ func (e *engine) changesSince(ctx context.Context, s setInfo, from time.Time, re
 		e.emit(Event{Kind: EventWarning, Set: s.Name, URI: s.Feed, Message: msg})
 	}}
 	var stateErr error
+	// The walk gives again the changes dated from itself (a feed dates to
+	// the second; one of that second may be new). Those the state shows
+	// applied are passed over (the same time, and the same digest when
+	// the feed gives one), else every idle run would fetch them again; an
+	// object changed twice in one second without a digest is the case
+	// this cannot tell. boundary remembers the objects so passed, so that an older
+	// change of the same second is not taken for theirs.
+	boundary := map[string]bool{}
 	res, err := walk(ctx, get, s.Feed, opt, func(c feedsync.Change) error {
 		en := c.Entry()
 		en.Loc = e.m.Key(en.Loc)
+		if !from.IsZero() && c.Time.Equal(from) {
+			if boundary[en.Loc] {
+				return nil
+			}
+			if len(boundary) < maxFeedBoundary {
+				rec, ok, err := e.st.get(en.Loc)
+				if err != nil {
+					stateErr = fmt.Errorf("%w: %v", ErrState, err)
+					return stateErr
+				}
+				if (c.Change == rs.Deleted && !ok) || (c.Change != rs.Deleted && ok && rec.Changed.Equal(c.Time) && (c.Hashes == nil || c.Hashes.String() == rec.RemoteHash)) {
+					boundary[en.Loc] = true
+					return nil
+				}
+			}
+		}
 		if err := cs.add(en); err != nil {
 			stateErr = fmt.Errorf("%w: %v", ErrState, err)
 			return stateErr
@@ -119,6 +144,11 @@ func (e *engine) changesSince(ctx context.Context, s setInfo, from time.Time, re
 	}
 	return cs, nil
 }
+
+// maxFeedBoundary bounds the objects of one second a feed run passes over
+// as applied already; beyond it they are applied again (correct, only
+// slower), so that a feed dating everything alike cannot grow memory.
+const maxFeedBoundary = 10000
 
 // feedSpoolBatch is how many of a feed's changes are merged into the
 // spool at once. A merge touches the spool's pages of as many random

@@ -26,6 +26,8 @@ type Change struct {
 	// Triples, for an LDES member, are its statements (with the blank
 	// nodes they reach): what a graph store keeps of the version.
 	Triples []rdf.Triple
+	// Member, for an LDES member, is its IRI (a version's own name).
+	Member string
 }
 
 // Entry is c as a Change List entry.
@@ -60,8 +62,8 @@ type Getter func(ctx context.Context, u string) (Fetched, error)
 
 // Options bounds and observes a walk.
 type Options struct {
-	// Since is the previous run's position: activities at or before it
-	// are done (zero: a first run). A mirror that failed to apply a change
+	// Since is the previous run's position: activities before it are
+	// done (zero: a first run); those dated Since itself are read again. A mirror that failed to apply a change
 	// passes a time just before it.
 	Since time.Time
 	// Now is the clock (default time.Now); times after Now+Skew are
@@ -228,8 +230,12 @@ func (w *walker) page(d *iiif.Doc, u string) (done bool, err error) {
 			}
 			t = w.now
 		}
-		if !t.IsZero() && !since.IsZero() && !t.After(since) {
-			return true, nil // read by the run that reached since
+		if !t.IsZero() && !since.IsZero() && t.Before(since) {
+			// Read by the run that reached since. One dated since itself
+			// is read again: feeds date to the second, and an activity of
+			// that second may have been published after that run (§3.5
+			// stops at activities before the last crawl).
+			return true, nil
 		}
 		w.res.Items++
 		if t.After(w.res.Until) {

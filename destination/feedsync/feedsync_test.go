@@ -60,7 +60,7 @@ func TestWalk(t *testing.T) {
 		{name: "first run", p0: act("Create", "a", 1, "") + "," + act("Create", "b", 2, ""), p1: act("Update", "a", 3, ""),
 			want: "updated:a created:b created:a"},
 		{name: "since stops", p0: act("Create", "a", 1, ""), p1: act("Update", "a", 3, "") + "," + act("Delete", "b", 4, ""), since: 3,
-			want: "deleted:b"},
+			want: "deleted:b updated:a"}, // the one dated since is read again
 		{name: "move", p1: act("Move", "a", 5, `"target":{"id":"b","size":3,"digest":"md5:d41d8cd98f00b204e9800998ecf8427e"},`),
 			want: "deleted:a created:b"},
 		{name: "refresh first run stops", p0: act("Create", "old", 1, ""), p1: act("Refresh", "", 2, "") + "," + act("Update", "a", 3, ""),

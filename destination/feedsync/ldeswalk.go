@@ -128,8 +128,8 @@ func walkLDES(ctx context.Context, get Getter, start string, opt Options, resume
 				}
 				t = now
 			}
-			if !t.IsZero() && !opt.Since.IsZero() && !t.After(opt.Since) {
-				continue
+			if !t.IsZero() && !opt.Since.IsZero() && t.Before(opt.Since) {
+				continue // one dated Since itself is read again, as in Walk
 			}
 			obj := resolve(final, m.Object)
 			if obj == "" {
@@ -139,7 +139,7 @@ func walkLDES(ctx context.Context, get Getter, start string, opt Options, resume
 			if t.After(res.Until) {
 				res.Until = t
 			}
-			c := Change{URI: obj, Change: rs.Updated, Time: t, Length: m.Length, Type: m.Format, Triples: m.Triples}
+			c := Change{URI: obj, Change: rs.Updated, Time: t, Length: m.Length, Type: m.Format, Triples: m.Triples, Member: m.ID}
 			if m.Deleted {
 				c.Change, c.Length, c.Type = rs.Deleted, -1, ""
 			} else if m.SHA256 != "" {
@@ -159,17 +159,21 @@ func walkLDES(ctx context.Context, get Getter, start string, opt Options, resume
 }
 
 // before reports whether r's node holds only members before since: a
-// LessThan(OrEqualTo) relation on the timestamp path whose value is not
-// after it.
+// LessThan relation on the timestamp path whose value is not after it,
+// or a LessThanOrEqualTo one whose value is before it.
 func before(r ldes.Relation, tsPath string, since time.Time) bool {
 	if since.IsZero() || tsPath == "" || r.Path != tsPath {
 		return false
 	}
-	switch r.Type {
-	case ldes.TreeNS + "LessThanRelation", ldes.TreeNS + "LessThanOrEqualToRelation":
-	default:
+	v, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(r.Value))
+	if err != nil {
 		return false
 	}
-	v, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(r.Value))
-	return err == nil && !v.After(since)
+	switch r.Type {
+	case ldes.TreeNS + "LessThanRelation":
+		return !v.After(since)
+	case ldes.TreeNS + "LessThanOrEqualToRelation":
+		return v.Before(since) // its node may hold members dated since
+	}
+	return false
 }

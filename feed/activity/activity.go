@@ -10,7 +10,11 @@ import (
 const (
 	// MediaType is what IIIF Change Discovery 1.0 and Activity Streams
 	// documents are served as.
-	MediaType = `application/ld+json;profile="https://www.w3.org/ns/activitystreams"`
+	MediaType = `application/ld+json;profile="` + Profile + `"`
+	// Profile is MediaType's profile: where a bare media type is wanted
+	// (a ResourceSync rs:ln, whose type the schema allows no parameters
+	// in), it goes in a profile attribute of its own.
+	Profile = "https://www.w3.org/ns/activitystreams"
 	// DiscoveryContext is the JSON-LD context of IIIF Change Discovery 1.0.
 	DiscoveryContext = "http://iiif.io/api/discovery/1/context.json"
 	// StreamsContext is the Activity Streams 2.0 context.

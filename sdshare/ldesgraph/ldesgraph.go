@@ -16,6 +16,11 @@ import (
 type Position struct {
 	Until  time.Time `json:"until,omitzero"`
 	Resume []string  `json:"resume,omitempty"`
+	// AtUntil are the members dated Until that were applied: the walk
+	// reads the members of that instant again (one published later in
+	// the same second would be lost otherwise), and these are passed
+	// over. nil (more than maxAtUntil) applies them all again.
+	AtUntil []string `json:"at_until,omitempty"`
 }
 
 // Report tells what a run did.
@@ -40,7 +45,23 @@ func Apply(ctx context.Context, store graphstore.Store, get feedsync.Getter, str
 		triples []rdf.Triple
 	}
 	latest := map[string]version{}
+	done := map[string]bool{}
+	for _, id := range pos.AtUntil {
+		done[id] = true
+	}
+	newest, atNewest := pos.Until, slices.Clone(pos.AtUntil)
 	res, err := feedsync.WalkLDES(ctx, get, stream, opt, func(c feedsync.Change) error {
+		switch {
+		case c.Time.After(newest):
+			newest, atNewest = c.Time, []string{c.Member}
+		case c.Time.Equal(newest) && !newest.IsZero() && atNewest != nil && !done[c.Member]:
+			if atNewest = append(atNewest, c.Member); len(atNewest) > maxAtUntil {
+				atNewest = nil
+			}
+		}
+		if !pos.Until.IsZero() && c.Time.Equal(pos.Until) && done[c.Member] {
+			return nil // applied by the run that reached pos.Until
+		}
 		if v, ok := latest[c.URI]; ok && !c.Time.After(v.t) {
 			return nil
 		}
@@ -83,5 +104,12 @@ func Apply(ctx context.Context, store graphstore.Store, get feedsync.Getter, str
 		}
 	}
 	rep.Position = Position{Until: res.Until, Resume: res.Frontier}
+	if res.Until.Equal(newest) {
+		rep.Position.AtUntil = atNewest
+	}
 	return rep, nil
 }
+
+// maxAtUntil bounds Position.AtUntil: a stream dating more members alike
+// has them applied again (correct, only slower).
+const maxAtUntil = 1000

@@ -181,7 +181,10 @@ func (p *publisher) feedLinks(set string) []rs.Link {
 	}
 	dir := p.url(FeedDir(set))
 	return []rs.Link{
-		{Rel: "alternate", Type: activity.MediaType, Href: dir + feed.CollectionFile},
+		// The type without its parameter: ResourceSync's schema allows
+		// none in rs:ln's type (clients that validate would refuse the
+		// document); the 1.1 schema's profile attribute carries it.
+		{Rel: "alternate", Type: "application/ld+json", Profile: activity.Profile, Href: dir + feed.CollectionFile},
 		{Rel: "alternate", Type: feed.Turtle, Href: dir + feed.StreamFile},
 	}
 }

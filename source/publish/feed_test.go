@@ -120,7 +120,7 @@ func TestFeeds(t *testing.T) {
 	}
 	for _, doc := range []string{".well-known/resourcesync", publish.FeedDir("s")[:len(".resourcesync/s/")] + "capabilitylist.xml"} {
 		raw, _ := os.ReadFile(filepath.Join(out, doc))
-		if !strings.Contains(string(raw), `rel="alternate" href="`+base+publish.FeedDir("s")+`collection.json" type="`+strings.ReplaceAll(activity.MediaType, `"`, "&quot;")+`"`) ||
+		if !strings.Contains(string(raw), `rel="alternate" href="`+base+publish.FeedDir("s")+`collection.json" type="application/ld+json" profile="`+activity.Profile+`"`) ||
 			!strings.Contains(string(raw), `ldes.ttl" type="text/turtle"`) {
 			t.Errorf("%s does not link the feeds:\n%s", doc, raw)
 		}

@@ -155,10 +155,16 @@ func Decode(r io.Reader, f rdf.Format, base, url string) (*Doc, error) {
 	if d.Stream == "" && !isNode && len(memberIDs) == 0 && len(d.Relations) == 0 {
 		return nil, fmt.Errorf("%s: %w", url, ErrNotLDES)
 	}
+	given := 0
 	for _, mk := range memberIDs {
 		m, err := d.member(mk, bySubj)
 		if err != nil {
 			return nil, fmt.Errorf("%s: member %s: %w", url, strings.TrimPrefix(mk, "<"), err)
+		}
+		// Members sharing blank nodes each get a copy of them: without
+		// this bound a document of n+m statements gives n×m.
+		if given += len(m.Triples); given > MaxTriples {
+			return nil, fmt.Errorf("%s: its members reach more than %d statements (blank nodes shared among them)", url, MaxTriples)
 		}
 		d.Members = append(d.Members, m)
 	}

@@ -98,3 +98,23 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeSharedBlankNodes: members that all reach one large blank node
+// structure would each copy it (n members × m statements from a document
+// of n+m): the statements given with members are bounded like those of
+// the document.
+func TestDecodeSharedBlankNodes(t *testing.T) {
+	const n, m = 600, 600 // 360,000 copies from 1,800 statements
+	var b strings.Builder
+	b.WriteString(pre + "<s> a ldes:EventStream .\n")
+	for i := range n {
+		b.WriteString("<s> tree:member <v" + strconv.Itoa(i) + "> . <v" + strconv.Itoa(i) + "> dct:isVersionOf <a> ; dct:hasPart _:big .\n")
+	}
+	for i := range m {
+		b.WriteString("_:big dct:p" + strconv.Itoa(i) + " \"x\" .\n")
+	}
+	_, err := Decode(strings.NewReader(b.String()), rdf.Turtle, "https://e.org/doc", "https://e.org/doc")
+	if err == nil || !strings.Contains(err.Error(), "https://e.org/doc") {
+		t.Fatalf("err = %v, want one naming the document", err)
+	}
+}
