@@ -71,6 +71,9 @@ func TestSharedStoreOneWriter(t *testing.T) {
 		t.Fatalf("second server: %v, want store.ErrLocked", err)
 	}
 	e.stop()
+	// The first server's PostgreSQL session may take a moment to end
+	// under load: wait for its lock longer than the 100 ms above.
+	cfg.LeadTimeout = 10 * time.Second
 	s, err := Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("after the first closed: %v", err)
