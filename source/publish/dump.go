@@ -64,6 +64,19 @@ type rdState struct {
 	OnDemand bool `json:",omitempty"`
 	// PlanTook is how long the on-demand plan took to make (replanAge).
 	PlanTook time.Duration `json:",omitempty"`
+	// Completed is when the last package was written (rs:md completed in
+	// the Resource Dump Archive).
+	Completed time.Time `json:",omitzero"`
+	// Archive names the previous written generations the Resource Dump
+	// Archive lists (Config.Archives), oldest first: they are kept.
+	Archive []rdGen `json:",omitempty"`
+}
+
+// rdGen is an archived Resource Dump: its generation directory holds its
+// packages and its own copy of the Resource Dump document.
+type rdGen struct {
+	Gen           string
+	At, Completed time.Time
 }
 
 type cdState struct {
@@ -471,7 +484,7 @@ func (p *publisher) resourceDump(ctx context.Context, s *Set, sr *SetReport) err
 		if err := p.writeResourceDumpDoc(s, &old); err != nil {
 			return err
 		}
-		return removeExcept(p.file(gensRel), map[string]bool{old.Gen: true})
+		return removeExcept(p.file(gensRel), old.keep())
 	}
 	at := p.now
 	gen := compact(at)
@@ -483,6 +496,17 @@ func (p *publisher) resourceDump(ctx context.Context, s *Set, sr *SetReport) err
 		return fmt.Errorf("publish: %w", err)
 	}
 	st := rdState{Version: ver, At: at, Gen: gen, Locs: locs}
+	if p.archiveDumps() && had && !old.OnDemand {
+		// The previous written dump is archived if its own document is
+		// there (a dump written before Archives was on has none).
+		st.Archive = old.Archive
+		if old.Gen != "" && old.complete(p, gensRel) && exists(p.file(rdGenDoc(s.Name, old.Gen))) {
+			st.Archive = append(st.Archive, rdGen{Gen: old.Gen, At: old.At, Completed: old.Completed})
+		}
+		if n := len(st.Archive) - p.cfg.ArchivedResourceDumps; n > 0 {
+			st.Archive = st.Archive[n:]
+		}
+	}
 	mhead := rs.Head{MD: rs.Metadata{Capability: rs.CapResourceDumpManifest, At: rs.NewTime(at)},
 		Links: []rs.Link{{Rel: rs.RelUp, Href: p.capListURL(s.Name)}}}
 	var (
@@ -524,6 +548,10 @@ func (p *publisher) resourceDump(ctx context.Context, s *Set, sr *SetReport) err
 			return err
 		}
 	}
+	st.Completed = p.cfg.Now().UTC()
+	if st.Completed.Before(at) {
+		st.Completed = at
+	}
 	// The meta first: from now on a rerun writes the document naming the
 	// new generation, and removes the others only after that.
 	if err := putMeta(ctx, s.Store, metaResourceDump, st); err != nil {
@@ -534,8 +562,34 @@ func (p *publisher) resourceDump(ctx context.Context, s *Set, sr *SetReport) err
 	}
 	sr.ResourceDump, sr.DumpParts = true, len(st.Parts)
 	p.log.Info("publish: resource dump", "set", s.Name, "packages", len(st.Parts), "bytes", sr.DumpBytes)
-	return removeExcept(p.file(gensRel), map[string]bool{gen: true})
+	return removeExcept(p.file(gensRel), st.keep())
 }
+
+// keep returns the generation directories the dump st names: its own and
+// the archived ones.
+func (st *rdState) keep() map[string]bool {
+	k := map[string]bool{st.Gen: true}
+	for _, g := range st.Archive {
+		k[g.Gen] = true
+	}
+	return k
+}
+
+// archiveDumps reports whether the dump archives are written: with
+// Archives and written dumps. Dumps on demand are not archived: their
+// packages are not files but plans of the current collection, and an
+// earlier plan's packages answer 404 once the collection changed, so
+// there is nothing earlier to list.
+func (p *publisher) archiveDumps() bool {
+	return p.cfg.Archives && p.cfg.Dumps && !p.cfg.DumpsOnDemand
+}
+
+// rdGenDoc is the path of generation gen's own Resource Dump document.
+func rdGenDoc(set, gen string) string { return setDoc(set, "resourcedumps/"+gen+"/resourcedump.xml") }
+
+// cdDoc is the path of the single-package Change Dump of closed list name,
+// which the Change Dump Archive lists.
+func cdDoc(set, name string) string { return setDoc(set, "changedumps/"+name+".changedump.xml") }
 
 // complete reports whether every package of the dump st describes exists.
 func (st *rdState) complete(p *publisher, gensRel string) bool {
@@ -556,10 +610,54 @@ func (p *publisher) writeResourceDumpDoc(s *Set, st *rdState) error {
 	at := rs.NewTime(st.At)
 	h := rs.Head{MD: rs.Metadata{Capability: rs.CapResourceDump, At: at},
 		Links: []rs.Link{{Rel: rs.RelUp, Href: p.capListURL(s.Name)}}}
-	return writeDocSeq(p.file(setDoc(s.Name, "resourcedump.xml")), &h, func(emit func(*rs.Entry) error) error {
+	if !st.Completed.IsZero() {
+		h.MD.Completed = rs.NewTime(st.Completed)
+	}
+	archive := p.archiveDumps() && !st.OnDemand
+	if archive {
+		h.Links = append(h.Links, rs.Link{Rel: rs.RelArchives, Href: p.url(setDoc(s.Name, "resourcedump-archive.xml"))})
+	}
+	top := p.file(setDoc(s.Name, "resourcedump.xml"))
+	path := top
+	if archive {
+		// The archive first: the documents link to it.
+		if err := p.writeResourceDumpArchive(s, st.Archive); err != nil {
+			return err
+		}
+		// The generation's own copy first (the URL the archive will name
+		// once a newer dump replaces this one), then the stable name.
+		path = p.file(rdGenDoc(s.Name, st.Gen))
+	}
+	err := writeDocSeq(path, &h, func(emit func(*rs.Entry) error) error {
 		for i := range st.Parts {
 			e := p.dumpEntry(genRel+"/"+st.Parts[i].Name, &st.Parts[i])
 			e.MD.At = at
+			if err := emit(&e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil || !archive {
+		return err
+	}
+	return copyAtomic(path, top)
+}
+
+// writeResourceDumpArchive writes the Resource Dump Archive: one entry per
+// archived generation, oldest first, with its at and completed.
+func (p *publisher) writeResourceDumpArchive(s *Set, gens []rdGen) error {
+	h := rs.Head{MD: rs.Metadata{Capability: rs.CapResourceDumpArchive},
+		Links: []rs.Link{{Rel: rs.RelUp, Href: p.capListURL(s.Name)}}}
+	return writeDocSeq(p.file(setDoc(s.Name, "resourcedump-archive.xml")), &h, func(emit func(*rs.Entry) error) error {
+		for _, g := range gens {
+			if !exists(p.file(rdGenDoc(s.Name, g.Gen))) {
+				continue // written into another output tree
+			}
+			e := rs.Entry{Loc: p.url(rdGenDoc(s.Name, g.Gen)), MD: rs.Metadata{At: rs.NewTime(g.At)}}
+			if !g.Completed.IsZero() {
+				e.MD.Completed = rs.NewTime(g.Completed)
+			}
 			if err := emit(&e); err != nil {
 				return err
 			}
@@ -626,10 +724,57 @@ func (p *publisher) writeChangeDumpDoc(ctx context.Context, s *Set, closed []clL
 	}
 	h := rs.Head{MD: rs.Metadata{Capability: rs.CapChangeDump, From: rs.NewTime(from)},
 		Links: []rs.Link{{Rel: rs.RelUp, Href: p.capListURL(s.Name)}}}
+	archive := p.archiveDumps()
+	if archive {
+		if err := p.writeChangeDumpArchive(s, pkgs); err != nil {
+			return err
+		}
+		h.Links = append(h.Links, rs.Link{Rel: rs.RelArchives, Href: p.url(setDoc(s.Name, "changedump-archive.xml"))})
+	}
 	return writeDocSeq(p.file(setDoc(s.Name, "changedump.xml")), &h, func(emit func(*rs.Entry) error) error {
 		for i := range pkgs {
 			e := p.dumpEntry(dirRel+"/"+pkgs[i].Name, &pkgs[i])
 			e.MD.From, e.MD.Until = rs.NewTime(pkgs[i].From), rs.NewTime(pkgs[i].Until)
+			if err := emit(&e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// writeChangeDumpArchive writes, for each Change Dump package (one per
+// closed Change List, never removed), a Change Dump naming it alone with
+// the list's from and until (once: its bytes follow from the package's
+// record, which does not change), then the Change Dump Archive listing
+// those documents in chronological order (the most recent
+// rs.MaxEntries), as the Change List Archive lists the closed lists.
+func (p *publisher) writeChangeDumpArchive(s *Set, pkgs []pkgInfo) error {
+	dirRel := setDoc(s.Name, "changedumps")
+	if len(pkgs) > rs.MaxEntries {
+		pkgs = pkgs[len(pkgs)-rs.MaxEntries:]
+	}
+	for i := range pkgs {
+		pk := &pkgs[i]
+		f := p.file(cdDoc(s.Name, pk.Name))
+		if exists(f) {
+			continue
+		}
+		h := rs.Head{MD: rs.Metadata{Capability: rs.CapChangeDump, From: rs.NewTime(pk.From), Until: rs.NewTime(pk.Until)},
+			Links: []rs.Link{{Rel: rs.RelUp, Href: p.capListURL(s.Name)},
+				{Rel: rs.RelArchives, Href: p.url(setDoc(s.Name, "changedump-archive.xml"))}}}
+		e := p.dumpEntry(dirRel+"/"+pk.Name, pk)
+		e.MD.From, e.MD.Until = rs.NewTime(pk.From), rs.NewTime(pk.Until)
+		if err := writeDoc(f, &h, []rs.Entry{e}); err != nil {
+			return fmt.Errorf("change dump %s: %w", pk.Name, err)
+		}
+	}
+	h := rs.Head{MD: rs.Metadata{Capability: rs.CapChangeDumpArchive},
+		Links: []rs.Link{{Rel: rs.RelUp, Href: p.capListURL(s.Name)}}}
+	return writeDocSeq(p.file(setDoc(s.Name, "changedump-archive.xml")), &h, func(emit func(*rs.Entry) error) error {
+		for i := range pkgs {
+			e := rs.Entry{Loc: p.url(cdDoc(s.Name, pkgs[i].Name)),
+				MD: rs.Metadata{From: rs.NewTime(pkgs[i].From), Until: rs.NewTime(pkgs[i].Until)}}
 			if err := emit(&e); err != nil {
 				return err
 			}

@@ -95,11 +95,18 @@ type Config struct {
 	// Default 24h; the Change Dumps carry the changes in between.
 	DumpInterval time.Duration
 	// Archives enables the Resource List Archive and the Change List
-	// Archive (see the package documentation for the layout it implies).
+	// Archive, and with written Dumps (not DumpsOnDemand) the Resource
+	// Dump Archive and the Change Dump Archive (see the package
+	// documentation for the layout it implies).
 	Archives bool
 	// ArchivedResourceLists is how many previous Resource Lists the
 	// Resource List Archive names and keeps; default 10.
 	ArchivedResourceLists int
+	// ArchivedResourceDumps is how many previous Resource Dumps the
+	// Resource Dump Archive (Archives with written Dumps) names and keeps;
+	// default 2. Each is a full copy of the collection, hence the small
+	// default.
+	ArchivedResourceDumps int
 	// Notification, if set, returns the WebSub topic and hub URLs of a
 	// set's change notification channel; the Capability List then carries
 	// a change-notification entry. Empty strings mean no channel.
@@ -343,6 +350,9 @@ func (c *Config) defaults() error {
 	if c.ArchivedResourceLists <= 0 {
 		c.ArchivedResourceLists = 10
 	}
+	if c.ArchivedResourceDumps <= 0 {
+		c.ArchivedResourceDumps = 2
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -464,6 +474,10 @@ func (p *publisher) writeCapabilityList(s *Set, rlURL string) error {
 	if p.cfg.Archives {
 		es = append(es, ent(rs.CapResourceListArchive, "resourcelist-archive.xml"),
 			ent(rs.CapChangeListArchive, "changelist-archive.xml"))
+	}
+	if p.archiveDumps() {
+		es = append(es, ent(rs.CapResourceDumpArchive, "resourcedump-archive.xml"),
+			ent(rs.CapChangeDumpArchive, "changedump-archive.xml"))
 	}
 	if p.cfg.Notification != nil {
 		if topic, hub := p.cfg.Notification(s.Name); topic != "" && hub != "" {
