@@ -88,6 +88,10 @@ type Config struct {
 	DumpPartBytes int64
 	DumpInterval  time.Duration
 	Archives      bool
+	// ArchivedDumps is how many previous written Resource Dumps the
+	// Resource Dump Archive keeps (publish.Config.ArchivedResourceDumps:
+	// 0 is its default, negative none).
+	ArchivedDumps int
 	// NoFeeds turns off the change feeds: by default each set's journal is
 	// also published as an IIIF Change Discovery 1.0 collection and an
 	// LDES (publish.Config.Feeds, package feed).
@@ -663,7 +667,7 @@ func (s *Source) publishConfig() publish.Config {
 	return publish.Config{
 		BaseURL: s.cfg.BaseURL, Out: s.out, DumpsOnDemand: s.cfg.DumpsOnDemand,
 		ChangeListPeriod: s.cfg.ChangeListPeriod, MaxEntries: s.cfg.MaxEntries, Dumps: s.cfg.Dumps, DumpPartBytes: s.cfg.DumpPartBytes,
-		DumpInterval: s.cfg.DumpInterval, Archives: s.cfg.Archives, Notification: s.cfg.Notification,
+		DumpInterval: s.cfg.DumpInterval, Archives: s.cfg.Archives, ArchivedResourceDumps: s.cfg.ArchivedDumps, Notification: s.cfg.Notification,
 		OpenChangeList: s.cfg.OpenChangeList, Feeds: !s.cfg.NoFeeds, FeedPageSize: s.cfg.FeedPageSize, PlainSitemap: s.cfg.PlainSitemap,
 		CapabilityLinks: s.cfg.CapabilityLinks,
 		Now:             s.cfg.Now, Logger: s.log, Replicas: s.shared,

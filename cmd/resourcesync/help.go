@@ -68,7 +68,7 @@ var flagCategories = map[string]string{
 	"set": catSource, "skip": catSource, "watch": catSource, "no-watch": catSource, "debounce": catSource, "rescan-interval": catSource,
 	"out": catSource, "no-html": catSource,
 	"changelist-period": catDocuments, "changelist-index": catDocuments, "no-dumps": catDocuments, "no-feeds": catDocuments, "plain-sitemap": catDocuments,
-	"dump-part-size": catDocuments, "dump-interval": catDocuments, "dump-files": catDocuments, "dumps": catDocuments,
+	"dump-part-size": catDocuments, "dump-interval": catDocuments, "archived-dumps": catDocuments, "dump-files": catDocuments, "dumps": catDocuments,
 	"allow-empty": catSafety,
 	// Notifications.
 	"hub": catNotifications, "no-hub": catNotifications, "hub-token": catNotifications,

@@ -496,7 +496,7 @@ func (p *publisher) resourceDump(ctx context.Context, s *Set, sr *SetReport) err
 		return fmt.Errorf("publish: %w", err)
 	}
 	st := rdState{Version: ver, At: at, Gen: gen, Locs: locs}
-	if p.archiveDumps() && had && !old.OnDemand {
+	if p.archiveResourceDumps() && had && !old.OnDemand {
 		// The previous written dump is archived if its own document is
 		// there (a dump written before Archives was on has none).
 		st.Archive = old.Archive
@@ -584,6 +584,12 @@ func (p *publisher) archiveDumps() bool {
 	return p.cfg.Archives && p.cfg.Dumps && !p.cfg.DumpsOnDemand
 }
 
+// archiveResourceDumps reports whether the Resource Dump Archive is
+// written: archiveDumps, and previous dumps are kept.
+func (p *publisher) archiveResourceDumps() bool {
+	return p.archiveDumps() && p.cfg.ArchivedResourceDumps > 0
+}
+
 // rdGenDoc is the path of generation gen's own Resource Dump document.
 func rdGenDoc(set, gen string) string { return setDoc(set, "resourcedumps/"+gen+"/resourcedump.xml") }
 
@@ -613,7 +619,7 @@ func (p *publisher) writeResourceDumpDoc(s *Set, st *rdState) error {
 	if !st.Completed.IsZero() {
 		h.MD.Completed = rs.NewTime(st.Completed)
 	}
-	archive := p.archiveDumps() && !st.OnDemand
+	archive := p.archiveResourceDumps() && !st.OnDemand
 	if archive {
 		h.Links = append(h.Links, rs.Link{Rel: rs.RelArchives, Href: p.url(setDoc(s.Name, "resourcedump-archive.xml"))})
 	}

@@ -17,7 +17,7 @@ import (
 // TestDumpArchives: with Dumps and Archives, the Capability List names a
 // Resource Dump Archive and a Change Dump Archive (ResourceSync Archives
 // 0.9.1). The Resource Dump Archive names the previous
-// ArchivedResourceDumps Resource Dumps (at and completed), each still
+// ArchivedResourceDumps (here 2) Resource Dumps (at and completed), each still
 // complete (its packages kept), older generations removed; the Change Dump
 // Archive names one Change Dump per closed Change List, chronological,
 // with from and until. Every document validates with xmllint against the
@@ -28,7 +28,7 @@ func TestDumpArchives(t *testing.T) {
 	base := server(t, out)
 	t0 := time.Date(2026, 3, 1, 10, 10, 0, 0, time.UTC)
 	clk := &clock{t: t0}
-	cfg := publish.Config{BaseURL: base, Out: out, Dumps: true, Archives: true, DumpInterval: time.Hour,
+	cfg := publish.Config{BaseURL: base, Out: out, Dumps: true, Archives: true, ArchivedResourceDumps: 2, DumpInterval: time.Hour,
 		Now: clk.Now, Logger: quiet,
 		Sets: []publish.Set{{Name: "default", Store: st, Dir: dir, ResourceBase: base + "res/"}}}
 	doc := func(rel string) string { return filepath.Join(out, ".resourcesync", "default", rel) }
@@ -128,30 +128,49 @@ func TestDumpArchives(t *testing.T) {
 	v.MustValidate(t, docs)
 }
 
-// TestDumpArchivesOnDemand: dumps produced on demand are not archived
-// (an earlier plan's packages are 404 once the collection changed): the
-// Capability List names no dump archive.
-func TestDumpArchivesOnDemand(t *testing.T) {
-	dir, out := t.TempDir(), t.TempDir()
-	st := openStore(t, "")
-	base := server(t, out)
-	t0 := time.Date(2026, 3, 1, 10, 10, 0, 0, time.UTC)
-	cfg := publish.Config{BaseURL: base, Out: out, Dumps: true, DumpsOnDemand: true, Archives: true,
-		Now: func() time.Time { return t0.Add(time.Minute) }, Logger: quiet,
-		Sets: []publish.Set{{Name: "default", Store: st, Dir: dir, ResourceBase: base + "res/"}}}
-	apply(t, st, dir, rs.Created, "a.txt", "a0", t0)
-	if _, err := publish.Publish(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	_, caps := decodeFile(t, filepath.Join(out, ".resourcesync/default/capabilitylist.xml"))
-	for _, e := range caps {
-		if e.MD.Capability == rs.CapResourceDumpArchive || e.MD.Capability == rs.CapChangeDumpArchive {
-			t.Errorf("capability list names %s with dumps on demand", e.MD.Capability)
-		}
-	}
-	for _, n := range []string{"resourcedump-archive.xml", "changedump-archive.xml"} {
-		if exists(filepath.Join(out, ".resourcesync/default", n)) {
-			t.Errorf("%s written with dumps on demand", n)
-		}
+// TestDumpArchivesOff: dumps produced on demand are not archived (an
+// earlier plan's packages are 404 once the collection changed), and
+// ArchivedResourceDumps < 0 turns the Resource Dump Archive off: the
+// Capability List names only the archives that are written.
+func TestDumpArchivesOff(t *testing.T) {
+	for _, tt := range []struct {
+		name           string
+		onDemand       bool
+		archived       int
+		wantRD, wantCD bool
+	}{
+		{"on demand", true, 0, false, false},
+		{"no resource dumps kept", false, -1, false, true},
+		{"default", false, 0, true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, out := t.TempDir(), t.TempDir()
+			st := openStore(t, "")
+			base := server(t, out)
+			t0 := time.Date(2026, 3, 1, 10, 10, 0, 0, time.UTC)
+			cfg := publish.Config{BaseURL: base, Out: out, Dumps: true, DumpsOnDemand: tt.onDemand, Archives: true,
+				ArchivedResourceDumps: tt.archived, Now: func() time.Time { return t0.Add(time.Minute) }, Logger: quiet,
+				Sets: []publish.Set{{Name: "default", Store: st, Dir: dir, ResourceBase: base + "res/"}}}
+			apply(t, st, dir, rs.Created, "a.txt", "a0", t0)
+			if _, err := publish.Publish(context.Background(), cfg); err != nil {
+				t.Fatal(err)
+			}
+			_, caps := decodeFile(t, filepath.Join(out, ".resourcesync/default/capabilitylist.xml"))
+			got := map[rs.Capability]bool{}
+			for _, e := range caps {
+				got[e.MD.Capability] = true
+			}
+			for _, c := range []struct {
+				cap  rs.Capability
+				file string
+				want bool
+			}{{rs.CapResourceDumpArchive, "resourcedump-archive.xml", tt.wantRD}, {rs.CapChangeDumpArchive, "changedump-archive.xml", tt.wantCD}} {
+				written := exists(filepath.Join(out, ".resourcesync/default", c.file))
+				if got[c.cap] != c.want || written != c.want {
+					t.Errorf("%s: listed %v, written %v; want %v", c.cap, got[c.cap], written, c.want)
+				}
+			}
+			mustWalkClean(t, base)
+		})
 	}
 }

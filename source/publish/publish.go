@@ -104,8 +104,8 @@ type Config struct {
 	ArchivedResourceLists int
 	// ArchivedResourceDumps is how many previous Resource Dumps the
 	// Resource Dump Archive (Archives with written Dumps) names and keeps;
-	// default 2. Each is a full copy of the collection, hence the small
-	// default.
+	// default 1, negative: none (no Resource Dump Archive). Each is a full
+	// copy of the collection, hence the small default.
 	ArchivedResourceDumps int
 	// Notification, if set, returns the WebSub topic and hub URLs of a
 	// set's change notification channel; the Capability List then carries
@@ -350,8 +350,8 @@ func (c *Config) defaults() error {
 	if c.ArchivedResourceLists <= 0 {
 		c.ArchivedResourceLists = 10
 	}
-	if c.ArchivedResourceDumps <= 0 {
-		c.ArchivedResourceDumps = 2
+	if c.ArchivedResourceDumps == 0 {
+		c.ArchivedResourceDumps = 1
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -475,9 +475,11 @@ func (p *publisher) writeCapabilityList(s *Set, rlURL string) error {
 		es = append(es, ent(rs.CapResourceListArchive, "resourcelist-archive.xml"),
 			ent(rs.CapChangeListArchive, "changelist-archive.xml"))
 	}
+	if p.archiveResourceDumps() {
+		es = append(es, ent(rs.CapResourceDumpArchive, "resourcedump-archive.xml"))
+	}
 	if p.archiveDumps() {
-		es = append(es, ent(rs.CapResourceDumpArchive, "resourcedump-archive.xml"),
-			ent(rs.CapChangeDumpArchive, "changedump-archive.xml"))
+		es = append(es, ent(rs.CapChangeDumpArchive, "changedump-archive.xml"))
 	}
 	if p.cfg.Notification != nil {
 		if topic, hub := p.cfg.Notification(s.Name); topic != "" && hub != "" {
