@@ -32,6 +32,9 @@ const (
 // crashConfig is the configuration of every run of TestCrash.
 func crashConfig(st store.Store, out, base, dir string, now time.Time) publish.Config {
 	return publish.Config{BaseURL: base, Out: out, MaxEntries: 1000, Archives: true, ArchivedResourceLists: 2, Dumps: true, DumpPartBytes: 16 << 10,
+		// A new Resource Dump every other run, so that the Resource Dump
+		// Archive changes while runs are killed.
+		DumpInterval: 90 * time.Minute, ArchivedResourceDumps: 2,
 		Logger: quiet, Now: func() time.Time { return now },
 		Sets: []publish.Set{{Name: "default", Store: st, Dir: dir, ResourceBase: base + "r/"}}}
 }
@@ -286,11 +289,28 @@ func exists(path string) bool {
 
 // checkDumps checks the packages the dumps name, which the walk does not
 // open: each must exist and be a complete ZIP with manifest.xml first, and
-// its manifest copy must exist; full also checks every bitstream.
+// its manifest copy must exist; full also checks every bitstream. So are
+// those of the dumps the dump archives name.
 func checkDumps(t *testing.T, out, base string, full bool) {
 	t.Helper()
-	for _, doc := range []string{"resourcedump.xml", "changedump.xml"} {
-		f := filepath.Join(out, ".resourcesync/default", doc)
+	docs := []string{filepath.Join(out, ".resourcesync/default/resourcedump.xml"), filepath.Join(out, ".resourcesync/default/changedump.xml")}
+	// The dumps the Resource Dump Archive and the Change Dump Archive name.
+	for _, a := range []string{"resourcedump-archive.xml", "changedump-archive.xml"} {
+		f := filepath.Join(out, ".resourcesync/default", a)
+		if !exists(f) {
+			continue
+		}
+		_, es := decodeFile(t, f)
+		for _, e := range es {
+			d := filepath.Join(out, filepath.FromSlash(strings.TrimPrefix(e.Loc, base)))
+			if !exists(d) {
+				t.Errorf("%s names %s: missing", a, e.Loc)
+				continue
+			}
+			docs = append(docs, d)
+		}
+	}
+	for _, f := range docs {
 		if !exists(f) {
 			continue
 		}
