@@ -73,6 +73,7 @@ func publishCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Usage: "`OUT` directory (or s3://BUCKET/PREFIX) to write into", Required: true, TakesFile: true},
 			&cli.BoolFlag{Name: "no-html", Usage: "write no NAME.html page beside each document"},
 			&cli.BoolFlag{Name: "dumps", Usage: "also write dump ZIPs (a second read of every file)"},
+			&cli.IntFlag{Name: "archived-dumps", Usage: "with --dumps, keep `N` earlier Resource Dumps (copies of DIR)", Value: 1},
 		}, append(publishSourceFlags(), oaiFlags(false)...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := checkOAIArgs(cmd); err != nil {
@@ -88,6 +89,11 @@ func publishCommand() *cli.Command {
 			}
 			// Static dumps are opt-in: see publishSourceFlags.
 			cfg.Dumps = cmd.Bool("dumps")
+			// The Resource Dump Archive keeps N earlier dumps; 0: none.
+			cfg.ArchivedDumps = max(int(cmd.Int("archived-dumps")), 0)
+			if cfg.ArchivedDumps == 0 {
+				cfg.ArchivedDumps = -1
+			}
 			cfg.Out = cmd.String("out")
 			var outTarget storage.Target
 			if !storage.IsLocal(cfg.Out) {

@@ -59,7 +59,6 @@ func sourceFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "plain-sitemap", Usage: "also write plain sitemaps.org sitemaps"},
 		&SizeFlag{Name: "dump-part-size", Usage: "largest dump package, `SIZE`", Value: 256 << 20},
 		&cli.DurationFlag{Name: "dump-interval", Usage: "least time `D` between Resource Dumps", Value: 24 * time.Hour},
-		&cli.IntFlag{Name: "archived-dumps", Usage: "keep `N` previous dump files in the Resource Dump Archive (each a copy of DIR)", Value: 1},
 		&cli.BoolFlag{Name: "allow-empty", Usage: "let a scan of an emptied DIR delete all"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log each scan and publish; publish: a line per set"},
 	}, s3Flags(true)...)
@@ -85,11 +84,7 @@ func sourceConfig(ctx context.Context, cmd *cli.Command, baseURL string, stderr 
 		DumpPartBytes:    cmd.Int64("dump-part-size"),
 		DumpInterval:     cmd.Duration("dump-interval"),
 		Archives:         true,
-		ArchivedDumps:    max(int(cmd.Int("archived-dumps")), -1),
 		AllowEmpty:       cmd.Bool("allow-empty"),
-	}
-	if cfg.ArchivedDumps == 0 {
-		cfg.ArchivedDumps = -1 // none: the Resource Dump Archive is not written
 	}
 	for _, s := range cmd.StringSlice("set") {
 		name, dir, ok := strings.Cut(s, "=")

@@ -24,6 +24,10 @@
 //	.resourcesync/<set>/changedump.xml            Change Dump (Config.Dumps)
 //	.resourcesync/<set>/changedumps/<from>-<seq>.zip           one package per closed Change List
 //	.resourcesync/<set>/changedumps/<from>-<seq>.manifest.xml  copy of its manifest
+//	.resourcesync/<set>/resourcedumps/<at>/resourcedump.xml    a generation's own Resource Dump (Archives)
+//	.resourcesync/<set>/resourcedump-archive.xml  Resource Dump Archive (Archives, written Dumps)
+//	.resourcesync/<set>/changedumps/<from>-<seq>.changedump.xml  a Change Dump of one package (Archives)
+//	.resourcesync/<set>/changedump-archive.xml    Change Dump Archive (Archives, written Dumps)
 //	.resourcesync/<set>/feed/collection.json      IIIF Change Discovery 1.0 collection (Config.Feeds; see package feed)
 //	.resourcesync/<set>/feed/page-<n>.json        its pages
 //	.resourcesync/<set>/feed/ldes.ttl             the LDES event stream; view.ttl, seg-<k>.ttl, ldes-<n>.ttl its nodes
@@ -162,6 +166,21 @@
 // Resource Dump document names the new one; the Change Dump packages hold
 // the changed bytes of every closed Change List and are kept as long as
 // the Change Dump lists them (always).
+//
+// # Dump archives
+//
+// With Archives and written dumps, the Resource Dump Archive names the
+// previous ArchivedResourceDumps Resource Dumps (at, completed), each
+// by its generation's own copy of the document (resourcedump.xml is a
+// hard link to the current one, as for the Resource List); their
+// generation directories are kept, older ones removed after the archive
+// no longer names them. Disk: each kept dump is a copy of the
+// collection. The Change Dump Archive names, chronologically, a Change
+// Dump per package (from, until of its Change List), written once beside
+// the package; the packages are never removed, so it costs a small
+// document each. Dumps on demand are not archived: their packages are
+// plans of the current collection (an earlier plan's packages answer 404
+// once it changed), so there is no earlier dump to list.
 //
 // # Dumps on demand
 //
