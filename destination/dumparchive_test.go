@@ -57,8 +57,24 @@ func TestSyncDumpArchives(t *testing.T) {
 			t.Errorf("the Capability List names no %s:\n%s", c, cl)
 		}
 	}
-	if a := get(".resourcesync/default/resourcedump-archive.xml"); strings.Count(a, "<url>") != 2 {
-		t.Errorf("Resource Dump Archive with %d entries, want 2:\n%s", strings.Count(a, "<url>"), a)
+	for _, a := range []string{"resourcedump-archive.xml", "changedump-archive.xml"} {
+		doc := get(".resourcesync/default/" + a)
+		// (No Change List closes within the hour here: the Change Dump
+		// Archive is empty; TestDumpArchives in source/publish fills it.)
+		if n := strings.Count(doc, "<url>"); a == "resourcedump-archive.xml" && n != 2 {
+			t.Errorf("%s with %d entries:\n%s", a, n, doc)
+		}
+		// Every dump an archive names is served.
+		for _, part := range strings.Split(doc, "<loc>")[1:] {
+			loc, _, _ := strings.Cut(part, "</loc>")
+			rel, ok := strings.CutPrefix(loc, ts.base)
+			if !ok {
+				t.Fatalf("%s names %s, outside the Source", a, loc)
+			}
+			if d := get(rel); !strings.Contains(d, `capability="resourcedump"`) && !strings.Contains(d, `capability="changedump"`) {
+				t.Errorf("%s: not a dump:\n%s", loc, d)
+			}
+		}
 	}
 	fresh := t.TempDir()
 	if sr := one(t, mustSync(t, ts.base, syncOpts(t, fresh))); sr.Failed != 0 || !strings.Contains(sr.Mode, "baseline (dump)") {
