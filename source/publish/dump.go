@@ -25,7 +25,10 @@ import (
 const (
 	metaResourceDump = "publish.resourcedump"
 	metaChangeDumps  = "publish.changedumps"
-	zipType          = "application/zip"
+	// metaChangeDumpArchiveBase is the BaseURL the Change Dump Archive's
+	// per-package Change Dumps were written under.
+	metaChangeDumpArchiveBase = "publish.changedump-archive.base"
+	zipType                   = "application/zip"
 )
 
 // pkgInfo describes one written package.
@@ -732,7 +735,7 @@ func (p *publisher) writeChangeDumpDoc(ctx context.Context, s *Set, closed []clL
 		Links: []rs.Link{{Rel: rs.RelUp, Href: p.capListURL(s.Name)}}}
 	archive := p.archiveDumps()
 	if archive {
-		if err := p.writeChangeDumpArchive(s, pkgs); err != nil {
+		if err := p.writeChangeDumpArchive(ctx, s, pkgs); err != nil {
 			return err
 		}
 		h.Links = append(h.Links, rs.Link{Rel: rs.RelArchives, Href: p.url(setDoc(s.Name, "changedump-archive.xml"))})
@@ -755,15 +758,22 @@ func (p *publisher) writeChangeDumpDoc(ctx context.Context, s *Set, closed []clL
 // record, which does not change), then the Change Dump Archive listing
 // those documents in chronological order (the most recent
 // rs.MaxEntries), as the Change List Archive lists the closed lists.
-func (p *publisher) writeChangeDumpArchive(s *Set, pkgs []pkgInfo) error {
+func (p *publisher) writeChangeDumpArchive(ctx context.Context, s *Set, pkgs []pkgInfo) error {
 	dirRel := setDoc(s.Name, "changedumps")
+	// The documents name URLs under BaseURL: they are written again, all,
+	// when it is not the one they were written under.
+	base, err := s.Store.GetMeta(ctx, metaChangeDumpArchiveBase)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("change dump archive: %w", err)
+	}
+	again := string(base) != p.cfg.BaseURL
 	if len(pkgs) > rs.MaxEntries {
 		pkgs = pkgs[len(pkgs)-rs.MaxEntries:]
 	}
 	for i := range pkgs {
 		pk := &pkgs[i]
 		f := p.file(cdDoc(s.Name, pk.Name))
-		if exists(f) {
+		if !again && exists(f) {
 			continue
 		}
 		h := rs.Head{MD: rs.Metadata{Capability: rs.CapChangeDump, From: rs.NewTime(pk.From), Until: rs.NewTime(pk.Until)},
@@ -773,6 +783,11 @@ func (p *publisher) writeChangeDumpArchive(s *Set, pkgs []pkgInfo) error {
 		e.MD.From, e.MD.Until = rs.NewTime(pk.From), rs.NewTime(pk.Until)
 		if err := writeDoc(f, &h, []rs.Entry{e}); err != nil {
 			return fmt.Errorf("change dump %s: %w", pk.Name, err)
+		}
+	}
+	if again {
+		if err := s.Store.PutMeta(ctx, metaChangeDumpArchiveBase, []byte(p.cfg.BaseURL)); err != nil {
+			return fmt.Errorf("change dump archive: %w", err)
 		}
 	}
 	h := rs.Head{MD: rs.Metadata{Capability: rs.CapChangeDumpArchive},

@@ -126,6 +126,19 @@ func TestDumpArchives(t *testing.T) {
 		return nil
 	})
 	v.MustValidate(t, docs)
+
+	// Under another base URL the archived Change Dumps name the new URLs.
+	cfg.BaseURL = "http://other.example/"
+	clk.Set(clk.Now().Add(time.Minute))
+	if _, err := publish.Publish(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ae {
+		b, err := os.ReadFile(file(e.Loc))
+		if err != nil || strings.Contains(string(b), base) || !strings.Contains(string(b), cfg.BaseURL) {
+			t.Errorf("%s after a new base URL (%v):\n%s", e.Loc, err, b)
+		}
+	}
 }
 
 // TestDumpArchivesOff: dumps produced on demand are not archived (an
