@@ -499,9 +499,10 @@ func (p *publisher) resourceDump(ctx context.Context, s *Set, sr *SetReport) err
 		return fmt.Errorf("publish: %w", err)
 	}
 	st := rdState{Version: ver, At: at, Gen: gen, Locs: locs}
-	if p.archiveResourceDumps() && had && !old.OnDemand {
+	if p.archiveResourceDumps() && had && !old.OnDemand && old.Locs == locs {
 		// The previous written dump is archived if its own document is
-		// there (a dump written before Archives was on has none).
+		// there (a dump written before Archives was on has none), and if
+		// it names the same URLs (a dump of another base URL is not kept).
 		st.Archive = old.Archive
 		if old.Gen != "" && old.complete(p, gensRel) && exists(p.file(rdGenDoc(s.Name, old.Gen))) {
 			st.Archive = append(st.Archive, rdGen{Gen: old.Gen, At: old.At, Completed: old.Completed})

@@ -133,6 +133,9 @@ func TestDumpArchives(t *testing.T) {
 	if _, err := publish.Publish(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
+	if _, rd := decodeFile(t, doc("resourcedump-archive.xml")); len(rd) != 0 {
+		t.Errorf("the Resource Dump Archive names %d dumps of the old base URL", len(rd))
+	}
 	for _, e := range ae {
 		b, err := os.ReadFile(file(e.Loc))
 		if err != nil || strings.Contains(string(b), base) || !strings.Contains(string(b), cfg.BaseURL) {
