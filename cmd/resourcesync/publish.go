@@ -73,7 +73,7 @@ func publishCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Usage: "`OUT` directory (or s3://BUCKET/PREFIX) to write into", Required: true, TakesFile: true},
 			&cli.BoolFlag{Name: "no-html", Usage: "write no NAME.html page beside each document"},
 			&cli.BoolFlag{Name: "dumps", Usage: "also write dump ZIPs (a second read of every file)"},
-			&cli.IntFlag{Name: "archived-dumps", Usage: "with --dumps, keep `N` earlier Resource Dumps (copies of DIR)", Value: 1},
+			&cli.IntFlag{Name: "archived-dumps", Usage: "with --dumps, keep `N` earlier Resource Dumps (copies of DIR)"},
 		}, append(publishSourceFlags(), oaiFlags(false)...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if err := checkOAIArgs(cmd); err != nil {

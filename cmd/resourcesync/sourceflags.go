@@ -35,11 +35,12 @@ DOCUMENTS AND DISK
      bytes per resource). It is rebuilt only when the collection changed since
      the last one, and at most once per --dump-interval (default 24h); the old
      one is removed only once the new one is listed, so a rebuild briefly
-     needs a second copy.
+     needs a second copy. publish --archived-dumps N keeps N earlier ones,
+     listed in the Resource Dump Archive: N more copies (default none).
    - Change Dumps: one package per closed Change List holding the current
      bytes of the resources created or updated in it, kept as long as the
      Change Dump lists it (all closed lists): this grows with the changed
-     bytes.
+     bytes. The Change Dump Archive lists them, one small document each.
    Plan for about twice the collection's size during a Resource Dump rebuild,
    plus the changed bytes.`
 
@@ -84,7 +85,10 @@ func sourceConfig(ctx context.Context, cmd *cli.Command, baseURL string, stderr 
 		DumpPartBytes:    cmd.Int64("dump-part-size"),
 		DumpInterval:     cmd.Duration("dump-interval"),
 		Archives:         true,
-		AllowEmpty:       cmd.Bool("allow-empty"),
+		// A Resource Dump kept for the archive is a second full copy of
+		// DIR: none unless asked for (publish --archived-dumps N).
+		ArchivedDumps: -1,
+		AllowEmpty:    cmd.Bool("allow-empty"),
 	}
 	for _, s := range cmd.StringSlice("set") {
 		name, dir, ok := strings.Cut(s, "=")
