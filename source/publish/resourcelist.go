@@ -161,12 +161,12 @@ func (p *publisher) resourceList(ctx context.Context, s *Set, sr *SetReport) (st
 				keep[st.Gen] = true
 			}
 			for _, pt := range st.Parts {
-				names[pt.Name+".xml"] = true
+				names[pt.Name+".xml"], names[pt.Name+".xml"+GzipSuffix] = true, true
 			}
 			for _, g := range st.Archive {
 				keep[g.Gen] = true
 				for _, n := range g.Parts {
-					names[n+".xml"] = true
+					names[n+".xml"], names[n+".xml"+GzipSuffix] = true, true
 				}
 			}
 			if err := removeExcept(p.file(gensRel), keep); err != nil {
@@ -185,7 +185,7 @@ func (p *publisher) resourceList(ctx context.Context, s *Set, sr *SetReport) (st
 	valid := had && old.Settings == settings && old.TopSHA != "" && old.TopSHA == fileSHA(p.file(listRel)) &&
 		exists(p.file(genDoc(old.Gen)))
 	for i := 0; valid && i < len(old.Parts); i++ {
-		valid = exists(p.file(partsRel + "/" + old.Parts[i].Name + ".xml"))
+		valid = docExists(p.file(partsRel + "/" + old.Parts[i].Name + ".xml"))
 	}
 	if valid && old.Version == ver {
 		p.hold(s, metaResourceList, oldRaw)
@@ -417,7 +417,7 @@ func (w *partWriter) name() string {
 	for {
 		w.seq++
 		n := fmt.Sprintf("%s-%05d", compact(w.at), w.seq)
-		if !exists(filepath.Join(w.dir, n+".xml")) {
+		if !docExists(filepath.Join(w.dir, n+".xml")) {
 			return n
 		}
 	}
@@ -477,7 +477,7 @@ func (w *partWriter) run(ctx context.Context, from, to string, target int) ([]rl
 				cur.First, first = from, false
 			}
 			var err error
-			if a, err = createAtomic(filepath.Join(w.dir, cur.Name+".xml"), w.p.cfg.Replicas); err != nil {
+			if a, err = createAtomicGz(filepath.Join(w.dir, cur.Name+".xml"), w.p.cfg.Replicas, w.p.cfg.GzipParts); err != nil {
 				return nil, err
 			}
 			ds = startStream(a, "", &w.head)
@@ -557,6 +557,7 @@ func (w *partWriter) single(ctx context.Context, path string, h *rs.Head) (bool,
 func (w *partWriter) abort() {
 	for _, n := range w.done {
 		os.Remove(filepath.Join(w.dir, n+".xml"))
+		os.Remove(filepath.Join(w.dir, n+".xml"+GzipSuffix))
 	}
 }
 

@@ -214,7 +214,7 @@ func (h *Handler) extra(r *http.Request) http.Handler {
 func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 	// rel is still escaped; documents have plain names, so an escaped
 	// name is not one of them.
-	f, err := openInside(h.Docs, rel)
+	f, gz, err := h.openDoc(rel)
 	if err != nil {
 		if errors.Is(err, ErrLink) {
 			h.log().Warn("server: symbolic link in the document tree not followed", "err", err)
@@ -248,7 +248,13 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 		web.Vary(w.Header())
 		if web.WantsHTML(r) {
 			page, _ := strconv.Atoi(r.URL.Query().Get("page"))
-			h.serveDocHTML(w, r, rel, page, f, fi.ModTime())
+			body, err := docReader(f, gz)
+			if err != nil {
+				h.log().Warn("server: compressed document not read", "doc", rel, "err", err)
+				http.Error(w, "document unavailable", http.StatusInternalServerError)
+				return
+			}
+			h.serveDocHTML(w, r, rel, page, body, fi.ModTime())
 			return
 		}
 		w.Header().Set("Content-Type", "application/xml")
@@ -256,6 +262,10 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 	// Documents change in place (the open Change List, the Capability
 	// List): let clients revalidate cheaply with If-Modified-Since.
 	w.Header().Set("Cache-Control", "no-cache")
+	if gz {
+		h.serveGzipDoc(w, r, rel, f, fi)
+		return
+	}
 	http.ServeContent(w, r, "", fi.ModTime(), f)
 }
 
