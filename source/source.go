@@ -633,7 +633,7 @@ func (s *Source) publishConfig() publish.Config {
 		// only, which answers a part's URL from its compressed file
 		// (Resource List parts are most of the state's disk); a given
 		// Out may be served by any web server and keeps plain files.
-		GzipParts: s.cfg.Out == "",
+		GzipLists: s.cfg.Out == "",
 	}
 }
 

@@ -51,7 +51,7 @@ type atomicFile struct {
 	bw    *bufio.Writer
 	final string // the document's path
 	// stored is where the file is renamed to: final, or final+GzipSuffix
-	// when the document is stored compressed (Config.GzipParts).
+	// when the document is stored compressed (Config.GzipLists).
 	stored string
 	zw     *gzip.Writer // nil unless compressed
 	err    error        // first write error, sticky
@@ -79,7 +79,7 @@ func createAtomic(path string, hashed bool) (*atomicFile, error) {
 }
 
 // GzipSuffix ends the name of a document stored compressed
-// (Config.GzipParts): NAME.xml.gz holds the gzip member of NAME.xml's
+// (Config.GzipLists): NAME.xml.gz holds the gzip member of NAME.xml's
 // bytes, and source/server answers the URL of NAME.xml from it.
 const GzipSuffix = ".gz"
 
@@ -155,6 +155,7 @@ func (a *atomicFile) commit() error {
 		a.abort()
 		return fmt.Errorf("publish: %w", err)
 	}
+	removeOtherForm(a.stored)
 	return syncDir(filepath.Dir(a.stored))
 }
 
@@ -171,6 +172,21 @@ func (a *atomicFile) abort() {
 // only).
 func (a *atomicFile) digest() (int64, []byte) {
 	return a.n, a.sha.Sum(nil)
+}
+
+// removeOtherForm removes the document stored at path in its other form
+// (NAME.xml.gz for NAME.xml, and the reverse), once path is in place: a
+// document changes form when it moves in or out of GzipLists (a Resource
+// List that grows into an index of parts, the setting changed). A reader
+// (source/server, fileSHA) prefers the plain form, so a crash before the
+// removal leaves at worst an older plain document read, which the
+// Resource List's recorded sha-256 tells from the one the meta describes.
+func removeOtherForm(path string) {
+	if p, ok := strings.CutSuffix(path, GzipSuffix); ok {
+		os.Remove(p)
+	} else {
+		os.Remove(path + GzipSuffix)
+	}
 }
 
 // docExists reports whether the document at path is stored, plain or
@@ -245,5 +261,6 @@ func linkAtomic(src, dst string) error {
 		os.Remove(tmp)
 		return err
 	}
+	removeOtherForm(dst)
 	return syncDir(dir)
 }

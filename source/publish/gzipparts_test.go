@@ -52,7 +52,7 @@ func gzParts(t *testing.T, out string) map[string][]byte {
 	return got
 }
 
-// TestGzipParts: with GzipParts every Resource List part is stored only
+// TestGzipParts: with GzipLists every Resource List part is stored only
 // as NAME.xml.gz, the index names NAME.xml, and the parts hold exactly
 // the inventory; a rerun recognises them (nothing written), a change
 // rewrites one part and removes the part it replaces; a replica renders
@@ -76,7 +76,7 @@ func TestGzipParts(t *testing.T) {
 	outA, outB := t.TempDir(), t.TempDir()
 	const base = "http://lb.example/"
 	cfg := func(out string, st store.Store, follow bool) publish.Config {
-		return publish.Config{BaseURL: base, Out: out, MaxEntries: 10, Replicas: true, GzipParts: true,
+		return publish.Config{BaseURL: base, Out: out, MaxEntries: 10, Replicas: true, GzipLists: true,
 			Now: clk.Now, Logger: quiet, Sets: []publish.Set{{Name: "default", Store: st, ResourceBase: base + "r/", Follow: follow}}}
 	}
 	run := func(c publish.Config) publish.SetReport {
@@ -150,4 +150,93 @@ func TestGzipParts(t *testing.T) {
 		t.Fatalf("render: %+v", sr)
 	}
 	sameTree(t, "replica", outA, outB)
+}
+
+// TestGzipSingleList: with GzipLists a Resource List of one document is
+// stored as resourcelist.xml.gz only (and its archived generation too);
+// a rerun writes nothing; when it grows into an index (stored plain) the
+// compressed form is removed, and when it shrinks back, the plain one.
+func TestGzipSingleList(t *testing.T) {
+	for _, archives := range []bool{false, true} {
+		t.Run(fmt.Sprint("archives=", archives), func(t *testing.T) {
+			ctx := context.Background()
+			st := memstore.New().Open("default")
+			defer st.Close()
+			t0 := time.Date(2026, 3, 1, 10, 10, 0, 0, time.UTC)
+			clk := &clock{t: t0.Add(time.Minute)}
+			apply := func(kind rs.Change, from, to int) {
+				var cs []store.Change
+				for i := from; i < to; i++ {
+					cs = append(cs, store.Change{Kind: kind, Time: clk.Now(), Resource: resource(fmt.Sprintf("p/%03d", i), []byte(fmt.Sprint(i)), clk.Now())})
+				}
+				b := store.Batch{Changes: cs}
+				if from == 0 {
+					b.Baseline, b.Meta = true, map[string][]byte{store.MetaBaseline: store.FormatBaseline(t0)}
+				}
+				if _, _, err := st.Apply(ctx, b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out := t.TempDir()
+			cfg := publish.Config{BaseURL: "http://x.example/", Out: out, MaxEntries: 10, Archives: archives, GzipLists: true,
+				Now: clk.Now, Logger: quiet, Sets: []publish.Set{{Name: "default", Store: st, ResourceBase: "http://x.example/r/"}}}
+			run := func() publish.SetReport {
+				t.Helper()
+				clk.Set(clk.Now().Add(time.Hour))
+				rep, err := publish.Publish(ctx, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rep.Sets[0]
+			}
+			list := filepath.Join(out, ".resourcesync/default/resourcelist.xml")
+			form := func(what string, gz bool, entries int) {
+				t.Helper()
+				_, perr := os.Stat(list)
+				_, zerr := os.Stat(list + publish.GzipSuffix)
+				if (perr == nil) == gz || (zerr == nil) != gz {
+					t.Fatalf("%s: plain %v, compressed %v; want compressed %v", what, perr, zerr, gz)
+				}
+				if !gz {
+					return
+				}
+				b, _ := os.ReadFile(list + publish.GzipSuffix)
+				zr, err := gzip.NewReader(bytes.NewReader(b))
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for _, err := range rs.NewDecoder(zr).All() {
+					if err != nil {
+						t.Fatal(err)
+					}
+					n++
+				}
+				if n != entries {
+					t.Errorf("%s: %d entries, want %d", what, n, entries)
+				}
+			}
+			apply(rs.Created, 0, 5)
+			run()
+			form("5 resources", true, 5)
+			if sr := run(); sr.ResourceList {
+				t.Errorf("unchanged rerun: %+v", sr)
+			}
+			apply(rs.Created, 5, 25)
+			run()
+			form("25 resources: an index", false, 0)
+			apply(rs.Deleted, 3, 25)
+			run()
+			form("3 resources", true, 3)
+			if sr := run(); sr.ResourceList {
+				t.Errorf("unchanged rerun: %+v", sr)
+			}
+			if archives {
+				_, es := decodeFile(t, filepath.Join(out, ".resourcesync/default/resourcelist-archive.xml"))
+				if len(es) != 2 {
+					t.Errorf("archive names %d generations, want 2", len(es))
+				}
+			}
+		})
+	}
 }

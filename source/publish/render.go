@@ -200,7 +200,7 @@ func (p *publisher) renderSet(ctx context.Context, s *Set, sr *SetReport) error 
 		sr.Behind = true
 		now.rl = old.rl
 	}
-	if exists(p.file(listRel)) {
+	if docExists(p.file(listRel)) {
 		if err := p.writeCapabilityList(s, p.url(listRel)); err != nil {
 			return err
 		}
@@ -283,7 +283,7 @@ func (p *publisher) renderResourceList(ctx context.Context, s *Set, st *rlState,
 		}
 	}
 	if len(st.Parts) == 0 {
-		return p.renderRange(ctx, s, p.file(listRel), &rs.Head{MD: md, Links: []rs.Link{up}}, "", "", int(st.Entries), st.TopSHA, false)
+		return p.renderRange(ctx, s, p.file(listRel), &rs.Head{MD: md, Links: []rs.Link{up}}, "", "", int(st.Entries), st.TopSHA, p.cfg.GzipLists)
 	}
 	head := rs.Head{MD: md, Links: []rs.Link{up, {Rel: rs.RelIndex, Href: p.url(listRel)}}}
 	for i, pt := range st.Parts {
@@ -296,7 +296,7 @@ func (p *publisher) renderResourceList(ctx context.Context, s *Set, st *rlState,
 			to = st.Parts[i+1].First
 		}
 		head.MD.At = rs.NewTime(pt.At)
-		ok, err := p.renderRange(ctx, s, f, &head, pt.First, to, pt.Count, pt.SHA, p.cfg.GzipParts)
+		ok, err := p.renderRange(ctx, s, f, &head, pt.First, to, pt.Count, pt.SHA, p.cfg.GzipLists)
 		if err != nil || !ok {
 			return ok, err
 		}

@@ -25,12 +25,12 @@ import (
 // whose Accept names text/html first, and every other machine client get
 // the published XML byte for byte (a document rs decodes); only a
 // browser's navigation gets the page; both carry the same Vary. Resource
-// List parts stored compressed (publish.Config.GzipParts, as serve
+// List parts stored compressed (publish.Config.GzipLists, as serve
 // stores them) give every client the same XML: the stored gzip bytes to a
 // client that accepts gzip, the XML decoded on the fly to the others.
 func TestClientsGetXML(t *testing.T) {
 	for _, gz := range []bool{false, true} {
-		srv, docs := publishedSource(t, func(c *publish.Config) { c.GzipParts = gz })
+		srv, docs := publishedSource(t, func(c *publish.Config) { c.GzipLists = gz })
 		clientsGetXML(t, srv, docs, gz)
 	}
 }
@@ -56,7 +56,7 @@ func clientsGetXML(t *testing.T, srv *httptest.Server, docs string, gz bool) {
 		t.Fatalf("%d documents published", len(rels))
 	}
 	if gz != (len(stored) >= 2) {
-		t.Fatalf("GzipParts %v: %d documents stored compressed", gz, len(stored))
+		t.Fatalf("GzipLists %v: %d documents stored compressed", gz, len(stored))
 	}
 	for _, rel := range rels {
 		file, _ := os.ReadFile(filepath.Join(docs, filepath.FromSlash(rel)))

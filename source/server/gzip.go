@@ -14,7 +14,7 @@ import (
 )
 
 // A document may be stored compressed: NAME.xml.gz in place of NAME.xml
-// (publish.Config.GzipParts; serve stores its Resource List parts so, a
+// (publish.Config.GzipLists; serve stores its Resource List parts so, a
 // quarter of their size on disk). Its URL is still NAME.xml, and every
 // client gets the same document: a client that accepts gzip
 // (web.AcceptsGzip: Python requests, Go, browsers, curl --compressed) the

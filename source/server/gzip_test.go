@@ -47,7 +47,7 @@ func gunzipFile(t *testing.T, path string) []byte {
 // several ranges of the XML get the whole document; a 304 carries no
 // Content-Encoding; the HTML view and its breadcrumbs read the XML.
 func TestGzipDocument(t *testing.T) {
-	srv, docs := publishedSource(t, func(c *publish.Config) { c.GzipParts = true; c.Dumps = false })
+	srv, docs := publishedSource(t, func(c *publish.Config) { c.GzipLists = true; c.Dumps = false })
 	var rel string
 	filepath.WalkDir(docs, func(p string, d fs.DirEntry, err error) error {
 		if strings.HasSuffix(p, ".xml.gz") && rel == "" {

@@ -295,6 +295,9 @@ func (h *Handler) docs(set string) []docGroup {
 	base := h.cfg.BaseURL + ".resourcesync/" + set + "/"
 	one := func(name string) *doc {
 		fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil && strings.HasSuffix(name, ".xml") {
+			fi, err = os.Stat(filepath.Join(dir, filepath.FromSlash(name)) + ".gz") // stored compressed
+		}
 		if err != nil || !fi.Mode().IsRegular() {
 			return nil
 		}
