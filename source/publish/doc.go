@@ -25,6 +25,11 @@
 //	.resourcesync/<set>/changedumps/<from>-<seq>.zip           one package per closed Change List
 //	.resourcesync/<set>/changedumps/<from>-<seq>.manifest.xml  copy of its manifest
 //
+// With Config.GzipLists (serve's own tree, never a static OUT) the
+// Resource List, single or each part, and its archived generations are
+// stored as NAME.xml.gz in place of NAME.xml (the index of parts stays
+// plain); source/server answers NAME.xml from it.
+//
 // Beside every document NAME.xml (and the Source Description) is its HTML
 // companion NAME.html, a page to read it in a browser (NAME.2.html, … for
 // each further 1,000 entries), unless Config.NoCompanions; see
