@@ -139,7 +139,8 @@ func TestGzipDocument(t *testing.T) {
 // TestGzipDocumentHostile: a compressed document that is a symbolic
 // link is not followed, one too short to be gzip or claiming more than a
 // document can hold is refused to an identity client (500, a log line),
-// and only an XML document's name falls back to a .gz file.
+// only an XML document's name falls back to a .gz file, and the stored
+// name itself is no URL.
 func TestGzipDocumentHostile(t *testing.T) {
 	docs := t.TempDir()
 	d := filepath.Join(docs, ".resourcesync", "default")
@@ -167,6 +168,7 @@ func TestGzipDocumentHostile(t *testing.T) {
 		{"huge.xml", 500},
 		{"robots.txt", 404},
 		{"ok.xml", 200},
+		{"ok.xml.gz", 404}, // the stored name is no URL
 	} {
 		req, _ := http.NewRequest("GET", "http://src.example/.resourcesync/default/"+tc.name, nil)
 		rec := httptest.NewRecorder()

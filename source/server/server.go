@@ -214,6 +214,12 @@ func (h *Handler) extra(r *http.Request) http.Handler {
 func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 	// rel is still escaped; documents have plain names, so an escaped
 	// name is not one of them.
+	if strings.HasSuffix(rel, ".xml"+gzipSuffix) {
+		// How a list is stored, not a URL publish gives: its URL is
+		// NAME.xml.
+		http.NotFound(w, r)
+		return
+	}
 	f, gz, err := h.openDoc(rel)
 	if err != nil {
 		if errors.Is(err, ErrLink) {
