@@ -328,9 +328,8 @@ func modelDocs(dir string) map[string][]byte {
 		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".tmp-") {
 			return nil
 		}
-		if b, err := os.ReadFile(p); err == nil {
-			rel, _ := filepath.Rel(dir, p)
-			out[filepath.ToSlash(rel)] = b
+		if rel, b, err := readDoc(dir, p); err == nil {
+			out[rel] = b
 		}
 		return nil
 	})

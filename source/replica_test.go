@@ -2,16 +2,20 @@ package source
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/internal/testing/pgtest"
 	"github.com/resourcesync-go/resourcesync/rs"
+	"github.com/resourcesync-go/resourcesync/source/publish"
 	"github.com/resourcesync-go/resourcesync/source/store"
 	"github.com/resourcesync-go/resourcesync/source/store/memstore"
 	"github.com/resourcesync-go/resourcesync/source/store/pgstore"
@@ -26,14 +30,34 @@ func docs(t *testing.T, dir string) map[string][]byte {
 		if err != nil || d.IsDir() {
 			return nil
 		}
-		b, err := os.ReadFile(p)
+		rel, b, err := readDoc(dir, p)
 		if err == nil {
-			rel, _ := filepath.Rel(dir, p)
-			out[filepath.ToSlash(rel)] = b
+			out[rel] = b
 		}
 		return nil
 	})
 	return out
+}
+
+// readDoc reads the document stored at p below dir, by its path relative
+// to dir: a Resource List stored compressed (NAME.xml.gz, serve's tree)
+// decoded, under the name NAME.xml it is served at.
+func readDoc(dir, p string) (string, []byte, error) {
+	rel, _ := filepath.Rel(dir, p)
+	rel = filepath.ToSlash(rel)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return rel, nil, err
+	}
+	if x, ok := strings.CutSuffix(rel, ".xml"+publish.GzipSuffix); ok {
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return rel, nil, err
+		}
+		b, err = io.ReadAll(zr)
+		return x + ".xml", b, err
+	}
+	return rel, b, nil
 }
 
 func sameDocs(a, b map[string][]byte) bool {

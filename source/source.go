@@ -674,6 +674,11 @@ func (s *Source) publishConfig() publish.Config {
 		// HTML companions are for static hosting (publish's OUT); serve
 		// negotiates the HTML view of each document instead.
 		NoCompanions: s.cfg.Out == "" || s.cfg.NoCompanions,
+		// The tree in StateDir is served by this Source's own server
+		// only, which answers a part's URL from its compressed file
+		// (Resource List parts are most of the state's disk); a given
+		// Out may be served by any web server and keeps plain files.
+		GzipLists: s.cfg.Out == "",
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"net"
@@ -211,13 +212,21 @@ func TestBrowserDocs(t *testing.T) {
 	}
 	checkEntriesAreLinks(t, b, c, b.Location(t), "Resource Dump Manifest")
 
-	// Machine clients: the XML as it is on disk.
+	// Machine clients: the XML as it is on disk (decoded, for a
+	// Resource List stored compressed: NAME.xml.gz answers NAME.xml).
 	filepath.WalkDir(docs, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !(strings.HasSuffix(p, ".xml") || strings.HasSuffix(p, "resourcesync")) {
+		if err != nil || d.IsDir() || !(strings.HasSuffix(p, ".xml") || strings.HasSuffix(p, ".xml.gz") || strings.HasSuffix(p, "resourcesync")) {
 			return nil
 		}
-		rel, _ := filepath.Rel(docs, p)
+		rel, _ := filepath.Rel(docs, strings.TrimSuffix(p, ".gz"))
 		file, _ := os.ReadFile(p)
+		if strings.HasSuffix(p, ".gz") {
+			zr, err := gzip.NewReader(bytes.NewReader(file))
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			file, _ = io.ReadAll(zr)
+		}
 		for _, accept := range []string{"", "*/*", "application/xml", "text/xml", "application/xml, text/xml;q=0.9, */*;q=0.1",
 			webtest.AcceptJava8, webtest.AcceptJava17, chromeAccept} {
 			resp, body := fetchDoc(t, c, base+filepath.ToSlash(rel), accept)

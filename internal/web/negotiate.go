@@ -74,3 +74,35 @@ func namesHTML(accept []string) bool {
 	}
 	return false
 }
+
+// AcceptsGzip reports whether r's Accept-Encoding accepts gzip (or its
+// alias x-gzip, or * without gzip named) with a quality above 0: the
+// response may then be the gzip-compressed representation, sent with
+// Content-Encoding: gzip. No header, "identity" and an unparsable quality
+// do not.
+func AcceptsGzip(r *http.Request) bool {
+	star := false
+	for _, line := range r.Header.Values("Accept-Encoding") {
+		for part := range strings.SplitSeq(line, ",") {
+			name, params, _ := strings.Cut(part, ";")
+			name = strings.ToLower(strings.TrimSpace(name))
+			if name != "gzip" && name != "x-gzip" && name != "*" {
+				continue
+			}
+			ok := true
+			for p := range strings.SplitSeq(params, ";") {
+				k, v, _ := strings.Cut(p, "=")
+				if strings.EqualFold(strings.TrimSpace(k), "q") {
+					q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+					ok = err == nil && q > 0
+				}
+			}
+			if name == "*" {
+				star = ok
+				continue
+			}
+			return ok
+		}
+	}
+	return star
+}

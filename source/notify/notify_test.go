@@ -2,6 +2,7 @@ package notify_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source"
 	"github.com/resourcesync-go/resourcesync/source/notify"
+	"github.com/resourcesync-go/resourcesync/source/publish"
 	"github.com/resourcesync-go/resourcesync/validate"
 )
 
@@ -61,11 +63,16 @@ func TestNotifyContiguousSplitRetried(t *testing.T) {
 	}
 	// The first notification continues from the baseline: the first
 	// Resource List's at (nothing changed between them).
-	rl, err := os.Open(filepath.Join(src.Out(), ".resourcesync", "default", "resourcelist.xml"))
+	// (Stored compressed in serve's own tree: publish.Config.GzipLists.)
+	rl, err := os.Open(filepath.Join(src.Out(), ".resourcesync", "default", "resourcelist.xml"+publish.GzipSuffix))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rlHead, err := rs.NewDecoder(rl).Head()
+	zr, err := gzip.NewReader(rl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rlHead, err := rs.NewDecoder(zr).Head()
 	rl.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package publish
 
 import (
 	"bufio"
+	"compress/gzip"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -48,11 +49,15 @@ func createTemp(dir, prefix string) (*os.File, error) {
 type atomicFile struct {
 	f     *os.File
 	bw    *bufio.Writer
-	final string
-	err   error // first write error, sticky
-	done  bool  // flushed, synced and closed
-	n     int64
-	sha   hash.Hash // nil unless hashing was asked for
+	final string // the document's path
+	// stored is where the file is renamed to: final, or final+GzipSuffix
+	// when the document is stored compressed (Config.GzipLists).
+	stored string
+	zw     *gzip.Writer // nil unless compressed
+	err    error        // first write error, sticky
+	done   bool         // flushed, synced and closed
+	n      int64
+	sha    hash.Hash // nil unless hashing was asked for: of the document's bytes, not of the compressed form
 }
 
 // createAtomic starts writing the file that will be at path. The directory
@@ -66,10 +71,30 @@ func createAtomic(path string, hashed bool) (*atomicFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
 	}
-	a := &atomicFile{f: f, bw: bufio.NewWriterSize(f, 256<<10), final: path}
+	a := &atomicFile{f: f, bw: bufio.NewWriterSize(f, 256<<10), final: path, stored: path}
 	if hashed {
 		a.sha = sha256.New()
 	}
+	return a, nil
+}
+
+// GzipSuffix ends the name of a document stored compressed
+// (Config.GzipLists): NAME.xml.gz holds the gzip member of NAME.xml's
+// bytes, and source/server answers the URL of NAME.xml from it.
+const GzipSuffix = ".gz"
+
+// createAtomicGz is createAtomic for a document stored compressed when gz
+// is set: the bytes written (and hashed, and counted) are the document's,
+// the file holds them gzip-compressed (one member, fastest level: an XML
+// list shrinks about 3.5 times at a small fraction of the cost of writing
+// it) under path+GzipSuffix.
+func createAtomicGz(path string, hashed, gz bool) (*atomicFile, error) {
+	a, err := createAtomic(path, hashed)
+	if err != nil || !gz {
+		return a, err
+	}
+	a.stored = path + GzipSuffix
+	a.zw, _ = gzip.NewWriterLevel(a.bw, gzip.BestSpeed) // a valid level: no error
 	return a, nil
 }
 
@@ -77,7 +102,13 @@ func (a *atomicFile) Write(p []byte) (int, error) {
 	if a.err != nil {
 		return 0, a.err
 	}
-	n, err := a.bw.Write(p)
+	var n int
+	var err error
+	if a.zw != nil {
+		n, err = a.zw.Write(p)
+	} else {
+		n, err = a.bw.Write(p)
+	}
 	a.n += int64(n)
 	if a.sha != nil {
 		a.sha.Write(p[:n])
@@ -98,6 +129,9 @@ func (a *atomicFile) finishSync(sync bool) error {
 	}
 	a.done = true
 	err := a.err
+	if err == nil && a.zw != nil {
+		err = a.zw.Close()
+	}
 	if err == nil {
 		err = a.bw.Flush()
 	}
@@ -120,11 +154,12 @@ func (a *atomicFile) commit() error {
 		a.abort()
 		return err
 	}
-	if err := os.Rename(a.f.Name(), a.final); err != nil {
+	if err := os.Rename(a.f.Name(), a.stored); err != nil {
 		a.abort()
 		return fmt.Errorf("publish: %w", err)
 	}
-	return syncDir(filepath.Dir(a.final))
+	removeOtherForm(a.stored)
+	return syncDir(filepath.Dir(a.stored))
 }
 
 // abort discards the temporary file.
@@ -141,6 +176,25 @@ func (a *atomicFile) abort() {
 func (a *atomicFile) digest() (int64, []byte) {
 	return a.n, a.sha.Sum(nil)
 }
+
+// removeOtherForm removes the document stored at path in its other form
+// (NAME.xml.gz for NAME.xml, and the reverse), once path is in place: a
+// document changes form when it moves in or out of GzipLists (a Resource
+// List that grows into an index of parts, the setting changed). A reader
+// (source/server, fileSHA) prefers the plain form, so a crash before the
+// removal leaves at worst an older plain document read, which the
+// Resource List's recorded sha-256 tells from the one the meta describes.
+func removeOtherForm(path string) {
+	if p, ok := strings.CutSuffix(path, GzipSuffix); ok {
+		os.Remove(p)
+	} else {
+		os.Remove(path + GzipSuffix)
+	}
+}
+
+// docExists reports whether the document at path is stored, plain or
+// compressed.
+func docExists(path string) bool { return exists(path) || exists(path+GzipSuffix) }
 
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
@@ -238,5 +292,6 @@ func linkAtomic(src, dst string) error {
 		os.Remove(tmp)
 		return err
 	}
+	removeOtherForm(dst)
 	return syncDir(dir)
 }

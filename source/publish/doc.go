@@ -34,6 +34,11 @@
 //	.resourcesync/sitemap.xml                     plain sitemap index (Config.PlainSitemap)
 //	.resourcesync/<set>/sitemap/part-<n>.xml      plain sitemaps of the set's resources
 //
+// With Config.GzipLists (serve's own tree, never a static OUT) the
+// Resource List, single or each part, and its archived generations are
+// stored as NAME.xml.gz in place of NAME.xml (the index of parts stays
+// plain); source/server answers NAME.xml from it.
+//
 // Beside every document NAME.xml (and the Source Description) is its HTML
 // companion NAME.html, a page to read it in a browser (NAME.2.html, … for
 // each further 1,000 entries), unless Config.NoCompanions; see

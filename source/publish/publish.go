@@ -153,6 +153,17 @@ type Config struct {
 	// NAME.2.html, … beyond 1,000 entries) for static hosting; see
 	// companion.go.
 	NoCompanions bool
+	// GzipLists stores the Resource List (the single document and its
+	// archived generations, or each part of a split one) compressed, as
+	// NAME.xml.gz (GzipSuffix) in place of NAME.xml: it is the bulk of a
+	// large Source's documents (about 276 bytes an entry, a quarter of
+	// that compressed). Only for a tree that source/server serves (serve's
+	// own, which answers NAME.xml from it, compressed or not as the client
+	// accepts); a static tree for another web server keeps plain files.
+	// A document written in one form removes its other form; parts
+	// already written keep theirs (names are never reused), so turning it
+	// on or off needs no rewrite. The index of a split list stays plain.
+	GzipLists bool
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// Logger receives one line per notable event; default slog.Default().

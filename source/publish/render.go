@@ -200,7 +200,7 @@ func (p *publisher) renderSet(ctx context.Context, s *Set, sr *SetReport) error 
 		sr.Behind = true
 		now.rl = old.rl
 	}
-	if exists(p.file(listRel)) {
+	if docExists(p.file(listRel)) {
 		if err := p.writeCapabilityList(s, p.url(listRel)); err != nil {
 			return err
 		}
@@ -208,7 +208,7 @@ func (p *publisher) renderSet(ctx context.Context, s *Set, sr *SetReport) error 
 	if ok {
 		names := map[string]bool{}
 		for _, pt := range rl.Parts {
-			names[pt.Name+".xml"] = true
+			names[pt.Name+".xml"], names[pt.Name+".xml"+GzipSuffix] = true, true
 		}
 		gens := p.file(setDoc(s.Name, "resourcelists"))
 		if err := removeExcept(gens, map[string]bool{partsDir: true}); err != nil {
@@ -276,19 +276,19 @@ func (p *publisher) renderResourceList(ctx context.Context, s *Set, st *rlState,
 	if fileSHA(p.file(listRel)) == st.TopSHA {
 		all := true
 		for _, pt := range st.Parts {
-			all = all && exists(p.file(partsRel+"/"+pt.Name+".xml"))
+			all = all && docExists(p.file(partsRel+"/"+pt.Name+".xml"))
 		}
 		if all {
 			return true, nil
 		}
 	}
 	if len(st.Parts) == 0 {
-		return p.renderRange(ctx, s, p.file(listRel), &rs.Head{MD: md, Links: []rs.Link{up}}, "", "", int(st.Entries), st.TopSHA)
+		return p.renderRange(ctx, s, p.file(listRel), &rs.Head{MD: md, Links: []rs.Link{up}}, "", "", int(st.Entries), st.TopSHA, p.cfg.GzipLists)
 	}
 	head := rs.Head{MD: md, Links: []rs.Link{up, {Rel: rs.RelIndex, Href: p.url(listRel)}}}
 	for i, pt := range st.Parts {
 		f := p.file(partsRel + "/" + pt.Name + ".xml")
-		if exists(f) {
+		if docExists(f) {
 			continue // part names are never reused
 		}
 		to := ""
@@ -296,7 +296,7 @@ func (p *publisher) renderResourceList(ctx context.Context, s *Set, st *rlState,
 			to = st.Parts[i+1].First
 		}
 		head.MD.At = rs.NewTime(pt.At)
-		ok, err := p.renderRange(ctx, s, f, &head, pt.First, to, pt.Count, pt.SHA)
+		ok, err := p.renderRange(ctx, s, f, &head, pt.First, to, pt.Count, pt.SHA, p.cfg.GzipLists)
 		if err != nil || !ok {
 			return ok, err
 		}
@@ -321,9 +321,10 @@ func (p *publisher) renderResourceList(ctx context.Context, s *Set, st *rlState,
 
 // renderRange writes the inventory's records in [from, to) as one
 // document at path, kept only if it has count entries and the sha-256 sha
-// (when recorded).
-func (p *publisher) renderRange(ctx context.Context, s *Set, path string, h *rs.Head, from, to string, count int, sha string) (bool, error) {
-	a, err := createAtomic(path, true)
+// (when recorded; of the document's bytes, also when gz stores them
+// compressed).
+func (p *publisher) renderRange(ctx context.Context, s *Set, path string, h *rs.Head, from, to string, count int, sha string, gz bool) (bool, error) {
+	a, err := createAtomicGz(path, true, gz)
 	if err != nil {
 		return false, err
 	}

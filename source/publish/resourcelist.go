@@ -1,13 +1,16 @@
 package publish
 
 import (
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -35,16 +38,29 @@ type rlState struct {
 	TopSHA  string   // sha-256 of resourcelist.xml as written
 }
 
-// fileSHA returns the hex sha-256 of the file's bytes, "" if it cannot be
-// read.
+// fileSHA returns the hex sha-256 of the document's bytes at path (plain,
+// or else decoded from path+GzipSuffix), "" if it cannot be read.
 func fileSHA(path string) string {
+	var r io.Reader
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if f, err = os.Open(path + GzipSuffix); err == nil {
+			defer f.Close()
+			zr, zerr := gzip.NewReader(f)
+			if zerr != nil {
+				return ""
+			}
+			r = zr
+		}
+	} else if err == nil {
+		defer f.Close()
+		r = f
+	}
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(h, r); err != nil {
 		return ""
 	}
 	return hex.EncodeToString(h.Sum(nil))
@@ -161,12 +177,12 @@ func (p *publisher) resourceList(ctx context.Context, s *Set, sr *SetReport) (st
 				keep[st.Gen] = true
 			}
 			for _, pt := range st.Parts {
-				names[pt.Name+".xml"] = true
+				names[pt.Name+".xml"], names[pt.Name+".xml"+GzipSuffix] = true, true
 			}
 			for _, g := range st.Archive {
 				keep[g.Gen] = true
 				for _, n := range g.Parts {
-					names[n+".xml"] = true
+					names[n+".xml"], names[n+".xml"+GzipSuffix] = true, true
 				}
 			}
 			if err := removeExcept(p.file(gensRel), keep); err != nil {
@@ -183,9 +199,9 @@ func (p *publisher) resourceList(ctx context.Context, s *Set, sr *SetReport) (st
 	// The published documents are the ones the meta describes (a killed
 	// run may have replaced resourcelist.xml before its meta)?
 	valid := had && old.Settings == settings && old.TopSHA != "" && old.TopSHA == fileSHA(p.file(listRel)) &&
-		exists(p.file(genDoc(old.Gen)))
+		docExists(p.file(genDoc(old.Gen)))
 	for i := 0; valid && i < len(old.Parts); i++ {
-		valid = exists(p.file(partsRel + "/" + old.Parts[i].Name + ".xml"))
+		valid = docExists(p.file(partsRel + "/" + old.Parts[i].Name + ".xml"))
 	}
 	if valid && old.Version == ver {
 		p.hold(s, metaResourceList, oldRaw)
@@ -264,11 +280,15 @@ func (p *publisher) resourceList(ctx context.Context, s *Set, sr *SetReport) (st
 		// A hard link where the file system has them: the two names
 		// share one copy on disk (neither is ever written in place: a new
 		// list is a new file renamed over the name).
-		if err := copyAtomic(p.file(genDoc(gen)), p.file(listRel)); err != nil {
+		src, dst := p.file(genDoc(gen)), p.file(listRel)
+		if !exists(src) {
+			src, dst = src+GzipSuffix, dst+GzipSuffix // stored compressed: the link too
+		}
+		if err := copyAtomic(src, dst); err != nil {
 			return "", nil, err
 		}
 		st.Archive = old.Archive
-		if had && old.Gen != "" && exists(p.file(genDoc(old.Gen))) {
+		if had && old.Gen != "" && docExists(p.file(genDoc(old.Gen))) {
 			g := rlGen{Gen: old.Gen, At: old.At}
 			for _, pt := range old.Parts {
 				g.Parts = append(g.Parts, pt.Name)
@@ -417,7 +437,7 @@ func (w *partWriter) name() string {
 	for {
 		w.seq++
 		n := fmt.Sprintf("%s-%05d", compact(w.at), w.seq)
-		if !exists(filepath.Join(w.dir, n+".xml")) {
+		if !docExists(filepath.Join(w.dir, n+".xml")) {
 			return n
 		}
 	}
@@ -477,7 +497,7 @@ func (w *partWriter) run(ctx context.Context, from, to string, target int) ([]rl
 				cur.First, first = from, false
 			}
 			var err error
-			if a, err = createAtomic(filepath.Join(w.dir, cur.Name+".xml"), w.p.cfg.Replicas); err != nil {
+			if a, err = createAtomicGz(filepath.Join(w.dir, cur.Name+".xml"), w.p.cfg.Replicas, w.p.cfg.GzipLists); err != nil {
 				return nil, err
 			}
 			ds = startStream(a, "", &w.head)
@@ -509,7 +529,7 @@ func (w *partWriter) run(ctx context.Context, from, to string, target int) ([]rl
 // false (having written nothing) when the entries do not fit in one
 // document after all.
 func (w *partWriter) single(ctx context.Context, path string, h *rs.Head) (bool, error) {
-	a, err := createAtomic(path, false)
+	a, err := createAtomicGz(path, false, w.p.cfg.GzipLists)
 	if err != nil {
 		return false, err
 	}
@@ -557,6 +577,7 @@ func (w *partWriter) single(ctx context.Context, path string, h *rs.Head) (bool,
 func (w *partWriter) abort() {
 	for _, n := range w.done {
 		os.Remove(filepath.Join(w.dir, n+".xml"))
+		os.Remove(filepath.Join(w.dir, n+".xml"+GzipSuffix))
 	}
 }
 
@@ -583,7 +604,7 @@ func (p *publisher) writeResourceListArchive(s *Set, gens []rlGen, doc func(stri
 		Links: []rs.Link{{Rel: rs.RelUp, Href: p.capListURL(s.Name)}}}
 	return writeDocSeq(p.file(setDoc(s.Name, "resourcelist-archive.xml")), &h, func(emit func(*rs.Entry) error) error {
 		for _, g := range gens {
-			if !exists(p.file(doc(g.Gen))) {
+			if !docExists(p.file(doc(g.Gen))) {
 				// Written into another output tree (a state published
 				// with `publish --out` and then served): not here to list.
 				continue

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,44 +20,78 @@ import (
 )
 
 // TestClientsGetXML: over HTTP, every ResourceSync document answers the
-// default request of each client (webtest.Clients): Java's
-// HttpURLConnection, whose Accept names text/html first, and every other
-// machine client get the published XML byte for byte (a document rs
-// decodes); only a browser's navigation gets the page; both carry the
-// same Vary.
+// default request of each client (webtest.Clients, with its default
+// Accept-Encoding, webtest.AcceptEncoding): Java's HttpURLConnection,
+// whose Accept names text/html first, and every other machine client get
+// the published XML byte for byte (a document rs decodes); only a
+// browser's navigation gets the page; both carry the same Vary. Resource
+// List parts stored compressed (publish.Config.GzipLists, as serve
+// stores them) give every client the same XML: the stored gzip bytes to a
+// client that accepts gzip, the XML decoded on the fly to the others.
 func TestClientsGetXML(t *testing.T) {
-	srv, docs := publishedSource(t)
+	for _, gz := range []bool{false, true} {
+		srv, docs := publishedSource(t, func(c *publish.Config) { c.GzipLists = gz })
+		clientsGetXML(t, srv, docs, gz)
+	}
+}
+
+func clientsGetXML(t *testing.T, srv *httptest.Server, docs string, gz bool) {
 	c, _ := testnet.Client(t)
+	c.Transport.(*http.Transport).DisableCompression = true // each client's own Accept-Encoding
 	var rels []string
+	stored := map[string]bool{}
 	filepath.WalkDir(docs, func(p string, d fs.DirEntry, err error) error {
-		if rel, _ := filepath.Rel(docs, p); err == nil && !d.IsDir() && (strings.HasSuffix(p, ".xml") || rel == filepath.FromSlash(".well-known/resourcesync")) {
-			rels = append(rels, filepath.ToSlash(rel))
+		rel, _ := filepath.Rel(docs, p)
+		rel = filepath.ToSlash(rel)
+		if x, ok := strings.CutSuffix(rel, ".xml.gz"); ok {
+			rel = x + ".xml"
+			stored[rel] = true
+		}
+		if err == nil && !d.IsDir() && (strings.HasSuffix(rel, ".xml") || rel == ".well-known/resourcesync") {
+			rels = append(rels, rel)
 		}
 		return nil
 	})
 	if len(rels) < 8 {
 		t.Fatalf("%d documents published", len(rels))
 	}
+	if gz != (len(stored) >= 2) {
+		t.Fatalf("GzipLists %v: %d documents stored compressed", gz, len(stored))
+	}
 	for _, rel := range rels {
 		file, _ := os.ReadFile(filepath.Join(docs, filepath.FromSlash(rel)))
+		if stored[rel] {
+			file = gunzipFile(t, filepath.Join(docs, filepath.FromSlash(rel))+".gz")
+		}
 		for _, cl := range webtest.Clients {
 			req, _ := http.NewRequest("GET", srv.URL+"/"+rel, nil)
 			cl.Set(req)
+			ae := webtest.AcceptEncoding[cl.Name]
+			if ae != "" {
+				req.Header.Set("Accept-Encoding", ae)
+			}
 			resp, err := c.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
+			ce := resp.Header.Get("Content-Encoding")
+			if ce == "gzip" {
+				body = gunzip(t, body)
+			}
 			ct := resp.Header.Get("Content-Type")
 			if resp.StatusCode != 200 || resp.Header.Get("Vary") != web.VaryHTML {
 				t.Errorf("%s, %s: %d, Vary %q", rel, cl.Name, resp.StatusCode, resp.Header.Get("Vary"))
 			}
 			if cl.HTML {
-				if ct != "text/html; charset=utf-8" || !bytes.Contains(body, []byte("<h1>")) {
-					t.Errorf("%s, %s: %q, not the page", rel, cl.Name, ct)
+				if ct != "text/html; charset=utf-8" || ce != "" || !bytes.Contains(body, []byte("<h1>")) {
+					t.Errorf("%s, %s: %q %q, not the page", rel, cl.Name, ct, ce)
 				}
 				continue
+			}
+			if want := stored[rel] && strings.Contains(ae, "gzip"); (ce == "gzip") != want || stored[rel] && !slices.Contains(resp.Header.Values("Vary"), "Accept-Encoding") {
+				t.Errorf("%s, %s (Accept-Encoding %q): Content-Encoding %q, Vary %q", rel, cl.Name, ae, ce, resp.Header.Values("Vary"))
 			}
 			if ct != "application/xml" || !bytes.Equal(body, file) {
 				t.Errorf("%s, %s: %q, the body is not the document (%.60q)", rel, cl.Name, ct, body)

@@ -44,6 +44,13 @@
 // of their document to every client, so that the links of a static
 // publish work against serve too.
 //
+// A Resource List stored compressed (NAME.xml.gz, publish.Config.GzipLists,
+// as serve stores it) is answered at NAME.xml: the stored bytes with
+// Content-Encoding: gzip to a client that accepts gzip (web.AcceptsGzip),
+// the XML decoded while it is sent to any other, with Vary:
+// Accept-Encoding; HEAD, Range and conditional requests behave as for a
+// plain document (gzip.go).
+//
 // The base URL itself is DIR's index.html when the set served there has
 // one (without the Link header of a resource, so that discovery from the
 // base URL reaches the Source Description and every set). Otherwise a

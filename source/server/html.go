@@ -89,13 +89,17 @@ func (h *Handler) serveCompanion(w http.ResponseWriter, r *http.Request, rel str
 		}
 	}
 	for _, c := range cands {
-		f, err := openInside(h.Docs, c.doc)
+		f, gz, err := h.openDoc(c.doc)
 		if err != nil {
 			continue
 		}
 		defer f.Close()
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			h.serveDocHTML(w, r, c.doc, c.page, f, fi.ModTime())
+			body, err := docReader(f, gz)
+			if err != nil {
+				continue
+			}
+			h.serveDocHTML(w, r, c.doc, c.page, body, fi.ModTime())
 			return true
 		}
 	}
@@ -133,11 +137,11 @@ func (h *Handler) openDocURL(mount, href string) (io.ReadCloser, error) {
 	if !IsDocumentPath(rel) || rel == "robots.txt" || strings.HasSuffix(rel, ".zip") || strings.HasSuffix(rel, ".html") {
 		return nil, errNotDoc
 	}
-	f, err := openInside(h.Docs, rel)
+	f, gz, err := h.openDoc(rel)
 	if err != nil {
 		return nil, err
 	}
-	return f, nil
+	return docReadCloser(f, gz)
 }
 
 // serveDumpManifestHTML answers a browser's navigation to the manifest of

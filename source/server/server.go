@@ -224,7 +224,13 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 	if h.serveFeed(w, r, rel) {
 		return
 	}
-	f, err := openInside(h.Docs, rel)
+	if strings.HasSuffix(rel, ".xml"+gzipSuffix) {
+		// How a list is stored, not a URL publish gives: its URL is
+		// NAME.xml.
+		http.NotFound(w, r)
+		return
+	}
+	f, gz, err := h.openDoc(rel)
 	if err != nil {
 		if errors.Is(err, ErrLink) {
 			h.log().Warn("server: symbolic link in the document tree not followed", "err", err)
@@ -258,7 +264,13 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 		web.Vary(w.Header())
 		if web.WantsHTML(r) {
 			page, _ := strconv.Atoi(r.URL.Query().Get("page"))
-			h.serveDocHTML(w, r, rel, page, f, fi.ModTime())
+			body, err := docReader(f, gz)
+			if err != nil {
+				h.log().Warn("server: compressed document not read", "doc", rel, "err", err)
+				http.Error(w, "document unavailable", http.StatusInternalServerError)
+				return
+			}
+			h.serveDocHTML(w, r, rel, page, body, fi.ModTime())
 			return
 		}
 		w.Header().Set("Content-Type", "application/xml")
@@ -267,6 +279,10 @@ func (h *Handler) serveDoc(w http.ResponseWriter, r *http.Request, rel string) {
 	// Documents change in place (the open Change List, the Capability
 	// List): let clients revalidate cheaply with If-Modified-Since.
 	w.Header().Set("Cache-Control", "no-cache")
+	if gz {
+		h.serveGzipDoc(w, r, rel, f, fi)
+		return
+	}
 	http.ServeContent(w, r, "", fi.ModTime(), f)
 }
 

@@ -295,6 +295,9 @@ func (h *Handler) docs(set string) []docGroup {
 	base := h.cfg.BaseURL + ".resourcesync/" + set + "/"
 	one := func(name string) *doc {
 		fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil && strings.HasSuffix(name, ".xml") {
+			fi, err = os.Stat(filepath.Join(dir, filepath.FromSlash(name)) + ".gz") // stored compressed
+		}
 		if err != nil || !fi.Mode().IsRegular() {
 			return nil
 		}
@@ -314,12 +317,14 @@ func (h *Handler) docs(set string) []docGroup {
 			if err != nil {
 				continue
 			}
-			n := path.Join(sub, e.Name())
+			// A part stored compressed (NAME.xml.gz) is served at
+			// NAME.xml; its size is what it takes on disk.
+			n := path.Join(sub, strings.TrimSuffix(e.Name(), ".gz"))
 			out = append(out, doc{Name: n, URL: base + n, Size: fi.Size(), Mod: fi.ModTime()})
 		}
 		return out
 	}
-	xml := func(n string) bool { return strings.HasSuffix(n, ".xml") }
+	xml := func(n string) bool { return strings.HasSuffix(n, ".xml") || strings.HasSuffix(n, ".xml.gz") }
 	zip := func(n string) bool { return strings.HasSuffix(n, ".zip") }
 	group := func(kind, index string, files []doc) docGroup {
 		g := docGroup{Kind: kind, Index: one(index), Count: len(files)}

@@ -94,3 +94,37 @@ var Clients = []Client{
 	{"Firefox XMLHttpRequest", firefox("Accept", "*/*", "Sec-Fetch-Dest", "empty", "Sec-Fetch-Mode", "cors", "Sec-Fetch-Site", "same-origin"), false},
 	{"Firefox fetch(), plain-http host", firefox("Accept", "*/*"), false},
 }
+
+// AcceptEncoding is the Accept-Encoding each client of Clients sends by
+// default, by name; a client not listed sends none (Java's
+// HttpURLConnection and HttpClient, .NET's HttpClient, PHP, curl without
+// --compressed). A test sets it with a transport whose DisableCompression
+// is on (net/http would otherwise add gzip and decode for itself), and
+// decodes a gzip answer itself: Apache HttpClient, Node, axios, Ruby,
+// Python requests, Go and the browsers accept gzip; urllib and wget ask
+// for identity; libxml2's HTTP client (built with zlib) asks for gzip.
+var AcceptEncoding = map[string]string{
+	"Apache HttpClient 4":                    "gzip,deflate",
+	"Apache HttpClient 5":                    "gzip, x-gzip, deflate",
+	"Node fetch (undici)":                    "gzip, deflate, br",
+	"axios":                                  "gzip, compress, deflate, br",
+	"Ruby Net::HTTP":                         "gzip;q=1.0,deflate;q=0.6,identity;q=0.3",
+	"Go net/http":                            "gzip",
+	"Python requests":                        "gzip, deflate",
+	"Python urllib":                          "identity",
+	"wget":                                   "identity",
+	"libxml2":                                "gzip",
+	"Chromium navigation":                    "gzip, deflate, br, zstd",
+	"Chromium link followed":                 "gzip, deflate, br, zstd",
+	"Chromium navigation, plain-http host":   "gzip, deflate",
+	"Chromium fetch()":                       "gzip, deflate, br, zstd",
+	"Chromium image":                         "gzip, deflate, br, zstd",
+	"Chromium XMLHttpRequest":                "gzip, deflate, br, zstd",
+	"Chromium fetch() with Accept text/html": "gzip, deflate, br, zstd",
+	"Chromium fetch(), plain-http host":      "gzip, deflate",
+	"Firefox navigation":                     "gzip, deflate, br, zstd",
+	"Firefox navigation, plain-http host":    "gzip, deflate",
+	"Firefox fetch()":                        "gzip, deflate, br, zstd",
+	"Firefox XMLHttpRequest":                 "gzip, deflate, br, zstd",
+	"Firefox fetch(), plain-http host":       "gzip, deflate",
+}
