@@ -67,7 +67,7 @@ var flagCategories = map[string]string{
 	// A Source's collection and its documents.
 	"set": catSource, "skip": catSource, "watch": catSource, "no-watch": catSource, "debounce": catSource, "rescan-interval": catSource,
 	"out": catSource, "no-html": catSource,
-	"changelist-period": catDocuments, "changelist-index": catDocuments, "no-dumps": catDocuments, "no-feeds": catDocuments, "plain-sitemap": catDocuments,
+	"changelist-period": catDocuments, "changelist-index": catDocuments, "no-dumps": catDocuments, "feeds": catDocuments, "plain-sitemap": catDocuments,
 	"dump-part-size": catDocuments, "dump-interval": catDocuments, "archived-dumps": catDocuments, "dump-files": catDocuments, "dumps": catDocuments,
 	"allow-empty": catSafety,
 	// Notifications.

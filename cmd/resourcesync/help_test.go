@@ -30,6 +30,7 @@ var helpLongPages = map[string]struct {
 }{
 	"serve":     {77, "47 flags in 7 groups: a directory, a server, documents and feeds, notifications (WebSub and the live push), OAI-PMH harvesting, a bucket's endpoint and TLS, output"},
 	"sync":      {77, "45 flags in 8 groups: modes and filters (--include, --exclude, --filter-from), state (a bucket's), safety, transfers (with --bwlimit), --follow, credentials and TLS (a bucket's endpoint too), output (with --log-format)"},
+	"publish":   {61, "31 flags in 6 groups: a directory, documents, dumps and their archives, feeds, a bucket's endpoint and TLS, output"},
 	"aggregate": {66, "36 flags in 8 groups: the sources, the mirrors, state, transfers (with --bwlimit), --follow, RDF stores, a bucket's endpoint and TLS, output"},
 }
 

@@ -328,6 +328,7 @@ func oaiServeMirror(ctx context.Context, cmd *cli.Command, ln net.Listener, dest
 		// The mirror's own state, and the files sync is writing.
 		Exclude: []string{filepath.Join(dest, destination.StateDirName)},
 		Skip:    []string{fetch.TempPrefix + "*"},
+		NoFeeds: true,
 		Logger:  commandLogger(cmd, cmd.Root().ErrWriter, slog.LevelWarn),
 	}
 	src, err := source.Open(cfg)

@@ -317,7 +317,7 @@ func serveSource(ctx context.Context, cmd *cli.Command, ln net.Listener, cfg sou
 	fmt.Fprintf(cmd.Root().Writer, "serving %d resources at %s (Source Description: %s.well-known/resourcesync; ready in %s)\n",
 		n, src.BaseURL(), src.BaseURL(), time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(cmd.Root().Writer, "status page: %s.resourcesync/\n", src.BaseURL())
-	if !cmd.Bool("no-feeds") {
+	if cmd.Bool("feeds") {
 		fmt.Fprintf(cmd.Root().Writer, "change feeds: IIIF Change Discovery %s.resourcesync/SET/feed/%s, LDES %s.resourcesync/SET/feed/%s\n",
 			src.BaseURL(), feed.CollectionFile, src.BaseURL(), feed.StreamFile)
 	}

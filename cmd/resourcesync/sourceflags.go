@@ -56,7 +56,7 @@ func sourceFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "changelist-period", Usage: "close the open Change List after `D`", Value: time.Hour},
 		&cli.BoolFlag{Name: "changelist-index", Value: true, HideDefault: true, Usage: "list the Change List Index (=false: the open list)"},
 		&cli.BoolFlag{Name: "no-dumps", Usage: "do not write Resource Dumps and Change Dumps"},
-		&cli.BoolFlag{Name: "no-feeds", Usage: "do not write IIIF Change Discovery and LDES feeds"},
+		&cli.BoolFlag{Name: "feeds", Usage: "also publish IIIF Change Discovery and LDES change feeds"},
 		&cli.BoolFlag{Name: "plain-sitemap", Usage: "also write plain sitemaps.org sitemaps"},
 		&SizeFlag{Name: "dump-part-size", Usage: "largest dump package, `SIZE`", Value: 256 << 20},
 		&cli.DurationFlag{Name: "dump-interval", Usage: "least time `D` between Resource Dumps", Value: 24 * time.Hour},
@@ -80,11 +80,13 @@ func sourceConfig(ctx context.Context, cmd *cli.Command, baseURL string, stderr 
 		ChangeListPeriod: cmd.Duration("changelist-period"),
 		MaxEntries:       int(cmd.Int("max-entries")),
 		Dumps:            !cmd.Bool("no-dumps"),
-		NoFeeds:          cmd.Bool("no-feeds"),
-		PlainSitemap:     cmd.Bool("plain-sitemap"),
-		DumpPartBytes:    cmd.Int64("dump-part-size"),
-		DumpInterval:     cmd.Duration("dump-interval"),
-		Archives:         true,
+		// Opt-in: the feeds' baseline pages take about 700 bytes per
+		// resource, more than the rest of serve's state and documents.
+		NoFeeds:       !cmd.Bool("feeds"),
+		PlainSitemap:  cmd.Bool("plain-sitemap"),
+		DumpPartBytes: cmd.Int64("dump-part-size"),
+		DumpInterval:  cmd.Duration("dump-interval"),
+		Archives:      true,
 		// A Resource Dump kept for the archive is a second full copy of
 		// DIR: none unless asked for (publish --archived-dumps N).
 		ArchivedDumps: -1,
