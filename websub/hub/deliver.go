@@ -237,7 +237,12 @@ type hostQueue struct {
 	q       []*sub
 	head    int
 	workers int
-	max     int
+	// busy counts the workers inside a delivery step: one may wait on a
+	// slow subscriber for as long as RequestTimeout, so a subscription
+	// queued meanwhile needs a worker of its own (up to max), not one
+	// that is merely running.
+	busy int
+	max  int
 }
 
 // hostQueue returns the queue of host, creating it.
@@ -255,7 +260,7 @@ func (h *Hub) hostQueue(host string) *hostQueue {
 func (hq *hostQueue) push(h *Hub, s *sub) {
 	hq.mu.Lock()
 	hq.q = append(hq.q, s)
-	start := hq.workers < hq.max && hq.workers < len(hq.q)-hq.head
+	start := hq.workers < hq.max && hq.workers-hq.busy < len(hq.q)-hq.head
 	if start && h.addWorker() {
 		hq.workers++
 	} else {
@@ -265,6 +270,12 @@ func (hq *hostQueue) push(h *Hub, s *sub) {
 	if start {
 		go h.worker(hq)
 	}
+}
+
+func (hq *hostQueue) setBusy(d int) {
+	hq.mu.Lock()
+	hq.busy += d
+	hq.mu.Unlock()
 }
 
 // pop returns the next subscription, or nil (and the worker ends) when
@@ -324,9 +335,11 @@ func (h *Hub) worker(hq *hostQueue) {
 		s.busy = true
 		ctx := s.ctx
 		s.mu.Unlock()
+		hq.setBusy(1)
 		if ctx.Err() == nil {
 			h.step(ctx, s)
 		}
+		hq.setBusy(-1)
 		s.mu.Lock()
 		s.busy = false
 		if s.stopped {

@@ -160,3 +160,43 @@ func TestSlowFirstDeliveryDoesNotHoldHost(t *testing.T) {
 		return n == 4
 	})
 }
+
+// TestRetryQueuedBesideABlockedWorker: a subscription whose retry comes
+// due while the host's only worker waits on a slow subscriber gets a
+// worker of its own. It was left queued behind the blocked one (its
+// host's queue started no worker while one was running), so its retries
+// and every later notification waited for the slow answer.
+func TestRetryQueuedBesideABlockedWorker(t *testing.T) {
+	th := newTestHub(t, func(c *Config) {
+		c.MaxConcurrentPerHost = 4
+		c.RequestTimeout = time.Minute
+		c.RetrySchedule = []time.Duration{50 * time.Millisecond}
+	})
+	release := make(chan struct{})
+	var fails atomic.Int32
+	srv := newSubscriber(t)
+	srv.status = func(_ int, d delivery) int {
+		switch {
+		case strings.HasPrefix(d.URL, "/slow"):
+			<-release
+		case strings.HasPrefix(d.URL, "/flaky") && fails.Add(1) <= 2:
+			return 500
+		}
+		return 200
+	}
+	t.Cleanup(func() { close(release) })
+	th.subscribe(t, topicA, srv.url("/slow"), nil)
+	th.subscribe(t, topicA, srv.url("/flaky"), nil)
+	for i := range 3 {
+		th.mustPublish(t, topicA, fmt.Sprintf("<n%d/>", i))
+	}
+	waitFor(t, 5*time.Second, "the flaky subscription's three notifications after its retries", func() bool {
+		n := 0
+		for _, d := range srv.deliveries() {
+			if strings.HasPrefix(d.URL, "/flaky") {
+				n++
+			}
+		}
+		return n == 3
+	})
+}
