@@ -52,11 +52,17 @@ func FuzzString(f *testing.F) {
 			strings.Contains("@example.org/"+Mask, pass) || strings.Contains(Mask, pass) {
 			return
 		}
-		for _, s := range []string{
-			"GET http://" + user + ":" + pass + "@example.org/" + tail,
-			"http://example.org/?x=1&token=" + pass + " " + tail,
+		for _, tc := range []struct{ in, masked string }{
+			{"GET http://" + user + ":" + pass + "@example.org/" + tail, "GET http://" + user + ":" + Mask + "@example.org/" + tail},
+			{"http://example.org/?x=1&token=" + pass + " " + tail, "http://example.org/?x=1&token=" + Mask + " " + tail},
 		} {
+			s := tc.in
 			if strings.ContainsAny(pass, "&;=") && strings.Contains(s, "token=") {
+				continue
+			}
+			// The text as rightly masked can spell the password by itself
+			// (user "000", password "000:": "http://000:REDACTED@…").
+			if strings.Contains(tc.masked, pass) {
 				continue
 			}
 			if got := String(s); strings.Contains(got, pass) {
