@@ -257,7 +257,11 @@ func Run(ctx context.Context, m *destination.Mirror, opt Options) error {
 				what = "its feed " + redact.String(s.Feed)
 			}
 			f.say("set %s offers no change notifications: polling %s every %s", s.Name, what, opt.PollInterval)
+			// Under the lock: a push loop started for an earlier set
+			// writes the map from its own goroutine.
+			f.mu.Lock()
 			f.down[s.Name] = true
+			f.mu.Unlock()
 			m.Emit(destination.Event{Kind: destination.EventSubscription, Set: s.Name, Status: destination.SubPolling,
 				Message: "the set offers no change notifications"})
 			continue

@@ -22,6 +22,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/destination/follow"
 	"github.com/resourcesync-go/resourcesync/feed/activity"
 	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
+	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/source"
 	"github.com/resourcesync-go/resourcesync/source/notify"
 	"github.com/resourcesync-go/resourcesync/wspush"
@@ -60,6 +61,13 @@ func (l *connTracker) cut() {
 // asks for) brings changes in time. extra, if set, replaces handlers.
 func startPush(t *testing.T, extra func(base string, h map[string]http.Handler)) (*rig, *connTracker) {
 	t.Helper()
+	return startPushWith(t, extra, nil)
+}
+
+// startPushWith is startPush with hook run on the Source's configuration
+// once the push is set up.
+func startPushWith(t *testing.T, extra func(base string, h map[string]http.Handler), hook func(*source.Config)) (*rig, *connTracker) {
+	t.Helper()
 	t.Cleanup(follow.SetPushBackoff(50 * time.Millisecond))
 	r := &rig{dir: t.TempDir(), dest: t.TempDir(), out: &lines{}}
 	os.WriteFile(filepath.Join(r.dir, "first.txt"), []byte("first"), 0o644)
@@ -73,6 +81,9 @@ func startPush(t *testing.T, extra func(base string, h map[string]http.Handler))
 	p, err := notify.SetupPush(&cfg, wspush.Config{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if hook != nil {
+		hook(&cfg)
 	}
 	src, err := source.Open(cfg)
 	if err != nil {
@@ -176,6 +187,33 @@ func TestPushFollow(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("never reconnected:\n%s", r.out)
 		}
+	}
+}
+
+// TestPushBesidePlainSet: a Source whose first set offers the live push
+// and whose second offers no change notifications at all. The follower
+// marks the plain set as polled while the push loop of the first already
+// runs (go test -race: both write the same map).
+func TestPushBesidePlainSet(t *testing.T) {
+	plain := t.TempDir()
+	os.WriteFile(filepath.Join(plain, "p.txt"), []byte("plain"), 0o644)
+	r, _ := startPushWith(t, nil, func(cfg *source.Config) {
+		cfg.Sets = append(cfg.Sets, source.SetConfig{Name: "plain", Dir: plain})
+		links := cfg.CapabilityLinks
+		cfg.CapabilityLinks = func(set string) []rs.Link {
+			if set == "plain" {
+				return nil
+			}
+			return links(set)
+		}
+	})
+	waitLine(t, r, "live push for set default from")
+	waitLine(t, r, "set plain offers no change notifications")
+	// Two sets: each is mirrored into a folder of its own name.
+	r.change(t, "d.txt", "d")
+	r.wait(t, filepath.Join("default", "d.txt"), "d")
+	if b, _ := os.ReadFile(filepath.Join(r.dest, "plain", "p.txt")); string(b) != "plain" {
+		t.Fatalf("plain/p.txt = %q", b)
 	}
 }
 
