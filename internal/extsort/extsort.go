@@ -223,7 +223,8 @@ func writeRec(w *bufio.Writer, g, k, p []byte) {
 type reader struct {
 	f       *os.File
 	r       *bufio.Reader
-	idx     int // the run's place: ties go to the earlier run
+	idx     int    // the run's place: ties go to the earlier run
+	size    uint64 // the file's: no record is longer
 	buf     []byte
 	g, k, p []byte
 }
@@ -242,7 +243,7 @@ func (r *reader) next() error {
 		l[i] = v
 	}
 	n := l[0] + l[1] + l[2]
-	if l[0] > 1<<30 || l[1] > 1<<30 || l[2] > 1<<30 {
+	if l[0] > r.size || l[1] > r.size || l[2] > r.size || n > r.size {
 		return fmt.Errorf("%w: %s: a record of %d bytes", ErrCorrupt, r.f.Name(), n)
 	}
 	if uint64(cap(r.buf)) < n {
@@ -288,7 +289,12 @@ func (s *Sorter) merge(runs []run, fn func(g, k, p []byte) error) error {
 		if err != nil {
 			return err
 		}
-		r := &reader{f: f, r: bufio.NewReaderSize(f, bufSize), idx: i}
+		fi, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return err
+		}
+		r := &reader{f: f, r: bufio.NewReaderSize(f, bufSize), idx: i, size: uint64(fi.Size())}
 		if err := r.next(); err != nil {
 			f.Close()
 			if err == io.EOF {

@@ -3,6 +3,7 @@ package extsort
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -147,4 +148,19 @@ func FuzzSorter(f *testing.F) {
 			t.Fatalf("got %q\nwant %q", got, want)
 		}
 	})
+}
+
+// TestSorterHugeLength: a damaged length is not allocated.
+func TestSorterHugeLength(t *testing.T) {
+	s := &Sorter{Dir: t.TempDir(), Pattern: "run-*"}
+	defer s.Close()
+	s.Add([]byte("a"), nil, []byte("x"))
+	if err := s.spill(); err != nil {
+		t.Fatal(err)
+	}
+	// Lengths of 2^40 bytes in a file of a few.
+	os.WriteFile(s.runs[0].path, []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x20, 0, 0, 'a'}, 0o600)
+	if err := s.Each(func(g, k, p []byte) error { return nil }); err == nil || !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("huge length: %v", err)
+	}
 }
