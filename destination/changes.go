@@ -28,9 +28,6 @@ type changeSpool struct {
 	n       int // URIs stored
 	batch   int
 	rel     releaser
-	// keepFirst: of two changes at the same time the one added first
-	// wins (a feed read newest first); else the one added last.
-	keepFirst bool
 }
 
 var (
@@ -49,7 +46,7 @@ func newChangeSpool(dir string) *changeSpool {
 // of two changes at the same time the one added last wins.
 func (s *changeSpool) add(en *rs.Entry) error {
 	if old := s.pending[en.Loc]; old != nil {
-		if c := old.EventTime().Compare(en.EventTime()); c > 0 || c == 0 && s.keepFirst {
+		if c := old.EventTime().Compare(en.EventTime()); c > 0 {
 			return nil
 		}
 	}
@@ -106,7 +103,7 @@ func (s *changeSpool) flush() error {
 		for uri, en := range s.pending {
 			k := timeKey(en.EventTime(), uri)
 			if old := bytes.Clone(last.Get([]byte(uri))); old != nil {
-				if c := bytes.Compare(old[:12], k[:12]); c > 0 || c == 0 && s.keepFirst {
+				if c := bytes.Compare(old[:12], k[:12]); c > 0 {
 					continue // a later change is kept already
 				}
 				if err := byTime.Delete(old); err != nil {

@@ -65,8 +65,7 @@ func (e *engine) changesSince(ctx context.Context, s setInfo, from time.Time, re
 		return e.collectChanges(ctx, s, from)
 	}
 	cs := e.newChangeSet(from)
-	cs.keepFirst = true // read newest first
-	cs.batch = feedSpoolBatch
+	cs.changeStore = newFeedSpool(e.scratch) // read newest first
 	defer func() {
 		if err == nil {
 			err = cs.flush()
@@ -149,10 +148,3 @@ func (e *engine) changesSince(ctx context.Context, s setInfo, from time.Time, re
 // as applied already; beyond it they are applied again (correct, only
 // slower), so that a feed dating everything alike cannot grow memory.
 const maxFeedBoundary = 10000
-
-// feedSpoolBatch is how many of a feed's changes are merged into the
-// spool at once. A merge touches the spool's pages of as many random
-// URIs, and a transaction holds each page it touches: with the spool's
-// batch the peak grows with the feed up to ~16 MB; with this it stays
-// within a few.
-var feedSpoolBatch = 512

@@ -560,7 +560,7 @@ type clRef struct {
 // changes collected from Change Lists: the last change per URI, spooled
 // to disk. The caller closes it.
 type changeSet struct {
-	*changeSpool
+	changeStore
 	until time.Time // everything before it is covered
 	gap   string
 	// begins: the gap is that the Source's Change Lists begin after the
@@ -573,7 +573,7 @@ type changeSet struct {
 }
 
 func (e *engine) newChangeSet(until time.Time) *changeSet {
-	return &changeSet{changeSpool: newChangeSpool(e.scratch), until: until}
+	return &changeSet{changeStore: newChangeSpool(e.scratch), until: until}
 }
 
 // collectChanges reads the Change Lists that cover changes at or after

@@ -203,6 +203,22 @@ func (e *engine) sourceNow(ctx context.Context, s setInfo, since time.Time, sus 
 		cs, err := e.changesSince(ctx, s, since, nil)
 		if err == nil {
 			defer cs.close()
+			if _, feed := cs.changeStore.(*feedSpool); feed && cs.gap == "" {
+				// A feed's spool has no lookups: one pass over it.
+				want := make(map[string]bool, len(sus))
+				for _, su := range sus {
+					want[su.uri] = true
+				}
+				if err := cs.each(func(en *rs.Entry) error {
+					if want[en.Loc] {
+						now[en.Loc] = en
+					}
+					return nil
+				}); err != nil {
+					return nil, err
+				}
+				return now, nil
+			}
 			if cs.gap == "" {
 				for _, su := range sus {
 					c, err := cs.get(su.uri)

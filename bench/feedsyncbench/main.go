@@ -3,10 +3,12 @@
 // objects not fetched, memory flat). A loopback server renders the pages
 // of N Create activities on the fly (nothing held per activity); a child
 // process runs `sync --dry-run` through package destination and reports
-// its peak RSS, so that runs of 10,000 and 100,000 activities can be
-// compared. The baseline, measured in the same run, is the bare walk:
-// the same pages fetched and decoded by destination/feedsync with the
-// changes dropped.
+// its peak RSS (and the sampled peaks of its anonymous and file-backed
+// parts: FEEDSYNCBENCH_SMAPS=1 also lists the mappings at the file peak),
+// so that runs of 10,000, 50,000 and 100,000 activities can be compared.
+// The baseline, measured in the same run, is the bare walk: the same
+// pages fetched and decoded by destination/feedsync with the changes
+// dropped.
 //
 //	go run ./bench/feedsyncbench [-n 100000] [-page 100] [-repeat 3]
 package main
@@ -25,6 +27,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination"
@@ -32,7 +35,7 @@ import (
 )
 
 func main() {
-	n := flag.Int("n", 100000, "activities in the feed")
+	n := flag.Int("n", 100000, "activities in the largest feed; also measured at n/10 and n/2, to show that memory is flat")
 	pageSize := flag.Int("page", 100, "activities per page")
 	repeat := flag.Int("repeat", 3, "runs")
 	child := flag.String("consume", "", "internal: consume this feed URL into a temporary DEST (dry run) and print the seconds and peak RSS")
@@ -43,13 +46,13 @@ func main() {
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("load average: %s", load)
-	for _, size := range []int{*n / 10, *n} {
+	for _, size := range []int{*n / 10, *n / 2, *n} {
 		base, stop := serve(size, *pageSize)
 		for r := 0; r < *repeat; r++ {
 			walk := bareWalk(base + "/c")
 			secs, rss := runChild(base + "/c")
-			fmt.Printf("n=%d run %d: sync --dry-run %.0f activities/s (%.2fs; %.0f per CPU-second; peak RSS %d KiB); bare walk %.0f activities/s; ratio sync/walk %.2f\n",
-				size, r+1, float64(size)/secs, secs, float64(size)/lastCPU, rss, float64(size)/walk, walk/secs)
+			fmt.Printf("n=%d run %d: sync --dry-run %.0f activities/s (%.2fs; %.0f per CPU-second; peak RSS %d KiB: anon %d, file %d); bare walk %.0f activities/s; ratio sync/walk %.2f\n",
+				size, r+1, float64(size)/secs, secs, float64(size)/lastCPU, rss, lastAnon, lastFile, float64(size)/walk, walk/secs)
 		}
 		stop()
 	}
@@ -87,14 +90,20 @@ func runChild(u string) (float64, int) {
 		os.Exit(1)
 	}
 	f := strings.Fields(string(out))
-	if len(f) != 2 {
+	if len(f) != 4 {
 		fmt.Fprintf(os.Stderr, "feedsyncbench: child said %q\n", out)
 		os.Exit(1)
 	}
 	secs, _ := strconv.ParseFloat(f[0], 64)
 	rss, _ := strconv.Atoi(f[1])
+	lastAnon, _ = strconv.Atoi(f[2])
+	lastFile, _ = strconv.Atoi(f[3])
 	return secs, rss
 }
+
+// lastAnon and lastFile are the last child's sampled peaks of RssAnon
+// and RssFile in KiB.
+var lastAnon, lastFile int
 
 func consume(u string) {
 	dest, err := os.MkdirTemp("", "feedsyncbench-")
@@ -141,8 +150,10 @@ func consume(u string) {
 			}
 		}()
 	}
+	peaks := samplePeaks()
 	start := time.Now()
-	rep, err := destination.Sync(context.Background(), u, destination.Options{Dest: dest, Client: http.DefaultClient, DryRun: true})
+	rep, err := destination.Sync(context.Background(), u, destination.Options{Dest: dest, Client: http.DefaultClient, DryRun: true,
+		Events: func(e destination.Event) { lastEvent.Store(e.Kind + " " + e.Message) }})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "feedbench:", err)
 		os.Exit(1)
@@ -155,7 +166,62 @@ func consume(u string) {
 		st, _ := os.ReadFile("/proc/self/status")
 		fmt.Fprintf(os.Stderr, "Go Sys %d KiB, HeapSys %d KiB, NumGC %d\n%s", ms.Sys>>10, ms.HeapSys>>10, ms.NumGC, st)
 	}
-	fmt.Println(secs, peakRSS())
+	anon, file := peaks()
+	if peakMaps != "" {
+		fmt.Fprint(os.Stderr, "at the peak of RssFile:\n"+peakMaps)
+	}
+	fmt.Println(secs, peakRSS(), anon, file)
+}
+
+// samplePeaks samples RssAnon and RssFile of /proc/self/status every
+// 10 ms until the returned func is called, which gives their peaks in
+// KiB (zeros where /proc does not tell): VmHWM alone does not say
+// whether a peak is heap or mapped file pages (the spool's bbolt map).
+func samplePeaks() func() (anon, file int) {
+	var anon, file int
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	sample := func() {
+		b, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			f := strings.Fields(l)
+			if len(f) < 2 {
+				continue
+			}
+			v, _ := strconv.Atoi(f[1])
+			switch f[0] {
+			case "RssAnon:":
+				anon = max(anon, v)
+			case "RssFile:":
+				if v > file && os.Getenv("FEEDSYNCBENCH_SMAPS") != "" {
+					peakMaps = fmt.Sprintf("  during %v\n", lastEvent.Load()) + mapsRSS()
+				}
+				file = max(file, v)
+			}
+		}
+	}
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				sample()
+				return
+			case <-t.C:
+				sample()
+			}
+		}
+	}()
+	return func() (int, int) {
+		close(done)
+		<-stopped
+		return anon, file
+	}
 }
 
 // peakRSS is VmHWM in KiB where /proc tells it, else 0.
@@ -221,4 +287,42 @@ func grep(st []byte) string {
 		}
 	}
 	return strings.Join(out, "; ")
+}
+
+// lastEvent is the kind and message of the last event of the run.
+var lastEvent atomic.Value
+
+// peakMaps is mapsRSS at the last peak of RssFile (FEEDSYNCBENCH_SMAPS).
+var peakMaps string
+
+// mapsRSS lists the mappings of /proc/self/smaps with over 512 KiB
+// resident, with their Rss in KiB.
+func mapsRSS() string {
+	b, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return ""
+	}
+	rss := map[string]int{}
+	name := ""
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			name = "[anon]"
+			if len(f) >= 6 {
+				name = f[5]
+			}
+			continue
+		}
+		if len(f) >= 2 && f[0] == "Rss:" {
+			v, _ := strconv.Atoi(f[1])
+			rss[name] += v
+		}
+	}
+	var out strings.Builder
+	for k, v := range rss {
+		if v > 512 {
+			fmt.Fprintf(&out, "  %8d %s\n", v, k)
+		}
+	}
+	return out.String()
 }

@@ -14,7 +14,9 @@
 // next run, starting from the position of the last completed run, applies
 // again what the killed one did not record.
 //
-// Within one run, members are applied newest first per object: a set of
-// the objects applied so far (their IRIs and times) is kept for the run,
-// so its memory follows the objects that changed since the last run.
+// Within one run, only the newest version of each object is applied: the
+// versions read are spooled to scratch files (internal/extsort, in the
+// system's temporary directory) and read back the newest per object, in
+// the objects' order, so that a run's memory does not follow the number
+// of objects that changed since the last run.
 package ldesgraph

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/resourcesync-go/resourcesync/destination/feedsync"
+	"github.com/resourcesync-go/resourcesync/internal/extsort"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
@@ -38,18 +39,17 @@ func Apply(ctx context.Context, store graphstore.Store, get feedsync.Getter, str
 	}
 	// Collected first: the walk's pages are read before any graph is
 	// written, so that a member superseded later in the stream is never
-	// written at all, and writes do not hold a page open.
-	type version struct {
-		t       time.Time
-		deleted bool
-		triples []rdf.Triple
-	}
-	latest := map[string]version{}
+	// written at all, and writes do not hold a page open. The versions
+	// are spooled to files (see spool.go), the newest of each object
+	// kept, and read back in the objects' order.
+	sp := extsort.Sorter{Pattern: "ldesgraph-*", Dedupe: true}
+	defer sp.Close()
 	done := map[string]bool{}
 	for _, id := range pos.AtUntil {
 		done[id] = true
 	}
 	newest, atNewest := pos.Until, slices.Clone(pos.AtUntil)
+	var buf []byte
 	res, err := feedsync.WalkLDES(ctx, get, stream, opt, func(c feedsync.Change) error {
 		switch {
 		case c.Time.After(newest):
@@ -62,32 +62,30 @@ func Apply(ctx context.Context, store graphstore.Store, get feedsync.Getter, str
 		if !pos.Until.IsZero() && c.Time.Equal(pos.Until) && done[c.Member] {
 			return nil // applied by the run that reached pos.Until
 		}
-		if v, ok := latest[c.URI]; ok && !c.Time.After(v.t) {
-			return nil
+		buf = encodeVersion(buf[:0], c.Change == rs.Deleted, c.Triples)
+		if err := sp.Add([]byte(c.URI), rankOf(c.Time), buf); err != nil {
+			return fmt.Errorf("spooling the member %s: %w", c.Member, err)
 		}
-		latest[c.URI] = version{c.Time, c.Change == rs.Deleted, c.Triples}
 		return nil
 	})
 	var rep Report
 	if err != nil {
 		return rep, err
 	}
-	keys := make([]string, 0, len(latest))
-	for k := range latest {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, g := range keys {
-		v := latest[g]
+	err = sp.Each(func(gb, _, v []byte) error {
+		g := string(gb)
+		deleted, ts, err := decodeVersion(v)
+		if err != nil {
+			return fmt.Errorf("graph %s: %w", g, err)
+		}
 		if err := graphstore.CheckGraph(g); err != nil {
 			rep.Skipped++
-			continue
+			return nil
 		}
-		ts := v.triples
-		if v.deleted {
+		if deleted {
 			ts = nil
 		}
-		err := store.ReplaceGraph(ctx, g, func(yield func(rdf.Triple, error) bool) {
+		err = store.ReplaceGraph(ctx, g, func(yield func(rdf.Triple, error) bool) {
 			for _, t := range ts {
 				if !yield(t, nil) {
 					return
@@ -95,13 +93,17 @@ func Apply(ctx context.Context, store graphstore.Store, get feedsync.Getter, str
 			}
 		})
 		if err != nil {
-			return rep, fmt.Errorf("graph %s: %w", g, err)
+			return fmt.Errorf("graph %s: %w", g, err)
 		}
-		if v.deleted {
+		if deleted {
 			rep.Dropped++
 		} else {
 			rep.Replaced++
 		}
+		return nil
+	})
+	if err != nil {
+		return rep, err
 	}
 	rep.Position = Position{Until: res.Until, Resume: res.Frontier}
 	if res.Until.Equal(newest) {
