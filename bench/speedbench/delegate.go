@@ -153,12 +153,17 @@ func (b *bench) sdshare(root string) {
 		b.res.Rows = append(b.res.Rows, notRun("g", wg, ">= 5,000 fragments/s", firstLine(err.Error())))
 		return
 	}
+	baseline := "—"
+	if gets := findSD(rs, "end to end: baseline, client fragments by one GET each"); gets != nil {
+		baseline = fmt.Sprintf("one GET a fragment (the same client, NoBulk): %s fragments/s (%.2fx)", commas(gets.FragmentsPerSec), cl.FragmentsPerSec/max(gets.FragmentsPerSec, 1e-9))
+	}
 	b.res.Rows = append(b.res.Rows, Row{ID: "g", Workload: wg, Ratio: cl.FragmentsPerSec / 5000, Status: verdict(cl.FragmentsPerSec >= 5000),
 		Figure:   fmt.Sprintf("%s fragments/s (%d in %.2f s)", commas(cl.FragmentsPerSec), cl.Fragments, cl.Seconds),
-		Baseline: "—", Target: ">= 5,000 fragments/s, crash-safe",
+		Baseline: baseline, Target: ">= 5,000 fragments/s, crash-safe",
 		Note: fmt.Sprintf("sdshare/client reading the feeds of sdshare/server (%s triples) into boltstore; %s", commas(float64(b.cfg.FragTriples)), cl.Note)})
 	if last := &b.res.Rows[len(b.res.Rows)-1]; prof != "" && last.Status == "missed" {
-		last.Profile = "the client process (end to end, snapshot load and fragments): " + b.pprofTop(prof+"-end-to-end.pprof")
+		last.Profile = "the client process, fragments phase: " + b.pprofTop(prof+"-end-to-end-fragments.pprof") +
+			"\n\nthe server process, fragments phase: " + b.pprofTop(prof+"-end-to-end-fragments-server.pprof")
 	}
 	b.logf("  client: %s fragments/s", commas(cl.FragmentsPerSec))
 }

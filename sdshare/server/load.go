@@ -106,6 +106,11 @@ func (c *Collection) version() *version {
 func (c *Collection) fragment(iri string, f rdf.Format) ([]byte, error) {
 	v := c.acquire()
 	defer c.release(v)
+	return c.fragmentOf(v, iri, f)
+}
+
+// fragmentOf is iri's fragment in v (acquired by the caller).
+func (c *Collection) fragmentOf(v *version, iri string, f rdf.Format) ([]byte, error) {
 	if k, ok := v.kept[iri]; ok {
 		nt, err := v.keptNT(k)
 		if err != nil || f == rdf.NTriples {
