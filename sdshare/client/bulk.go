@@ -143,7 +143,14 @@ func (s *syncer) bulkFetch(ctx context.Context, fp *feedPage, dir string, idx []
 		s.bulk.failures.Add(1)
 		return idx
 	}
-	r := bulk.NewReader(resp.Body, paths)
+	return s.readBulk(resp.Body, fp, dir, idx, paths)
+}
+
+// readBulk reads a bulk response body: it delivers each member that
+// arrives whole and passes the check, and returns the entries it did not
+// deliver.
+func (s *syncer) readBulk(body io.Reader, fp *feedPage, dir string, idx []int, paths []string) (rest []int) {
+	r := bulk.NewReader(body, paths)
 	var buf []byte
 	for k, i := range idx {
 		m, err := r.Next(-1)
@@ -161,7 +168,10 @@ func (s *syncer) bulkFetch(ctx context.Context, fp *feedPage, dir string, idx []
 			// ahead: the rest come by GETs, admitted one by one.
 			return append(rest, idx[k:]...)
 		}
-		buf = append(buf[:0], make([]byte, m.Length)...)
+		if int64(cap(buf)) < m.Length {
+			buf = make([]byte, m.Length) // at most bulk.MaxMember
+		}
+		buf = buf[:m.Length] // the parser copies what it keeps
 		if _, err := io.ReadFull(m.Body, buf); err != nil {
 			s.bulk.failures.Add(1)
 			return append(rest, idx[k:]...)

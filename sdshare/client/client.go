@@ -176,9 +176,7 @@ type CollectionReport struct {
 	SnapshotTriples int64     `json:"snapshotTriples,omitempty"`
 	Pages           int       `json:"pages"`
 	Applied         int       `json:"applied"`
-	// Bulk counts the fragments of Applied (and of Failures) that came in
-	// bulk requests rather than GETs of their own.
-	Bulk int `json:"bulk,omitempty"`
+	Bulk            int       `json:"bulk,omitempty"` // fragments that came in bulk requests (bulk.go), not GETs of their own
 	Deleted         int       `json:"deleted"`
 	OutOfOrder      int       `json:"outOfOrder,omitempty"`
 	FutureUpdated   int       `json:"futureUpdated,omitempty"` // entries dated past the clamp (see clampTime)
