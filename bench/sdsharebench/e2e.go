@@ -258,12 +258,27 @@ func endToEnd(ctx context.Context, sp Spec) ([]Result, error) {
 
 	// The collection changes: the server journals one update per changed
 	// resource, which the client then reads from the fragments feed.
+	if sp.CPUProfile != "" {
+		// The server's profile of the reload alone.
+		if _, err := io.WriteString(cmdIn, "profile "+strings.TrimSuffix(sp.CPUProfile, ".pprof")+"-reload-server.pprof\n"); err != nil {
+			return nil, err
+		}
+		if _, err := recv(); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := io.WriteString(cmdIn, "reload\n"); err != nil {
 		return nil, err
 	}
 	reloaded, err := recv()
 	if err != nil {
 		return nil, err
+	}
+	if sp.CPUProfile != "" {
+		io.WriteString(cmdIn, "profile-stop\n")
+		if _, err := recv(); err != nil {
+			return nil, err
+		}
 	}
 	want := fragmentCount(sp.Fragments, resources(sp.Triples))
 	if reloaded.Updated != want {
