@@ -41,6 +41,8 @@ type serverMsg struct {
 	OpenSec     float64 `json:",omitempty"`
 	Updated     int     `json:",omitempty"`
 	ReloadSec   float64 `json:",omitempty"`
+	ReloadCPU   float64 `json:",omitempty"` // the process's CPU during the reload
+	OpenCPU     float64 `json:",omitempty"` // and during Open
 	PeakRSSKiB  int64   `json:",omitempty"`
 	PeakAnonKiB int64   `json:",omitempty"`
 	CPUSec      float64 `json:",omitempty"` // the process's CPU so far, answering "cpu"
@@ -72,7 +74,7 @@ func serverChild(sp Spec, in io.Reader, out io.Writer) int {
 	}
 	defer ln.Close()
 	base := "http://" + ln.Addr().String() + "/sdshare/"
-	t := time.Now()
+	t, openCPU := time.Now(), selfCPU()
 	srv, err := server.Open(ctx, server.Config{
 		BaseURL:     base,
 		StateDir:    filepath.Join(dir, "server"),
@@ -88,14 +90,14 @@ func serverChild(sp Spec, in io.Reader, out io.Writer) int {
 		return fail(err)
 	}
 	defer srv.Close()
-	opened := time.Since(t)
+	opened, openCPU := time.Since(t), selfCPU()-openCPU
 	hs := &http.Server{Handler: srv.Handler()}
 	go hs.Serve(ln)
 	defer hs.Close()
 	runDone := make(chan struct{})
 	go func() { srv.Run(ctx); close(runDone) }()
 	defer func() { cancel(); <-runDone }()
-	enc.Encode(serverMsg{Base: base, OpenSec: opened.Seconds()})
+	enc.Encode(serverMsg{Base: base, OpenSec: opened.Seconds(), OpenCPU: openCPU})
 
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
@@ -125,12 +127,12 @@ func serverChild(sp Spec, in io.Reader, out io.Writer) int {
 		if err := os.Rename(next, coll); err != nil {
 			return fail(err)
 		}
-		t := time.Now()
+		t, cpu := time.Now(), selfCPU()
 		rep, err := srv.Collection("bench").Load(ctx, true)
 		if err != nil {
 			return fail(err)
 		}
-		enc.Encode(serverMsg{Updated: rep.Updated, ReloadSec: time.Since(t).Seconds()})
+		enc.Encode(serverMsg{Updated: rep.Updated, ReloadSec: time.Since(t).Seconds(), ReloadCPU: selfCPU() - cpu})
 	}
 	enc.Encode(serverMsg{PeakRSSKiB: vmHWM(), PeakAnonKiB: anon()})
 	return 0
@@ -375,8 +377,8 @@ func endToEnd(ctx context.Context, sp Spec) ([]Result, error) {
 		PeakRSSKiB: last.PeakRSSKiB, PeakAnonKiB: last.PeakAnonKiB,
 		CPUSec:    (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds(),
 		ReloadSec: reloaded.ReloadSec, Updated: reloaded.Updated,
-		Note: fmt.Sprintf("server: snapshot built %.1fs after Open; re-diff of the changed file (%d updates journalled) %.1fs; RSS and CPU are the server process's, whole run",
-			built.Seconds(), reloaded.Updated, reloaded.ReloadSec)}
+		Note: fmt.Sprintf("server: snapshot built %.1fs after Open; re-diff of the changed file (%d updates journalled) %.1fs, CPU %.2fs (Open's CPU %.2fs: %.3fx); RSS and CPU are the server process's, whole run",
+			built.Seconds(), reloaded.Updated, reloaded.ReloadSec, reloaded.ReloadCPU, opened.OpenCPU, reloaded.ReloadCPU/max(opened.OpenCPU, 1e-9))}
 	srvRow.finish(time.Duration(opened.OpenSec * float64(time.Second)))
 	out := []Result{srvRow, transfer, snap, frag}
 	if gets.Seconds > 0 {
