@@ -526,6 +526,24 @@ func Canonical(ts []Triple) []Triple {
 	return out
 }
 
+// CanonicalNTriples is Canonical with the canonical form's N-Triples
+// document (each line and "\n": the bytes Hash hashes), from the lines
+// the labelling wrote already: a server answering a fragment per request
+// spent a third of its labelling writing them again.
+func CanonicalNTriples(ts []Triple) ([]Triple, []byte) {
+	out, lines := canonical(ts)
+	n := 0
+	for _, l := range lines {
+		n += len(l) + 1
+	}
+	b := make([]byte, 0, n)
+	for _, l := range lines {
+		b = append(b, l...)
+		b = append(b, '\n')
+	}
+	return out, b
+}
+
 // ErrCanonicalBudget is CanonicalBounded's error when labelling the blank
 // nodes takes more steps than it allows.
 var ErrCanonicalBudget = errors.New("rdf: canonical labelling exceeds its work budget")

@@ -1,6 +1,7 @@
 package rdf
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -489,5 +490,34 @@ func TestHashTiedCycles(t *testing.T) {
 	}
 	if Hash(build(labels, []int{5})) == want {
 		t.Error("a 5-cycle hashes like a 3-cycle and a 2-cycle")
+	}
+}
+
+// TestCanonicalNTriples: the document is the canonical triples' lines,
+// and Hash hashes it.
+func TestCanonicalNTriples(t *testing.T) {
+	for _, doc := range []string{
+		"",
+		"<http://x/a> <http://x/p> \"1\" .\n",
+		"<http://x/a> <http://x/p> _:b .\n_:b <http://x/q> _:c .\n_:c <http://x/q> _:b .\n_:b <http://x/r> \"tab\\there\"@en .\n",
+	} {
+		var ts []Triple
+		for tr, err := range Parse(strings.NewReader(doc), NTriples, "") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts = append(ts, tr)
+		}
+		out, nt := CanonicalNTriples(ts)
+		var want strings.Builder
+		for _, tr := range Canonical(ts) {
+			want.WriteString(tr.String() + "\n")
+		}
+		if string(nt) != want.String() || len(out) != len(Canonical(ts)) {
+			t.Errorf("%q: %q, want %q", doc, nt, want.String())
+		}
+		if sha256.Sum256(nt) != Hash(ts) {
+			t.Errorf("%q: Hash is not the document's", doc)
+		}
 	}
 }

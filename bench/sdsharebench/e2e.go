@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -40,6 +41,8 @@ type serverMsg struct {
 	OpenSec     float64 `json:",omitempty"`
 	Updated     int     `json:",omitempty"`
 	ReloadSec   float64 `json:",omitempty"`
+	ReloadCPU   float64 `json:",omitempty"` // the process's CPU during the reload
+	OpenCPU     float64 `json:",omitempty"` // and during Open
 	PeakRSSKiB  int64   `json:",omitempty"`
 	PeakAnonKiB int64   `json:",omitempty"`
 	CPUSec      float64 `json:",omitempty"` // the process's CPU so far, answering "cpu"
@@ -71,7 +74,7 @@ func serverChild(sp Spec, in io.Reader, out io.Writer) int {
 	}
 	defer ln.Close()
 	base := "http://" + ln.Addr().String() + "/sdshare/"
-	t := time.Now()
+	t, openCPU := time.Now(), selfCPU()
 	srv, err := server.Open(ctx, server.Config{
 		BaseURL:     base,
 		StateDir:    filepath.Join(dir, "server"),
@@ -87,19 +90,30 @@ func serverChild(sp Spec, in io.Reader, out io.Writer) int {
 		return fail(err)
 	}
 	defer srv.Close()
-	opened := time.Since(t)
+	opened, openCPU := time.Since(t), selfCPU()-openCPU
 	hs := &http.Server{Handler: srv.Handler()}
 	go hs.Serve(ln)
 	defer hs.Close()
 	runDone := make(chan struct{})
 	go func() { srv.Run(ctx); close(runDone) }()
 	defer func() { cancel(); <-runDone }()
-	enc.Encode(serverMsg{Base: base, OpenSec: opened.Seconds()})
+	enc.Encode(serverMsg{Base: base, OpenSec: opened.Seconds(), OpenCPU: openCPU})
 
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		if sc.Text() == "cpu" {
 			enc.Encode(serverMsg{CPUSec: selfCPU()})
+			continue
+		}
+		if name, ok := strings.CutPrefix(sc.Text(), "profile "); ok {
+			// A profile of one phase (the fragments'): the step's
+			// profile ends here.
+			enc.Encode(serverMsg{Err: errString(startPhaseProfile(name))})
+			continue
+		}
+		if sc.Text() == "profile-stop" {
+			pprof.StopCPUProfile()
+			enc.Encode(serverMsg{})
 			continue
 		}
 		if sc.Text() != "reload" {
@@ -113,12 +127,12 @@ func serverChild(sp Spec, in io.Reader, out io.Writer) int {
 		if err := os.Rename(next, coll); err != nil {
 			return fail(err)
 		}
-		t := time.Now()
+		t, cpu := time.Now(), selfCPU()
 		rep, err := srv.Collection("bench").Load(ctx, true)
 		if err != nil {
 			return fail(err)
 		}
-		enc.Encode(serverMsg{Updated: rep.Updated, ReloadSec: time.Since(t).Seconds()})
+		enc.Encode(serverMsg{Updated: rep.Updated, ReloadSec: time.Since(t).Seconds(), ReloadCPU: selfCPU() - cpu})
 	}
 	enc.Encode(serverMsg{PeakRSSKiB: vmHWM(), PeakAnonKiB: anon()})
 	return 0
@@ -197,18 +211,29 @@ func endToEnd(ctx context.Context, sp Spec) ([]Result, error) {
 	transfer := Result{What: "end to end: snapshot GET over HTTP only", Bytes: snapBytes, Triples: n}
 	transfer.finish(time.Since(t))
 
-	store, err := boltstore.OpenDir(filepath.Join(e2eDir(sp), "client-store"), &boltstore.Options{NoSync: sp.NoSync})
+	// Two clients, each with its store and state: the toolkit's client
+	// as it is (bulk fragment requests to our server), and the same
+	// client fetching each fragment by its own GET (Config.NoBulk), as
+	// against any other SDShare server: the same run's baseline.
+	openClient := func(name string, noBulk bool) (client.Config, func(), error) {
+		store, err := boltstore.OpenDir(filepath.Join(e2eDir(sp), name+"-store"), &boltstore.Options{NoSync: sp.NoSync})
+		if err != nil {
+			return client.Config{}, nil, err
+		}
+		state, err := client.OpenState(filepath.Join(e2eDir(sp), name+"-state"))
+		if err != nil {
+			store.Close()
+			return client.Config{}, nil, err
+		}
+		cfg := client.Config{Overview: base, Store: store, State: state, HTTPClient: hc, NoBulk: noBulk,
+			Graph: func(client.Collection) string { return graphName }}
+		return cfg, func() { state.Close(); store.Close() }, nil
+	}
+	cfg, closeCfg, err := openClient("client", false)
 	if err != nil {
 		return nil, err
 	}
-	defer store.Close()
-	state, err := client.OpenState(filepath.Join(e2eDir(sp), "client-state"))
-	if err != nil {
-		return nil, err
-	}
-	defer state.Close()
-	cfg := client.Config{Overview: base, Store: store, State: state, HTTPClient: hc,
-		Graph: func(client.Collection) string { return graphName }}
+	defer closeCfg()
 
 	t = time.Now()
 	rep, err := client.Sync(ctx, cfg)
@@ -221,15 +246,41 @@ func endToEnd(ctx context.Context, sp Spec) ([]Result, error) {
 	}
 	snap.Triples = rep.Collections[0].SnapshotTriples
 	snap.finish(time.Since(t))
+	var getsCfg client.Config
+	if sp.Fragments > 1 {
+		var closeGets func()
+		if getsCfg, closeGets, err = openClient("client-gets", true); err != nil {
+			return nil, err
+		}
+		defer closeGets()
+		if rep, err := client.Sync(ctx, getsCfg); err != nil || !rep.OK() {
+			return nil, fmt.Errorf("baseline client's first sync: %+v %v", rep, err)
+		}
+	}
 
 	// The collection changes: the server journals one update per changed
 	// resource, which the client then reads from the fragments feed.
+	if sp.CPUProfile != "" {
+		// The server's profile of the reload alone.
+		if _, err := io.WriteString(cmdIn, "profile "+strings.TrimSuffix(sp.CPUProfile, ".pprof")+"-reload-server.pprof\n"); err != nil {
+			return nil, err
+		}
+		if _, err := recv(); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := io.WriteString(cmdIn, "reload\n"); err != nil {
 		return nil, err
 	}
 	reloaded, err := recv()
 	if err != nil {
 		return nil, err
+	}
+	if sp.CPUProfile != "" {
+		io.WriteString(cmdIn, "profile-stop\n")
+		if _, err := recv(); err != nil {
+			return nil, err
+		}
 	}
 	want := fragmentCount(sp.Fragments, resources(sp.Triples))
 	if reloaded.Updated != want {
@@ -245,34 +296,73 @@ func endToEnd(ctx context.Context, sp Spec) ([]Result, error) {
 		m, err := recv()
 		return m.CPUSec, err
 	}
-	srvCPU0, err := serverCPU()
+	// fragments runs one client's fragments phase.
+	fragments := func(what string, cfg client.Config, profile string) (Result, error) {
+		r := Result{What: what}
+		if profile != "" {
+			// This phase's profile on both sides (the step's ends).
+			if err := startPhaseProfile(profile + ".pprof"); err != nil {
+				return r, err
+			}
+			defer pprof.StopCPUProfile()
+			if _, err := io.WriteString(cmdIn, "profile "+profile+"-server.pprof\n"); err != nil {
+				return r, err
+			}
+			if _, err := recv(); err != nil {
+				return r, err
+			}
+			defer func() {
+				io.WriteString(cmdIn, "profile-stop\n")
+				recv()
+			}()
+		}
+		srvCPU0, err := serverCPU()
+		if err != nil {
+			return r, err
+		}
+		cliCPU0 := selfCPU()
+		t := time.Now()
+		rep, err := client.Sync(ctx, cfg)
+		if err != nil {
+			return r, err
+		}
+		fragWall := time.Since(t)
+		cliCPU := selfCPU() - cliCPU0
+		srvCPU1, err := serverCPU()
+		if err != nil {
+			return r, err
+		}
+		if !rep.OK() || len(rep.Collections) != 1 {
+			return r, fmt.Errorf("second sync: %+v", rep)
+		}
+		c := rep.Collections[0]
+		r.Fragments = c.Applied
+		r.Triples = int64(r.Fragments * perResource)
+		r.finish(fragWall)
+		nf := float64(max(c.Applied, 1))
+		r.Note = fmt.Sprintf("%d feed pages, %d fragments in bulk requests; CPU a fragment: client %.0f µs, server %.0f µs (both processes' CPU in this phase)",
+			c.Pages, c.Bulk, cliCPU/nf*1e6, (srvCPU1-srvCPU0)/nf*1e6)
+		if r.Fragments != want {
+			return r, fmt.Errorf("client applied %d fragments, want %d", r.Fragments, want)
+		}
+		return r, nil
+	}
+	var gets Result
+	if getsCfg.Store != nil {
+		if gets, err = fragments("end to end: baseline, client fragments by one GET each into boltstore", getsCfg, ""); err != nil {
+			return nil, err
+		}
+	}
+	profile := ""
+	if sp.CPUProfile != "" {
+		profile = strings.TrimSuffix(sp.CPUProfile, ".pprof") + "-fragments"
+	}
+	frag, err := fragments("end to end: client fragments via feeds into boltstore", cfg, profile)
 	if err != nil {
 		return nil, err
 	}
-	cliCPU0 := selfCPU()
-	t = time.Now()
-	rep, err = client.Sync(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	fragWall := time.Since(t)
-	cliCPU := selfCPU() - cliCPU0
-	srvCPU1, err := serverCPU()
-	if err != nil {
-		return nil, err
-	}
-	frag := Result{What: "end to end: client fragments via feeds into boltstore"}
-	if !rep.OK() || len(rep.Collections) != 1 {
-		return nil, fmt.Errorf("second sync: %+v", rep)
-	}
-	frag.Fragments = rep.Collections[0].Applied
-	frag.Triples = int64(frag.Fragments * perResource)
-	frag.finish(fragWall)
-	nf := float64(max(rep.Collections[0].Applied, 1))
-	frag.Note = fmt.Sprintf("%d feed pages; CPU a fragment: client %.0f µs, server %.0f µs (both processes' CPU in this phase)",
-		rep.Collections[0].Pages, cliCPU/nf*1e6, (srvCPU1-srvCPU0)/nf*1e6)
-	if frag.Fragments != want {
-		return nil, fmt.Errorf("client applied %d fragments, want %d", frag.Fragments, want)
+	if gets.Seconds > 0 {
+		frag.Note += fmt.Sprintf("; %.2fx the same run's one GET a fragment (%.0f fragments/s; %s)", frag.FragmentsPerSec/gets.FragmentsPerSec, gets.FragmentsPerSec, gets.Note)
 	}
 
 	cmdIn.Close()
@@ -287,10 +377,34 @@ func endToEnd(ctx context.Context, sp Spec) ([]Result, error) {
 		PeakRSSKiB: last.PeakRSSKiB, PeakAnonKiB: last.PeakAnonKiB,
 		CPUSec:    (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds(),
 		ReloadSec: reloaded.ReloadSec, Updated: reloaded.Updated,
-		Note: fmt.Sprintf("server: snapshot built %.1fs after Open; re-diff of the changed file (%d updates journalled) %.1fs; RSS and CPU are the server process's, whole run",
-			built.Seconds(), reloaded.Updated, reloaded.ReloadSec)}
+		Note: fmt.Sprintf("server: snapshot built %.1fs after Open; re-diff of the changed file (%d updates journalled) %.1fs, CPU %.2fs (Open's CPU %.2fs: %.3fx); RSS and CPU are the server process's, whole run",
+			built.Seconds(), reloaded.Updated, reloaded.ReloadSec, reloaded.ReloadCPU, opened.OpenCPU, reloaded.ReloadCPU/max(opened.OpenCPU, 1e-9))}
 	srvRow.finish(time.Duration(opened.OpenSec * float64(time.Second)))
-	return []Result{srvRow, transfer, snap, frag}, nil
+	out := []Result{srvRow, transfer, snap, frag}
+	if gets.Seconds > 0 {
+		out = append(out, gets)
+	}
+	return out, nil
+}
+
+// startPhaseProfile ends the CPU profile running (the step's) and starts
+// one of a phase into name.
+func startPhaseProfile(name string) error {
+	pprof.StopCPUProfile()
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	// The file stays open until the process ends: StopCPUProfile
+	// flushes it.
+	return pprof.StartCPUProfile(f)
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // fetchSnapshot reads the snapshots feed at u, then GETs its snapshot

@@ -73,7 +73,7 @@ func checkResults(t *testing.T, cfg Config, rep *Report, want []string) {
 		wantRows := 1
 		switch s {
 		case stepEndToEnd:
-			wantRows = 4
+			wantRows = 5 // with the one-GET-a-fragment baseline
 		case stepServeDir:
 			wantRows = 2
 		}

@@ -126,7 +126,9 @@ type Member struct {
 
 // Next returns the answer to the next path asked. want is the length the
 // client expects (from the Resource List): a 200 member of another
-// length is refused, before any of its bytes is read. A member's Body
+// length is refused, before any of its bytes is read. A negative want
+// accepts any length up to MaxMember: a client that knows no length
+// beforehand (an SDShare fragment) checks the member itself. A member's Body
 // must be read before the next call or is skipped by it. After the last
 // path, Next reads the end line and returns io.EOF.
 func (r *Reader) Next(want int64) (Member, error) {
@@ -169,7 +171,7 @@ func (r *Reader) Next(want int64) (Member, error) {
 		}
 		return m, nil
 	}
-	if n > MaxMember || n != want {
+	if n > MaxMember || (want >= 0 && n != want) {
 		return Member{}, fmt.Errorf("%w: member %q of %d bytes, expected %d", ErrProtocol, m.Path, n, want)
 	}
 	m.Length = n

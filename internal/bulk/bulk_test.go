@@ -67,6 +67,10 @@ func TestReader(t *testing.T) {
 		{"404 with bytes", "404 3 a\nabc", []int64{5, 3, 2}, "", ErrProtocol},
 		{"bad header", "2000 5 a\nhello", []int64{5, 3, 2}, "", ErrProtocol},
 		{"long line", strings.Repeat("x", 20000), []int64{5, 3, 2}, "", ErrProtocol},
+		// want < 0: any length up to MaxMember (an SDShare fragment).
+		{"any length", ok, []int64{-1, -1, -1}, "a=hello b=404 c=xy", nil},
+		{"any length, huge", "200 65537 a\n", []int64{-1, -1, -1}, "", ErrProtocol},
+		{"any length, not asked", response([3]string{"", "zz", "b"}), []int64{-1, -1, -1}, "", ErrProtocol},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := NewReader(strings.NewReader(tc.body), []string{"a", "b", "c"})

@@ -115,3 +115,18 @@ func FuzzEncode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEscapePlain: the fast path of encEscape gives what escaping rune by
+// rune gives.
+func FuzzEscapePlain(f *testing.F) {
+	for _, s := range []string{"http://x/a?b=c", "a&b", "<x>", "\"q\"", "tab\there", "\x7f", "Zürich", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, attr := range []bool{false, true} {
+			if got, want := encEscape(s, attr), encEscapeRunes(s, attr); got != want {
+				t.Fatalf("encEscape(%q, %v) = %q, rune by rune %q", s, attr, got, want)
+			}
+		}
+	})
+}

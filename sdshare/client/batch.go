@@ -40,6 +40,7 @@ type fetched struct {
 	frag graphstore.Fragment
 	err  error
 	mem  int64 // what it holds (sdshare.TripleMemory a statement)
+	bulk bool  // it came in a bulk request
 }
 
 // pagesAhead is how many fragments feed pages are read ahead of the one
@@ -100,6 +101,23 @@ func (p *pipeline) release(mem int64) {
 	p.mu.Unlock()
 }
 
+// hold counts the memory of a fetched fragment of n statements until it
+// is taken, and returns it.
+func (p *pipeline) hold(n int) int64 {
+	mem := int64(n) * sdshare.TripleMemory
+	p.mu.Lock()
+	p.held += mem
+	p.mu.Unlock()
+	return mem
+}
+
+// full reports whether the fragments fetched ahead hold all they may.
+func (p *pipeline) full() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.held >= aheadMemory
+}
+
 // reserve waits until another fragment may be fetched ahead.
 func (p *pipeline) reserve(ctx context.Context) bool {
 	p.mu.Lock()
@@ -158,7 +176,7 @@ func (s *syncer) feedPages(ctx context.Context, first string) iter.Seq[*feedPage
 					send(fp)
 					return
 				}
-				page, err := s.f.feed(ctx, u)
+				page, fr, err := s.f.feedHeader(ctx, u)
 				if err != nil {
 					fp.err = err
 					send(fp)
@@ -181,9 +199,48 @@ func (s *syncer) feedPages(ctx context.Context, first string) iter.Seq[*feedPage
 				if !send(fp) {
 					return
 				}
+				// The entries a bulk request can carry (bulk.go) are
+				// gathered, in order, into batches of bulkBatch; a batch
+				// is sent before any later entry's own GET, and at the
+				// page's end. A batch holds reserved entries nobody can
+				// take before it is sent, fewer than reserve's bound, so
+				// reserve never waits on it.
+				dir := s.bulkDir(fr)
+				var pend []int
+				var paths []string
+				flush := func() bool {
+					if len(pend) == 0 {
+						return true
+					}
+					select {
+					case p.inflight <- struct{}{}:
+					case <-ctx.Done():
+						return false
+					}
+					idx, ps := pend, paths
+					pend, paths = nil, nil
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						s.fetchBulk(ctx, fp, dir, idx, ps, &wg)
+					}()
+					return true
+				}
 				for i, e := range fp.entries {
 					if !p.reserve(ctx) {
 						return // the consumer stopped: nobody takes the rest
+					}
+					if dir != "" && !s.bulk.off() {
+						if path, ok := bulkPath(dir, e); ok {
+							pend, paths = append(pend, i), append(paths, path)
+							if len(pend) == bulkBatch && !flush() {
+								return
+							}
+							continue
+						}
+					}
+					if !flush() {
+						return
 					}
 					select {
 					case p.inflight <- struct{}{}:
@@ -193,17 +250,11 @@ func (s *syncer) feedPages(ctx context.Context, first string) iter.Seq[*feedPage
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						f, err := s.fetchEntry(ctx, e)
-						<-p.inflight
-						var mem int64
-						if err == nil {
-							mem = int64(len(f.Triples)) * sdshare.TripleMemory
-							p.mu.Lock()
-							p.held += mem
-							p.mu.Unlock()
-						}
-						fp.results[i] <- fetched{f, err, mem}
+						s.fetchOne(ctx, fp, i)
 					}()
+				}
+				if !flush() {
+					return
 				}
 				u = page.Next()
 			}

@@ -127,6 +127,10 @@ type Config struct {
 	Events func(Event)
 	// UserAgent is sent with every request.
 	UserAgent string
+	// NoBulk fetches every fragment by its own GET, even from a server
+	// that offers the bulk fragment request of this toolkit's server (a
+	// Link header on its fragments feed; bulk.go).
+	NoBulk bool
 	// Fetchers is how many fragments are fetched at once, from one page
 	// or the next (default DefaultFetchers; 1: one after another).
 	// Fragments fetched ahead of the store hold at most 32 MiB
@@ -172,6 +176,7 @@ type CollectionReport struct {
 	SnapshotTriples int64     `json:"snapshotTriples,omitempty"`
 	Pages           int       `json:"pages"`
 	Applied         int       `json:"applied"`
+	Bulk            int       `json:"bulk,omitempty"` // fragments that came in bulk requests (bulk.go), not GETs of their own
 	Deleted         int       `json:"deleted"`
 	OutOfOrder      int       `json:"outOfOrder,omitempty"`
 	FutureUpdated   int       `json:"futureUpdated,omitempty"` // entries dated past the clamp (see clampTime)
@@ -243,6 +248,7 @@ type syncer struct {
 	cfg          Config
 	f            *fetcher
 	keptFailures int // in the Report (maxFailures)
+	bulk         bulkState
 }
 
 // Sync brings every collection of the server up to date once. It returns
@@ -340,7 +346,9 @@ func newSyncer(cfg Config) (*syncer, error) {
 		cfg.Fetchers = DefaultFetchers
 	}
 	lim := watchdog.Limits{Idle: cfg.StallTimeout, MinRate: cfg.MinRate, Window: cfg.MinRateWindow}
-	return &syncer{cfg: cfg, f: &fetcher{hc: hc, policy: cfg.Retry.policy(), maxWait: cfg.MaxWait, ua: cfg.UserAgent, limits: lim,
+	bulkHC := *hc
+	bulkHC.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &syncer{cfg: cfg, f: &fetcher{hc: hc, bulkHC: &bulkHC, policy: cfg.Retry.policy(), maxWait: cfg.MaxWait, ua: cfg.UserAgent, limits: lim,
 		origin: pol, maxFeed: cfg.MaxFeedBytes, maxRunFeed: cfg.MaxRunFeedBytes, maxURL: cfg.MaxURLBytes}}, nil
 }
 
@@ -790,6 +798,9 @@ func (s *syncer) fragments(ctx context.Context, c Collection, graph string, st *
 		}
 		for i, e := range entries {
 			p := fp.take(ctx, i)
+			if p.bulk {
+				cr.Bulk++
+			}
 			if p.err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
@@ -871,15 +882,33 @@ var ErrMalformedEntry = errors.New("malformed fragment entry")
 // fetchEntry fetches and parses the fragment of entry e, and checks that
 // it is about e's resource only. Safe for concurrent use.
 func (s *syncer) fetchEntry(ctx context.Context, e atom.Entry) (graphstore.Fragment, error) {
+	r, l, err := fragmentLink(e)
+	if err != nil {
+		return graphstore.Fragment{}, err
+	}
+	body, ct, final, _, err := s.f.get(ctx, l.Href, acceptHeader(l.Type), s.cfg.MaxFragmentBytes)
+	if err != nil {
+		return graphstore.Fragment{}, err
+	}
+	f, err := responseFormat(ct, l.Type)
+	if err != nil {
+		return graphstore.Fragment{}, fmt.Errorf("%s: %w", l.Href, err)
+	}
+	return s.parseFragment(body, f, final, l.Href, r)
+}
+
+// fragmentLink checks entry e (SD-CLI-14) and returns its resource and
+// the link of its fragment in the format the client prefers.
+func fragmentLink(e atom.Entry) (string, atom.Link, error) {
 	switch {
 	case len(e.Resources) != 1:
-		return graphstore.Fragment{}, fmt.Errorf("%w: entry %q has %d sdshare:resource elements, want 1", ErrMalformedEntry, e.ID, len(e.Resources))
+		return "", atom.Link{}, fmt.Errorf("%w: entry %q has %d sdshare:resource elements, want 1", ErrMalformedEntry, e.ID, len(e.Resources))
 	case e.Updated.IsZero():
-		return graphstore.Fragment{}, fmt.Errorf("%w: entry %q has no valid updated", ErrMalformedEntry, e.ID)
+		return "", atom.Link{}, fmt.Errorf("%w: entry %q has no valid updated", ErrMalformedEntry, e.ID)
 	}
 	r := e.Resources[0]
 	if u, err := url.Parse(r); err != nil || !u.IsAbs() {
-		return graphstore.Fragment{}, fmt.Errorf("%w: entry %q: resource %q is not an absolute IRI", ErrMalformedEntry, e.ID, r)
+		return "", atom.Link{}, fmt.Errorf("%w: entry %q: resource %q is not an absolute IRI", ErrMalformedEntry, e.ID, r)
 	}
 	links := linksRel(e, sdshare.RelFragment)
 	if len(links) == 0 {
@@ -888,16 +917,16 @@ func (s *syncer) fetchEntry(ctx context.Context, e atom.Entry) (graphstore.Fragm
 	}
 	l, ok := pickLink(links)
 	if !ok {
-		return graphstore.Fragment{}, fmt.Errorf("%w: entry %q has no fragment link in a format the client reads", ErrMalformedEntry, e.ID)
+		return "", atom.Link{}, fmt.Errorf("%w: entry %q has no fragment link in a format the client reads", ErrMalformedEntry, e.ID)
 	}
-	body, ct, final, err := s.f.get(ctx, l.Href, acceptHeader(l.Type), s.cfg.MaxFragmentBytes)
-	if err != nil {
-		return graphstore.Fragment{}, err
-	}
-	f, err := responseFormat(ct, l.Type)
-	if err != nil {
-		return graphstore.Fragment{}, fmt.Errorf("%s: %w", l.Href, err)
-	}
+	return r, l, nil
+}
+
+// parseFragment parses the fragment of resource r (body, in format f,
+// relative references against base; href names it in errors) and
+// checks that it is about r only: the one check of a fragment, whether a
+// GET or a bulk request brought it.
+func (s *syncer) parseFragment(body []byte, f rdf.Format, base, href, r string) (graphstore.Fragment, error) {
 	var ts []rdf.Triple
 	maxTriples := int64(math.MaxInt64)
 	if s.cfg.MaxFragmentBytes < math.MaxInt64/fragmentMemoryFactor {
@@ -906,12 +935,12 @@ func (s *syncer) fetchEntry(ctx context.Context, e atom.Entry) (graphstore.Fragm
 	br := readers.Get().(*bufio.Reader)
 	defer readers.Put(br)
 	br.Reset(bytes.NewReader(body))
-	for t, err := range rdf.Parse(br, f, final) {
+	for t, err := range rdf.Parse(br, f, base) {
 		if err != nil {
-			return graphstore.Fragment{}, fmt.Errorf("%s: %w", l.Href, err)
+			return graphstore.Fragment{}, fmt.Errorf("%s: %w", href, err)
 		}
 		if int64(len(ts)) >= maxTriples {
-			return graphstore.Fragment{}, fmt.Errorf("%w: %s has more than %d statements (their memory %d times the fragment size limit), nothing applied", ErrTooLarge, l.Href, maxTriples, fragmentMemoryFactor)
+			return graphstore.Fragment{}, fmt.Errorf("%w: %s has more than %d statements (their memory %d times the fragment size limit), nothing applied", ErrTooLarge, href, maxTriples, fragmentMemoryFactor)
 		}
 		ts = append(ts, t)
 	}
@@ -919,7 +948,7 @@ func (s *syncer) fetchEntry(ctx context.Context, e atom.Entry) (graphstore.Fragm
 		// The push receiver's rule: a fragment of r holds r's statements
 		// and those of the blank nodes they reach, nothing about others.
 		if _, err := sdshare.Split(ts, []string{r}); err != nil {
-			return graphstore.Fragment{}, fmt.Errorf("fragment %s of %s refused, nothing applied: %w", l.Href, r, err)
+			return graphstore.Fragment{}, fmt.Errorf("fragment %s of %s refused, nothing applied: %w", href, r, err)
 		}
 	}
 	return graphstore.Fragment{Resource: rdf.IRI(r), Triples: ts}, nil

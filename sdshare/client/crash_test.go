@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resourcesync-go/resourcesync/internal/bulk"
 	"github.com/resourcesync-go/resourcesync/internal/testing/testnet"
 	"github.com/resourcesync-go/resourcesync/rdf"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore"
@@ -20,6 +22,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/graphstoretest"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/memstore"
 	"github.com/resourcesync-go/resourcesync/sdshare/graphstore/sparql"
+	"github.com/resourcesync-go/resourcesync/sdshare/internal/fragbulk"
 )
 
 // A generated collection: a snapshot of resources and a history of
@@ -31,6 +34,11 @@ type history struct {
 
 	snaps, served atomic.Int64 // snapshot and fragment requests answered
 	maxServed     atomic.Int64 // 1 + the highest change index whose fragment was served
+
+	// bulk offers the bulk fragment request (fragbulk) as our server
+	// does; bulkReqs counts those answered.
+	bulk     bool
+	bulkReqs atomic.Int64
 }
 
 type change struct {
@@ -111,20 +119,60 @@ func (h *history) serve(t *testing.T, pageSize int, delay time.Duration) *fixtur
 				next = fmt.Sprintf("/fragments?from=%d&amp;since=%s", i, r.URL.Query().Get("since"))
 				break
 			}
-			entries = append(entries, entryDoc(fmt.Sprint(i), c.updated.Format(time.RFC3339Nano), []string{c.resource}, relFragment, nt, fmt.Sprintf("/change/%d", i)))
+			link := fmt.Sprintf("/change/%d", i)
+			if h.bulk {
+				link = fmt.Sprintf("/fragment?change=%d", i)
+			}
+			entries = append(entries, entryDoc(fmt.Sprint(i), c.updated.Format(time.RFC3339Nano), []string{c.resource}, relFragment, nt, link))
+		}
+		if h.bulk {
+			w.Header().Set("Link", "</bulk>; rel=\""+fragbulk.Rel+"\"")
 		}
 		w.Header().Set("Content-Type", "application/atom+xml")
 		w.Write([]byte(feedDoc(next, entries...)))
 	})
+	servedOne := func(i int) {
+		h.served.Add(1)
+		for m := h.maxServed.Load(); int64(i+1) > m && !h.maxServed.CompareAndSwap(m, int64(i+1)); m = h.maxServed.Load() {
+		}
+	}
 	fs.handle("/change/", func(w http.ResponseWriter, r *http.Request) {
 		var i int
 		fmt.Sscan(strings.TrimPrefix(r.URL.Path, "/change/"), &i)
 		time.Sleep(delay)
 		w.Header().Set("Content-Type", nt)
 		w.Write([]byte(h.changes[i].doc))
-		h.served.Add(1)
-		for m := h.maxServed.Load(); int64(i+1) > m && !h.maxServed.CompareAndSwap(m, int64(i+1)); m = h.maxServed.Load() {
+		servedOne(i)
+	})
+	fs.handle("/fragment", func(w http.ResponseWriter, r *http.Request) {
+		var i int
+		fmt.Sscan(r.URL.Query().Get("change"), &i)
+		time.Sleep(delay)
+		w.Header().Set("Content-Type", nt)
+		w.Write([]byte(h.changes[i].doc))
+		servedOne(i)
+	})
+	fs.handle("/bulk", func(w http.ResponseWriter, r *http.Request) {
+		paths, err := bulk.ParseRequest(r.Body)
+		if err != nil || r.Method != http.MethodPost {
+			http.Error(w, "bad bulk request", http.StatusBadRequest)
+			return
 		}
+		h.bulkReqs.Add(1)
+		w.Header().Set("Content-Type", bulk.MediaType)
+		for _, p := range paths {
+			var i int
+			fmt.Sscanf(p, "fragment?change=%d", &i)
+			time.Sleep(delay)
+			doc := h.changes[i].doc
+			w.Write(bulk.AppendHeader(nil, 200, len(doc), p))
+			io.WriteString(w, doc)
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
+			servedOne(i)
+		}
+		io.WriteString(w, bulk.End)
 	})
 	return fs
 }
@@ -227,13 +275,24 @@ func TestKillMidApply(t *testing.T) {
 	killMidApply(t, "", 200, 600, 6)
 }
 
+// TestKillMidBulk kills the client while it reads bulk fragment
+// responses (fragbulk; pages of 50, one request each) and applies them:
+// after each kill t is not ahead of the store, and the last run ends
+// with the server's graph.
+func TestKillMidBulk(t *testing.T) {
+	reqs := killTest(t, "", 150, 1500, 6, 50, 0, true)
+	if reqs == 0 {
+		t.Error("no bulk request was made")
+	}
+}
+
 // TestKillMidBatch kills the client while it applies pages of 50
 // fragments, each page one batch (one transaction) of the embedded
 // store, served without delay so that kills land in the batch writes
 // too. After each kill t is not ahead of the store (checkNotAhead), and
 // the last run ends with the server's graph.
 func TestKillMidBatch(t *testing.T) {
-	killTest(t, "", 150, 1500, 6, 50, 0)
+	killTest(t, "", 150, 1500, 6, 50, 0, false)
 }
 
 // TestKillMidPipeline kills the client while it fetches the fragments
@@ -241,7 +300,7 @@ func TestKillMidBatch(t *testing.T) {
 // must find a fragment served from a page past the one t stands in, and
 // after every kill t is not ahead of the store.
 func TestKillMidPipeline(t *testing.T) {
-	if ahead := killTest(t, "", 150, 1500, 6, 10, 0); ahead == 0 {
+	if ahead := killTest(t, "", 150, 1500, 6, 10, 0, false); ahead == 0 {
 		t.Error("no kill found fragments fetched from a later page than the one being applied")
 	}
 }
@@ -249,20 +308,25 @@ func TestKillMidPipeline(t *testing.T) {
 // killMidApply runs the kill test into the embedded store, or into the
 // SPARQL endpoints sparqlEnv names (see syncDir).
 func killMidApply(t *testing.T, sparqlEnv string, resources, changes, kills int) {
-	killTest(t, sparqlEnv, resources, changes, kills, 10, 200*time.Microsecond)
+	killTest(t, sparqlEnv, resources, changes, kills, 10, 200*time.Microsecond, false)
 }
 
 // killTest serves a history in pages of pageSize, each fragment after
-// delay, and kills the client kills times. ahead counts the kills that
-// found a fragment served a page or more past the first change t does
-// not cover: fetched across pages, ahead of the store.
-func killTest(t *testing.T, sparqlEnv string, resources, changes, kills, pageSize int, delay time.Duration) (ahead int) {
+// delay (with bulk, in bulk requests too), and kills the client kills
+// times. ahead counts the kills that found a fragment served a page or
+// more past the first change t does not cover: fetched across pages,
+// ahead of the store; with bulk, it returns the bulk requests answered.
+func killTest(t *testing.T, sparqlEnv string, resources, changes, kills, pageSize int, delay time.Duration, withBulk bool) (ahead int) {
 	if testing.Short() {
 		resources, changes, kills = resources/3, changes/4, kills/2
 	}
 	t.Setenv("SDSHARE_CRASH_SPARQL", sparqlEnv)
 	h := newHistory(3, resources, changes)
+	h.bulk = withBulk
 	fs := h.serve(t, pageSize, delay)
+	if withBulk {
+		defer func() { ahead = int(h.bulkReqs.Load()) }()
+	}
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(5, 5))
 	last, midway := h.changes[len(h.changes)-1].updated, 0

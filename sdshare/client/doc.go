@@ -15,7 +15,13 @@
 // of up to 1,000 (graphstore.ApplyFragments: one transaction, so one
 // fsync, per batch in the embedded store; one ApplyFragment each in a
 // store without batches), and advances t to the newest updated of the
-// page once the whole page is applied (SD-CLI-7..12).
+// page once the whole page is applied (SD-CLI-7..12). When the page's
+// response advertises the bulk fragment request of this toolkit's own
+// server (a Link header; package sdshare/internal/fragbulk), the
+// fragments are fetched a batch at a time in one request each, every
+// one checked as a GET's body would be, and those a batch did not bring
+// whole and right by their own GETs (bulk.go; Config.NoBulk turns it
+// off).
 //
 // # Why t is safe across crashes
 //

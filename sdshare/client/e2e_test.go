@@ -226,7 +226,12 @@ func TestEndToEnd(t *testing.T) {
 				if !rdf.Isomorphic(got, want) {
 					t.Fatalf("%s: store (%d triples) not isomorphic to the server's graph (%d)", name, len(got), len(want))
 				}
-				t.Logf("%s: %d triples, snapshot %v, %d applied on %d pages, t=%s", name, len(got), cr.SnapshotLoaded, cr.Applied, cr.Pages, cr.T.Format(time.RFC3339Nano))
+				if cr.Bulk != cr.Applied {
+					// Our server offers the bulk fragment request: no
+					// fragment needs a GET of its own.
+					t.Errorf("%s: %d of %d fragments in bulk requests", name, cr.Bulk, cr.Applied)
+				}
+				t.Logf("%s: %d triples, snapshot %v, %d applied on %d pages (%d in bulk), t=%s", name, len(got), cr.SnapshotLoaded, cr.Applied, cr.Pages, cr.Bulk, cr.T.Format(time.RFC3339Nano))
 			}
 			step("snapshot")
 			if n := rs.chunks.Load(); n < 4 { // 90 resources in chunks of 25

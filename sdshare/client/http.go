@@ -42,6 +42,7 @@ var (
 // fetcher does the client's GETs with the project's retry policy.
 type fetcher struct {
 	hc      *http.Client
+	bulkHC  *http.Client // hc without redirects, for bulk requests
 	policy  retry.Policy
 	maxWait time.Duration // total wait on 202s for one document
 	ua      string
@@ -162,8 +163,22 @@ var errAccepted = errors.New("202 Accepted")
 // slower than limits.MinRate (a header timeout alone lets a body stall
 // forever). The watch ends when the body is closed.
 func (f *fetcher) do(ctx context.Context, url, accept string) (*http.Response, error) {
+	return f.send(ctx, f.hc, http.MethodGet, url, accept, nil)
+}
+
+// post sends one bulk request (bulk.go) under the watchdog, as do a GET:
+// body is its text/plain body. A redirect is no bulk answer (bulkHC
+// follows none): the fragments are then fetched one by one.
+func (f *fetcher) post(ctx context.Context, url, accept, body string) (*http.Response, error) {
+	if err := f.check(url); err != nil {
+		return nil, err
+	}
+	return f.send(ctx, f.bulkHC, http.MethodPost, url, accept, strings.NewReader(body))
+}
+
+func (f *fetcher) send(ctx context.Context, hc *http.Client, method, url, accept string, body io.Reader) (*http.Response, error) {
 	rctx, w := watchdog.Start(ctx, f.limits)
-	req, err := http.NewRequestWithContext(rctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(rctx, method, url, body)
 	if err != nil {
 		w.Stop()
 		return nil, retry.Permanent(err)
@@ -174,14 +189,17 @@ func (f *fetcher) do(ctx context.Context, url, accept string) (*http.Response, e
 	if f.ua != "" {
 		req.Header.Set("User-Agent", f.ua)
 	}
+	if body != nil {
+		req.Header.Set("Content-Type", "text/plain; charset=utf-8")
+	}
 	acceptGzip(req) // decoded by gunzip, bounded
-	resp, err := f.hc.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		w.Stop()
 		if werr := w.Err(); werr != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("GET %s: %w", url, werr)
+			return nil, fmt.Errorf("%s %s: %w", method, url, werr)
 		}
-		return nil, fmt.Errorf("GET %s: %w", url, err)
+		return nil, fmt.Errorf("%s %s: %w", method, url, err)
 	}
 	if w != nil {
 		resp.Body = &watchedBody{r: w.Body(resp.Body), c: resp.Body, w: w, ctx: ctx}
@@ -224,10 +242,11 @@ func drain(resp *http.Response) {
 // transit like any other retryable failure. It returns the body, the
 // response's Content-Type and the final URL (after redirects), which is
 // the base for relative references.
-func (f *fetcher) get(ctx context.Context, url, accept string, max int64) ([]byte, string, string, error) {
+func (f *fetcher) get(ctx context.Context, url, accept string, max int64) ([]byte, string, string, http.Header, error) {
 	var (
 		body        []byte
 		ctype, base string
+		hdr         http.Header
 	)
 	_, err := retry.Do(ctx, f.policy, func() (bool, error) {
 		resp, err := f.open(ctx, url, accept)
@@ -240,7 +259,7 @@ func (f *fetcher) get(ctx context.Context, url, accept string, max int64) ([]byt
 			if int64(len(body)) > max {
 				return false, fmt.Errorf("%w: %s is longer than %d bytes", ErrTooLarge, url, max)
 			}
-			ctype, base = resp.Header.Get("Content-Type"), resp.Request.URL.String()
+			ctype, base, hdr = resp.Header.Get("Content-Type"), resp.Request.URL.String(), resp.Header
 			return false, nil
 		}
 		err = fmt.Errorf("GET %s: reading body: %w", url, err)
@@ -248,30 +267,43 @@ func (f *fetcher) get(ctx context.Context, url, accept string, max int64) ([]byt
 		return !errors.Is(err, ErrTooLarge), err
 	}, nil)
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", "", nil, err
 	}
-	return body, ctype, base, nil
+	return body, ctype, base, hdr, nil
 }
 
 // feed fetches and decodes the Atom feed at url.
 func (f *fetcher) feed(ctx context.Context, url string) (*atom.Feed, error) {
+	feed, _, err := f.feedHeader(ctx, url)
+	return feed, err
+}
+
+// feedHeader is feed, with the response's header and final URL (for its
+// Link header).
+func (f *fetcher) feedHeader(ctx context.Context, url string) (*atom.Feed, *feedResponse, error) {
 	if f.maxRunFeed > 0 && f.feedBytes >= f.maxRunFeed {
-		return nil, fmt.Errorf("%w: %d bytes read before %s (the next run goes on from t)", ErrRunFeedBytes, f.feedBytes, shorten(url))
+		return nil, nil, fmt.Errorf("%w: %d bytes read before %s (the next run goes on from t)", ErrRunFeedBytes, f.feedBytes, shorten(url))
 	}
 	max := f.maxFeed
 	if max <= 0 {
 		max = atom.DefaultMaxBytes
 	}
-	body, _, final, err := f.get(ctx, url, sdshare.AtomType+", application/xml;q=0.5, */*;q=0.1", max)
+	body, _, final, hdr, err := f.get(ctx, url, sdshare.AtomType+", application/xml;q=0.5, */*;q=0.1", max)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f.feedBytes += int64(len(body))
 	feed, err := atom.DecodeLimit(bytes.NewReader(body), final, max)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", url, err)
+		return nil, nil, fmt.Errorf("%s: %w", url, err)
 	}
-	return feed, nil
+	return feed, &feedResponse{header: hdr, url: final}, nil
+}
+
+// feedResponse is what a feed's response says beside the feed.
+type feedResponse struct {
+	header http.Header
+	url    string // after redirects
 }
 
 // formatFor returns the RDF format a media type names (rdf.FormatFor)

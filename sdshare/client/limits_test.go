@@ -57,12 +57,12 @@ func TestGzipBodies(t *testing.T) {
 	f := &fetcher{hc: hc, policy: retry.Policy{BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}, maxWait: time.Second}
 	ctx := context.Background()
 
-	body, _, _, err := f.get(ctx, srv.URL+"/ok", "", 1<<20)
+	body, _, _, _, err := f.get(ctx, srv.URL+"/ok", "", 1<<20)
 	if err != nil || string(body) != doc+doc {
 		t.Fatalf("gzip body: %q, %v; want the document twice", body, err)
 	}
 	hits.Store(0)
-	_, _, _, err = f.get(ctx, srv.URL+"/bomb", "", 1<<30)
+	_, _, _, _, err = f.get(ctx, srv.URL+"/bomb", "", 1<<30)
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "expands more than 200-fold") {
 		t.Fatalf("gzip bomb: %v, want ErrTooLarge", err)
 	}

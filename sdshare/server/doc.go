@@ -38,6 +38,8 @@
 //	B NAME/snapshot/KEY/chunk/I[?format=F]    one chunk
 //	B NAME/fragments[?since=T][&page=P]       fragments feed, RFC 5005 next paging
 //	B NAME/fragment?resource=IRI[&format=F]   fragment data (SD-SRV-26; empty document when absent)
+//	POST B NAME/bulk                          many fragments in one response (bulk.go; an extension,
+//	                                          advertised by a Link header on the fragments feed)
 //	B healthz, B metrics                      health text, Prometheus metrics
 //	B NAME/rs/IRI, B .resourcesync/...        with Config.ResourceSync (below)
 //

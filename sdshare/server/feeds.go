@@ -55,6 +55,15 @@ func offers() []offer {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.cfg.NoBulk {
+		// B NAME/bulk, the one POST (bulk.go).
+		if rest, ok := strings.CutPrefix(r.URL.Path, s.basePath); ok {
+			if name, sub, _ := strings.Cut(rest, "/"); isBulk(sub) && s.byName[name] != nil {
+				s.byName[name].serveBulk(w, r)
+				return
+			}
+		}
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -459,6 +468,7 @@ func (c *Collection) fragmentsFeed(w http.ResponseWriter, r *http.Request) {
 		nq.Set("page", pageCursor(next))
 		f.Links = append(f.Links, atom.Link{Rel: "next", Type: sdshare.AtomType, Href: u + "fragments?" + nq.Encode()})
 	}
+	c.bulkLink(w.Header())
 	c.srv.writeFeed(w, r, f)
 }
 

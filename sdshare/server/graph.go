@@ -27,12 +27,7 @@ func ntLine(t rdf.Triple) string {
 // the hash and size in the inventory (which a ResourceSync view of the
 // collection publishes).
 func canonical(ts []rdf.Triple) ([]rdf.Triple, []byte) {
-	cts := rdf.Canonical(ts)
-	var b strings.Builder
-	for _, t := range cts {
-		b.WriteString(ntLine(t))
-	}
-	return cts, []byte(b.String())
+	return rdf.CanonicalNTriples(ts)
 }
 
 // blankFrag is the N-Triples served for a fragment whose blank nodes are

@@ -106,6 +106,11 @@ func (c *Collection) version() *version {
 func (c *Collection) fragment(iri string, f rdf.Format) ([]byte, error) {
 	v := c.acquire()
 	defer c.release(v)
+	return c.fragmentOf(v, iri, f)
+}
+
+// fragmentOf is iri's fragment in v (acquired by the caller).
+func (c *Collection) fragmentOf(v *version, iri string, f rdf.Format) ([]byte, error) {
 	if k, ok := v.kept[iri]; ok {
 		nt, err := v.keptNT(k)
 		if err != nil || f == rdf.NTriples {
@@ -130,20 +135,25 @@ func (c *Collection) fragment(iri string, f rdf.Format) ([]byte, error) {
 		}
 		return b.Bytes(), nil
 	}
-	if f == rdf.NTriples {
+	ls, err := v.gf.lines(termKey(rdf.IRI(iri)))
+	if err != nil {
+		return nil, err
+	}
+	if f == rdf.NTriples && !slices.ContainsFunc(ls, hasBlankLine) {
 		// Without blank nodes a subject's lines are its canonical form
 		// already (sorted, distinct, as form hashed them for the
 		// inventory): served as they are, not parsed, sorted and written
 		// again per request.
-		ls, err := v.gf.lines(termKey(rdf.IRI(iri)))
-		if err != nil {
-			return nil, err
-		}
-		if !slices.ContainsFunc(ls, hasBlankLine) {
-			return []byte(strings.Join(ls, "")), nil
-		}
+		return []byte(strings.Join(ls, "")), nil
 	}
-	fts, err := v.gf.fragment(rdf.IRI(iri))
+	// The fragment from the lines read (those of the blank nodes they
+	// reach added), as the load's form took it: the subject is looked
+	// up once.
+	cl, err := v.gf.closureLines(ls)
+	if err != nil {
+		return nil, err
+	}
+	fts, err := parseLines(cl)
 	if err != nil {
 		return nil, err
 	}

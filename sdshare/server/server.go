@@ -97,6 +97,11 @@ type Config struct {
 	OpenStore func(ctx context.Context, name string) (store.Store, error)
 	// LeadTimeout bounds that wait (default DefaultLeadTimeout).
 	LeadTimeout time.Duration
+	// NoBulk turns off the bulk fragment request (POST B NAME/bulk,
+	// advertised by a Link header on the fragments feed; bulk.go): with
+	// it, a client of this toolkit fetches each fragment by its own GET,
+	// as every other SDShare client does.
+	NoBulk bool
 	// NoSync skips fsync of the state: tests only.
 	NoSync bool
 }
