@@ -41,7 +41,8 @@ run reads only what is newer than the last.
 
 The first run makes a baseline copy (from a Resource Dump when one is
 offered, then the Resource List, caught up with the Change Lists written
-after it); later runs apply the Change Lists published since the last
+after it; from a resourcesync serve, whose bulk GET is faster and verified
+alike, without the dump unless --dumps); later runs apply the Change Lists published since the last
 synchronized point. A gap (the Source no longer lists changes this copy
 needs, or answers 404 for the Change List it advertises) is reported and
 repaired against the current Resource List. A Change List that cannot be
@@ -176,6 +177,7 @@ func syncCommand() *cli.Command {
 			&cli.StringFlag{Name: "state", Usage: "a bucket DEST's state `DIR` (default: one per bucket)"},
 			&cli.StringFlag{Name: "base-url", Usage: "the Source's base `URL` (default: discovered)"},
 			&cli.BoolFlag{Name: "no-dumps", Usage: "never use Resource Dumps for a baseline"},
+			&cli.BoolFlag{Name: "dumps", Usage: "take a Resource Dump even where a bulk GET is faster"},
 			&cli.StringFlag{Name: "verify", Value: "strongest", Usage: "`WHICH` digests to check: strongest or all"},
 			&cli.BoolFlag{Name: "fsync", Usage: "fsync every file before its rename"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "retry a request silent for `D`"},
@@ -210,6 +212,9 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	args := cmd.Args().Slice()
 	if len(args) != 2 {
 		return usageError(cmd, "sync needs SOURCE and DEST")
+	}
+	if cmd.Bool("dumps") && cmd.Bool("no-dumps") {
+		return usageError(cmd, "--dumps and --no-dumps: give one")
 	}
 	if cmd.Bool("baseline") && cmd.Bool("audit") {
 		return cli.Exit("--baseline and --audit exclude each other", exitUsage)
@@ -297,6 +302,7 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 		Set:           cmd.String("set"),
 		Base:          cmd.String("base-url"),
 		NoDump:        cmd.Bool("no-dumps"),
+		PreferDump:    cmd.Bool("dumps"),
 		FsyncEach:     cmd.Bool("fsync"),
 		VerifyAll:     cmd.String("verify") == "all",
 		StallTimeout:  cmd.Duration("timeout"),
