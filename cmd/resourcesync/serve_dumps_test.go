@@ -103,7 +103,9 @@ func TestServeDefaultWritesNoDumpCopy(t *testing.T) {
 
 			c, _ := testnet.Client(t)
 			dest := filepath.Join(t.TempDir(), "mirror")
-			rep, err := destination.Sync(context.Background(), "http://"+addr+"/", destination.Options{Dest: dest, Client: c})
+			// PreferDump: this is about the dump (our serve's bulk GET
+			// would otherwise be taken instead).
+			rep, err := destination.Sync(context.Background(), "http://"+addr+"/", destination.Options{Dest: dest, Client: c, PreferDump: true})
 			if err != nil {
 				t.Fatal(err)
 			}
