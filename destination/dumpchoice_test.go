@@ -68,3 +68,11 @@ func TestBaselineDumpOrBulk(t *testing.T) {
 		})
 	}
 }
+
+// dumpOpts are syncOpts taking the Resource Dump even from our Source,
+// which offers its bulk GET: for the tests of the dump path.
+func dumpOpts(t testing.TB, dest string) destination.Options {
+	o := syncOpts(t, dest)
+	o.PreferDump = true
+	return o
+}
