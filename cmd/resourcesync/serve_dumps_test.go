@@ -123,3 +123,13 @@ func TestServeDefaultWritesNoDumpCopy(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncDumpsAndNoDumps: sync --dumps (take the dump even from our
+// serve) and --no-dumps (never) contradict each other: a usage error
+// before anything is fetched.
+func TestSyncDumpsAndNoDumps(t *testing.T) {
+	code, _, errOut := runCLI(t, "sync", "--dumps", "--no-dumps", "http://127.0.0.1:1/", t.TempDir())
+	if code != exitUsage || !strings.Contains(errOut, "--dumps and --no-dumps") {
+		t.Errorf("exit %d, %q; want %d naming both flags", code, errOut, exitUsage)
+	}
+}

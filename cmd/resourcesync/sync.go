@@ -42,14 +42,14 @@ run reads only what is newer than the last.
 The first run makes a baseline copy (from a Resource Dump when one is
 offered, then the Resource List, caught up with the Change Lists written
 after it; from a resourcesync serve, whose bulk GET is faster and verified
-alike, without the dump unless --dumps); later runs apply the Change Lists published since the last
-synchronized point. A gap (the Source no longer lists changes this copy
-needs, or answers 404 for the Change List it advertises) is reported and
-repaired against the current Resource List. A Change List that cannot be
-read during a baseline (a 5xx after the retries) does not stop it: the
-Resource List's snapshot is installed, the checkpoint stops at the list's
-"at", and the run exits 1 naming the Change List; the next run catches up
-from the Change Lists once they answer.
+alike, without the dump unless --dumps); later runs apply the Change Lists
+published since the last synchronized point. A gap (the Source no longer
+lists changes this copy needs, or answers 404 for the Change List it
+advertises) is reported and repaired against the current Resource List. A
+Change List that cannot be read during a baseline (a 5xx after the retries)
+does not stop it: the Resource List's snapshot is installed, the checkpoint
+stops at the list's "at", and the run exits 1 naming the Change List; the
+next run catches up from the Change Lists once they answer.
 --audit re-hashes DEST and compares it with the Source (add --repair to fix
 what differs).
 
@@ -139,11 +139,10 @@ including a Source that does not answer within --timeout.`
 
 // syncDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
-const syncDescription = `Mirrors a ResourceSync Source into DEST and keeps it in step: the first run
-makes a baseline copy, later runs apply the Change Lists since; --audit
-compares DEST with the Source, --follow applies change notifications as
-they arrive. Only files this tool wrote are ever deleted, and no more than
---max-delete in a run.
+const syncDescription = `Mirrors a ResourceSync Source into DEST and keeps it in step: a baseline
+copy, then the Change Lists since; --audit compares, --follow applies
+notifications as they arrive. Only files it wrote are ever deleted, at most
+--max-delete a run.
 
 Examples:
   resourcesync sync https://data.example.org/ ./mirror
