@@ -216,9 +216,9 @@ func TestDumpLeavesForeignFiles(t *testing.T) {
 
 // TestDumpMemberInstalledByItsReader: into a local DEST, a member is
 // installed by the goroutine that read it from the package (its stack
-// holds the loop that reads the members, dump's deliver), not handed to
-// another: a hand-off per member (or per batch of bytes) cost about as
-// much as the install itself.
+// holds the loop that reads the members: dump's deliver, or each on one
+// goroutine), not handed to another: a hand-off per member (or per batch
+// of bytes) cost about as much as the install itself.
 func TestDumpMemberInstalledByItsReader(t *testing.T) {
 	dir := t.TempDir()
 	for i := range 60 {
@@ -231,7 +231,7 @@ func TestDumpMemberInstalledByItsReader(t *testing.T) {
 	destination.SetTestAfterInstall(func(rel string) {
 		buf := make([]byte, 64<<10)
 		st := string(buf[:runtime.Stack(buf, false)])
-		if !strings.Contains(st, "destination/dump.(*Package).deliver") {
+		if !strings.Contains(st, "destination/dump.(*Package).deliver") && !strings.Contains(st, "destination/dump.(*Package).each") {
 			mu.Lock()
 			handed = append(handed, rel)
 			mu.Unlock()
