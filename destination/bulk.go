@@ -43,23 +43,14 @@ type bulkGet struct {
 }
 
 // useBulk turns the bulk GET on for the pass when the Resource List d's
-// response advertises one on d's own origin and the pass installs files
-// the plain way (not a dry run, no Target, no --rate: a bulk request
-// would defeat a per-request rate, no notification fetcher).
+// response advertises one that the pass can use (bulkOffered).
 func (p *pass) useBulk(d *discover.Doc) {
 	e := p.e
-	href := d.HeaderLink(bulk.Rel)
-	if href == "" || e.opt.DryRun || e.st.readOnly || e.tg != nil || p.fetcher != nil || e.f.RatePerHost > 0 {
+	if p.fetcher != nil {
 		return
 	}
-	hu, err1 := url.Parse(href)
-	du, err2 := url.Parse(d.URL)
-	if err1 != nil || err2 != nil || hu.RawQuery != "" || hu.Fragment != "" || hu.User != nil ||
-		!strings.EqualFold(hu.Scheme, du.Scheme) || !strings.EqualFold(hu.Host, du.Host) ||
-		!strings.HasSuffix(hu.EscapedPath(), "/"+bulk.Path) {
-		return // another origin, or not the shape our Source gives it
-	}
-	if e.f.Origin != nil && e.f.Origin.Check(href) != nil {
+	href, ok := e.bulkOffered(d, d.URL)
+	if !ok {
 		return
 	}
 	c := *e.f.Client
@@ -69,9 +60,36 @@ func (p *pass) useBulk(d *discover.Doc) {
 	// A redirect is no bulk answer: the resources are then fetched one
 	// by one, each request checked as usual.
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	href = hu.String()
 	p.bulk.Store(&bulkGet{url: href, base: strings.TrimSuffix(href, bulk.Path), client: &c,
 		limits: watchdog.Limits{Idle: e.f.StallTimeout, MinRate: e.f.MinRate, Window: e.f.MinRateWindow}})
+}
+
+// bulkOffered returns the bulk endpoint that document d's response
+// advertises, when it is on d's own origin and on that of list (the
+// Resource List whose entries a pass would ask for by it), has the shape
+// our Source gives it, and the run installs files the plain way (not a
+// dry run, no Target, no --rate: a bulk request would defeat a
+// per-request rate). A pass without a notification fetcher then takes
+// it (useBulk), and a baseline skips the Resource Dump for it
+// (dumpBaseline).
+func (e *engine) bulkOffered(d *discover.Doc, list string) (string, bool) {
+	href := d.HeaderLink(bulk.Rel)
+	if href == "" || e.opt.DryRun || e.st.readOnly || e.tg != nil || e.f.RatePerHost > 0 {
+		return "", false
+	}
+	hu, err1 := url.Parse(href)
+	du, err2 := url.Parse(d.URL)
+	lu, err3 := url.Parse(list)
+	if err1 != nil || err2 != nil || err3 != nil || hu.RawQuery != "" || hu.Fragment != "" || hu.User != nil ||
+		!strings.EqualFold(hu.Scheme, du.Scheme) || !strings.EqualFold(hu.Host, du.Host) ||
+		!strings.EqualFold(hu.Scheme, lu.Scheme) || !strings.EqualFold(hu.Host, lu.Host) ||
+		!strings.HasSuffix(hu.EscapedPath(), "/"+bulk.Path) {
+		return "", false // another origin, or not the shape our Source gives it
+	}
+	if e.f.Origin != nil && e.f.Origin.Check(href) != nil {
+		return "", false
+	}
+	return hu.String(), true
 }
 
 // bulkPath returns the path to ask for j by, or "" when j is fetched the

@@ -25,7 +25,7 @@ func TestSyncDumpArchives(t *testing.T) {
 		c.Dumps, c.Archives, c.DumpInterval, c.ArchivedDumps = true, true, time.Nanosecond, 2
 	})
 	dest := t.TempDir()
-	if sr := one(t, mustSync(t, ts.base, syncOpts(t, dest))); sr.Failed != 0 || !strings.Contains(sr.Mode, "baseline (dump)") {
+	if sr := one(t, mustSync(t, ts.base, dumpOpts(t, dest))); sr.Failed != 0 || !strings.Contains(sr.Mode, "baseline (dump)") {
 		t.Fatalf("first sync: %+v", sr)
 	}
 	sameTree(t, dir, dest)
@@ -33,7 +33,7 @@ func TestSyncDumpArchives(t *testing.T) {
 		writeFile(t, dir, fmt.Sprintf("new%d.txt", i), []byte("new "+fmt.Sprint(i)))
 		writeFile(t, dir, "f00.txt", []byte("update "+fmt.Sprint(i)))
 		ts.update(t)
-		if sr := one(t, mustSync(t, ts.base, syncOpts(t, dest))); sr.Failed != 0 || sr.Mode != "incremental" {
+		if sr := one(t, mustSync(t, ts.base, dumpOpts(t, dest))); sr.Failed != 0 || sr.Mode != "incremental" {
 			t.Fatalf("update %d: %+v", i, sr)
 		}
 		sameTree(t, dir, dest)
@@ -77,7 +77,7 @@ func TestSyncDumpArchives(t *testing.T) {
 		}
 	}
 	fresh := t.TempDir()
-	if sr := one(t, mustSync(t, ts.base, syncOpts(t, fresh))); sr.Failed != 0 || !strings.Contains(sr.Mode, "baseline (dump)") {
+	if sr := one(t, mustSync(t, ts.base, dumpOpts(t, fresh))); sr.Failed != 0 || !strings.Contains(sr.Mode, "baseline (dump)") {
 		t.Fatalf("fresh sync: %+v", sr)
 	}
 	sameTree(t, dir, fresh)

@@ -28,17 +28,26 @@ const maxPackageBytes = 64 << 30
 // head start for a baseline: the Resource List pass that follows skips
 // what a package brought and fetches what it did not, so a package that
 // fails or is refused costs time, not correctness. Refused packages are
-// reported as failures.
-func (e *engine) dumpBaseline(ctx context.Context, s setInfo, sr *SetReport) error {
+// reported as failures. It returns skipped true when it left the dump
+// for the Source's bulk GET, which is faster (Options.PreferDump).
+func (e *engine) dumpBaseline(ctx context.Context, s setInfo, sr *SetReport) (skipped bool, err error) {
 	d, err := e.open(ctx, s.ResourceDump)
 	if err != nil {
 		e.phase(s.Name, "Resource Dump unreadable (%v): using the Resource List", err)
-		return nil
+		return false, nil
 	}
 	defer d.Close()
+	// Decided on the Resource Dump's response: our Source advertises its
+	// bulk GET on every document it answers, and the Resource List is
+	// opened only after the dump, so that it is never older than what
+	// the dump installed.
+	if _, ok := e.bulkOffered(d, s.ResourceList); ok && !e.opt.PreferDump {
+		e.phase(s.Name, "Resource Dump not taken: the Source offers its bulk GET, which is faster (--dumps takes the dump)")
+		return true, nil
+	}
 	e.phase(s.Name, "baseline from the Resource Dump %s", s.ResourceDump)
 	n := 0
-	return e.eachEntry(ctx, d, 0, func(pk *rs.Entry) error {
+	return false, e.eachEntry(ctx, d, 0, func(pk *rs.Entry) error {
 		n++
 		return e.installPackage(ctx, s, sr, pk, n)
 	})

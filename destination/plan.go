@@ -347,8 +347,11 @@ func (e *engine) baseline(ctx context.Context, s setInfo, cp *Checkpoint, sr *Se
 	}
 	started := e.opt.Now()
 	if s.ResourceDump != "" && !e.opt.NoDump && !e.opt.DryRun && !cp.Baseline && e.setEmpty(s.Name) {
-		(*modes)[len(*modes)-1] = "baseline (dump)"
-		if err := e.dumpBaseline(ctx, s, sr); err != nil {
+		skipped, err := e.dumpBaseline(ctx, s, sr)
+		if !skipped {
+			(*modes)[len(*modes)-1] = "baseline (dump)"
+		}
+		if err != nil {
 			return err
 		}
 	}

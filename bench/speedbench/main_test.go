@@ -76,12 +76,12 @@ func TestQuick(t *testing.T) {
 			}
 		}
 	}
-	if len(res.Side) != 6 {
-		t.Fatalf("side by side: %d tools, want 6", len(res.Side))
+	if len(res.Side) != 7 {
+		t.Fatalf("side by side: %d tools, want 7", len(res.Side))
 	}
-	bins := []string{"", "", "curl", "aria2c", "wget", ""}
+	bins := []string{"", "", "curl", "aria2c", "wget", "", ""}
 	for i, tool := range res.Side {
-		installed := i < 2 || (i == 5 && pyOK)
+		installed := i < 2 || i == 6 || (i == 5 && pyOK)
 		if bins[i] != "" {
 			_, err := exec.LookPath(bins[i])
 			installed = err == nil

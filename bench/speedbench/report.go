@@ -202,7 +202,7 @@ func (r *Result) trees(w func(string, ...any), names ...string) {
 	}
 	w("\n| tree | step | wall | files/s | peak RSS | CPU | DEST verified |\n|---|---|---:|---:|---:|---:|---|\n")
 	for _, t := range ts {
-		for _, k := range []string{"sync-list", "serve-ready", "sync-dump", "sync", "py-resync", "publish", "publish-dumps", "py-resync-build"} {
+		for _, k := range []string{"sync-list", "serve-ready", "sync-dump", "sync-default", "sync", "py-resync", "publish", "publish-dumps", "py-resync-build"} {
 			s := t.Steps[k]
 			if s == nil {
 				continue
@@ -268,7 +268,9 @@ func stepName(tree, k string) string {
 	case "serve-ready":
 		return "default serve: time to ready"
 	case "sync-dump":
-		return "sync from default `serve` (Resource Dump)"
+		return "sync --dumps from default `serve` (Resource Dump)"
+	case "sync-default":
+		return "sync from default `serve` (default: its bulk GET)"
 	case "sync":
 		return "resourcesync sync (whole command)"
 	case "py-resync":

@@ -24,7 +24,7 @@ type SyscallStep struct {
 	Seconds float64            `json:"seconds_under_strace"`
 }
 
-// syscallsPerFile runs sync (from the dump, and --no-dump) from base into
+// syscallsPerFile runs sync (default, --dumps and --no-dump) from base into
 // new DESTs under strace -c -f and counts calls per file.
 func (b *bench) syscallsPerFile(t *tree, base string) {
 	if _, err := exec.LookPath("strace"); err != nil {
@@ -35,7 +35,8 @@ func (b *bench) syscallsPerFile(t *tree, base string) {
 		name, key string
 		args      []string
 	}{
-		{"sync (from the Resource Dump)", "dump", nil},
+		{"sync (default: the bulk GET)", "default", nil},
+		{"sync --dumps (from the Resource Dump)", "dump", []string{"--dumps"}},
 		{"sync --no-dump (Resource List)", "list", []string{"--no-dump"}},
 	} {
 		name := "strace-" + c.key

@@ -253,12 +253,13 @@ func (b *bench) side(n int) error {
 		show      string
 	}
 	cands := []cand{
-		{name: "resourcesync sync (default: from the Resource Dump)", bin: b.bin, argv: []string{b.bin, "sync", "--progress", "quiet", srv.base, dest("rs")}, show: "resourcesync sync BASE DEST"},
+		{name: "resourcesync sync (default: the bulk GET of our serve)", bin: b.bin, argv: []string{b.bin, "sync", "--progress", "quiet", srv.base, dest("rs")}, show: "resourcesync sync BASE DEST"},
 		{name: "resourcesync sync --no-dump (every file its own GET)", bin: b.bin, argv: []string{b.bin, "sync", "--progress", "quiet", "--no-dump", srv.base, dest("rs-nodump")}, show: "resourcesync sync --no-dump BASE DEST"},
 		{name: "curl --parallel", bin: "curl", argv: []string{"curl", "-sS", "-f", "--parallel", "--parallel-max", "16", "--create-dirs", "-K", list("curl.cfg")}, show: "curl -sS -f --parallel --parallel-max 16 --create-dirs -K LIST (url/output pairs)"},
 		{name: "aria2c -j16", bin: "aria2c", argv: []string{"aria2c", "-q", "-j16", "--file-allocation=none", "--auto-file-renaming=false", "-d", dest("aria2c"), "-i", list("aria2.txt")}, show: "aria2c -q -j16 --file-allocation=none -d DEST -i LIST (url + out=)"},
 		{name: "wget -i", bin: "wget", argv: []string{"wget", "-q", "-x", "-nH", "-P", dest("wget"), "-i", list("urls.txt")}, show: "wget -q -x -nH -P DEST -i URLS"},
 		{name: "py-resync 2.0.1 resync-sync --baseline", missing: b.py.missing, show: "resync-sync --baseline BASE=DEST"},
+		{name: "resourcesync sync --dumps (from the Resource Dump)", bin: b.bin, argv: []string{b.bin, "sync", "--progress", "quiet", "--dumps", srv.base, dest("rs-dumps")}, show: "resourcesync sync --dumps BASE DEST"},
 	}
 	if b.py.missing == "" {
 		cands[5].bin = b.py.python
@@ -329,10 +330,10 @@ func (b *bench) side(n int) error {
 }
 
 // curlRows are issue 33's rows against curl --parallel in the same
-// side-by-side run: sync from the dump at least twice curl's rate, sync
+// side-by-side run: the default sync at least twice curl's rate, sync
 // from the list at least curl's rate.
 func curlRows(side []Tool, n int) []Row {
-	wi := fmt.Sprintf("%s small files from one default `serve`: `sync` (from the Resource Dump) against `curl --parallel --parallel-max 16`", commas(float64(n)))
+	wi := fmt.Sprintf("%s small files from one default `serve`: `sync` (default: its bulk GET) against `curl --parallel --parallel-max 16`", commas(float64(n)))
 	wj := fmt.Sprintf("%s small files from one default `serve`: `sync --no-dump` (every file its own GET) against `curl --parallel --parallel-max 16`", commas(float64(n)))
 	ti, tj := ">= 2x curl's rate", ">= curl's rate"
 	if len(side) < 3 || side[2].Step == nil || side[2].Step.Verified != "yes" {

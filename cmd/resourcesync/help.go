@@ -94,6 +94,7 @@ var flagCategories = map[string]string{
 	"sync/lease":                        catFollow,
 	"sync/base-url":                     "",
 	"sync/no-dumps":                     catTransfer,
+	"sync/dumps":                        catTransfer,
 	"sync/set":                          "",
 	"serve/state":                       catSource,
 	"serve/store":                       catSource,

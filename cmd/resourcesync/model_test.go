@@ -519,7 +519,16 @@ func (h *history) step(i int) {
 		{5, func() { h.burst() }},
 		{12, func() { h.waitSource(); h.completeSync("incremental", nil) }},
 		{5, func() { h.waitSource(); h.completeSync("baseline from the list", []string{"--baseline", "--no-dump"}) }},
-		{5, func() { h.waitSource(); h.freshDest(); h.completeSync("fresh DEST: baseline from a dump", nil) }},
+		{5, func() {
+			h.waitSource()
+			h.freshDest()
+			h.completeSync("fresh DEST: baseline from a dump", []string{"--dumps"})
+		}},
+		{2, func() {
+			h.waitSource()
+			h.freshDest()
+			h.completeSync("fresh DEST: baseline (default: the bulk GET)", nil)
+		}},
 		{2, func() {
 			h.waitSource()
 			h.freshDest()

@@ -103,7 +103,9 @@ func TestServeDefaultWritesNoDumpCopy(t *testing.T) {
 
 			c, _ := testnet.Client(t)
 			dest := filepath.Join(t.TempDir(), "mirror")
-			rep, err := destination.Sync(context.Background(), "http://"+addr+"/", destination.Options{Dest: dest, Client: c})
+			// PreferDump: this is about the dump (our serve's bulk GET
+			// would otherwise be taken instead).
+			rep, err := destination.Sync(context.Background(), "http://"+addr+"/", destination.Options{Dest: dest, Client: c, PreferDump: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,5 +121,15 @@ func TestServeDefaultWritesNoDumpCopy(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSyncDumpsAndNoDumps: sync --dumps (take the dump even from our
+// serve) and --no-dumps (never) contradict each other: a usage error
+// before anything is fetched.
+func TestSyncDumpsAndNoDumps(t *testing.T) {
+	code, _, errOut := runCLI(t, "sync", "--dumps", "--no-dumps", "http://127.0.0.1:1/", t.TempDir())
+	if code != exitUsage || !strings.Contains(errOut, "--dumps and --no-dumps") {
+		t.Errorf("exit %d, %q; want %d naming both flags", code, errOut, exitUsage)
 	}
 }

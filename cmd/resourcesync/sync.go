@@ -41,14 +41,15 @@ run reads only what is newer than the last.
 
 The first run makes a baseline copy (from a Resource Dump when one is
 offered, then the Resource List, caught up with the Change Lists written
-after it); later runs apply the Change Lists published since the last
-synchronized point. A gap (the Source no longer lists changes this copy
-needs, or answers 404 for the Change List it advertises) is reported and
-repaired against the current Resource List. A Change List that cannot be
-read during a baseline (a 5xx after the retries) does not stop it: the
-Resource List's snapshot is installed, the checkpoint stops at the list's
-"at", and the run exits 1 naming the Change List; the next run catches up
-from the Change Lists once they answer.
+after it; from a resourcesync serve, whose bulk GET is faster and verified
+alike, without the dump unless --dumps); later runs apply the Change Lists
+published since the last synchronized point. A gap (the Source no longer
+lists changes this copy needs, or answers 404 for the Change List it
+advertises) is reported and repaired against the current Resource List. A
+Change List that cannot be read during a baseline (a 5xx after the retries)
+does not stop it: the Resource List's snapshot is installed, the checkpoint
+stops at the list's "at", and the run exits 1 naming the Change List; the
+next run catches up from the Change Lists once they answer.
 --audit re-hashes DEST and compares it with the Source (add --repair to fix
 what differs).
 
@@ -138,11 +139,10 @@ including a Source that does not answer within --timeout.`
 
 // syncDescription is the description --help shows; the long text is in the
 // help topics (topics.go).
-const syncDescription = `Mirrors a ResourceSync Source into DEST and keeps it in step: the first run
-makes a baseline copy, later runs apply the Change Lists since; --audit
-compares DEST with the Source, --follow applies change notifications as
-they arrive. Only files this tool wrote are ever deleted, and no more than
---max-delete in a run.
+const syncDescription = `Mirrors a ResourceSync Source into DEST and keeps it in step: a baseline
+copy, then the Change Lists since; --audit compares, --follow applies
+notifications as they arrive. Only files it wrote are ever deleted, at most
+--max-delete a run.
 
 Examples:
   resourcesync sync https://data.example.org/ ./mirror
@@ -176,6 +176,7 @@ func syncCommand() *cli.Command {
 			&cli.StringFlag{Name: "state", Usage: "a bucket DEST's state `DIR` (default: one per bucket)"},
 			&cli.StringFlag{Name: "base-url", Usage: "the Source's base `URL` (default: discovered)"},
 			&cli.BoolFlag{Name: "no-dumps", Usage: "never use Resource Dumps for a baseline"},
+			&cli.BoolFlag{Name: "dumps", Usage: "take a Resource Dump even where a bulk GET is faster"},
 			&cli.StringFlag{Name: "verify", Value: "strongest", Usage: "`WHICH` digests to check: strongest or all"},
 			&cli.BoolFlag{Name: "fsync", Usage: "fsync every file before its rename"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "retry a request silent for `D`"},
@@ -210,6 +211,9 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 	args := cmd.Args().Slice()
 	if len(args) != 2 {
 		return usageError(cmd, "sync needs SOURCE and DEST")
+	}
+	if cmd.Bool("dumps") && cmd.Bool("no-dumps") {
+		return usageError(cmd, "--dumps and --no-dumps: give one")
 	}
 	if cmd.Bool("baseline") && cmd.Bool("audit") {
 		return cli.Exit("--baseline and --audit exclude each other", exitUsage)
@@ -297,6 +301,7 @@ func runSync(ctx context.Context, cmd *cli.Command) error {
 		Set:           cmd.String("set"),
 		Base:          cmd.String("base-url"),
 		NoDump:        cmd.Bool("no-dumps"),
+		PreferDump:    cmd.Bool("dumps"),
 		FsyncEach:     cmd.Bool("fsync"),
 		VerifyAll:     cmd.String("verify") == "all",
 		StallTimeout:  cmd.Duration("timeout"),

@@ -514,13 +514,14 @@ func (p *Package) budget() *atomic.Int64 {
 // shard(e) (in [0, n); out of range: not delivered), and each goroutine
 // calls fn(worker, e, r) for its entries in manifest order, so entries
 // that shard puts together (say, by directory) are delivered by one
-// goroutine, one after the other. No entry nor byte passes from one
-// goroutine to another: each decodes the manifest itself and reads the
-// members through its own buffer, so a consumer that installs what it
-// is handed (decompression, CRC-32, its own hashing and writing) keeps n
-// cores busy with no hand-off per member. Together the goroutines deliver
-// at most what Each would. The first error (fn's included) stops them
-// all and is returned.
+// goroutine, one after the other. No member's bytes pass from one
+// goroutine to another: the calling goroutine decodes the manifest once
+// and hands each its entries in batches (a hand-off per entry would cost
+// about what a small member's install does), and each reads its members
+// through its own buffer, so a consumer that installs what it is handed
+// (decompression, CRC-32, its own hashing and writing) keeps n cores
+// busy. Together the goroutines deliver at most what Each would. The
+// first error (fn's, or the manifest's) stops them all and is returned.
 func (p *Package) EachParallel(ctx context.Context, n int, shard func(e *rs.Entry) int, fn func(worker int, e rs.Entry, r io.Reader) error) error {
 	if n <= 1 {
 		return p.Each(ctx, func(e rs.Entry, r io.Reader) error {
@@ -533,7 +534,8 @@ func (p *Package) EachParallel(ctx context.Context, n int, shard func(e *rs.Entr
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	left := p.budget()
-	errs := make([]error, n)
+	errs := make([]error, n+1) // the workers', then the manifest reader's
+	chs := make([]chan []shareItem, n)
 	var wg sync.WaitGroup
 	for w := range n {
 		var r io.ReaderAt = p.r
@@ -542,15 +544,28 @@ func (p *Package) EachParallel(ctx context.Context, n int, shard func(e *rs.Entr
 			// would each make the other read a block again.
 			r = newBlockReader(p.file, p.size)
 		}
+		ch := make(chan []shareItem, 2)
+		chs[w] = ch
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[w] = p.each(ctx, r, left, func(e *rs.Entry) bool { return shard(e) == w },
-				func(e rs.Entry, r io.Reader) error { return fn(w, e, r) })
-			if errs[w] != nil {
-				cancel()
+			var fr io.ReadCloser // one decompressor for all its members
+			for batch := range ch {
+				if errs[w] == nil {
+					errs[w] = p.deliver(ctx, r, &fr, left, batch, func(e rs.Entry, r io.Reader) error { return fn(w, e, r) })
+					if errs[w] != nil {
+						cancel()
+					}
+				}
 			}
 		}()
+	}
+	errs[n] = p.share(ctx, n, shard, chs)
+	if errs[n] != nil {
+		cancel()
+	}
+	for _, ch := range chs {
+		close(ch)
 	}
 	wg.Wait()
 	// The error that stopped the others, not the cancellation they saw.
@@ -564,6 +579,106 @@ func (p *Package) EachParallel(ctx context.Context, n int, shard func(e *rs.Entr
 		}
 	}
 	return first
+}
+
+// shareItem is an entry handed to an EachParallel goroutine, with the
+// index of its member (-1: none, a deletion).
+type shareItem struct {
+	e rs.Entry
+	i int
+}
+
+// shareBatch is the most entries handed over at once.
+const shareBatch = 64
+
+// share decodes the manifest once and hands each entry, with its member,
+// to goroutine shard(e)'s channel, in batches.
+func (p *Package) share(ctx context.Context, n int, shard func(e *rs.Entry) int, chs []chan []shareItem) error {
+	fill := make([][]shareItem, n)
+	send := func(w int) error {
+		if len(fill[w]) == 0 {
+			return nil
+		}
+		select {
+		case chs[w] <- fill[w]:
+			fill[w] = nil
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	d, err := p.openManifest()
+	if err != nil {
+		return err
+	}
+	if _, err := d.Head(); err != nil {
+		return p.manifestErr(err)
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		e, err := d.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return p.manifestErr(err)
+		}
+		d.TakeDiagnostics()
+		i, err := p.entryMember(e)
+		if err != nil {
+			return err
+		}
+		w := shard(e)
+		if w < 0 || w >= n {
+			continue
+		}
+		if fill[w] == nil {
+			fill[w] = make([]shareItem, 0, shareBatch)
+		}
+		fill[w] = append(fill[w], shareItem{e: *e, i: i})
+		if len(fill[w]) >= shareBatch {
+			if err := send(w); err != nil {
+				return err
+			}
+		}
+	}
+	for w := range fill {
+		if err := send(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deliver calls fn for each entry of batch with its member's reader,
+// read through r.
+func (p *Package) deliver(ctx context.Context, r io.ReaderAt, fr *io.ReadCloser, left *atomic.Int64, batch []shareItem, fn func(e rs.Entry, r io.Reader) error) error {
+	for k := range batch {
+		it := &batch[k]
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if it.i < 0 {
+			if err := fn(it.e, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		m, err := p.openMemberAt(r, it.i, fr)
+		if err != nil {
+			return err
+		}
+		m.left = left
+		if err := fn(it.e, m); err != nil {
+			return err
+		}
+		if m.err != nil {
+			return m.err
+		}
+	}
+	return nil
 }
 
 // each is Each over the entries take accepts (nil: all), reading through
