@@ -164,7 +164,7 @@ func TestAggregateFencedAfterSIGSTOP(t *testing.T) {
 			a.cmd.Process.Signal(syscall.SIGCONT)
 		}
 	}()
-	waitFor(t, "b to take the Source over", 20*time.Second, func() bool { return holder().Node == "b" })
+	waitFor(t, "b to take the Source over", 60*time.Second, func() bool { return holder().Node == "b" })
 	bEpoch := holder().Epoch
 	if bEpoch <= aEpoch {
 		t.Errorf("b's epoch %d is not after a's %d", bEpoch, aEpoch)

@@ -145,10 +145,12 @@ func TestBucketEndToEnd(t *testing.T) {
 	}
 
 	// kill -9 mid-run, into a bucket of its own; --rate stretches the run
-	// (--no-dumps: one request per resource, not one dump package).
+	// (--no-dumps: one request per resource, not one dump package) to
+	// about 16 s: the aws ls that sees its first object takes seconds on
+	// a loaded machine (at --rate 4 the run once ended before it).
 	killed := srv.NewBucket(t)
 	killedLoc, killedState := "s3://"+killed+"/k", t.TempDir()
-	child := argvCmd("sync", "--progress", "quiet", "--no-dumps", "--rate", "4", "--workers", "2", "--state", killedState, base, killedLoc)
+	child := argvCmd("sync", "--progress", "quiet", "--no-dumps", "--rate", "1", "--workers", "2", "--state", killedState, base, killedLoc)
 	var childOut bytes.Buffer
 	child.Stdout, child.Stderr = &childOut, &childOut
 	if err := child.Start(); err != nil {
