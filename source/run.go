@@ -299,23 +299,22 @@ func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 // scan.Coalesce paths of an open file's directory (ScanPaths reads such
 // a directory whole).
 func (s *Source) readyPaths(pending map[string]bool, open map[string]time.Time) []string {
+	// The directories holding open files: a set, so that the cost is
+	// the open files' depth, not pending × open.
+	holding := map[string]bool{}
+	for o := range open {
+		for d := filepath.Dir(o); !holding[d]; d = filepath.Dir(d) {
+			holding[d] = true
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
 	var ready []string
 	perDir := map[string]int{}
 	for p := range pending {
-		if _, ok := open[p]; ok {
+		if _, ok := open[p]; ok || holding[p] {
 			continue
-		}
-		if len(open) > 0 {
-			held := false
-			for o := range open {
-				if strings.HasPrefix(o, p+string(filepath.Separator)) {
-					held = true
-					break
-				}
-			}
-			if held {
-				continue
-			}
 		}
 		ready = append(ready, p)
 		perDir[filepath.Dir(p)]++
