@@ -29,7 +29,16 @@ type RunOptions struct {
 	Watcher *Watcher
 	// Debounce is how long events must be quiet before an update
 	// (default 100ms); MaxDelay caps the wait under a steady stream of
-	// events (default 2s).
+	// events (default 2s). On Linux the watch sees when a file written
+	// in place is closed (IN_CLOSE_WRITE): a change whose file is
+	// complete (closed, moved in, linked, removed) is scanned at once,
+	// with whatever else has queued meanwhile, which is the coalescing
+	// under bursts; a file still open for writing waits for its close,
+	// at most MaxDelay, so that no digest of a half-written file is
+	// published; Debounce applies only once more than maxWatchPaths
+	// paths are pending (one full scan). A quiet period cannot tell a
+	// finished writer from a pausing one, and at a steady rate above
+	// 1/Debounce it never comes: every change then waited MaxDelay.
 	Debounce, MaxDelay time.Duration
 	// Trigger, if set, requests an update on each receive.
 	Trigger <-chan struct{}
