@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"time"
@@ -17,14 +18,12 @@ import (
 // written at once into a watched collection, until all are journaled.
 type BurstResult struct {
 	Files int `json:"files"`
-	// WriteCPUms is the CPU time of writing the files into a directory
-	// nobody watches, in the same run: the writer's share of CPUms.
-	WriteCPUms float64 `json:"write_cpu_ms"`
-	// CPUms is the process's CPU time from the first write until every
-	// file is journaled (writer included); WatchCPUms is CPUms less
-	// WriteCPUms: the watch loop, its scans and the publishing.
-	CPUms      float64 `json:"cpu_ms"`
-	WatchCPUms float64 `json:"watch_cpu_ms"`
+	// CPUms is this process's CPU time from the first write until every
+	// file is journaled: the watch loop, its scans and the publishing,
+	// and the writer's too when WriterInProcess (tests; the command
+	// writes from a child process, whose CPU is not counted).
+	CPUms           float64 `json:"cpu_ms"`
+	WriterInProcess bool    `json:"writer_in_process"`
 	// Wall is from the first write until every file is journaled.
 	WallMs float64 `json:"wall_ms"`
 	// Updates is how many updates journaled part of the burst.
@@ -33,36 +32,19 @@ type BurstResult struct {
 
 // Burst writes n new files at once into a watched collection of files
 // files (spread over 20 directories, as Bench's) and measures what the
-// watch loop spent to journal them.
-func Burst(ctx context.Context, n, files int, debounce time.Duration) (*BurstResult, error) {
+// watch loop spent to journal them. With external, a child process
+// (this command with -burst-writer) writes them.
+func Burst(ctx context.Context, n, files int, debounce time.Duration, external bool) (*BurstResult, error) {
 	root, err := os.MkdirTemp("", "pushbench-burst-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(root)
-	rel := func(i int) string { return fmt.Sprintf("%02d/f%05d.txt", i%20, i) }
-	writeAll := func(dir string, from, to int) error {
-		for i := from; i < to; i++ {
-			p := filepath.Join(dir, filepath.FromSlash(rel(i)))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return err
-			}
-			if err := os.WriteFile(p, []byte(fmt.Sprint("v0 ", i)), 0o644); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	dir := filepath.Join(root, "collection")
-	if err := writeAll(dir, 0, files); err != nil {
+	if err := writeFiles(dir, 0, files); err != nil {
 		return nil, err
 	}
-	// The writer alone, for its share of the CPU.
-	c0 := cpuTime()
-	if err := writeAll(filepath.Join(root, "unwatched"), files, files+n); err != nil {
-		return nil, err
-	}
-	res := &BurstResult{Files: n, WriteCPUms: ms(cpuTime() - c0)}
+	res := &BurstResult{Files: n, WriterInProcess: !external}
 
 	var mu sync.Mutex
 	journaled, updates := 0, 0
@@ -94,7 +76,17 @@ func Burst(ctx context.Context, n, files int, debounce time.Duration) (*BurstRes
 	time.Sleep(200 * time.Millisecond) // the watches are in place
 
 	start, c1 := time.Now(), cpuTime()
-	if err := writeAll(dir, files, files+n); err != nil {
+	if external {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		cmd := exec.CommandContext(ctx, exe, "-burst-writer", dir, "-burst-from", fmt.Sprint(files), "-burst", fmt.Sprint(n))
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("burst writer: %w", err)
+		}
+	} else if err := writeFiles(dir, files, files+n); err != nil {
 		return nil, err
 	}
 	select {
@@ -103,11 +95,24 @@ func Burst(ctx context.Context, n, files int, debounce time.Duration) (*BurstRes
 		return nil, fmt.Errorf("burst: %d of %d files journaled after 5 minutes", journaled, n)
 	}
 	res.WallMs, res.CPUms = ms(time.Since(start)), ms(cpuTime()-c1)
-	res.WatchCPUms = res.CPUms - res.WriteCPUms
 	mu.Lock()
 	res.Updates = updates
 	mu.Unlock()
 	return res, nil
+}
+
+// writeFiles writes files from to to-1 of Bench's layout under dir.
+func writeFiles(dir string, from, to int) error {
+	for i := from; i < to; i++ {
+		p := filepath.Join(dir, filepath.FromSlash(fmt.Sprintf("%02d/f%05d.txt", i%20, i)))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(fmt.Sprint("v0 ", i)), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

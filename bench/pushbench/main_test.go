@@ -25,7 +25,7 @@ func TestBenchSmall(t *testing.T) {
 // TestBurstSmall keeps the burst measurement working: every file of the
 // burst is journaled.
 func TestBurstSmall(t *testing.T) {
-	res, err := Burst(context.Background(), 200, 50, 20*time.Millisecond)
+	res, err := Burst(context.Background(), 200, 50, 20*time.Millisecond, false)
 	if err != nil {
 		t.Fatal(err)
 	}
