@@ -35,8 +35,10 @@ type RunOptions struct {
 	// with whatever else has queued meanwhile, which is the coalescing
 	// under bursts; a file still open for writing waits for its close,
 	// at most MaxDelay, so that no digest of a half-written file is
-	// published; Debounce applies only once more than maxWatchPaths
-	// paths are pending (one full scan). A quiet period cannot tell a
+	// published; Debounce applies once more than maxWatchPaths paths
+	// are pending (one full scan), and bounds the pause after an update
+	// (as long as it took: updates take at most half the time under a
+	// stream, and a burst coalesces). A quiet period cannot tell a
 	// finished writer from a pausing one, and at a steady rate above
 	// 1/Debounce it never comes: every change then waited MaxDelay.
 	Debounce, MaxDelay time.Duration
@@ -125,6 +127,11 @@ func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 	open := map[string]time.Time{}
 	full := false
 	fast := wb != nil && wb.closeWrite()
+	// When the last update ended and how long it took: under a stream
+	// of changes the next waits as long again, at most Debounce, so that
+	// updates take at most half the time and bursts coalesce.
+	var lastEnd time.Time
+	var lastDur time.Duration
 	update := func(all bool, paths []string) {
 		first = time.Time{}
 		debounce = nil
@@ -135,6 +142,7 @@ func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 		}
 		full = false
 		start := time.Now()
+		defer func() { lastEnd = time.Now(); lastDur = lastEnd.Sub(start) }()
 		var rep Report
 		var err error
 		if all {
@@ -222,6 +230,15 @@ func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 			arm(min(opt.Debounce, opt.MaxDelay-now.Sub(first)))
 			return
 		}
+		for p, t := range open {
+			if now.Sub(t) >= opt.MaxDelay {
+				delete(open, p) // written too long: scanned as it is
+			}
+		}
+		if wait := lastEnd.Add(min(lastDur, opt.Debounce)).Sub(now); wait > 0 && len(pending) > 0 {
+			arm(wait)
+			return
+		}
 		if ready := s.readyPaths(pending, open); len(ready) > 0 {
 			for _, p := range ready {
 				delete(pending, p)
@@ -239,9 +256,6 @@ func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 			if t.Before(oldest) {
 				oldest = t
 			}
-		}
-		if len(open) == 0 {
-			oldest = first // held back by nothing: not expected
 		}
 		arm(opt.MaxDelay - time.Since(oldest))
 	}
@@ -287,7 +301,11 @@ func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 				update(true, nil)
 			}
 		case <-debounce:
-			update(false, takeAll())
+			if fast && !full {
+				schedule()
+			} else {
+				update(false, takeAll())
+			}
 		case <-changed:
 			render()
 		case <-retry:

@@ -157,3 +157,25 @@ func TestWatchHoldsOpenFile(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchOpenFileMaxDelay: a file left open for writing is scanned as
+// it is once MaxDelay has passed since it was first written (a log file
+// appended to forever is still published).
+func TestWatchOpenFileMaxDelay(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a", "a")
+	get := watched(t, dir, RunOptions{Debounce: time.Millisecond, MaxDelay: 100 * time.Millisecond})
+	time.Sleep(50 * time.Millisecond)
+	f, err := os.Create(filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("line 1\n"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the open file journaled after MaxDelay", func() bool {
+		r, ok := get("log")
+		return ok && r.Size == int64(len("line 1\n"))
+	})
+}
