@@ -37,8 +37,9 @@ type RunOptions struct {
 	// at most MaxDelay, so that no digest of a half-written file is
 	// published; Debounce applies once more than maxWatchPaths paths
 	// are pending (one full scan), and bounds the pause after an update
-	// (as long as it took: updates take at most half the time under a
-	// stream, and a burst coalesces). A quiet period cannot tell a
+	// (as long as the update took, so that a burst coalesces; a pause
+	// of the whole update time doubled the p99 latency at 100 changes/s
+	// on a loaded machine). A quiet period cannot tell a
 	// finished writer from a pausing one, and at a steady rate above
 	// 1/Debounce it never comes: every change then waited MaxDelay.
 	Debounce, MaxDelay time.Duration
@@ -129,7 +130,7 @@ func (s *Source) Run(ctx context.Context, opt RunOptions) error {
 	fast := wb != nil && wb.closeWrite()
 	// When the last update ended and how long it took: under a stream
 	// of changes the next waits as long again, at most Debounce, so that
-	// updates take at most half the time and bursts coalesce.
+	// bursts coalesce.
 	var lastEnd time.Time
 	var lastDur time.Duration
 	update := func(all bool, paths []string) {
