@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/resourcesync-go/resourcesync/source/scan"
 )
 
 // recorder keeps the "updated" log records.
@@ -149,5 +151,95 @@ func TestWatchBeforeFirstUpdate(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the change made before Run was not recorded (size %d)", r.Size)
 		}
+	}
+}
+
+// TestWatchFsnotifyDebounce: the portable watch (fsnotify: macOS,
+// Windows, the BSDs), which reports no close of a written file, scans
+// after Debounce of quiet.
+func TestWatchFsnotifyDebounce(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a", "a")
+	b, err := newFsnotifyBackend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := Open(Config{BaseURL: "http://127.0.0.1/", Sets: []SetConfig{{Name: "default", Dir: dir}}, StateDir: t.TempDir(),
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	src.watchTree(b, dir)
+	w := &Watcher{b: b}
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := src.Update(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- src.Run(ctx, RunOptions{Watcher: w, Debounce: 10 * time.Millisecond}) }()
+	defer func() { cancel(); <-done }()
+	write(t, dir, "a", "a, changed")
+	write(t, dir, "b", "b")
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		a, errA := src.Store("default").Get(ctx, "a")
+		_, errB := src.Store("default").Get(ctx, "b")
+		if errA == nil && errB == nil && a.Size == int64(len("a, changed")) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("changes not journaled: %v %v %d", errA, errB, a.Size)
+		}
+	}
+}
+
+// TestReadyPaths: which pending paths Run scans while files are open for
+// writing: never the open ones, nor a path whose scan would read one (an
+// ancestor directory, or more than scan.Coalesce paths of its directory,
+// which ScanPaths reads whole).
+func TestReadyPaths(t *testing.T) {
+	j := filepath.Join
+	many := func(dir string, n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, j(dir, "f"+strconv.Itoa(i)))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name    string
+		pending []string
+		open    []string
+		want    int // how many are ready
+	}{
+		{"nothing open", many("/r/d", 100), nil, 100},
+		{"the open file waits", []string{"/r/d/a", "/r/d/b"}, []string{"/r/d/a"}, 1},
+		{"few siblings of an open file", append(many("/r/d", scan.Coalesce), "/r/d/open"), []string{"/r/d/open"}, scan.Coalesce},
+		{"many siblings of an open file wait", append(many("/r/d", scan.Coalesce+1), "/r/d/open"), []string{"/r/d/open"}, 0},
+		{"many files of another directory", append(many("/r/e", scan.Coalesce+1), "/r/d/open"), []string{"/r/d/open"}, scan.Coalesce + 1},
+		{"a directory holding an open file waits", []string{"/r/d", "/r/d/x/open", "/r/e"}, []string{"/r/d/x/open"}, 1},
+		{"the root waits", []string{"/r", "/r/d/open"}, []string{"/r/d/open"}, 0},
+		{"a sibling directory with a common prefix", []string{"/r/d", "/r/dd/open"}, []string{"/r/dd/open"}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pending := map[string]bool{}
+			for _, p := range c.pending {
+				pending[filepath.FromSlash(p)] = true
+			}
+			open := map[string]time.Time{}
+			for _, p := range c.open {
+				open[filepath.FromSlash(p)] = time.Now()
+			}
+			ready := (&Source{}).readyPaths(pending, open)
+			if len(ready) != c.want {
+				t.Fatalf("%d ready, want %d: %v", len(ready), c.want, ready)
+			}
+			for _, p := range ready {
+				if _, ok := open[p]; ok {
+					t.Fatalf("open %s is ready", p)
+				}
+			}
+		})
 	}
 }

@@ -7,7 +7,11 @@
 // It reports p50/p90/p99/max of each and their ratio, against the issue's
 // bar (push p99 ≤ 50 ms at 100 changes/s, and no worse than WebSub).
 //
-//	go run ./bench/pushbench [-changes 1000] [-rate 100] [-files 1000]
+// With -burst N it measures instead the CPU the watch loop spends on N
+// new files written at once (the cost of coalescing; see Burst).
+//
+//	go run ./bench/pushbench [-changes 1000] [-rate 100] [-files 1000] [-debounce 20ms]
+//	go run ./bench/pushbench -burst 10000
 package main
 
 import (
@@ -42,15 +46,19 @@ type Latency struct {
 
 // Result is what one run measured.
 type Result struct {
-	Changes  int     `json:"changes"`
-	RatePerS float64 `json:"rate_per_s"`
-	Files    int     `json:"files"`
-	Push     Latency `json:"websocket"`
-	WebSub   Latency `json:"websub"`
+	Changes    int     `json:"changes"`
+	RatePerS   float64 `json:"rate_per_s"`
+	Files      int     `json:"files"`
+	DebounceMs float64 `json:"debounce_ms"`
+	Push       Latency `json:"websocket"`
+	WebSub     Latency `json:"websub"`
 	// The same from the moment the change is journaled (after the watch,
 	// the debounce and the scan, which both share): the transport alone.
 	PushFromJournal   Latency `json:"websocket_from_journal"`
 	WebSubFromJournal Latency `json:"websub_from_journal"`
+	// Updates is how many updates journaled the changes (fewer: more
+	// coalescing).
+	Updates int `json:"updates"`
 	// P99Ratio is the push's p99 over WebSub's (≤ 1: at least as good).
 	P99Ratio float64 `json:"p99_ratio"`
 }
@@ -60,8 +68,33 @@ func main() {
 	rate := flag.Float64("rate", 100, "changes per second")
 	files := flag.Int("files", 1000, "files in the collection")
 	asJSON := flag.Bool("json", false, "print the result as JSON")
+	debounce := flag.Duration("debounce", 20*time.Millisecond, "the watch's debounce (serve's --debounce default)")
+	burst := flag.Int("burst", 0, "measure the CPU cost of this many files written at once instead")
+	burstWriter := flag.String("burst-writer", "", "(internal) write the burst's files into `DIR`")
+	burstFrom := flag.Int("burst-from", 0, "(internal) the burst's first file")
 	flag.Parse()
-	res, err := Bench(context.Background(), *changes, *rate, *files, http.DefaultClient)
+	if *burstWriter != "" {
+		if err := writeFiles(*burstWriter, *burstFrom, *burstFrom+*burst); err != nil {
+			fmt.Fprintln(os.Stderr, "pushbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *burst > 0 {
+		res, err := Burst(context.Background(), *burst, *files, *debounce, true)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "pushbench:", err)
+			os.Exit(1)
+		}
+		if *asJSON {
+			json.NewEncoder(os.Stdout).Encode(res)
+			return
+		}
+		fmt.Printf("burst of %d new files (written by a child process): watch loop, scans and publishing %.0f ms CPU, journaled after %.0f ms in %d updates\n",
+			res.Files, res.CPUms, res.WallMs, res.Updates)
+		return
+	}
+	res, err := Bench(context.Background(), *changes, *rate, *files, *debounce, http.DefaultClient)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pushbench:", err)
 		os.Exit(1)
@@ -76,14 +109,14 @@ func main() {
 		}
 		return "MISSED"
 	}
-	fmt.Printf("change to subscriber over %d changes at %.0f/s (%d files):\n", res.Changes, res.RatePerS, res.Files)
+	fmt.Printf("change to subscriber over %d changes at %.0f/s (%d files, debounce %v):\n", res.Changes, res.RatePerS, res.Files, *debounce)
 	fmt.Printf("  WebSocket: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms [bar 50: %s], max %.1f ms; %d arrived\n",
 		res.Push.P50ms, res.Push.P90ms, res.Push.P99ms, verdict(res.Push.P99ms <= 50), res.Push.MaxMs, res.Push.Arrived)
 	fmt.Printf("  WebSub:    p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms; %d arrived\n",
 		res.WebSub.P50ms, res.WebSub.P90ms, res.WebSub.P99ms, res.WebSub.MaxMs, res.WebSub.Arrived)
 	fmt.Printf("  p99 WebSocket/WebSub: %.2f [bar ≤ 1: %s]\n", res.P99Ratio, verdict(res.P99Ratio <= 1))
-	fmt.Printf("  from the journal: WebSocket p50 %.1f ms, p99 %.1f ms; WebSub p50 %.1f ms, p99 %.1f ms\n",
-		res.PushFromJournal.P50ms, res.PushFromJournal.P99ms, res.WebSubFromJournal.P50ms, res.WebSubFromJournal.P99ms)
+	fmt.Printf("  from the journal: WebSocket p50 %.1f ms, p99 %.1f ms; WebSub p50 %.1f ms, p99 %.1f ms; %d updates\n",
+		res.PushFromJournal.P50ms, res.PushFromJournal.P99ms, res.WebSubFromJournal.P50ms, res.WebSubFromJournal.P99ms, res.Updates)
 }
 
 // clock records, per URL, when it was written and when each channel
@@ -96,6 +129,7 @@ type clock struct {
 	fromJrnl [2]map[string]time.Duration
 	all      [2]chan struct{}
 	want     int
+	updates  int
 }
 
 func (c *clock) arrived(ch int, url string, at time.Time) {
@@ -116,7 +150,7 @@ func (c *clock) arrived(ch int, url string, at time.Time) {
 
 // Bench runs one measurement; client subscribes (tests give a
 // loopback-only one).
-func Bench(ctx context.Context, changes int, rate float64, files int, client *http.Client) (*Result, error) {
+func Bench(ctx context.Context, changes int, rate float64, files int, debounce time.Duration, client *http.Client) (*Result, error) {
 	if changes > files {
 		return nil, fmt.Errorf("changes (%d) must not exceed files (%d): each change is a file's first", changes, files)
 	}
@@ -166,6 +200,9 @@ func Bench(ctx context.Context, changes int, rate float64, files int, client *ht
 	inner := cfg.OnUpdate
 	cfg.OnUpdate = func(ctx context.Context, set string, st store.Store, from, to uint64) {
 		now := time.Now()
+		c.mu.Lock()
+		c.updates++
+		c.mu.Unlock()
 		for ch, err := range st.Journal(ctx, from+1) {
 			if err != nil || ch.Seq > to {
 				break
@@ -196,7 +233,9 @@ func Bench(ctx context.Context, changes int, rate float64, files int, client *ht
 	go ssrv.Serve(sln)
 	defer ssrv.Close()
 	svc.Run(ctx, src)
-	go src.Run(ctx, source.RunOptions{Watch: true, Debounce: 10 * time.Millisecond})
+	ran := make(chan struct{})
+	go func() { src.Run(ctx, source.RunOptions{Watch: true, Debounce: debounce}); close(ran) }()
+	defer func() { cancel(); <-ran }() // before the Source closes
 
 	// The WebSub subscriber.
 	fln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -283,8 +322,8 @@ func Bench(ctx context.Context, changes int, rate float64, files int, client *ht
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	res := &Result{Changes: changes, RatePerS: rate, Files: files, Push: summary(c.got[0]), WebSub: summary(c.got[1]),
-		PushFromJournal: summary(c.fromJrnl[0]), WebSubFromJournal: summary(c.fromJrnl[1])}
+	res := &Result{Changes: changes, RatePerS: rate, Files: files, DebounceMs: ms(debounce), Push: summary(c.got[0]), WebSub: summary(c.got[1]),
+		PushFromJournal: summary(c.fromJrnl[0]), WebSubFromJournal: summary(c.fromJrnl[1]), Updates: c.updates}
 	if res.WebSub.P99ms > 0 {
 		res.P99Ratio = res.Push.P99ms / res.WebSub.P99ms
 	}

@@ -6,7 +6,7 @@ var flagDetails = []flagDetail{
 	{"connections", "sync, aggregate, sdshare sync --bwlimit", "read response bodies at most at RATE bytes per second in all (512KiB, 4MiB, off; or a timetable \"08:00,512KiB 19:00,off\"); --rate stays requests per second"},
 	{"mirroring", "sync, sdshare sync --min-rate", "give up on a download (retried) whose body averages less than RATE bytes per second (1KiB, 1MiB) over --min-rate-window (0: no limit)"},
 	{"exit-status", "--log-format", "write log records as FORMAT: text (key=value) or json (one object a line)"},
-	{"layout", "serve --watch, --no-watch", "update on filesystem events (debounced); by default where DIR's file system raises them (not NFS, SMB, FUSE): rescans there; --no-watch (or --watch=false): only --rescan-interval sees changes"},
+	{"layout", "serve --watch, --no-watch", "update on filesystem events (on Linux a file closed after writing at once, else after --debounce of quiet); by default where DIR's file system raises them (not NFS, SMB, FUSE): rescans there; --no-watch (or --watch=false): only --rescan-interval sees changes"},
 	{"state", "serve, publish --state", "state directory (inventory, change journal unless --store says otherwise; documents for serve)"},
 	{"layout", "serve, publish --set", "publish DIR as the set NAME (repeatable; resources then live under BASE/NAME/)"},
 	{"layout", "serve, publish --skip", "skip files and directories matching this path.Match pattern (repeatable)"},

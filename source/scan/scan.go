@@ -232,12 +232,13 @@ func (s *Scanner) ScanPaths(ctx context.Context, paths []string) (Stats, error) 
 	return s.run(ctx, normalisePaths(paths))
 }
 
-// coalesce is how many paths in one directory ScanPaths scans one by one;
+// Coalesce is how many paths in one directory ScanPaths scans one by one;
 // more are scanned as their directory (one listing instead of a lookup,
-// a store read and a range read each).
-const coalesce = 64
+// a store read and a range read each), which reads every file of it:
+// source.Run holds back such paths while a file there is being written.
+const Coalesce = 64
 
-// normalisePaths cleans the paths, replaces more than coalesce paths in
+// normalisePaths cleans the paths, replaces more than Coalesce paths in
 // one directory by the directory, sorts them and drops those under
 // another one (or equal to it), so that their key ranges are disjoint and
 // ascending.
@@ -253,7 +254,7 @@ func normalisePaths(paths []string) []string {
 		perDir[path.Dir(p)]++
 	}
 	for i, p := range out {
-		if d := path.Dir(p); perDir[d] > coalesce {
+		if d := path.Dir(p); perDir[d] > Coalesce {
 			if d == "." {
 				return []string{""}
 			}
