@@ -95,9 +95,9 @@ type state struct {
 	// fence is Options.Fence: asked before every write (update).
 	fence func(context.Context) error
 
-	// fresh: this open created the file, and no commit of it was synced
-	// yet. Read and written under bbolt's writer lock (inside a write
-	// transaction), like db.NoSync.
+	// fresh: the state guards no file (empty) and no commit of this open
+	// was synced yet. Read and written under bbolt's writer lock (inside
+	// a write transaction), like db.NoSync.
 	fresh bool
 	// later holds meta values to write with the next commit (setMeta).
 	laterMu sync.Mutex
@@ -149,10 +149,10 @@ func openState(dest string, readOnly bool) (*state, error) {
 	// a run with nothing to do the size of the state. A state written
 	// without it (by an earlier version) is scanned once, at its first
 	// writable open, and has it from then on (bbolt writes it then).
-	fresh := false
 	if !readOnly {
-		fi, err := os.Lstat(p)
-		fresh = errors.Is(err, os.ErrNotExist) || err == nil && fi.Size() == 0
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			createState(p)
+		}
 	}
 	db, err := boltdb.Open(p, &bolt.Options{Timeout: 300 * time.Millisecond, ReadOnly: readOnly, FreelistType: bolt.FreelistMapType})
 	if errors.Is(err, boltdb.ErrLocked) {
@@ -167,10 +167,13 @@ func openState(dest string, readOnly bool) (*state, error) {
 	}
 	// Whatever the open read (a freelist rebuild, above) is given back.
 	boltmem.Release(db)
-	st := &state{db: db, readOnly: readOnly, fresh: fresh}
-	if !readOnly && (fresh || !st.current()) {
+	st := &state{db: db, readOnly: readOnly}
+	if !readOnly {
+		st.fresh = st.empty()
+	}
+	if !readOnly && !st.current() {
 		err = st.commit(true, func(tx *bolt.Tx) error {
-			for _, b := range [][]byte{bucketRes, bucketSets, bucketMeta, bucketPath, bucketIntent} {
+			for _, b := range stateBuckets {
 				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 					return err
 				}
@@ -188,13 +191,35 @@ func openState(dest string, readOnly bool) (*state, error) {
 	return st, nil
 }
 
+// stateBuckets are the state's buckets.
+var stateBuckets = [][]byte{bucketRes, bucketSets, bucketMeta, bucketPath, bucketIntent}
+
+// empty reports whether the state has no record, no checkpoint and no
+// intent: then it guards no file in DEST (a run installs nothing before
+// its intents are durable), and it is fresh (state.commit), whoever
+// created it.
+func (s *state) empty() bool {
+	empty := true
+	s.db.View(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketRes, bucketSets, bucketIntent} {
+			if bk := tx.Bucket(b); bk != nil {
+				if k, _ := bk.Cursor().First(); k != nil {
+					empty = false
+				}
+			}
+		}
+		return nil
+	})
+	return empty
+}
+
 // current reports whether the state has every bucket and the current
 // layout: then opening it writes nothing (a commit that changes nothing
 // still costs two fdatasync).
 func (s *state) current() bool {
 	ok := true
 	s.db.View(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketRes, bucketSets, bucketMeta, bucketPath, bucketIntent} {
+		for _, b := range stateBuckets {
 			ok = ok && tx.Bucket(b) != nil
 		}
 		ok = ok && string(tx.Bucket(bucketMeta).Get([]byte("layout"))) == layout
@@ -209,24 +234,27 @@ func (s *state) update(fn func(tx *bolt.Tx) error) error { return s.commit(false
 
 // commit runs fn in a write transaction, with the meta values setMeta
 // left for it. A setup commit of a fresh state (the buckets, the
-// start-up's meta values and the run mark: commits of start-up that no
-// file in DEST depends on) is not synced; any other commit is, and is
-// then the state's first durable point: its fdatasync writes every page
-// of the file, the setup commits' with its own.
+// start-up's meta values and the run mark, in a state that has no record,
+// checkpoint or intent) is not synced; any other commit is, and is then
+// the state's first durable point: its fdatasync writes every page of
+// the file, the setup commits' with its own. A new state is moreover
+// written whole, without bbolt's fdatasync of a new file, where the
+// system allows (createState).
 //
-// Why the state may go unsynced until then. A kill -9 loses nothing
-// written (the pages are the kernel's), so only a crash of the system
-// or a power loss can lose the setup commits, and they describe no file:
-// a run installs nothing before its intents are committed (intents.go),
-// by a durable commit. Such a crash leaves no state.db (its name was not
-// durable), an empty one (bbolt initialises it again) or a damaged one
-// that the next run refuses (ErrState) as it would any damaged state —
-// in every case DEST holds no file this run installed, so removing the
-// state directory loses nothing. A state that existed before this open
-// is never fresh: each of its commits is synced as before. Syncing the
-// setup commits cost two fdatasync each and bbolt's fsync of the grown
-// file, a tenth of a second or more on a busy disk, for a state that is
-// trusted only once a commit that matters is durable.
+// Why a fresh state may go unsynced until then. A kill -9 loses nothing
+// written (the pages are the kernel's), so only a crash of the system or
+// a power loss can lose the setup commits, and they describe no file: a
+// run installs nothing before its intents are committed (intents.go), by
+// a durable commit, and a fresh state has no record. Such a crash leaves
+// no state.db (its name was not durable), an empty one (bbolt initialises
+// it again), the state as it was, or a damaged one that the next run
+// refuses (ErrState) as it would any damaged state; in every case DEST
+// holds no file the state answered for, so removing the state directory
+// loses nothing. A state with a record, a checkpoint or an intent is
+// never fresh: each of its commits is synced. Syncing the setup commits
+// cost two fdatasync each and bbolt's fsync of the grown file, a tenth
+// of a second or more on a busy disk, for a state that is trusted only
+// once a commit that matters is durable.
 func (s *state) commit(setup bool, fn func(tx *bolt.Tx) error) error {
 	if s.fence != nil {
 		if err := s.fence(context.Background()); err != nil {
