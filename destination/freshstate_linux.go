@@ -2,6 +2,8 @@ package destination
 
 import (
 	"os"
+	"path/filepath"
+	"strconv"
 
 	bolt "go.etcd.io/bbolt"
 	"golang.org/x/sys/unix"
@@ -11,32 +13,36 @@ import (
 // made, without the fdatasync bbolt's own creation of a file does (the
 // first durable point of a fresh state is its first commit that matters:
 // state.commit). The database is built by bbolt itself in memory (a
-// memfd, where fdatasync costs nothing) and its bytes written to p, which
-// must not exist. Best effort: on any failure p is left as bbolt's Open
-// handles it (absent, or empty: then bbolt creates it).
+// memfd, where fdatasync costs nothing), its bytes written to an unnamed
+// file in p's directory (O_TMPFILE) and that file linked to p, which
+// fails if p exists: p appears whole or not at all, whatever kills the
+// process when. Best effort: where any step fails (no O_TMPFILE, no
+// /proc, a file system without links), p is left to bbolt's Open.
 func createState(p string) {
 	img, err := emptyStateImage()
 	if err != nil {
 		return
 	}
-	fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	fd, err := unix.Open(filepath.Dir(p), unix.O_WRONLY|unix.O_TMPFILE|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return // there already, or cannot be: Open says which
+		return
 	}
 	defer unix.Close(fd)
-	// bbolt's lock: a run that opened the empty file meanwhile holds it
-	// (and creates the database itself), or has made one already.
-	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+	if unix.Fchmod(fd, 0o600) != nil { // the umask may have taken more
 		return
 	}
-	defer unix.Flock(fd, unix.LOCK_UN)
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Size != 0 {
-		return
+	for off := 0; off < len(img); {
+		n, err := unix.Pwrite(fd, img[off:], int64(off))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			return
+		}
+		off += n
 	}
-	if n, err := unix.Pwrite(fd, img, 0); err != nil || n != len(img) {
-		unix.Ftruncate(fd, 0) // empty: bbolt creates it
-	}
+	// EEXIST: another run created it meanwhile; bbolt's lock decides.
+	unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, p, unix.AT_SYMLINK_FOLLOW)
 }
 
 // emptyStateImage returns the bytes of a state with its buckets and
