@@ -2,6 +2,8 @@ package destination_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -207,6 +209,50 @@ func TestKill9AfterStateCreation(t *testing.T) {
 		sr = one(t, mustSync(t, ts.base, syncOpts(t, dest)))
 		if sr.Failed != 0 || sr.Fetched != 0 || sr.Deleted != 0 {
 			t.Fatalf("trial %d: third run: %+v", trial, sr)
+		}
+	}
+}
+
+// TestConcurrentFreshOpens: runs that start together on a new DEST
+// create one state between them; one holds it, the others are refused
+// with ErrLocked, and the state the holder leaves is whole.
+func TestConcurrentFreshOpens(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "a.txt", []byte("a"))
+	ts := startSource(t, dir, nil, nil)
+	for trial := range 5 {
+		dest := t.TempDir()
+		const n = 3
+		var wg sync.WaitGroup
+		ms := make([]*destination.Mirror, n)
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ms[i], errs[i] = destination.Open(context.Background(), ts.base, syncOpts(t, dest))
+			}()
+		}
+		wg.Wait()
+		held := 0
+		for i := range n {
+			switch {
+			case errs[i] == nil:
+				held++
+				if _, err := ms[i].Sync(context.Background()); err != nil {
+					t.Fatalf("trial %d: sync of the holder: %v", trial, err)
+				}
+				ms[i].Close()
+			case !errors.Is(errs[i], destination.ErrLocked):
+				t.Fatalf("trial %d: %v, want ErrLocked", trial, errs[i])
+			}
+		}
+		if held != 1 {
+			t.Fatalf("trial %d: %d runs held the new state", trial, held)
+		}
+		sameTree(t, dir, dest)
+		if sr := one(t, mustSync(t, ts.base, syncOpts(t, dest))); sr.Fetched != 0 || sr.Failed != 0 {
+			t.Fatalf("trial %d: run after: %+v", trial, sr)
 		}
 	}
 }
