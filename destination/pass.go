@@ -212,15 +212,13 @@ func (p *pass) submit(j job) error {
 // syncfs can take long on a busy disk, and the next batch is collected
 // meanwhile). A syncfs flushes the whole file system, other programs'
 // writes included: at one every 250 ms a baseline of 20,000 small files
-// made 44 to 88 of them, each 15 to 30 ms on a busy disk (strace), and
-// at 4,096 records a batch and one a second a baseline of 5,000 small
-// files made two to four where one at its end covers them all. What a
-// crash loses is only unrecorded: the next run records those files by
-// their intents and digests (intents.go), without fetching them again.
+// made 44 to 88 of them, each 15 to 30 ms on a busy disk (strace). What a
+// crash loses is only unrecorded: the next run adopts those files by
+// their digests.
 const (
-	commitBatch   = 8192
-	commitBacklog = 2 * commitBatch
-	commitEvery   = 2 * time.Second
+	commitBatch   = 4096
+	commitBacklog = 4 * commitBatch
+	commitEvery   = time.Second
 	opBatch       = 256 // records handed to the committer at once
 )
 
