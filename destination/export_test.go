@@ -10,6 +10,9 @@ import (
 // and before its record is queued (nil removes it).
 func SetTestAfterInstall(f func(rel string)) { testAfterInstall = f }
 
+// SyncedStateCommits counts the state commits this process synced.
+func SyncedStateCommits() int64 { return syncedCommits.Load() }
+
 // PendingIntents counts the intents DEST's state holds.
 func PendingIntents(dest string) (n int, err error) {
 	st, err := openState(dest, true)

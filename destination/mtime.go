@@ -123,7 +123,7 @@ func (e *engine) probeMTime(dir string, readOnly bool) error {
 		return errors.New("negative mtime granularity")
 	}
 	if v := strconv.FormatInt(int64(e.mtimeGrain), 10); !readOnly && v != prev {
-		return e.st.putMeta(metaMTimeGrain, v)
+		return e.st.setMeta(metaMTimeGrain, v)
 	}
 	return nil
 }

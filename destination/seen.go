@@ -13,7 +13,13 @@ import (
 // so that a run over a list of millions of entries can later ask which of
 // its records the list no longer names, and notice two URIs that map to
 // one file, without holding the list in memory.
+//
+// Up to seenInMemory paths it is a map and nothing more: the scratch
+// database (a file created, initialised with bbolt's fdatasync, and
+// removed) cost a small run more than its whole list, and it is created
+// only when the set grows past that.
 type seenSet struct {
+	dir     string // where the database goes when the set spills
 	db      *bolt.DB
 	path    string
 	pending map[string]string
@@ -26,12 +32,12 @@ var bucketSeen = []byte("seen")
 // may claim it next.
 const released = "\x00"
 
+// seenInMemory is how many paths the set holds in memory before it
+// spills to its database: a few MB at most (a path and a URI each).
+const seenInMemory = 16384
+
 func newSeen(dir string) (*seenSet, error) {
-	db, path, err := openScratch(dir, "seen-*.db", bucketSeen)
-	if err != nil {
-		return nil, err
-	}
-	return &seenSet{db: db, path: path, pending: map[string]string{}}, nil
+	return &seenSet{dir: dir, pending: map[string]string{}}, nil
 }
 
 // openScratch creates a database for data that nothing needs after the
@@ -72,10 +78,10 @@ const seenBatch = 4096
 // add marks rel as named by uri.
 func (s *seenSet) add(rel, uri string) error {
 	s.pending[rel] = uri
-	if len(s.pending) >= seenBatch {
-		return s.flush()
+	if s.db == nil && len(s.pending) < seenInMemory || s.db != nil && len(s.pending) < seenBatch {
+		return nil
 	}
-	return nil
+	return s.spill()
 }
 
 // claim marks rel as named by uri and returns the URI that named it
@@ -88,9 +94,26 @@ func (s *seenSet) claim(rel, uri string) (string, error) {
 	return "", s.add(rel, uri)
 }
 
+// flush writes what is pending to the database, if the set has one (a
+// set still in memory stays so).
 func (s *seenSet) flush() error {
+	if s.db == nil {
+		return nil
+	}
+	return s.spill()
+}
+
+// spill writes what is pending to the database, created first if need be.
+func (s *seenSet) spill() error {
 	if len(s.pending) == 0 {
 		return nil
+	}
+	if s.db == nil {
+		db, path, err := openScratch(s.dir, "seen-*.db", bucketSeen)
+		if err != nil {
+			return err
+		}
+		s.db, s.path = db, path
 	}
 	keys := make([]string, 0, len(s.pending))
 	for k := range s.pending {
@@ -114,7 +137,7 @@ func (s *seenSet) flush() error {
 
 // get returns the URI that named rel, or "".
 func (s *seenSet) get(rel string) (uri string) {
-	if v, ok := s.pending[rel]; ok {
+	if v, ok := s.pending[rel]; ok || s.db == nil {
 		return v
 	}
 	s.db.View(func(tx *bolt.Tx) error {
@@ -132,6 +155,10 @@ func (s *seenSet) has(rel string) bool {
 }
 
 func (s *seenSet) close() {
-	s.db.Close()
-	os.Remove(s.path)
+	if s.db != nil {
+		s.db.Close()
+		os.Remove(s.path)
+		s.db = nil
+	}
+	clear(s.pending)
 }

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -92,6 +94,14 @@ type state struct {
 	rel      releaser
 	// fence is Options.Fence: asked before every write (update).
 	fence func(context.Context) error
+
+	// fresh: the state guards no file (empty) and no commit of this open
+	// was synced yet. Read and written under bbolt's writer lock (inside
+	// a write transaction), like db.NoSync.
+	fresh bool
+	// later holds meta values to write with the next commit (setMeta).
+	laterMu sync.Mutex
+	later   map[string]string
 }
 
 // releaseEvery is how many records a pass reads between two releases of
@@ -139,6 +149,11 @@ func openState(dest string, readOnly bool) (*state, error) {
 	// a run with nothing to do the size of the state. A state written
 	// without it (by an earlier version) is scanned once, at its first
 	// writable open, and has it from then on (bbolt writes it then).
+	if !readOnly {
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			createState(p)
+		}
+	}
 	db, err := boltdb.Open(p, &bolt.Options{Timeout: 300 * time.Millisecond, ReadOnly: readOnly, FreelistType: bolt.FreelistMapType})
 	if errors.Is(err, boltdb.ErrLocked) {
 		// Say which command holds it and what to do (issue 32 item 3).
@@ -152,9 +167,13 @@ func openState(dest string, readOnly bool) (*state, error) {
 	}
 	// Whatever the open read (a freelist rebuild, above) is given back.
 	boltmem.Release(db)
+	st := &state{db: db, readOnly: readOnly}
 	if !readOnly {
-		err = db.Update(func(tx *bolt.Tx) error {
-			for _, b := range [][]byte{bucketRes, bucketSets, bucketMeta, bucketPath, bucketIntent} {
+		st.fresh = st.empty()
+	}
+	if !readOnly && !st.current() {
+		err = st.commit(true, func(tx *bolt.Tx) error {
+			for _, b := range stateBuckets {
 				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 					return err
 				}
@@ -166,22 +185,120 @@ func openState(dest string, readOnly bool) (*state, error) {
 			return nil, fmt.Errorf("%w: %v", ErrState, err)
 		}
 	}
-	st := &state{db: db, readOnly: readOnly}
 	if !readOnly {
 		st.unmark = boltdb.MarkHolder(p)
 	}
 	return st, nil
 }
 
-// update runs fn in a write transaction once the fence allows it.
-func (s *state) update(fn func(tx *bolt.Tx) error) error {
+// stateBuckets are the state's buckets.
+var stateBuckets = [][]byte{bucketRes, bucketSets, bucketMeta, bucketPath, bucketIntent}
+
+// empty reports whether the state has no record, no checkpoint and no
+// intent: then it guards no file in DEST (a run installs nothing before
+// its intents are durable), and it is fresh (state.commit), whoever
+// created it.
+func (s *state) empty() bool {
+	empty := true
+	s.db.View(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketRes, bucketSets, bucketIntent} {
+			if bk := tx.Bucket(b); bk != nil {
+				if k, _ := bk.Cursor().First(); k != nil {
+					empty = false
+				}
+			}
+		}
+		return nil
+	})
+	return empty
+}
+
+// current reports whether the state has every bucket and the current
+// layout: then opening it writes nothing (a commit that changes nothing
+// still costs two fdatasync).
+func (s *state) current() bool {
+	ok := true
+	s.db.View(func(tx *bolt.Tx) error {
+		for _, b := range stateBuckets {
+			ok = ok && tx.Bucket(b) != nil
+		}
+		ok = ok && string(tx.Bucket(bucketMeta).Get([]byte("layout"))) == layout
+		return nil
+	})
+	return ok
+}
+
+// update runs fn in a write transaction once the fence allows it; the
+// commit is durable when update returns.
+func (s *state) update(fn func(tx *bolt.Tx) error) error { return s.commit(false, fn) }
+
+// commit runs fn in a write transaction, with the meta values setMeta
+// left for it. A setup commit of a fresh state (the buckets, the
+// start-up's meta values and the run mark, in a state that has no record,
+// checkpoint or intent) is not synced; any other commit is, and is then
+// the state's first durable point: its fdatasync writes every page of
+// the file, the setup commits' with its own. A new state is moreover
+// written whole, without bbolt's fdatasync of a new file, where the
+// system allows (createState).
+//
+// Why a fresh state may go unsynced until then. A kill -9 loses nothing
+// written (the pages are the kernel's), so only a crash of the system or
+// a power loss can lose the setup commits, and they describe no file: a
+// run installs nothing before its intents are committed (intents.go), by
+// a durable commit, and a fresh state has no record. Such a crash leaves
+// no state.db (its name was not durable), an empty one (bbolt initialises
+// it again), the state as it was, or a damaged one that the next run
+// refuses (ErrState) as it would any damaged state; in every case DEST
+// holds no file the state answered for, so removing the state directory
+// loses nothing. A state with a record, a checkpoint or an intent is
+// never fresh: each of its commits is synced. Syncing the setup commits
+// cost two fdatasync each and bbolt's fsync of the grown file, a tenth
+// of a second or more on a busy disk, for a state that is trusted only
+// once a commit that matters is durable.
+func (s *state) commit(setup bool, fn func(tx *bolt.Tx) error) error {
 	if s.fence != nil {
 		if err := s.fence(context.Background()); err != nil {
 			return fmt.Errorf("fenced: %w", err)
 		}
 	}
-	return s.db.Update(fn)
+	s.laterMu.Lock()
+	later := maps.Clone(s.later)
+	s.laterMu.Unlock()
+	return s.db.Update(func(tx *bolt.Tx) error {
+		// Under the writer lock: bbolt reads both when this commits.
+		lazy := setup && s.fresh
+		s.db.NoSync, s.db.NoGrowSync = lazy, lazy
+		if len(later) > 0 {
+			b := tx.Bucket(bucketMeta)
+			for k, v := range later {
+				if err := b.Put([]byte(k), []byte(v)); err != nil {
+					return err
+				}
+			}
+			tx.OnCommit(func() {
+				s.laterMu.Lock()
+				for k, v := range later {
+					if s.later[k] == v {
+						delete(s.later, k)
+					}
+				}
+				s.laterMu.Unlock()
+			})
+		}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		if !lazy {
+			s.fresh = false
+			syncedCommits.Add(1)
+		}
+		return nil
+	})
 }
+
+// syncedCommits counts the state commits that were synced (two
+// fdatasync each), for the tests that keep a run's count down.
+var syncedCommits atomic.Int64
 
 // migrate brings a state written by an earlier version to the current
 // layout: record keys in normal form, and the index of paths.
@@ -245,6 +362,12 @@ func (s *state) view(fn func(tx *bolt.Tx) error) error {
 
 // meta reads a meta value ("" when absent).
 func (s *state) meta(key string) (v string, err error) {
+	s.laterMu.Lock()
+	v, ok := s.later[key]
+	s.laterMu.Unlock()
+	if ok {
+		return v, nil
+	}
 	err = s.view(func(tx *bolt.Tx) error {
 		if b := tx.Bucket(bucketMeta); b != nil {
 			v = string(b.Get([]byte(key)))
@@ -258,6 +381,33 @@ func (s *state) putMeta(key, v string) error {
 	return s.update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketMeta).Put([]byte(key), []byte(v))
 	})
+}
+
+// metaPending reports whether setMeta left a value of key that no
+// commit wrote yet.
+func (s *state) metaPending(key string) bool {
+	s.laterMu.Lock()
+	defer s.laterMu.Unlock()
+	_, ok := s.later[key]
+	return ok
+}
+
+// setMeta sets a meta value that is written with the next commit, not
+// one of its own: the values a run's start-up records (the Source's base,
+// the Target, the mtime granularity) then cost nothing apart from its run
+// mark's commit, and a value that did not change costs nothing at all.
+// Nothing reads them from the file before that commit: meta sees them.
+func (s *state) setMeta(key, v string) error {
+	if cur, err := s.meta(key); err != nil || cur == v {
+		return err
+	}
+	s.laterMu.Lock()
+	defer s.laterMu.Unlock()
+	if s.later == nil {
+		s.later = map[string]string{}
+	}
+	s.later[key] = v
+	return nil
 }
 
 func (s *state) checkpoint(set string) (cp Checkpoint, err error) {

@@ -19,6 +19,7 @@ import (
 	"github.com/resourcesync-go/resourcesync/internal/units"
 	"github.com/resourcesync-go/resourcesync/rs"
 	"github.com/resourcesync-go/resourcesync/storage"
+	bolt "go.etcd.io/bbolt"
 )
 
 const tempPrefix = fetch.TempPrefix
@@ -299,6 +300,10 @@ type engine struct {
 	// not finish: files it installed but had not recorded may be here,
 	// and only then is a file the state does not name taken as ours.
 	crashed bool
+	// unmarkAtCheckpoint: the set being run is a Sync's last, and its
+	// checkpoint's commit clears the run mark too (Mirror.unmark then
+	// has nothing to write).
+	unmarkAtCheckpoint bool
 	// emptyTarget is set, for one Sync, when the Target listed no
 	// object and the state recorded none as it began (emptyAtStart).
 	emptyTarget bool
@@ -514,12 +519,12 @@ func Open(ctx context.Context, source string, opt Options) (_ *Mirror, rerr erro
 			m.Close()
 			return nil, fmt.Errorf("%w: finding how DEST's file system compares names: %v", ErrState, err)
 		}
-		if err := e.st.putMeta("base", e.m.Base()); err != nil {
+		if err := e.st.setMeta("base", e.m.Base()); err != nil {
 			m.Close()
 			return nil, fmt.Errorf("%w: %v", ErrState, err)
 		}
 		if target != "" && prevTarget == "" {
-			if err := e.st.putMeta("target", target); err != nil {
+			if err := e.st.setMeta("target", target); err != nil {
 				m.Close()
 				return nil, fmt.Errorf("%w: %v", ErrState, err)
 			}
@@ -594,7 +599,12 @@ func (m *Mirror) mark(rep *Report) error {
 			rep.Cleaned += n
 		}
 	}
-	if err := e.st.putMeta("running", runMarkIntents+e.opt.Now().UTC().Format(time.RFC3339)); err != nil {
+	// The mark's commit carries the start-up's meta values (setMeta); a
+	// fresh state's is not synced (state.commit says why).
+	err := e.st.commit(true, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put([]byte("running"), []byte(runMarkIntents+e.opt.Now().UTC().Format(time.RFC3339)))
+	})
+	if err != nil {
 		return fmt.Errorf("%w: %v", ErrState, err)
 	}
 	m.marked = true
@@ -615,6 +625,9 @@ func (m *Mirror) unmark() error {
 		return nil
 	}
 	m.marked = false
+	if v, err := m.e.st.meta("running"); err == nil && v == "" && !m.e.st.metaPending("running") {
+		return nil // cleared with the last checkpoint
+	}
 	if err := m.e.st.putMeta("running", ""); err != nil {
 		return fmt.Errorf("%w: %v", ErrState, err)
 	}
@@ -678,8 +691,10 @@ func (m *Mirror) Sync(ctx context.Context) (_ *Report, rerr error) {
 			rerr = eerr
 		}
 	}()
-	for _, s := range m.sets {
+	for i, s := range m.sets {
+		e.unmarkAtCheckpoint = m.marked && i == len(m.sets)-1 && e.opt.Mode != ModeAudit
 		sr, err := e.runSet(ctx, s)
+		e.unmarkAtCheckpoint = false
 		if sr != nil {
 			rep.Sets = append(rep.Sets, sr)
 		}
@@ -749,6 +764,16 @@ func (e *engine) runSet(ctx context.Context, s setInfo) (*SetReport, error) {
 	e.noteDeleted(s.Name, sr.Deleted)
 	cp.LastRun = e.opt.Now().UTC()
 	sr.Checkpoint = cp.redacted()
+	if err == nil && !e.st.readOnly {
+		if e.unmarkAtCheckpoint {
+			// The run's last commit: nothing it installed is left
+			// unrecorded, so the mark goes with the checkpoint (a
+			// commit, two fdatasync, less).
+			if perr := e.st.setMeta("running", ""); perr != nil {
+				err = fmt.Errorf("%w: %v", ErrState, perr)
+			}
+		}
+	}
 	if err == nil && !e.st.readOnly {
 		if perr := e.st.putCheckpoint(cp); perr != nil {
 			err = fmt.Errorf("%w: %v", ErrState, perr)
