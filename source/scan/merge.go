@@ -29,7 +29,7 @@ type merge struct {
 	s       *Scanner
 	ctx     context.Context
 	jobs    chan<- []job
-	results chan<- result
+	results chan<- []result
 	st      *Stats
 	chunk   []job
 	n       int // entries listed, for checking ctx now and then
@@ -199,7 +199,7 @@ func (m *merge) protect(c *cursor, prefix string) error {
 
 func (m *merge) remove(r store.Resource) error {
 	select {
-	case m.results <- result{job: job{rel: r.Path, prev: r, old: true}, out: vanished}:
+	case m.results <- []result{{job: job{rel: r.Path, prev: r, old: true}, out: vanished}}:
 		return nil
 	case <-m.ctx.Done():
 		return m.ctx.Err()

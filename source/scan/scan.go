@@ -310,7 +310,10 @@ func (s *Scanner) run(ctx context.Context, targets []string) (Stats, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	jobs := make(chan []job, 16)
-	results := make(chan result, 1024)
+	// Results go to the applier a chunk at a time, as jobs come: one
+	// goroutine hand-off per file (a channel send each) cost more in
+	// scheduler wake-ups than the file's read on a first scan.
+	results := make(chan []result, 16)
 	wstats := make([]Stats, s.opt.Workers)
 	var workers sync.WaitGroup
 	for w := range s.opt.Workers {
@@ -319,16 +322,24 @@ func (s *Scanner) run(ctx context.Context, targets []string) (Stats, error) {
 			defer workers.Done()
 			wk := newWorker()
 			for chunk := range jobs {
+				var out []result
 				for _, j := range chunk {
 					r, ok := s.visit(ctx, j, &wstats[w], wk)
 					j.done()
 					if !ok {
 						continue
 					}
-					select {
-					case results <- r:
-					case <-ctx.Done():
+					if out == nil {
+						out = make([]result, 0, len(chunk))
 					}
+					out = append(out, r)
+				}
+				if len(out) == 0 {
+					continue
+				}
+				select {
+				case results <- out:
+				case <-ctx.Done():
 				}
 			}
 		}()
@@ -338,8 +349,10 @@ func (s *Scanner) run(ctx context.Context, targets []string) (Stats, error) {
 	applied := make(chan struct{})
 	go func() {
 		defer close(applied)
-		for r := range results {
-			ap.add(r)
+		for rs := range results {
+			for i := range rs {
+				ap.add(rs[i])
+			}
 		}
 	}()
 
