@@ -729,12 +729,22 @@ func (a *applier) change(kind rs.Change, r store.Resource) {
 // left to right, so its batches stay large.
 const rescanBatch = 128
 
+// eagerBatch is the least batch of a baseline handed to an idle
+// committer before it is full: the committer then keeps up with the
+// workers, and what is left to commit once the last file is hashed (the
+// scan's tail, which nothing overlaps) is a small batch, not up to
+// BatchSize changes.
+const eagerBatch = 1024
+
 func (a *applier) maybeFlush() {
 	limit := a.s.opt.BatchSize
 	if !a.baseline {
 		limit = min(limit, rescanBatch)
 	}
-	if len(a.changes)+len(a.touches) >= limit {
+	n := len(a.changes) + len(a.touches)
+	// len(a.commit) == 0: the committer has taken the last batch, so
+	// this one does not wait (the applier is the only sender).
+	if n >= limit || a.baseline && n >= eagerBatch && len(a.commit) == 0 {
 		a.flush()
 	}
 }
