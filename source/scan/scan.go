@@ -314,6 +314,9 @@ func (s *Scanner) run(ctx context.Context, targets []string) (Stats, error) {
 	// goroutine hand-off per file (a channel send each) cost more in
 	// scheduler wake-ups than the file's read on a first scan.
 	results := make(chan []result, 16)
+	// Spent chunks and result slices go back to their producers through
+	// these free lists (bounded: a full list drops the slice).
+	freeJobs, freeResults := make(chan []job, 32), make(chan []result, 32)
 	wstats := make([]Stats, s.opt.Workers)
 	var workers sync.WaitGroup
 	for w := range s.opt.Workers {
@@ -330,9 +333,18 @@ func (s *Scanner) run(ctx context.Context, targets []string) (Stats, error) {
 						continue
 					}
 					if out == nil {
-						out = make([]result, 0, len(chunk))
+						select {
+						case out = <-freeResults:
+						default:
+							out = make([]result, 0, walkChunk)
+						}
 					}
 					out = append(out, r)
+				}
+				clear(chunk) // no directory or record kept alive by the free list
+				select {
+				case freeJobs <- chunk[:0]:
+				default:
 				}
 				if len(out) == 0 {
 					continue
@@ -353,10 +365,18 @@ func (s *Scanner) run(ctx context.Context, targets []string) (Stats, error) {
 			for i := range rs {
 				ap.add(rs[i])
 			}
+			if cap(rs) < walkChunk {
+				continue // a deletion the merge sent alone
+			}
+			clear(rs)
+			select {
+			case freeResults <- rs[:0]:
+			default:
+			}
 		}
 	}()
 
-	m := &merge{s: s, ctx: ctx, jobs: jobs, results: results, st: &st}
+	m := &merge{s: s, ctx: ctx, jobs: jobs, results: results, st: &st, free: freeJobs}
 	var werr error
 	if s.opt.Content != nil {
 		werr = m.content()
@@ -707,7 +727,13 @@ func (a *applier) add(r result) {
 
 func (a *applier) change(kind rs.Change, r store.Resource) {
 	if a.changes == nil {
-		a.changes = make([]store.Change, 0, a.s.opt.BatchSize)
+		// Room for a batch as maybeFlush usually cuts it (eagerly, or at
+		// rescanBatch), not BatchSize: a Change is some 250 bytes.
+		limit := a.s.opt.BatchSize
+		if !a.baseline {
+			limit = min(limit, rescanBatch)
+		}
+		a.changes = make([]store.Change, 0, min(limit, 2*eagerBatch))
 	}
 	a.changes = append(a.changes, store.Change{Kind: kind, Resource: r})
 	switch kind {
