@@ -36,6 +36,8 @@ type Stream struct {
 	render   chan *view
 	rendered chan struct{}
 	err      error
+	// spare returns a rendered page's rows slice for the next page.
+	spare chan []row
 }
 
 type streamPage struct {
@@ -51,14 +53,18 @@ func NewStream(h *rs.Head, o Options, spill io.Writer) *Stream {
 	hc := *h
 	v := view{Self: cut(o.Self), Footer: o.Footer, head: &hc}
 	o.headFacts(&v)
-	s := &Stream{o: o, head: v, spill: spill}
+	s := &Stream{o: o, head: v, spill: spill, spare: make(chan []row, 1)}
 	s.next()
 	return s
 }
 
 func (s *Stream) next() {
 	nv := s.head
-	nv.Rows = make([]row, 0, s.o.PageSize)
+	select {
+	case nv.Rows = <-s.spare:
+	default:
+		nv.Rows = make([]row, 0, s.o.PageSize)
+	}
 	s.v = &nv
 }
 
@@ -153,6 +159,12 @@ func (s *Stream) renderer(pages <-chan *view) {
 		p.cols.Rows, p.cols.RowsHTML = nil, ""
 		s.off += int64(n)
 		s.pages = append(s.pages, p)
+		rows := v.Rows[:cap(v.Rows)]
+		clear(rows)
+		select {
+		case s.spare <- rows[:0]:
+		default:
+		}
 	}
 }
 
