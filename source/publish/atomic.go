@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // tmpPrefix starts the name of every temporary file Publish creates; files
@@ -71,7 +72,7 @@ func createAtomic(path string, hashed bool) (*atomicFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
 	}
-	a := &atomicFile{f: f, bw: bufio.NewWriterSize(f, 256<<10), final: path, stored: path}
+	a := &atomicFile{f: f, bw: getWriter(f), final: path, stored: path}
 	if hashed {
 		a.sha = sha256.New()
 	}
@@ -98,9 +99,32 @@ func createAtomicGz(path string, hashed, gz bool) (*atomicFile, error) {
 	return a, nil
 }
 
+// writers holds the write buffers of finished atomic files: a run writes
+// dozens of documents and companion pages, and a fresh 256 KiB buffer
+// each (zeroed by the allocator) cost more than some of the writes.
+var writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
+
+func getWriter(f *os.File) *bufio.Writer {
+	bw := writers.Get().(*bufio.Writer)
+	bw.Reset(f)
+	return bw
+}
+
+// putWriter returns a's buffer to the pool; a must not be written after.
+func (a *atomicFile) putWriter() {
+	if a.bw != nil {
+		a.bw.Reset(nil)
+		writers.Put(a.bw)
+		a.bw = nil
+	}
+}
+
 func (a *atomicFile) Write(p []byte) (int, error) {
 	if a.err != nil {
 		return 0, a.err
+	}
+	if a.done {
+		return 0, fmt.Errorf("publish: write %s: %w", a.final, os.ErrClosed)
 	}
 	var n int
 	var err error
@@ -135,6 +159,7 @@ func (a *atomicFile) finishSync(sync bool) error {
 	if err == nil {
 		err = a.bw.Flush()
 	}
+	a.putWriter()
 	if err == nil && sync {
 		err = a.f.Sync()
 	}
@@ -167,6 +192,7 @@ func (a *atomicFile) abort() {
 	if !a.done {
 		a.done = true
 		a.f.Close()
+		a.putWriter()
 	}
 	os.Remove(a.f.Name())
 }

@@ -46,6 +46,10 @@ import (
 
 const companionExt = ".html"
 
+// pageSyncs bounds the pages of one companion being flushed and fsynced
+// at once (each holds a write buffer; see writePages).
+const pageSyncs = 8
+
 // companionName is the companion of the document at rel, page n.
 func companionName(rel string, n int) string {
 	base := strings.TrimSuffix(rel, ".xml")
@@ -223,6 +227,8 @@ func (p *publisher) companion(rel string) (int, error) {
 	sum := ""
 	if ds != nil {
 		sum = ds.sum
+	} else if ls := p.linkedStream(fi); ls != nil {
+		sum = ls.sum // a hard link of it (the current Resource List of its generation): the same bytes
 	} else if sum, err = fileDigest(f); err != nil {
 		return -1, fmt.Errorf("publish: companion: %w", err)
 	}
@@ -279,7 +285,25 @@ func (p *publisher) writePages(rel string, mod time.Time, sum string, render fun
 			first.abort()
 		}
 	}()
+	// The other pages are flushed, fsynced and renamed into place by
+	// goroutines while the next page renders: their fsyncs overlap (one
+	// journal commit serves several) instead of queuing one after another,
+	// and page 1 is committed only once every other page is in place.
+	var (
+		wg      sync.WaitGroup
+		errMu   sync.Mutex
+		pageErr error
+		sem     = make(chan struct{}, pageSyncs)
+	)
+	failed := func() error {
+		errMu.Lock()
+		defer errMu.Unlock()
+		return pageErr
+	}
 	res, err := render(func(n int) (io.Writer, func(error) error, error) {
+		if err := failed(); err != nil {
+			return nil, nil, err
+		}
 		a, err := createAtomic(p.file(companionName(rel, n)), false)
 		if err != nil {
 			return nil, nil, err
@@ -287,9 +311,6 @@ func (p *publisher) writePages(rel string, mod time.Time, sum string, render fun
 		return a, func(err error) error {
 			if err == nil && n == 1 {
 				_, err = io.WriteString(a, digestComment(sum))
-			}
-			if err == nil {
-				err = a.finish()
 			}
 			if err != nil {
 				a.abort()
@@ -299,13 +320,31 @@ func (p *publisher) writePages(rel string, mod time.Time, sum string, render fun
 				first = a
 				return nil
 			}
-			if err := os.Rename(a.f.Name(), a.final); err != nil {
-				a.abort()
-				return fmt.Errorf("publish: %w", err)
-			}
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				err := a.finish()
+				if err == nil {
+					if err = os.Rename(a.f.Name(), a.final); err != nil {
+						err = fmt.Errorf("publish: %w", err)
+					}
+				}
+				if err != nil {
+					a.abort()
+					errMu.Lock()
+					if pageErr == nil {
+						pageErr = err
+					}
+					errMu.Unlock()
+				}
+			})
 			return nil
 		}, nil
 	})
+	wg.Wait()
+	if err == nil {
+		err = failed()
+	}
 	if err != nil || first == nil {
 		return -1, err
 	}

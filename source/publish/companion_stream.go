@@ -165,6 +165,7 @@ func (ds *docStream) abort() {
 }
 
 func (ds *docStream) remove() {
+	ds.s.Discard() // its renderer writes to the spill
 	ds.spill.Close()
 	os.Remove(ds.spill.Name())
 }
@@ -176,6 +177,20 @@ func (p *publisher) findStream(path string, fi os.FileInfo) *docStream {
 	defer p.streamMu.Unlock()
 	if ds := p.streams[path]; ds != nil && ds.fi != nil && os.SameFile(ds.fi, fi) {
 		return ds
+	}
+	return nil
+}
+
+// linkedStream returns the stream built for a document of this run that
+// is the file fi under another name (linkAtomic: a hard link, so the same
+// bytes), or nil.
+func (p *publisher) linkedStream(fi os.FileInfo) *docStream {
+	p.streamMu.Lock()
+	defer p.streamMu.Unlock()
+	for _, ds := range p.streams {
+		if ds.fi != nil && os.SameFile(ds.fi, fi) {
+			return ds
+		}
 	}
 	return nil
 }

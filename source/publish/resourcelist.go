@@ -302,7 +302,11 @@ func (p *publisher) resourceList(ctx context.Context, s *Set, sr *SetReport) (st
 			return "", nil, err
 		}
 	}
-	st.TopSHA = fileSHA(p.file(listRel))
+	// The file at listRel is the one single wrote (or a hard link or
+	// copy of it): its sha-256 is known unless no stream hashed it.
+	if st.TopSHA = w.sha; !single || st.TopSHA == "" {
+		st.TopSHA = fileSHA(p.file(listRel))
+	}
 	raw, err := putMetaRaw(ctx, s.Store, metaResourceList, st)
 	if err != nil {
 		return "", nil, err
@@ -428,7 +432,11 @@ type partWriter struct {
 	seq      int
 	written  int   // parts written
 	entries  int64 // entries of the single list
-	done     []string
+	// sha is the hex sha-256 of the single list's bytes when its
+	// companion stream hashed them (else ""): the file need not be read
+	// back for rlState.TopSHA.
+	sha  string
+	done []string
 }
 
 // name returns a file name (without .xml) not in use in the parts
@@ -569,6 +577,9 @@ func (w *partWriter) single(ctx context.Context, path string, h *rs.Head) (bool,
 	}
 	w.entries = int64(n)
 	ds.done()
+	if ds != nil {
+		w.sha = ds.sum
+	}
 	return true, a.commit()
 }
 

@@ -29,11 +29,15 @@ type merge struct {
 	s       *Scanner
 	ctx     context.Context
 	jobs    chan<- []job
-	results chan<- result
+	results chan<- []result
 	st      *Stats
 	chunk   []job
-	n       int // entries listed, for checking ctx now and then
-	buf     []byte
+	// free holds chunks the workers are done with, for queue to reuse
+	// (a chunk of 64 jobs is some 20 KB: allocating one per 64 files of a
+	// first scan was a good part of its garbage).
+	free chan []job
+	n    int // entries listed, for checking ctx now and then
+	buf  []byte
 	// openDirs counts the directory descriptors open for the walk and
 	// its jobs.
 	openDirs atomic.Int32
@@ -199,7 +203,7 @@ func (m *merge) protect(c *cursor, prefix string) error {
 
 func (m *merge) remove(r store.Resource) error {
 	select {
-	case m.results <- result{job: job{rel: r.Path, prev: r, old: true}, out: vanished}:
+	case m.results <- []result{{job: job{rel: r.Path, prev: r, old: true}, out: vanished}}:
 		return nil
 	case <-m.ctx.Done():
 		return m.ctx.Err()
@@ -208,7 +212,11 @@ func (m *merge) remove(r store.Resource) error {
 
 func (m *merge) queue(j job) error {
 	if m.chunk == nil {
-		m.chunk = make([]job, 0, walkChunk)
+		select {
+		case m.chunk = <-m.free:
+		default:
+			m.chunk = make([]job, 0, walkChunk)
+		}
 	}
 	m.chunk = append(m.chunk, j)
 	if len(m.chunk) == walkChunk {

@@ -311,7 +311,13 @@ func (s *Scanner) run(ctx context.Context, targets []string) (Stats, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	jobs := make(chan []job, 16)
-	results := make(chan result, 1024)
+	// Results go to the applier a chunk at a time, as jobs come: one
+	// goroutine hand-off per file (a channel send each) cost more in
+	// scheduler wake-ups than the file's read on a first scan.
+	results := make(chan []result, 16)
+	// Spent chunks and result slices go back to their producers through
+	// these free lists (bounded: a full list drops the slice).
+	freeJobs, freeResults := make(chan []job, 32), make(chan []result, 32)
 	wstats := make([]Stats, s.opt.Workers)
 	var workers sync.WaitGroup
 	for w := range s.opt.Workers {
@@ -320,16 +326,33 @@ func (s *Scanner) run(ctx context.Context, targets []string) (Stats, error) {
 			defer workers.Done()
 			wk := newWorker()
 			for chunk := range jobs {
+				var out []result
 				for _, j := range chunk {
 					r, ok := s.visit(ctx, j, &wstats[w], wk)
 					j.done()
 					if !ok {
 						continue
 					}
-					select {
-					case results <- r:
-					case <-ctx.Done():
+					if out == nil {
+						select {
+						case out = <-freeResults:
+						default:
+							out = make([]result, 0, walkChunk)
+						}
 					}
+					out = append(out, r)
+				}
+				clear(chunk) // no directory or record kept alive by the free list
+				select {
+				case freeJobs <- chunk[:0]:
+				default:
+				}
+				if len(out) == 0 {
+					continue
+				}
+				select {
+				case results <- out:
+				case <-ctx.Done():
 				}
 			}
 		}()
@@ -339,12 +362,22 @@ func (s *Scanner) run(ctx context.Context, targets []string) (Stats, error) {
 	applied := make(chan struct{})
 	go func() {
 		defer close(applied)
-		for r := range results {
-			ap.add(r)
+		for rs := range results {
+			for i := range rs {
+				ap.add(rs[i])
+			}
+			if cap(rs) < walkChunk {
+				continue // a deletion the merge sent alone
+			}
+			clear(rs)
+			select {
+			case freeResults <- rs[:0]:
+			default:
+			}
 		}
 	}()
 
-	m := &merge{s: s, ctx: ctx, jobs: jobs, results: results, st: &st}
+	m := &merge{s: s, ctx: ctx, jobs: jobs, results: results, st: &st, free: freeJobs}
 	var werr error
 	if s.opt.Content != nil {
 		werr = m.content()
@@ -695,7 +728,13 @@ func (a *applier) add(r result) {
 
 func (a *applier) change(kind rs.Change, r store.Resource) {
 	if a.changes == nil {
-		a.changes = make([]store.Change, 0, a.s.opt.BatchSize)
+		// Room for a batch as maybeFlush usually cuts it (eagerly, or at
+		// rescanBatch), not BatchSize: a Change is some 250 bytes.
+		limit := a.s.opt.BatchSize
+		if !a.baseline {
+			limit = min(limit, rescanBatch)
+		}
+		a.changes = make([]store.Change, 0, min(limit, 2*eagerBatch))
 	}
 	a.changes = append(a.changes, store.Change{Kind: kind, Resource: r})
 	switch kind {
@@ -717,12 +756,22 @@ func (a *applier) change(kind rs.Change, r store.Resource) {
 // left to right, so its batches stay large.
 const rescanBatch = 128
 
+// eagerBatch is the least batch of a baseline handed to an idle
+// committer before it is full: the committer then keeps up with the
+// workers, and what is left to commit once the last file is hashed (the
+// scan's tail, which nothing overlaps) is a small batch, not up to
+// BatchSize changes.
+const eagerBatch = 1024
+
 func (a *applier) maybeFlush() {
 	limit := a.s.opt.BatchSize
 	if !a.baseline {
 		limit = min(limit, rescanBatch)
 	}
-	if len(a.changes)+len(a.touches) >= limit {
+	n := len(a.changes) + len(a.touches)
+	// len(a.commit) == 0: the committer has taken the last batch, so
+	// this one does not wait (the applier is the only sender).
+	if n >= limit || a.baseline && n >= eagerBatch && len(a.commit) == 0 {
 		a.flush()
 	}
 }

@@ -12,6 +12,9 @@ import (
 // and bytes of invalid UTF-8 are encoded one by one (0xFF becomes %FF).
 // The slashes between segments are kept.
 func EscapePath(rel string) string {
+	if plainPath(rel) {
+		return rel // the common case: nothing to escape, nothing to allocate
+	}
 	var b strings.Builder
 	b.Grow(len(rel) + len(rel)/4)
 	for i, seg := range strings.Split(rel, "/") {
@@ -21,6 +24,20 @@ func EscapePath(rel string) string {
 		b.WriteString(url.PathEscape(seg))
 	}
 	return b.String()
+}
+
+// plainPath reports whether every byte of rel is a slash or unreserved
+// (letters, digits, '-', '.', '_', '~'), which url.PathEscape keeps.
+func plainPath(rel string) bool {
+	for i := 0; i < len(rel); i++ {
+		switch c := rel[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+			c == '-', c == '.', c == '_', c == '~', c == '/':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // UnescapePath reverses EscapePath: it decodes each segment of an escaped

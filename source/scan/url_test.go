@@ -1,6 +1,8 @@
 package scan_test
 
 import (
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/resourcesync-go/resourcesync/source/scan"
@@ -43,4 +45,26 @@ func TestEscapePath(t *testing.T) {
 	if _, err := scan.UnescapePath("a%zz"); err == nil {
 		t.Error("UnescapePath accepted a bad escape")
 	}
+}
+
+// FuzzEscapePath: EscapePath (with its fast path for paths that need no
+// escaping) is each segment url.PathEscape'd, and UnescapePath reverses it.
+func FuzzEscapePath(f *testing.F) {
+	for _, s := range []string{"a/b.txt", "d000/f000001.bin", "a b/c", "a//b", "x;y,z?w", "~_.-/", "é/%41", "\xff", "a$&+:=@b", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, rel string) {
+		segs := strings.Split(rel, "/")
+		for i, seg := range segs {
+			segs[i] = url.PathEscape(seg)
+		}
+		want := strings.Join(segs, "/")
+		got := scan.EscapePath(rel)
+		if got != want {
+			t.Fatalf("EscapePath(%q) = %q, want %q", rel, got, want)
+		}
+		if back, err := scan.UnescapePath(got); err != nil || back != rel {
+			t.Fatalf("UnescapePath(%q) = %q, %v; want %q", got, back, err, rel)
+		}
+	})
 }

@@ -2,6 +2,7 @@ package docview
 
 import (
 	"html/template"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -54,4 +55,23 @@ func FuzzRowsLikeTemplate(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { checkRows(t, s) })
+}
+
+// FuzzHTTPURL: the fast path of httpURL answers as url.Parse does.
+func FuzzHTTPURL(f *testing.F) {
+	for _, s := range []string{"http://example.org/a/b.txt", "https://127.0.0.1:8080/x%20y?q=1#f", "http://h/%zz", "http://h/%4",
+		"http://:80/", "http://h:8a/", "http://h:/", "HTTP://h/", "http://", "http:///x", "http://h/\x7f", "http://h\x00/", "https://a.b-c/é",
+		"http://user@h/", "http://[::1]/", "http://h/a b", "http://h?x", "http://h#y", "ftp://h/", "http://h:1:2/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		u, err := url.Parse(s)
+		want := err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+		if plainHTTPURL(s) && !want {
+			t.Errorf("plainHTTPURL(%q) true, url.Parse: %v %+v", s, err, u)
+		}
+		if httpURL(s) != want {
+			t.Errorf("httpURL(%q) = %v, want %v", s, !want, want)
+		}
+	})
 }

@@ -15,7 +15,8 @@ import (
 // the document is written, so that a writer of documents (package
 // source/publish) gets their pages without reading and parsing them back.
 // The rows of each page are rendered as soon as the page is full and kept
-// in spill (memory holds one page of rows); Pages writes the pages once
+// in spill, by a goroutine of the Stream while the caller goes on with the
+// next page (memory holds two pages of rows); Pages writes the pages once
 // the number of entries, which the pager of every page shows, is known.
 // The pages are those RenderPages writes of the encoded document, given
 // a head and entries that encode and decode to themselves (true of
@@ -30,6 +31,13 @@ type Stream struct {
 	n      int
 	relink bool // a row's link was mapped by Options.Link
 	closed bool
+	// render receives full pages for the renderer goroutine (started by
+	// the first flush), which sets err and closes rendered when done.
+	render   chan *view
+	rendered chan struct{}
+	err      error
+	// spare returns a rendered page's rows slice for the next page.
+	spare chan []row
 }
 
 type streamPage struct {
@@ -45,14 +53,18 @@ func NewStream(h *rs.Head, o Options, spill io.Writer) *Stream {
 	hc := *h
 	v := view{Self: cut(o.Self), Footer: o.Footer, head: &hc}
 	o.headFacts(&v)
-	s := &Stream{o: o, head: v, spill: spill}
+	s := &Stream{o: o, head: v, spill: spill, spare: make(chan []row, 1)}
 	s.next()
 	return s
 }
 
 func (s *Stream) next() {
 	nv := s.head
-	nv.Rows = make([]row, 0, s.o.PageSize)
+	select {
+	case nv.Rows = <-s.spare:
+	default:
+		nv.Rows = make([]row, 0, s.o.PageSize)
+	}
 	s.v = &nv
 }
 
@@ -77,17 +89,35 @@ func (s *Stream) Add(e *rs.Entry) error {
 	return nil
 }
 
-// Close renders the last page's rows into spill; Add must not be called
-// afterwards, and Pages and PagesAs may then be called concurrently.
+// Close renders the last page's rows into spill and waits until every
+// page's rows are there; Add must not be called afterwards, and Pages and
+// PagesAs may then be called concurrently.
 func (s *Stream) Close() error {
 	if s.closed {
-		return nil
+		return s.err
+	}
+	if len(s.v.Rows) > 0 || s.render == nil {
+		s.flush()
 	}
 	s.closed = true
-	if len(s.v.Rows) > 0 || len(s.pages) == 0 {
-		return s.flush()
+	s.stop()
+	return s.err
+}
+
+// Discard ends a Stream whose pages will not be written (the document was
+// abandoned): the rows still being rendered are waited for, the current
+// page's are dropped. Close and Discard may be called in any order.
+func (s *Stream) Discard() {
+	s.closed = true
+	s.stop()
+}
+
+func (s *Stream) stop() {
+	if s.render != nil {
+		close(s.render)
+		<-s.rendered
+		s.render = nil
 	}
-	return nil
 }
 
 // Portable reports whether the rows do not depend on Options.Link (no
@@ -98,21 +128,44 @@ func (s *Stream) Portable() bool { return !s.relink }
 // Entries returns the number of entries added.
 func (s *Stream) Entries() int { return s.n }
 
-// flush renders the rows of the current page into spill.
+// flush hands the current page to the renderer and starts the next. A
+// rendering error is returned by Close.
 func (s *Stream) flush() error {
-	v := s.v
-	s.o.columns(v)
-	html := rowsHTML(v)
-	n, err := io.WriteString(s.spill, string(html))
-	if err != nil {
-		return fmt.Errorf("docview: %w", err)
+	if s.render == nil {
+		s.render, s.rendered = make(chan *view), make(chan struct{})
+		go s.renderer(s.render)
 	}
-	p := streamPage{cols: *v, rows: len(v.Rows), start: s.off, end: s.off + int64(n)}
-	p.cols.Rows, p.cols.RowsHTML = nil, ""
-	s.off += int64(n)
-	s.pages = append(s.pages, p)
+	s.render <- s.v
 	s.next()
 	return nil
+}
+
+// renderer renders the rows of each page it receives into spill, in
+// order, and records the page; after an error it only drains.
+func (s *Stream) renderer(pages <-chan *view) {
+	defer close(s.rendered)
+	for v := range pages {
+		if s.err != nil {
+			continue
+		}
+		s.o.columns(v)
+		html := rowsHTML(v)
+		n, err := io.WriteString(s.spill, string(html))
+		if err != nil {
+			s.err = fmt.Errorf("docview: %w", err)
+			continue
+		}
+		p := streamPage{cols: *v, rows: len(v.Rows), start: s.off, end: s.off + int64(n)}
+		p.cols.Rows, p.cols.RowsHTML = nil, ""
+		s.off += int64(n)
+		s.pages = append(s.pages, p)
+		rows := v.Rows[:cap(v.Rows)]
+		clear(rows)
+		select {
+		case s.spare <- rows[:0]:
+		default:
+		}
+	}
 }
 
 // rowsMark stands for the rows in a rendered page: it cannot occur in

@@ -1,0 +1,5 @@
+//go:build !race
+
+package publish
+
+const raceEnabled = false
