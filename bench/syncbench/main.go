@@ -165,8 +165,9 @@ type Config struct {
 	// syncs with (0: the destination's default; none: just that).
 	Workers []int
 	Runs    int
-	// Dumps makes the Source publish Resource Dumps: the sync's
-	// baseline then installs from the dump's packages.
+	// Dumps makes the Source publish Resource Dumps and the sync take
+	// them (destination.Options.PreferDump: by default it takes the
+	// Source's bulk GET): the baseline installs from the dump's packages.
 	Dumps bool
 	// VerifyAll syncs with destination.Options.VerifyAll (every offered
 	// digest; by default the strongest).
@@ -491,7 +492,7 @@ func (b *bench) sync(ctx context.Context, c *Collection, run *RunResult, base st
 	small := name == "small"
 	log := b.cfg.Log
 	dest := filepath.Join(b.scratch, fmt.Sprintf("%s-dest-%d-w%d", name, r, run.Workers))
-	spec := childSpec{Source: base, Dest: dest, Workers: run.Workers, All: b.cfg.VerifyAll}
+	spec := childSpec{Source: base, Dest: dest, Workers: run.Workers, All: b.cfg.VerifyAll, Dumps: b.cfg.Dumps}
 	if b.cfg.CPUProfile != "" {
 		spec.CPUProfile = fmt.Sprintf("%s-%s-%d-w%d.pprof", b.cfg.CPUProfile, name, r, run.Workers)
 	}
@@ -713,10 +714,13 @@ func checkFile(path string, f *file) string {
 
 // childSpec tells the sync child what to do.
 type childSpec struct {
-	Source       string `json:"source"`
-	Dest         string `json:"dest"`
-	Workers      int    `json:"workers"`
-	All          bool   `json:"all,omitempty"`
+	Source  string `json:"source"`
+	Dest    string `json:"dest"`
+	Workers int    `json:"workers"`
+	All     bool   `json:"all,omitempty"`
+	// Dumps: take the Resource Dump although the Source offers its bulk
+	// GET (which the default sync prefers): what -dumps measures.
+	Dumps        bool   `json:"dumps,omitempty"`
 	CPUProfile   string `json:"cpuprofile,omitempty"`
 	BlockProfile string `json:"blockprofile,omitempty"`
 }
@@ -835,7 +839,7 @@ func childMain(specJSON string, out io.Writer) int {
 		}
 	}
 	t0 = time.Now()
-	rep, err := destination.Sync(context.Background(), spec.Source, destination.Options{Dest: spec.Dest, Client: client, Workers: spec.Workers, VerifyAll: spec.All, Events: events})
+	rep, err := destination.Sync(context.Background(), spec.Source, destination.Options{Dest: spec.Dest, Client: client, Workers: spec.Workers, VerifyAll: spec.All, PreferDump: spec.Dumps, Events: events})
 	cr.Seconds = time.Since(t0).Seconds()
 	cr.VmHWMKiB = vmHWM()
 	cr.Refused = len(g.Refused())
