@@ -3,6 +3,7 @@ package filter
 import (
 	"errors"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -168,6 +169,13 @@ func FuzzMatch(f *testing.F) {
 			return
 		}
 		comps := strings.Split(p, "/")
+		// An empty component ("a//b", "//") is no path a mirror holds
+		// (paths are cleaned before filtering), and the suffix model
+		// breaks on it: path.Match lets a class such as [^0] match the
+		// "/" that the joined suffix of two empty components is.
+		if slices.Contains(comps, "") {
+			return
+		}
 		want := false
 		for i := range comps {
 			if ok, _ := path.Match(g, strings.Join(comps[i:], "/")); ok {
